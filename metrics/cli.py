@@ -1,0 +1,85 @@
+"""``python -m metrics``: the command line of the metric package.
+
+Every command module in ``metrics.commands`` defines ``add_arguments(parser)`` and
+``run(args) -> (result, text)``: ``result`` is the JSON-able dict written by ``--json PATH``,
+``text`` the readable table printed to stdout. Bad input raises :class:`InputError` and ends
+as a one-line message on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from .errors import InputError
+
+# name -> (one-line help, implementing module or None while it is still to be built)
+COMMANDS: dict[str, tuple[str, str | None]] = {
+    "score": ("standard mAP, SHOE mAP, SHOE mF1 and miss rates of HOI detections", None),
+    "agreement": ("inter-annotator agreement of a rating study", None),
+    "alignment": ("agreement of metric columns with the mean human rating", None),
+    "tune-w": ("per-category verb weight w of the HOI similarity", None),
+    "recalibrate": ("recalibrate similarity matrices from collected ratings", None),
+    "mcq": ("CrossHOI-Bench multiple-choice scores", None),
+    "imsitu": ("imSitu sense-aware verb accuracy", None),
+    "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", None),
+    "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
+    "matrix": ("similarity matrices: info, baseline", "metrics.commands.matrix"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m metrics",
+        description="Semantic evaluation of human-object interaction detectors (SHOE and friends).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, module) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        if module is not None:
+            importlib.import_module(module).add_arguments(cmd)
+            cmd.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+        else:
+            cmd.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return parser
+
+
+def write_json(result: dict, path: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(result, indent=2, default=_jsonable) + "\n")
+
+
+def _jsonable(value):
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    _, module = COMMANDS[args.command]
+    if module is None:
+        print(f"metrics: '{args.command}' is not implemented yet", file=sys.stderr)
+        return 2
+    try:
+        result, text = importlib.import_module(module).run(args)
+        if getattr(args, "json", None):
+            write_json(result, args.json)
+    except InputError as exc:
+        print(f"metrics {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, KeyboardInterrupt) as exc:
+        print(f"metrics {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    if text:
+        print(text)
+    return 0

@@ -1,0 +1,1 @@
+"""One module per ``python -m metrics`` command (see ``metrics.cli``)."""

@@ -1,0 +1,54 @@
+"""``python -m metrics match``: show how free text resolves to a WordNet synset."""
+
+from __future__ import annotations
+
+from ..baseline import load_default
+from ..errors import InputError
+from ..matching import match_synset
+from ..similarity import SimilarityMatrix
+from ..vocabulary import hico
+from .. import wordnet
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--verb", help="predicted verb (free text, label or synset)")
+    parser.add_argument("--gt-verb", help="ground-truth verb synset or label")
+    parser.add_argument("--object", help="predicted object (free text, label or synset)")
+    parser.add_argument("--gt-object", help="ground-truth object synset or label")
+    parser.add_argument("--verb-sim", help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
+    parser.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
+
+
+def _gt_synset(text: str, pos: str) -> str:
+    if wordnet.is_synset_name(text):
+        return text
+    mapped = hico().synset(text, pos)
+    if mapped is None:
+        raise InputError(f"ground truth {text!r} is neither a synset name nor a HICO-DET label")
+    return mapped
+
+
+def run(args):
+    jobs = []
+    if args.verb is not None:
+        if not args.gt_verb:
+            raise InputError("--verb needs --gt-verb")
+        jobs.append(("verb", "v", args.verb, args.gt_verb, args.verb_sim))
+    if args.object is not None:
+        if not args.gt_object:
+            raise InputError("--object needs --gt-object")
+        jobs.append(("object", "n", args.object, args.gt_object, args.object_sim))
+    if not jobs:
+        raise InputError("give --verb/--gt-verb and/or --object/--gt-object")
+    result, lines = {}, []
+    for role, pos, text, gt, matrix_path in jobs:
+        matrix = SimilarityMatrix.load(matrix_path) if matrix_path else load_default(pos)
+        gt_synset = _gt_synset(gt, pos)
+        m = match_synset(text, gt_synset, pos, matrix, hico())
+        result[role] = {"text": text, "gt": gt_synset, "synset": m.synset, "sim": m.sim,
+                        "score": m.sim * 4, "kind": m.kind, "n_candidates": m.n_candidates}
+        gloss = wordnet.gloss(m.synset) if m.synset else "no WordNet synset"
+        lines.append(f"{role:6} {text!r} -> {m.synset or 'unknown'}  sim={m.sim:.3f} "
+                     f"(score {m.sim * 4:.2f}/4 vs {gt_synset}; {m.kind}, {m.n_candidates} candidates)")
+        lines.append(f"       {gloss}")
+    return result, "\n".join(lines)

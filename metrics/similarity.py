@@ -1,0 +1,378 @@
+"""Labelled, symmetric verb–verb or object–object similarity matrices and HOI similarity.
+
+A matrix holds scores on SHOE's 0–4 scale (0 completely dissimilar … 4 interchangeable) for
+pairs of labels (WordNet synset names or dataset labels). Lookups return similarities
+``score / 4`` in [0, 1]; a label compared with itself is 1 and a pair the matrix does not
+hold is 0 (SHOE §3.1).
+
+Two file formats (DESIGN.md):
+
+- CSV, long form, header ``a,b,score``; each unordered pair once (both orders allowed when
+  they agree).
+- ``.npz`` with ``labels``, either dense ``scores`` or sparse ``row``/``col``/``val``, and
+  ``meta`` (a JSON string with the provenance).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+MAX_SCORE = 4.0
+COMBINATIONS = ("arithmetic", "geometric", "min")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many requested pairs a matrix could answer."""
+
+    n_pairs: int
+    n_identical: int
+    n_found: int
+    n_missing: int
+    unknown_labels: tuple[str, ...] = field(default=())
+
+    @property
+    def missing_rate(self) -> float:
+        return self.n_missing / self.n_pairs if self.n_pairs else 0.0
+
+
+class SimilarityMatrix:
+    """A symmetric similarity matrix over labels, dense or sparse, with provenance.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        Unique labels (synset names or dataset labels).
+    scores : (n, n) array, optional
+        Dense scores on the 0–4 scale. Must be symmetric; the diagonal is forced to 4.
+    row, col, val : arrays, optional
+        Sparse scores: ``val[k]`` is the score of ``(labels[row[k]], labels[col[k]])``.
+        Either order may be given; both orders are stored.
+    meta : dict, optional
+        Provenance: source, models, study, date, method.
+
+    Examples
+    --------
+    >>> m = SimilarityMatrix(["ride.v.01", "straddle.v.01"], row=[0], col=[1], val=[3.0])
+    >>> m.sim("straddle.v.01", "ride.v.01"), m.sim("ride.v.01", "ride.v.01"), m.sim("ride.v.01", "x")
+    (0.75, 1.0, 0.0)
+    """
+
+    def __init__(self, labels: Iterable[str], scores=None, *, row=None, col=None, val=None,
+                 meta: dict | None = None):
+        self.labels = np.asarray([str(x) for x in labels], dtype=object)
+        self._index = pd.Index(self.labels)
+        if not self._index.is_unique:
+            dup = self._index[self._index.duplicated()][0]
+            raise InputError(f"duplicate label {dup!r} in similarity matrix")
+        self.meta = dict(meta or {})
+        n = len(self.labels)
+        if (scores is None) == (val is None):
+            raise InputError("give either dense scores or sparse row/col/val, not both or neither")
+        if scores is not None:
+            dense = np.array(scores, dtype=np.float32)
+            if dense.shape != (n, n):
+                raise InputError(f"scores has shape {dense.shape}, expected ({n}, {n}) for {n} labels")
+            _check_range(dense, "scores")
+            if not np.allclose(dense, dense.T, atol=1e-6):
+                i, j = np.argwhere(~np.isclose(dense, dense.T, atol=1e-6))[0]
+                raise InputError(f"scores is not symmetric: ({self.labels[i]}, {self.labels[j]})")
+            np.fill_diagonal(dense, MAX_SCORE)
+            self._dense = dense
+            self._keys = self._vals = None
+        else:
+            self._dense = None
+            self._keys, self._vals = _symmetric_keys(n, row, col, val, self.labels)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_long(cls, a, b, score, *, labels=None, meta=None) -> "SimilarityMatrix":
+        """Build a sparse matrix from parallel arrays of labels and 0–4 scores."""
+        a = np.asarray(a, dtype=object)
+        b = np.asarray(b, dtype=object)
+        if labels is None:
+            labels = pd.unique(np.concatenate([a, b]))
+        idx = pd.Index(labels)
+        row, col = idx.get_indexer(a), idx.get_indexer(b)
+        if (row < 0).any() or (col < 0).any():
+            raise InputError("pair label not in the given label list")
+        return cls(labels, row=row, col=col, val=np.asarray(score, dtype=np.float64), meta=meta)
+
+    @classmethod
+    def identity(cls, labels: Iterable[str], meta=None) -> "SimilarityMatrix":
+        """Exact match only: 4 on the diagonal, 0 elsewhere."""
+        labels = list(labels)
+        return cls(labels, row=[], col=[], val=[], meta=meta or {"source": "identity"})
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def is_dense(self) -> bool:
+        return self._dense is not None
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_pairs(self) -> int:
+        """Unordered pairs of distinct labels with a non-zero score."""
+        if self.is_dense:
+            return int((np.count_nonzero(self._dense) - self.n_labels) // 2)
+        return int(len(self._keys) // 2)
+
+    @property
+    def sparsity(self) -> float:
+        """Share of unordered pairs of distinct labels that score 0 (are not stored)."""
+        total = self.n_labels * (self.n_labels - 1) / 2
+        return 1.0 - self.n_pairs / total if total else 0.0
+
+    def __contains__(self, label: str) -> bool:
+        return label in self._index
+
+    def __repr__(self) -> str:
+        kind = "dense" if self.is_dense else "sparse"
+        return f"SimilarityMatrix({self.n_labels} labels, {self.n_pairs} pairs, {kind})"
+
+    # ------------------------------------------------------------------ lookups
+    def indices(self, labels) -> np.ndarray:
+        """Row index of each label, -1 where the matrix does not know it."""
+        return self._index.get_indexer(np.asarray(labels, dtype=object).ravel())
+
+    def scores_by_index(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """0–4 scores for index arrays (-1 = unknown label, scoring 0 unless ia == ib)."""
+        ia = np.asarray(ia, dtype=np.int64)
+        ib = np.asarray(ib, dtype=np.int64)
+        out = np.zeros(np.broadcast(ia, ib).shape, dtype=np.float64)
+        ia, ib = np.broadcast_arrays(ia, ib)
+        known = (ia >= 0) & (ib >= 0)
+        if self.is_dense:
+            out[known] = self._dense[ia[known], ib[known]]
+        elif len(self._keys):
+            q = ia[known] * self.n_labels + ib[known]
+            pos = np.searchsorted(self._keys, q)
+            pos = np.minimum(pos, len(self._keys) - 1)
+            hit = self._keys[pos] == q
+            vals = np.where(hit, self._vals[pos], 0.0)
+            out[known] = vals
+        out[known & (ia == ib)] = MAX_SCORE
+        return out
+
+    def scores(self, a, b) -> np.ndarray:
+        """Vectorized 0–4 scores for arrays of labels; identical labels score 4."""
+        a = np.asarray(a, dtype=object)
+        b = np.asarray(b, dtype=object)
+        a, b = np.broadcast_arrays(a, b)
+        out = self.scores_by_index(self.indices(a).reshape(a.shape), self.indices(b).reshape(b.shape))
+        out[a == b] = MAX_SCORE
+        return out
+
+    def sims(self, a, b) -> np.ndarray:
+        """Vectorized similarities in [0, 1] for arrays of labels."""
+        return self.scores(a, b) / MAX_SCORE
+
+    def sim(self, a: str, b: str) -> float:
+        """Similarity of one pair in [0, 1]: self = 1, missing = 0."""
+        return float(self.sims([a], [b])[0])
+
+    def coverage(self, a, b) -> Coverage:
+        """How many of the requested pairs were found, identical, or missing."""
+        a = np.asarray(a, dtype=object).ravel()
+        b = np.asarray(b, dtype=object).ravel()
+        identical = a == b
+        found = (self.scores(a, b) > 0) & ~identical
+        ia, ib = self.indices(a), self.indices(b)
+        unknown = pd.unique(np.concatenate([a[ia < 0], b[ib < 0]]))
+        return Coverage(n_pairs=len(a), n_identical=int(identical.sum()), n_found=int(found.sum()),
+                        n_missing=int(len(a) - identical.sum() - found.sum()),
+                        unknown_labels=tuple(sorted(str(x) for x in unknown)))
+
+    def neighbours(self, label: str, min_score: float = 0.0) -> pd.Series:
+        """Labels scored above ``min_score`` against ``label``, as a Series of 0–4 scores."""
+        i = self._index.get_loc(label)
+        if self.is_dense:
+            row = self._dense[i].astype(np.float64)
+            sel = np.flatnonzero(row > min_score)
+            return pd.Series(row[sel], index=self.labels[sel]).drop(label, errors="ignore")
+        lo, hi = np.searchsorted(self._keys, [i * self.n_labels, (i + 1) * self.n_labels])
+        cols = self._keys[lo:hi] - i * self.n_labels
+        vals = self._vals[lo:hi].astype(np.float64)
+        keep = vals > min_score
+        return pd.Series(vals[keep], index=self.labels[cols[keep]])
+
+    # ------------------------------------------------------------------ export
+    def to_long(self) -> pd.DataFrame:
+        """Each unordered pair with a non-zero score once: columns ``a, b, score``."""
+        if self.is_dense:
+            i, j = np.nonzero(np.triu(self._dense, k=1))
+            vals = self._dense[i, j]
+        else:
+            i, j = np.divmod(self._keys, self.n_labels)
+            upper = i < j
+            i, j, vals = i[upper], j[upper], self._vals[upper]
+        return pd.DataFrame({"a": self.labels[i], "b": self.labels[j],
+                             "score": vals.astype(np.float64)})
+
+    def to_dense(self) -> np.ndarray:
+        """The full (n, n) score array on the 0–4 scale."""
+        if self.is_dense:
+            return self._dense.copy()
+        dense = np.zeros((self.n_labels, self.n_labels), dtype=np.float32)
+        i, j = np.divmod(self._keys, self.n_labels)
+        dense[i, j] = self._vals
+        np.fill_diagonal(dense, MAX_SCORE)
+        return dense
+
+    def save(self, path: str | Path) -> Path:
+        """Write as ``.csv`` (long form) or ``.npz`` (dense or sparse, as held), by suffix."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".csv":
+            self.to_long().to_csv(path, index=False, float_format="%.6g")
+            if self.meta:
+                path.with_name(path.name + ".meta.json").write_text(json.dumps(self.meta, indent=2))
+        elif path.suffix == ".npz":
+            arrays = {"labels": self.labels.astype(str), "meta": np.array(json.dumps(self.meta))}
+            if self.is_dense:
+                arrays["scores"] = self._dense
+            else:
+                i, j = np.divmod(self._keys, self.n_labels)
+                upper = i < j
+                arrays.update(row=i[upper].astype(np.int32), col=j[upper].astype(np.int32),
+                              val=self._vals[upper])
+            np.savez_compressed(path, **arrays)
+        else:
+            raise InputError(f"{path}: unknown matrix format (use .csv or .npz)")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SimilarityMatrix":
+        """Read a ``.csv`` or ``.npz`` matrix; bad files raise a one-line InputError."""
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+        if path.suffix == ".csv":
+            return _load_csv(path)
+        if path.suffix == ".npz":
+            return _load_npz(path)
+        raise InputError(f"{path}: unknown matrix format (use .csv or .npz)")
+
+
+def _check_range(values: np.ndarray, what: str) -> None:
+    bad = ~np.isfinite(values) | (values < 0) | (values > MAX_SCORE)
+    if bad.any():
+        raise InputError(f"{what}: score {values[bad].ravel()[0]!r} outside the 0–4 scale")
+
+
+def _symmetric_keys(n, row, col, val, labels):
+    row = np.asarray(row, dtype=np.int64).ravel()
+    col = np.asarray(col, dtype=np.int64).ravel()
+    val = np.asarray(val, dtype=np.float64).ravel()
+    if not (len(row) == len(col) == len(val)):
+        raise InputError("row, col and val have different lengths")
+    if len(row) and (row.min() < 0 or col.min() < 0 or row.max() >= n or col.max() >= n):
+        raise InputError(f"row/col index outside 0..{n - 1}")
+    _check_range(val, "val")
+    off = row != col
+    row, col, val = row[off], col[off], val[off]
+    keys = np.concatenate([row * n + col, col * n + row])
+    vals = np.concatenate([val, val])
+    order = np.argsort(keys, kind="stable")
+    keys, vals = keys[order], vals[order]
+    dup = np.flatnonzero(keys[1:] == keys[:-1])
+    if len(dup):
+        clash = dup[vals[dup] != vals[dup + 1]]
+        if len(clash):
+            i, j = divmod(int(keys[clash[0]]), n)
+            raise InputError(f"conflicting scores for ({labels[i]}, {labels[j]}): "
+                             f"{vals[clash[0]]:g} and {vals[clash[0] + 1]:g}")
+        keep = np.ones(len(keys), dtype=bool)
+        keep[dup + 1] = False
+        keys, vals = keys[keep], vals[keep]
+    nonzero = vals > 0
+    return keys[nonzero], vals[nonzero].astype(np.float32)
+
+
+def _load_csv(path: Path) -> "SimilarityMatrix":
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except Exception as exc:
+        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from exc
+    if list(df.columns[:3]) != ["a", "b", "score"]:
+        raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
+    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(score) | (score < 0) | (score > MAX_SCORE)
+    for column in ("a", "b"):
+        empty = (df[column].str.strip() == "").to_numpy()
+        if empty.any():
+            raise InputError(f"{path}: line {np.flatnonzero(empty)[0] + 2}: empty '{column}'")
+    if bad.any():
+        k = np.flatnonzero(bad)[0]
+        raise InputError(f"{path}: line {k + 2}: score {df['score'].iloc[k]!r} is not a number in 0–4")
+    selfpair = (df["a"] == df["b"]).to_numpy() & (score != MAX_SCORE)
+    if selfpair.any():
+        k = np.flatnonzero(selfpair)[0]
+        raise InputError(f"{path}: line {k + 2}: a label compared with itself must score 4")
+    meta_path = path.with_name(path.name + ".meta.json")
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"source": str(path)}
+    try:
+        return SimilarityMatrix.from_long(df["a"].to_numpy(), df["b"].to_numpy(), score, meta=meta)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from exc
+
+
+def _load_npz(path: Path) -> "SimilarityMatrix":
+    try:
+        data = np.load(path, allow_pickle=False)
+        files = set(data.files)
+    except Exception as exc:
+        raise InputError(f"{path}: not a readable .npz file ({exc})") from exc
+    if "labels" not in files:
+        raise InputError(f"{path}: missing array 'labels'")
+    try:
+        meta = json.loads(str(data["meta"])) if "meta" in files else {}
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: 'meta' is not a JSON string ({exc.msg})") from exc
+    labels = data["labels"].astype(str)
+    try:
+        if "scores" in files:
+            return SimilarityMatrix(labels, data["scores"], meta=meta)
+        missing = {"row", "col", "val"} - files
+        if missing:
+            raise InputError(f"missing array(s) {', '.join(sorted(missing))} (or dense 'scores')")
+        return SimilarityMatrix(labels, row=data["row"], col=data["col"], val=data["val"], meta=meta)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from exc
+
+
+def combine(verb_sim, object_sim, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
+    """HOI similarity from verb and object similarities (SHOE Eq. 1).
+
+    - ``arithmetic``: ``w·v + (1 − w)·o`` (the paper prints ``w·v + (1 − w)``; the object
+      term is clearly intended, and w = ½ gives the plain mean used throughout the paper);
+    - ``geometric``: ``sqrt(v·o)``;
+    - ``min``: ``min(v, o)``.
+
+    >>> combine([1.0, 0.5], [0.5, 0.0]).tolist()
+    [0.75, 0.25]
+    >>> combine([1.0, 0.5], [0.25, 0.0], "geometric").tolist()
+    [0.5, 0.0]
+    """
+    v = np.asarray(verb_sim, dtype=np.float64)
+    o = np.asarray(object_sim, dtype=np.float64)
+    if method == "arithmetic":
+        if not 0.0 <= w <= 1.0:
+            raise InputError(f"w must lie in [0, 1], got {w}")
+        return w * v + (1.0 - w) * o
+    if method == "geometric":
+        return np.sqrt(v * o)
+    if method == "min":
+        return np.minimum(v, o)
+    raise InputError(f"unknown combination {method!r} (choose {', '.join(COMBINATIONS)})")

