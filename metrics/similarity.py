@@ -208,17 +208,19 @@ class SimilarityMatrix:
         return pd.Series(vals[keep], index=self.labels[cols[keep]])
 
     # ------------------------------------------------------------------ export
-    def to_long(self) -> pd.DataFrame:
-        """Each unordered pair with a non-zero score once: columns ``a, b, score``."""
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Index arrays ``(row, col, score)`` of each stored unordered pair once (row < col)."""
         if self.is_dense:
             i, j = np.nonzero(np.triu(self._dense, k=1))
-            vals = self._dense[i, j]
-        else:
-            i, j = np.divmod(self._keys, self.n_labels)
-            upper = i < j
-            i, j, vals = i[upper], j[upper], self._vals[upper]
-        return pd.DataFrame({"a": self.labels[i], "b": self.labels[j],
-                             "score": vals.astype(np.float64)})
+            return i, j, self._dense[i, j].astype(np.float64)
+        i, j = np.divmod(self._keys, self.n_labels)
+        upper = i < j
+        return i[upper], j[upper], self._vals[upper].astype(np.float64)
+
+    def to_long(self) -> pd.DataFrame:
+        """Each unordered pair with a non-zero score once: columns ``a, b, score``."""
+        i, j, vals = self.entries()
+        return pd.DataFrame({"a": self.labels[i], "b": self.labels[j], "score": vals})
 
     def to_dense(self) -> np.ndarray:
         """The full (n, n) score array on the 0–4 scale."""
@@ -243,10 +245,8 @@ class SimilarityMatrix:
             if self.is_dense:
                 arrays["scores"] = self._dense
             else:
-                i, j = np.divmod(self._keys, self.n_labels)
-                upper = i < j
-                arrays.update(row=i[upper].astype(np.int32), col=j[upper].astype(np.int32),
-                              val=self._vals[upper])
+                i, j, vals = self.entries()
+                arrays.update(row=i.astype(np.int32), col=j.astype(np.int32), val=vals.astype(np.float32))
             np.savez_compressed(path, **arrays)
         else:
             raise InputError(f"{path}: unknown matrix format (use .csv or .npz)")

@@ -1,0 +1,202 @@
+"""Self-contained HTML reports of a study's analysis, with CSV tables and PNG plots.
+
+``write_report(out_dir, agreement=..., alignment=..., tuning=..., recalibration=...)`` writes
+``report.html`` (plots embedded as base64 PNG, so the file travels alone), ``agreement.json``,
+one CSV per table and each plot as a PNG file. Plots use matplotlib's Agg backend.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .agreement import AgreementReport  # noqa: E402
+
+plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+                     "figure.dpi": 150, "savefig.bbox": "tight"})
+
+
+def _heatmap(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
+    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    im = ax.imshow(table.to_numpy(float), vmin=vmin, vmax=vmax, cmap="viridis")
+    ax.set_xticks(range(len(table.columns)), table.columns, rotation=45, ha="right")
+    ax.set_yticks(range(len(table.index)), table.index)
+    for (i, j), v in np.ndenumerate(table.to_numpy(float)):
+        if np.isfinite(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if v < (vmin + vmax) / 2 else "black")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    return fig
+
+
+def _distributions(dist: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(5.0, 2.8))
+    scores = list(dist.columns)
+    width = 0.8 / max(len(dist.index), 1)
+    for k, (name, row) in enumerate(dist.iterrows()):
+        ax.bar(np.arange(len(scores)) + k * width - 0.4 + width / 2, row.to_numpy(), width, label=str(name))
+    ax.set_xticks(range(len(scores)), scores)
+    ax.set_xlabel("score")
+    ax.set_ylabel("ratings")
+    ax.set_title("Per-annotator score distribution")
+    ax.legend(fontsize=7, ncols=2, frameon=False)
+    return fig
+
+
+def _votes(votes: pd.DataFrame):
+    majors = sorted(votes["majority"].unique())
+    fig, axes = plt.subplots(1, len(majors), figsize=(2.0 * len(majors), 2.4), sharey=True)
+    for ax, maj in zip(np.atleast_1d(axes), majors):
+        sel = votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count")
+        sel.plot.bar(ax=ax, legend=False, width=0.8, rot=0)
+        ax.set_title(f"majority {maj:g}")
+        ax.set_xlabel("score")
+    np.atleast_1d(axes)[0].set_ylabel("votes")
+    np.atleast_1d(axes)[-1].legend(fontsize=7, frameon=False, title="annotator", title_fontsize=7)
+    fig.suptitle("Annotator votes by majority score", y=1.06)
+    return fig
+
+
+def _mae_curves(tuning: dict):
+    fig, ax = plt.subplots(figsize=(4.2, 2.8))
+    w = np.asarray(tuning["curve"]["w"])
+    for key, values in tuning["curve"].items():
+        if key == "w":
+            continue
+        label = "overall" if key == "overall" else f"category {key}"
+        ax.plot(w, values, label=label)
+        best = tuning["w_overall"] if key == "overall" else tuning["w_by_category"][key]
+        ax.axvline(best, ls=":", lw=0.8, color=ax.lines[-1].get_color())
+    ax.set_xlabel("w (verb weight)")
+    ax.set_ylabel("MAE (similarity units)")
+    ax.set_title("MAE of w·v + (1 − w)·o (Eq. 14)")
+    ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def _calibration(recal: dict):
+    fig, ax = plt.subplots(figsize=(3.4, 3.0))
+    x = np.asarray(recal["calibration_curves"]["x"])
+    ax.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls="--", label="identity")
+    for role in ("verb", "object"):
+        ax.plot(x, recal["calibration_curves"][role], label=f"{role} map")
+        ev = recal["evidence"][role]
+        if len(ev.old):
+            ax.scatter(ev.old, ev.implied, s=np.clip(ev.weight, 1, 20), alpha=0.25)
+    ax.set_xlabel("original similarity")
+    ax.set_ylabel("human-implied similarity")
+    ax.set_title("Calibration maps")
+    ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _table_html(df: pd.DataFrame, digits: int = 3) -> str:
+    return df.to_html(float_format=lambda v: f"{v:.{digits}f}", border=0, classes="t", na_rep="–")
+
+
+def _alignment_frame(alignment: dict) -> pd.DataFrame:
+    rows = []
+    for name in alignment["ranking"]:
+        m = alignment["metrics"][name]
+        rows.append({"metric": name, "agreement": m["agreement"], "spearman": m["spearman"],
+                     "ci_low": m["spearman_ci"][0], "ci_high": m["spearman_ci"][1],
+                     "p_permutation": m["p_permutation"], "n": m["n"]})
+    return pd.DataFrame(rows)
+
+
+def write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
+                 tuning: dict | None = None, recalibration: dict | None = None,
+                 title: str = "Study report") -> Path:
+    """Write report.html, JSON, CSV tables and PNG plots into ``out_dir``; returns the HTML path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sections: list[str] = []
+    plots: dict[str, bytes] = {}
+    tables: dict[str, pd.DataFrame] = {}
+
+    if agreement is not None:
+        (out / "agreement.json").write_text(json.dumps(agreement.to_json(), indent=2) + "\n")
+        summary = pd.DataFrame([
+            ("items", agreement.n_items), ("annotators", agreement.n_annotators),
+            ("ratings", agreement.n_ratings),
+            (f"Krippendorff's alpha ({agreement.level})", agreement.krippendorff_alpha),
+            ("mean pairwise agreement (Eq. 13)", agreement.mean_pairwise_agreement),
+            ("mean quadratic weighted kappa", agreement.mean_qwk),
+            ("mean Spearman rho", agreement.mean_spearman),
+            ("within-item SD", agreement.precision["within_item_sd"]),
+            (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
+        ], columns=["statistic", "value"])
+        for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
+            summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
+                                         f"[{lo:.3f}, {hi:.3f}]")
+        tables.update(summary=summary, pairwise_agreement=agreement.agreement,
+                      pairwise_spearman=agreement.spearman, pairwise_qwk=agreement.qwk,
+                      annotator_distributions=agreement.distributions,
+                      votes_by_majority=agreement.votes_by_majority)
+        plots.update(spearman_heatmap=_png(_heatmap(agreement.spearman, "Pairwise Spearman ρ")),
+                     qwk_heatmap=_png(_heatmap(agreement.qwk, "Pairwise quadratic weighted κ")),
+                     annotator_distributions=_png(_distributions(agreement.distributions)),
+                     votes_by_majority=_png(_votes(agreement.votes_by_majority)))
+        sections.append("<h2>Inter-annotator agreement</h2>" + _table_html(summary.set_index("statistic"))
+                        + "<h3>Pairwise agreement (Eq. 13)</h3>" + _table_html(agreement.agreement)
+                        + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
+    if alignment is not None:
+        frame = _alignment_frame(alignment)
+        tables["alignment"] = frame
+        block = "<h2>Metric–human alignment</h2>" + _table_html(frame.set_index("metric"))
+        for cat, per in alignment.get("by_category", {}).items():
+            sub = _alignment_frame({"metrics": per, "ranking": sorted(per, key=lambda k: -np.nan_to_num(per[k]["agreement"], nan=-1))})
+            tables[f"alignment_category_{cat}"] = sub
+            block += f"<h3>Category {cat}</h3>" + _table_html(sub.set_index("metric"))
+        sections.append(block)
+    if tuning is not None:
+        frame = pd.DataFrame({"w": tuning["w_by_category"], "mae": tuning["mae_by_category"],
+                              "n": tuning["n_by_category"]})
+        frame.loc["overall"] = (tuning["w_overall"], tuning["mae_overall"], np.nan)
+        tables["w_tuning"] = frame
+        plots["mae_vs_w"] = _png(_mae_curves(tuning))
+        sections.append("<h2>Tuning w (Eq. 14)</h2>" + _table_html(frame)
+                        + f"<p>Agreement with category-tuned w: {tuning['agreement_tuned']:.4f}; "
+                          f"with w = 0.5: {tuning['agreement_w05']:.4f}.</p>{{mae_vs_w}}")
+    if recalibration is not None:
+        frame = pd.DataFrame([{"": "before", **recalibration["before"]}, {"": "after", **recalibration["after"]}]).set_index("")
+        tables["recalibration"] = frame
+        plots["calibration_curves"] = _png(_calibration(recalibration))
+        sections.append("<h2>Recalibrated matrices (held-out, cross-validated)</h2>" + _table_html(frame)
+                        + f"<p>{html.escape(recalibration['method'])}; parameters "
+                          f"{html.escape(json.dumps(recalibration['parameters']))}.</p>{{calibration_curves}}")
+
+    for name, df in tables.items():
+        df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
+    for name, png in plots.items():
+        (out / f"{name}.png").write_bytes(png)
+    body = "\n".join(sections)
+    for name, png in plots.items():
+        img = f'<img alt="{name}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+        body = body.replace("{" + name + "}", img)
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;color:#222}}
+table.t{{border-collapse:collapse;margin:.5em 0}}table.t td,table.t th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}
+img{{max-width:48%;margin:4px;vertical-align:top}}</style></head>
+<body><h1>{html.escape(title)}</h1>{body}</body></html>"""
+    path = out / "report.html"
+    path.write_text(page)
+    return path
