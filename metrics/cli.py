@@ -18,7 +18,8 @@ from .errors import InputError
 
 # name -> (one-line help, implementing module or None while it is still to be built)
 COMMANDS: dict[str, tuple[str, str | None]] = {
-    "score": ("standard mAP, SHOE mAP, SHOE mF1 and miss rates of HOI detections", None),
+    "score": ("standard mAP, SHOE mAP, SHOE mF1 and miss rates of HOI detections",
+              "metrics.commands.score"),
     "agreement": ("inter-annotator agreement of a rating study", None),
     "alignment": ("agreement of metric columns with the mean human rating", None),
     "tune-w": ("per-category verb weight w of the HOI similarity", None),

@@ -1,0 +1,86 @@
+"""``python -m metrics score``: standard mAP, SHOE mAP, SHOE mF1 and miss rates of HOI detections."""
+
+from __future__ import annotations
+
+from ..detections import read_detections
+from ..errors import InputError
+from ..scoring import FN_MODES, INTERPOLATIONS, SPLITS, score_detections
+from ..similarity import COMBINATIONS, SimilarityMatrix
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--gt", required=True, help="ground truth: JSON Lines (one image per line) "
+                        "or QPIC/CDN HICO-DET JSON (annotations + hoi_annotation)")
+    parser.add_argument("--pred", required=True, help="predictions, same formats (score per HOI "
+                        "needed for mAP and SHOE mAP)")
+    parser.add_argument("--verb-sim", help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
+    parser.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
+    parser.add_argument("--combine", choices=COMBINATIONS, default="arithmetic",
+                        help="HOI similarity f(verb, object) (SHOE Eq. 1; default arithmetic)")
+    parser.add_argument("--w", type=float, default=0.5, help="verb weight of the arithmetic mean (default 0.5)")
+    parser.add_argument("--iou", type=float, default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
+    parser.add_argument("--delta", type=float, default=0.0,
+                        help="δ: an unmatched prediction is a false positive only when its similarity "
+                             "to the image's most similar ground truth is ≥ δ (default 0)")
+    parser.add_argument("--tau", type=float, default=0.5,
+                        help="τ: SHOE mF1 and miss rates use predictions with score ≥ τ "
+                             "(all predictions when none has a score; default 0.5)")
+    parser.add_argument("--split", choices=SPLITS,
+                        help="also report the zero-shot seen / unseen class subsets of this split")
+    parser.add_argument("--ap-interpolation", choices=INTERPOLATIONS, default="none",
+                        help="SHOE AP: 'none' = Eq. 11 as in Algorithm 1 (default), 'all-point' = "
+                             "interpolated precision envelope")
+    parser.add_argument("--mf1-fn", choices=FN_MODES, default="algorithm2",
+                        help="SHOE mF1 false negatives: 'algorithm2' (FN += 1 per unmatched GT, "
+                             "default) or 'eq5' (FN += 1 − t for every GT, main text Eq. 5)")
+    parser.add_argument("--per-class", type=int, default=0, metavar="N",
+                        help="print the N classes with the most ground truth (default 0)")
+
+
+def _fmt(x) -> str:
+    return "   n/a" if x is None else f"{100 * x:6.2f}"
+
+
+def run(args):
+    for name in ("delta", "tau"):
+        value = getattr(args, name)
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"--{name} must lie in [0, 1], got {value}")
+    gt = read_detections(args.gt)
+    pred = read_detections(args.pred)
+    verb_sim = SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None
+    object_sim = SimilarityMatrix.load(args.object_sim) if args.object_sim else None
+    result = score_detections(gt, pred, split=args.split, verb_sim=verb_sim, object_sim=object_sim,
+                              combine=args.combine, w=args.w, iou=args.iou, delta=args.delta,
+                              tau=args.tau, interpolation=args.ap_interpolation, fn_mode=args.mf1_fn)
+    c = result["counts"]
+    lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes "
+             f"({c['classes_outside_hico']} outside HICO-DET), {c['predictions']} predictions "
+             f"({c['predictions_scored_f1']} used for mF1)",
+             "",
+             f"{'split':16} {'classes':>7} {'mAP':>6} {'SHOE mAP':>9} {'SHOE mF1':>9}"]
+    for name, s in result["splits"].items():
+        lines.append(f"{name:16} {s['n_classes']:7d} {_fmt(s['map'])} {_fmt(s['shoe_map']):>9} "
+                     f"{_fmt(s['shoe_mf1']):>9}")
+    lines += ["", f"GT miss rate {_fmt(result['gt_miss_rate']).strip()} %   "
+                  f"prediction miss rate {_fmt(result['pred_miss_rate']).strip()} %"]
+    if not result["params"]["confidence_scores"]:
+        lines.append("predictions carry no scores: confidence-free mode (mAP and SHOE mAP not defined)")
+    for role in ("verb", "object"):
+        r = result["resolution"][role]["pred"]
+        k = r["by_kind"]
+        line = (f"predicted {role}s: {r['n_labels']} distinct — {k['label']['labels']} dataset labels, "
+                f"{k['synset']['labels']} synsets, {k['free_text']['labels']} free text, "
+                f"{k['unknown']['labels']} unknown")
+        if r["unknown"]:
+            shown = ", ".join(r["unknown"][:10]) + (" …" if len(r["unknown"]) > 10 else "")
+            line += f" ({shown}; similarity 0)"
+        lines.append(line)
+    if args.per_class:
+        rows = sorted(result["per_class"], key=lambda r: -r["n_gt"])[:args.per_class]
+        lines += ["", f"{'class':32} {'n_gt':>5} {'AP':>6} {'SHOE AP':>8} {'SHOE F1':>8}"]
+        for r in rows:
+            lines.append(f"{(r['verb'] + ' ' + r['object'])[:32]:32} {r['n_gt']:5d} {_fmt(r['ap'])} "
+                         f"{_fmt(r['shoe_ap']):>8} {_fmt(r['shoe_f1']):>8}")
+    lines.append("(scores in %; the JSON result holds fractions in [0, 1])")
+    return result, "\n".join(lines)
