@@ -1,4 +1,8 @@
-"""Streamlit entry point: ``streamlit run studyapp/app.py``."""
+"""Streamlit entry point: ``streamlit run studyapp/app.py`` (``python -m studyapp serve``).
+
+Two pages: the annotator page at ``/`` (invite links point here) and the researcher console at
+``/console``. The navigation is hidden so annotators never see the console link.
+"""
 
 import sys
 from pathlib import Path
@@ -7,22 +11,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import streamlit as st  # noqa: E402
 
-from studyapp.overview import platform_summary  # noqa: E402
+from studyapp.overview import PROJECT_NAME  # noqa: E402
 
-summary = platform_summary()
-st.set_page_config(page_title=summary["project"], layout="wide")
-st.title(summary["project"])
-st.caption("Human studies behind the semantic evaluation of human–object interaction detectors.")
-
-vocab = summary["vocabulary"]
-st.subheader(f"Vocabulary: {vocab['name']}")
-cols = st.columns(4)
-cols[0].metric("Verbs", vocab["verbs"])
-cols[1].metric("Objects", vocab["objects"])
-cols[2].metric("HOI classes", vocab["hoi_classes"])
-cols[3].metric("Rare classes", vocab["rare_classes"])
-
-st.subheader("Similarity matrices")
-st.table([{"matrix": role, "file": m["file"], "labels": m["labels"], "non-zero pairs": m["pairs"],
-           "sparsity": f"{m['sparsity']:.2%}", "source": m["source"]}
-          for role, m in summary["matrices"].items()])
+st.set_page_config(page_title=PROJECT_NAME, layout="wide")
+VIEWS = Path(__file__).resolve().parent / "views"
+page = st.navigation([st.Page(VIEWS / "annotate.py", title="Study", default=True),
+                      st.Page(VIEWS / "console.py", title="Console", url_path="console")],
+                     position="hidden")
+page.run()

@@ -1,4 +1,7 @@
-"""``python -m studyapp``: the platform side (serve the app; later: studies, invites, exports)."""
+"""``python -m studyapp``: serve the app, create studies, invite annotators, sample, export.
+
+Bad input ends as a one-line message on stderr with exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +11,187 @@ import subprocess
 import sys
 from pathlib import Path
 
+from metrics import InputError
+
+from . import config
+
 APP = Path(__file__).resolve().parent / "app.py"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m studyapp",
-                                     description="HOI study platform (Streamlit).")
+    parser = argparse.ArgumentParser(
+        prog="python -m studyapp",
+        description="HOI study platform (Streamlit). Database: DATABASE_URL, else the SQLite "
+                    "file STUDYAPP_DB (default .data/studyapp.sqlite).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    serve = sub.add_parser("serve", help="start the Streamlit app")
-    serve.add_argument("--port", type=int, default=int(os.environ.get("STUDYAPP_PORT", 8501)))
+
+    serve = sub.add_parser("serve", help="seed the demo study and start the Streamlit app")
+    serve.add_argument("--port", type=int, default=config.default_port())
     serve.add_argument("--address", default=os.environ.get("STUDYAPP_ADDRESS", "localhost"))
+    serve.add_argument("--no-demo", action="store_true",
+                       help="do not create the demo study or print a demo invite link")
+
+    create = sub.add_parser("create", help="create a study from a spec file (studies/*.toml)")
+    create.add_argument("spec", help="path of the TOML spec")
+
+    inv = sub.add_parser("invite", help="create invite links for a study")
+    inv.add_argument("study", help="study slug")
+    inv.add_argument("--n", type=int, default=1, help="number of links (default 1)")
+    inv.add_argument("--label", action="append", default=[],
+                     help="pseudonym for a link (repeatable; one link per label)")
+
+    sample = sub.add_parser("sample", help="sample HOI pairs for the SHOE similarity study")
+    sample.add_argument("--n", type=int, default=500)
+    sample.add_argument("--seed", type=int, default=0)
+    sample.add_argument("--out", required=True, help="items CSV to write")
+    sample.add_argument("--verb-sim", help="verb similarity matrix (default: WordNet baseline)")
+    sample.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
+    sample.add_argument("--class-weights", help="CSV hoi_id,weight (or verb,object,weight)")
+    sample.add_argument("--w", type=float, default=0.5, help="verb weight of the HOI similarity")
+    sample.add_argument("--strict", action="store_true",
+                        help="keep cell shares equal: do not move unfilled shares to other cells")
+
+    export = sub.add_parser("export", help="write ratings.csv, items.csv, annotators.csv")
+    export.add_argument("study", help="study slug")
+    export.add_argument("--out", help="export folder (default exports/ or STUDYAPP_EXPORTS)")
+
+    status = sub.add_parser("status", help="show a study's progress, or change its status")
+    status.add_argument("study", help="study slug")
+    status.add_argument("--set", choices=["open", "paused", "closed"], help="new status")
+
+    sub.add_parser("list", help="list the studies")
+    sub.add_parser("reset-admin-password",
+                   help="generate a new console password (printed once)")
     return parser
 
 
-def serve(port: int, address: str) -> int:
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-           "--server.address", address, "--server.headless", "true",
+def cmd_serve(args) -> int:
+    from . import auth, demo, storage
+
+    print(f"studyapp: database {config.database_url()}")
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    if password:
+        print(f"studyapp: researcher console password (shown once, stored hashed): {password}")
+    base = config.base_url(args.port)
+    if not args.no_demo and os.environ.get("STUDYAPP_DEMO", "1") != "0":
+        study_id, created, link = demo.seed_demo()
+        print(f"studyapp: demo study {'created' if created else 'ready'} "
+              f"(spec {demo.DEMO_SPEC.relative_to(config.ROOT)})")
+        print(f"studyapp: annotator invite link: {link.link(base)}")
+    print(f"studyapp: researcher console: {base}/console")
+    sys.stdout.flush()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(args.port),
+           "--server.address", args.address, "--server.headless", "true",
            "--browser.gatherUsageStats", "false"]
     return subprocess.call(cmd)
 
 
+def cmd_create(args) -> int:
+    from .specs import load_spec
+    from .studies import create_study
+
+    spec = load_spec(args.spec)
+    if spec.source_report:
+        print(spec.source_report)
+    study_id = create_study(spec)
+    n_main = sum(1 for item in spec.items if item.role == "main")
+    print(f"created study {spec.slug!r} (id {study_id}): {n_main} items, "
+          f"{spec.raters_per_item} raters per item")
+    return 0
+
+
+def cmd_invite(args) -> int:
+    from .storage import read_session
+    from .studies import invite, study_by_slug
+
+    with read_session() as session:
+        study_id = study_by_slug(session, args.study).id
+    for inv in invite(study_id, args.n if not args.label else 0, args.label):
+        print(f"{inv.pseudonym}\t{inv.link()}")
+    return 0
+
+
+def cmd_sample(args) -> int:
+    from metrics import SimilarityMatrix, hico
+
+    from .sampler import load_class_weights, sample_pairs
+
+    weights = load_class_weights(args.class_weights, hico()) if args.class_weights else None
+    items, report = sample_pairs(
+        args.n, args.seed,
+        verb_matrix=SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None,
+        object_matrix=SimilarityMatrix.load(args.object_sim) if args.object_sim else None,
+        class_weights=weights, w=args.w, redistribute=not args.strict)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    items.to_csv(out, index=False)
+    print(report.text())
+    print(f"wrote {len(items)} pairs to {out}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .exports import export_study
+
+    print(f"wrote {export_study(args.study, args.out)}")
+    return 0
+
+
+def cmd_status(args) -> int:
+    from .storage import read_session
+    from .studies import progress, set_status, study_by_slug
+
+    with read_session() as session:
+        study_id = study_by_slug(session, args.study).id
+    if args.set:
+        set_status(study_id, args.set)
+    p = progress(study_id)
+    print(f"{p['study']}: {p['status']}, {p['ratings_done']} of {p['ratings_needed']} ratings "
+          f"({p['items']} items), {len(p['annotators'])} annotators")
+    for a in p["annotators"]:
+        print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
+              f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")
+    return 0
+
+
+def cmd_list(_args) -> int:
+    from .studies import list_studies
+
+    for s in list_studies():
+        print(f"{s.slug}\t{s.status}\t{s.study_type}\t{s.title}")
+    return 0
+
+
+def cmd_reset_admin_password(_args) -> int:
+    from . import auth, storage
+    from .models import Setting
+
+    if os.environ.get("STUDYAPP_ADMIN_PASSWORD"):
+        raise InputError("STUDYAPP_ADMIN_PASSWORD is set; it is the console password")
+    with storage.write_session() as session:
+        old = session.get(Setting, auth.ADMIN_KEY)
+        if old is not None:
+            session.delete(old)
+            session.flush()
+        password = auth.ensure_admin_password(session)
+    print(f"new researcher console password (shown once, stored hashed): {password}")
+    return 0
+
+
+COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
+            "export": cmd_export, "status": cmd_status, "list": cmd_list,
+            "reset-admin-password": cmd_reset_admin_password}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command == "serve":
-        return serve(args.port, args.address)
-    build_parser().print_help()
-    return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

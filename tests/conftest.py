@@ -14,3 +14,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def isolated_database(tmp_path, monkeypatch):
+    """Every test gets its own SQLite file and export folder (never the developer's .data/)."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("STUDYAPP_ADMIN_PASSWORD", raising=False)
+    monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "studyapp.sqlite"))
+    monkeypatch.setenv("STUDYAPP_EXPORTS", str(tmp_path / "exports"))
+    yield
+    from studyapp import storage
+    storage.dispose_all()

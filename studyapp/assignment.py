@@ -1,0 +1,435 @@
+"""The annotator side: joining a study, the next item, submitting and revising ratings.
+
+Rules (all state lives in the database, so a closed tab, another device or a server restart
+resumes where the annotator stopped):
+
+- An annotator's sequence is a list of assignments with increasing ``position``. The next item
+  is the first unanswered assignment; only when there is none is a new one claimed.
+- A main-phase claim takes one of the item's ``raters_per_item`` slots: the insert names the
+  slot (the number of claims seen), and ``(item_id, slot)`` is unique, so two annotators racing
+  for the last slot cannot both get it; the loser looks again. Candidates are items the
+  annotator has not had and that still have a free slot, least-claimed first, then in the
+  annotator's own order (a permutation fixed by the stored seed, or the file order).
+- A claim left unanswered for ``claim_timeout_minutes`` may be taken over by another
+  annotator once no item has a free slot (a conditional update: only one taker wins).
+- Attention checks are spread evenly through the main items; ``repeat_items`` of the
+  annotator's own items come back at the end (phase ``retest``).
+- Ratings are appended: a changed answer is a new revision superseding the previous one; the
+  same answer again (a double submit) returns the stored row.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from sqlalchemy import BigInteger, cast, exists, func, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased
+from sqlmodel import Session, select
+
+from metrics import InputError
+
+from . import auth
+from .models import Annotator, Assignment, Item, Rating, Study, utcnow
+from .specs import StudySpec
+from .storage import log_event, read_session, write_session
+from .studytypes import get_type
+
+PERMUTATION_MODULUS = 2_147_483_647  # prime; (id * a + b) mod p permutes ids below p
+CLAIM_ATTEMPTS = 50
+
+
+@dataclass(frozen=True)
+class Task:
+    """One item as an annotator sees it."""
+
+    assignment_id: int
+    item_key: str
+    phase: str
+    position: int
+    fields: dict
+    number: int          # 1-based place in the annotator's sequence
+    total: int           # planned length of the sequence
+    response: str | None  # the current answer when revisiting
+
+
+@lru_cache(maxsize=64)
+def _spec(spec_json: str) -> StudySpec:
+    return StudySpec.from_json(spec_json)
+
+
+def spec_for(study: Study) -> StudySpec:
+    return _spec(study.spec_json)
+
+
+def planned_total(spec: StudySpec, n_main: int) -> int:
+    """How many items an annotator is meant to rate (main + attention checks + repeats)."""
+    k = min(spec.items_per_annotator or n_main, n_main)
+    return k + spec.attention_checks + min(spec.repeat_items, k)
+
+
+def _order_key(annotator: Annotator, spec: StudySpec):
+    """The annotator's own item order: a seeded permutation of item ids, or the file order."""
+    if spec.order == "fixed":
+        return Item.position
+    a = 1 + annotator.seed % (PERMUTATION_MODULUS - 1)
+    b = (annotator.seed * 7919) % PERMUTATION_MODULUS
+    return (cast(Item.id, BigInteger) * a + b) % PERMUTATION_MODULUS
+
+
+# ---------------------------------------------------------------------------------- joining
+def annotator_by_token(session: Session, token: str) -> Annotator | None:
+    if not token:
+        return None
+    return session.exec(select(Annotator).where(Annotator.token_hash == auth.token_hash(token))).first()
+
+
+def join_with_code(slug: str, code: str, pseudonym: str,
+                   engine: Engine | None = None) -> tuple[Annotator, str]:
+    """A new annotator from the study's access code and a chosen pseudonym; returns the
+    annotator and their personal token (the key of their resume link)."""
+    pseudonym = pseudonym.strip()
+    if not 1 <= len(pseudonym) <= 64:
+        raise InputError("choose a pseudonym of 1 to 64 characters")
+    with write_session(engine) as session:
+        study = session.exec(select(Study).where(Study.slug == slug)).first()
+        if study is None or not study.access_code_hash or not auth.check_slow_hash(
+                code, study.access_code_hash):
+            raise InputError("unknown study or wrong access code")
+        if study.status == "closed":
+            raise InputError("this study is closed")
+        taken = session.exec(select(Annotator.id).where(Annotator.study_id == study.id,
+                                                        Annotator.pseudonym == pseudonym)).first()
+        if taken is not None:
+            raise InputError(f"the pseudonym {pseudonym!r} is taken; to continue an earlier "
+                             "session open your personal link")
+        token = auth.new_token()
+        annotator = Annotator(study_id=study.id, pseudonym=pseudonym, source="code",
+                              token_hash=auth.token_hash(token), seed=secrets.randbits(30))
+        session.add(annotator)
+        session.flush()
+        log_event(session, "annotator_joined", study.id, annotator.id, source="code")
+    return annotator, token
+
+
+def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: str,
+                  engine: Engine | None = None) -> Annotator:
+    """The annotator of a Prolific participant (created on first arrival, found afterwards)."""
+    pid = pid.strip()
+    if not 1 <= len(pid) <= 64:
+        raise InputError("PROLIFIC_PID is missing or too long")
+    for attempt in range(2):
+        try:
+            with write_session(engine) as session:
+                study = session.exec(select(Study).where(Study.slug == slug)).first()
+                if study is None:
+                    raise InputError(f"unknown study {slug!r}")
+                found = session.exec(select(Annotator).where(Annotator.study_id == study.id,
+                                                             Annotator.prolific_pid == pid)).first()
+                if found is not None:
+                    return found
+                if study.status == "closed":
+                    raise InputError("this study is closed")
+                annotator = Annotator(
+                    study_id=study.id, pseudonym=f"prolific-{auth.token_hash(pid)[:10]}",
+                    source="prolific", token_hash=auth.token_hash(auth.new_token()),
+                    seed=secrets.randbits(30), prolific_pid=pid,
+                    prolific_study_id=prolific_study[:64] or None,
+                    prolific_session_id=prolific_session[:64] or None)
+                session.add(annotator)
+                session.flush()
+                log_event(session, "annotator_joined", study.id, annotator.id, source="prolific")
+                return annotator
+        except IntegrityError:
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+def accept_instructions(annotator_id: int, engine: Engine | None = None) -> None:
+    with write_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        if annotator.started_at is None:
+            annotator.started_at = utcnow()
+            session.add(annotator)
+            log_event(session, "instructions_accepted", annotator.study_id, annotator.id)
+
+
+# ---------------------------------------------------------------------------------- items
+def _task(session: Session, assignment: Assignment, total: int, number: int | None = None) -> Task:
+    item = session.get(Item, assignment.item_id)
+    latest = session.exec(select(Rating.response).where(Rating.assignment_id == assignment.id)
+                          .order_by(Rating.revision.desc()).limit(1)).first()
+    if number is None:
+        number = session.exec(select(func.count(Assignment.id)).where(
+            Assignment.annotator_id == assignment.annotator_id,
+            Assignment.position <= assignment.position)).one()
+    return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
+                json.loads(item.fields_json), number, total, latest)
+
+
+def _counts(session: Session, annotator_id: int) -> dict[str, int]:
+    rows = session.exec(select(Assignment.phase, func.count(Assignment.id))
+                        .where(Assignment.annotator_id == annotator_id)
+                        .group_by(Assignment.phase)).all()
+    return dict(rows)
+
+
+def _n_main_items(session: Session, study_id: int) -> int:
+    return session.exec(select(func.count(Item.id)).where(Item.study_id == study_id,
+                                                          Item.role == "main")).one()
+
+
+def next_item(annotator_id: int, engine: Engine | None = None,
+              now: datetime | None = None) -> Task | None:
+    """The annotator's first unanswered item, claiming a new one when needed; None when the
+    sequence is finished (the annotator is then marked completed, unless nothing was left for
+    them to rate at all)."""
+    for _ in range(CLAIM_ATTEMPTS):
+        try:
+            with write_session(engine) as session:
+                return _next_item(session, annotator_id, now or utcnow())
+        except IntegrityError:
+            continue  # another annotator took the slot (or this one, in another tab): look again
+    raise RuntimeError(f"could not claim an item after {CLAIM_ATTEMPTS} attempts")
+
+
+def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | None:
+    annotator = session.get(Annotator, annotator_id)
+    study = session.get(Study, annotator.study_id)
+    spec = spec_for(study)
+    n_main_items = _n_main_items(session, study.id)
+    total = planned_total(spec, n_main_items)
+    mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
+    open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
+                            .order_by(Assignment.position).limit(1)).first()
+    if open_one is not None:
+        return _task(session, open_one, total)
+    if study.status != "open":
+        raise InputError(f"this study is {study.status}")
+    counts = _counts(session, annotator_id)
+    n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
+    number = n_main + n_att + n_retest + 1
+    last = session.exec(select(func.max(Assignment.position))
+                        .where(Assignment.annotator_id == annotator_id)).one()
+    position = 0 if last is None else last + 1
+    k = min(spec.items_per_annotator or n_main_items, n_main_items)
+
+    def add(item_id: int, phase: str, slot: int | None = None) -> Task:
+        assignment = Assignment(study_id=study.id, annotator_id=annotator_id, item_id=item_id,
+                                phase=phase, position=position, slot=slot, claimed_at=now)
+        session.add(assignment)
+        session.flush()
+        return _task(session, assignment, total, number)
+
+    attention_due = n_att < spec.attention_checks and n_main >= (n_att + 1) * k // (spec.attention_checks + 1)
+    if attention_due:
+        item_id = _attention_item(session, annotator, spec)
+        if item_id is not None:
+            return add(item_id, "attention")
+    if n_main < k:
+        claim = _free_slot(session, annotator, study, spec)
+        if claim is not None:
+            return add(claim[0], "main", claim[1])
+        taken = _take_over(session, annotator, study, spec, position, now)
+        if taken is not None:
+            return _task(session, taken, total, number)
+    if n_main > 0 and n_att < spec.attention_checks:
+        item_id = _attention_item(session, annotator, spec)
+        if item_id is not None:
+            return add(item_id, "attention")
+    if n_main > 0 and n_retest < min(spec.repeat_items, k):
+        item_id = _retest_item(session, annotator)
+        if item_id is not None:
+            return add(item_id, "retest")
+    if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
+        annotator.completed_at = now
+        session.add(annotator)
+        log_event(session, "completed", study.id, annotator.id, rated=number - 1)
+    return None
+
+
+def _not_mine(annotator_id: int):
+    """The item (``Item.id``) has never been handed to this annotator."""
+    other = aliased(Assignment)
+    return ~exists().where(other.item_id == Item.id, other.annotator_id == annotator_id)
+
+
+def _free_slot(session: Session, annotator: Annotator, study: Study,
+               spec: StudySpec) -> tuple[int, int] | None:
+    """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
+    claims = (select(Assignment.item_id, func.count(Assignment.id).label("n"))
+              .where(Assignment.study_id == study.id, Assignment.phase == "main")
+              .group_by(Assignment.item_id).subquery())
+    n = func.coalesce(claims.c.n, 0)
+    row = session.exec(
+        select(Item.id, n)
+        .outerjoin(claims, claims.c.item_id == Item.id)
+        .where(Item.study_id == study.id, Item.role == "main", n < study.raters_per_item,
+               _not_mine(annotator.id))
+        .order_by(n, _order_key(annotator, spec)).limit(1)).first()
+    return (row[0], row[1]) if row else None
+
+
+def _take_over(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+               position: int, now: datetime) -> Assignment | None:
+    """Move a stale unanswered main claim to this annotator (compare-and-set update)."""
+    cutoff = now - timedelta(minutes=spec.claim_timeout_minutes)
+    stale = session.exec(
+        select(Assignment).join(Item, Item.id == Assignment.item_id)
+        .where(Assignment.study_id == study.id, Assignment.phase == "main",
+               Assignment.answered_at.is_(None), Assignment.claimed_at < cutoff,
+               Assignment.annotator_id != annotator.id, _not_mine(annotator.id))
+        .order_by(Assignment.claimed_at).limit(1)).first()
+    if stale is None:
+        return None
+    previous = stale.annotator_id
+    result = session.exec(
+        update(Assignment)
+        .where(Assignment.id == stale.id, Assignment.annotator_id == previous,
+               Assignment.answered_at.is_(None))
+        .values(annotator_id=annotator.id, position=position, claimed_at=now))
+    if result.rowcount != 1:
+        return None
+    log_event(session, "claim_taken_over", study.id, annotator.id, assignment=stale.id,
+              previous_annotator=previous)
+    session.expire(stale)
+    return session.get(Assignment, stale.id)
+
+
+def _attention_item(session: Session, annotator: Annotator, spec: StudySpec) -> int | None:
+    return session.exec(select(Item.id).where(Item.study_id == annotator.study_id,
+                                              Item.role == "attention", _not_mine(annotator.id))
+                        .order_by(_order_key(annotator, spec)).limit(1)).first()
+
+
+def _retest_item(session: Session, annotator: Annotator) -> int | None:
+    """One of the annotator's answered main items not yet repeated, in a seeded order."""
+    retested = select(Assignment.item_id).where(Assignment.annotator_id == annotator.id,
+                                                Assignment.phase == "retest")
+    candidates = list(session.exec(
+        select(Assignment.item_id).where(Assignment.annotator_id == annotator.id,
+                                         Assignment.phase == "main",
+                                         Assignment.answered_at.is_not(None),
+                                         Assignment.item_id.not_in(retested))
+        .order_by(Assignment.position)))
+    if not candidates:
+        return None
+    return candidates[annotator.seed % len(candidates)]
+
+
+def task_before(annotator_id: int, position: int | None,
+                engine: Engine | None = None) -> Task | None:
+    """The answered item just before ``position`` (None: before the current one), to revise."""
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        study = session.get(Study, annotator.study_id)
+        query = select(Assignment).where(Assignment.annotator_id == annotator_id,
+                                         Assignment.answered_at.is_not(None))
+        if position is not None:
+            query = query.where(Assignment.position < position)
+        previous = session.exec(query.order_by(Assignment.position.desc()).limit(1)).first()
+        if previous is None:
+            return None
+        return _task(session, previous, planned_total(spec_for(study),
+                                                      _n_main_items(session, study.id)))
+
+
+def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> Task | None:
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        study = session.get(Study, annotator.study_id)
+        found = session.exec(select(Assignment).where(Assignment.annotator_id == annotator_id,
+                                                      Assignment.position == position)).first()
+        if found is None:
+            return None
+        return _task(session, found, planned_total(spec_for(study), _n_main_items(session, study.id)))
+
+
+def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
+    with read_session(engine) as session:
+        return session.exec(select(func.count(Assignment.id)).where(
+            Assignment.annotator_id == annotator_id, Assignment.answered_at.is_not(None))).one()
+
+
+# ---------------------------------------------------------------------------------- ratings
+def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
+           engine: Engine | None = None) -> Rating:
+    """Store a rating durably (committed on return). The same answer again returns the stored
+    row; a different one is a new revision that supersedes it."""
+    for attempt in range(3):
+        try:
+            with write_session(engine) as session:
+                return _submit(session, annotator_id, assignment_id, response, seconds_spent)
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _submit(session: Session, annotator_id: int, assignment_id: int, response,
+            seconds_spent: float) -> Rating:
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None or assignment.annotator_id != annotator_id:
+        raise InputError("this item is not assigned to you (any more)")
+    study = session.get(Study, assignment.study_id)
+    if study.status != "open":
+        raise InputError(f"this study is {study.status}; your answer was not stored")
+    value = get_type(study.study_type).parse_response(response, spec_for(study).scale)
+    latest = session.exec(select(Rating).where(Rating.assignment_id == assignment_id)
+                          .order_by(Rating.revision.desc()).limit(1)).first()
+    if latest is not None and latest.response == value:
+        return latest
+    now = utcnow()
+    owned = session.exec(update(Assignment)
+                         .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)
+                         .values(answered_at=func.coalesce(Assignment.answered_at, now)))
+    if owned.rowcount != 1:
+        raise InputError("this item is not assigned to you (any more)")
+    rating = Rating(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
+                    item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
+                    response=value, seconds_spent=round(max(0.0, float(seconds_spent)), 3),
+                    created_at=now, supersedes_id=None if latest is None else latest.id)
+    session.add(rating)
+    session.flush()
+    if latest is not None:
+        log_event(session, "rating_revised", study.id, annotator_id, assignment=assignment_id,
+                  old=latest.response, new=value)
+    return rating
+
+
+# ---------------------------------------------------------------------------------- page state
+@dataclass(frozen=True)
+class AnnotatorSession:
+    """What the annotator pages need to know about an annotator and their study."""
+
+    annotator_id: int
+    pseudonym: str
+    started: bool
+    completed: bool
+    study_slug: str
+    study_title: str
+    study_status: str
+    study_type: str
+    spec: StudySpec
+
+
+def annotator_session(annotator_id: int, engine: Engine | None = None) -> AnnotatorSession:
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        study = session.get(Study, annotator.study_id)
+        return AnnotatorSession(annotator.id, annotator.pseudonym, annotator.started_at is not None,
+                        annotator.completed_at is not None, study.slug, study.title,
+                        study.status, study.study_type, spec_for(study))
+
+
+def resolve_token(token: str, engine: Engine | None = None) -> int | None:
+    """The annotator id of an invite / personal token, None when it is unknown."""
+    with read_session(engine) as session:
+        annotator = annotator_by_token(session, token)
+        return annotator.id if annotator else None

@@ -1,0 +1,42 @@
+"""Where the platform keeps its data, and how it is reached (environment variables).
+
+- ``DATABASE_URL``: any SQLAlchemy URL (``postgresql+psycopg://...``); wins over ``STUDYAPP_DB``.
+- ``STUDYAPP_DB``: path of the SQLite file (default ``.data/studyapp.sqlite``).
+- ``STUDYAPP_EXPORTS``: export folder (default ``exports/``).
+- ``STUDYAPP_BASE_URL``: the public address used in invite links (default
+  ``http://localhost:<port>``).
+- ``STUDYAPP_ADMIN_PASSWORD``: the researcher console password (else generated once).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DB = ROOT / ".data" / "studyapp.sqlite"
+STUDIES_DIR = ROOT / "studies"
+
+
+def database_url() -> str:
+    """The SQLAlchemy URL of the platform database."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    return f"sqlite:///{Path(os.environ.get('STUDYAPP_DB', DEFAULT_DB)).resolve()}"
+
+
+def exports_dir() -> Path:
+    return Path(os.environ.get("STUDYAPP_EXPORTS", ROOT / "exports"))
+
+
+def default_port() -> int:
+    return int(os.environ.get("STUDYAPP_PORT", 8501))
+
+
+def base_url(port: int | None = None) -> str:
+    """Public base URL for invite links, without a trailing slash."""
+    url = os.environ.get("STUDYAPP_BASE_URL")
+    if url:
+        return url.rstrip("/")
+    return f"http://localhost:{port or default_port()}"

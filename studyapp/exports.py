@@ -1,0 +1,133 @@
+"""Raw exports of a study (DESIGN.md "Ratings exported from a study").
+
+- ``ratings.csv``: one row per answered assignment, its current (latest) answer:
+  ``study, item_id, annotator, rating, phase, created_at, seconds_spent, revisions`` —
+  ``created_at`` is when that answer was given, ``seconds_spent`` the time on the item summed
+  over every revision, ``revisions`` how many answers were given (1 = never changed).
+- ``ratings_history.csv``: every stored rating row, superseded ones included.
+- ``items.csv``: ``item_id, role, expected`` and the study type's columns (for
+  ``hoi_similarity``: ``category, gt_verb, gt_object, pred_verb, pred_object, level,
+  verb_sim, object_sim`` and the sampler's extra columns).
+- ``annotators.csv``: pseudonym, how they joined, status, times, ratings and attention checks.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from . import config
+from .models import Annotator, Assignment, Item, Rating
+from .storage import log_event, read_session, write_session
+from .studies import study_by_slug
+from .studytypes import get_type
+
+RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",
+                  "seconds_spent", "revisions"]
+HOI_ITEM_COLUMNS = ["item_id", "category", "gt_verb", "gt_object", "pred_verb", "pred_object",
+                    "level", "verb_sim", "object_sim"]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(timezone.utc).isoformat(timespec="seconds") if value else None
+
+
+def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFrame]:
+    """The export tables of a study, by file name."""
+    with read_session(engine) as session:
+        study = study_by_slug(session, slug)
+        items = list(session.exec(select(Item).where(Item.study_id == study.id).order_by(Item.position)))
+        annotators = list(session.exec(select(Annotator).where(Annotator.study_id == study.id)
+                                       .order_by(Annotator.id)))
+        assignments = {a.id: a for a in session.exec(select(Assignment).where(
+            Assignment.study_id == study.id))}
+        ratings = list(session.exec(select(Rating).where(Rating.study_id == study.id)
+                                    .order_by(Rating.assignment_id, Rating.revision)))
+    study_type = get_type(study.study_type)
+    item_key = {item.id: item.item_key for item in items}
+    expected = {item.id: item.expected for item in items}
+    pseudonym = {a.id: a.pseudonym for a in annotators}
+
+    history = pd.DataFrame([{
+        "study": study.slug, "rating_id": r.id, "item_id": item_key[r.item_id],
+        "annotator": pseudonym[r.annotator_id], "rating": r.response,
+        "phase": assignments[r.assignment_id].phase, "revision": r.revision,
+        "supersedes": r.supersedes_id, "created_at": _iso(r.created_at),
+        "seconds_spent": r.seconds_spent} for r in ratings],
+        columns=["study", "rating_id", "item_id", "annotator", "rating", "phase", "revision",
+                 "supersedes", "created_at", "seconds_spent"])
+    current = []
+    by_assignment: dict[int, list[Rating]] = {}
+    for r in ratings:
+        by_assignment.setdefault(r.assignment_id, []).append(r)
+    for assignment_id, rows in by_assignment.items():
+        last = rows[-1]
+        current.append({"study": study.slug, "item_id": item_key[last.item_id],
+                        "annotator": pseudonym[last.annotator_id], "rating": last.response,
+                        "phase": assignments[assignment_id].phase, "created_at": _iso(last.created_at),
+                        "seconds_spent": round(sum(r.seconds_spent for r in rows), 3),
+                        "revisions": len(rows), "_position": assignments[assignment_id].position,
+                        "_annotator_id": last.annotator_id})
+    current_df = pd.DataFrame(current, columns=RATING_COLUMNS + ["_position", "_annotator_id"])
+    current_df = current_df.sort_values(["_annotator_id", "_position"]).drop(
+        columns=["_position", "_annotator_id"]).reset_index(drop=True)
+
+    item_rows = []
+    for item in items:
+        row = {"item_id": item.item_key,
+               **study_type.export_item(json.loads(item.fields_json)),
+               "role": item.role, "expected": item.expected}
+        item_rows.append(row)
+    items_df = pd.DataFrame(item_rows)
+    if study.study_type == "hoi_similarity":
+        rest = [c for c in items_df.columns if c not in HOI_ITEM_COLUMNS]
+        items_df = items_df[HOI_ITEM_COLUMNS + rest]
+
+    annotator_rows = []
+    for a in annotators:
+        mine = current_df[current_df["annotator"] == a.pseudonym]
+        checks = [(r.response, expected[r.item_id]) for assignment_id, rows in by_assignment.items()
+                  for r in rows[-1:] if assignments[assignment_id].annotator_id == a.id
+                  and assignments[assignment_id].phase == "attention"]
+        annotator_rows.append({
+            "annotator": a.pseudonym, "source": a.source,
+            "status": "completed" if a.completed_at else "rating" if a.started_at else "invited",
+            "created_at": _iso(a.created_at), "started_at": _iso(a.started_at),
+            "completed_at": _iso(a.completed_at), "n_ratings": len(mine),
+            "median_seconds": round(float(mine["seconds_spent"].median()), 3) if len(mine) else None,
+            "attention_checks": len(checks),
+            "attention_passed": sum(1 for got, want in checks if got == want),
+            "prolific_pid": a.prolific_pid, "prolific_study_id": a.prolific_study_id,
+            "prolific_session_id": a.prolific_session_id})
+    annotators_df = pd.DataFrame(annotator_rows, columns=[
+        "annotator", "source", "status", "created_at", "started_at", "completed_at", "n_ratings",
+        "median_seconds", "attention_checks", "attention_passed", "prolific_pid",
+        "prolific_study_id", "prolific_session_id"])
+    return {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
+            "annotators.csv": annotators_df}
+
+
+def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | None = None,
+                 now: datetime | None = None) -> Path:
+    """Write the export tables into ``<out_dir>/<study>/<UTC timestamp>/``; returns that folder."""
+    tables = study_tables(slug, engine)
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    target = Path(out_dir or config.exports_dir()) / slug / stamp
+    target.mkdir(parents=True, exist_ok=True)
+    for name, frame in tables.items():
+        frame.to_csv(target / name, index=False)
+    with write_session(engine) as session:
+        study = study_by_slug(session, slug)
+        log_event(session, "exported", study.id, folder=str(target),
+                  ratings=len(tables["ratings.csv"]))
+    return target
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")
+

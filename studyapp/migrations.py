@@ -1,0 +1,130 @@
+"""Schema versions and the upgrade path.
+
+A database is built by applying the migrations in order, fresh or old alike, so every
+installation reaches the same schema (``studyapp.models``) the same way; each step is recorded
+in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and PostgreSQL.
+
+- 1: studies, items, annotators (invite token or access code), assignments, ratings, events,
+  settings.
+- 2: Prolific-style participants: the annotator's PROLIFIC_PID / STUDY_ID / SESSION_ID, unique
+  per study.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (Column, DateTime, Float, ForeignKey, Index, Integer, MetaData, String,
+                        Table, Text, UniqueConstraint, inspect, text)
+from sqlalchemy.engine import Connection
+
+from .models import utcnow
+
+
+def _v1_tables() -> MetaData:
+    """The schema as version 1 defined it (frozen: never edit, add a migration instead)."""
+    md = MetaData()
+    Table("setting", md, Column("key", String(64), primary_key=True),
+          Column("value", Text, nullable=False))
+    Table("schema_version", md, Column("version", Integer, primary_key=True, autoincrement=False),
+          Column("description", String(200), nullable=False),
+          Column("applied_at", DateTime(timezone=True), nullable=False))
+    Table("study", md, Column("id", Integer, primary_key=True),
+          Column("slug", String(64), nullable=False, unique=True),
+          Column("title", String(200), nullable=False),
+          Column("study_type", String(64), nullable=False),
+          Column("spec_json", Text, nullable=False),
+          Column("status", String(16), nullable=False),
+          Column("raters_per_item", Integer, nullable=False),
+          Column("items_per_annotator", Integer),
+          Column("access_code_hash", String(128)),
+          Column("created_at", DateTime(timezone=True), nullable=False))
+    Table("item", md, Column("id", Integer, primary_key=True),
+          Column("study_id", Integer, ForeignKey("study.id"), nullable=False, index=True),
+          Column("item_key", String(64), nullable=False),
+          Column("role", String(16), nullable=False),
+          Column("position", Integer, nullable=False),
+          Column("fields_json", Text, nullable=False),
+          Column("expected", String(64)),
+          UniqueConstraint("study_id", "item_key"))
+    Table("annotator", md, Column("id", Integer, primary_key=True),
+          Column("study_id", Integer, ForeignKey("study.id"), nullable=False, index=True),
+          Column("pseudonym", String(64), nullable=False),
+          Column("source", String(16), nullable=False),
+          Column("token_hash", String(64), nullable=False, unique=True),
+          Column("seed", Integer, nullable=False),
+          Column("created_at", DateTime(timezone=True), nullable=False),
+          Column("started_at", DateTime(timezone=True)),
+          Column("completed_at", DateTime(timezone=True)),
+          UniqueConstraint("study_id", "pseudonym"))
+    Table("assignment", md, Column("id", Integer, primary_key=True),
+          Column("study_id", Integer, ForeignKey("study.id"), nullable=False, index=True),
+          Column("annotator_id", Integer, ForeignKey("annotator.id"), nullable=False, index=True),
+          Column("item_id", Integer, ForeignKey("item.id"), nullable=False, index=True),
+          Column("phase", String(16), nullable=False),
+          Column("position", Integer, nullable=False),
+          Column("slot", Integer),
+          Column("claimed_at", DateTime(timezone=True), nullable=False),
+          Column("answered_at", DateTime(timezone=True)),
+          UniqueConstraint("item_id", "slot"),
+          UniqueConstraint("annotator_id", "position"),
+          UniqueConstraint("annotator_id", "item_id", "phase"))
+    Table("rating", md, Column("id", Integer, primary_key=True),
+          Column("study_id", Integer, ForeignKey("study.id"), nullable=False, index=True),
+          Column("assignment_id", Integer, ForeignKey("assignment.id"), nullable=False, index=True),
+          Column("annotator_id", Integer, ForeignKey("annotator.id"), nullable=False, index=True),
+          Column("item_id", Integer, ForeignKey("item.id"), nullable=False, index=True),
+          Column("revision", Integer, nullable=False),
+          Column("response", String(200), nullable=False),
+          Column("seconds_spent", Float, nullable=False),
+          Column("created_at", DateTime(timezone=True), nullable=False),
+          Column("supersedes_id", Integer, ForeignKey("rating.id")),
+          UniqueConstraint("assignment_id", "revision"))
+    Table("event", md, Column("id", Integer, primary_key=True),
+          Column("study_id", Integer, ForeignKey("study.id"), index=True),
+          Column("annotator_id", Integer, ForeignKey("annotator.id")),
+          Column("kind", String(40), nullable=False),
+          Column("detail", Text, nullable=False),
+          Column("created_at", DateTime(timezone=True), nullable=False))
+    return md
+
+
+def _create_v1(conn: Connection) -> None:
+    _v1_tables().create_all(conn)
+
+
+def _add_prolific_ids(conn: Connection) -> None:
+    for column in ("prolific_pid", "prolific_study_id", "prolific_session_id"):
+        conn.execute(text(f"ALTER TABLE annotator ADD COLUMN {column} VARCHAR(64)"))
+    annotator = Table("annotator", MetaData(), autoload_with=conn)
+    Index("ix_annotator_prolific", annotator.c.study_id, annotator.c.prolific_pid,
+          unique=True).create(conn)
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
+    (1, "initial schema", _create_v1),
+    (2, "Prolific participant, study and session ids", _add_prolific_ids),
+]
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(conn: Connection) -> int:
+    """The highest applied version (0 for an empty database)."""
+    if not inspect(conn).has_table("schema_version"):
+        return 0
+    return conn.execute(text("SELECT MAX(version) FROM schema_version")).scalar() or 0
+
+
+def upgrade(conn: Connection, target: int = LATEST) -> list[int]:
+    """Apply the missing migrations up to ``target``, each recorded; returns the versions applied."""
+    have = current_version(conn)
+    if have > LATEST:
+        raise RuntimeError(f"database schema version {have} is newer than this code ({LATEST})")
+    applied = []
+    for version, description, step in MIGRATIONS:
+        if have < version <= target:
+            step(conn)
+            conn.execute(text("INSERT INTO schema_version (version, description, applied_at) "
+                              "VALUES (:v, :d, :t)"), {"v": version, "d": description, "t": utcnow()})
+            applied.append(version)
+    return applied

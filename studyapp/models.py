@@ -1,0 +1,117 @@
+"""The platform's tables (SQLModel). Schema changes go through ``studyapp.migrations``.
+
+Times are timezone-aware UTC. Ratings are append-only: a changed answer is a new row with the next
+``revision`` that names the row it ``supersedes``; ``(assignment_id, revision)`` is unique, so
+a double submit of the same answer cannot create a second row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Setting(SQLModel, table=True):
+    """Platform-wide key/value settings (e.g. the admin password hash)."""
+
+    key: str = Field(primary_key=True, max_length=64)
+    value: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class SchemaVersion(SQLModel, table=True):
+    """One row per applied migration."""
+
+    __tablename__ = "schema_version"
+    version: int = Field(primary_key=True)
+    description: str = Field(max_length=200)
+    applied_at: datetime = Field(default_factory=utcnow)
+
+
+class Study(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    slug: str = Field(unique=True, max_length=64)
+    title: str = Field(max_length=200)
+    study_type: str = Field(max_length=64)
+    spec_json: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="open", max_length=16)  # open | paused | closed
+    raters_per_item: int
+    items_per_annotator: int | None = None  # None: all items
+    access_code_hash: str | None = Field(default=None, max_length=128)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Item(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("study_id", "item_key"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    item_key: str = Field(max_length=64)
+    role: str = Field(default="main", max_length=16)  # main | attention
+    position: int
+    fields_json: str = Field(sa_column=Column(Text, nullable=False))
+    expected: str | None = Field(default=None, max_length=64)  # attention checks
+
+
+class Annotator(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("study_id", "pseudonym"),
+                      Index("ix_annotator_prolific", "study_id", "prolific_pid", unique=True))
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    pseudonym: str = Field(max_length=64)
+    source: str = Field(max_length=16)  # invite | code | prolific
+    token_hash: str = Field(unique=True, max_length=64)
+    seed: int
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+    prolific_pid: str | None = Field(default=None, max_length=64)
+    prolific_study_id: str | None = Field(default=None, max_length=64)
+    prolific_session_id: str | None = Field(default=None, max_length=64)
+
+
+class Assignment(SQLModel, table=True):
+    """An item handed to an annotator. Main-phase claims hold one of the item's
+    ``raters_per_item`` slots; ``(item_id, slot)`` is unique, which caps the raters."""
+
+    __table_args__ = (UniqueConstraint("item_id", "slot"),
+                      UniqueConstraint("annotator_id", "position"),
+                      UniqueConstraint("annotator_id", "item_id", "phase"))
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    annotator_id: int = Field(foreign_key="annotator.id", index=True)
+    item_id: int = Field(foreign_key="item.id", index=True)
+    phase: str = Field(max_length=16)  # main | attention | retest
+    position: int
+    slot: int | None = None
+    claimed_at: datetime = Field(default_factory=utcnow)
+    answered_at: datetime | None = None
+
+
+class Rating(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("assignment_id", "revision"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    assignment_id: int = Field(foreign_key="assignment.id", index=True)
+    annotator_id: int = Field(foreign_key="annotator.id", index=True)
+    item_id: int = Field(foreign_key="item.id", index=True)
+    revision: int
+    response: str = Field(max_length=200)
+    seconds_spent: float
+    created_at: datetime = Field(default_factory=utcnow)
+    supersedes_id: int | None = Field(default=None, foreign_key="rating.id")
+
+
+class Event(SQLModel, table=True):
+    """Append-only log of what happened (joins, revisions, status changes, exports, ...)."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int | None = Field(default=None, foreign_key="study.id", index=True)
+    annotator_id: int | None = Field(default=None, foreign_key="annotator.id")
+    kind: str = Field(max_length=40)
+    detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,308 @@
+"""Study specs: ``studies/*.toml`` → a validated :class:`StudySpec` and its items.
+
+Every check runs before anything is written, and each problem is one line naming the file and
+the key (or the items file and line). Keys:
+
+```toml
+title = "..."                   # required
+study_type = "hoi_similarity"   # required, a registered study type
+instructions = "..."            # required, Markdown
+slug = "demo"                   # default: the file name without .toml
+raters_per_item = 3             # default 3
+items_per_annotator = "all"     # or a number
+order = "random"                # random (per annotator, stored seed) | fixed
+access_code = "..."             # optional: join with this code and a pseudonym
+claim_timeout_minutes = 30      # an unanswered item returns to the pool after this
+
+[scale]                         # default: the study type's scale
+values = [0, 1, 2, 3, 4]
+labels = ["...", ...]
+
+[items]
+source = "csv"                  # csv (path = "...", relative to the spec) | sampler
+path = "items.csv"
+# sampler options of the study type, e.g. n = 50, seed = 0, class_weights = "w.csv"
+
+[quality]
+attention_checks = 0            # items with a known answer, spread through the sequence
+repeat_items = 0                # own items shown again at the end (test-retest)
+
+[prolific]                      # optional: participants arrive with PROLIFIC_PID etc.
+completion_code = "..."         # shown at the end (and/or)
+completion_url = "https://..."  # linked at the end
+
+[example]                       # optional: an item for the instructions page,
+rating = 3                      # with the item fields of the study type,
+explanation = "..."             # a suggested rating and why
+```
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from metrics import InputError
+
+from .studytypes import Scale, get_type
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
+            "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
+            "items", "quality", "prolific", "example"}
+ROLES = ("main", "attention")
+
+
+@dataclass
+class ItemSpec:
+    key: str
+    role: str
+    fields: dict
+    expected: str | None = None
+
+
+@dataclass
+class StudySpec:
+    slug: str
+    title: str
+    study_type: str
+    instructions: str
+    scale: Scale
+    raters_per_item: int = 3
+    items_per_annotator: int | None = None
+    order: str = "random"
+    access_code: str | None = None
+    claim_timeout_minutes: int = 30
+    attention_checks: int = 0
+    repeat_items: int = 0
+    completion_code: str | None = None
+    completion_url: str | None = None
+    example: dict | None = None
+    items_source: dict = field(default_factory=dict)
+    items: list[ItemSpec] = field(default_factory=list)
+    source_report: str = ""
+
+    def to_json(self) -> str:
+        """The stored spec (without the items and the access code)."""
+        data = asdict(self)
+        for key in ("items", "access_code"):
+            data.pop(key)
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "StudySpec":
+        data = json.loads(text)
+        data["scale"] = Scale(tuple(data["scale"]["values"]), tuple(data["scale"]["labels"]))
+        return cls(**data)
+
+
+class _Checker:
+    """Typed reads of a TOML table, with errors naming the file and the key."""
+
+    def __init__(self, name: str, table: dict, prefix: str = ""):
+        self.name, self.table, self.prefix = name, table, prefix
+
+    def fail(self, key: str, message: str):
+        raise InputError(f"{self.name}: key '{self.prefix}{key}' {message}")
+
+    def unknown(self, allowed: set[str]) -> None:
+        for key in self.table:
+            if key not in allowed:
+                raise InputError(f"{self.name}: unknown key '{self.prefix}{key}' "
+                                 f"(allowed: {', '.join(sorted(allowed))})")
+
+    def text(self, key: str, default=None, required: bool = False):
+        if key not in self.table:
+            if required:
+                raise InputError(f"{self.name}: missing key '{self.prefix}{key}'")
+            return default
+        value = self.table[key]
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, f"must be a non-empty string, got {value!r}")
+        return value
+
+    def integer(self, key: str, default: int, minimum: int):
+        value = self.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"must be a whole number, got {value!r}")
+        if value < minimum:
+            self.fail(key, f"must be at least {minimum}, got {value}")
+        return value
+
+    def table_of(self, key: str) -> dict:
+        value = self.table.get(key, {})
+        if not isinstance(value, dict):
+            self.fail(key, f"must be a table ([{key}]), got {value!r}")
+        return value
+
+
+def load_spec(path: str | Path) -> StudySpec:
+    """Read and validate a spec file and its items (nothing is written)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"study spec not found: {path}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML: {exc}") from None
+    return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
+
+
+def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> StudySpec:
+    top = _Checker(name, data)
+    top.unknown(TOP_KEYS)
+    study_type = get_type(top.text("study_type", required=True))
+    slug = top.text("slug", default_slug)
+    if not SLUG.match(slug):
+        top.fail("slug", f"must be lower-case letters, digits, '-' or '_' (got {slug!r})")
+    spec = StudySpec(slug=slug, title=top.text("title", required=True),
+                     study_type=study_type.name,
+                     instructions=top.text("instructions", required=True),
+                     scale=_scale(top, study_type.default_scale),
+                     raters_per_item=top.integer("raters_per_item", 3, 1),
+                     access_code=top.text("access_code"),
+                     claim_timeout_minutes=top.integer("claim_timeout_minutes", 30, 1))
+    per = data.get("items_per_annotator", "all")
+    if per != "all":
+        spec.items_per_annotator = top.integer("items_per_annotator", 0, 1)
+    spec.order = top.text("order", "random")
+    if spec.order not in ("random", "fixed"):
+        top.fail("order", f"must be 'random' or 'fixed', got {spec.order!r}")
+
+    quality = _Checker(name, top.table_of("quality"), "quality.")
+    quality.unknown({"attention_checks", "repeat_items"})
+    spec.attention_checks = quality.integer("attention_checks", 0, 0)
+    spec.repeat_items = quality.integer("repeat_items", 0, 0)
+
+    prolific = _Checker(name, top.table_of("prolific"), "prolific.")
+    prolific.unknown({"completion_code", "completion_url"})
+    spec.completion_code = prolific.text("completion_code")
+    spec.completion_url = prolific.text("completion_url")
+    if spec.completion_url and not spec.completion_url.startswith(("https://", "http://")):
+        prolific.fail("completion_url", f"must be an http(s) URL, got {spec.completion_url!r}")
+
+    spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
+                                                               study_type, base_dir)
+    if spec.repeat_items and spec.repeat_items > (spec.items_per_annotator or len(spec.items)):
+        quality.fail("repeat_items", "must not exceed the items each annotator rates")
+    main = [item for item in spec.items if item.role == "main"]
+    attention = [item for item in spec.items if item.role == "attention"]
+    if not main:
+        raise InputError(f"{name}: the items source gives no items to rate")
+    if spec.attention_checks and not attention:
+        for k, (fields, expected) in enumerate(
+                study_type.attention_items([i.fields for i in main], spec.attention_checks), 1):
+            spec.items.append(ItemSpec(f"attention-{k}", "attention", fields, expected))
+        attention = [item for item in spec.items if item.role == "attention"]
+    if spec.attention_checks > len(attention):
+        quality.fail("attention_checks", f"asks for {spec.attention_checks} checks but only "
+                                         f"{len(attention)} attention items exist")
+    for item in attention:
+        try:
+            item.expected = study_type.parse_response(item.expected, spec.scale)
+        except InputError as exc:
+            raise InputError(f"{name}: attention item {item.key!r}: expected {exc}") from None
+
+    example = top.table_of("example")
+    if example:
+        ex = _Checker(name, example, "example.")
+        ex.unknown(set(study_type.required_fields) | {"rating", "explanation", "gt_verb_label",
+                                                      "gt_object_label"})
+        row = {k: v for k, v in example.items() if k not in ("rating", "explanation")}
+        fields = study_type.normalize_item(row, f"{name}: [example]")
+        rating = example.get("rating")
+        if rating is not None:
+            try:
+                rating = int(study_type.parse_response(rating, spec.scale))
+            except InputError as exc:
+                ex.fail("rating", str(exc))
+        spec.example = {"fields": fields, "rating": rating,
+                        "explanation": ex.text("explanation", "")}
+    return spec
+
+
+def _scale(top: _Checker, default: Scale) -> Scale:
+    table = top.table_of("scale")
+    if not table:
+        return default
+    check = _Checker(top.name, table, "scale.")
+    check.unknown({"values", "labels"})
+    values = table.get("values", list(default.values))
+    labels = table.get("labels", list(default.labels))
+    if not isinstance(values, list) or not values or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 9 for v in values):
+        check.fail("values", f"must be a list of whole numbers 0–9, got {values!r}")
+    if len(set(values)) != len(values):
+        check.fail("values", "must not repeat a value")
+    if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+        check.fail("labels", "must be a list of non-empty strings")
+    if len(labels) != len(values):
+        check.fail("labels", f"has {len(labels)} labels for {len(values)} values")
+    return Scale(tuple(values), tuple(labels))
+
+
+def _items(name: str, table: dict, study_type, base_dir: Path):
+    check = _Checker(name, table, "items.")
+    source = check.text("source", required=True)
+    if source == "csv":
+        check.unknown({"source", "path"})
+        rel = check.text("path", required=True)
+        path = base_dir / rel
+        if not path.exists():
+            check.fail("path", f"names a file that does not exist: {path}")
+        return read_items_csv(path, study_type), {"source": "csv", "path": rel}, ""
+    if source == "sampler":
+        options = {k: v for k, v in table.items() if k != "source"}
+        check.unknown({"source", *study_type.sampler_options})
+        for key, kind in study_type.sampler_options.items():
+            if key not in options:
+                continue
+            value = options[key]
+            ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                ok = True
+            if not ok:
+                check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
+            if kind is str and not (base_dir / value).exists():
+                check.fail(key, f"names a file that does not exist: {base_dir / value}")
+        frame, report = study_type.sample_items(options, base_dir)
+        items = [ItemSpec(str(row["item_id"]), "main",
+                          study_type.normalize_item(row, f"{name}: sampled item {row['item_id']}"))
+                 for row in frame.to_dict("records")]
+        return items, {"source": "sampler", **options}, report
+    check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
+
+
+def read_items_csv(path: Path, study_type) -> list[ItemSpec]:
+    """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        columns = reader.fieldnames or []
+        for column in ("item_id", *study_type.required_fields):
+            if column not in columns:
+                raise InputError(f"{path}: missing column '{column}'")
+        items, seen = [], set()
+        for row in reader:
+            where = f"{path} line {reader.line_num}"
+            key = (row.get("item_id") or "").strip()
+            if not key:
+                raise InputError(f"{where}: item_id is empty")
+            if len(key) > 64:
+                raise InputError(f"{where}: item_id is longer than 64 characters")
+            if key in seen:
+                raise InputError(f"{where}: duplicate item_id {key!r}")
+            seen.add(key)
+            role = (row.get("role") or "main").strip()
+            if role not in ROLES:
+                raise InputError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
+            expected = (row.get("expected") or "").strip() or None
+            if role == "attention" and expected is None:
+                raise InputError(f"{where}: an attention item needs an 'expected' response")
+            items.append(ItemSpec(key, role, study_type.normalize_item(row, where), expected))
+    if not items:
+        raise InputError(f"{path}: no items")
+    return items

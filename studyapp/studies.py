@@ -1,0 +1,185 @@
+"""Research side: create studies from specs, invite annotators, watch progress, pause / close."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import statistics
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from metrics import InputError
+
+from . import auth, config
+from .models import Annotator, Assignment, Item, Rating, Study
+from .specs import StudySpec
+from .storage import log_event, read_session, write_session
+
+STATUSES = ("open", "paused", "closed")
+
+
+@dataclass(frozen=True)
+class Invite:
+    pseudonym: str
+    token: str
+
+    def link(self, base: str | None = None) -> str:
+        return f"{base or config.base_url()}/?token={self.token}"
+
+
+def create_study(spec: StudySpec, engine: Engine | None = None) -> int:
+    """Store a validated spec and its items in one transaction; returns the study id."""
+    with write_session(engine) as session:
+        if session.exec(select(Study.id).where(Study.slug == spec.slug)).first() is not None:
+            raise InputError(f"a study named {spec.slug!r} already exists")
+        study = Study(slug=spec.slug, title=spec.title, study_type=spec.study_type,
+                      spec_json=spec.to_json(), raters_per_item=spec.raters_per_item,
+                      items_per_annotator=spec.items_per_annotator,
+                      access_code_hash=auth.slow_hash(spec.access_code) if spec.access_code else None)
+        session.add(study)
+        session.flush()
+        for position, item in enumerate(spec.items):
+            session.add(Item(study_id=study.id, item_key=item.key, role=item.role,
+                             position=position, fields_json=json.dumps(item.fields),
+                             expected=item.expected))
+        log_event(session, "study_created", study.id, n_items=len(spec.items),
+                  source=spec.items_source)
+        return study.id
+
+
+def study_by_slug(session: Session, slug: str) -> Study:
+    study = session.exec(select(Study).where(Study.slug == slug)).first()
+    if study is None:
+        raise InputError(f"no study named {slug!r}")
+    return study
+
+
+def list_studies(engine: Engine | None = None) -> list[Study]:
+    with read_session(engine) as session:
+        return list(session.exec(select(Study).order_by(Study.id)))
+
+
+def spec_of(study: Study) -> StudySpec:
+    return StudySpec.from_json(study.spec_json)
+
+
+def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
+           engine: Engine | None = None) -> list[Invite]:
+    """Create ``count`` invite links (or one per label); the tokens are returned only here."""
+    labels = labels or []
+    if count < 1 and not labels:
+        raise InputError("ask for at least one invite")
+    out = []
+    with write_session(engine) as session:
+        taken = set(session.exec(select(Annotator.pseudonym).where(Annotator.study_id == study_id)))
+        for k in range(max(count, len(labels))):
+            if k < len(labels):
+                name = labels[k].strip()
+                if not name or len(name) > 64:
+                    raise InputError(f"invite label {labels[k]!r} must have 1-64 characters")
+                if name in taken:
+                    raise InputError(f"pseudonym {name!r} is already used in this study")
+            else:
+                name = f"invite-{secrets.token_hex(3)}"
+                while name in taken:
+                    name = f"invite-{secrets.token_hex(3)}"
+            taken.add(name)
+            token = auth.new_token()
+            session.add(Annotator(study_id=study_id, pseudonym=name, source="invite",
+                                  token_hash=auth.token_hash(token), seed=secrets.randbits(30)))
+            out.append(Invite(name, token))
+        log_event(session, "invites_created", study_id, pseudonyms=[i.pseudonym for i in out])
+    return out
+
+
+def set_status(study_id: int, status: str, engine: Engine | None = None) -> None:
+    if status not in STATUSES:
+        raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    with write_session(engine) as session:
+        study = session.get(Study, study_id)
+        if study is None:
+            raise InputError(f"no study with id {study_id}")
+        old, study.status = study.status, status
+        session.add(study)
+        log_event(session, "status_changed", study_id, old=old, new=status)
+
+
+def _current_ratings(session: Session, study_id: int):
+    """Rows (assignment, latest rating) of every answered assignment of a study."""
+    latest = (select(Rating.assignment_id, func.max(Rating.revision).label("rev"))
+              .where(Rating.study_id == study_id).group_by(Rating.assignment_id).subquery())
+    return session.exec(
+        select(Assignment, Rating)
+        .join(latest, latest.c.assignment_id == Assignment.id)
+        .join(Rating, (Rating.assignment_id == latest.c.assignment_id)
+              & (Rating.revision == latest.c.rev))).all()
+
+
+def progress(study_id: int, engine: Engine | None = None) -> dict:
+    """Per annotator (done, target, median seconds, status) and per item (done / needed)."""
+    from .assignment import planned_total  # the plan lives with the assignment rules
+
+    with read_session(engine) as session:
+        study = session.get(Study, study_id)
+        spec = spec_of(study)
+        annotators = list(session.exec(select(Annotator).where(Annotator.study_id == study_id)
+                                       .order_by(Annotator.id)))
+        items = list(session.exec(select(Item).where(Item.study_id == study_id).order_by(Item.position)))
+        rows = _current_ratings(session, study_id)
+        first_try = session.exec(select(Rating.assignment_id, Rating.seconds_spent)
+                                 .where(Rating.study_id == study_id, Rating.revision == 0)).all()
+        claimed = dict(session.exec(select(Assignment.item_id, func.count(Assignment.id))
+                                    .where(Assignment.study_id == study_id, Assignment.phase == "main")
+                                    .group_by(Assignment.item_id)).all())
+    seconds_by_assignment = dict(first_try)
+    done_by_annotator: dict[int, int] = {}
+    secs_by_annotator: dict[int, list[float]] = {}
+    done_by_item: dict[int, int] = {}
+    secs_by_item: dict[int, list[float]] = {}
+    for assignment, _rating in rows:
+        done_by_annotator[assignment.annotator_id] = done_by_annotator.get(assignment.annotator_id, 0) + 1
+        secs = seconds_by_assignment.get(assignment.id)
+        secs_by_annotator.setdefault(assignment.annotator_id, []).append(secs)
+        if assignment.phase == "main":
+            done_by_item[assignment.item_id] = done_by_item.get(assignment.item_id, 0) + 1
+            secs_by_item.setdefault(assignment.item_id, []).append(secs)
+    n_main = sum(1 for item in items if item.role == "main")
+    per_annotator = [{
+        "annotator": a.pseudonym, "source": a.source,
+        "status": "completed" if a.completed_at else "rating" if a.started_at else "invited",
+        "done": done_by_annotator.get(a.id, 0), "target": planned_total(spec, n_main),
+        "median_seconds": _median(secs_by_annotator.get(a.id)),
+    } for a in annotators]
+    per_item = [{
+        "item_id": item.item_key, "done": done_by_item.get(item.id, 0),
+        "claimed": claimed.get(item.id, 0), "needed": study.raters_per_item,
+        "median_seconds": _median(secs_by_item.get(item.id)),
+    } for item in items if item.role == "main"]
+    total_needed = n_main * study.raters_per_item
+    total_done = sum(min(d, study.raters_per_item) for d in done_by_item.values())
+    return {"study": study.slug, "status": study.status, "items": n_main,
+            "ratings_done": total_done, "ratings_needed": total_needed,
+            "annotators": per_annotator, "per_item": per_item}
+
+
+def _median(values: list[float] | None) -> float | None:
+    values = [v for v in (values or []) if v is not None]
+    return round(statistics.median(values), 2) if values else None
+
+
+def joinable_studies(engine: Engine | None = None) -> list[tuple[str, str]]:
+    """(slug, title) of open studies that accept an access code."""
+    with read_session(engine) as session:
+        rows = session.exec(select(Study.slug, Study.title).where(
+            Study.status == "open", Study.access_code_hash.is_not(None)).order_by(Study.id)).all()
+    return [tuple(r) for r in rows]
+
+
+def study_items(study_id: int, engine: Engine | None = None) -> list[tuple[str, str, dict]]:
+    """(item key, role, fields) of every item of a study, in file order."""
+    with read_session(engine) as session:
+        items = session.exec(select(Item).where(Item.study_id == study_id).order_by(Item.position))
+        return [(i.item_key, i.role, json.loads(i.fields_json)) for i in items]

@@ -1,0 +1,63 @@
+"""What every study type provides (see the registry in ``studyapp.studytypes``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from metrics import InputError
+
+
+@dataclass(frozen=True)
+class Scale:
+    """An ordinal rating scale: the values and one label per value."""
+
+    values: tuple[int, ...]
+    labels: tuple[str, ...]
+
+    def label(self, value: int) -> str:
+        return self.labels[self.values.index(value)]
+
+
+class StudyType:
+    """Base class; subclasses fill in the item fields, rendering and exports."""
+
+    name: str = ""
+    title: str = ""
+    default_scale: Scale
+    required_fields: tuple[str, ...] = ()
+    sampler_options: dict[str, type] = {}  # key in [items] -> expected type
+
+    def normalize_item(self, row: dict, where: str) -> dict:
+        """Checked and completed item fields (``where`` names the file and line for errors)."""
+        raise NotImplementedError
+
+    def render_item(self, fields: dict) -> None:
+        """Show one item with Streamlit (the rating controls are the page's)."""
+        raise NotImplementedError
+
+    def export_item(self, fields: dict) -> dict:
+        """Columns of the item in items.csv (besides item_id and role)."""
+        raise NotImplementedError
+
+    def sample_items(self, options: dict, base_dir) -> tuple[pd.DataFrame, str]:
+        """Items from the type's sampler and a printable report."""
+        raise InputError(f"study type {self.name!r} has no sampler; use an items CSV")
+
+    def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:
+        """``count`` attention-check items (fields, expected response) built from ``items``."""
+        raise InputError(f"study type {self.name!r} cannot generate attention checks; "
+                         "give rows with role=attention in the items CSV")
+
+    def parse_response(self, value, scale: Scale) -> str:
+        """The stored form of a response, or InputError when it is not valid."""
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise InputError(f"response {value!r} is not a number on the scale") from None
+        if number != value and str(number) != str(value):
+            raise InputError(f"response {value!r} is not a whole number")
+        if number not in scale.values:
+            raise InputError(f"response {number} is not on the scale {list(scale.values)}")
+        return str(number)

@@ -1,0 +1,154 @@
+"""``hoi_similarity``: rate how similar a predicted HOI is to the ground truth, 0–4 (SHOE §4.3).
+
+An item pairs a ground-truth HOI with a predicted one (verb and object each a WordNet synset or a
+HICO-DET label). Both are shown side by side, every verb and object with its synset and gloss
+(SHOE supplementary §5.1, Fig. 1); glosses are looked up once, when the study is created, and
+kept with the item.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import streamlit as st
+
+from metrics import InputError, SimilarityMatrix, hico, wordnet
+
+from .. import sampler
+from .base import Scale, StudyType
+
+SHOE_SCALE = Scale(values=(0, 1, 2, 3, 4), labels=(
+    "completely dissimilar",
+    "somewhat related but clearly distinct",
+    "related but easily distinguishable",
+    "very similar with subtle differences",
+    "interchangeable",
+))
+SLOTS = (("gt_verb", "v"), ("gt_object", "n"), ("pred_verb", "v"), ("pred_object", "n"))
+NUMERIC = {"verb_sim": (0.0, 1.0), "object_sim": (0.0, 1.0), "shoe_sim": (0.0, 1.0)}
+POS_WORD = {"v": "verb", "n": "noun"}
+
+
+def _resolve(value: str, pos: str, field: str, where: str) -> tuple[str, str]:
+    """(synset, word shown) of a synset name or a HICO-DET label."""
+    text = str(value).strip()
+    if wordnet.is_synset_name(text):
+        if wordnet.pos_of(text) != pos:
+            raise InputError(f"{where}: {field} {text!r} is not a {POS_WORD[pos]} synset")
+        return text, wordnet.lemma_names(text)[0]
+    synset = hico().synset(text, pos)
+    if synset:
+        return synset, text.replace("_", " ")
+    raise InputError(f"{where}: {field} {text!r} is neither a WordNet {POS_WORD[pos]} synset "
+                     f"nor a HICO-DET {'verb' if pos == 'v' else 'object'} label")
+
+
+def _category(fields: dict) -> int:
+    same_verb = fields["gt_verb"] == fields["pred_verb"]
+    same_object = fields["gt_object"] == fields["pred_object"]
+    if same_verb and same_object:
+        return 0
+    return 1 if same_verb else 2 if same_object else 3
+
+
+class HoiSimilarity(StudyType):
+    name = "hoi_similarity"
+    title = "HOI pair similarity (SHOE user study)"
+    default_scale = SHOE_SCALE
+    required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")
+    sampler_options = {"n": int, "seed": int, "class_weights": str, "verb_sim": str,
+                       "object_sim": str, "w": float, "redistribute": bool}
+
+    def normalize_item(self, row: dict, where: str) -> dict:
+        fields: dict = {}
+        display: dict = {}
+        for field, pos in SLOTS:
+            value = row.get(field)
+            if value is None or str(value).strip() == "":
+                raise InputError(f"{where}: {field} is empty")
+            fields[field], display[field] = _resolve(value, pos, field, where)
+        for field in ("gt_verb_label", "gt_object_label"):
+            if row.get(field):
+                fields[field] = str(row[field])
+                display[field[:-6]] = str(row[field]).replace("_", " ")
+        for side in ("verb", "object"):
+            if fields[f"pred_{side}"] == fields[f"gt_{side}"]:
+                display[f"pred_{side}"] = display[f"gt_{side}"]
+        computed = _category(fields)
+        if row.get("category") not in (None, ""):
+            try:
+                given = int(row["category"])
+            except ValueError:
+                raise InputError(f"{where}: category {row['category']!r} is not 1, 2 or 3") from None
+            if given != computed:
+                raise InputError(f"{where}: category {given} does not match the pair "
+                                 f"(its verbs and objects make it category {computed})")
+        fields["category"] = computed
+        for field, (lo, hi) in NUMERIC.items():
+            if row.get(field) not in (None, ""):
+                try:
+                    number = float(row[field])
+                except ValueError:
+                    raise InputError(f"{where}: {field} {row[field]!r} is not a number") from None
+                if not (lo <= number <= hi) or math.isnan(number):
+                    raise InputError(f"{where}: {field} {number} is outside [{lo}, {hi}]")
+                fields[field] = number
+        if row.get("level") not in (None, ""):
+            try:
+                fields["level"] = int(row["level"])
+            except ValueError:
+                raise InputError(f"{where}: level {row['level']!r} is not a whole number") from None
+        known = {f for f, _ in SLOTS} | set(NUMERIC) | {"category", "level", "gt_verb_label",
+                                                        "gt_object_label"}
+        for key, value in row.items():
+            if key not in known and key not in ("item_id", "role", "expected") and value not in (None, ""):
+                fields[key] = str(value)
+        fields["display"] = {**display, **{f"{f}_gloss": wordnet.gloss(fields[f]) for f, _ in SLOTS}}
+        return fields
+
+    def render_item(self, fields: dict) -> None:
+        d = fields["display"]
+        left, right = st.columns(2, border=True)
+        for column, side, title in ((left, "gt", "Ground truth"), (right, "pred", "Prediction")):
+            with column:
+                st.caption(title)
+                st.subheader(f"{d[side + '_verb']} {d[side + '_object']}")
+                for part in ("verb", "object"):
+                    key = f"{side}_{part}"
+                    st.markdown(f"**{d[key]}** `{fields[key]}` — {d[key + '_gloss']}")
+
+    def export_item(self, fields: dict) -> dict:
+        out = {k: v for k, v in fields.items() if k != "display"}
+        for column in ("level", "verb_sim", "object_sim"):
+            out.setdefault(column, None)
+        return out
+
+    def sample_items(self, options: dict, base_dir: Path):
+        def matrix(key: str):
+            return SimilarityMatrix.load(base_dir / options[key]) if key in options else None
+
+        weights = None
+        if "class_weights" in options:
+            weights = sampler.load_class_weights(base_dir / options["class_weights"], hico())
+        items, report = sampler.sample_pairs(
+            options.get("n", 500), options.get("seed", 0), verb_matrix=matrix("verb_sim"),
+            object_matrix=matrix("object_sim"), class_weights=weights, w=options.get("w", 0.5),
+            redistribute=options.get("redistribute", True))
+        return items, report.text()
+
+    def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:
+        """A ground truth paired with itself, to be rated 4 (interchangeable)."""
+        out, seen = [], set()
+        for fields in items:
+            gt = (fields["gt_verb"], fields["gt_object"])
+            if gt in seen:
+                continue
+            seen.add(gt)
+            row = {"gt_verb": gt[0], "gt_object": gt[1], "pred_verb": gt[0], "pred_object": gt[1],
+                   "gt_verb_label": fields.get("gt_verb_label", ""),
+                   "gt_object_label": fields.get("gt_object_label", "")}
+            out.append((self.normalize_item(row, "attention check"), "4"))
+            if len(out) == count:
+                break
+        return out

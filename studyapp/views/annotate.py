@@ -1,0 +1,207 @@
+"""The annotator page: join, instructions, one item at a time, completion.
+
+Who the annotator is comes from the URL (``?token=...``, or ``?study=...&PROLIFIC_PID=...``),
+and everything else from the database, so a closed tab or a restarted server resumes where
+the annotator stopped. ``st.session_state`` only holds what is being looked at (a revisited
+item) and when the current item was shown.
+"""
+
+import time
+
+import streamlit as st
+
+from metrics import InputError
+from studyapp import assignment, studies
+from studyapp.overview import platform_summary
+from studyapp.studytypes import get_type
+from studyapp.ui import base_url, rating_buttons
+
+
+def landing() -> None:
+    summary = platform_summary()
+    st.title(summary["project"])
+    st.caption("Human studies behind the semantic evaluation of human–object interaction detectors.")
+    st.info("Annotators: open the invite link you were given. With an access code, join below.")
+    joinable = studies.joinable_studies()
+    if joinable:
+        with st.form("join"):
+            titles = dict(joinable)
+            slug = st.selectbox("Study", list(titles), format_func=titles.get)
+            code = st.text_input("Access code", type="password")
+            pseudonym = st.text_input("Choose a pseudonym (no real name needed)")
+            if st.form_submit_button("Join"):
+                join_with_code(slug, code, pseudonym)
+    overview(summary)
+
+
+def overview(summary: dict) -> None:
+    vocab = summary["vocabulary"]
+    st.subheader(f"Vocabulary: {vocab['name']}")
+    cols = st.columns(4)
+    cols[0].metric("Verbs", vocab["verbs"])
+    cols[1].metric("Objects", vocab["objects"])
+    cols[2].metric("HOI classes", vocab["hoi_classes"])
+    cols[3].metric("Rare classes", vocab["rare_classes"])
+    st.subheader("Similarity matrices")
+    st.table([{"matrix": role, "file": m["file"], "labels": m["labels"],
+               "non-zero pairs": m["pairs"], "sparsity": f"{m['sparsity']:.2%}", "source": m["source"]}
+              for role, m in summary["matrices"].items()])
+
+
+def join_with_code(slug: str, code: str, pseudonym: str) -> None:
+    try:
+        _annotator, token = assignment.join_with_code(slug, code, pseudonym)
+    except InputError as exc:
+        st.error(str(exc))
+        return
+    st.query_params.clear()
+    st.query_params["token"] = token
+    st.rerun()
+
+
+def code_form(slug: str) -> None:
+    st.title("Join the study")
+    with st.form("join"):
+        code = st.text_input("Access code", type="password")
+        pseudonym = st.text_input("Choose a pseudonym (no real name needed)")
+        if st.form_submit_button("Join"):
+            join_with_code(slug, code, pseudonym)
+
+
+def identify() -> int | None:
+    """The annotator id from the URL, or None after showing the right entry page."""
+    params = st.query_params
+    if params.get("token"):
+        annotator_id = assignment.resolve_token(params["token"])
+        if annotator_id is None:
+            st.error("This link is not valid. Please check that you copied the whole link, "
+                     "or ask the researcher for a new one.")
+        return annotator_id
+    if params.get("PROLIFIC_PID"):
+        try:
+            return assignment.join_prolific(params.get("study", ""), params["PROLIFIC_PID"],
+                                            params.get("STUDY_ID", ""), params.get("SESSION_ID", "")).id
+        except InputError as exc:
+            st.error(str(exc))
+            return None
+    if params.get("study"):
+        code_form(params["study"])
+        return None
+    landing()
+    return None
+
+
+def personal_link() -> str | None:
+    token = st.query_params.get("token")
+    return f"{base_url()}/?token={token}" if token else None
+
+
+def instructions(info: assignment.AnnotatorSession) -> None:
+    st.title(info.study_title)
+    st.markdown(info.spec.instructions)
+    example = info.spec.example
+    if example:
+        st.subheader("Example")
+        study_type = get_type(info.study_type)
+        study_type.render_item(example["fields"])
+        if example["rating"] is not None:
+            st.markdown(f"A fitting rating: **{example['rating']} — "
+                        f"{info.spec.scale.label(example['rating'])}**. {example['explanation']}")
+    link = personal_link()
+    if link:
+        st.caption("Your personal link — keep it to continue later, on this or another device:")
+        st.code(link, language=None)
+    st.button("Start", type="primary", shortcut="Enter", key="start",
+              on_click=assignment.accept_instructions, args=(info.annotator_id,))
+
+
+def completion(info: assignment.AnnotatorSession) -> None:
+    st.title("Thank you!")
+    st.success(f"You have finished your part of “{info.study_title}”. "
+               f"You rated {assignment.answered_count(info.annotator_id)} items.")
+    if info.spec.completion_code:
+        st.markdown("Your completion code:")
+        st.code(info.spec.completion_code, language=None)
+    if info.spec.completion_url:
+        st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
+
+
+def on_rate(annotator_id: int, assignment_id: int, value: int) -> None:
+    shown = st.session_state.get("shown")
+    seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
+    try:
+        assignment.submit(annotator_id, assignment_id, value, seconds)
+    except InputError as exc:
+        st.session_state["flash"] = str(exc)
+        return
+    st.session_state["revise_position"] = None
+
+
+def on_back(annotator_id: int, position: int) -> None:
+    previous = assignment.task_before(annotator_id, position)
+    st.session_state["revise_position"] = previous.position if previous else None
+
+
+def on_continue() -> None:
+    st.session_state["revise_position"] = None
+
+
+def rate(info: assignment.AnnotatorSession) -> None:
+    revise = st.session_state.get("revise_position")
+    task = assignment.task_at(info.annotator_id, revise) if revise is not None else None
+    if task is None:
+        st.session_state["revise_position"] = None
+        try:
+            task = assignment.next_item(info.annotator_id)
+        except InputError as exc:
+            st.warning(str(exc))
+            return
+        if task is None:
+            if assignment.answered_count(info.annotator_id):
+                completion(info)
+            else:
+                st.info("Every item has enough raters right now, so there is nothing for you to "
+                        "rate. Thank you for your interest!")
+            return
+    if st.session_state.get("shown", (None,))[0] != task.assignment_id:
+        st.session_state["shown"] = (task.assignment_id, time.monotonic())
+    done = task.number - 1 if task.response is None else task.number
+    st.progress(min(done / task.total, 1.0) if task.total else 1.0,
+                text=f"Item {task.number} of {task.total}")
+    if "flash" in st.session_state:
+        st.error(st.session_state.pop("flash"))
+    if task.response is not None:
+        st.info(f"Revising an earlier answer (you gave {task.response}). Pick a rating to keep "
+                "or change it, or continue where you stopped.")
+    get_type(info.study_type).render_item(task.fields)
+    rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}", current=task.response,
+                   on_click=on_rate, args=(info.annotator_id, task.assignment_id))
+    left, right = st.columns(2)
+    with left:
+        st.button("Back", key="back", shortcut="Backspace", disabled=task.number <= 1,
+                  on_click=on_back, args=(info.annotator_id, task.position))
+    if task.response is not None:
+        with right:
+            st.button("Continue", key="continue", shortcut="Enter", on_click=on_continue)
+    values = info.spec.scale.values
+    st.caption(f"Keys: {min(values)}–{max(values)} rate · Backspace goes back")
+
+
+def main() -> None:
+    annotator_id = identify()
+    if annotator_id is None:
+        return
+    info = assignment.annotator_session(annotator_id)
+    if info.completed:
+        completion(info)
+    elif info.study_status == "paused":
+        st.warning("This study is paused. Your answers so far are saved; please come back later.")
+    elif info.study_status == "closed":
+        st.warning("This study is closed. Thank you for your interest.")
+    elif not info.started:
+        instructions(info)
+    else:
+        rate(info)
+
+
+main()

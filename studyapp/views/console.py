@@ -1,0 +1,179 @@
+"""The researcher console: create studies, preview, invite, watch progress, pause, export."""
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from metrics import InputError
+from studyapp import auth, config, exports, sampler, storage, studies
+from studyapp.specs import load_spec
+from studyapp.studytypes import get_type
+from studyapp.ui import base_url, rating_buttons
+
+
+def login() -> bool:
+    if st.session_state.get("admin"):
+        return True
+    st.title("Researcher console")
+    with st.form("login"):
+        password = st.text_input("Password", type="password")
+        submitted = st.form_submit_button("Sign in")
+    if submitted:
+        with storage.write_session() as session:
+            ok = auth.check_admin_password(session, password)
+            if not ok:
+                storage.log_event(session, "admin_login_failed")
+        if ok:
+            st.session_state["admin"] = True
+            st.rerun()
+        st.error("Wrong password." if password else "Enter the console password.")
+    st.caption("The password is STUDYAPP_ADMIN_PASSWORD, or the one printed when the server "
+               "first started (`python -m studyapp reset-admin-password` makes a new one).")
+    return False
+
+
+def create_section() -> None:
+    st.subheader("Create a study")
+    specs = sorted(config.STUDIES_DIR.glob("*.toml"))
+    from_file, upload = st.tabs(["From studies/", "Upload"])
+    with from_file:
+        if specs:
+            choice = st.selectbox("Spec file", specs, format_func=lambda p: p.name)
+            if st.button("Create from file", key="create-file"):
+                create(choice)
+        else:
+            st.caption("No spec files in studies/.")
+    with upload:
+        spec_file = st.file_uploader("Spec (TOML)", type=["toml"], key="spec-upload")
+        items_file = st.file_uploader("Items CSV (if the spec names one)", type=["csv"],
+                                      key="items-upload")
+        if spec_file and st.button("Create from upload", key="create-upload"):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / spec_file.name
+                path.write_bytes(spec_file.getvalue())
+                if items_file:
+                    (Path(tmp) / items_file.name).write_bytes(items_file.getvalue())
+                create(path)
+
+
+def create(path: Path) -> None:
+    try:
+        with st.spinner("Validating the spec and preparing the items..."):
+            spec = load_spec(path)
+            studies.create_study(spec)
+    except InputError as exc:
+        st.error(str(exc))
+        return
+    st.success(f"Created study {spec.slug!r} with {len(spec.items)} items.")
+    if spec.source_report:
+        st.code(spec.source_report, language=None)
+
+
+def sampler_section() -> None:
+    st.subheader("Sample HOI pairs")
+    left, right = st.columns(2)
+    n = left.number_input("Pairs", min_value=1, max_value=5000, value=500, step=50)
+    seed = right.number_input("Seed", min_value=0, value=0, step=1)
+    if st.button("Sample", key="sample"):
+        with st.spinner("Sampling..."):
+            items, report = sampler.sample_pairs(int(n), int(seed))
+        st.session_state["sampled"] = (items, report.text())
+    if "sampled" in st.session_state:
+        items, text = st.session_state["sampled"]
+        st.code(text, language=None)
+        st.download_button("Download items.csv", exports.csv_bytes(items), "items.csv", "text/csv")
+        st.dataframe(items, hide_index=True)
+
+
+def progress_tab(study) -> None:
+    p = studies.progress(study.id)
+    cols = st.columns(3)
+    cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
+    cols[1].metric("Annotators", len(p["annotators"]))
+    cols[2].metric("Status", p["status"])
+    st.progress(p["ratings_done"] / p["ratings_needed"] if p["ratings_needed"] else 0.0)
+    st.markdown("**Per annotator**")
+    st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
+    st.markdown("**Per item**")
+    st.dataframe(pd.DataFrame(p["per_item"]), hide_index=True)
+    st.markdown("**Study status**")
+    choice = st.segmented_control("Status", studies.STATUSES, default=study.status,
+                                  key=f"status-{study.id}", label_visibility="collapsed")
+    if choice and choice != study.status and st.button("Apply status", key="apply-status"):
+        studies.set_status(study.id, choice)
+        st.rerun()
+
+
+def preview_tab(study) -> None:
+    items = studies.study_items(study.id)
+    keys = [f"{key} ({role})" if role != "main" else key for key, role, _ in items]
+    index = st.selectbox("Item", range(len(items)), format_func=keys.__getitem__, key="preview-item")
+    study_type = get_type(study.study_type)
+    study_type.render_item(items[index][2])
+    rating_buttons(studies.spec_of(study).scale, key="preview", disabled=True)
+
+
+def invite_tab(study) -> None:
+    count = st.number_input("Links", min_value=1, max_value=500, value=1, key="invite-count")
+    labels = st.text_area("Or pseudonyms, one per line (one link each)", key="invite-labels")
+    if st.button("Create invite links", key="invite"):
+        names = [line.strip() for line in labels.splitlines() if line.strip()]
+        try:
+            created = studies.invite(study.id, 0 if names else int(count), names)
+        except InputError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
+    if st.session_state.get("invites"):
+        st.warning("Copy these links now: tokens are stored only as hashes and cannot be shown again.")
+        st.dataframe(pd.DataFrame(st.session_state["invites"], columns=["pseudonym", "link"]),
+                     hide_index=True)
+    spec = studies.spec_of(study)
+    st.caption(f"Prolific: use {base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+               "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}} as the study URL"
+               + (f"; completion code {spec.completion_code}." if spec.completion_code else "."))
+    if study.access_code_hash:
+        st.caption(f"Access-code entry: {base_url()}/?study={study.slug}")
+
+
+def export_tab(study) -> None:
+    if st.button("Write export folder", key="export"):
+        folder = exports.export_study(study.slug)
+        st.success(f"Wrote {folder}")
+    tables = exports.study_tables(study.slug)
+    cols = st.columns(len(tables))
+    for column, (name, frame) in zip(cols, tables.items()):
+        column.download_button(name, exports.csv_bytes(frame), name, "text/csv", key=f"dl-{name}")
+    st.dataframe(tables["ratings.csv"], hide_index=True)
+
+
+def main() -> None:
+    if not login():
+        return
+    st.title("Researcher console")
+    all_studies = studies.list_studies()
+    with st.sidebar:
+        st.markdown(f"Database: `{config.database_url()}`")
+        if st.button("Sign out"):
+            st.session_state["admin"] = False
+            st.rerun()
+    if all_studies:
+        by_slug = {s.slug: s for s in all_studies}
+        slug = st.selectbox("Study", list(by_slug),
+                            format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
+        study = by_slug[slug]
+        tabs = st.tabs(["Progress", "Preview", "Invite", "Export"])
+        for tab, show in zip(tabs, (progress_tab, preview_tab, invite_tab, export_tab)):
+            with tab:
+                show(study)
+    else:
+        st.info("No studies yet.")
+    st.divider()
+    create_section()
+    st.divider()
+    sampler_section()
+
+
+main()

@@ -1,0 +1,62 @@
+"""Small studies written to tmp_path for the platform tests (items CSV + TOML spec)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from studyapp import assignment, studies
+from studyapp.specs import load_spec
+from studyapp.storage import read_session
+
+VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",
+         "walk", "straddle"]
+OBJECTS = ["bicycle", "motorcycle", "car", "truck", "bus", "boat", "horse", "skateboard",
+           "airplane", "train", "cup", "bottle"]
+
+
+def write_items(path: Path, n: int) -> Path:
+    """``n`` category-2 pairs (different verb, same object) with distinct keys i01, i02, ..."""
+    rows = ["item_id,gt_verb,gt_object,pred_verb,pred_object"]
+    for k in range(n):
+        verb, other = VERBS[k % len(VERBS)], VERBS[(k + 1) % len(VERBS)]
+        obj = OBJECTS[(k // len(VERBS)) % len(OBJECTS)]
+        rows.append(f"i{k + 1:02d},{verb},{obj},{other},{obj}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def write_spec(folder: Path, n_items: int = 6, raters: int = 2, per_annotator="all",
+               extra: str = "", slug: str = "t") -> Path:
+    write_items(folder / "items.csv", n_items)
+    per = f'"{per_annotator}"' if per_annotator == "all" else per_annotator
+    spec = folder / f"{slug}.toml"
+    spec.write_text(f'''title = "Test study"
+study_type = "hoi_similarity"
+instructions = "Rate the pair."
+raters_per_item = {raters}
+items_per_annotator = {per}
+{extra}
+[items]
+source = "csv"
+path = "items.csv"
+''')
+    return spec
+
+
+def make_study(folder: Path, **kwargs) -> int:
+    return studies.create_study(load_spec(write_spec(folder, **kwargs)))
+
+
+def make_annotators(study_id: int, count: int) -> list[int]:
+    invites = studies.invite(study_id, count)
+    with read_session() as session:
+        return [assignment.annotator_by_token(session, i.token).id for i in invites]
+
+
+def rate_all(annotator_id: int, value: int = 2) -> list[str]:
+    """Rate every item handed to the annotator; returns the item keys in order."""
+    keys = []
+    while (task := assignment.next_item(annotator_id)) is not None:
+        assignment.submit(annotator_id, task.assignment_id, value, 1.0)
+        keys.append(task.item_key)
+    return keys

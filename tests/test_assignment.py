@@ -1,0 +1,149 @@
+"""Assignment rules, tested directly on the database (no UI)."""
+
+import threading
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from sqlmodel import select
+
+from metrics import InputError
+from studyapp import assignment, storage, studies
+from studyapp.models import Assignment, Rating, utcnow
+from studyhelpers import make_annotators, make_study, rate_all
+
+
+def _main_ratings():
+    with storage.read_session() as session:
+        rows = session.exec(select(Rating.item_id, Rating.annotator_id, Assignment.phase)
+                            .join(Assignment, Assignment.id == Rating.assignment_id)).all()
+    return [(item, annotator) for item, annotator, phase in rows if phase == "main"]
+
+
+def test_raters_per_item_never_exceeded_under_16_concurrent_annotators(tmp_path):
+    study = make_study(tmp_path, n_items=10, raters=3)
+    annotators = make_annotators(study, 16)
+    barrier = threading.Barrier(len(annotators))
+    errors, rated = [], {}
+
+    def work(annotator_id):
+        try:
+            barrier.wait()
+            rated[annotator_id] = rate_all(annotator_id, value=1)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(a,)) for a in annotators]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    ratings = _main_ratings()
+    per_item = Counter(item for item, _ in ratings)
+    # 16 annotators want up to 10 items each; capacity is 10 items x 3 raters = 30
+    assert len(per_item) == 10 and set(per_item.values()) == {3}
+    assert len(ratings) == len(set(ratings)) == 30  # nobody rated an item twice
+    assert sum(len(keys) for keys in rated.values()) == 30
+    with storage.read_session() as session:
+        slots = session.exec(select(Assignment.slot).where(Assignment.phase == "main")).all()
+    assert sorted(Counter(slots).items()) == [(0, 10), (1, 10), (2, 10)]
+
+
+def test_least_rated_item_comes_first(tmp_path):
+    study = make_study(tmp_path, n_items=4, raters=2)
+    first, second = make_annotators(study, 2)
+    taken = []
+    for _ in range(3):
+        task = assignment.next_item(first)
+        assignment.submit(first, task.assignment_id, 2, 1.0)
+        taken.append(task.item_key)
+    untouched = ({"i01", "i02", "i03", "i04"} - set(taken)).pop()
+    assert assignment.next_item(second).item_key == untouched
+
+
+def test_resume_returns_the_first_unanswered_item(tmp_path):
+    study = make_study(tmp_path, n_items=5, raters=1)
+    (annotator,) = make_annotators(study, 1)
+    done = assignment.next_item(annotator)
+    assignment.submit(annotator, done.assignment_id, 3, 1.0)
+    pending = assignment.next_item(annotator)
+    assert pending.item_key != done.item_key and pending.number == 2
+    storage.dispose_all()  # tab closed, server restarted
+    again = assignment.next_item(annotator)
+    assert (again.assignment_id, again.item_key, again.number) == (
+        pending.assignment_id, pending.item_key, 2)
+    # revisiting the answered item does not move the place where the annotator stopped
+    previous = assignment.task_before(annotator, again.position)
+    assert previous.item_key == done.item_key and previous.response == "3"
+    assignment.submit(annotator, previous.assignment_id, 1, 0.5)
+    assert assignment.next_item(annotator).assignment_id == pending.assignment_id
+
+
+def test_items_per_annotator_and_completion(tmp_path):
+    study = make_study(tmp_path, n_items=6, raters=3, per_annotator=4)
+    (annotator,) = make_annotators(study, 1)
+    assert len(rate_all(annotator)) == 4
+    info = assignment.annotator_session(annotator)
+    assert info.completed
+    assert assignment.next_item(annotator) is None
+
+
+def test_attention_checks_are_spread_and_repeats_come_last(tmp_path):
+    study = make_study(tmp_path, n_items=6, raters=1, per_annotator=4,
+                       extra="[quality]\nattention_checks = 1\nrepeat_items = 2\n")
+    (annotator,) = make_annotators(study, 1)
+    phases, keys = [], []
+    while (task := assignment.next_item(annotator)) is not None:
+        phases.append(task.phase)
+        keys.append(task.item_key)
+        assert task.total == 4 + 1 + 2
+        value = 4 if task.phase == "attention" else 2
+        assignment.submit(annotator, task.assignment_id, value, 1.0)
+    # the check comes after 4 // 2 = 2 main items; the repeats are two of the four main items
+    assert phases == ["main", "main", "attention", "main", "main", "retest", "retest"]
+    main_keys = [k for k, p in zip(keys, phases) if p == "main"]
+    assert set(keys[5:]) <= set(main_keys) and len(set(keys[5:])) == 2
+    assert keys[2] == "attention-1"
+
+
+def test_fixed_order_follows_the_file(tmp_path):
+    study = make_study(tmp_path, n_items=5, raters=1, extra='order = "fixed"')
+    (annotator,) = make_annotators(study, 1)
+    assert rate_all(annotator) == ["i01", "i02", "i03", "i04", "i05"]
+
+
+def test_random_order_differs_between_annotators_but_is_stable(tmp_path):
+    study = make_study(tmp_path, n_items=12, raters=12)
+    annotators = make_annotators(study, 4)
+    orders = [tuple(rate_all(a)) for a in annotators]
+    assert all(sorted(o) == [f"i{k:02d}" for k in range(1, 13)] for o in orders)
+    assert len(set(orders)) > 1
+
+
+def test_an_abandoned_claim_is_taken_over_after_the_timeout(tmp_path):
+    study = make_study(tmp_path, n_items=1, raters=1, extra="claim_timeout_minutes = 30")
+    idle, early, late = make_annotators(study, 3)
+    held = assignment.next_item(idle)
+    # within the timeout the only slot stays with the idle annotator
+    assert assignment.next_item(early, now=utcnow() + timedelta(minutes=10)) is None
+    taken = assignment.next_item(late, now=utcnow() + timedelta(minutes=31))
+    assert taken.assignment_id == held.assignment_id and taken.item_key == held.item_key
+    with pytest.raises(InputError, match="not assigned to you"):
+        assignment.submit(idle, held.assignment_id, 2, 1.0)
+    assignment.submit(late, taken.assignment_id, 2, 1.0)
+    assert assignment.next_item(idle) is None
+    assert len(_main_ratings()) == 1
+
+
+def test_paused_study_hands_out_nothing_and_refuses_answers(tmp_path):
+    study = make_study(tmp_path, n_items=3, raters=1)
+    first, second = make_annotators(study, 2)
+    task = assignment.next_item(first)
+    studies.set_status(study, "paused")
+    with pytest.raises(InputError, match="paused"):
+        assignment.next_item(second)
+    with pytest.raises(InputError, match="paused"):
+        assignment.submit(first, task.assignment_id, 2, 1.0)
+    studies.set_status(study, "open")
+    assignment.submit(first, task.assignment_id, 2, 1.0)

@@ -1,0 +1,153 @@
+"""Storage: SQLite set-up, schema versions and upgrade, append-only ratings."""
+
+import threading
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import SQLModel, select
+
+from studyapp import assignment, migrations, storage
+from studyapp.models import Event, Rating
+from studyhelpers import make_annotators, make_study
+
+
+def test_fresh_database_is_wal_with_foreign_keys_at_latest_version():
+    engine = storage.get_engine()
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
+    assert versions == [1, 2] and migrations.LATEST == 2
+
+
+def test_migrations_build_exactly_the_model_schema():
+    insp = inspect(storage.get_engine())
+    for table in SQLModel.metadata.sorted_tables:
+        built = {c["name"] for c in insp.get_columns(table.name)}
+        assert built == {c.name for c in table.columns}, table.name
+        built_unique = {tuple(u["column_names"]) for u in insp.get_unique_constraints(table.name)}
+        built_unique |= {tuple(i["column_names"]) for i in insp.get_indexes(table.name) if i["unique"]}
+        for constraint in table.constraints:
+            if constraint.__class__.__name__ == "UniqueConstraint":
+                assert tuple(c.name for c in constraint.columns) in built_unique, (table.name, constraint)
+
+
+def test_foreign_keys_are_enforced():
+    engine = storage.get_engine()
+    with pytest.raises(IntegrityError):
+        with storage.write_session(engine) as session:
+            session.add(Rating(study_id=99, assignment_id=12345, annotator_id=1, item_id=1,
+                               revision=0, response="3", seconds_spent=1.0))
+
+
+def test_upgrade_from_version_1_keeps_rows(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    old = create_engine(url)
+    with old.begin() as conn:
+        assert migrations.upgrade(conn, target=1) == [1]
+        conn.execute(text("INSERT INTO study (id, slug, title, study_type, spec_json, status, "
+                          "raters_per_item, created_at) VALUES (1, 'old', 'Old study', "
+                          "'hoi_similarity', '{}', 'open', 3, '2025-01-02 03:04:05')"))
+        conn.execute(text("INSERT INTO annotator (id, study_id, pseudonym, source, token_hash, "
+                          "seed, created_at) VALUES (7, 1, 'ann', 'invite', 'abc', 42, "
+                          "'2025-01-02 03:04:05')"))
+    old.dispose()
+    with create_engine(url).connect() as conn:
+        assert "prolific_pid" not in {c["name"] for c in inspect(conn).get_columns("annotator")}
+
+    engine = storage.get_engine(url)  # opening the database upgrades it
+    with engine.connect() as conn:
+        assert migrations.current_version(conn) == 2
+        rows = conn.execute(text("SELECT id, pseudonym, seed, token_hash, prolific_pid FROM annotator")).all()
+        assert [tuple(r) for r in rows] == [(7, "ann", 42, "abc", None)]
+        assert conn.execute(text("SELECT slug, title FROM study")).one() == ("old", "Old study")
+        conn.execute(text("INSERT INTO annotator (study_id, pseudonym, source, token_hash, seed, "
+                          "created_at, prolific_pid) VALUES (1, 'p', 'prolific', 'def', 1, "
+                          "'2025-01-02', 'PID1')"))
+        with pytest.raises(IntegrityError):  # the version-2 unique index exists
+            conn.execute(text("INSERT INTO annotator (study_id, pseudonym, source, token_hash, "
+                              "seed, created_at, prolific_pid) VALUES (1, 'q', 'prolific', 'ghi', "
+                              "1, '2025-01-02', 'PID1')"))
+
+
+def test_upgrade_is_idempotent(tmp_path):
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    with storage.get_engine(url).begin() as conn:
+        assert migrations.upgrade(conn) == []
+
+
+def _ratings(annotator_id):
+    with storage.read_session() as session:
+        return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)
+                                 .order_by(Rating.id)))
+
+
+def test_double_submit_of_the_same_answer_is_idempotent(tmp_path):
+    study = make_study(tmp_path)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    first = assignment.submit(annotator, task.assignment_id, 3, 2.0)
+    again = assignment.submit(annotator, task.assignment_id, "3", 2.5)
+    assert again.id == first.id
+    assert [(r.revision, r.response) for r in _ratings(annotator)] == [(0, "3")]
+
+
+def test_concurrent_double_submits_store_one_row(tmp_path):
+    study = make_study(tmp_path)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    barrier = threading.Barrier(8)
+    ids, errors = [], []
+
+    def submit():
+        barrier.wait()
+        try:
+            ids.append(assignment.submit(annotator, task.assignment_id, 1, 1.0).id)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(set(ids)) == 1 and len(_ratings(annotator)) == 1
+
+
+def test_changed_answer_supersedes_and_keeps_history(tmp_path):
+    study = make_study(tmp_path)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    first = assignment.submit(annotator, task.assignment_id, 2, 4.0)
+    second = assignment.submit(annotator, task.assignment_id, 4, 1.5)
+    third = assignment.submit(annotator, task.assignment_id, 2, 0.5)
+    rows = _ratings(annotator)
+    assert [(r.revision, r.response, r.supersedes_id) for r in rows] == [
+        (0, "2", None), (1, "4", first.id), (2, "2", second.id)]
+    assert rows[-1].id == third.id
+    with storage.read_session() as session:
+        revisions = session.exec(select(Event).where(Event.kind == "rating_revised")).all()
+    assert len(revisions) == 2
+
+
+def test_rating_is_durable_when_submit_returns(tmp_path):
+    study = make_study(tmp_path)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    assignment.submit(annotator, task.assignment_id, 0, 3.25)
+    storage.dispose_all()  # as after a server restart: a new engine, new connections
+    rows = _ratings(annotator)
+    assert [(r.response, r.seconds_spent) for r in rows] == [("0", 3.25)]
+
+
+def test_invalid_response_is_refused_and_nothing_stored(tmp_path):
+    study = make_study(tmp_path)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    from metrics import InputError
+    for bad in (5, -1, "x", 2.5):
+        with pytest.raises(InputError):
+            assignment.submit(annotator, task.assignment_id, bad, 1.0)
+    assert _ratings(annotator) == []
