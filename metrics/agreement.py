@@ -200,34 +200,31 @@ def _pair_agreement_table(matrix: pd.DataFrame, scale_max: float) -> tuple[np.nd
     return agree, shared
 
 
-def _resample_weights(n_items: int, n_resamples: int, rng: np.random.Generator, chunk: int):
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        draws = rng.integers(0, n_items, size=(size, n_items))
-        w = np.zeros((size, n_items))
-        np.add.at(w, (np.repeat(np.arange(size), n_items), draws.ravel()), 1.0)
-        yield w
-
-
 def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
                         confidence: float = 0.95, seed: int = 0, scale=SCALE) -> dict:
     """Percentile bootstrap intervals (items resampled with replacement) for alpha and the
-    mean pairwise Eq. 13 agreement."""
+    mean pairwise Eq. 13 agreement.
+
+    Both statistics depend on an item only through its row of ratings, so items with the same
+    row are pooled: drawing n items with replacement is then a multinomial draw over the
+    distinct rows (probabilities = their shares), which is exact and makes 1,000 resamples of
+    100,000 items a matter of milliseconds.
+    """
     scale_max = float(max(scale) - min(scale))
-    counts = _value_counts(matrix, scale)
-    agree, shared = _pair_agreement_table(matrix, scale_max)
+    coded = np.nan_to_num(matrix.to_numpy(), nan=-1.0)
+    patterns, share = np.unique(coded, axis=0, return_counts=True)
+    distinct = pd.DataFrame(np.where(patterns < 0, np.nan, patterns), columns=matrix.columns)
+    counts = _value_counts(distinct, scale)
+    agree, shared = _pair_agreement_table(distinct, scale_max)
     rng = np.random.default_rng(seed)
-    alphas, agreements = [], []
-    chunk = max(1, min(200, int(2e7 // max(matrix.shape[0], 1))))
-    for w in _resample_weights(matrix.shape[0], n_resamples, rng, chunk):
-        alphas.append(alpha_from_counts(counts, w, level, scale))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per_pair = (w @ agree) / (w @ shared)
-        agreements.append(np.nanmean(per_pair, axis=1))
+    n_items = int(share.sum())
+    weights = rng.multinomial(n_items, share / n_items, size=n_resamples).astype(float)
+    alphas = alpha_from_counts(counts, weights, level, scale)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agreements = np.nanmean((weights @ agree) / (weights @ shared), axis=1)
     tail = (1 - confidence) / 2 * 100
     out = {}
-    for name, values in (("krippendorff_alpha", np.concatenate(alphas)),
-                         ("mean_pairwise_agreement", np.concatenate(agreements))):
+    for name, values in (("krippendorff_alpha", alphas), ("mean_pairwise_agreement", agreements)):
         lo, hi = np.nanpercentile(values, [tail, 100 - tail])
         out[name] = [float(lo), float(hi)]
     out["n_resamples"] = n_resamples

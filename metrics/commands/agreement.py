@@ -1,0 +1,44 @@
+"""``python -m metrics agreement``: inter-annotator agreement, optionally a full HTML report."""
+
+from __future__ import annotations
+
+from ..agreement import LEVELS, agreement_report, read_ratings
+from ..report import write_report
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--items", help="items.csv: adds metric–human alignment to the report")
+    parser.add_argument("--level", choices=LEVELS, default="ordinal", help="Krippendorff's alpha level (default ordinal)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals (0 = none)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="write report.html, agreement.json, CSV tables and PNG plots here")
+
+
+def run(args):
+    ratings = read_ratings(args.ratings)
+    report = agreement_report(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
+    result = report.to_json()
+    alignment = None
+    if args.items:
+        from ..alignment import alignment_table
+        from ..study_items import join_ratings, read_items
+
+        alignment = alignment_table(join_ratings(read_items(args.items), ratings), seed=args.seed)
+        result["alignment"] = alignment
+    lines = [f"{report.n_items} items, {report.n_annotators} annotators, {report.n_ratings} ratings",
+             f"Krippendorff's alpha ({report.level}) {report.krippendorff_alpha:8.4f}" + _ci(report, "krippendorff_alpha"),
+             f"mean pairwise agreement (Eq. 13) {report.mean_pairwise_agreement:8.4f}" + _ci(report, "mean_pairwise_agreement"),
+             f"mean quadratic weighted kappa    {report.mean_qwk:8.4f}",
+             f"mean Spearman rho                {report.mean_spearman:8.4f}",
+             f"within-item SD {report.precision['within_item_sd']:.3f}; SE of the mean of "
+             f"{report.precision['raters']} ratings {report.precision['se_mean_rating']:.3f}"]
+    if args.out:
+        path = write_report(args.out, agreement=report, alignment=alignment)
+        lines.append(f"report: {path}")
+    return result, "\n".join(lines)
+
+
+def _ci(report, key) -> str:
+    ci = report.intervals.get(key)
+    return f"  [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else ""
