@@ -6,8 +6,9 @@ resumes where the annotator stopped):
 - An annotator's sequence is a list of assignments with increasing ``position``. The next item
   is the first unanswered assignment; only when there is none is a new one claimed.
 - A main-phase claim takes one of the item's ``raters_per_item`` slots: the insert names the
-  slot (the number of claims seen), and ``(item_id, slot)`` is unique, so two annotators racing
-  for the last slot cannot both get it; the loser looks again. Candidates are items the
+  slot (the item's claim counter as read), the counter moves only from the value read
+  (compare-and-set), and ``(item_id, slot)`` is unique, so two annotators racing for the last
+  slot cannot both get it; the loser's transaction rolls back and it looks again. Candidates are items the
   annotator has not had and that still have a free slot, least-claimed first, then in the
   annotator's own order (a permutation fixed by the stored seed, or the file order).
 - A claim left unanswered for ``claim_timeout_minutes`` may be taken over by another
@@ -235,7 +236,12 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     if n_main < k:
         claim = _free_slot(session, annotator, study, spec)
         if claim is not None:
-            return add(claim[0], "main", claim[1])
+            item_id, seen = claim
+            counted = session.exec(update(Item).where(Item.id == item_id, Item.n_claims == seen)
+                                   .values(n_claims=seen + 1))
+            if counted.rowcount != 1:
+                raise IntegrityError("claim counter moved", None, Exception())  # look again
+            return add(item_id, "main", slot=seen)
         taken = _take_over(session, annotator, study, spec, position, now)
         if taken is not None:
             return _task(session, taken, total, number)
@@ -263,16 +269,11 @@ def _not_mine(annotator_id: int):
 def _free_slot(session: Session, annotator: Annotator, study: Study,
                spec: StudySpec) -> tuple[int, int] | None:
     """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
-    claims = (select(Assignment.item_id, func.count(Assignment.id).label("n"))
-              .where(Assignment.study_id == study.id, Assignment.phase == "main")
-              .group_by(Assignment.item_id).subquery())
-    n = func.coalesce(claims.c.n, 0)
     row = session.exec(
-        select(Item.id, n)
-        .outerjoin(claims, claims.c.item_id == Item.id)
-        .where(Item.study_id == study.id, Item.role == "main", n < study.raters_per_item,
-               _not_mine(annotator.id))
-        .order_by(n, _order_key(annotator, spec)).limit(1)).first()
+        select(Item.id, Item.n_claims)
+        .where(Item.study_id == study.id, Item.role == "main",
+               Item.n_claims < study.raters_per_item, _not_mine(annotator.id))
+        .order_by(Item.n_claims, _order_key(annotator, spec)).limit(1)).first()
     return (row[0], row[1]) if row else None
 
 

@@ -24,7 +24,7 @@ from sqlmodel import select
 from . import config
 from .models import Annotator, Assignment, Item, Rating
 from .storage import log_event, read_session, write_session
-from .studies import study_by_slug
+from .studies import annotator_status, study_by_slug
 from .studytypes import get_type
 
 RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",
@@ -96,7 +96,7 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
                   and assignments[assignment_id].phase == "attention"]
         annotator_rows.append({
             "annotator": a.pseudonym, "source": a.source,
-            "status": "completed" if a.completed_at else "rating" if a.started_at else "invited",
+            "status": annotator_status(a, len(mine)),
             "created_at": _iso(a.created_at), "started_at": _iso(a.started_at),
             "completed_at": _iso(a.completed_at), "n_ratings": len(mine),
             "median_seconds": round(float(mine["seconds_spent"].median()), 3) if len(mine) else None,

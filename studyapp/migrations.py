@@ -8,6 +8,8 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
   settings.
 - 2: Prolific-style participants: the annotator's PROLIFIC_PID / STUDY_ID / SESSION_ID, unique
   per study.
+- 3: a per-item claim counter (``item.n_claims``, back-filled from the assignments) with an
+  index, so finding the least-claimed item no longer counts every assignment of the study.
 """
 
 from __future__ import annotations
@@ -101,9 +103,18 @@ def _add_prolific_ids(conn: Connection) -> None:
           unique=True).create(conn)
 
 
+def _add_claim_counter(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE item ADD COLUMN n_claims INTEGER NOT NULL DEFAULT 0"))
+    conn.execute(text("UPDATE item SET n_claims = (SELECT COUNT(*) FROM assignment "
+                      "WHERE assignment.item_id = item.id AND assignment.phase = 'main')"))
+    item = Table("item", MetaData(), autoload_with=conn)
+    Index("ix_item_claims", item.c.study_id, item.c.role, item.c.n_claims).create(conn)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
+    (3, "per-item claim counter", _add_claim_counter),
 ]
 LATEST = MIGRATIONS[-1][0]
 

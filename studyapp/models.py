@@ -47,7 +47,11 @@ class Study(SQLModel, table=True):
 
 
 class Item(SQLModel, table=True):
-    __table_args__ = (UniqueConstraint("study_id", "item_key"),)
+    """``n_claims`` counts the item's main-phase assignments (kept in step with them in the
+    same transaction) so the next item is found without counting assignments."""
+
+    __table_args__ = (UniqueConstraint("study_id", "item_key"),
+                      Index("ix_item_claims", "study_id", "role", "n_claims"))
     id: int | None = Field(default=None, primary_key=True)
     study_id: int = Field(foreign_key="study.id", index=True)
     item_key: str = Field(max_length=64)
@@ -55,6 +59,7 @@ class Item(SQLModel, table=True):
     position: int
     fields_json: str = Field(sa_column=Column(Text, nullable=False))
     expected: str | None = Field(default=None, max_length=64)  # attention checks
+    n_claims: int = Field(default=0)
 
 
 class Annotator(SQLModel, table=True):

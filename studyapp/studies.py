@@ -149,7 +149,7 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     n_main = sum(1 for item in items if item.role == "main")
     per_annotator = [{
         "annotator": a.pseudonym, "source": a.source,
-        "status": "completed" if a.completed_at else "rating" if a.started_at else "invited",
+        "status": annotator_status(a, done_by_annotator.get(a.id, 0)),
         "done": done_by_annotator.get(a.id, 0), "target": planned_total(spec, n_main),
         "median_seconds": _median(secs_by_annotator.get(a.id)),
     } for a in annotators]
@@ -163,6 +163,13 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     return {"study": study.slug, "status": study.status, "items": n_main,
             "ratings_done": total_done, "ratings_needed": total_needed,
             "annotators": per_annotator, "per_item": per_item}
+
+
+def annotator_status(annotator: Annotator, n_answered: int) -> str:
+    """invited (nothing yet), rating (started or answered), or completed."""
+    if annotator.completed_at:
+        return "completed"
+    return "rating" if annotator.started_at or n_answered else "invited"
 
 
 def _median(values: list[float] | None) -> float | None:

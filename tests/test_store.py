@@ -18,7 +18,7 @@ def test_fresh_database_is_wal_with_foreign_keys_at_latest_version():
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
-    assert versions == [1, 2] and migrations.LATEST == 2
+    assert versions == [1, 2, 3] and migrations.LATEST == 3
 
 
 def test_migrations_build_exactly_the_model_schema():
@@ -52,13 +52,23 @@ def test_upgrade_from_version_1_keeps_rows(tmp_path):
         conn.execute(text("INSERT INTO annotator (id, study_id, pseudonym, source, token_hash, "
                           "seed, created_at) VALUES (7, 1, 'ann', 'invite', 'abc', 42, "
                           "'2025-01-02 03:04:05')"))
+        conn.execute(text("INSERT INTO item (id, study_id, item_key, role, position, fields_json) "
+                          "VALUES (5, 1, 'i1', 'main', 0, '{}'), (6, 1, 'i2', 'main', 1, '{}')"))
+        conn.execute(text("INSERT INTO assignment (id, study_id, annotator_id, item_id, phase, "
+                          "position, slot, claimed_at) VALUES (9, 1, 7, 6, 'main', 0, 0, '2025-01-02')"))
+        conn.execute(text("INSERT INTO rating (study_id, assignment_id, annotator_id, item_id, "
+                          "revision, response, seconds_spent, created_at) VALUES "
+                          "(1, 9, 7, 6, 0, '3', 4.5, '2025-01-02')"))
     old.dispose()
     with create_engine(url).connect() as conn:
         assert "prolific_pid" not in {c["name"] for c in inspect(conn).get_columns("annotator")}
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 2
+        assert migrations.current_version(conn) == 3
+        assert conn.execute(text("SELECT response, seconds_spent FROM rating")).one() == ("3", 4.5)
+        # version 3 back-fills the claim counter from the assignments
+        assert conn.execute(text("SELECT id, n_claims FROM item ORDER BY id")).all() == [(5, 0), (6, 1)]
         rows = conn.execute(text("SELECT id, pseudonym, seed, token_hash, prolific_pid FROM annotator")).all()
         assert [tuple(r) for r in rows] == [(7, "ann", 42, "abc", None)]
         assert conn.execute(text("SELECT slug, title FROM study")).one() == ("old", "Old study")

@@ -1,0 +1,192 @@
+"""The Streamlit pages, headless with AppTest: annotator flow and researcher console."""
+
+import pytest
+from sqlmodel import select
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+from studyapp import auth, storage, studies
+from studyapp.models import Annotator, Item, Rating
+from studyhelpers import make_study
+
+APP = str(ROOT / "studyapp" / "app.py")
+PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'
+
+
+@pytest.fixture
+def study(tmp_path):
+    return make_study(tmp_path, n_items=3, raters=1, extra='order = "fixed"\naccess_code = "open sesame"\n' + PROLIFIC)
+
+
+def open_app(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def rating_button(at: AppTest, value: int):
+    (button,) = [b for b in at.button if b.label.startswith(f"{value} — ")]
+    return button
+
+
+def ratings_by_item(study_id):
+    """item key -> [(revision, response, supersedes)] from the database."""
+    keys = {}
+    with storage.read_session() as session:
+        for item in session.exec(select(Item).where(Item.study_id == study_id)):
+            keys[item.id] = item.item_key
+        out = {}
+        for r in session.exec(select(Rating).order_by(Rating.id)):
+            out.setdefault(keys[r.item_id], []).append((r.revision, r.response, r.supersedes_id))
+    return out
+
+
+def started(study_id) -> AppTest:
+    (invite,) = studies.invite(study_id, 1)
+    at = open_app(token=invite.token)
+    at.button(key="start").click().run()
+    assert not at.exception
+    return at
+
+
+def progress_text(at):
+    return at.get("progress")[0].proto.text
+
+
+def test_invite_link_opens_the_instructions(study):
+    (invite,) = studies.invite(study, 1)
+    at = open_app(token=invite.token)
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Test study"
+    assert any("Rate the pair." in m.value for m in at.markdown)
+    assert [b.label for b in at.button] == ["Start"]
+    assert any(invite.token in c.value for c in at.code)  # the personal link to come back
+
+
+def test_wrong_token_is_refused(study):
+    at = open_app(token="not-a-real-token")
+    assert "This link is not valid" in at.error[0].value
+    assert not at.button and not at.title
+
+
+def test_rating_by_button_is_stored_and_the_next_item_shown(study):
+    at = started(study)
+    assert progress_text(at) == "Item 1 of 3"
+    assert any("`ride.v.02`" in m.value for m in at.markdown)  # i01: ride bicycle vs push bicycle
+    rating_button(at, 2).click().run()
+    assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
+    assert progress_text(at) == "Item 2 of 3"
+    assert any("`push.v.01`" in m.value and "bicycle" not in m.value for m in at.markdown)
+
+
+def test_rating_by_shortcut_is_stored(study):
+    at = started(study)
+    shortcuts = {b.label[0]: b.proto.shortcut for b in at.button if " — " in b.label}
+    assert shortcuts == {str(v): str(v) for v in range(5)}
+    rating_button(at, 4).click().run()  # what pressing the key "4" triggers
+    assert ratings_by_item(study) == {"i01": [(0, "4", None)]}
+
+
+def test_back_and_change_supersedes(study):
+    at = started(study)
+    rating_button(at, 2).click().run()
+    at.button(key="back").click().run()
+    assert progress_text(at) == "Item 1 of 3"
+    assert "you gave 2" in at.info[0].value
+    assert rating_button(at, 2).proto.type == "primary"
+    rating_button(at, 3).click().run()
+    first = ratings_by_item(study)["i01"]
+    assert [(rev, resp) for rev, resp, _ in first] == [(0, "2"), (1, "3")]
+    with storage.read_session() as session:
+        original = session.exec(select(Rating).where(Rating.revision == 0)).one()
+    assert first[1][2] == original.id
+    assert progress_text(at) == "Item 2 of 3"  # back where the annotator stopped
+
+
+def test_last_item_shows_the_completion_page(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    assert "You rated 3 items" in at.success[0].value
+    assert at.code[0].value == "C0MPL3TE"
+
+
+def test_closed_tab_resumes_at_the_first_unanswered_item(study):
+    (invite,) = studies.invite(study, 1)
+    at = open_app(token=invite.token)
+    at.button(key="start").click().run()
+    rating_button(at, 0).click().run()
+    storage.dispose_all()  # and the server restarted
+    again = open_app(token=invite.token)  # a new browser session, same link
+    assert progress_text(again) == "Item 2 of 3"
+    assert any("`push.v.01`" in m.value for m in again.markdown)
+
+
+def test_access_code_and_pseudonym_join(study):
+    at = open_app(study="t")
+    at.text_input[0].input("wrong")
+    at.text_input[1].input("ann")
+    at.button[0].click().run()
+    assert "wrong access code" in at.error[0].value
+    at.text_input[0].input("open sesame")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.title[0].value == "Test study" and at.query_params["token"]
+    with storage.read_session() as session:
+        annotator = session.exec(select(Annotator)).one()
+    assert (annotator.pseudonym, annotator.source) == ("ann", "code")
+    assert annotator.token_hash == auth.token_hash(at.query_params["token"])
+
+
+def test_prolific_parameters_are_recorded_and_the_completion_code_shown(study):
+    params = {"study": "t", "PROLIFIC_PID": "5f1234", "STUDY_ID": "st-9", "SESSION_ID": "se-7"}
+    at = open_app(**params)
+    at.button(key="start").click().run()
+    for value in (4, 4, 4):
+        rating_button(at, value).click().run()
+    assert at.code[0].value == "C0MPL3TE"
+    again = open_app(**params)  # same participant later: same annotator, still completed
+    assert again.title[0].value == "Thank you!"
+    with storage.read_session() as session:
+        (annotator,) = session.exec(select(Annotator)).all()
+    assert (annotator.prolific_pid, annotator.prolific_study_id, annotator.prolific_session_id) == (
+        "5f1234", "st-9", "se-7")
+
+
+def test_paused_study_says_so(study):
+    (invite,) = studies.invite(study, 1)
+    studies.set_status(study, "paused")
+    at = open_app(token=invite.token)
+    assert "paused" in at.warning[0].value and not at.button
+
+
+def console(at_password=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("views/console.py").run()
+    if at_password is not None:
+        at.text_input[0].input(at_password)
+        at.button[0].click().run()
+    return at
+
+
+def test_console_refuses_a_missing_or_wrong_password(study, monkeypatch):
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
+    at = console("")
+    assert at.error[0].value == "Enter the console password."
+    assert not at.tabs and not at.dataframe
+    at = console("guess")
+    assert at.error[0].value == "Wrong password."
+    assert not at.tabs and not at.dataframe
+
+
+def test_console_with_the_generated_password_shows_progress(study):
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    with storage.write_session() as session:
+        assert auth.ensure_admin_password(session) is None  # generated once only
+    at = console(password)
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Researcher console"
+    assert [m.value for m in at.metric][:2] == ["0 / 3", "0"]
