@@ -30,7 +30,8 @@ Decisions where the paper leaves room (also in the README):
   adds FN += 1 − t_j for every ground truth. ``fn_mode="eq5"`` gives the latter.
 - Miss rates count a ground truth as matched when a prediction passed the IoU test and was
   assigned to it (even with σ = 0), over the τ-filtered predictions.
-- Standard mAP: per class, predictions in descending score (stable, file order); a
+- Standard mAP: per class, predictions in descending score (ties: image order, then file
+  order within the image, which is plain file order for JSON Lines); a
   prediction takes the unmatched same-class ground truth of its image with both IoUs ≥ θ and
   the largest min(IoU_h, IoU_o) (ties: first in file order); all-point interpolated AP
   (VOC 2010+); mean over the classes that have ground truth.
@@ -39,6 +40,7 @@ Decisions where the paper leaves room (also in the README):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -47,6 +49,26 @@ import pandas as pd
 from .errors import InputError
 
 EPS = 1e-8
+PARALLEL = True  # PairTable.build overlaps independent numpy work in a second thread
+
+
+class _Inline:
+    """Drop-in for a one-worker executor that runs jobs immediately (PARALLEL = False)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        class _Done:
+            def __init__(self, value):
+                self.value = value
+
+            def result(self):
+                return self.value
+        return _Done(fn(*args))
 INTERPOLATIONS = ("none", "all-point")
 FN_MODES = ("algorithm2", "eq5")
 
@@ -62,19 +84,48 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    iw = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
-    ih = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
-    inter = np.maximum(iw, 0.0) * np.maximum(ih, 0.0)
-    union = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
-    out = np.zeros(len(inter))
-    np.divide(inter, union, out=out, where=union > 0)
-    return out
+    return _iou_columns(a[:, 0], a[:, 1], a[:, 2], a[:, 3], b[:, 0], b[:, 1], b[:, 2], b[:, 3])
 
 
-def image_pairs(gt_image: np.ndarray, pred_image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _iou_columns(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, area_a=None, area_b=None) -> np.ndarray:
+    iw = np.minimum(ax2, bx2)
+    iw -= np.maximum(ax1, bx1)
+    np.maximum(iw, 0.0, out=iw)
+    ih = np.minimum(ay2, by2)
+    ih -= np.maximum(ay1, by1)
+    np.maximum(ih, 0.0, out=ih)
+    inter = iw
+    inter *= ih
+    if area_a is None:
+        area_a = (ax2 - ax1) * (ay2 - ay1)
+    if area_b is None:
+        area_b = (bx2 - bx1) * (by2 - by1)
+    union = area_a + area_b
+    union -= inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inter /= union
+    inter[union <= 0] = 0.0
+    return inter
+
+
+def _group(image: np.ndarray, n_img: int):
+    """Stable order by image, per-image counts and starts, and each row's rank in its image."""
+    if len(image) and np.all(image[1:] >= image[:-1]):
+        order = np.arange(len(image))
+    else:
+        order = np.argsort(image, kind="stable")
+    count = np.bincount(image, minlength=n_img)
+    start = np.cumsum(count) - count
+    rank = np.empty(len(image), dtype=np.int64)
+    rank[order] = np.arange(len(image)) - start[image[order]]
+    return order, count, start, rank
+
+
+def image_pairs(gt_image: np.ndarray, pred_image: np.ndarray, *, by: str = "pred"):
     """All (prediction, ground truth) index pairs sharing an image.
 
-    Ordered by prediction, then ground truth in index (file) order.
+    ``by="pred"``: ordered by prediction, then ground truth in index (file) order;
+    ``by="gt"``: by ground truth, then prediction.
 
     >>> p, g = image_pairs(np.array([0, 1, 0]), np.array([0, 2, 1]))
     >>> p.tolist(), g.tolist()
@@ -85,40 +136,136 @@ def image_pairs(gt_image: np.ndarray, pred_image: np.ndarray) -> tuple[np.ndarra
     if not len(gt_image) or not len(pred_image):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     n_img = int(max(gt_image.max(), pred_image.max())) + 1
-    order = np.argsort(gt_image, kind="stable")
-    count = np.bincount(gt_image, minlength=n_img)
-    start = np.cumsum(count) - count
-    per_pred = count[pred_image]
-    total = int(per_pred.sum())
-    p = np.repeat(np.arange(len(pred_image)), per_pred)
-    offset = np.arange(total) - np.repeat(np.cumsum(per_pred) - per_pred, per_pred)
-    g = order[np.repeat(start[pred_image], per_pred) + offset]
+    if by == "pred":
+        return _expand(pred_image, gt_image, n_img)
+    g, p = _expand(gt_image, pred_image, n_img)
     return p, g
+
+
+def _expand(outer_image, inner_image, n_img, inner_group=None):
+    """For each outer row (in index order), every inner row of its image (in index order)."""
+    order, count, start, _ = inner_group if inner_group is not None else _group(inner_image, n_img)
+    per = count[outer_image]
+    total = int(per.sum())
+    outer = np.repeat(np.arange(len(outer_image)), per)
+    offset = np.arange(total) - np.repeat(np.cumsum(per) - per, per)
+    inner = order[np.repeat(start[outer_image], per) + offset]
+    return outer, inner
 
 
 @dataclass
 class PairTable:
-    """Every (prediction p, ground truth g) pair of the same image with IoUs and σ."""
+    """Candidate pairs of an evaluation, built once and shared by the three scores.
 
-    p: np.ndarray
+    ``g``, ``p``, ``iou_h``, ``iou_o``, ``sigma``: the (ground truth, prediction) pairs of the
+    same image whose human and object boxes both reach IoU ≥ ``iou``, sorted by ground truth
+    and then prediction index. ``best_gt`` / ``best_sigma``: per prediction the ground truth of
+    its image with the highest σ over *all* of them (ties: first in file order), −1 / 0 when
+    the image has none (Algorithm 1, l.30). ``gt_rank``: position of each ground truth among
+    its image's (file order). ``pred_order``: predictions ordered by image (stable).
+    """
+
+    iou: float
     g: np.ndarray
+    p: np.ndarray
     iou_h: np.ndarray
     iou_o: np.ndarray
     sigma: np.ndarray
+    best_gt: np.ndarray
+    best_sigma: np.ndarray
+    gt_image: np.ndarray
+    pred_image: np.ndarray
+    gt_rank: np.ndarray
+    gt_order: np.ndarray
+    pred_order: np.ndarray
+    n_images: int
+    _score_cache: tuple | None = None
 
     @classmethod
     def build(cls, gt_image, gt_human, gt_object, pred_image, pred_human, pred_object,
-              sigma: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> "PairTable":
-        """``sigma(p, g)`` returns the HOI similarity of prediction p and ground truth g."""
-        p, g = image_pairs(gt_image, pred_image)
-        gt_human, gt_object = np.asarray(gt_human, float), np.asarray(gt_object, float)
-        pred_human, pred_object = np.asarray(pred_human, float), np.asarray(pred_object, float)
-        iou_h = box_iou(pred_human[p], gt_human[g])
-        iou_o = box_iou(pred_object[p], gt_object[g])
-        s = np.asarray(sigma(p, g), dtype=np.float64) if len(p) else np.zeros(0)
-        if s.shape != p.shape:
-            raise InputError(f"sigma returned shape {s.shape}, expected {p.shape}")
-        return cls(p.astype(np.int64), g.astype(np.int64), iou_h, iou_o, s)
+              sigma: Callable[[np.ndarray, np.ndarray], np.ndarray], *, iou: float = 0.5,
+              pred_score=None) -> "PairTable":
+        """``sigma(p, g)`` returns the HOI similarity of predictions ``p`` and ground truths ``g``
+        (index arrays); ``iou`` is the threshold θ for both boxes; ``pred_score``, when
+        given, lets the confidence order be prepared alongside."""
+        gt_image = np.asarray(gt_image, dtype=np.int64)
+        pred_image = np.asarray(pred_image, dtype=np.int64)
+        n_gt, n_pred = len(gt_image), len(pred_image)
+        n_img = int(max(gt_image.max(initial=-1), pred_image.max(initial=-1))) + 1
+        gt_group = _group(gt_image, n_img)
+        pred_group = _group(pred_image, n_img)
+        gh = np.asarray(gt_human, dtype=np.float64).reshape(n_gt, 4)
+        go = np.asarray(gt_object, dtype=np.float64).reshape(n_gt, 4)
+        ph = np.asarray(pred_human, dtype=np.float64).reshape(n_pred, 4)
+        po = np.asarray(pred_object, dtype=np.float64).reshape(n_pred, 4)
+
+        # Two independent jobs run in a second thread while this one computes the IoUs
+        # (numpy releases the GIL): each prediction's most similar ground truth, and the
+        # confidence order when ``pred_score`` is given.
+        with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
+            best_job = pool.submit(_best_gt, sigma, gt_image, pred_image, n_img, gt_group, n_gt, n_pred)
+            score_job = pool.submit(_score_levels, np.asarray(pred_score, dtype=np.float64),
+                                    pred_group[0]) if pred_score is not None else None
+            g, p, iou_h, iou_o = _candidate_edges(gt_image, pred_image, n_img, pred_group, gh, go, ph, po, iou)
+            s = _call_sigma(sigma, p, g)
+            best_gt, best_sigma = best_job.result()
+            score_cache = (pred_score, score_job.result()) if score_job is not None else None
+        return cls(iou=float(iou), g=g, p=p, iou_h=iou_h, iou_o=iou_o, sigma=s, best_gt=best_gt,
+                   best_sigma=best_sigma, gt_image=gt_image, pred_image=pred_image,
+                   gt_rank=gt_group[3], gt_order=gt_group[0], pred_order=pred_group[0], n_images=n_img,
+                   _score_cache=score_cache)
+
+
+def _candidate_edges(gt_image, pred_image, n_img, pred_group, gh, go, ph, po, iou):
+    """Ground-truth-major pairs with both IoUs ≥ θ: the human IoU on every pair of an image,
+    the object IoU only where the human box passed."""
+    n_gt, n_pred = len(gt_image), len(pred_image)
+    if not n_gt or not n_pred:
+        e = np.zeros(0, np.int64)
+        return e, e, np.zeros(0), np.zeros(0)
+    g, p = _expand(gt_image, pred_image, n_img, pred_group)
+    per = np.bincount(g, minlength=n_gt)
+    gcols = [np.repeat(np.ascontiguousarray(gh[:, k]), per) for k in range(4)]
+    pcols = [np.ascontiguousarray(ph[:, k])[p] for k in range(4)]
+    area_g = np.repeat((gh[:, 2] - gh[:, 0]) * (gh[:, 3] - gh[:, 1]), per)
+    area_p = ((ph[:, 2] - ph[:, 0]) * (ph[:, 3] - ph[:, 1]))[p]
+    iou_h = _iou_columns(*pcols, *gcols, area_p, area_g)
+    del gcols, pcols, area_g, area_p
+    keep = np.flatnonzero(iou_h >= iou)
+    g, p, iou_h = g[keep], p[keep], iou_h[keep]
+    iou_o = _iou_columns(*(po[p, k] for k in range(4)), *(go[g, k] for k in range(4)))
+    keep = np.flatnonzero(iou_o >= iou)
+    return g[keep], p[keep], iou_h[keep], iou_o[keep]
+
+
+def _best_gt(sigma, gt_image, pred_image, n_img, gt_group, n_gt, n_pred):
+    """Per prediction, the most similar ground truth of its image (ties: first in file order)."""
+    best_gt = np.full(n_pred, -1, dtype=np.int64)
+    best_sigma = np.zeros(n_pred)
+    if not n_gt or not n_pred:
+        return best_gt, best_sigma
+    ap_, ag = _expand(pred_image, gt_image, n_img, gt_group)
+    if not len(ap_):
+        return best_gt, best_sigma
+    s_all = _call_sigma(sigma, ap_, ag)
+    starts, ends = _segments(ap_)
+    seg_max = np.maximum.reduceat(s_all, starts)
+    seg_of = np.repeat(np.arange(len(starts)), ends - starts)
+    at_max = np.flatnonzero(s_all == seg_max[seg_of])
+    first = at_max[np.r_[True, seg_of[at_max][1:] != seg_of[at_max][:-1]]]
+    preds = ap_[starts]
+    best_gt[preds] = ag[first]
+    best_sigma[preds] = seg_max
+    return best_gt, best_sigma
+
+
+def _call_sigma(sigma, p, g):
+    if not len(p):
+        return np.zeros(0)
+    s = np.asarray(sigma(p, g), dtype=np.float64)
+    if s.shape != p.shape:
+        raise InputError(f"sigma returned shape {s.shape}, expected {p.shape}")
+    return s
 
 
 # ---------------------------------------------------------------------------- greedy core
@@ -129,26 +276,15 @@ def _segments(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.r_[starts[1:], len(key)]
 
 
-def _ranks(order: np.ndarray, group_sorted: np.ndarray) -> np.ndarray:
-    """``order`` sorts rows by (group, priority); ``group_sorted`` is the group of each sorted
-    row. Returns the rank of every row within its group."""
-    n = len(order)
-    starts, ends = _segments(group_sorted)
-    first = np.repeat(starts, ends - starts)
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n) - first
-    return rank
-
-
 def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.ndarray,
-                      n_agents: int, n_resources: int) -> np.ndarray:
+                      n_agents: int, n_resources: int, keys: tuple = ()) -> np.ndarray:
     """Exact vectorized form of "agents in turn take their best still-free resource".
 
-    ``agent``/``resource`` are the candidate edges, sorted by agent and, within an agent,
-    best first. ``agent_rank[a]`` is the turn of agent ``a`` in its group; agents sharing a
-    turn must never share a candidate resource (they belong to different groups). Returns,
-    per edge-having agent, the index of the chosen edge (−1 when every candidate was taken),
-    as an array over ``range(n_agents)``.
+    ``agent``/``resource`` are the candidate edges, grouped by agent. An agent prefers the
+    free edge with the largest ``keys[0]``, then ``keys[1]``, …, then the first in edge order.
+    ``agent_rank[a]`` is the turn of agent ``a``; agents sharing a turn must never share a
+    candidate resource (they belong to different images). One numpy step per turn. Returns
+    the chosen edge per agent (−1 when none is left).
 
     >>> sequential_greedy(np.array([0, 0, 1]), np.array([5, 6, 5]), np.array([0, 1]), 2, 7).tolist()
     [0, -1]
@@ -168,17 +304,49 @@ def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.nd
             continue
         s = starts[sel]
         lens = ends[sel] - s
-        idx = np.repeat(s - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
-        free = ~taken[resource[idx]]
-        cand = idx[free]
-        if not len(cand):
+        local = np.cumsum(lens) - lens
+        idx = np.repeat(s - local, lens) + np.arange(int(lens.sum()))
+        res = resource[idx]
+        cand = ~taken[res]
+        if keys and cand.any():
+            seg = np.repeat(np.arange(len(sel)), lens)
+            for key in keys:
+                v = np.where(cand, key[idx], -np.inf)
+                cand &= v == np.maximum.reduceat(v, local)[seg]
+        hit = np.flatnonzero(cand)
+        if not len(hit):
             continue
-        seg = np.repeat(np.arange(len(sel)), lens)[free]
-        first = np.r_[True, seg[1:] != seg[:-1]]
-        pick = cand[first]
-        chosen[agents[sel[seg[first]]]] = pick
+        seg_hit = np.searchsorted(local, hit, side="right") - 1
+        first = np.r_[True, seg_hit[1:] != seg_hit[:-1]]
+        pick = idx[hit[first]]
+        chosen[agents[sel[seg_hit[first]]]] = pick
         taken[resource[pick]] = True
     return chosen
+
+
+def _score_order(pairs: "PairTable", score: np.ndarray):
+    """Descending-score order of the predictions (ties: image order, then file order within
+    the image — the file order for JSON Lines input), their dense confidence levels
+    (0 = highest distinct value) and the level of the confidence 0 (given to unmatched ground
+    truths) among the same values. Cached on ``pairs`` for the same score array."""
+    cached = pairs._score_cache
+    if cached is not None and cached[0] is score:
+        return cached[1]
+    out = _score_levels(np.asarray(score, dtype=np.float64), pairs.pred_order)
+    pairs._score_cache = (score, out)
+    return out
+
+
+def _score_levels(score: np.ndarray, by_image: np.ndarray):
+    n = len(score)
+    values = np.append(score[by_image], 0.0)
+    order = np.argsort(-values, kind="stable")
+    v = values[order]
+    level_local = np.empty(n + 1, dtype=np.int64)
+    level_local[order] = np.cumsum(np.r_[False, v[1:] != v[:-1]])
+    level = np.empty(n, dtype=np.int64)
+    level[by_image] = level_local[:n]
+    return by_image[order[order != n]], level, int(level_local[n])  # appended 0: last among zeros
 
 
 # ---------------------------------------------------------------------------- SHOE matching
@@ -199,59 +367,27 @@ class ShoeMatch:
     pred_best_sigma: np.ndarray
 
 
-def best_gt_per_prediction(pairs: PairTable, n_pred: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per prediction, the ground truth of its image with the highest σ (ties: first in file
-    order) and that σ; −1 / 0 for predictions in images without ground truth (Alg. 1 l.30)."""
-    best_gt = np.full(n_pred, -1, dtype=np.int64)
-    best_sigma = np.zeros(n_pred)
-    if not len(pairs.p):
-        return best_gt, best_sigma
-    starts, ends = _segments(pairs.p)
-    seg_max = np.maximum.reduceat(pairs.sigma, starts)
-    seg_of = np.repeat(np.arange(len(starts)), ends - starts)
-    at_max = np.flatnonzero(pairs.sigma == seg_max[seg_of])
-    first = at_max[np.r_[True, seg_of[at_max][1:] != seg_of[at_max][:-1]]]
-    preds = pairs.p[starts]
-    best_gt[preds] = pairs.g[first]
-    best_sigma[preds] = seg_max
-    return best_gt, best_sigma
-
-
-def shoe_match(pairs: PairTable, gt_image: np.ndarray, pred_score: np.ndarray, *,
-               iou: float = 0.5, active: np.ndarray | None = None,
-               best: tuple[np.ndarray, np.ndarray] | None = None) -> ShoeMatch:
+def shoe_match(pairs: PairTable, pred_score: np.ndarray, *, active: np.ndarray | None = None) -> ShoeMatch:
     """Algorithm 1, lines 5–28 (and Algorithm 2, lines 6–27), for all images at once.
 
     Each ground truth, in file order within its image, takes among the still-unmatched
     ``active`` predictions of its image with IoU_h ≥ θ and IoU_o ≥ θ the one with the highest
     σ (ties: higher confidence, then earlier prediction). Missing confidences count as equal.
     """
-    gt_image = np.asarray(gt_image, dtype=np.int64)
-    n_gt, n_pred = len(gt_image), len(pred_score)
+    n_gt, n_pred = len(pairs.gt_image), len(pairs.pred_image)
     conf = np.nan_to_num(np.asarray(pred_score, dtype=np.float64), nan=0.0)
-    if active is None:
-        active = np.ones(n_pred, dtype=bool)
-    edge = np.flatnonzero((pairs.iou_h >= iou) & (pairs.iou_o >= iou) & active[pairs.p])
-    ep, eg, es = pairs.p[edge], pairs.g[edge], pairs.sigma[edge]
-    # edges by ground truth, best candidate first: σ desc, confidence desc, prediction asc
-    order = np.lexsort((ep, -conf[ep], -es, eg))
-    ep, eg, es = ep[order], eg[order], es[order]
-    # turn of each ground truth = its position among its image's ground truths (file order)
-    gts = np.unique(eg)
-    rank = np.zeros(n_gt, dtype=np.int64)
-    if len(gts):
-        o = np.lexsort((gts, gt_image[gts]))
-        rank[gts] = _ranks(o, gt_image[gts][o])
-    chosen = sequential_greedy(eg, ep, rank, n_gt, n_pred)
+    active = np.ones(n_pred, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    sel = np.flatnonzero(active[pairs.p]) if not active.all() else slice(None)
+    eg, ep, es = pairs.g[sel], pairs.p[sel], pairs.sigma[sel]
+    chosen = sequential_greedy(eg, ep, pairs.gt_rank, n_gt, n_pred, keys=(es, conf[ep]))
     gt_pred = np.full(n_gt, -1, dtype=np.int64)
     gt_sigma = np.zeros(n_gt)
     hit = np.flatnonzero(chosen >= 0)
     gt_pred[hit] = ep[chosen[hit]]
     gt_sigma[hit] = es[chosen[hit]]
     pred_matched = np.zeros(n_pred, dtype=bool)
-    pred_matched[gt_pred[gt_pred >= 0]] = True
-    best_gt, best_sigma = best if best is not None else best_gt_per_prediction(pairs, n_pred)
-    return ShoeMatch(gt_pred, gt_sigma, np.asarray(active, dtype=bool), pred_matched, best_gt, best_sigma)
+    pred_matched[gt_pred[hit]] = True
+    return ShoeMatch(gt_pred, gt_sigma, active, pred_matched, pairs.best_gt, pairs.best_sigma)
 
 
 def _soft_ap(labels: np.ndarray, n_gt: int, interpolation: str) -> float:
@@ -266,7 +402,7 @@ def _soft_ap(labels: np.ndarray, n_gt: int, interpolation: str) -> float:
     return float(np.sum(np.diff(recall, prepend=0.0) * precision))
 
 
-def shoe_ap(gt_image, gt_class, pred_image, pred_score, match: ShoeMatch, *, n_classes: int,
+def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_classes: int,
             delta: float = 0.0, interpolation: str = "none") -> tuple[np.ndarray, np.ndarray]:
     """Per-class SHOE AP (Algorithm 1, lines 25–48) from a :class:`ShoeMatch`.
 
@@ -280,28 +416,49 @@ def shoe_ap(gt_image, gt_class, pred_image, pred_score, match: ShoeMatch, *, n_c
     """
     if interpolation not in INTERPOLATIONS:
         raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
-    gt_image = np.asarray(gt_image, dtype=np.int64)
     gt_class = np.asarray(gt_class, dtype=np.int64)
-    pred_image = np.asarray(pred_image, dtype=np.int64)
     score = np.asarray(pred_score, dtype=np.float64)
-    n_gt_all, n_pred = len(gt_image), len(pred_image)
+    n_gt_all = len(gt_class)
+    n_img = pairs.n_images
+    # entries in Algorithm 1's append order: per image its ground truths, then its unmatched
+    # predictions that pass δ, each in file order
+    is_fp = match.active & ~match.pred_matched & (match.pred_best_gt >= 0) & (match.pred_best_sigma >= delta)
+    fp = pairs.pred_order[is_fp[pairs.pred_order]]
+    fp_img = pairs.pred_image[fp]
+    n_g = np.bincount(pairs.gt_image, minlength=n_img)
+    n_f = np.bincount(fp_img, minlength=n_img)
+    offset = np.cumsum(n_g + n_f) - (n_g + n_f)
+    f_start = np.cumsum(n_f) - n_f
+    app_g = offset[pairs.gt_image] + pairs.gt_rank
+    app_f = offset[fp_img] + n_g[fp_img] + (np.arange(len(fp)) - f_start[fp_img])
+    n_entries = n_gt_all + len(fp)
+    cls = np.empty(n_entries, dtype=np.int64)
+    label = np.zeros(n_entries)
+    cls[app_g] = gt_class
+    label[app_g] = match.gt_sigma
+    cls[app_f] = gt_class[match.pred_best_gt[fp]]
+    # confidence as a dense level (0 = highest); an unmatched ground truth has confidence 0
+    _, level, zero_level = _score_order(pairs, score)
+    lev = np.empty(n_entries, dtype=np.int64)
     matched = match.gt_pred >= 0
-    g_score = np.where(matched, score[np.maximum(match.gt_pred, 0)], 0.0) if n_gt_all else np.zeros(0)
-    fp = np.flatnonzero(match.active & ~match.pred_matched & (match.pred_best_gt >= 0)
-                        & (match.pred_best_sigma >= delta))
-    cls = np.concatenate([gt_class, gt_class[match.pred_best_gt[fp]]])
-    conf = np.concatenate([g_score, score[fp]])
-    label = np.concatenate([match.gt_sigma, np.zeros(len(fp))])
-    big = max(n_gt_all, n_pred) + 1
-    append_order = np.concatenate([gt_image * (2 * big) + np.arange(n_gt_all),
-                                   pred_image[fp] * (2 * big) + big + fp])
-    order = np.lexsort((append_order, -conf, cls))
+    lev_g = np.full(n_gt_all, zero_level, dtype=np.int64)
+    lev_g[matched] = level[match.gt_pred[matched]]
+    lev[app_g] = lev_g
+    lev[app_f] = level[fp]
+    n_lev = int(lev.max()) + 1 if n_entries else 1
+    app_bits = max(1, int(n_entries).bit_length())
+    key_bits = int(n_classes * n_lev).bit_length() + app_bits
+    if key_bits <= 62:
+        key = ((cls * n_lev + lev) << app_bits) | np.arange(n_entries)
+        order = np.sort(key) & ((1 << app_bits) - 1)
+    else:  # pragma: no cover - astronomically many classes × distinct scores
+        order = np.lexsort((np.arange(n_entries), lev, cls))
     cls, label = cls[order], label[order]
     n_gt = np.bincount(gt_class, minlength=n_classes)
     ap = np.full(n_classes, np.nan)
     starts, ends = _segments(cls)
     for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class, not per prediction
-        c = cls[s]
+        c = int(cls[s])
         ap[c] = _soft_ap(label[s:e], int(n_gt[c]), interpolation)
     return ap, n_gt
 
@@ -373,43 +530,52 @@ def voc_ap(tp: np.ndarray, n_gt: int) -> float:
     return float(np.sum(np.diff(recall, prepend=0.0) * envelope))
 
 
-def standard_ap(pairs: PairTable, gt_image, gt_class, pred_image, pred_class, pred_score, *,
-                n_classes: int, iou: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
+                n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-class HICO-DET AP (exact class match), as ``(ap, tp_flag_per_prediction)``.
 
-    Predictions with ``pred_class`` −1 (a class without ground truth) are ignored. AP is NaN
-    for classes without ground truth.
+    Per class, predictions in descending score (ties: image order, then file order) each take the unmatched
+    ground truth of the same class and image with both IoUs ≥ θ and the largest
+    min(IoU_h, IoU_o) (ties: first in file order); AP is all-point interpolated. Predictions
+    with ``pred_class`` −1 (a class without ground truth) are ignored; AP is NaN for classes
+    without ground truth. Vectorized: one greedy step per prediction turn within its
+    (image, class) block.
     """
-    gt_image = np.asarray(gt_image, dtype=np.int64)
     gt_class = np.asarray(gt_class, dtype=np.int64)
-    pred_image = np.asarray(pred_image, dtype=np.int64)
     pred_class = np.asarray(pred_class, dtype=np.int64)
     score = np.asarray(pred_score, dtype=np.float64)
     n_pred = len(pred_class)
-    edge = np.flatnonzero((pairs.iou_h >= iou) & (pairs.iou_o >= iou)
-                          & (pred_class[pairs.p] == gt_class[pairs.g]) & (pred_class[pairs.p] >= 0))
-    ep, eg = pairs.p[edge], pairs.g[edge]
-    min_iou = np.minimum(pairs.iou_h[edge], pairs.iou_o[edge])
-    order = np.lexsort((eg, -min_iou, ep))  # by prediction; best overlap first, then file order
-    ep, eg = ep[order], eg[order]
-    preds = np.unique(ep)
+    order_desc, _, _ = _score_order(pairs, score)
+    srank = np.empty(n_pred, dtype=np.int64)
+    srank[order_desc] = np.arange(n_pred)
+    same = np.flatnonzero((pred_class[pairs.p] == gt_class[pairs.g]) & (pred_class[pairs.p] >= 0))
+    ep, eg = pairs.p[same], pairs.g[same]
+    min_iou = np.minimum(pairs.iou_h[same], pairs.iou_o[same])
+    by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
+    ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
     rank = np.zeros(n_pred, dtype=np.int64)
+    starts, _ = _segments(ep)
+    preds = ep[starts]
     if len(preds):
-        o = np.lexsort((preds, -score[preds], pred_class[preds], pred_image[preds]))
-        block = pred_image[preds][o] * (n_classes + 1) + pred_class[preds][o]
-        rank[preds] = _ranks(o, block)
-    chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class))
-    tp = np.zeros(n_pred, dtype=bool)
-    tp[np.flatnonzero(chosen >= 0)] = True
+        block = pairs.pred_image[preds] * (n_classes + 1) + pred_class[preds]
+        key = block * n_pred + srank[preds]
+        o = np.argsort(key)
+        sb = block[o]
+        first = np.r_[True, sb[1:] != sb[:-1]]
+        pos = np.arange(len(o))
+        rank[preds[o]] = pos - np.maximum.accumulate(np.where(first, pos, 0))
+    chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class), keys=(min_iou,))
+    tp = chosen >= 0
     n_gt = np.bincount(gt_class, minlength=n_classes)
-    keep = np.flatnonzero(pred_class >= 0)
-    order = np.lexsort((keep, -score[keep], pred_class[keep]))
-    keep = keep[order]
+    keep = order_desc[pred_class[order_desc] >= 0]
+    ck = pred_class[keep]
+    small = ck.astype(np.int16) if n_classes < 2 ** 15 else ck
+    keep = keep[np.argsort(small, kind="stable")]
     cls = pred_class[keep]
     ap = np.where(n_gt > 0, 0.0, np.nan)
     starts, ends = _segments(cls)
     for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class
-        c = cls[s]
+        c = int(cls[s])
         if n_gt[c] > 0:
             ap[c] = voc_ap(tp[keep[s:e]], int(n_gt[c]))
     return ap, tp
@@ -487,16 +653,14 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     verbs = resolve_labels(gt.verb, pred.verb, "v", verb_sim, vocabulary, where=where("verb"))
     objects = resolve_labels(gt.object, pred.object, "n", object_sim, vocabulary, where=where("object"))
 
-    # classes = distinct (verb, object) class keys of the ground truth
-    gkv = np.asarray(verbs.gt_class_key, dtype=object)[verbs.gt_code]
-    gko = np.asarray(objects.gt_class_key, dtype=object)[objects.gt_code]
-    gt_pairs = pd.MultiIndex.from_arrays([gkv, gko])
-    gt_class, class_index = pd.factorize(gt_pairs)
-    n_classes = len(class_index)
-    pkv = np.asarray(verbs.pred_class_key, dtype=object)[verbs.pred_code]
-    pko = np.asarray(objects.pred_class_key, dtype=object)[objects.pred_code]
-    pred_class = class_index.get_indexer(pd.MultiIndex.from_arrays([pkv, pko])) if len(pred) else np.zeros(0, np.int64)
-    classes = _class_table(class_index, vocabulary)
+    # classes = distinct (verb, object) class keys of the ground truth, in order of appearance
+    gt_class, class_keys = _classes_of(verbs.gt_code, objects.gt_code, verbs.gt_class_key,
+                                       objects.gt_class_key, len(objects.gt_texts))
+    class_of_key = {k: i for i, k in enumerate(class_keys)}
+    n_classes = len(class_keys)
+    pred_class = _classes_of(verbs.pred_code, objects.pred_code, verbs.pred_class_key,
+                             objects.pred_class_key, len(objects.pred_texts), class_of_key)[0]
+    classes = _class_table(class_keys, vocabulary)
 
     vt, ot = verbs.table, objects.table
     gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
@@ -505,19 +669,18 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
         return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
 
     pairs = PairTable.build(gt.image, gt.human_box, gt.object_box, pred.image, pred.human_box,
-                            pred.object_box, sigma)
-    best = best_gt_per_prediction(pairs, len(pred))
+                            pred.object_box, sigma, iou=iou,
+                            pred_score=pred.score if has_scores else None)
     ap = shoe = match_all = None
     if has_scores:
-        ap, _ = standard_ap(pairs, gt.image, gt_class, pred.image, pred_class, pred.score,
-                            n_classes=n_classes, iou=iou)
-        match_all = shoe_match(pairs, gt.image, pred.score, iou=iou, best=best)
-        shoe, _ = shoe_ap(gt.image, gt_class, pred.image, pred.score, match_all,
-                          n_classes=n_classes, delta=delta, interpolation=interpolation)
+        ap, _ = standard_ap(pairs, gt_class, pred_class, pred.score, n_classes=n_classes)
+        match_all = shoe_match(pairs, pred.score)
+        shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
+                          interpolation=interpolation)
         active = pred.score >= tau
     else:
         active = np.ones(len(pred), dtype=bool)
-    match_tau = shoe_match(pairs, gt.image, pred.score, iou=iou, active=active, best=best)
+    match_tau = shoe_match(pairs, pred.score, active=active)
     f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
     gt_rate, pred_rate = miss_rates(match_tau)
     return Evaluation(classes=classes, ap=ap, shoe_ap=shoe, f1=f1, gt_miss_rate=gt_rate,
@@ -526,13 +689,28 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
                       n_pred=len(pred), n_pred_tau=int(active.sum()), has_scores=has_scores)
 
 
-def _class_table(class_index: pd.MultiIndex, vocabulary) -> pd.DataFrame:
+def _classes_of(v_code, o_code, v_key, o_key, n_o, class_of_key=None):
+    """Class index of each detection from its (verb, object) label codes, working on the
+    distinct label combinations only. Without ``class_of_key`` the classes are created in
+    order of first appearance; with it, unknown pairs get −1."""
+    combo, uniq = pd.factorize(np.asarray(v_code, dtype=np.int64) * max(n_o, 1) + np.asarray(o_code, dtype=np.int64))
+    keys = [(v_key[c // max(n_o, 1)], o_key[c % max(n_o, 1)]) for c in np.asarray(uniq).tolist()]
+    if class_of_key is None:
+        class_of_key, class_keys = {}, []
+        for k in keys:
+            if k not in class_of_key:
+                class_of_key[k] = len(class_keys)
+                class_keys.append(k)
+    else:
+        class_keys = None
+    per_combo = np.array([class_of_key.get(k, -1) for k in keys], dtype=np.int64)
+    return (per_combo[combo] if len(combo) else np.zeros(0, np.int64)), class_keys
+
+
+def _class_table(class_keys: list, vocabulary) -> pd.DataFrame:
     """Class keys with their HICO-DET id, rare flag and zero-shot flags (NaN outside HICO)."""
-    frame = pd.DataFrame({"verb": class_index.get_level_values(0).astype(str),
-                          "object": class_index.get_level_values(1).astype(str)})
-    meta = vocabulary.classes.copy()
-    merged = frame.merge(meta, on=["verb", "object"], how="left")
-    return merged
+    frame = pd.DataFrame({"verb": [str(v) for v, _ in class_keys], "object": [str(o) for _, o in class_keys]})
+    return frame.merge(vocabulary.classes, on=["verb", "object"], how="left")
 
 
 def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
