@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "recalibrate": ("recalibrate similarity matrices from collected ratings", "metrics.commands.recalibrate"),
     "mcq": ("CrossHOI-Bench multiple-choice scores", None),
     "imsitu": ("imSitu sense-aware verb accuracy", None),
-    "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", None),
+    "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", "metrics.commands.diagnose"),
     "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
     "matrix": ("similarity matrices: info, baseline", "metrics.commands.matrix"),
 }

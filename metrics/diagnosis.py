@@ -1,0 +1,933 @@
+"""Diag-HOI: error diagnosis of HOI detectors and the mAP gained by fixing each error.
+
+Source: Zhu et al., *Diagnosing Human-object Interaction Detectors* — journal version §2.3–2.4,
+§3 (error categories, oracles, grouped oracles, oddities of ΔmAP), §4 (pair localization,
+interaction classification) and Fig. 2 (categorization flow); conference version Appendix B.
+
+The design follows TIDE (Bolya et al., 2020): every error type is one small class in
+:data:`ERRORS` that owns (a) the test that puts a prediction in it, in the priority of Fig. 2,
+and (b) its oracle ``fix``, which edits an :class:`OracleState` (which predictions are kept,
+their class, whether they are true positives, the ground-truth count per class). mAP after a
+fix is computed from that state. Adding an error type is one new class added to
+:data:`ERRORS`.
+
+Everything works on flat arrays; the (prediction, ground truth) pairs of each image are built
+once, and greedy matching uses :func:`metrics.scoring.sequential_greedy` (one numpy step per
+turn, exact). Standard matching and AP are the ``score`` command's, so the diagnosis's
+baseline ``map`` equals ``score``'s ``map`` on the same input.
+
+Definitions (a pair is *localized* for a ground truth g when IoU_h ≥ θ, IoU_o ≥ θ and the
+object labels agree; θ = 0.5; the human label is always "person"):
+
+- **true positive**: matched by standard HICO-DET matching (per class, descending score,
+  largest min(IoU_h, IoU_o), each ground truth once).
+- **duplicate**: not a true positive, but localized for a ground truth of the same verb (that
+  ground truth was taken by a higher-scoring prediction).
+- **interaction**: localized for some ground truth, never with the same verb.
+- **association**: not localized for any ground truth, but its human box is correct for one
+  ground truth (IoU_h ≥ θ) and its object box and label are correct for another.
+- **human_box**: object box (and label) correct for some ground truth, human box for none.
+- **object_box**: human box correct for some ground truth, object box (or label) for none.
+- **both_boxes**: neither box correct for any ground truth of the image.
+- **missed_gt**: a ground truth that no true positive matched and that no oracle fix covers
+  (§3.1.3 / §3.2.3: "after fixing all the above errors, there are still ground truth
+  triplets that do not match any predictions").
+
+Decisions where the papers leave room (also in the README):
+
+- *Which ground truth an error is fixed to* (human box, object box, association and
+  interaction oracles): one joint assignment, computed once, so that "each ground truth pair is
+  fixed only once … when addressing different error types" (§3.2.1). Fixable predictions, in
+  descending score (ties: image order, then file order), each take a ground truth of their
+  image that their type can be fixed to (interaction: localized; human box: object correct;
+  object box: human correct; association: either box correct), which no higher-scoring true
+  positive or fix holds. Preference, for "minimal changes": the verb is already right, then
+  the larger IoU of the part that is kept (min(IoU_h, IoU_o) for interaction; IoU_o for human
+  box; IoU_h for object box; the correct box's IoU for association), then the first ground
+  truth in file order. The paper's random choice among several actions becomes this
+  deterministic rule.
+- *Duplicates a fix creates* ("suppress the lower-scoring prediction"): a fixed prediction
+  that takes a ground truth held by a lower-scoring true positive removes that true
+  positive; a prediction of the fixed type that gets no ground truth would only duplicate a
+  ground truth already covered, and is removed.
+- *AP after a fix*: all-point interpolated AP as in ``score``; the mean is always over the
+  classes that have ground truth in the input (fixed class set). A class whose ground-truth
+  count an oracle brings to 0 (missed-GT or false-negative oracle) has AP 1 when no
+  prediction of it remains and 0 otherwise, so that fixing every error progressively gives
+  mAP = 1 (Eq. 4).
+- *Progressive fixes* (§3.4) are applied in the paper's order: human box, object box, both
+  boxes, association, duplicate, interaction, missed GT.
+- *Rare / non-rare*: the HICO-DET rare flag of a prediction's *predicted* class (error counts)
+  or of the ground truth's class (missed GT, AP); classes outside HICO-DET count in Full only.
+- *no_interaction* (§2.4): ground truths and predictions whose verb is ``no_interaction`` are
+  removed before anything else unless ``keep_no_interaction=True``.
+
+Example (one image, one ground truth, a true positive and a duplicate):
+
+>>> from metrics.detections import Detections
+>>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+>>> pred = Detections.from_arrays(["a", "a"], [[0, 0, 10, 10]] * 2, [[10, 10, 20, 20]] * 2,
+...                               ["ride", "ride"], ["horse", "horse"], [0.9, 0.8])
+>>> d = diagnose(gt, pred)
+>>> d.kind_names().tolist(), d.map["full"], d.delta_map["duplicate"]["full"]
+(['true_positive', 'duplicate'], 1.0, 0.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .scoring import image_pairs, sequential_greedy
+
+NO_INTERACTION = "no_interaction"
+SUBSETS = ("full", "rare", "non_rare")
+TRUE_POSITIVE = "true_positive"
+
+
+# ---------------------------------------------------------------------------- small helpers
+def _iou(a: np.ndarray, ai: np.ndarray, b: np.ndarray, bi: np.ndarray) -> np.ndarray:
+    """IoU of boxes ``a[ai]`` and ``b[bi]`` row by row (column-wise, no (n, 4) temporaries)."""
+    if not len(ai):
+        return np.zeros(0)
+    iw = np.minimum(a[ai, 2], b[bi, 2]) - np.maximum(a[ai, 0], b[bi, 0])
+    np.maximum(iw, 0.0, out=iw)
+    ih = np.minimum(a[ai, 3], b[bi, 3]) - np.maximum(a[ai, 1], b[bi, 1])
+    np.maximum(ih, 0.0, out=ih)
+    inter = iw * ih
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    union = area_a[ai] + area_b[bi] - inter
+    out = np.zeros(len(inter))
+    np.divide(inter, union, out=out, where=union > 0)
+    return out
+
+
+def _segments(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if not len(key):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    return starts, np.r_[starts[1:], len(key)]
+
+
+def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
+    """For ``rows`` (indices < n), their turn within their ``block`` by ascending ``pos``."""
+    rank = np.zeros(n, dtype=np.int64)
+    if not len(rows):
+        return rank
+    o = np.lexsort((pos, block))
+    b = block[o]
+    first = np.r_[True, b[1:] != b[:-1]]
+    i = np.arange(len(o))
+    rank[rows[o]] = i - np.maximum.accumulate(np.where(first, i, 0))
+    return rank
+
+
+def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray) -> np.ndarray:
+    """All-point interpolated AP per class from per-prediction class, TP flag and rank.
+
+    ``pos`` orders the predictions (ascending = descending confidence); ``n_gt[c]`` is the
+    ground-truth count of class c. A class with ``n_gt`` 0 gets AP 1 when it has no
+    prediction and 0 otherwise (see the module docstring). Vectorized over all classes: the
+    precision envelope is a reversed running maximum made to restart at class boundaries.
+
+    >>> class_ap(np.array([0, 0, 0]), np.array([1, 0, 1]), np.arange(3), np.array([2])).round(4).tolist()
+    [0.8333]
+    """
+    n_classes = len(n_gt)
+    cls = np.asarray(cls, dtype=np.int64)
+    n_gt = np.asarray(n_gt, dtype=np.float64)
+    has_pred = np.bincount(cls, minlength=n_classes) > 0 if len(cls) else np.zeros(n_classes, bool)
+    ap = np.where(n_gt > 0, 0.0, np.where(has_pred, 0.0, 1.0))
+    if not len(cls):
+        return ap
+    o = np.lexsort((pos, cls))
+    c = cls[o]
+    t = np.asarray(tp, dtype=np.float64)[o]
+    starts, ends = _segments(c)
+    lens = ends - starts
+    seg = np.repeat(np.arange(len(starts)), lens)
+    ctp = np.cumsum(t)
+    ctp -= np.repeat(ctp[starts] - t[starts], lens)
+    k = np.arange(1, len(c) + 1) - np.repeat(starts, lens)
+    prec = ctp / k
+    shifted = prec - 2.0 * seg            # later classes lower: the running max restarts
+    env = np.maximum.accumulate(shifted[::-1])[::-1] + 2.0 * seg
+    gain = np.bincount(c, weights=t * env, minlength=n_classes)
+    pos_gt = n_gt > 0
+    ap[pos_gt] = gain[pos_gt] / n_gt[pos_gt]
+    return ap
+
+
+# ---------------------------------------------------------------------------- prepared input
+@dataclass
+class Scene:
+    """Ground truth and predictions with resolved labels, on one image index.
+
+    Verb and object labels are integer codes shared by both sides (class keys of
+    :mod:`metrics.hoi_labels`); classes index ``classes`` (ground-truth classes first, in
+    order of appearance, then classes only predicted). ``gt_row`` / ``pred_row`` are the rows
+    of the original :class:`~metrics.detections.Detections` (before removing
+    ``no_interaction``); ``pos`` is each prediction's place in descending-score order (ties:
+    image order, then file order).
+    """
+
+    images: np.ndarray
+    gt_image: np.ndarray
+    gt_human: np.ndarray
+    gt_object_box: np.ndarray
+    gt_verb: np.ndarray
+    gt_obj: np.ndarray
+    gt_class: np.ndarray
+    gt_row: np.ndarray
+    pred_image: np.ndarray
+    pred_human: np.ndarray
+    pred_object_box: np.ndarray
+    pred_verb: np.ndarray
+    pred_obj: np.ndarray
+    pred_class: np.ndarray
+    pred_row: np.ndarray
+    score: np.ndarray
+    pos: np.ndarray
+    verb_names: np.ndarray
+    object_names: np.ndarray
+    classes: pd.DataFrame
+    n_gt: np.ndarray
+    iou: float
+    gt_source: str = "<gt>"
+    pred_source: str = "<pred>"
+    gt_line: np.ndarray | None = None
+    pred_line: np.ndarray | None = None
+
+    @property
+    def n_pred(self) -> int:
+        return len(self.pred_image)
+
+    def subset_masks(self) -> dict[str, np.ndarray]:
+        """Class masks for Full / Rare / Non-rare (HICO-DET rare flag; others Full only)."""
+        rare = self.classes["rare"].to_numpy()
+        return {"full": np.ones(len(self.classes), dtype=bool), "rare": rare == 1, "non_rare": rare == 0}
+
+
+def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vocabulary=None,
+            need_scores: bool = True) -> Scene:
+    """Resolve labels and build the :class:`Scene` of ``gt`` and ``pred``
+    (:class:`~metrics.detections.Detections`)."""
+    from .baseline import load_default
+    from .hoi_labels import resolve_labels
+    from .vocabulary import hico
+
+    if not 0.0 < iou <= 1.0:
+        raise InputError(f"--iou must lie in (0, 1], got {iou}")
+    if not len(gt):
+        raise InputError(f"{gt.source}: no ground-truth HOIs")
+    if need_scores and len(pred) and not pred.has_scores:
+        raise InputError(f"{pred.source}: predictions carry no 'score'; diagnosis ranks predictions by score")
+    vocabulary = hico() if vocabulary is None else vocabulary
+    images = pd.unique(np.concatenate([gt.images, pred.images]))
+    gt, pred = gt.with_images(images), pred.with_images(images)
+
+    def where(role):
+        return lambda side, row: (gt if side == "gt" else pred).where(row, role)
+
+    keys = {}
+    for role, pos_ in (("verb", "v"), ("object", "n")):
+        r = resolve_labels(getattr(gt, role), getattr(pred, role), pos_, load_default(pos_), vocabulary,
+                           where=where(role))
+        gk = np.asarray(r.gt_class_key, dtype=object)[r.gt_code]
+        pk = np.array([k if k is not None else "unknown:" + str(t).strip().lower()
+                       for k, t in zip(r.pred_class_key, r.pred_texts.tolist())], dtype=object)[r.pred_code]
+        codes, names = pd.factorize(np.concatenate([gk, pk]))
+        keys[role] = (codes[:len(gk)].astype(np.int64), codes[len(gk):].astype(np.int64),
+                      np.asarray(names, dtype=object))
+    gv, pv, verb_names = keys["verb"]
+    go, po, object_names = keys["object"]
+
+    gt_keep = np.ones(len(gt), dtype=bool)
+    pred_keep = np.ones(len(pred), dtype=bool)
+    if not keep_no_interaction:
+        gt_keep = verb_names[gv] != NO_INTERACTION
+        pred_keep = verb_names[pv] != NO_INTERACTION
+        if not gt_keep.any():
+            raise InputError(f"{gt.source}: every ground-truth HOI is no_interaction "
+                             "(use --keep-no-interaction to diagnose them)")
+    gi, pi = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
+
+    n_o = len(object_names)
+    combo, uniq = pd.factorize(np.concatenate([gv[gi] * n_o + go[gi], pv[pi] * n_o + po[pi]]))
+    uniq = np.asarray(uniq, dtype=np.int64)
+    classes = pd.DataFrame({"verb": verb_names[uniq // n_o].astype(str), "object": object_names[uniq % n_o].astype(str)})
+    classes = classes.merge(vocabulary.classes[["verb", "object", "hoi_id", "rare"]], on=["verb", "object"],
+                            how="left")
+    gt_class = combo[:len(gi)].astype(np.int64)
+    pred_class = combo[len(gi):].astype(np.int64)
+    n_gt = np.bincount(gt_class, minlength=len(classes))
+
+    score = np.nan_to_num(pred.score[pi], nan=0.0)
+    p_image = pred.image[pi]
+    pos = np.empty(len(pi), dtype=np.int64)
+    pos[np.lexsort((np.arange(len(pi)), p_image, -score))] = np.arange(len(pi))
+    return Scene(images=np.asarray(images, dtype=object), gt_image=gt.image[gi], gt_human=gt.human_box[gi],
+                 gt_object_box=gt.object_box[gi], gt_verb=gv[gi], gt_obj=go[gi], gt_class=gt_class, gt_row=gi,
+                 pred_image=p_image, pred_human=pred.human_box[pi], pred_object_box=pred.object_box[pi],
+                 pred_verb=pv[pi], pred_obj=po[pi], pred_class=pred_class, pred_row=pi, score=score, pos=pos,
+                 verb_names=verb_names, object_names=object_names, classes=classes, n_gt=n_gt, iou=float(iou),
+                 gt_source=gt.source, pred_source=pred.source, gt_line=gt.line[gi], pred_line=pred.line[pi])
+
+
+@dataclass
+class Edges:
+    """Every (prediction, ground truth) pair of the same image, grouped by prediction.
+
+    ``human_ok``: IoU_h ≥ θ; ``object_ok``: IoU_o ≥ θ and the object labels agree;
+    ``same_verb``: the verbs agree.
+    """
+
+    p: np.ndarray
+    g: np.ndarray
+    iou_h: np.ndarray
+    iou_o: np.ndarray
+    human_ok: np.ndarray
+    object_ok: np.ndarray
+    same_verb: np.ndarray
+
+    @property
+    def localized(self) -> np.ndarray:
+        return self.human_ok & self.object_ok
+
+    @classmethod
+    def build(cls, s: Scene) -> "Edges":
+        p, g = image_pairs(s.gt_image, s.pred_image, by="pred")
+        iou_h = _iou(s.pred_human, p, s.gt_human, g)
+        iou_o = _iou(s.pred_object_box, p, s.gt_object_box, g)
+        return cls(p, g, iou_h, iou_o, iou_h >= s.iou, (iou_o >= s.iou) & (s.pred_obj[p] == s.gt_obj[g]),
+                   s.pred_verb[p] == s.gt_verb[g])
+
+
+@dataclass
+class Flags:
+    """Per prediction: matched (true positive) and what it is correct about for some ground
+    truth of its image (``same_class``: localized with the same verb; ``localized``;
+    ``human``; ``object``)."""
+
+    tp: np.ndarray
+    same_class: np.ndarray
+    localized: np.ndarray
+    human: np.ndarray
+    object: np.ndarray
+
+    @classmethod
+    def build(cls, e: Edges, tp: np.ndarray) -> "Flags":
+        n = len(tp)
+
+        def anyp(mask):
+            return np.bincount(e.p[mask], minlength=n) > 0 if len(e.p) else np.zeros(n, dtype=bool)
+        loc = e.localized
+        return cls(tp, anyp(loc & e.same_verb), anyp(loc), anyp(e.human_ok), anyp(e.object_ok))
+
+
+# ---------------------------------------------------------------------------- oracle state
+@dataclass
+class OracleState:
+    """What an oracle edits: kept predictions, their class and TP flag, and GT counts."""
+
+    keep: np.ndarray
+    cls: np.ndarray
+    tp: np.ndarray
+    n_gt: np.ndarray
+
+    def copy(self) -> "OracleState":
+        return OracleState(self.keep.copy(), self.cls.copy(), self.tp.copy(), self.n_gt.copy())
+
+    def ap(self, pos: np.ndarray) -> np.ndarray:
+        k = self.keep
+        return class_ap(self.cls[k], self.tp[k], pos[k], self.n_gt)
+
+
+# ---------------------------------------------------------------------------- error types
+class ErrorType:
+    """One error type: its name, where it sits in the paper, and its oracle ``fix``.
+
+    Prediction errors also define ``test(flags)`` (Fig. 2: the first type, by ``priority``,
+    whose test holds names the prediction) and get ``code`` (their index in
+    :data:`PREDICTION_KINDS`).
+    """
+
+    name = ""
+    title = ""
+    section = ""
+    group = "false_positive"
+    priority: int | None = None
+    code: int = -1
+
+    def test(self, f: Flags) -> np.ndarray:  # pragma: no cover - overridden by prediction errors
+        raise NotImplementedError
+
+    def fix(self, state: OracleState, d: "Diagnosis") -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class _RemovedByOracle(ErrorType):
+    """Oracle: remove every prediction of this type."""
+
+    def fix(self, state, d):
+        state.keep[d.kind == self.code] = False
+
+
+class _FixedToTruePositive(ErrorType):
+    """Oracle: turn the prediction into a true positive of its assigned ground truth (joint
+    assignment, see module docstring); the lower-scoring true positive it displaces and the
+    predictions of this type left without a ground truth are suppressed."""
+
+    def candidates(self, e: Edges) -> np.ndarray:
+        raise NotImplementedError
+
+    def kept_iou(self, e: Edges) -> np.ndarray:
+        raise NotImplementedError
+
+    def fix(self, state, d):
+        mine = d.kind == self.code
+        fixed = np.flatnonzero(mine & (d.fix_gt >= 0))
+        g = d.fix_gt[fixed]
+        state.keep[mine & (d.fix_gt < 0)] = False
+        state.cls[fixed] = d.scene.gt_class[g]
+        state.tp[fixed] = True
+        displaced = d.gt_tp[g]
+        state.keep[displaced[displaced >= 0]] = False
+
+
+class HumanBoxError(_FixedToTruePositive):
+    name, title, section, priority = "human_box", "Human box", "§3.1.1, §3.2.1", 4
+
+    def test(self, f):
+        return f.object & ~f.human
+
+    def candidates(self, e):
+        return e.object_ok
+
+    def kept_iou(self, e):
+        return e.iou_o
+
+
+class ObjectBoxError(_FixedToTruePositive):
+    name, title, section, priority = "object_box", "Object box", "§3.1.1, §3.2.1", 5
+
+    def test(self, f):
+        return f.human & ~f.object
+
+    def candidates(self, e):
+        return e.human_ok
+
+    def kept_iou(self, e):
+        return e.iou_h
+
+
+class BothBoxesError(_RemovedByOracle):
+    name, title, section, priority = "both_boxes", "Both boxes", "§3.1.1, §3.2.1", 6
+
+    def test(self, f):
+        return np.ones(len(f.tp), dtype=bool)
+
+
+class AssociationError(_FixedToTruePositive):
+    name, title, section, priority = "association", "Association", "§3.1.1, §3.2.1", 3
+
+    def test(self, f):
+        return f.human & f.object & ~f.localized
+
+    def candidates(self, e):
+        return e.human_ok | e.object_ok
+
+    def kept_iou(self, e):
+        return np.where(e.human_ok, e.iou_h, e.iou_o)
+
+
+class DuplicateError(_RemovedByOracle):
+    name, title, section, priority = "duplicate", "Duplicate", "§3.1.2, §3.2.2", 1
+
+    def test(self, f):
+        return f.same_class & ~f.tp
+
+
+class InteractionError(_FixedToTruePositive):
+    name, title, section, priority = "interaction", "Interaction", "§3.1.2, §3.2.2", 2
+
+    def test(self, f):
+        return f.localized & ~f.same_class
+
+    def candidates(self, e):
+        return e.localized
+
+    def kept_iou(self, e):
+        return np.minimum(e.iou_h, e.iou_o)
+
+
+class MissedGTError(ErrorType):
+    """Oracle: the ground-truth count of each class drops by its missed ground truths."""
+
+    name, title, section, group = "missed_gt", "Missed GT", "§3.1.3, §3.2.3", "false_negative"
+
+    def fix(self, state, d):
+        state.n_gt -= np.bincount(d.scene.gt_class[d.missed], minlength=len(state.n_gt))
+
+
+class FalsePositiveGroup(ErrorType):
+    """Grouped oracle (§3.3): remove every false positive."""
+
+    name, title, section = "false_positive", "False positives", "§3.3"
+
+    def fix(self, state, d):
+        state.keep[d.kind != 0] = False
+
+
+class FalseNegativeGroup(ErrorType):
+    """Grouped oracle (§3.3): the ground-truth count of each class becomes its true positives."""
+
+    name, title, section, group = "false_negative", "False negatives", "§3.3", "false_negative"
+
+    def fix(self, state, d):
+        state.n_gt = np.bincount(state.cls[d.kind == 0], minlength=len(state.n_gt))
+
+
+#: The seven error types in the paper's order (Fig. 5/7; also the progressive order, §3.4).
+ERRORS: tuple[ErrorType, ...] = (HumanBoxError(), ObjectBoxError(), BothBoxesError(), AssociationError(),
+                                 DuplicateError(), InteractionError(), MissedGTError())
+#: The grouped oracles of §3.3.
+GROUPED: tuple[ErrorType, ...] = (FalsePositiveGroup(), FalseNegativeGroup())
+ERROR_TYPES = tuple(e.name for e in ERRORS)
+ORACLES = ERROR_TYPES + tuple(e.name for e in GROUPED)
+_PRED_ERRORS = tuple(sorted((e for e in ERRORS if e.priority is not None), key=lambda e: e.priority))
+#: Prediction categories: code 0 is a true positive, then the prediction error types.
+PREDICTION_KINDS = (TRUE_POSITIVE,) + tuple(e.name for e in ERRORS if e.priority is not None)
+for _e in ERRORS:
+    if _e.priority is not None:
+        _e.code = PREDICTION_KINDS.index(_e.name)
+_BY_NAME = {e.name: e for e in ERRORS + GROUPED}
+
+
+# ---------------------------------------------------------------------------- matching
+def match_standard(s: Scene, e: Edges) -> np.ndarray:
+    """Standard HICO-DET matching (as :func:`metrics.scoring.standard_ap`): per class,
+    predictions in descending score take the free ground truth of their image they are
+    localized for with the same verb and the largest min(IoU_h, IoU_o) (ties: first in file
+    order). Returns the matched ground truth per prediction (−1: none)."""
+    cand = np.flatnonzero(e.localized & e.same_verb)
+    ep, eg = e.p[cand], e.g[cand]
+    n = s.n_pred
+    preds = np.unique(ep)
+    block = s.pred_image[preds] * (len(s.classes) + 1) + s.pred_class[preds]
+    rank = _rank_within(block, s.pos[preds], n, preds)
+    chosen = sequential_greedy(ep, eg, rank, n, len(s.gt_image),
+                               keys=(np.minimum(e.iou_h[cand], e.iou_o[cand]),))
+    out = np.full(n, -1, dtype=np.int64)
+    hit = chosen >= 0
+    out[hit] = eg[chosen[hit]]
+    return out
+
+
+def assign_fixes(s: Scene, e: Edges, kind: np.ndarray, gt_tp: np.ndarray) -> np.ndarray:
+    """The joint assignment of fixable predictions to ground truths (module docstring).
+    Returns the assigned ground truth per prediction (−1: none or not fixable)."""
+    fixable = [err for err in _PRED_ERRORS if isinstance(err, _FixedToTruePositive)]
+    ok = np.zeros(len(e.p), dtype=bool)
+    kept = np.zeros(len(e.p))
+    kind_p = kind[e.p] if len(e.p) else np.zeros(0, dtype=np.int64)
+    for err in fixable:
+        mine = kind_p == err.code
+        ok |= mine & err.candidates(e)
+        kept = np.where(mine, err.kept_iou(e), kept)
+    holder = gt_tp[e.g]
+    ok &= (holder < 0) | (s.pos[np.maximum(holder, 0)] > s.pos[e.p])
+    sel = np.flatnonzero(ok)
+    ep, eg = e.p[sel], e.g[sel]
+    n = s.n_pred
+    preds = np.unique(ep)
+    rank = _rank_within(s.pred_image[preds], s.pos[preds], n, preds)
+    chosen = sequential_greedy(ep, eg, rank, n, len(s.gt_image),
+                               keys=(e.same_verb[sel].astype(np.float64), kept[sel]))
+    out = np.full(n, -1, dtype=np.int64)
+    hit = chosen >= 0
+    out[hit] = eg[chosen[hit]]
+    return out
+
+
+# ---------------------------------------------------------------------------- diagnosis
+@dataclass
+class Diagnosis:
+    """Result of :func:`diagnose`: categories, oracle mAPs and their breakdowns.
+
+    ``kind``: category code per prediction (index into :data:`PREDICTION_KINDS`);
+    ``tp_gt``: matched ground truth per prediction; ``gt_tp``: matching prediction per ground
+    truth; ``fix_gt`` / ``gt_fix``: the joint oracle assignment; ``missed``: missed-GT flags.
+    ``ap``: per-class AP before any fix; ``oracle_ap``: per oracle the per-class AP after it;
+    ``progressive_ap``: per-class AP after the first k error types of :data:`ERRORS`.
+    """
+
+    scene: Scene
+    kind: np.ndarray
+    tp_gt: np.ndarray
+    gt_tp: np.ndarray
+    fix_gt: np.ndarray
+    gt_fix: np.ndarray
+    missed: np.ndarray
+    ap: np.ndarray = field(default=None)
+    oracle_ap: dict = field(default_factory=dict)
+    progressive_ap: list = field(default_factory=list)
+
+    def base_state(self) -> OracleState:
+        s = self.scene
+        return OracleState(np.ones(s.n_pred, dtype=bool), s.pred_class.copy(), self.kind == 0,
+                           s.n_gt.astype(np.int64).copy())
+
+    def apply(self, *names: str) -> OracleState:
+        """The state after applying the named oracles in order (e.g. ``"duplicate"``)."""
+        state = self.base_state()
+        for name in names:
+            if name not in _BY_NAME:
+                raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
+            _BY_NAME[name].fix(state, self)
+        return state
+
+    def mean_ap(self, ap: np.ndarray) -> dict:
+        """Full / Rare / Non-rare mean over the classes with ground truth in the input."""
+        has = self.scene.n_gt > 0
+        out = {}
+        for name, m in self.scene.subset_masks().items():
+            sel = ap[has & m]
+            out[name] = float(sel.mean()) if len(sel) else None
+        return out
+
+    @property
+    def map(self) -> dict:
+        return self.mean_ap(self.ap)
+
+    @property
+    def delta_map(self) -> dict:
+        base = self.map
+        out = {}
+        for name, ap in self.oracle_ap.items():
+            after = self.mean_ap(ap)
+            out[name] = {k: (None if after[k] is None else after[k] - base[k]) for k in SUBSETS}
+        return out
+
+    def kind_names(self) -> np.ndarray:
+        return np.asarray(PREDICTION_KINDS, dtype=object)[self.kind]
+
+    def error_counts(self) -> dict:
+        """Counts per error type (and grouped), Full / Rare / Non-rare."""
+        s = self.scene
+        masks = s.subset_masks()
+        out = {}
+        for sub, m in masks.items():
+            pm = m[s.pred_class]
+            gm = m[s.gt_class]
+            c = {name: int(np.sum(pm & (self.kind == k))) for k, name in enumerate(PREDICTION_KINDS) if k}
+            c["missed_gt"] = int(np.sum(gm & self.missed))
+            c["false_positive"] = int(np.sum(pm & (self.kind != 0)))
+            c["false_negative"] = int(np.sum(gm & (self.gt_tp < 0)))
+            c[TRUE_POSITIVE] = int(np.sum(pm & (self.kind == 0)))
+            out[sub] = c
+        return out
+
+    def progressive(self) -> list[dict]:
+        """Cumulative fixes in the paper's order: mAP after each and ΔmAP_{o_i | o_1..o_{i−1}}."""
+        rows, prev = [], self.map
+        for err, ap in zip(ERRORS, self.progressive_ap):
+            now = self.mean_ap(ap)
+            rows.append({"oracle": err.name, "map": now,
+                         "delta_map": {k: None if now[k] is None else now[k] - prev[k] for k in SUBSETS}})
+            prev = now
+        return rows
+
+    def errors_frame(self) -> pd.DataFrame:
+        """One row per prediction (category, score, labels, the ground truth it matched or is
+        fixed to) and one per missed ground truth: the examples a researcher looks at."""
+        s = self.scene
+        target = np.where(self.kind == 0, self.tp_gt, self.fix_gt)
+        has = target >= 0
+        t = np.maximum(target, 0)
+        pred = pd.DataFrame({
+            "side": "prediction", "category": self.kind_names(), "image": s.images[s.pred_image],
+            "row": s.pred_row, "line": s.pred_line, "score": s.score,
+            "verb": s.verb_names[s.pred_verb], "object": s.object_names[s.pred_obj],
+            "human_box": [list(b) for b in s.pred_human.tolist()],
+            "object_box": [list(b) for b in s.pred_object_box.tolist()],
+            "gt_row": np.where(has, s.gt_row[t], -1),
+            "gt_verb": np.where(has, s.verb_names[s.gt_verb[t]], ""),
+            "gt_object": np.where(has, s.object_names[s.gt_obj[t]], "")})
+        m = np.flatnonzero(self.missed)
+        missed = pd.DataFrame({
+            "side": "ground_truth", "category": "missed_gt", "image": s.images[s.gt_image[m]],
+            "row": s.gt_row[m], "line": s.gt_line[m], "score": np.nan,
+            "verb": s.verb_names[s.gt_verb[m]], "object": s.object_names[s.gt_obj[m]],
+            "human_box": [list(b) for b in s.gt_human[m].tolist()],
+            "object_box": [list(b) for b in s.gt_object_box[m].tolist()],
+            "gt_row": s.gt_row[m], "gt_verb": s.verb_names[s.gt_verb[m]],
+            "gt_object": s.object_names[s.gt_obj[m]]})
+        return pd.concat([pred.sort_values("score", ascending=False, kind="stable"), missed], ignore_index=True)
+
+    def per_class(self) -> list[dict]:
+        s = self.scene
+        rows = []
+        for c in np.flatnonzero(s.n_gt > 0):
+            r = s.classes.iloc[c]
+            rows.append({"verb": r["verb"], "object": r["object"],
+                         "hoi_id": None if pd.isna(r["hoi_id"]) else int(r["hoi_id"]),
+                         "rare": None if pd.isna(r["rare"]) else bool(r["rare"]), "n_gt": int(s.n_gt[c]),
+                         "ap": float(self.ap[c]),
+                         "ap_after": {k: float(v[c]) for k, v in self.oracle_ap.items()}})
+        return rows
+
+    def to_dict(self) -> dict:
+        """JSON-able result with the DESIGN.md keys ``map``, ``delta_map``, ``error_counts``
+        (plain numbers: Full split) and the breakdowns."""
+        base = self.map
+        delta = self.delta_map
+        counts = self.error_counts()
+        prog = self.progressive()
+        s = self.scene
+        return {
+            "map": base["full"],
+            "delta_map": {k: v["full"] for k, v in delta.items()},
+            "error_counts": {k: counts["full"][k] for k in ORACLES},
+            "splits": {sub: {"map": base[sub],
+                             "map_after": {k: (None if base[sub] is None or delta[k][sub] is None
+                                               else base[sub] + delta[k][sub]) for k in ORACLES},
+                             "delta_map": {k: delta[k][sub] for k in ORACLES},
+                             "error_counts": counts[sub]} for sub in SUBSETS},
+            "progressive": prog,
+            "progressive_note": (
+                "Fixing the seven error types cumulatively in this order reaches mAP 1 (Eq. 4); "
+                "the single-oracle ΔmAPs do not sum to 1 − mAP because fixing several errors "
+                "together gains more than fixing each alone (§3.4, Eqs. 3–10)."),
+            "sum_delta_map": float(sum(delta[k]["full"] or 0.0 for k in ERROR_TYPES)),
+            "counts": {"images": int(len(s.images)), "gt": int(len(s.gt_image)), "predictions": int(s.n_pred),
+                       "classes": int((s.n_gt > 0).sum()), TRUE_POSITIVE: int((self.kind == 0).sum()),
+                       "gt_unmatched": int((self.gt_tp < 0).sum())},
+            "per_class": self.per_class(),
+        }
+
+
+def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
+    """Fig. 2: every prediction is exactly one category; unmatched ground truths that no
+    oracle covers are missed GT. Returns a :class:`Diagnosis` without mAPs."""
+    e = Edges.build(s) if e is None else e
+    n, n_gt = s.n_pred, len(s.gt_image)
+    tp_gt = match_standard(s, e)
+    flags = Flags.build(e, tp_gt >= 0)
+    kind = np.zeros(n, dtype=np.int64)
+    todo = ~flags.tp
+    for err in _PRED_ERRORS:
+        hit = todo & err.test(flags)
+        kind[hit] = err.code
+        todo &= ~hit
+    gt_tp = np.full(n_gt, -1, dtype=np.int64)
+    gt_tp[tp_gt[tp_gt >= 0]] = np.flatnonzero(tp_gt >= 0)
+    fix_gt = assign_fixes(s, e, kind, gt_tp)
+    gt_fix = np.full(n_gt, -1, dtype=np.int64)
+    gt_fix[fix_gt[fix_gt >= 0]] = np.flatnonzero(fix_gt >= 0)
+    missed = (gt_tp < 0) & (gt_fix < 0)
+    return Diagnosis(s, kind, tp_gt, gt_tp, fix_gt, gt_fix, missed)
+
+
+def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=ORACLES,
+             progressive: bool = True, vocabulary=None) -> Diagnosis:
+    """Diag-HOI holistic analysis of ``pred`` against ``gt`` (§3): categories (Fig. 2), mAP
+    after each oracle (Eq. 2), grouped oracles (§3.3) and progressive fixes (§3.4).
+
+    ``gt`` / ``pred``: :class:`~metrics.detections.Detections` (predictions need scores).
+    ``oracles``: which single oracles to evaluate (default all nine).
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["feed"], ["horse"], [0.9])
+    >>> d = diagnose(gt, pred)
+    >>> d.kind_names().tolist(), d.map["full"], d.delta_map["interaction"]["full"]
+    (['interaction'], 0.0, 1.0)
+    """
+    for name in oracles:
+        if name not in _BY_NAME:
+            raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
+    s = prepare(gt, pred, iou=iou, keep_no_interaction=keep_no_interaction, vocabulary=vocabulary)
+    d = categorize(s)
+    d.ap = d.base_state().ap(s.pos)
+    for name in oracles:
+        d.oracle_ap[name] = d.apply(name).ap(s.pos)
+    if progressive:
+        state = d.base_state()
+        for err in ERRORS:
+            err.fix(state, d)
+            d.progressive_ap.append(state.ap(s.pos))
+    return d
+
+
+# ---------------------------------------------------------------------------- §4 sub-tasks
+def _unique_pairs(image, human, obj_box, obj):
+    """Distinct (image, human box, object box, object label) rows: (pair id per row, first row
+    of each pair)."""
+    frame = pd.DataFrame(np.column_stack([image, human, obj_box, obj]).astype(np.float64))
+    pid = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
+    first = np.full(pid.max() + 1 if len(pid) else 0, -1, dtype=np.int64)
+    first[pid[::-1]] = np.arange(len(pid))[::-1]
+    return pid.astype(np.int64), first
+
+
+def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos):
+    """§4.1 one-to-one matching of detected pairs to ground-truth pairs.
+
+    Ground-truth pairs are the distinct (human box, object box, object label) of each image's
+    ground truths. Detected pairs, in ``det_pos`` order, each take the free ground-truth pair
+    of their image with the same object label, IoU_h ≥ θ and IoU_o ≥ θ and the largest
+    min(IoU_h, IoU_o). Returns ``(gt_pair_id per GT triplet, first GT row per GT pair,
+    matched GT pair per detected pair or −1)``."""
+    gpid, gfirst = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
+    g_img = s.gt_image[gfirst]
+    p, g = image_pairs(g_img, det_image, by="pred")
+    iou_h = _iou(det_human, p, s.gt_human, gfirst[g])
+    iou_o = _iou(det_object_box, p, s.gt_object_box, gfirst[g])
+    ok = np.flatnonzero((iou_h >= s.iou) & (iou_o >= s.iou) & (det_obj[p] == s.gt_obj[gfirst[g]]))
+    ep, eg = p[ok], g[ok]
+    n = len(det_image)
+    preds = np.unique(ep)
+    rank = _rank_within(det_image[preds], det_pos[preds], n, preds)
+    chosen = sequential_greedy(ep, eg, rank, n, len(gfirst), keys=(np.minimum(iou_h[ok], iou_o[ok]),))
+    matched = np.full(n, -1, dtype=np.int64)
+    hit = chosen >= 0
+    matched[hit] = eg[chosen[hit]]
+    return gpid, gfirst, matched
+
+
+def pair_localization(s: Scene, pairs=None) -> dict:
+    """§4.1 pair localization: pairs per image, pair recall and pair precision.
+
+    ``pairs``: first-stage pair detections (:class:`~metrics.detections.Detections`; verbs
+    ignored; scores optional) — by default the distinct pairs of the scene's predictions, each
+    scored by its best triplet. Recall: share of ground-truth pairs matched (each detected pair
+    matches at most one). Precision: share of detected pairs matched. Rare / Non-rare recall
+    count the ground-truth pairs having at least one triplet of a rare / non-rare class;
+    precision is Full only (a first-stage pair has no action, hence no HOI class).
+    """
+    if pairs is None:
+        pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+        best = np.full(len(first), -np.inf)
+        np.maximum.at(best, pid, s.score)
+        img, hb, ob, obj = s.pred_image[first], s.pred_human[first], s.pred_object_box[first], s.pred_obj[first]
+        pscore = best
+        source = "distinct pairs of the predictions"
+    else:
+        pairs = pairs.with_images(_extend_images(s, pairs))
+        obj = _object_codes(s, pairs)
+        pid, first = _unique_pairs(pairs.image, pairs.human_box, pairs.object_box, obj)
+        pscore = np.full(len(first), -np.inf)
+        np.maximum.at(pscore, pid, np.nan_to_num(pairs.score, nan=0.0))
+        img, hb, ob, obj = pairs.image[first], pairs.human_box[first], pairs.object_box[first], obj[first]
+        source = pairs.source
+    order = np.lexsort((np.arange(len(img)), img, -pscore))
+    dpos = np.empty(len(img), dtype=np.int64)
+    dpos[order] = np.arange(len(img))
+    gpid, gfirst, matched = match_pairs(s, img, hb, ob, obj, dpos)
+    n_gp = len(gfirst)
+    found = np.zeros(n_gp, dtype=bool)
+    found[matched[matched >= 0]] = True
+    masks = s.subset_masks()
+    recall = {}
+    for sub, m in masks.items():
+        in_sub = np.zeros(n_gp, dtype=bool)
+        in_sub[gpid[m[s.gt_class]]] = True
+        recall[sub] = float(found[in_sub].mean()) if in_sub.any() else None
+    n_images = len(s.images) if pairs is None else len(pairs.images)
+    return {"source": source, "n_pairs": int(len(img)), "n_gt_pairs": int(n_gp), "n_images": int(n_images),
+            "pairs_per_image": float(len(img) / n_images) if n_images else 0.0,
+            "recall": recall["full"], "precision": float((matched >= 0).mean()) if len(img) else None,
+            "splits": {sub: {"recall": recall[sub], "precision": float((matched >= 0).mean())
+                             if sub == "full" and len(img) else None} for sub in SUBSETS}}
+
+
+def _extend_images(s: Scene, det) -> np.ndarray:
+    return pd.unique(np.concatenate([s.images, det.images]))
+
+
+def _object_codes(s: Scene, det) -> np.ndarray:
+    """Object label codes of other detections in the scene's object code space (unknown: −1)."""
+    from .baseline import load_default
+    from .hoi_labels import resolve_labels
+    from .vocabulary import hico
+
+    r = resolve_labels(s.object_names, det.object, "n", load_default("n"), hico(),
+                       where=lambda side, row: det.where(row, "object"))
+    index = {k: i for i, k in enumerate(s.object_names.tolist())}
+    per_text = np.array([index.get(k, -1) for k in r.pred_class_key], dtype=np.int64)
+    return per_text[r.pred_code]
+
+
+def interaction_classification(s: Scene, d: Diagnosis | None = None) -> dict:
+    """§4.2: AP of recognising incorrectly localized pairs, and interaction mAP over correctly
+    localized pairs.
+
+    Pairs are the distinct pairs of the predictions, matched one-to-one to ground-truth pairs
+    as in §4.1. *Negative AP*: each pair's negative score is 1 − max over its actual actions
+    (verbs other than ``no_interaction``; 0 when it has none) of the triplet score; positives
+    are the pairs that match no ground-truth pair. *Interaction mAP*: the triplets of matched
+    pairs only, so a pair's localization (and its detection confidence relative to other
+    pairs) no longer matters; a triplet is a true positive when its verb is among the matched
+    ground-truth pair's verbs (first triplet of that verb on the pair); AP per verb over the
+    ground-truth triplets of matched pairs, averaged over verbs (``interaction_map``); per HOI
+    class for the Full / Rare / Non-rare breakdown. Scores are the triplet scores as given.
+    """
+    pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+    n_pairs = len(first)
+    actual = s.verb_names[s.pred_verb] != NO_INTERACTION
+    best = np.zeros(n_pairs)
+    np.maximum.at(best, pid[actual], s.score[actual])
+    pscore = np.full(n_pairs, -np.inf)
+    np.maximum.at(pscore, pid, s.score)
+    img = s.pred_image[first]
+    order = np.lexsort((np.arange(n_pairs), img, -pscore))
+    dpos = np.empty(n_pairs, dtype=np.int64)
+    dpos[order] = np.arange(n_pairs)
+    gpid, gfirst, matched = match_pairs(s, img, s.pred_human[first], s.pred_object_box[first],
+                                        s.pred_obj[first], dpos)
+    negative = matched < 0
+    neg_score = 1.0 - best
+    o = np.lexsort((np.arange(n_pairs), -neg_score))
+    n_neg = int(negative.sum())
+    neg_ap = float(class_ap(np.zeros(n_pairs, np.int64), negative[o], np.arange(n_pairs),
+                            np.array([n_neg]))[0]) if n_neg else None
+
+    # interaction mAP over triplets of correctly localized pairs
+    gp = matched[pid]                                   # GT pair of each triplet's pair
+    loc = np.flatnonzero(gp >= 0)
+    n_v = len(s.verb_names)
+    gt_keys = np.unique(gpid * n_v + s.gt_verb)          # (GT pair, verb) present in the ground truth
+    key = gp[loc] * n_v + s.pred_verb[loc]
+    is_gt = np.isin(key, gt_keys)
+    first_of_key = np.zeros(len(loc), dtype=bool)
+    if len(loc):
+        o2 = np.lexsort((s.pos[loc], pid[loc] * n_v + s.pred_verb[loc]))
+        k2 = (pid[loc] * n_v + s.pred_verb[loc])[o2]
+        first_of_key[o2] = np.r_[True, k2[1:] != k2[:-1]]
+    tp = is_gt & first_of_key
+    found_pair = np.zeros(len(gfirst), dtype=bool)
+    found_pair[matched[matched >= 0]] = True
+    gt_loc = found_pair[gpid]
+    # per verb
+    n_gt_verb = np.bincount(s.gt_verb[gt_loc], minlength=n_v)
+    ap_verb = class_ap(s.pred_verb[loc], tp, s.pos[loc], n_gt_verb)
+    has = np.flatnonzero(n_gt_verb > 0)
+    inter_map = float(ap_verb[has].mean()) if len(has) else None
+    # per HOI class (object of a matched pair is the ground truth's)
+    n_gt_cls = np.bincount(s.gt_class[gt_loc], minlength=len(s.classes))
+    ap_cls = class_ap(s.pred_class[loc], tp, s.pos[loc], n_gt_cls)
+    splits = {}
+    for sub, m in s.subset_masks().items():
+        sel = np.flatnonzero((n_gt_cls > 0) & m)
+        splits[sub] = {"interaction_map": float(ap_cls[sel].mean()) if len(sel) else None}
+    return {"negative_ap": neg_ap, "n_pairs": int(n_pairs), "n_negative_pairs": n_neg,
+            "interaction_map": inter_map, "n_verbs": int(len(has)),
+            "per_verb": {str(s.verb_names[v]): float(ap_verb[v]) for v in has}, "splits": splits}
