@@ -83,7 +83,7 @@ def cmd_serve(args) -> int:
     sys.stdout.flush()
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(args.port),
            "--server.address", args.address, "--server.headless", "true",
-           "--browser.gatherUsageStats", "false"]
+           "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
     return subprocess.call(cmd)
 
 
