@@ -9,6 +9,7 @@ All functions take the items × annotators matrix of :func:`rating_matrix` (NaN 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -108,7 +109,9 @@ def _pairwise(matrix: pd.DataFrame, fn, min_shared: int) -> pd.DataFrame:
     for i, j in _pairs(matrix):
         both = ~np.isnan(values[:, i]) & ~np.isnan(values[:, j])
         if both.sum() >= min_shared:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                # a constant rater on the shared items makes ρ / κ undefined: NaN, no warning
+                warnings.simplefilter("ignore")
                 out[i, j] = out[j, i] = fn(values[both, i], values[both, j])
     return pd.DataFrame(out, index=names, columns=names)
 

@@ -143,7 +143,7 @@ def write_report(out_dir, agreement: AgreementReport | None = None, alignment: d
             ("mean Spearman rho", agreement.mean_spearman),
             ("within-item SD", agreement.precision["within_item_sd"]),
             (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
-        ], columns=["statistic", "value"])
+        ], columns=["statistic", "value"]).astype({"value": object})
         for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
             summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
                                          f"[{lo:.3f}, {hi:.3f}]")

@@ -59,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("study", help="study slug")
     status.add_argument("--set", choices=["open", "paused", "closed"], help="new status")
 
+    sim = sub.add_parser("simulate", help="fill a study with simulated annotators (pilots, tests)")
+    sim.add_argument("study", help="study slug")
+    sim.add_argument("--k", type=int, default=5, help="number of simulated annotators (default 5)")
+    sim.add_argument("--noise", type=float, default=0.6, help="rating noise SD on the 0-4 scale")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--profiles", help="comma-separated biases, one per annotator: "
+                                        "neutral, strict, lenient, mid (default: cycle through them)")
+
+    report = sub.add_parser("report", help="agreement / alignment / w report of a study (HTML)")
+    report.add_argument("study", help="study slug")
+    report.add_argument("--out", help="export folder (default exports/ or STUDYAPP_EXPORTS)")
+
     sub.add_parser("list", help="list the studies")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")
@@ -155,6 +167,33 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_simulate(args) -> int:
+    from .simulate import simulate_study
+
+    profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
+    if profiles is not None and len(profiles) != args.k:
+        raise InputError(f"--profiles names {len(profiles)} biases for --k {args.k} annotators")
+
+    def progress(done, total, name, ratings):
+        print(f"  {done}/{total} {name}: {ratings} ratings so far", flush=True)
+
+    result = simulate_study(args.study, k=args.k, noise=args.noise, seed=args.seed,
+                            profiles=profiles, progress=progress)
+    print(f"simulated {len(result.annotators)} annotators, {result.ratings} ratings in {result.study!r}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .analysis import analyse_study, write_study_report
+
+    analysis = analyse_study(args.study)
+    a = analysis.agreement
+    print(f"{a.n_items} items, {a.n_annotators} annotators: alpha ({a.level}) {a.krippendorff_alpha:.4f}, "
+          f"mean agreement {a.mean_pairwise_agreement:.4f}, mean QWK {a.mean_qwk:.4f}")
+    print(f"wrote {write_study_report(args.study, analysis, args.out)}")
+    return 0
+
+
 def cmd_list(_args) -> int:
     from .studies import list_studies
 
@@ -180,7 +219,8 @@ def cmd_reset_admin_password(_args) -> int:
 
 
 COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
-            "export": cmd_export, "status": cmd_status, "list": cmd_list,
+            "export": cmd_export, "status": cmd_status, "simulate": cmd_simulate,
+            "report": cmd_report, "list": cmd_list,
             "reset-admin-password": cmd_reset_admin_password}
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import auth, config, exports, sampler, storage, studies
+from studyapp import analysis, auth, charts, config, exports, sampler, storage, studies
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
 from studyapp.ui import base_url, rating_buttons
@@ -149,6 +149,40 @@ def export_tab(study) -> None:
     st.dataframe(tables["ratings.csv"], hide_index=True)
 
 
+def report_tab(study) -> None:
+    st.caption("Agreement of the main ratings (Krippendorff's alpha, Eq. 13 agreement, QWK, "
+               "Spearman), metric–human alignment and w tuning; the HTML report goes to exports/.")
+    if not st.button("Compute report", key=f"report-{study.id}"):
+        return
+    try:
+        with st.spinner("Computing agreement statistics..."):
+            result = analysis.analyse_study(study.slug)
+            path = analysis.write_study_report(study.slug, result)
+    except InputError as exc:
+        st.error(str(exc))
+        return
+    a = result.agreement
+    cols = st.columns(4)
+    cols[0].metric(f"Krippendorff's alpha ({a.level})", f"{a.krippendorff_alpha:.3f}")
+    cols[1].metric("Mean agreement (Eq. 13)", f"{a.mean_pairwise_agreement:.3f}")
+    cols[2].metric("Mean QWK", f"{a.mean_qwk:.3f}")
+    cols[3].metric("Mean Spearman", f"{a.mean_spearman:.3f}")
+    for name, table in (("Spearman ρ", a.spearman), ("Quadratic weighted κ", a.qwk)):
+        st.altair_chart(charts.heatmap(table, name), use_container_width=False)
+    st.altair_chart(charts.score_distributions(a.distributions), use_container_width=True)
+    if result.tuning:
+        t = result.tuning
+        st.markdown(f"**w tuning** — overall w = {t['w_overall']:.3f}; by category "
+                    + ", ".join(f"{c}: {w:.3f}" for c, w in t["w_by_category"].items())
+                    + f"; agreement tuned {t['agreement_tuned']:.4f} vs w = 0.5 {t['agreement_w05']:.4f}")
+    if result.alignment:
+        rows = [{"metric": m, **{k: v for k, v in result.alignment["metrics"][m].items() if k != "spearman_ci"}}
+                for m in result.alignment["ranking"]]
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.success(f"Report written to {path}")
+    st.download_button("Download report.html", path.read_bytes(), "report.html", "text/html")
+
+
 def main() -> None:
     if not login():
         return
@@ -164,8 +198,8 @@ def main() -> None:
         slug = st.selectbox("Study", list(by_slug),
                             format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
         study = by_slug[slug]
-        tabs = st.tabs(["Progress", "Preview", "Invite", "Export"])
-        for tab, show in zip(tabs, (progress_tab, preview_tab, invite_tab, export_tab)):
+        tabs = st.tabs(["Progress", "Preview", "Invite", "Export", "Report"])
+        for tab, show in zip(tabs, (progress_tab, preview_tab, invite_tab, export_tab, report_tab)):
             with tab:
                 show(study)
     else:

@@ -1,0 +1,60 @@
+"""A study's analysis for the console: agreement, alignment, w tuning, and the HTML report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from metrics import InputError
+from metrics.agreement import AgreementReport, agreement_report, validate_ratings
+from metrics.alignment import alignment_table
+from metrics.baseline import load_default
+from metrics.report import write_report
+from metrics.study_items import component_similarities, join_ratings
+from metrics.tuning import tune_w
+
+from . import config
+from .exports import study_tables
+
+
+@dataclass
+class StudyAnalysis:
+    agreement: AgreementReport
+    alignment: dict | None
+    tuning: dict | None
+
+
+def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 2000,
+                  engine: Engine | None = None) -> StudyAnalysis:
+    """Agreement of a study's main ratings, plus alignment and w tuning for HOI-pair studies."""
+    tables = study_tables(slug, engine)
+    ratings = tables["ratings.csv"]
+    ratings = ratings[ratings["phase"] == "main"]
+    if ratings["annotator"].nunique() < 2:
+        raise InputError("the analysis needs ratings from at least two annotators")
+    ratings = validate_ratings(ratings, f"study {slug}")
+    report = agreement_report(ratings, n_resamples=n_resamples)
+    items = tables["items.csv"]
+    alignment = tuning = None
+    if {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
+        items = items[items["role"] == "main"].drop(columns=["role", "expected"])
+        items = items.astype({"item_id": str})
+        for column in ("verb_sim", "object_sim"):
+            items[column] = pd.to_numeric(items[column], errors="coerce")
+        items = component_similarities(items, load_default("v"), load_default("n"))
+        rated = join_ratings(items, ratings)
+        alignment = alignment_table(rated, metrics=[], n_resamples=permutations)
+        tuning = tune_w(rated)
+    return StudyAnalysis(report, alignment, tuning)
+
+
+def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None) -> Path:
+    """Write report.html and its tables into ``exports/<study>/<timestamp>/report/``."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = Path(out_dir or config.exports_dir()) / slug / stamp / "report"
+    return write_report(target, agreement=analysis.agreement, alignment=analysis.alignment,
+                        tuning=analysis.tuning, title=f"Study report: {slug}")

@@ -1,0 +1,57 @@
+"""Simulated raters and the console's report (issue 5): module functions and the page."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+from metrics.agreement import krippendorff_alpha, rating_matrix
+from studyapp import analysis, auth, exports, storage
+from studyapp.simulate import simulate_study
+from studyhelpers import make_study
+
+
+@pytest.fixture
+def simulated(tmp_path):
+    study_id = make_study(tmp_path, n_items=12, raters=3, slug="t")
+    result = simulate_study("t", k=3, noise=0.0, profiles=["neutral", "strict", "lenient"], seed=0)
+    return study_id, result
+
+
+def test_simulation_respects_raters_per_item_and_the_bias_model(simulated):
+    _, result = simulated
+    assert result.ratings == 36
+    ratings = exports.study_tables("t")["ratings.csv"]
+    assert ratings.groupby("item_id")["annotator"].nunique().eq(3).all()
+    m = rating_matrix(ratings.assign(rating=ratings["rating"].astype(float)))
+    strict = [c for c in m.columns if "strict" in c][0]
+    lenient = [c for c in m.columns if "lenient" in c][0]
+    neutral = [c for c in m.columns if "neutral" in c][0]
+    # noise 0: strict = round(latent − 0.5), lenient = round(latent + 0.5), clipped to 0–4
+    assert (m[strict] <= m[neutral]).all() and (m[lenient] >= m[neutral]).all()
+
+
+def test_study_analysis_matches_the_metric_package(simulated):
+    result = analysis.analyse_study("t", n_resamples=50, permutations=100)
+    ratings = exports.study_tables("t")["ratings.csv"]
+    m = rating_matrix(ratings.assign(rating=ratings["rating"].astype(float)))
+    assert result.agreement.krippendorff_alpha == pytest.approx(krippendorff_alpha(m))
+    assert set(result.tuning["w_by_category"]) == {"2"}        # the helper items are category 2
+    assert "shoe_arithmetic" in result.alignment["metrics"]
+    path = analysis.write_study_report("t", result)
+    assert path.name == "report.html" and "Pairwise agreement" in path.read_text()
+
+
+def test_console_report_tab(simulated):
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
+    at.switch_page("views/console.py").run()
+    at.text_input[0].input(password)
+    at.button[0].click().run()
+    at.button(key=f"report-{simulated[0]}").click().run()
+    assert not at.exception and not at.error
+    labels = {m.label: m.value for m in at.metric}
+    assert "Krippendorff's alpha (ordinal)" in labels
+    assert any("Report written to" in s.value for s in at.success)
