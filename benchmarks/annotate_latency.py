@@ -33,7 +33,7 @@ def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> t
 
     from metrics import hico
     from studyapp import auth, storage, studies
-    from studyapp.models import Annotator, Assignment, Item, Rating, utcnow
+    from studyapp.models import Annotator, Assignment, Rating, utcnow
     from studyapp.specs import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 

@@ -54,26 +54,26 @@ def distance_to_score(d: np.ndarray) -> np.ndarray:
     return np.round(4.0 * np.clip(1.0 - np.asarray(d, dtype=float) / MAX_DISTANCE, 0.0, 1.0), 6)
 
 
-def verb_candidates(seeds: list[str]) -> list[str]:
+def _neighbourhood(seeds: list[str], pos: str) -> list[str]:
+    """Seeds, their parents, siblings and children, and for verbs verb groups and entailments."""
     out = dict.fromkeys(seeds)
     for s in seeds:
         for parent in wordnet.hypernyms(s):
             out[parent] = None
             out.update(dict.fromkeys(wordnet.hyponyms(parent)))
         out.update(dict.fromkeys(wordnet.hyponyms(s)))
-        out.update(dict.fromkeys(wordnet.verb_groups(s)))
-        out.update(dict.fromkeys(wordnet.entailments(s)))
+        if pos == "v":
+            out.update(dict.fromkeys(wordnet.verb_groups(s)))
+            out.update(dict.fromkeys(wordnet.entailments(s)))
     return _seeds_then_sorted(seeds, out)
+
+
+def verb_candidates(seeds: list[str]) -> list[str]:
+    return _neighbourhood(seeds, "v")
 
 
 def object_candidates(seeds: list[str]) -> list[str]:
-    out = dict.fromkeys(seeds)
-    for s in seeds:
-        for parent in wordnet.hypernyms(s):
-            out[parent] = None
-            out.update(dict.fromkeys(wordnet.hyponyms(parent)))
-        out.update(dict.fromkeys(wordnet.hyponyms(s)))
-    return _seeds_then_sorted(seeds, out)
+    return _neighbourhood(seeds, "n")
 
 
 def _seeds_then_sorted(seeds: list[str], found) -> list[str]:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
-from pathlib import Path
 
 from .errors import InputError
+from .jsonio import write_json
 
 # name -> (one-line help, implementing module or None while it is still to be built)
 COMMANDS: dict[str, tuple[str, str | None]] = {
@@ -45,20 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             cmd.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
-
-
-def write_json(result: dict, path: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result, indent=2, default=_jsonable) + "\n")
-
-
-def _jsonable(value):
-    if hasattr(value, "item"):
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def main(argv: list[str] | None = None) -> int:

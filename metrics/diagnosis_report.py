@@ -11,7 +11,6 @@ models are shown side by side.
 from __future__ import annotations
 
 import html
-import json
 import re
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .diagnosis import ERROR_TYPES, ORACLES, SUBSETS
+from .jsonio import write_json
 from .report import _png, _table_html, plt
 
 _TITLES = {"human_box": "Human box", "object_box": "Object box", "both_boxes": "Both boxes",
@@ -87,7 +87,7 @@ def write_diagnosis_report(out_dir, results: dict, errors: dict | None = None,
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "diagnosis.json").write_text(json.dumps(results, indent=2, default=_jsonable) + "\n")
+    write_json(results, out / "diagnosis.json")
     frames = _frames(results)
     for name, df in frames.items():
         df.to_csv(out / f"{name}.csv", index=False)
@@ -132,10 +132,3 @@ img{{max-width:100%}}</style></head><body><h1>{html.escape(title)}</h1>{''.join(
     path.write_text(page)
     return path
 
-
-def _jsonable(value):
-    if hasattr(value, "item"):
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")

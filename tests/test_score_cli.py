@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from metrics.detections import COCO_OBJECT_IDS, Detections, read_detections, write_jsonl
+from metrics.detections import COCO_OBJECT_IDS, read_detections, write_jsonl
 from metrics.errors import InputError
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]

@@ -1,7 +1,5 @@
 """Simulated raters and the console's report (issue 5): module functions and the page."""
 
-import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
