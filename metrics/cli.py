@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "imsitu": ("imSitu sense-aware verb accuracy", None),
     "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", "metrics.commands.diagnose"),
     "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
-    "matrix": ("similarity matrices: info, baseline", "metrics.commands.matrix"),
+    "matrix": ("similarity matrices: info, baseline, build-llm", "metrics.commands.matrix"),
 }
 
 

@@ -22,9 +22,14 @@ def add_arguments(parser) -> None:
     base.add_argument("--format", choices=["npz", "csv"], default="npz")
     for p in (info, base):
         p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+    from . import matrix_llm  # build-llm: SHOE matrices rated by LLMs (issue 10)
+    matrix_llm.add_parser(sub)
 
 
 def run(args):
+    if args.action == "build-llm":
+        from . import matrix_llm
+        return matrix_llm.run(args)
     return _info(args) if args.action == "info" else _baseline(args)
 
 

@@ -1,0 +1,253 @@
+"""``python -m metrics matrix build-llm``: build SHOE similarity matrices with LLM raters.
+
+SHOE §4.1: candidate pairs (dataset synsets against their WordNet neighbourhood) are rated 0–4
+by several LLMs from the synsets' lemma names and glosses; the first model rates every pair and
+the others only those it scored above zero (plus a control sample of zero-rated pairs, §4.2);
+the matrix is the per-pair mean. See :mod:`metrics.llm` for the pieces and README
+"Building similarity matrices with LLM raters" for configuration and costs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError
+
+DEFAULT_OUT = "exports/llm_matrices"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "build-llm", help="build verb/object matrices by asking LLMs (OpenAI-compatible endpoints)",
+        description="Rate candidate synset pairs 0-4 with LLMs (SHOE §4.1), resumably, and write the "
+                    "mean and per-model matrices, inter-model agreement and an HTML report.")
+    g = p.add_argument_group("raters")
+    g.add_argument("--config", help="TOML or JSON file with [[endpoints]], [[models]] and [plan]")
+    g.add_argument("--base-url", help="OpenAI-compatible base URL without a config file "
+                                      "(default: $HOI_LLM_BASE_URL); key from $OPENAI_API_KEY")
+    g.add_argument("--model", action="append", metavar="NAME",
+                   help="model name (repeatable, first = filter model); with --config: choose and order models")
+    g = p.add_argument_group("pairs")
+    g.add_argument("--pos", choices=["verb", "object", "both"], default="both")
+    g.add_argument("--verbs", help="dataset verbs CSV (label,synset); default: HICO-DET")
+    g.add_argument("--objects", help="dataset objects CSV (label,synset); default: HICO-DET")
+    g.add_argument("--pairs", help="CSV a,b of synset pairs to rate instead of the candidates (needs --pos verb|object)")
+    g.add_argument("--limit", type=int, help="rate only the first N pairs of each part of speech (a pilot)")
+    g = p.add_argument_group("plan (overrides the config's [plan])")
+    g.add_argument("--no-filter", dest="filter", action="store_false", default=None,
+                   help="every model rates every pair")
+    g.add_argument("--filter-threshold", type=float, help="others rate pairs the first model scored above this (0)")
+    g.add_argument("--control-size", type=int, help="zero-rated pairs re-rated as a control (1000)")
+    g.add_argument("--control-seed", type=int)
+    g = p.add_argument_group("requests (override every endpoint)")
+    g.add_argument("--concurrency", type=int)
+    g.add_argument("--batch-size", type=int, help="pairs per request")
+    g.add_argument("--timeout", type=float)
+    g.add_argument("--retries", type=int)
+    g.add_argument("--backoff", type=float)
+    g = p.add_argument_group("run")
+    g.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    g.add_argument("--cache", help="SQLite answer cache (default OUT/llm_cache.sqlite)")
+    g.add_argument("--format", choices=["npz", "csv"], default="npz")
+    g.add_argument("--dry-run", action="store_true", help="print requests, tokens, time and cost per model; send nothing")
+    g.add_argument("--retry-missing", action="store_true", help="ask again for pairs recorded as missing")
+    g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    g = p.add_argument_group("human study (ablation, supplementary Table 1)")
+    g.add_argument("--ratings", help="ratings.csv of an HOI-similarity study")
+    g.add_argument("--items", help="items.csv of that study")
+    g.add_argument("--verb-sim", help="verb matrix for the ablation when verbs are not built here")
+    g.add_argument("--object-sim", help="object matrix for the ablation when objects are not built here")
+    g.add_argument("--w", type=float, default=0.5, help="verb weight of the HOI similarity (0.5)")
+    p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "model"
+
+
+def _seeds(path: str | None, pos: str) -> tuple[list[str], str]:
+    from ..vocabulary import hico
+    if path is None:
+        vocab = hico()
+        table = vocab.verbs if pos == "v" else vocab.objects
+        return [s for s in table["synset"] if s], vocab.name
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    table = pd.read_csv(p, dtype=str, keep_default_na=False)
+    if "synset" not in table.columns:
+        raise InputError(f"{p}: needs a synset column (label,synset)")
+    from .. import wordnet
+    seeds = [s.strip() for s in table["synset"] if s.strip()]
+    for s in seeds:
+        if not wordnet.is_synset_name(s):
+            raise InputError(f"{p}: {s!r} is not a WordNet synset name")
+    if not seeds:
+        raise InputError(f"{p}: no synsets")
+    return seeds, p.stem
+
+
+def _pair_sets(args):
+    from ..llm.runner import candidate_pairs, pairs_from_file
+    poses = ["v", "n"] if args.pos == "both" else ["v" if args.pos == "verb" else "n"]
+    if args.pairs and len(poses) > 1:
+        raise InputError("--pairs needs --pos verb or --pos object")
+    sets = {}
+    for pos in poses:
+        if args.pairs:
+            ps, dataset = pairs_from_file(args.pairs, pos), Path(args.pairs).stem
+        else:
+            seeds, dataset = _seeds(args.verbs if pos == "v" else args.objects, pos)
+            ps = candidate_pairs(seeds, pos, "wordnet neighbourhood (metrics.baseline candidates)")
+        if args.limit is not None:
+            if args.limit < 1:
+                raise InputError("--limit must be >= 1")
+            ps.pairs = ps.pairs[:args.limit]
+        sets["verb" if pos == "v" else "object"] = (ps, dataset)
+    return sets
+
+
+def run(args):
+    from ..llm import config as llm_config
+    from ..llm.cache import AnswerCache
+
+    if (args.ratings is None) != (args.items is None):
+        raise InputError("give both --ratings and --items for the ablation, or neither")
+    config = llm_config.load(args.config, base_url=args.base_url, models=args.model, overrides={
+        "filter": args.filter, "filter_threshold": args.filter_threshold, "control_size": args.control_size,
+        "control_seed": args.control_seed, "concurrency": args.concurrency, "batch_size": args.batch_size,
+        "timeout": args.timeout, "retries": args.retries, "backoff": args.backoff})
+    out = Path(args.out)
+    cache = AnswerCache(Path(args.cache) if args.cache else out / "llm_cache.sqlite")
+    try:
+        sets = _pair_sets(args)
+        if args.dry_run:
+            return _dry_run(config, cache, sets, args)
+        return _build(config, cache, sets, args, out)
+    finally:
+        cache.close()
+
+
+def _dry_run(config, cache, sets, args):
+    from ..llm.runner import _duration, estimate
+    result = {"dry_run": True, "models": [m.name for m in config.models], "plan": config.plan.__dict__.copy()}
+    lines = [f"dry run: nothing is sent. Models in plan order (first filters): {', '.join(result['models'])}"]
+    total = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cost_usd": 0.0}
+    for pos, (ps, _) in sets.items():
+        est = estimate(config, cache, ps, args.retry_missing)
+        result[pos] = est
+        lines.append(f"\n{pos}s: {est['n_pairs']} candidate pairs ({est['first_model_rated']} already rated by "
+                     f"{config.models[0].name})")
+        lines.append(f"{'model':24} {'pairs':>9} {'requests':>9} {'in tokens':>11} {'out tokens':>10} "
+                     f"{'time':>9} {'USD':>8}")
+        for name, e in est["models"].items():
+            flag = "" if e["exact"] else "  (estimated: filter not yet run)"
+            lines.append(f"{name:24} {e['pairs']:9d} {e['requests']:9d} {e['prompt_tokens']:11d} "
+                         f"{e['completion_tokens']:10d} {_duration(e['seconds']):>9} {e['cost_usd']:8.2f}{flag}")
+        for k in total:
+            total[k] += est[k]
+    result["total"] = total
+    lines.append(f"\ntotal: {total['requests']} requests, {total['prompt_tokens']} prompt + "
+                 f"{total['completion_tokens']} completion tokens, ≈{_duration(total['seconds'])} wall time, "
+                 f"≈{total['cost_usd']:.2f} USD (prices from the config)")
+    return result, "\n".join(lines)
+
+
+def _build(config, cache, sets, args, out):
+    from ..llm import aggregate, prompt
+    from ..llm import report as llm_report
+    from ..llm.runner import Runner, rate_pairs
+
+    runner = Runner(config, cache, retry_missing=args.retry_missing,
+                    progress_stream=False if args.quiet else sys.stderr)
+    ratings, result = {}, {"models": [m.name for m in config.models],
+                           "prompt": {"version": prompt.prompt_version(1), "sha": prompt.PROMPT_SHA,
+                                      "versions": {m.name: runner.version(m) for m in config.models}},
+                           "config": config.public(), "cache": str(cache.path), "files": {}}
+    for pos, (ps, dataset) in sets.items():
+        before = dict(runner.sent)
+        r = rate_pairs(config, cache, runner, ps)
+        ratings[pos] = r
+        info = aggregate.summary(r)
+        info["requests_sent"] = {m: runner.sent.get(m, 0) - before.get(m, 0) for m in r.models}
+        info["pairwise"] = aggregate.pairwise(r)
+        info["control"] = aggregate.control_disagreement(r) if r.filtered else {}
+        info["pair_source"] = ps.source
+        info["dataset"] = dataset
+        result[pos] = info
+    if args.ratings:
+        result["ablation"] = _ablation(ratings, args)
+    lines = []
+    for pos, r in ratings.items():
+        ps, dataset = sets[pos]
+        info = result[pos]
+        meta = {"source": "llm", "kind": "LLM-rated similarity matrix (SHOE §4.1)", "dataset": dataset,
+                "pos": "verb" if pos == "verb" else "noun", "method": "per-pair mean of the models' 0-4 "
+                "ratings; pairs filtered by the first model keep its score",
+                "models": config.public()["models"], "plan": config.plan.__dict__.copy(),
+                "prompt_version": result["prompt"]["versions"], "prompt_sha": prompt.PROMPT_SHA,
+                "endpoints": config.public()["endpoints"], "pair_source": ps.source,
+                "n_pairs_rated": info["n_pairs"], "n_missing": info["n_missing"], "asked": info["asked"],
+                "missing": info["missing"], "pearson": info["pairwise"]["pearson"],
+                "agreement": info["pairwise"]["agreement"], "control_disagreement": info["control"],
+                "wordnet": "3.0", "date": date.today().isoformat(), "study": args.ratings}
+        if "ablation" in result:
+            meta["ablation"] = result["ablation"]
+        matrix = aggregate.to_matrix(r, aggregate.mean_scores(r), meta)
+        path = matrix.save(out / f"llm_{pos}.{args.format}")
+        files = {"mean": str(path)}
+        for m in r.models:
+            per = aggregate.to_matrix(r, aggregate.filled(r)[m],
+                                      dict(meta, method=f"ratings of {m} alone", models=[m], rater=m))
+            files[m] = str(per.save(out / f"llm_{pos}_{_safe(m)}.{args.format}"))
+        table = r.table.copy()
+        table["mean"] = aggregate.mean_scores(r)
+        table.reset_index().to_csv(out / f"llm_{pos}_ratings.csv", index=False, float_format="%.6g")
+        files["ratings"] = str(out / f"llm_{pos}_ratings.csv")
+        result["files"][pos] = files
+        lines.append(f"{pos}s: {info['n_pairs']} pairs, {info['n_kept']} asked of every model, "
+                     f"{info['n_filtered']} filtered ({info['n_control']} control), "
+                     f"{info['n_nonzero']} non-zero, {info['n_missing']} missing -> {path}")
+        lines.append(f"  {'model':24} {'asked':>8} {'missing':>8} {'sent now':>9} {'control disagree':>17}")
+        for m in r.models:
+            ctrl = info["control"].get(m)
+            ctext = f"{ctrl['rate']:.2%} of {ctrl['n_answered']}" if ctrl else "-"
+            lines.append(f"  {m:24} {info['asked'][m]:8d} {info['missing'][m]:8d} "
+                         f"{info['requests_sent'][m]:9d} {ctext:>17}")
+        for name, rho in info["pairwise"]["pearson"].items():
+            lines.append(f"  pearson {name.replace('|', ' ~ ')}: {rho:.3f} (n = {info['pairwise']['n'][name]})")
+    if "ablation" in result:
+        abl = result["ablation"]
+        lines.append(f"ablation against {abl['n_items']} rated items (agreement, Eq. 13):")
+        for size, stat in abl["by_size"].items():
+            lines.append(f"  {size} model(s): mean {stat['mean']:.4f} ± {stat['sd']:.4f} over {stat['n_subsets']} subsets")
+        if abl["best"]:
+            lines.append(f"  best: {' + '.join(abl['best']['models'])} ({abl['best']['agreement']:.4f})")
+    report = llm_report.write(out, ratings, result)
+    result["files"]["report"] = str(report)
+    (out / "llm_summary.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
+    lines.append(f"report: {report}")
+    return result, "\n".join(lines)
+
+
+def _ablation(ratings, args):
+    from ..agreement import read_ratings
+    from ..llm.aggregate import ablation
+    from ..similarity import SimilarityMatrix
+    from ..study_items import item_synsets, join_ratings, read_items
+
+    items = read_items(args.items)
+    study = read_ratings(args.ratings)
+    rated = join_ratings(items, study)
+    synsets = item_synsets(rated)
+    for pos, given in (("verb", args.verb_sim), ("object", args.object_sim)):
+        if pos not in ratings and given:
+            matrix = SimilarityMatrix.load(given)
+            rated[f"{pos}_sim"] = matrix.sims(synsets[f"pred_{pos}"].to_numpy(), synsets[f"gt_{pos}"].to_numpy())
+    return ablation(ratings, rated, synsets, w=args.w)
