@@ -31,6 +31,7 @@ image in ``images`` (images in first-appearance order).
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,10 +132,9 @@ class Detections:
         codes = index.get_indexer(self.images)
         if (codes < 0).any():
             raise InputError(f"{self.source}: image {self.images[codes < 0][0]!r} not in the image list")
-        return Detections(images=np.asarray(images, dtype=object), image=codes[self.image],
-                          human_box=self.human_box, object_box=self.object_box, verb=self.verb,
-                          object=self.object, score=self.score, line=self.line, source=self.source,
-                          format=self.format, unit=self.unit)
+        out = copy.copy(self)  # rows are validated already; only the image index changes
+        out.images, out.image = np.asarray(images, dtype=object), codes[self.image]
+        return out
 
 
 def _check_boxes(det: Detections, name: str) -> None:

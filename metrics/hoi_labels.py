@@ -85,17 +85,28 @@ class ResolvedLabels:
         return out
 
 
-def _hico_label(text: str, table: pd.DataFrame) -> tuple[str, str] | None:
+def _label_synsets(table: pd.DataFrame) -> dict[str, str]:
+    """``{dataset label: synset}`` of a vocabulary table (the first row of a repeated label)."""
+    out: dict[str, str] = {}
+    for label, synset in zip(table["label"].tolist(), table["synset"].tolist()):
+        out.setdefault(label, synset)
+    return out
+
+
+def _hico_label(text: str, labels: dict[str, str]) -> tuple[str, str] | None:
     key = text.strip().lower().replace(" ", "_")
-    hit = table.loc[table["label"] == key, "synset"]
-    return (key, hit.iloc[0]) if len(hit) else None
+    return (key, labels[key]) if key in labels else None
 
 
-def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None) -> tuple[str, tuple[str, ...], str | None]:
-    """``(kind, candidate synsets/keys, class key)`` of one label (see the module docstring)."""
-    table = None if vocabulary is None else (vocabulary.verbs if pos == "v" else vocabulary.objects)
-    if table is not None:
-        hit = _hico_label(text, table)
+def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None, *,
+                labels: dict[str, str] | None = None) -> tuple[str, tuple[str, ...], str | None]:
+    """``(kind, candidate synsets/keys, class key)`` of one label (see the module docstring).
+
+    ``labels``: the vocabulary's ``{label: synset}`` for ``pos``, when the caller has it."""
+    if vocabulary is not None and labels is None:
+        labels = _label_synsets(vocabulary.verbs if pos == "v" else vocabulary.objects)
+    if labels is not None:
+        hit = _hico_label(text, labels)
         if hit is not None:
             label, synset = hit
             return "label", ((synset or label),), label
@@ -117,11 +128,13 @@ def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
     gt_texts = np.asarray(gt_texts, dtype=object)
     pred_texts = np.asarray(pred_texts, dtype=object)
 
+    labels = None if vocabulary is None else _label_synsets(vocabulary.verbs if pos == "v" else vocabulary.objects)
+
     def _resolve(side, texts, codes):
         out = []
         for i, t in enumerate(texts.tolist()):
             try:
-                out.append(resolve_one(t, pos, vocabulary))
+                out.append(resolve_one(t, pos, vocabulary, labels=labels))
             except InputError as exc:
                 row = int(np.flatnonzero(codes == i)[0])
                 prefix = where(side, row) if where else f"{side} label {t!r}"

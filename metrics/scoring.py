@@ -2,10 +2,13 @@
 
 Source: SHOE paper §3.1–3.2, supplementary §2 (miss rates) and §6.4 (Algorithms 1 and 2).
 
-Everything is computed from flat arrays. The one shared structure is the *pair table*: every
-(prediction, ground truth) pair of the same image, ordered by prediction and, within a
-prediction, by ground-truth file order, with both box IoUs and the HOI similarity σ. The
-three scores only differ in which pairs they use and how they match greedily.
+Everything is computed from flat arrays. The one shared structure is the *pair table*: the
+(ground truth, prediction) pairs of the same image whose human and object boxes both reach
+IoU ≥ θ, with both IoUs and the HOI similarity σ, plus each prediction's most similar ground
+truth and the confidence order. The three scores only differ in which pairs they use and how
+they match greedily. Same-image pairs are evaluated in dense blocks: images with the same
+numbers of ground truths and predictions form one broadcast (images × k × m) array operation,
+so no per-pair index is ever built for the ~all pairs that fail the IoU test.
 
 Greedy matching is sequential inside an image but independent across images, so it is run
 *step-wise*: step k lets the k-th acting item (ground truth for SHOE, prediction for standard
@@ -49,7 +52,8 @@ import pandas as pd
 from .errors import InputError
 
 EPS = 1e-8
-PARALLEL = True  # PairTable.build overlaps independent numpy work in a second thread
+SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
+PARALLEL = True  # overlap independent numpy work in a second thread (numpy releases the GIL)
 
 
 class _Inline:
@@ -108,6 +112,23 @@ def _iou_columns(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, area_a=None, area_b=Non
     return inter
 
 
+@dataclass(frozen=True)
+class SigmaTable:
+    """σ as one lookup, ``table[pred_code[p], gt_code[g]]``: a callable ``sigma(p, g)`` for
+    :meth:`PairTable.build` that also accepts index arrays of different, broadcastable shapes.
+
+    >>> SigmaTable(np.array([0, 1]), np.array([1, 0]), np.array([[.1, .2], [.3, .4]]))(np.array([0, 1]), np.array([0, 0])).tolist()
+    [0.2, 0.4]
+    """
+
+    pred_code: np.ndarray
+    gt_code: np.ndarray
+    table: np.ndarray
+
+    def __call__(self, p: np.ndarray, g: np.ndarray) -> np.ndarray:
+        return self.table.ravel()[self.pred_code[p] * self.table.shape[1] + self.gt_code[g]]
+
+
 def _group(image: np.ndarray, n_img: int):
     """Stable order by image, per-image counts and starts, and each row's rank in its image."""
     if len(image) and np.all(image[1:] >= image[:-1]):
@@ -158,10 +179,10 @@ class PairTable:
     """Candidate pairs of an evaluation, built once and shared by the three scores.
 
     ``g``, ``p``, ``iou_h``, ``iou_o``, ``sigma``: the (ground truth, prediction) pairs of the
-    same image whose human and object boxes both reach IoU ≥ ``iou``, sorted by ground truth
-    and then prediction index. ``best_gt`` / ``best_sigma``: per prediction the ground truth of
-    its image with the highest σ over *all* of them (ties: first in file order), −1 / 0 when
-    the image has none (Algorithm 1, l.30). ``gt_rank``: position of each ground truth among
+    same image whose human and object boxes both reach IoU ≥ ``iou``, grouped by ground truth
+    (each one's pairs contiguous, in prediction file order). ``best_gt`` / ``best_sigma``: per
+    prediction the ground truth of its image with the highest σ over *all* of them (ties:
+    first in file order), −1 / 0 when the image has none (Algorithm 1, l.30). ``gt_rank``: position of each ground truth among
     its image's (file order). ``pred_order``: predictions ordered by image (stable).
     """
 
@@ -186,8 +207,9 @@ class PairTable:
               sigma: Callable[[np.ndarray, np.ndarray], np.ndarray], *, iou: float = 0.5,
               pred_score=None) -> "PairTable":
         """``sigma(p, g)`` returns the HOI similarity of predictions ``p`` and ground truths ``g``
-        (index arrays); ``iou`` is the threshold θ for both boxes; ``pred_score``, when
-        given, lets the confidence order be prepared alongside."""
+        (index arrays of one shape; a :class:`SigmaTable` is evaluated on broadcast blocks
+        instead); ``iou`` is the threshold θ for both boxes; ``pred_score``, when given, lets
+        the confidence order be prepared alongside."""
         gt_image = np.asarray(gt_image, dtype=np.int64)
         pred_image = np.asarray(pred_image, dtype=np.int64)
         n_gt, n_pred = len(gt_image), len(pred_image)
@@ -203,10 +225,10 @@ class PairTable:
         # (numpy releases the GIL): each prediction's most similar ground truth, and the
         # confidence order when ``pred_score`` is given.
         with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
-            best_job = pool.submit(_best_gt, sigma, gt_image, pred_image, n_img, gt_group, n_gt, n_pred)
+            best_job = pool.submit(_best_gt, sigma, gt_group, pred_group, n_pred)
             score_job = pool.submit(_score_levels, np.asarray(pred_score, dtype=np.float64),
                                     pred_group[0]) if pred_score is not None else None
-            g, p, iou_h, iou_o = _candidate_edges(gt_image, pred_image, n_img, pred_group, gh, go, ph, po, iou)
+            g, p, iou_h, iou_o = _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou)
             s = _call_sigma(sigma, p, g)
             best_gt, best_sigma = best_job.result()
             score_cache = (pred_score, score_job.result()) if score_job is not None else None
@@ -216,47 +238,78 @@ class PairTable:
                    _score_cache=score_cache)
 
 
-def _candidate_edges(gt_image, pred_image, n_img, pred_group, gh, go, ph, po, iou):
-    """Ground-truth-major pairs with both IoUs ≥ θ: the human IoU on every pair of an image,
-    the object IoU only where the human box passed."""
-    n_gt, n_pred = len(gt_image), len(pred_image)
-    if not n_gt or not n_pred:
+BLOCK = 1 << 16  # pairs per dense block: keeps a block's temporaries in the CPU cache
+
+
+def _image_blocks(gt_group, pred_group):
+    """The images that have both ground truths and predictions, as dense blocks.
+
+    Images are bucketed by (k ground truths, m predictions) and cut into cache-sized chunks;
+    each chunk of n images is yielded as ``(G, P)``: the (n, k) ground-truth and (n, m)
+    prediction indices of its images, each row in file order. A pair table of a chunk is
+    then a broadcast (n, k, m) array operation, and every box is gathered only once.
+    """
+    g_order, g_count, g_start, _ = gt_group
+    p_order, p_count, p_start, _ = pred_group
+    images = np.flatnonzero((g_count > 0) & (p_count > 0))
+    if not len(images):
+        return
+    shape = g_count[images] * (int(p_count.max()) + 1) + p_count[images]
+    images = images[np.argsort(shape, kind="stable")]
+    starts, ends = _segments(np.sort(shape))
+    for lo, hi in zip(starts.tolist(), ends.tolist()):
+        k, m = int(g_count[images[lo]]), int(p_count[images[lo]])
+        step = max(1, BLOCK // (k * m))
+        for c in range(lo, hi, step):
+            chunk = images[c:min(c + step, hi)]
+            yield _windows(g_order, g_start[chunk], k), _windows(p_order, p_start[chunk], m)
+
+
+def _windows(column: np.ndarray, at: np.ndarray, m: int) -> np.ndarray:
+    """``column[at[i] + j]`` as an ``(len(at), m)`` matrix (a gather of contiguous rows)."""
+    return np.lib.stride_tricks.sliding_window_view(column, m)[at]
+
+
+def _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou):
+    """Pairs of the same image with both IoUs ≥ θ, as ``(g, p, iou_h, iou_o)``.
+
+    Both IoUs are computed for every same-image pair, in the dense blocks of
+    :func:`_image_blocks`. Each ground truth's pairs are contiguous and in prediction file
+    order (blocks are concatenated as they come, so ground truths are not sorted)."""
+    out = []
+    for G, P in _image_blocks(gt_group, pred_group):
+        gbh, gbo = gh[G][:, :, None, :], go[G][:, :, None, :]
+        pbh, pbo = ph[P][:, None, :, :], po[P][:, None, :, :]
+        iou_h = _iou_columns(*(pbh[..., k] for k in range(4)), *(gbh[..., k] for k in range(4)))
+        iou_o = _iou_columns(*(pbo[..., k] for k in range(4)), *(gbo[..., k] for k in range(4)))
+        i, j, c = np.nonzero((iou_h >= iou) & (iou_o >= iou))
+        out.append((G[i, j], P[i, c], iou_h[i, j, c], iou_o[i, j, c]))
+    if not out:
         e = np.zeros(0, np.int64)
         return e, e, np.zeros(0), np.zeros(0)
-    g, p = _expand(gt_image, pred_image, n_img, pred_group)
-    per = np.bincount(g, minlength=n_gt)
-    gcols = [np.repeat(np.ascontiguousarray(gh[:, k]), per) for k in range(4)]
-    pcols = [np.ascontiguousarray(ph[:, k])[p] for k in range(4)]
-    area_g = np.repeat((gh[:, 2] - gh[:, 0]) * (gh[:, 3] - gh[:, 1]), per)
-    area_p = ((ph[:, 2] - ph[:, 0]) * (ph[:, 3] - ph[:, 1]))[p]
-    iou_h = _iou_columns(*pcols, *gcols, area_p, area_g)
-    del gcols, pcols, area_g, area_p
-    keep = np.flatnonzero(iou_h >= iou)
-    g, p, iou_h = g[keep], p[keep], iou_h[keep]
-    iou_o = _iou_columns(*(po[p, k] for k in range(4)), *(go[g, k] for k in range(4)))
-    keep = np.flatnonzero(iou_o >= iou)
-    return g[keep], p[keep], iou_h[keep], iou_o[keep]
+    return tuple(np.concatenate(x) for x in zip(*out))
 
 
-def _best_gt(sigma, gt_image, pred_image, n_img, gt_group, n_gt, n_pred):
-    """Per prediction, the most similar ground truth of its image (ties: first in file order)."""
+def _best_gt(sigma, gt_group, pred_group, n_pred):
+    """Per prediction, the most similar ground truth of its image (ties: first in file order),
+    as ``(best_gt, best_sigma)``; −1 / 0 when the image has none. One σ evaluation and one
+    argmax per dense block of :func:`_image_blocks`."""
     best_gt = np.full(n_pred, -1, dtype=np.int64)
     best_sigma = np.zeros(n_pred)
-    if not n_gt or not n_pred:
-        return best_gt, best_sigma
-    ap_, ag = _expand(pred_image, gt_image, n_img, gt_group)
-    if not len(ap_):
-        return best_gt, best_sigma
-    s_all = _call_sigma(sigma, ap_, ag)
-    starts, ends = _segments(ap_)
-    seg_max = np.maximum.reduceat(s_all, starts)
-    seg_of = np.repeat(np.arange(len(starts)), ends - starts)
-    at_max = np.flatnonzero(s_all == seg_max[seg_of])
-    first = at_max[np.r_[True, seg_of[at_max][1:] != seg_of[at_max][:-1]]]
-    preds = ap_[starts]
-    best_gt[preds] = ag[first]
-    best_sigma[preds] = seg_max
+    for G, P in _image_blocks(gt_group, pred_group):
+        s = _sigma_block(sigma, P[:, :, None], G[:, None, :])
+        j = s.argmax(axis=2)
+        best_gt[P] = np.take_along_axis(G, j, axis=1)
+        best_sigma[P] = np.take_along_axis(s, j[:, :, None], axis=2)[:, :, 0]
     return best_gt, best_sigma
+
+
+def _sigma_block(sigma, p, g):
+    """σ over the broadcast shape of index arrays ``p`` and ``g``."""
+    if isinstance(sigma, SigmaTable):
+        return sigma(p, g)
+    pp, gg = np.broadcast_arrays(p, g)
+    return _call_sigma(sigma, pp.ravel(), gg.ravel()).reshape(pp.shape)
 
 
 def _call_sigma(sigma, p, g):
@@ -294,33 +347,37 @@ def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.nd
         return chosen
     taken = np.zeros(n_resources, dtype=bool)
     starts, ends = _segments(agent)
-    agents = agent[starts]
-    rank = agent_rank[agents]
-    order = np.argsort(rank, kind="stable")
-    bounds = np.searchsorted(rank[order], np.arange(int(rank.max()) + 2))
-    for k in range(int(rank.max()) + 1):
-        sel = order[bounds[k]:bounds[k + 1]]
-        if not len(sel):
+    turn = agent_rank[agent[starts]]
+    n_turns = int(turn.max()) + 1
+    # reorder the agents' edge runs by turn once, so that each turn is one contiguous slice
+    seg = _stable_by(turn, n_turns)
+    lens = ends[seg] - starts[seg]
+    seg_start = np.cumsum(lens) - lens
+    edge = np.repeat(starts[seg] - seg_start, lens) + np.arange(len(agent))
+    seg_of = np.repeat(np.arange(len(seg)), lens)
+    res = resource[edge]
+    key_vals = [np.asarray(k)[edge] for k in keys]
+    turn_bounds = np.searchsorted(turn[seg], np.arange(n_turns + 1))
+    seg_bounds = np.r_[seg_start, len(agent)]
+    for k in range(n_turns):
+        sa, sb = int(turn_bounds[k]), int(turn_bounds[k + 1])
+        if sa == sb:
             continue
-        s = starts[sel]
-        lens = ends[sel] - s
-        local = np.cumsum(lens) - lens
-        idx = np.repeat(s - local, lens) + np.arange(int(lens.sum()))
-        res = resource[idx]
-        cand = ~taken[res]
-        if keys and cand.any():
-            seg = np.repeat(np.arange(len(sel)), lens)
-            for key in keys:
-                v = np.where(cand, key[idx], -np.inf)
-                cand &= v == np.maximum.reduceat(v, local)[seg]
-        hit = np.flatnonzero(cand)
+        ea, eb = int(seg_bounds[sa]), int(seg_bounds[sb])
+        cand = ~taken[res[ea:eb]]
+        if key_vals and cand.any():
+            local = seg_start[sa:sb] - ea
+            seg_local = seg_of[ea:eb] - sa
+            for key in key_vals:
+                v = np.where(cand, key[ea:eb], -np.inf)
+                cand &= v == np.maximum.reduceat(v, local)[seg_local]
+        hit = np.flatnonzero(cand) + ea
         if not len(hit):
             continue
-        seg_hit = np.searchsorted(local, hit, side="right") - 1
-        first = np.r_[True, seg_hit[1:] != seg_hit[:-1]]
-        pick = idx[hit[first]]
-        chosen[agents[sel[seg_hit[first]]]] = pick
-        taken[resource[pick]] = True
+        seg_hit = seg_of[hit]
+        first = hit[np.r_[True, seg_hit[1:] != seg_hit[:-1]]]
+        chosen[agent[edge[first]]] = edge[first]
+        taken[res[first]] = True
     return chosen
 
 
@@ -390,16 +447,14 @@ def shoe_match(pairs: PairTable, pred_score: np.ndarray, *, active: np.ndarray |
     return ShoeMatch(gt_pred, gt_sigma, active, pred_matched, pairs.best_gt, pairs.best_sigma)
 
 
-def _soft_ap(labels: np.ndarray, n_gt: int, interpolation: str) -> float:
-    """Alg. 1 l.42–47 for one class whose entries are already sorted by confidence."""
-    tp = np.cumsum(labels)
-    i = np.arange(1, len(labels) + 1, dtype=np.float64)
-    fp = i - tp
-    precision = tp / (tp + fp + EPS)
-    recall = tp / (n_gt + EPS)
-    if interpolation == "all-point":
-        precision = np.maximum.accumulate(precision[::-1])[::-1]
-    return float(np.sum(np.diff(recall, prepend=0.0) * precision))
+def _stable_by(key: np.ndarray, n_keys: int) -> np.ndarray:
+    """Stable argsort of integer keys in ``[0, n_keys)`` (a radix sort when they fit 16 bits)."""
+    return np.argsort(key.astype(np.int16) if n_keys < 2 ** 15 else key, kind="stable")
+
+
+def _class_bounds(sorted_class: np.ndarray, n_classes: int) -> np.ndarray:
+    """Start of each class (and the end) in an array sorted by class."""
+    return np.r_[0, np.cumsum(np.bincount(sorted_class, minlength=n_classes))]
 
 
 def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_classes: int,
@@ -412,54 +467,62 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
     TP_i = Σ_{j≤i} L[j], FP_i = i − TP_i, P_i = TP_i / (TP_i + FP_i + ε),
     R_i = TP_i / (N_GT + ε), AP = Σ_i (R_i − R_{i−1}) P_i (Eq. 11).
 
+    Only entries with L_i > 0 move R, so the sum runs over them alone, given their position
+    i in the sorted list: the number of unmatched-prediction entries of the class before
+    them (one binary search in those entries, which are the global confidence order
+    filtered and grouped by class) plus the ground-truth entries before them. With
+    ``interpolation="all-point"`` P_i becomes max_{j≥i} P_j, which is attained at an entry
+    with L_j > 0 (between two such entries TP is constant and P falls).
+
     Returns ``(ap, n_gt)`` over ``range(n_classes)``; AP is NaN for a class without ground truth.
     """
     if interpolation not in INTERPOLATIONS:
         raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
     gt_class = np.asarray(gt_class, dtype=np.int64)
-    score = np.asarray(pred_score, dtype=np.float64)
-    n_gt_all = len(gt_class)
-    n_img = pairs.n_images
-    # entries in Algorithm 1's append order: per image its ground truths, then its unmatched
-    # predictions that pass δ, each in file order
-    is_fp = match.active & ~match.pred_matched & (match.pred_best_gt >= 0) & (match.pred_best_sigma >= delta)
-    fp = pairs.pred_order[is_fp[pairs.pred_order]]
-    fp_img = pairs.pred_image[fp]
-    n_g = np.bincount(pairs.gt_image, minlength=n_img)
-    n_f = np.bincount(fp_img, minlength=n_img)
-    offset = np.cumsum(n_g + n_f) - (n_g + n_f)
-    f_start = np.cumsum(n_f) - n_f
-    app_g = offset[pairs.gt_image] + pairs.gt_rank
-    app_f = offset[fp_img] + n_g[fp_img] + (np.arange(len(fp)) - f_start[fp_img])
-    n_entries = n_gt_all + len(fp)
-    cls = np.empty(n_entries, dtype=np.int64)
-    label = np.zeros(n_entries)
-    cls[app_g] = gt_class
-    label[app_g] = match.gt_sigma
-    cls[app_f] = gt_class[match.pred_best_gt[fp]]
-    # confidence as a dense level (0 = highest); an unmatched ground truth has confidence 0
-    _, level, zero_level = _score_order(pairs, score)
-    lev = np.empty(n_entries, dtype=np.int64)
-    matched = match.gt_pred >= 0
-    lev_g = np.full(n_gt_all, zero_level, dtype=np.int64)
-    lev_g[matched] = level[match.gt_pred[matched]]
-    lev[app_g] = lev_g
-    lev[app_f] = level[fp]
-    n_lev = int(lev.max()) + 1 if n_entries else 1
-    app_bits = max(1, int(n_entries).bit_length())
-    key_bits = int(n_classes * n_lev).bit_length() + app_bits
-    if key_bits <= 62:
-        key = ((cls * n_lev + lev) << app_bits) | np.arange(n_entries)
-        order = np.sort(key) & ((1 << app_bits) - 1)
-    else:  # pragma: no cover - astronomically many classes × distinct scores
-        order = np.lexsort((np.arange(n_entries), lev, cls))
-    cls, label = cls[order], label[order]
+    n_gt_all, n_pred = len(gt_class), len(pairs.pred_image)
     n_gt = np.bincount(gt_class, minlength=n_classes)
-    ap = np.full(n_classes, np.nan)
-    starts, ends = _segments(cls)
-    for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class, not per prediction
-        c = int(cls[s])
-        ap[c] = _soft_ap(label[s:e], int(n_gt[c]), interpolation)
+    ap = np.where(n_gt > 0, 0.0, np.nan)
+    order_desc, level, zero_level = _score_order(pairs, pred_score)
+    # sort key within a class: confidence level, then Algorithm 1's append position t (per
+    # image its ground truths, then its predictions, each in file order); < 2^63 for any
+    # workload below 3·10^9 detections
+    n_t = n_gt_all + n_pred
+    n_g = np.bincount(pairs.gt_image, minlength=pairs.n_images)
+    n_p = np.bincount(pairs.pred_image, minlength=pairs.n_images)
+    t_gt = np.empty(n_gt_all, dtype=np.int64)
+    t_gt[pairs.gt_order] = np.arange(n_gt_all) + (np.cumsum(n_p) - n_p)[pairs.gt_image[pairs.gt_order]]
+    t_pred = np.empty(n_pred, dtype=np.int64)
+    t_pred[pairs.pred_order] = np.arange(n_pred) + np.cumsum(n_g)[pairs.pred_image[pairs.pred_order]]
+    # unmatched predictions that pass δ: confidence order, grouped by class (stable)
+    is_fp = match.active & ~match.pred_matched & (match.pred_best_gt >= 0) & (match.pred_best_sigma >= delta)
+    fp = order_desc[is_fp[order_desc]]
+    fp_class = gt_class[match.pred_best_gt[fp]]
+    by_class = _stable_by(fp_class, n_classes)
+    fp = fp[by_class]
+    fp_key = level[fp] * n_t + t_pred[fp]
+    fp_bounds = _class_bounds(fp_class[by_class], n_classes)
+    # ground-truth entries, sorted by class and key
+    matched = match.gt_pred >= 0
+    gt_level = np.full(n_gt_all, zero_level, dtype=np.int64)
+    gt_level[matched] = level[match.gt_pred[matched]]
+    gt_key = gt_level * n_t + t_gt
+    o = np.lexsort((gt_key, gt_class))
+    gt_key, label, cls = gt_key[o], match.gt_sigma[o], gt_class[o]
+    gt_bounds = _class_bounds(cls, n_classes)
+    positive = np.flatnonzero(label > 0)
+    starts, ends = _segments(cls[positive])
+    for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class with a positive entry
+        c = int(cls[positive[s]])
+        at = positive[s:e]
+        i = (np.searchsorted(fp_key[fp_bounds[c]:fp_bounds[c + 1]], gt_key[at])
+             + (at - gt_bounds[c]) + 1)
+        tp = np.cumsum(label[at])
+        fp_i = i - tp
+        precision = tp / (tp + fp_i + EPS)
+        recall = tp / (n_gt[c] + EPS)
+        if interpolation == "all-point":
+            precision = np.maximum.accumulate(precision[::-1])[::-1]
+        ap[c] = float(np.sum(np.diff(recall, prepend=0.0) * precision))
     return ap, n_gt
 
 
@@ -543,41 +606,44 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     """
     gt_class = np.asarray(gt_class, dtype=np.int64)
     pred_class = np.asarray(pred_class, dtype=np.int64)
-    score = np.asarray(pred_score, dtype=np.float64)
     n_pred = len(pred_class)
-    order_desc, _, _ = _score_order(pairs, score)
-    srank = np.empty(n_pred, dtype=np.int64)
-    srank[order_desc] = np.arange(n_pred)
+    order_desc, _, _ = _score_order(pairs, pred_score)
     same = np.flatnonzero((pred_class[pairs.p] == gt_class[pairs.g]) & (pred_class[pairs.p] >= 0))
     ep, eg = pairs.p[same], pairs.g[same]
     min_iou = np.minimum(pairs.iou_h[same], pairs.iou_o[same])
     by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
     ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
+    # turn of a prediction = its rank by score within its (image, class) block: the
+    # predictions with candidates in score order, grouped stably by class, then by image
+    has_edge = np.zeros(n_pred, dtype=bool)
+    has_edge[ep] = True
+    ranked = order_desc[has_edge[order_desc]]
+    ranked = ranked[_stable_by(pred_class[ranked], n_classes)]
+    ranked = ranked[_stable_by(pairs.pred_image[ranked], pairs.n_images)]
+    block = pairs.pred_image[ranked] * (n_classes + 1) + pred_class[ranked]
+    block_start, _ = _segments(block)
     rank = np.zeros(n_pred, dtype=np.int64)
-    starts, _ = _segments(ep)
-    preds = ep[starts]
-    if len(preds):
-        block = pairs.pred_image[preds] * (n_classes + 1) + pred_class[preds]
-        key = block * n_pred + srank[preds]
-        o = np.argsort(key)
-        sb = block[o]
-        first = np.r_[True, sb[1:] != sb[:-1]]
-        pos = np.arange(len(o))
-        rank[preds[o]] = pos - np.maximum.accumulate(np.where(first, pos, 0))
+    rank[ranked] = np.arange(len(ranked)) - np.repeat(block_start, np.diff(np.r_[block_start, len(ranked)]))
     chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class), keys=(min_iou,))
     tp = chosen >= 0
     n_gt = np.bincount(gt_class, minlength=n_classes)
-    keep = order_desc[pred_class[order_desc] >= 0]
-    ck = pred_class[keep]
-    small = ck.astype(np.int16) if n_classes < 2 ** 15 else ck
-    keep = keep[np.argsort(small, kind="stable")]
-    cls = pred_class[keep]
     ap = np.where(n_gt > 0, 0.0, np.nan)
+    # each true positive's rank i in its class's descending-score list; AP sums over them only
+    # (recall moves only there, and the envelope max_{j≥i} P_j is attained at one of them)
+    keep = order_desc[pred_class[order_desc] >= 0]
+    keep = keep[_stable_by(pred_class[keep], n_classes)]
+    position = np.empty(n_pred, dtype=np.int64)
+    position[keep] = np.arange(len(keep))
+    bounds = _class_bounds(pred_class[keep], n_classes)
+    at = np.sort(position[np.flatnonzero(tp)])
+    cls = pred_class[keep[at]]
     starts, ends = _segments(cls)
-    for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class
+    for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class with a true positive
         c = int(cls[s])
-        if n_gt[c] > 0:
-            ap[c] = voc_ap(tp[keep[s:e]], int(n_gt[c]))
+        i = at[s:e] - bounds[c] + 1
+        ctp = np.arange(1, e - s + 1, dtype=np.float64)
+        envelope = np.maximum.accumulate((ctp / i)[::-1])[::-1]
+        ap[c] = float(np.sum(np.diff(ctp / n_gt[c], prepend=0.0) * envelope))
     return ap, tp
 
 
@@ -654,47 +720,65 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     objects = resolve_labels(gt.object, pred.object, "n", object_sim, vocabulary, where=where("object"))
 
     # classes = distinct (verb, object) class keys of the ground truth, in order of appearance
-    gt_class, class_keys = _classes_of(verbs.gt_code, objects.gt_code, verbs.gt_class_key,
-                                       objects.gt_class_key, len(objects.gt_texts))
+    n_o = max(len(objects.gt_texts), len(objects.pred_texts), 1)
+    gt_combo, gt_v, gt_o = _label_pairs(verbs.gt_code, objects.gt_code, n_o)
+    pred_combo, pred_v, pred_o = _label_pairs(verbs.pred_code, objects.pred_code, n_o)
+    gt_class, class_keys = _classes_of(gt_combo, gt_v, gt_o, verbs.gt_class_key, objects.gt_class_key)
     class_of_key = {k: i for i, k in enumerate(class_keys)}
     n_classes = len(class_keys)
-    pred_class = _classes_of(verbs.pred_code, objects.pred_code, verbs.pred_class_key,
-                             objects.pred_class_key, len(objects.pred_texts), class_of_key)[0]
+    pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
+                             class_of_key)[0]
     classes = _class_table(class_keys, vocabulary)
+    # σ of every (predicted label pair, ground-truth label pair), looked up per detection pair;
+    # per detection pair when there are too many distinct label pairs for one table
+    if len(pred_v) * len(gt_v) <= SIGMA_TABLE_MAX:
+        sigma = SigmaTable(pred_combo, gt_combo,
+                           combine_fn(verbs.table[pred_v[:, None], gt_v[None, :]],
+                                      objects.table[pred_o[:, None], gt_o[None, :]], combine, w))
+    else:
+        vt, ot = verbs.table, objects.table
+        gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
 
-    vt, ot = verbs.table, objects.table
-    gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
-
-    def sigma(p, g):
-        return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
-
+        def sigma(p, g):
+            return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
     pairs = PairTable.build(gt.image, gt.human_box, gt.object_box, pred.image, pred.human_box,
                             pred.object_box, sigma, iou=iou,
                             pred_score=pred.score if has_scores else None)
     ap = shoe = match_all = None
-    if has_scores:
-        ap, _ = standard_ap(pairs, gt_class, pred_class, pred.score, n_classes=n_classes)
-        match_all = shoe_match(pairs, pred.score)
-        shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
-                          interpolation=interpolation)
-        active = pred.score >= tau
-    else:
-        active = np.ones(len(pred), dtype=bool)
-    match_tau = shoe_match(pairs, pred.score, active=active)
-    f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
-    gt_rate, pred_rate = miss_rates(match_tau)
+    # the standard mAP shares nothing with the SHOE scores but the pair table: second thread
+    with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
+        if has_scores:
+            ap_job = pool.submit(lambda: standard_ap(pairs, gt_class, pred_class, pred.score, n_classes=n_classes))
+            match_all = shoe_match(pairs, pred.score)
+            shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
+                              interpolation=interpolation)
+            active = pred.score >= tau
+        else:
+            active = np.ones(len(pred), dtype=bool)
+        match_tau = shoe_match(pairs, pred.score, active=active)
+        f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
+        gt_rate, pred_rate = miss_rates(match_tau)
+        if has_scores:
+            ap, _ = ap_job.result()
     return Evaluation(classes=classes, ap=ap, shoe_ap=shoe, f1=f1, gt_miss_rate=gt_rate,
                       pred_miss_rate=pred_rate, match_all=match_all, match_tau=match_tau,
                       verbs=verbs, objects=objects, n_images=len(images), n_gt=len(gt),
                       n_pred=len(pred), n_pred_tau=int(active.sum()), has_scores=has_scores)
 
 
-def _classes_of(v_code, o_code, v_key, o_key, n_o, class_of_key=None):
-    """Class index of each detection from its (verb, object) label codes, working on the
-    distinct label combinations only. Without ``class_of_key`` the classes are created in
-    order of first appearance; with it, unknown pairs get −1."""
-    combo, uniq = pd.factorize(np.asarray(v_code, dtype=np.int64) * max(n_o, 1) + np.asarray(o_code, dtype=np.int64))
-    keys = [(v_key[c // max(n_o, 1)], o_key[c % max(n_o, 1)]) for c in np.asarray(uniq).tolist()]
+def _label_pairs(v_code, o_code, n_o):
+    """Distinct (verb, object) label-code pairs of detections: ``(pair per detection, verb
+    code per pair, object code per pair)``, pairs in order of first appearance."""
+    combo, uniq = pd.factorize(np.asarray(v_code, dtype=np.int64) * n_o + np.asarray(o_code, dtype=np.int64))
+    uniq = np.asarray(uniq, dtype=np.int64)
+    return combo.astype(np.int64), uniq // n_o, uniq % n_o
+
+
+def _classes_of(combo, v, o, v_key, o_key, class_of_key=None):
+    """Class index of each detection from its label pair (:func:`_label_pairs`), working on
+    the distinct pairs only. Without ``class_of_key`` the classes are created in order of
+    first appearance; with it, unknown pairs get −1."""
+    keys = [(v_key[a], o_key[b]) for a, b in zip(v.tolist(), o.tolist())]
     if class_of_key is None:
         class_of_key, class_keys = {}, []
         for k in keys:
