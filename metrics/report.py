@@ -101,6 +101,20 @@ def _calibration(recal: dict):
     return fig
 
 
+def _image_update(result: dict):
+    fig, ax = plt.subplots(figsize=(4.2, 2.6))
+    groups = [("all", result)] + [(f"cat {c}", r) for c, r in result.get("by_category", {}).items()]
+    x = np.arange(len(groups))
+    shares = [100 * r["share_updated"] for _, r in groups]
+    err = np.array([[100 * (r["share_updated"] - r["share_updated_ci"][0]),
+                     100 * (r["share_updated_ci"][1] - r["share_updated"])] for _, r in groups]).T
+    ax.bar(x, shares, yerr=err, capsize=3, color="#4c78a8")
+    ax.set_xticks(x, [name for name, _ in groups])
+    ax.set_ylabel("ratings updated (%)")
+    ax.set_title("Ratings changed with the image (95% CI)")
+    return fig
+
+
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -124,7 +138,7 @@ def _alignment_frame(alignment: dict) -> pd.DataFrame:
 
 def write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
                  tuning: dict | None = None, recalibration: dict | None = None,
-                 title: str = "Study report") -> Path:
+                 title: str = "Study report", image_update: dict | None = None) -> Path:
     """Write report.html, JSON, CSV tables and PNG plots into ``out_dir``; returns the HTML path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -184,6 +198,15 @@ def write_report(out_dir, agreement: AgreementReport | None = None, alignment: d
                         + f"<p>{html.escape(recalibration['method'])}; parameters "
                           f"{html.escape(json.dumps(recalibration['parameters']))}.</p>{{calibration_curves}}")
 
+    if image_update is not None:  # the with-image pass (SHOE supp. §6.2), metrics.image_update
+        from .image_update import summary_frame
+        frame = summary_frame(image_update)
+        tables["image_update"] = frame
+        plots["image_update"] = _png(_image_update(image_update))
+        sections.append("<h2>With-image pass: updated ratings (SHOE supp. §6.2)</h2>"
+                        + _table_html(frame.set_index("group"))
+                        + "<p>Share updated with its 95% Wald interval; mean absolute change of the "
+                          "updated ratings with its 95% t interval; up / down = direction.</p>{image_update}")
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
     for name, png in plots.items():

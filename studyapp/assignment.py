@@ -269,12 +269,25 @@ def _not_mine(annotator_id: int):
 def _free_slot(session: Session, annotator: Annotator, study: Study,
                spec: StudySpec) -> tuple[int, int] | None:
     """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
-    row = session.exec(
-        select(Item.id, Item.n_claims)
-        .where(Item.study_id == study.id, Item.role == "main",
-               Item.n_claims < study.raters_per_item, _not_mine(annotator.id))
-        .order_by(Item.n_claims, _order_key(annotator, spec)).limit(1)).first()
+    query = (select(Item.id, Item.n_claims)
+             .where(Item.study_id == study.id, Item.role == "main",
+                    Item.n_claims < study.raters_per_item, _not_mine(annotator.id)))
+    eligible = _eligible_ids(session, annotator, study)
+    if eligible is not None:
+        query = query.where(Item.id.in_(eligible))
+    row = session.exec(query.order_by(Item.n_claims, _order_key(annotator, spec)).limit(1)).first()
     return (row[0], row[1]) if row else None
+
+
+def _eligible_ids(session: Session, annotator: Annotator, study: Study) -> list[int] | None:
+    """Item ids the study type allows for this annotator (None: every item), e.g. a with-image
+    pass hands each annotator only the pairs they rated before."""
+    study_type = get_type(study.study_type)
+    if not study_type.restricts_items:
+        return None
+    rows = session.exec(select(Item.id, Item.fields_json).where(Item.study_id == study.id,
+                                                                 Item.role == "main")).all()
+    return [i for i, f in rows if study_type.eligible(json.loads(f), annotator.pseudonym)]
 
 
 def _take_over(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
@@ -285,7 +298,9 @@ def _take_over(session: Session, annotator: Annotator, study: Study, spec: Study
         select(Assignment).join(Item, Item.id == Assignment.item_id)
         .where(Assignment.study_id == study.id, Assignment.phase == "main",
                Assignment.answered_at.is_(None), Assignment.claimed_at < cutoff,
-               Assignment.annotator_id != annotator.id, _not_mine(annotator.id))
+               Assignment.annotator_id != annotator.id, _not_mine(annotator.id),
+               *([Item.id.in_(eligible)] if (eligible := _eligible_ids(session, annotator, study))
+                 is not None else []))
         .order_by(Assignment.claimed_at).limit(1)).first()
     if stale is None:
         return None

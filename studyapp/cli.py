@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     inv.add_argument("--n", type=int, default=1, help="number of links (default 1)")
     inv.add_argument("--label", action="append", default=[],
                      help="pseudonym for a link (repeatable; one link per label)")
+    inv.add_argument("--annotators-of", metavar="STUDY",
+                     help="one link per annotator of an earlier study, same pseudonyms "
+                          "(the with-image pass of that study)")
 
     sample = sub.add_parser("sample", help="sample HOI pairs for the SHOE similarity study")
     sample.add_argument("--n", type=int, default=500)
@@ -70,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="agreement / alignment / w report of a study (HTML)")
     report.add_argument("study", help="study slug")
     report.add_argument("--out", help="export folder (default exports/ or STUDYAPP_EXPORTS)")
+
+    check = sub.add_parser("check-images", help="check an image study's images before launch "
+                                                "(lists missing, unreadable or unsafe files)")
+    check.add_argument("target", help="a study spec (.toml) or the slug of a created study")
+
+    demo_img = sub.add_parser("demo-images", help="draw the demo images (Pillow) for the image "
+                                                  "and CrossHOI demo studies")
+    demo_img.add_argument("--out", default=str(config.ROOT / ".data" / "demo_images"))
 
     sub.add_parser("list", help="list the studies")
     sub.add_parser("reset-admin-password",
@@ -119,6 +130,15 @@ def cmd_invite(args) -> int:
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
+        if args.annotators_of:
+            from sqlmodel import select
+
+            from .models import Annotator
+            earlier = study_by_slug(session, args.annotators_of).id
+            args.label = list(session.exec(select(Annotator.pseudonym).where(
+                Annotator.study_id == earlier).order_by(Annotator.id))) + args.label
+            if not args.label:
+                raise InputError(f"study {args.annotators_of!r} has no annotators")
     for inv in invite(study_id, args.n if not args.label else 0, args.label):
         print(f"{inv.pseudonym}\t{inv.link()}")
     return 0
@@ -194,6 +214,42 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_check_images(args) -> int:
+    from .images import check_images
+    from .studytypes import get_type
+
+    if args.target.endswith(".toml") or Path(args.target).is_file():
+        from .specs import load_spec
+        spec = load_spec(args.target)
+        study_type, fields = get_type(spec.study_type), [item.fields for item in spec.items]
+    else:
+        from .storage import read_session
+        from .studies import study_by_slug, study_items
+        with read_session() as session:
+            study = study_by_slug(session, args.target)
+        study_type, fields = get_type(study.study_type), [f for _k, _r, f in study_items(study.id)]
+    by_root: dict[str, list[str]] = {}
+    for f in fields:
+        for root, path in study_type.image_paths(f):
+            by_root.setdefault(root, []).append(path)
+    if not by_root:
+        raise InputError(f"{args.target}: study type {study_type.name!r} shows no images")
+    bad = 0
+    for root, paths in by_root.items():
+        result = check_images(root, paths)
+        print(result.text())
+        bad += len(result.problems)
+    return 1 if bad else 0
+
+
+def cmd_demo_images(args) -> int:
+    from .demo_images import write_demo
+
+    for what, path in write_demo(args.out).items():
+        print(f"wrote {path} ({what})")
+    return 0
+
+
 def cmd_list(_args) -> int:
     from .studies import list_studies
 
@@ -220,7 +276,8 @@ def cmd_reset_admin_password(_args) -> int:
 
 COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "simulate": cmd_simulate,
-            "report": cmd_report, "list": cmd_list,
+            "report": cmd_report, "list": cmd_list, "check-images": cmd_check_images,
+            "demo-images": cmd_demo_images,
             "reset-admin-password": cmd_reset_admin_password}
 
 

@@ -51,6 +51,7 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
     study_type = get_type(study.study_type)
     item_key = {item.id: item.item_key for item in items}
     expected = {item.id: item.expected for item in items}
+    fields_of = {item.id: json.loads(item.fields_json) for item in items}
     pseudonym = {a.id: a.pseudonym for a in annotators}
 
     history = pd.DataFrame([{
@@ -72,15 +73,18 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
                         "phase": assignments[assignment_id].phase, "created_at": _iso(last.created_at),
                         "seconds_spent": round(sum(r.seconds_spent for r in rows), 3),
                         "revisions": len(rows), "_position": assignments[assignment_id].position,
-                        "_annotator_id": last.annotator_id})
-    current_df = pd.DataFrame(current, columns=RATING_COLUMNS + ["_position", "_annotator_id"])
+                        "_annotator_id": last.annotator_id,
+                        **study_type.rating_columns(fields_of[last.item_id], pseudonym[last.annotator_id])})
+    extra = list(dict.fromkeys(k for row in current for k in row
+                               if k not in RATING_COLUMNS and not k.startswith("_")))
+    current_df = pd.DataFrame(current, columns=RATING_COLUMNS + extra + ["_position", "_annotator_id"])
     current_df = current_df.sort_values(["_annotator_id", "_position"]).drop(
         columns=["_position", "_annotator_id"]).reset_index(drop=True)
 
     item_rows = []
     for item in items:
         row = {"item_id": item.item_key,
-               **study_type.export_item(json.loads(item.fields_json)),
+               **study_type.export_item(fields_of[item.id]),
                "role": item.role, "expected": item.expected}
         item_rows.append(row)
     items_df = pd.DataFrame(item_rows)
@@ -108,8 +112,10 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
         "annotator", "source", "status", "created_at", "started_at", "completed_at", "n_ratings",
         "median_seconds", "attention_checks", "attention_passed", "prolific_pid",
         "prolific_study_id", "prolific_session_id"])
-    return {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
-            "annotators.csv": annotators_df}
+    tables = {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
+              "annotators.csv": annotators_df}
+    tables.update(study_type.export_tables(tables, {item_key[i]: f for i, f in fields_of.items()}))
+    return tables
 
 
 def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | None = None,
@@ -120,7 +126,10 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
     target = Path(out_dir or config.exports_dir()) / slug / stamp
     target.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
-        frame.to_csv(target / name, index=False)
+        if isinstance(frame, str):  # e.g. a curated benchmark.json
+            (target / name).write_text(frame, encoding="utf-8")
+        else:
+            frame.to_csv(target / name, index=False)
     with write_session(engine) as session:
         study = study_by_slug(session, slug)
         log_event(session, "exported", study.id, folder=str(target),
@@ -128,6 +137,8 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
     return target
 
 
-def csv_bytes(frame: pd.DataFrame) -> bytes:
+def csv_bytes(frame: pd.DataFrame | str) -> bytes:
+    if isinstance(frame, str):
+        return frame.encode("utf-8")
     return frame.to_csv(index=False).encode("utf-8")
 

@@ -26,6 +26,16 @@ def run(args):
 
         alignment = alignment_table(join_ratings(read_items(args.items), ratings), seed=args.seed)
         result["alignment"] = alignment
+    image_update = None
+    if "earlier_rating" in ratings.columns:  # a with-image pass: how ratings moved (supp. §6.2)
+        from ..image_update import image_update as update_stats, pair_ratings
+
+        items = None
+        if args.items:
+            from ..study_items import read_items
+            items = read_items(args.items)
+        image_update = update_stats(pair_ratings(ratings, None, items))
+        result["image_update"] = image_update
     lines = [f"{report.n_items} items, {report.n_annotators} annotators, {report.n_ratings} ratings",
              f"Krippendorff's alpha ({report.level}) {report.krippendorff_alpha:8.4f}" + _ci(report, "krippendorff_alpha"),
              f"mean pairwise agreement (Eq. 13) {report.mean_pairwise_agreement:8.4f}" + _ci(report, "mean_pairwise_agreement"),
@@ -33,8 +43,11 @@ def run(args):
              f"mean Spearman rho                {report.mean_spearman:8.4f}",
              f"within-item SD {report.precision['within_item_sd']:.3f}; SE of the mean of "
              f"{report.precision['raters']} ratings {report.precision['se_mean_rating']:.3f}"]
+    if image_update is not None:
+        lines.append(f"with-image pass: {100 * image_update['share_updated']:.2f}% of "
+                     f"{image_update['n']} ratings updated")
     if args.out:
-        path = write_report(args.out, agreement=report, alignment=alignment)
+        path = write_report(args.out, agreement=report, alignment=alignment, image_update=image_update)
         lines.append(f"report: {path}")
     return result, "\n".join(lines)
 

@@ -74,6 +74,7 @@ class LoopbackLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True   # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args):  # quiet
                 pass

@@ -12,9 +12,12 @@ from __future__ import annotations
 from metrics import InputError
 
 from .base import Scale, StudyType
+from .crosshoi_curation import CrosshoiCuration
 from .hoi_similarity import HoiSimilarity
+from .hoi_similarity_image import HoiSimilarityImage
 
-REGISTRY: dict[str, StudyType] = {t.name: t for t in (HoiSimilarity(),)}
+REGISTRY: dict[str, StudyType] = {t.name: t for t in (HoiSimilarity(), HoiSimilarityImage(),
+                                                      CrosshoiCuration())}
 
 
 def get_type(name: str) -> StudyType:

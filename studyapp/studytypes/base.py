@@ -50,6 +50,31 @@ class StudyType:
         raise InputError(f"study type {self.name!r} cannot generate attention checks; "
                          "give rows with role=attention in the items CSV")
 
+    # Hooks of image and linked studies (defaults: none of it applies).
+    custom_response = False  # True: the type draws its own answer form (``response_form``)
+
+    def image_paths(self, fields: dict) -> list[tuple[str, str]]:
+        """(image root, path relative to it) of the images an item shows."""
+        return []
+
+    def preselect(self, fields: dict, pseudonym: str) -> str | None:
+        """The answer preselected for this annotator (e.g. their earlier rating)."""
+        return None
+
+    def eligible(self, fields: dict, pseudonym: str) -> bool:
+        """Whether the item may be handed to this annotator."""
+        return True
+
+    restricts_items = False  # True: assignment asks ``eligible`` for every candidate item
+
+    def rating_columns(self, fields: dict, pseudonym: str) -> dict:
+        """Extra columns of this annotator's row in ratings.csv."""
+        return {}
+
+    def export_tables(self, tables: dict, fields_by_key: dict) -> dict:
+        """Further export files (name -> DataFrame, or text) from the standard tables."""
+        return {}
+
     def parse_response(self, value, scale: Scale) -> str:
         """The stored form of a response, or InputError when it is not valid."""
         try:

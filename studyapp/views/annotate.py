@@ -173,9 +173,19 @@ def rate(info: assignment.AnnotatorSession) -> None:
     if task.response is not None:
         st.info(f"Revising an earlier answer (you gave {task.response}). Pick a rating to keep "
                 "or change it, or continue where you stopped.")
-    get_type(info.study_type).render_item(task.fields)
-    rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}", current=task.response,
-                   on_click=on_rate, args=(info.annotator_id, task.assignment_id))
+    study_type = get_type(info.study_type)
+    study_type.render_item(task.fields)
+    if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
+        study_type.response_form(task.fields, task.response, key=f"form-{task.assignment_id}",
+                                 on_submit=on_rate, args=(info.annotator_id, task.assignment_id))
+    else:
+        current = task.response
+        if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
+            st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. Keep it or change it.")
+            st.button(f"Keep {inert.text(current)}", key="keep", shortcut="Enter", on_click=on_rate,
+                      args=(info.annotator_id, task.assignment_id, int(current)))
+        rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}", current=current,
+                       on_click=on_rate, args=(info.annotator_id, task.assignment_id))
     left, right = st.columns(2)
     with left:
         st.button("Back", key="back", shortcut="Backspace", disabled=task.number <= 1,

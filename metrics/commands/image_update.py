@@ -1,0 +1,38 @@
+"""``python -m metrics image-update``: how ratings changed in the with-image pass (SHOE supp. §6.2)."""
+
+from __future__ import annotations
+
+from ..agreement import read_ratings
+from ..image_update import image_update, pair_ratings, summary_frame
+from ..report import write_report
+from ..study_items import read_items
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--ratings", required=True,
+                        help="ratings.csv of the with-image study (item_id, annotator, rating and "
+                             "earlier_rating as the platform exports it)")
+    parser.add_argument("--before", help="ratings.csv of the earlier no-image study (needed when "
+                                         "--ratings has no earlier_rating column)")
+    parser.add_argument("--items", help="items.csv with a category column (per-category figures)")
+    parser.add_argument("--out", help="write report.html, image_update.csv and the plot here")
+
+
+def run(args):
+    after = read_ratings(args.ratings)
+    before = read_ratings(args.before) if args.before else None
+    items = read_items(args.items) if args.items else None
+    result = image_update(pair_ratings(after, before, items))
+    frame = summary_frame(result)
+    lines = [f"{result['n']} ratings with an earlier answer; {result['n_updated']} updated "
+             f"({100 * result['share_updated']:.2f}%, 95% CI {100 * result['share_updated_ci'][0]:.2f}–"
+             f"{100 * result['share_updated_ci'][1]:.2f}%)"]
+    if result["mean_abs_change"] is not None:
+        ci = result["mean_abs_change_ci"]
+        lines.append(f"mean absolute change of updated ratings {result['mean_abs_change']:.3f}"
+                     + (f" (95% CI {ci[0]:.3f}–{ci[1]:.3f})" if ci else "")
+                     + f"; {result['direction']['up']} up, {result['direction']['down']} down")
+    lines.append(frame.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.out:
+        lines.append(f"report: {write_report(args.out, image_update=result, title='With-image rating pass')}")
+    return result, "\n".join(lines)

@@ -1,0 +1,54 @@
+"""``python -m metrics mcq``: CrossHOI-Bench multiple-choice scores (released scorer's semantics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..mcq import SETTINGS, mcq_scores, read_answers, read_bench
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--bench", required=True, help="CrossHOI-Bench JSON file (question key -> "
+                        "gt_choices, wrong_choices, boxes)")
+    parser.add_argument("--pred", required=True, help="JSON object key -> chosen option strings, "
+                        "or detections (JSON Lines HOI format, or the released ao_names records)")
+    parser.add_argument("--setting", choices=SETTINGS,
+                        help="recorded in the output: full_detection, human_box or image_level "
+                             "(matching always follows the boxes each question has)")
+    parser.add_argument("--score-threshold", type=float, default=0.5,
+                        help="detections: keep those with score >= this (default 0.5)")
+    parser.add_argument("--iou", type=float, default=0.5,
+                        help="detections: IoU needed with the question's boxes (default 0.5)")
+    parser.add_argument("--per-class", type=int, default=0, metavar="N",
+                        help="print the N classes with the lowest F1")
+
+
+def run(args):
+    if not 0 < args.iou <= 1:
+        raise InputError(f"--iou must be in (0, 1], got {args.iou}")
+    questions = read_bench(args.bench)
+    answers, kind = read_answers(args.pred, questions, args.score_threshold, args.iou)
+    result = mcq_scores(questions, answers)
+    result = {**result, "setting": args.setting, "bench": str(Path(args.bench)),
+              "pred": str(Path(args.pred)), "pred_kind": kind,
+              "score_threshold": args.score_threshold if kind == "detections" else None,
+              "iou": args.iou if kind == "detections" else None}
+    c = result["counts"]
+    lines = [f"{result['n_questions']} questions ({args.setting or 'setting not given'}), "
+             f"{c['answered_questions']} answered; {c['tp']} TP, {c['fp']} FP of "
+             f"{c['correct_options']} correct options; {c['out_of_options']} out-of-options and "
+             f"{c['duplicates']} duplicate answers ignored"
+             + (f"; {c['unknown_questions']} answered keys are not questions" if c['unknown_questions'] else ""),
+             f"{'Macro-F1':<12} {100 * result['macro_f1']:6.2f}  ({result['macro']['n_classes']} classes)",
+             f"{'Instance-F1':<12} {100 * result['instance_f1']:6.2f}",
+             f"{'Micro-F1':<12} {100 * result['micro_f1']:6.2f}",
+             f"{'EM':<12} {100 * result['exact_match']:6.2f}",
+             f"{'Avg. Prec':<12} {100 * result['avg_precision']:6.2f}",
+             f"{'Avg. Rec':<12} {100 * result['avg_recall']:6.2f}"]
+    if args.per_class:
+        lines.append("lowest per-class F1:")
+        for row in sorted(result["per_class"], key=lambda r: (r["f1"], r["verb"], r["object"]))[:args.per_class]:
+            lines.append(f"  {row['verb']} {row['object']}: F1 {row['f1']:.3f} "
+                         f"(TP {row['tp']}, FP {row['fp']}, GT {row['gt']})")
+    return result, "\n".join(lines)

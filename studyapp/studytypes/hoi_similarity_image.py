@@ -1,0 +1,187 @@
+"""``hoi_similarity_image``: the with-image pass of an HOI-similarity study (SHOE supp. §6.2).
+
+The study is linked to an earlier ``hoi_similarity`` study without images. Each annotator (same
+pseudonym as in the earlier study — ``python -m studyapp invite SLUG --annotators-of EARLIER``)
+sees the pairs they rated there, now with an image of the ground-truth HOI class, and their own
+earlier rating preselected; they keep it or change it. The earlier rating is frozen into the item
+when the study is created, so both answers are kept: ``ratings.csv`` has ``rating`` (with image)
+and ``earlier_rating`` (without). Analysis: ``python -m metrics image-update`` and the agreement
+report.
+
+Spec (``[items]`` with ``source = "sampler"``)::
+
+    [items]
+    source = "sampler"
+    linked_study = "demo"                       # slug of the earlier study (on this database)
+    images = "../.data/demo_images/images.csv"  # gt_verb, gt_object, image[, human_box, object_box]
+    image_root = "../.data/demo_images"         # images are served only from inside this folder
+
+``images.csv`` maps a ground-truth HOI class (HICO-DET labels or synsets) to an image path
+relative to ``image_root``; boxes are ``"x1 y1 x2 y2"`` (or JSON lists) and are drawn.
+Set ``raters_per_item`` to the earlier study's, so every earlier rater gets their pairs back.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from metrics import InputError
+
+from .. import images
+from .base import StudyType
+from .hoi_similarity import HoiSimilarity, _resolve
+
+OWN_FIELDS = ("image", "image_root", "human_box", "object_box", "earlier", "linked_study")
+
+
+def _parse_box(text, where: str, field: str):
+    if text in (None, "") or (isinstance(text, float) and pd.isna(text)):
+        return None
+    if isinstance(text, (list, tuple)):
+        values = list(text)
+    else:
+        raw = str(text).strip()
+        try:
+            values = json.loads(raw) if raw.startswith("[") else [float(v) for v in raw.replace(",", " ").split()]
+        except (ValueError, json.JSONDecodeError):
+            raise InputError(f"{where}: {field} {text!r} is not four numbers x1 y1 x2 y2") from None
+    if len(values) != 4:
+        raise InputError(f"{where}: {field} {text!r} is not four numbers x1 y1 x2 y2")
+    return [float(v) for v in values]
+
+
+def read_image_map(path: Path) -> dict[tuple[str, str], dict]:
+    """(verb synset, object synset) -> {image, human_box, object_box} from images.csv."""
+    out = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        for column in ("gt_verb", "gt_object", "image"):
+            if column not in (reader.fieldnames or []):
+                raise InputError(f"{path}: missing column '{column}'")
+        for row in reader:
+            where = f"{path} line {reader.line_num}"
+            verb, _ = _resolve(row["gt_verb"], "v", "gt_verb", where)
+            obj, _ = _resolve(row["gt_object"], "n", "gt_object", where)
+            if not (row.get("image") or "").strip():
+                raise InputError(f"{where}: image is empty")
+            out.setdefault((verb, obj), {
+                "image": row["image"].strip(),
+                "human_box": _parse_box(row.get("human_box"), where, "human_box"),
+                "object_box": _parse_box(row.get("object_box"), where, "object_box")})
+    return out
+
+
+class HoiSimilarityImage(HoiSimilarity):
+    name = "hoi_similarity_image"
+    title = "HOI pair similarity with an image (SHOE supp. §6.2)"
+    sampler_options = {"linked_study": object, "images": str, "image_root": str}
+    restricts_items = True
+
+    def normalize_item(self, row: dict, where: str) -> dict:
+        own = {k: row.get(k) for k in OWN_FIELDS}
+        fields = super().normalize_item({k: v for k, v in row.items() if k not in OWN_FIELDS}, where)
+        if not own["image_root"]:
+            raise InputError(f"{where}: image_root is empty")
+        try:
+            images.resolve_image(own["image_root"], own["image"])
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
+        earlier = own["earlier"] or {}
+        if isinstance(earlier, str):
+            earlier = json.loads(earlier)
+        fields.update(image=str(own["image"]), image_root=str(own["image_root"]),
+                      human_box=_parse_box(own["human_box"], where, "human_box"),
+                      object_box=_parse_box(own["object_box"], where, "object_box"),
+                      earlier={str(k): str(v) for k, v in earlier.items()},
+                      linked_study=str(own["linked_study"] or ""))
+        return fields
+
+    def sample_items(self, options: dict, base_dir: Path):
+        from ..exports import study_tables  # the earlier study's items and current ratings
+
+        for key in ("linked_study", "images", "image_root"):
+            if key not in options:
+                raise InputError(f"[items] of a {self.name} study needs '{key}'")
+        slug = options["linked_study"]
+        if not isinstance(slug, str) or not slug:
+            raise InputError("key 'items.linked_study' must be the slug of the earlier study")
+        root = (base_dir / options["image_root"]).resolve()
+        if not root.is_dir():
+            raise InputError(f"key 'items.image_root' names no folder: {root}")
+        image_map = read_image_map(base_dir / options["images"])
+        tables = study_tables(slug)
+        ratings = tables["ratings.csv"]
+        ratings = ratings[ratings["phase"] == "main"]
+        earlier: dict[str, dict[str, str]] = {}
+        for row in ratings.itertuples():
+            earlier.setdefault(str(row.item_id), {})[str(row.annotator)] = str(row.rating)
+        items = tables["items.csv"]
+        items = items[items["role"] == "main"]
+        rows, missing = [], []
+        for item in items.to_dict("records"):
+            key = str(item["item_id"])
+            if key not in earlier:
+                continue
+            found = image_map.get((item["gt_verb"], item["gt_object"]))
+            if found is None:
+                missing.append(f"{item.get('gt_verb_label') or item['gt_verb']} "
+                               f"{item.get('gt_object_label') or item['gt_object']}")
+                continue
+            base = {k: item.get(k) for k in ("gt_verb", "gt_object", "pred_verb", "pred_object",
+                                              "gt_verb_label", "gt_object_label", "level",
+                                              "verb_sim", "object_sim")}
+            base = {k: ("" if v is None or (isinstance(v, float) and pd.isna(v)) else v)
+                    for k, v in base.items()}
+            rows.append({"item_id": key, **base, **found, "image_root": str(root),
+                         "earlier": earlier[key], "linked_study": slug})
+        if missing:
+            raise InputError(f"{base_dir / options['images']}: no image for the ground-truth "
+                             f"class {missing[0]!r} ({len(missing)} classes lack one)")
+        if not rows:
+            raise InputError(f"study {slug!r} has no rated main items to show with images")
+        annotators = sorted({a for r in rows for a in r["earlier"]})
+        report = (f"{len(rows)} pairs of study {slug!r} rated by {len(annotators)} annotators "
+                  f"({', '.join(annotators)}); images under {root}. Invite them with "
+                  f"`python -m studyapp invite <slug> --annotators-of {slug}`.")
+        return pd.DataFrame(rows), report
+
+    def attention_items(self, items, count):
+        return StudyType.attention_items(self, items, count)
+
+    def render_item(self, fields: dict) -> None:
+        boxes = [(role, fields[f"{role}_box"]) for role in ("human", "object") if fields.get(f"{role}_box")]
+        try:
+            png = images.render_png(fields["image_root"], fields["image"], boxes)
+        except InputError:
+            png = None
+        if png is None:
+            st.warning(images.missing_notice(fields["image"]))
+        else:
+            st.image(png, caption="An image of the ground-truth interaction")
+        super().render_item(fields)
+
+    def image_paths(self, fields: dict) -> list[tuple[str, str]]:
+        return [(fields["image_root"], fields["image"])]
+
+    def preselect(self, fields: dict, pseudonym: str) -> str | None:
+        return fields.get("earlier", {}).get(pseudonym)
+
+    def eligible(self, fields: dict, pseudonym: str) -> bool:
+        return pseudonym in fields.get("earlier", {})
+
+    def rating_columns(self, fields: dict, pseudonym: str) -> dict:
+        return {"earlier_rating": fields.get("earlier", {}).get(pseudonym, "")}
+
+    def export_item(self, fields: dict) -> dict:
+        out = super().export_item(fields)
+        out.pop("earlier", None)
+        out.pop("image_root", None)
+        for role in ("human", "object"):
+            box = out.get(f"{role}_box")
+            out[f"{role}_box"] = " ".join(f"{v:g}" for v in box) if box else None
+        return out
