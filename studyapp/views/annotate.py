@@ -181,8 +181,8 @@ def rate(info: assignment.AnnotatorSession) -> None:
     else:
         current = task.response
         if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
-            st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. Keep it or change it.")
-            st.button(f"Keep {inert.text(current)}", key="keep", shortcut="Enter", on_click=on_rate,
+            st.info(f"Your earlier rating (without the image): **{current}**. Keep it or change it.")
+            st.button(f"Keep {current}", key="keep", shortcut="Enter", on_click=on_rate,
                       args=(info.annotator_id, task.assignment_id, int(current)))
         rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}", current=current,
                        on_click=on_rate, args=(info.annotator_id, task.assignment_id))
