@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "and CrossHOI demo studies")
     demo_img.add_argument("--out", default=str(config.ROOT / ".data" / "demo_images"))
 
+    from . import ops
+    ops.add_parsers(sub)  # health, backup, restore
+
     sub.add_parser("list", help="list the studies")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")
@@ -282,6 +285,8 @@ COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sam
 
 
 def main(argv: list[str] | None = None) -> int:
+    from . import ops
+    COMMANDS.update(ops.COMMANDS)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -26,3 +26,27 @@ def isolated_database(tmp_path, monkeypatch):
     yield
     from studyapp import storage
     storage.dispose_all()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_backend(request, monkeypatch):
+    """Runs a test on SQLite and on PostgreSQL (a fresh schema on the server named by
+    STUDYAPP_TEST_POSTGRES_URL; skipped without one, except with CI=true, where it fails).
+    The app's default database (DATABASE_URL) points at it for the test's duration."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    from dbhelpers import postgres_schema, postgres_url_or_skip
+    with postgres_schema(postgres_url_or_skip()) as url:
+        monkeypatch.setenv("DATABASE_URL", url)
+        yield "postgresql"
+
+
+@pytest.fixture
+def fresh_db(db_backend, tmp_path):
+    """``fresh_db()`` -> the URL of another empty database of the test's backend."""
+    from contextlib import ExitStack
+
+    from dbhelpers import FreshDatabases
+    with ExitStack() as stack:
+        yield FreshDatabases(db_backend, tmp_path, stack)

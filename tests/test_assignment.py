@@ -1,4 +1,4 @@
-"""Assignment rules, tested directly on the database (no UI)."""
+"""Assignment rules, tested directly on the database (no UI), on SQLite and PostgreSQL."""
 
 import threading
 from collections import Counter
@@ -11,6 +11,8 @@ from metrics import InputError
 from studyapp import assignment, storage, studies
 from studyapp.models import Assignment, Rating, utcnow
 from studyhelpers import make_annotators, make_study, rate_all
+
+pytestmark = pytest.mark.usefixtures("db_backend")
 
 
 def _main_ratings():

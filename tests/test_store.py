@@ -1,4 +1,7 @@
-"""Storage: SQLite set-up, schema versions and upgrade, append-only ratings."""
+"""Storage: SQLite set-up, schema versions and upgrade, append-only ratings.
+
+Every test runs on SQLite and on PostgreSQL (the ``db_backend`` fixture in conftest.py).
+"""
 
 import threading
 
@@ -11,12 +14,16 @@ from studyapp import assignment, migrations, storage
 from studyapp.models import Event, Rating
 from studyhelpers import make_annotators, make_study
 
+pytestmark = pytest.mark.usefixtures("db_backend")
 
-def test_fresh_database_is_wal_with_foreign_keys_at_latest_version():
+
+def test_fresh_database_is_wal_with_foreign_keys_at_latest_version(db_backend):
     engine = storage.get_engine()
+    assert engine.dialect.name == db_backend
     with engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        if db_backend == "sqlite":
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
     assert versions == [1, 2, 3] and migrations.LATEST == 3
 
@@ -41,8 +48,8 @@ def test_foreign_keys_are_enforced():
                                revision=0, response="3", seconds_spent=1.0))
 
 
-def test_upgrade_from_version_1_keeps_rows(tmp_path):
-    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+def test_upgrade_from_version_1_keeps_rows(fresh_db):
+    url = fresh_db()
     old = create_engine(url)
     with old.begin() as conn:
         assert migrations.upgrade(conn, target=1) == [1]
@@ -81,8 +88,10 @@ def test_upgrade_from_version_1_keeps_rows(tmp_path):
                               "1, '2025-01-02', 'PID1')"))
 
 
-def test_upgrade_is_idempotent(tmp_path):
-    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+def test_upgrade_is_idempotent(fresh_db):
+    url = fresh_db()
+    storage.get_engine(url)
+    storage.dispose_all()
     with storage.get_engine(url).begin() as conn:
         assert migrations.upgrade(conn) == []
 

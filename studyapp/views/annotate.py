@@ -6,15 +6,22 @@ the annotator stopped. ``st.session_state`` only holds what is being looked at (
 item) and when the current item was shown.
 """
 
+import logging
 import time
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from metrics import InputError
 from studyapp import assignment, studies
 from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
 from studyapp.ui import base_url, rating_buttons
+
+LOG = logging.getLogger("studyapp.annotate")
+NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
+             "your earlier answers are safe.)")
+NOT_LOADED = "The server could not load your next item, please retry in a moment."
 
 
 def landing() -> None:
@@ -134,6 +141,11 @@ def on_rate(annotator_id: int, assignment_id: int, value: int) -> None:
     except InputError as exc:
         st.session_state["flash"] = str(exc)
         return
+    except SQLAlchemyError as exc:  # disk full, read-only or unreachable database: say so
+        LOG.error("rating not stored (annotator %s, assignment %s): %s", annotator_id,
+                  assignment_id, exc)
+        st.session_state["flash"] = NOT_SAVED
+        return
     st.session_state["revise_position"] = None
 
 
@@ -155,6 +167,11 @@ def rate(info: assignment.AnnotatorSession) -> None:
             task = assignment.next_item(info.annotator_id)
         except InputError as exc:
             st.warning(str(exc))
+            return
+        except SQLAlchemyError as exc:
+            LOG.error("next item not loaded (annotator %s): %s", info.annotator_id, exc)
+            st.error(st.session_state.pop("flash", None) or NOT_LOADED)
+            st.button("Retry", key="retry", type="primary", shortcut="Enter")
             return
         if task is None:
             if assignment.answered_count(info.annotator_id):

@@ -1,0 +1,246 @@
+"""Portable logical backups: every table to JSON Lines in one zip, restorable on any backend.
+
+A backup file (``python -m studyapp backup FILE``) is a zip holding
+
+- ``manifest.json``: ``format`` (``studyapp-backup``), ``format_version``, the database's
+  ``schema_version``, the source dialect, the UTC time, and per table its row count and the
+  SHA-256 of its file;
+- ``tables/<table>.jsonl``: one JSON object per row (column -> value), in primary-key order.
+  Times are ISO 8601 in UTC; everything else is a JSON string, number or null.
+
+It is read in one transaction (a consistent snapshot on SQLite in WAL mode and on PostgreSQL
+with REPEATABLE READ), so the app may keep running. ``restore`` loads a backup into an *empty*
+database of either backend in one transaction (all or nothing): it builds the schema at the
+backup's version, inserts the rows in foreign-key order, moves PostgreSQL's id sequences past
+the restored ids, then applies any newer migrations. Counts and checksums are verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy import DateTime, MetaData, Table, create_engine, func, inspect, select, text
+from sqlalchemy.engine import Connection, Engine
+
+from metrics import InputError
+
+from . import config, migrations
+from .models import utcnow
+
+FORMAT = "studyapp-backup"
+FORMAT_VERSION = 1
+
+
+def _tables(conn: Connection) -> list[Table]:
+    """The database's tables (as the schema stands), parents before children."""
+    md = MetaData()
+    md.reflect(conn)
+    return list(md.sorted_tables)
+
+
+def _json_value(value):
+    if isinstance(value, datetime):
+        if value.tzinfo is None:  # SQLite keeps UTC wall-clock times without an offset
+            value = value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc).isoformat()
+    return value
+
+
+def _raw_engine(url: str | None) -> Engine:
+    """An engine that does not upgrade the schema on open (restore builds it itself)."""
+    url = url or config.database_url()
+    if url.startswith("sqlite"):
+        from .storage import _sqlite_engine
+        return _sqlite_engine(url)
+    return create_engine(url)
+
+
+def backup(path: str | Path, url: str | None = None) -> dict:
+    """Write a backup of the database at ``url`` (default: the app's) to ``path``; returns
+    the manifest."""
+    path = Path(path)
+    engine = _raw_engine(url)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        options = {"isolation_level": "REPEATABLE READ"} if engine.dialect.name == "postgresql" else {}
+        with engine.connect().execution_options(**options) as conn, conn.begin():
+            version = migrations.current_version(conn)
+            if version == 0:
+                raise InputError(f"{_describe(engine)}: no studyapp database to back up")
+            manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                        "schema_version": version, "dialect": engine.dialect.name,
+                        "created_at": utcnow().isoformat(), "tables": {}}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                for table in _tables(conn):
+                    digest, n = hashlib.sha256(), 0
+                    order = list(table.primary_key.columns) or list(table.columns)
+                    rows = conn.execution_options(yield_per=2000).execute(
+                        select(table).order_by(*order))
+                    with zf.open(f"tables/{table.name}.jsonl", "w") as out:
+                        for row in rows.mappings():
+                            line = (json.dumps({k: _json_value(v) for k, v in row.items()},
+                                               ensure_ascii=False, allow_nan=False) + "\n").encode()
+                            digest.update(line)
+                            out.write(line)
+                            n += 1
+                    manifest["tables"][table.name] = {"rows": n, "sha256": digest.hexdigest()}
+                zf.writestr("manifest.json", json.dumps(manifest, indent=2))
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        engine.dispose()
+    return manifest
+
+
+def _describe(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
+    try:
+        manifest = json.loads(zf.read("manifest.json"))
+    except KeyError:
+        raise InputError(f"{name}: not a studyapp backup (no manifest.json)") from None
+    except ValueError as exc:
+        raise InputError(f"{name}: manifest.json is not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InputError(f"{name}: not a studyapp backup (format is not {FORMAT!r})")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise InputError(f"{name}: backup format version {manifest.get('format_version')!r} "
+                         f"is not supported (expected {FORMAT_VERSION})")
+    version = manifest.get("schema_version")
+    if not isinstance(version, int) or not 1 <= version <= migrations.LATEST:
+        raise InputError(f"{name}: schema version {version!r} is not one this code can restore "
+                         f"(1..{migrations.LATEST})")
+    if not isinstance(manifest.get("tables"), dict):
+        raise InputError(f"{name}: manifest.json has no table list")
+    return manifest
+
+
+def _rows(zf: zipfile.ZipFile, name: str, table: Table, expect: dict):
+    """Decode one table's rows, checking the checksum and count as they stream by."""
+    member = f"tables/{table.name}.jsonl"
+    times = {c.name for c in table.columns if isinstance(c.type, DateTime)}
+    columns = set(table.columns.keys())
+    digest, n = hashlib.sha256(), 0
+    try:
+        fh = zf.open(member)
+    except KeyError:
+        raise InputError(f"{name}: {member} is missing") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            digest.update(raw)
+            try:
+                row = json.loads(raw)
+            except ValueError as exc:
+                raise InputError(f"{name}: {member} line {lineno}: invalid JSON ({exc})") from None
+            if not isinstance(row, dict) or set(row) - columns:
+                unknown = sorted(set(row) - columns) if isinstance(row, dict) else row
+                raise InputError(f"{name}: {member} line {lineno}: unknown columns {unknown}")
+            for key in times & set(row):
+                if row[key] is not None:
+                    try:
+                        row[key] = datetime.fromisoformat(row[key])
+                    except (TypeError, ValueError):
+                        raise InputError(f"{name}: {member} line {lineno}: {key} is not an "
+                                         f"ISO time: {row[key]!r}") from None
+            n += 1
+            yield row
+    if n != expect.get("rows") or digest.hexdigest() != expect.get("sha256"):
+        raise InputError(f"{name}: {member} does not match the manifest (rows {n} vs "
+                         f"{expect.get('rows')}, or checksum): the file is damaged")
+
+
+def restore(path: str | Path, url: str | None = None) -> dict:
+    """Load the backup at ``path`` into the empty database at ``url`` (default: the app's);
+    returns the manifest. Refuses a database that holds any studyapp rows."""
+    path = Path(path)
+    name = str(path)
+    if not path.is_file():
+        raise InputError(f"{name}: no such backup file")
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise InputError(f"{name}: not a zip file (a studyapp backup is one)") from None
+    engine = _raw_engine(url)
+    try:
+        with zf:
+            manifest = read_manifest(zf, name)
+            version = manifest["schema_version"]
+            with engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, conn.begin():
+                have = migrations.current_version(conn)
+                if have not in (0, version):
+                    raise InputError(f"{_describe(engine)}: the database is at schema version "
+                                     f"{have}, the backup at {version}: restore into a new, "
+                                     "empty database")
+                migrations.upgrade(conn, target=version)
+                tables = _tables(conn)
+                for table in tables:
+                    if table.name != "schema_version" and conn.execute(
+                            select(func.count()).select_from(table)).scalar():
+                        raise InputError(f"{_describe(engine)}: table {table.name} is not empty; "
+                                         "restore only into an empty database")
+                missing = set(manifest["tables"]) ^ {t.name for t in tables}
+                if missing:
+                    raise InputError(f"{name}: tables {sorted(missing)} differ from schema "
+                                     f"version {version}")
+                conn.execute(tables[0].metadata.tables["schema_version"].delete())
+                for table in tables:
+                    batch = []
+                    for row in _rows(zf, name, table, manifest["tables"][table.name]):
+                        batch.append(row)
+                        if len(batch) == 1000:
+                            conn.execute(table.insert(), batch)
+                            batch = []
+                    if batch:
+                        conn.execute(table.insert(), batch)
+                if engine.dialect.name == "postgresql":
+                    _advance_sequences(conn, tables)
+                migrations.upgrade(conn)
+    finally:
+        engine.dispose()
+    return manifest
+
+
+def _advance_sequences(conn: Connection, tables: list[Table]) -> None:
+    """Move each serial id sequence past the restored ids (explicit ids do not advance them)."""
+    for table in tables:
+        for column in table.primary_key.columns:
+            seq = conn.execute(text("SELECT pg_get_serial_sequence(:t, :c)"),
+                               {"t": table.name, "c": column.name}).scalar()
+            if seq:
+                conn.execute(text(f"SELECT setval(:s, COALESCE((SELECT MAX({column.name}) FROM "
+                                  f"{table.name}), 1), (SELECT COUNT(*) > 0 FROM {table.name}))"),
+                             {"s": seq})
+
+
+def health(url: str | None = None) -> str:
+    """One line about the database (reachable, schema version); raises when it is not usable."""
+    engine = _raw_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+            version = migrations.current_version(conn)
+            n_studies = (conn.execute(text("SELECT COUNT(*) FROM study")).scalar()
+                         if inspect(conn).has_table("study") else 0)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the message is the report
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"database {_describe(engine)} is not reachable: {first}") from None
+    finally:
+        engine.dispose()
+    if version != migrations.LATEST:
+        raise InputError(f"database {_describe(engine)} is at schema version {version}, this code "
+                         f"expects {migrations.LATEST} (start the app once to upgrade it)")
+    return (f"ok: {engine.dialect.name} database {_describe(engine)}, schema version {version}, "
+            f"{n_studies} studies")
+
