@@ -1,0 +1,25 @@
+"""``python -m metrics imsitu``: imSitu Top-1 / Top-5 verb accuracy under the gold, WordNet-synonym
+and sense-cluster criteria, and the Top-1 improvement breakdown (Tables 3–4)."""
+
+from __future__ import annotations
+
+from ..imsitu import accuracy_text, gold_from_image_names, read_clusters, read_gold, read_predictions, sense_accuracy
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--gold", help="JSON image -> gold verb (or list of verbs); omitted: taken "
+                                       "from imSitu image names <verb>_<n>.jpg")
+    parser.add_argument("--pred", required=True, help="JSON image -> ranked predicted verbs, or a "
+                                                      "folder of imSitu *.predictions files")
+    parser.add_argument("--clusters", help='JSON {"clusters": {id: [verbs]}, "images": {image: [ids]}}')
+
+
+def run(args):
+    pred = read_predictions(args.pred)
+    gold = read_gold(args.gold) if args.gold else gold_from_image_names(pred)
+    clusters = read_clusters(args.clusters) if args.clusters else None
+    result = sense_accuracy(gold, pred, clusters)
+    text = accuracy_text(result)
+    if not args.gold:
+        text = "gold verbs taken from the image names\n" + text
+    return result, text

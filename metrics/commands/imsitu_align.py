@@ -1,0 +1,63 @@
+"""``python -m metrics imsitu-align``: how the gold, WordNet, cluster (and any extra judge)
+criteria agree with human correctness marks (Tables 5–6): accuracy differences per model,
+Kendall's tau of the model rankings, Krippendorff's alpha of the labels."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import InputError
+from ..imsitu import align_study, alignment_text, read_clusters, read_gold, read_judge
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--ratings", required=True, help="ratings.csv of an imsitu_correctness study "
+                                                         "(item_id, annotator, rating = marks like 10100)")
+    parser.add_argument("--items", required=True, help="items.csv (item_id, image, model, predictions[, gold])")
+    parser.add_argument("--gold", help="JSON image -> gold verb(s); default: the items' gold column")
+    parser.add_argument("--clusters", help="sense clusters JSON (adds the cluster criterion)")
+    parser.add_argument("--judge", action="append", default=[], metavar="NAME=CSV",
+                        help="extra judge labels: model,image,top1,top5 or model,image,rank,correct")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for human accuracy")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def read_study_items(path) -> pd.DataFrame:
+    try:
+        items = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    for column in ("item_id", "image", "model", "predictions"):
+        if column not in items.columns:
+            raise InputError(f"{path}: missing column '{column}'")
+    if "role" in items.columns:
+        items = items[items["role"].isin(["", "main"])]
+    return items
+
+
+def run(args):
+    ratings = pd.read_csv(args.ratings, dtype={"item_id": str, "rating": str, "annotator": str}) \
+        if _exists(args.ratings) else None
+    items = read_study_items(args.items)
+    judges = {}
+    for spec in args.judge:
+        name, sep, path = spec.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise InputError(f"--judge {spec!r}: expected NAME=CSV")
+        judges[name.strip()] = read_judge(path.strip(), name.strip())
+    gold = read_gold(args.gold) if args.gold else None
+    clusters = read_clusters(args.clusters) if args.clusters else None
+    result = align_study(ratings, items, gold, clusters, judges, args.resamples, args.seed)
+    lines = ["human accuracy (majority over annotators, 95% bootstrap intervals)"]
+    for model, h in result["human_accuracy"].items():
+        lines.append(f"  {model:<22} Top-1 {h['top1']:.3f} [{h['top1_ci'][0]:.3f}, {h['top1_ci'][1]:.3f}]  "
+                     f"Top-5 {h['top5']:.3f} [{h['top5_ci'][0]:.3f}, {h['top5_ci'][1]:.3f}]  ({h['n_images']} images)")
+    return result, "\n".join(lines) + "\n\n" + alignment_text(result)
+
+
+def _exists(path) -> bool:
+    from pathlib import Path
+
+    if not Path(path).exists():
+        raise InputError(f"{path}: file not found")
+    return True
