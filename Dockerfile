@@ -1,7 +1,19 @@
+# The app as README's install commands set it up (scripts/setup.sh, then ./run.sh), run as the
+# non-root user `studyapp`; the SQLite database and exports live on the volume /data (or set
+# DATABASE_URL to a PostgreSQL server; see README "Operations").
 FROM python:3.11-slim
+RUN useradd --create-home --uid 10001 studyapp \
+ && mkdir -p /app /data \
+ && chown studyapp:studyapp /app /data
 WORKDIR /app
-COPY . /app
+COPY --chown=studyapp:studyapp . /app
+USER studyapp
 RUN PYTHON=python3 ./scripts/setup.sh
+ENV STUDYAPP_ADDRESS=0.0.0.0 \
+    STUDYAPP_DB=/data/studyapp.sqlite \
+    STUDYAPP_EXPORTS=/data/exports
+VOLUME ["/data"]
 EXPOSE 8501
-ENV STUDYAPP_ADDRESS=0.0.0.0
+HEALTHCHECK --interval=30s --timeout=5s \
+  CMD python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)"
 CMD ["./run.sh"]

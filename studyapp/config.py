@@ -6,6 +6,8 @@
 - ``STUDYAPP_BASE_URL``: the public address used in invite links (default
   ``http://localhost:<port>``).
 - ``STUDYAPP_ADMIN_PASSWORD``: the researcher console password (else generated once).
+- ``STUDYAPP_DB_POOL_SIZE``: connections each app instance keeps open to a server database
+  (PostgreSQL; default 10, plus up to 10 more under bursts).
 """
 
 from __future__ import annotations
@@ -40,3 +42,8 @@ def base_url(port: int | None = None) -> str:
     if url:
         return url.rstrip("/")
     return f"http://localhost:{port or default_port()}"
+
+
+def pool_size() -> int:
+    """Connections per app instance to a server database (``STUDYAPP_DB_POOL_SIZE``)."""
+    return max(1, int(os.environ.get("STUDYAPP_DB_POOL_SIZE", 10)))

@@ -56,7 +56,7 @@ def get_engine(url: str | None = None) -> Engine:
         engine = _engines.get(url)
         if engine is None:
             engine = _sqlite_engine(url) if url.startswith("sqlite") else create_engine(
-                url, pool_pre_ping=True)
+                url, pool_pre_ping=True, pool_size=config.pool_size(), max_overflow=10)
             with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
                 migrations.upgrade(conn)
             _engines[url] = engine
@@ -69,6 +69,7 @@ def dispose_all() -> None:
         for engine in _engines.values():
             engine.dispose()
         _engines.clear()
+        _writers.clear()
 
 
 @contextmanager
@@ -78,11 +79,32 @@ def read_session(engine: Engine | None = None) -> Iterator[Session]:
         yield session
 
 
+_writers: dict[str, threading.RLock] = {}
+
+
+@contextmanager
+def _queue_writers(engine: Engine) -> Iterator[None]:
+    """SQLite: the threads of one process (Streamlit's sessions) take turns for the write lock
+    in arrival order instead of polling SQLite's busy handler, which starves some of them
+    under many concurrent writers. Other processes still wait through the busy timeout."""
+    if engine.dialect.name != "sqlite":
+        yield
+        return
+    with _lock:
+        lock = _writers.setdefault(str(engine.url), threading.RLock())
+    got = lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_S)
+    try:
+        yield
+    finally:
+        if got:
+            lock.release()
+
+
 @contextmanager
 def write_session(engine: Engine | None = None) -> Iterator[Session]:
     """A session whose transaction holds the write lock from the start; committed on exit."""
     engine = (engine or get_engine()).execution_options(sqlite_begin="IMMEDIATE")
-    with Session(engine, expire_on_commit=False) as session:
+    with _queue_writers(engine), Session(engine, expire_on_commit=False) as session:
         with session.begin():
             yield session
 
