@@ -117,16 +117,39 @@ def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None, *,
     return kind, tuple(cands), label or cands[0]
 
 
+def factorize_labels(labels) -> tuple[np.ndarray, np.ndarray]:
+    """``(code per row, distinct texts in order of first appearance)``, as ``pd.factorize``.
+
+    Label columns typically hold a few distinct texts repeated as the *same* string objects,
+    so rows are first grouped by object identity (a hash of machine integers, several times
+    faster than hashing strings), then the first object of each group by text, which merges
+    equal texts held in different objects. The result is the same as ``pd.factorize``: the
+    groups are in order of first appearance, so the texts are too.
+
+    >>> codes, texts = factorize_labels(["ride", "".join(["ri", "de"]), "hold"])
+    >>> codes.tolist(), texts.tolist()
+    ([0, 0, 1], ['ride', 'hold'])
+    """
+    labels = np.ascontiguousarray(labels, dtype=object)
+    if not len(labels):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    address = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_size_t * len(labels))
+                                    .from_address(labels.ctypes.data)).copy()
+    by_object, _ = pd.factorize(address)
+    # codes appear in increasing order, so a group starts where the running maximum grows
+    first_row = np.flatnonzero(np.diff(np.maximum.accumulate(by_object), prepend=-1) > 0)
+    object_code, texts = pd.factorize(labels[first_row])
+    return object_code[by_object].astype(np.int64), np.asarray(texts, dtype=object)
+
+
 def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
                    vocabulary: Vocabulary | None, *, where=None) -> ResolvedLabels:
     """Resolve the ground-truth and predicted labels of one role (``pos`` ``"v"`` or ``"n"``).
 
     ``where(side, row)`` names the detection of an error (file, line, field).
     """
-    gt_code, gt_texts = pd.factorize(np.asarray(gt_labels, dtype=object))
-    pred_code, pred_texts = pd.factorize(np.asarray(pred_labels, dtype=object))
-    gt_texts = np.asarray(gt_texts, dtype=object)
-    pred_texts = np.asarray(pred_texts, dtype=object)
+    gt_code, gt_texts = factorize_labels(gt_labels)
+    pred_code, pred_texts = factorize_labels(pred_labels)
 
     labels = None if vocabulary is None else _label_synsets(vocabulary.verbs if pos == "v" else vocabulary.objects)
 

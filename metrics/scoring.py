@@ -210,32 +210,67 @@ class PairTable:
         (index arrays of one shape; a :class:`SigmaTable` is evaluated on broadcast blocks
         instead); ``iou`` is the threshold θ for both boxes; ``pred_score``, when given, lets
         the confidence order be prepared alongside."""
+        with cls.start(gt_image, gt_human, gt_object, pred_image, pred_human, pred_object,
+                       iou=iou, pred_score=pred_score) as pending:
+            return pending.finish(sigma)
+
+    @classmethod
+    def start(cls, gt_image, gt_human, gt_object, pred_image, pred_human, pred_object, *,
+              iou: float = 0.5, pred_score=None) -> "PendingPairs":
+        """:meth:`build` in two halves, for a caller with σ not ready yet: the geometry (both
+        IoUs of every same-image pair, and the confidence order when ``pred_score`` is given)
+        starts now in a second thread; ``finish(sigma)`` on the returned context manager
+        adds σ and returns the table."""
+        return PendingPairs(gt_image, gt_human, gt_object, pred_image, pred_human, pred_object,
+                            iou, pred_score)
+
+
+class PendingPairs:
+    """A :class:`PairTable` under construction (see :meth:`PairTable.start`); a context
+    manager that owns the second thread.
+
+    The second thread computes the confidence order, then the IoUs and the candidate pairs
+    (numpy releases the GIL), while the caller prepares σ; :meth:`finish` then finds each
+    prediction's most similar ground truth in the calling thread, waits for the geometry and
+    looks up σ of the candidate pairs.
+    """
+
+    def __init__(self, gt_image, gt_human, gt_object, pred_image, pred_human, pred_object, iou,
+                 pred_score):
         gt_image = np.asarray(gt_image, dtype=np.int64)
         pred_image = np.asarray(pred_image, dtype=np.int64)
         n_gt, n_pred = len(gt_image), len(pred_image)
-        n_img = int(max(gt_image.max(initial=-1), pred_image.max(initial=-1))) + 1
-        gt_group = _group(gt_image, n_img)
-        pred_group = _group(pred_image, n_img)
-        gh = np.asarray(gt_human, dtype=np.float64).reshape(n_gt, 4)
-        go = np.asarray(gt_object, dtype=np.float64).reshape(n_gt, 4)
-        ph = np.asarray(pred_human, dtype=np.float64).reshape(n_pred, 4)
-        po = np.asarray(pred_object, dtype=np.float64).reshape(n_pred, 4)
+        self.iou, self.gt_image, self.pred_image, self.pred_score = float(iou), gt_image, pred_image, pred_score
+        self.n_img = int(max(gt_image.max(initial=-1), pred_image.max(initial=-1))) + 1
+        self.gt_group = _group(gt_image, self.n_img)
+        self.pred_group = _group(pred_image, self.n_img)
+        boxes = [np.asarray(b, dtype=np.float64).reshape(n, 4)
+                 for b, n in ((gt_human, n_gt), (gt_object, n_gt), (pred_human, n_pred), (pred_object, n_pred))]
+        self._pool = ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()
+        self._pool.__enter__()
+        self._geometry = self._pool.submit(self._compute_geometry, boxes)
 
-        # Two independent jobs run in a second thread while this one computes the IoUs
-        # (numpy releases the GIL): each prediction's most similar ground truth, and the
-        # confidence order when ``pred_score`` is given.
-        with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
-            best_job = pool.submit(_best_gt, sigma, gt_group, pred_group, n_pred)
-            score_job = pool.submit(_score_levels, np.asarray(pred_score, dtype=np.float64),
-                                    pred_group[0]) if pred_score is not None else None
-            g, p, iou_h, iou_o = _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou)
-            s = _call_sigma(sigma, p, g)
-            best_gt, best_sigma = best_job.result()
-            score_cache = (pred_score, score_job.result()) if score_job is not None else None
-        return cls(iou=float(iou), g=g, p=p, iou_h=iou_h, iou_o=iou_o, sigma=s, best_gt=best_gt,
-                   best_sigma=best_sigma, gt_image=gt_image, pred_image=pred_image,
-                   gt_rank=gt_group[3], gt_order=gt_group[0], pred_order=pred_group[0], n_images=n_img,
-                   _score_cache=score_cache)
+    def _compute_geometry(self, boxes):
+        score = (None if self.pred_score is None
+                 else _score_levels(np.asarray(self.pred_score, dtype=np.float64), self.pred_group[0]))
+        return score, _candidate_edges(self.gt_group, self.pred_group, *boxes, self.iou)
+
+    def __enter__(self) -> "PendingPairs":
+        return self
+
+    def __exit__(self, *exc):
+        self._pool.__exit__(*exc)
+        return False
+
+    def finish(self, sigma: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> PairTable:
+        """The pair table with σ (see :meth:`PairTable.build`)."""
+        best_gt, best_sigma = _best_gt(sigma, self.gt_group, self.pred_group, len(self.pred_image))
+        score, (g, p, iou_h, iou_o) = self._geometry.result()
+        return PairTable(iou=self.iou, g=g, p=p, iou_h=iou_h, iou_o=iou_o, sigma=_call_sigma(sigma, p, g),
+                         best_gt=best_gt, best_sigma=best_sigma, gt_image=self.gt_image,
+                         pred_image=self.pred_image, gt_rank=self.gt_group[3], gt_order=self.gt_group[0],
+                         pred_order=self.pred_group[0], n_images=self.n_img,
+                         _score_cache=None if score is None else (self.pred_score, score))
 
 
 BLOCK = 1 << 16  # pairs per dense block: keeps a block's temporaries in the CPU cache
@@ -509,21 +544,56 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
     o = np.lexsort((gt_key, gt_class))
     gt_key, label, cls = gt_key[o], match.gt_sigma[o], gt_class[o]
     gt_bounds = _class_bounds(cls, n_classes)
-    positive = np.flatnonzero(label > 0)
-    starts, ends = _segments(cls[positive])
-    for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class with a positive entry
-        c = int(cls[positive[s]])
-        at = positive[s:e]
-        i = (np.searchsorted(fp_key[fp_bounds[c]:fp_bounds[c + 1]], gt_key[at])
-             + (at - gt_bounds[c]) + 1)
-        tp = np.cumsum(label[at])
-        fp_i = i - tp
-        precision = tp / (tp + fp_i + EPS)
-        recall = tp / (n_gt[c] + EPS)
-        if interpolation == "all-point":
-            precision = np.maximum.accumulate(precision[::-1])[::-1]
-        ap[c] = float(np.sum(np.diff(recall, prepend=0.0) * precision))
+    at = np.flatnonzero(label > 0)
+    c_at = cls[at]
+    starts, ends = _segments(c_at)
+    i = at - gt_bounds[c_at] + 1
+    for s, e in zip(starts.tolist(), ends.tolist()):  # one binary search per class
+        c = int(c_at[s])
+        i[s:e] += np.searchsorted(fp_key[fp_bounds[c]:fp_bounds[c + 1]], gt_key[at[s:e]])
+    tp = _segment_cumsum(label[at], starts)
+    fp_i = i - tp
+    precision = tp / (tp + fp_i + EPS)
+    recall = tp / (n_gt[c_at] + EPS)
+    if interpolation == "all-point":
+        precision = _segment_suffix_max(precision, starts)
+    _class_sums(ap, c_at, starts, _segment_diff(recall, starts) * precision)
     return ap, n_gt
+
+
+def _segment_cumsum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Cumulative sum restarting at each segment start (segments are contiguous runs)."""
+    total = np.cumsum(values)
+    before = total[starts] - values[starts]
+    return total - np.repeat(before, np.diff(np.r_[starts, len(values)]))
+
+
+def _segment_diff(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``values[i] − values[i − 1]`` within each segment, ``values[i]`` at a segment start."""
+    out = np.diff(values, prepend=0.0)
+    out[starts] = values[starts]
+    return out
+
+
+def _segment_suffix_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``max(values[i:end of i's segment])`` for every i, exactly: the values are replaced by
+    their ranks, offset per segment so that a later segment never exceeds an earlier one, and
+    one reversed running maximum runs over all segments."""
+    n = len(values)
+    if not n:
+        return values
+    by_value = np.argsort(values, kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_value] = np.arange(n)
+    segment = np.repeat(np.arange(len(starts), 0, -1), np.diff(np.r_[starts, n]))
+    key = segment * n + rank
+    return values[by_value[np.maximum.accumulate(key[::-1])[::-1] % n]]
+
+
+def _class_sums(out: np.ndarray, cls: np.ndarray, starts: np.ndarray, terms: np.ndarray) -> None:
+    """``out[c] = Σ terms`` over each class segment (classes given per term, contiguous)."""
+    if len(starts):
+        out[cls[starts]] = np.add.reduceat(terms, starts)
 
 
 @dataclass
@@ -613,12 +683,15 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     min_iou = np.minimum(pairs.iou_h[same], pairs.iou_o[same])
     by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
     ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
+    # all predictions in descending score, grouped stably by class (class −1 first): the
+    # class lists of the AP computation, and the greedy turn order below
+    by_class = order_desc[_stable_by(pred_class[order_desc], n_classes)]
+    class_start = np.r_[0, np.cumsum(np.bincount(pred_class + 1, minlength=n_classes + 1))]
     # turn of a prediction = its rank by score within its (image, class) block: the
-    # predictions with candidates in score order, grouped stably by class, then by image
+    # predictions with candidates in class lists, grouped stably by image
     has_edge = np.zeros(n_pred, dtype=bool)
     has_edge[ep] = True
-    ranked = order_desc[has_edge[order_desc]]
-    ranked = ranked[_stable_by(pred_class[ranked], n_classes)]
+    ranked = by_class[has_edge[by_class]]
     ranked = ranked[_stable_by(pairs.pred_image[ranked], pairs.n_images)]
     block = pairs.pred_image[ranked] * (n_classes + 1) + pred_class[ranked]
     block_start, _ = _segments(block)
@@ -630,20 +703,12 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     ap = np.where(n_gt > 0, 0.0, np.nan)
     # each true positive's rank i in its class's descending-score list; AP sums over them only
     # (recall moves only there, and the envelope max_{j≥i} P_j is attained at one of them)
-    keep = order_desc[pred_class[order_desc] >= 0]
-    keep = keep[_stable_by(pred_class[keep], n_classes)]
-    position = np.empty(n_pred, dtype=np.int64)
-    position[keep] = np.arange(len(keep))
-    bounds = _class_bounds(pred_class[keep], n_classes)
-    at = np.sort(position[np.flatnonzero(tp)])
-    cls = pred_class[keep[at]]
-    starts, ends = _segments(cls)
-    for s, e in zip(starts.tolist(), ends.tolist()):  # one step per class with a true positive
-        c = int(cls[s])
-        i = at[s:e] - bounds[c] + 1
-        ctp = np.arange(1, e - s + 1, dtype=np.float64)
-        envelope = np.maximum.accumulate((ctp / i)[::-1])[::-1]
-        ap[c] = float(np.sum(np.diff(ctp / n_gt[c], prepend=0.0) * envelope))
+    at = np.flatnonzero(tp[by_class])
+    cls = pred_class[by_class[at]]
+    starts, _ = _segments(cls)
+    ctp = (np.arange(len(at)) - np.repeat(starts, np.diff(np.r_[starts, len(at)])) + 1).astype(np.float64)
+    envelope = _segment_suffix_max(ctp / (at - class_start[cls + 1] + 1), starts)
+    _class_sums(ap, cls, starts, _segment_diff(ctp / n_gt[cls], starts) * envelope)
     return ap, tp
 
 
@@ -716,34 +781,35 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
             return det.where(row, role)
         return _where
 
-    verbs = resolve_labels(gt.verb, pred.verb, "v", verb_sim, vocabulary, where=where("verb"))
-    objects = resolve_labels(gt.object, pred.object, "n", object_sim, vocabulary, where=where("object"))
+    # the geometry (IoUs, confidence order) needs no labels: it runs while they are resolved
+    with PairTable.start(gt.image, gt.human_box, gt.object_box, pred.image, pred.human_box,
+                         pred.object_box, iou=iou, pred_score=pred.score if has_scores else None) as pending:
+        verbs = resolve_labels(gt.verb, pred.verb, "v", verb_sim, vocabulary, where=where("verb"))
+        objects = resolve_labels(gt.object, pred.object, "n", object_sim, vocabulary, where=where("object"))
 
-    # classes = distinct (verb, object) class keys of the ground truth, in order of appearance
-    n_o = max(len(objects.gt_texts), len(objects.pred_texts), 1)
-    gt_combo, gt_v, gt_o = _label_pairs(verbs.gt_code, objects.gt_code, n_o)
-    pred_combo, pred_v, pred_o = _label_pairs(verbs.pred_code, objects.pred_code, n_o)
-    gt_class, class_keys = _classes_of(gt_combo, gt_v, gt_o, verbs.gt_class_key, objects.gt_class_key)
-    class_of_key = {k: i for i, k in enumerate(class_keys)}
-    n_classes = len(class_keys)
-    pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
-                             class_of_key)[0]
-    classes = _class_table(class_keys, vocabulary)
-    # σ of every (predicted label pair, ground-truth label pair), looked up per detection pair;
-    # per detection pair when there are too many distinct label pairs for one table
-    if len(pred_v) * len(gt_v) <= SIGMA_TABLE_MAX:
-        sigma = SigmaTable(pred_combo, gt_combo,
-                           combine_fn(verbs.table[pred_v[:, None], gt_v[None, :]],
-                                      objects.table[pred_o[:, None], gt_o[None, :]], combine, w))
-    else:
-        vt, ot = verbs.table, objects.table
-        gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
+        # classes = distinct (verb, object) class keys of the ground truth, in order of appearance
+        n_o = max(len(objects.gt_texts), len(objects.pred_texts), 1)
+        gt_combo, gt_v, gt_o = _label_pairs(verbs.gt_code, objects.gt_code, n_o)
+        pred_combo, pred_v, pred_o = _label_pairs(verbs.pred_code, objects.pred_code, n_o)
+        gt_class, class_keys = _classes_of(gt_combo, gt_v, gt_o, verbs.gt_class_key, objects.gt_class_key)
+        class_of_key = {k: i for i, k in enumerate(class_keys)}
+        n_classes = len(class_keys)
+        pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
+                                 class_of_key)[0]
+        classes = _class_table(class_keys, vocabulary)
+        # σ of every (predicted label pair, ground-truth label pair), looked up per detection pair;
+        # per detection pair when there are too many distinct label pairs for one table
+        if len(pred_v) * len(gt_v) <= SIGMA_TABLE_MAX:
+            sigma = SigmaTable(pred_combo, gt_combo,
+                               combine_fn(verbs.table[pred_v[:, None], gt_v[None, :]],
+                                          objects.table[pred_o[:, None], gt_o[None, :]], combine, w))
+        else:
+            vt, ot = verbs.table, objects.table
+            gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
 
-        def sigma(p, g):
-            return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
-    pairs = PairTable.build(gt.image, gt.human_box, gt.object_box, pred.image, pred.human_box,
-                            pred.object_box, sigma, iou=iou,
-                            pred_score=pred.score if has_scores else None)
+            def sigma(p, g):
+                return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
+        pairs = pending.finish(sigma)
     ap = shoe = match_all = None
     # the standard mAP shares nothing with the SHOE scores but the pair table: second thread
     with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
