@@ -430,12 +430,25 @@ def _score_order(pairs: "PairTable", score: np.ndarray):
 
 
 def _score_levels(score: np.ndarray, by_image: np.ndarray):
+    """Descending confidence order (ties: ``by_image`` order), dense level per prediction and
+    the level of an appended confidence 0 (see :func:`_score_order`).
+
+    Confidences usually take few distinct values: they are then hashed to their distinct
+    values, which are ranked, and the order is one stable radix sort of the 16-bit levels;
+    otherwise one stable sort of the values."""
     n = len(score)
-    values = np.append(score[by_image], 0.0)
-    order = np.argsort(-values, kind="stable")
-    v = values[order]
-    level_local = np.empty(n + 1, dtype=np.int64)
-    level_local[order] = np.cumsum(np.r_[False, v[1:] != v[:-1]])
+    values = np.append(score[by_image], 0.0) + 0.0  # −0.0 + 0.0 is 0.0: one level for zero
+    codes, distinct = pd.factorize(values)
+    if len(distinct) < 2 ** 15:
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[np.argsort(-distinct)] = np.arange(len(distinct))
+        level_local = rank[codes]
+        order = np.argsort(level_local.astype(np.int16), kind="stable")
+    else:
+        order = np.argsort(-values, kind="stable")
+        v = values[order]
+        level_local = np.empty(n + 1, dtype=np.int64)
+        level_local[order] = np.cumsum(np.r_[False, v[1:] != v[:-1]])
     level = np.empty(n, dtype=np.int64)
     level[by_image] = level_local[:n]
     return by_image[order[order != n]], level, int(level_local[n])  # appended 0: last among zeros
@@ -811,21 +824,23 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
                 return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
         pairs = pending.finish(sigma)
     ap = shoe = match_all = None
-    # the standard mAP shares nothing with the SHOE scores but the pair table: second thread
+    # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
+    # table), then the τ-filtered matching when τ filters something
     with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
         if has_scores:
+            active = pred.score >= tau
             ap_job = pool.submit(lambda: standard_ap(pairs, gt_class, pred_class, pred.score, n_classes=n_classes))
+            tau_job = None if active.all() else pool.submit(lambda: shoe_match(pairs, pred.score, active=active))
             match_all = shoe_match(pairs, pred.score)
             shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
                               interpolation=interpolation)
-            active = pred.score >= tau
+            match_tau = match_all if tau_job is None else tau_job.result()
+            ap, _ = ap_job.result()
         else:
             active = np.ones(len(pred), dtype=bool)
-        match_tau = shoe_match(pairs, pred.score, active=active)
-        f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
-        gt_rate, pred_rate = miss_rates(match_tau)
-        if has_scores:
-            ap, _ = ap_job.result()
+            match_tau = shoe_match(pairs, pred.score, active=active)
+    f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
+    gt_rate, pred_rate = miss_rates(match_tau)
     return Evaluation(classes=classes, ap=ap, shoe_ap=shoe, f1=f1, gt_miss_rate=gt_rate,
                       pred_miss_rate=pred_rate, match_all=match_all, match_tau=match_tau,
                       verbs=verbs, objects=objects, n_images=len(images), n_gt=len(gt),
