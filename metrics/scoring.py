@@ -126,7 +126,7 @@ class SigmaTable:
     table: np.ndarray
 
     def __call__(self, p: np.ndarray, g: np.ndarray) -> np.ndarray:
-        return self.table.ravel()[self.pred_code[p] * self.table.shape[1] + self.gt_code[g]]
+        return self.table.ravel().take(self.pred_code.take(p) * self.table.shape[1] + self.gt_code.take(g))
 
 
 def _group(image: np.ndarray, n_img: int):
@@ -302,7 +302,7 @@ def _image_blocks(gt_group, pred_group):
 
 def _windows(column: np.ndarray, at: np.ndarray, m: int) -> np.ndarray:
     """``column[at[i] + j]`` as an ``(len(at), m)`` matrix (a gather of contiguous rows)."""
-    return np.lib.stride_tricks.sliding_window_view(column, m)[at]
+    return column.take(at[:, None] + np.arange(m))
 
 
 def _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou):
@@ -313,8 +313,8 @@ def _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou):
     order (blocks are concatenated as they come, so ground truths are not sorted)."""
     out = []
     for G, P in _image_blocks(gt_group, pred_group):
-        gbh, gbo = gh[G][:, :, None, :], go[G][:, :, None, :]
-        pbh, pbo = ph[P][:, None, :, :], po[P][:, None, :, :]
+        gbh, gbo = gh.take(G, axis=0)[:, :, None, :], go.take(G, axis=0)[:, :, None, :]
+        pbh, pbo = ph.take(P, axis=0)[:, None, :, :], po.take(P, axis=0)[:, None, :, :]
         iou_h = _iou_columns(*(pbh[..., k] for k in range(4)), *(gbh[..., k] for k in range(4)))
         iou_o = _iou_columns(*(pbo[..., k] for k in range(4)), *(gbo[..., k] for k in range(4)))
         i, j, c = np.nonzero((iou_h >= iou) & (iou_o >= iou))
@@ -546,9 +546,8 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
     fp = order_desc[is_fp[order_desc]]
     fp_class = gt_class[match.pred_best_gt[fp]]
     by_class = _stable_by(fp_class, n_classes)
-    fp = fp[by_class]
-    fp_key = level[fp] * n_t + t_pred[fp]
-    fp_bounds = _class_bounds(fp_class[by_class], n_classes)
+    fp_key = (level * n_t + t_pred)[fp[by_class]]
+    fp_bounds = np.r_[0, np.cumsum(np.bincount(fp_class, minlength=n_classes))]
     # ground-truth entries, sorted by class and key
     matched = match.gt_pred >= 0
     gt_level = np.full(n_gt_all, zero_level, dtype=np.int64)
