@@ -64,6 +64,9 @@ def main() -> None:
         summary = result_summary(result)
         print(f"run {run + 1}: {times[-1]:.1f} s (step 1 {result.seconds['step1']:.1f} s, "
               f"step 2 {result.seconds['step2']:.1f} s, quality {result.seconds['quality']:.1f} s)")
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)  # reap the step-1 workers so their peak is counted
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 ** 2
     print(summary_text(summary))

@@ -15,9 +15,10 @@ from .base import Scale, StudyType
 from .crosshoi_curation import CrosshoiCuration
 from .hoi_similarity import HoiSimilarity
 from .hoi_similarity_image import HoiSimilarityImage
+from .imsitu_correctness import ImsituCorrectness
 
 REGISTRY: dict[str, StudyType] = {t.name: t for t in (HoiSimilarity(), HoiSimilarityImage(),
-                                                      CrosshoiCuration())}
+                                                      CrosshoiCuration(), ImsituCorrectness())}
 
 
 def get_type(name: str) -> StudyType:

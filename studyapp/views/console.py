@@ -8,6 +8,7 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp import analysis, auth, charts, config, exports, sampler, storage, studies
+from studyapp import imsitu_study
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
 from studyapp.ui import base_url, rating_buttons
@@ -149,7 +150,35 @@ def export_tab(study) -> None:
     st.dataframe(tables["ratings.csv"], hide_index=True)
 
 
+def imsitu_report(study) -> None:
+    st.caption("Human Top-1 / Top-5 accuracy per model (majority over annotators, 95% bootstrap "
+               "intervals) and how the gold, WordNet and cluster criteria align with it (Tables 5–6).")
+    if not st.button("Compute report", key=f"report-{study.id}"):
+        return
+    try:
+        with st.spinner("Computing accuracy and alignment..."):
+            result = imsitu_study.analyse_study(study.slug)
+    except InputError as exc:
+        st.error(str(exc))
+        return
+    table = imsitu_study.human_accuracy_table(result)
+    st.markdown(f"**Human accuracy** ({result['n_annotators']} annotators, {result['n_ratings']} ratings)")
+    st.dataframe(table, hide_index=True)
+    st.altair_chart(charts.accuracy_intervals(table), use_container_width=True)
+    if result["alignment"] is None:
+        st.info("The items have no gold verbs, so there is no alignment table.")
+        return
+    st.markdown("**Accuracy by criterion, and its difference from the human accuracy** (Table 5)")
+    st.dataframe(imsitu_study.accuracy_frame(result["alignment"]), hide_index=True)
+    st.markdown("**Agreement with the human marks** (Table 6: Kendall's τ of the model ranking, "
+                "Krippendorff's α of the labels)")
+    st.dataframe(imsitu_study.alignment_frame(result["alignment"]), hide_index=True)
+
+
 def report_tab(study) -> None:
+    if study.study_type == "imsitu_correctness":
+        imsitu_report(study)
+        return
     st.caption("Agreement of the main ratings (Krippendorff's alpha, Eq. 13 agreement, QWK, "
                "Spearman), metric–human alignment and w tuning; the HTML report goes to exports/.")
     if not st.button("Compute report", key=f"report-{study.id}"):
