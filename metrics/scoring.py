@@ -390,8 +390,8 @@ def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.nd
     seg_start = np.cumsum(lens) - lens
     edge = np.repeat(starts[seg] - seg_start, lens) + np.arange(len(agent))
     seg_of = np.repeat(np.arange(len(seg)), lens)
-    res = resource[edge]
-    key_vals = [np.asarray(k)[edge] for k in keys]
+    res = resource.take(edge)
+    key_vals = [np.asarray(k).take(edge) for k in keys]
     turn_bounds = np.searchsorted(turn[seg], np.arange(n_turns + 1))
     seg_bounds = np.r_[seg_start, len(agent)]
     for k in range(n_turns):
@@ -437,12 +437,12 @@ def _score_levels(score: np.ndarray, by_image: np.ndarray):
     values, which are ranked, and the order is one stable radix sort of the 16-bit levels;
     otherwise one stable sort of the values."""
     n = len(score)
-    values = np.append(score[by_image], 0.0) + 0.0  # −0.0 + 0.0 is 0.0: one level for zero
+    values = np.append(score.take(by_image), 0.0) + 0.0  # −0.0 + 0.0 is 0.0: one level for zero
     codes, distinct = pd.factorize(values)
     if len(distinct) < 2 ** 15:
         rank = np.empty(len(distinct), dtype=np.int64)
         rank[np.argsort(-distinct)] = np.arange(len(distinct))
-        level_local = rank[codes]
+        level_local = rank.take(codes)
         order = np.argsort(level_local.astype(np.int16), kind="stable")
     else:
         order = np.argsort(-values, kind="stable")
@@ -543,10 +543,10 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
     t_pred[pairs.pred_order] = np.arange(n_pred) + np.cumsum(n_g)[pairs.pred_image[pairs.pred_order]]
     # unmatched predictions that pass δ: confidence order, grouped by class (stable)
     is_fp = match.active & ~match.pred_matched & (match.pred_best_gt >= 0) & (match.pred_best_sigma >= delta)
-    fp = order_desc[is_fp[order_desc]]
-    fp_class = gt_class[match.pred_best_gt[fp]]
+    fp = order_desc[is_fp.take(order_desc)]
+    fp_class = gt_class.take(match.pred_best_gt.take(fp))
     by_class = _stable_by(fp_class, n_classes)
-    fp_key = (level * n_t + t_pred)[fp[by_class]]
+    fp_key = (level * n_t + t_pred).take(fp.take(by_class))
     fp_bounds = np.r_[0, np.cumsum(np.bincount(fp_class, minlength=n_classes))]
     # ground-truth entries, sorted by class and key
     matched = match.gt_pred >= 0
@@ -690,14 +690,15 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     pred_class = np.asarray(pred_class, dtype=np.int64)
     n_pred = len(pred_class)
     order_desc, _, _ = _score_order(pairs, pred_score)
-    same = np.flatnonzero((pred_class[pairs.p] == gt_class[pairs.g]) & (pred_class[pairs.p] >= 0))
+    edge_class = pred_class[pairs.p]
+    same = np.flatnonzero((edge_class == gt_class[pairs.g]) & (edge_class >= 0))
     ep, eg = pairs.p[same], pairs.g[same]
     min_iou = np.minimum(pairs.iou_h[same], pairs.iou_o[same])
     by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
     ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
     # all predictions in descending score, grouped stably by class (class −1 first): the
     # class lists of the AP computation, and the greedy turn order below
-    by_class = order_desc[_stable_by(pred_class[order_desc], n_classes)]
+    by_class = order_desc.take(_stable_by(pred_class.take(order_desc), n_classes))
     class_start = np.r_[0, np.cumsum(np.bincount(pred_class + 1, minlength=n_classes + 1))]
     # turn of a prediction = its rank by score within its (image, class) block: the
     # predictions with candidates in class lists, grouped stably by image
@@ -715,7 +716,7 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     ap = np.where(n_gt > 0, 0.0, np.nan)
     # each true positive's rank i in its class's descending-score list; AP sums over them only
     # (recall moves only there, and the envelope max_{j≥i} P_j is attained at one of them)
-    at = np.flatnonzero(tp[by_class])
+    at = np.flatnonzero(tp.take(by_class))
     cls = pred_class[by_class[at]]
     starts, _ = _segments(cls)
     ctp = (np.arange(len(at)) - np.repeat(starts, np.diff(np.r_[starts, len(at)])) + 1).astype(np.float64)
