@@ -40,6 +40,8 @@ def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> 
     missing = {"item_id", "annotator", "rating"} - set(df.columns)
     if missing:
         raise InputError(f"{source}: missing column(s) {', '.join(sorted(missing))}")
+    if df.empty:
+        raise InputError(f"{source}: no ratings (only a header)")
     rating = pd.to_numeric(df["rating"], errors="coerce")
     bad = rating.isna() | ~rating.isin(scale)
     if bad.any():

@@ -133,6 +133,8 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                 found = session.exec(select(Annotator).where(Annotator.study_id == study.id,
                                                              Annotator.prolific_pid == pid)).first()
                 if found is not None:
+                    if auth.is_revoked(found.token_hash):
+                        raise InputError("your access to this study has been withdrawn")
                     return found
                 if study.status == "closed":
                     raise InputError("this study is closed")
@@ -202,6 +204,8 @@ def next_item(annotator_id: int, engine: Engine | None = None,
 
 def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | None:
     annotator = session.get(Annotator, annotator_id)
+    if auth.is_revoked(annotator.token_hash):
+        raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, annotator.study_id)
     spec = spec_for(study)
     n_main_items = _n_main_items(session, study.id)
@@ -393,6 +397,8 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
     assignment = session.get(Assignment, assignment_id)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
+    if auth.is_revoked(session.get(Annotator, annotator_id).token_hash):
+        raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, assignment.study_id)
     if study.status != "open":
         raise InputError(f"this study is {study.status}; your answer was not stored")

@@ -2,6 +2,13 @@
 
 Invite tokens are 192-bit random strings, so a fast hash is enough to store them; access
 codes and the admin password may be short and human-chosen, so they get a slow, salted hash.
+
+A revoked annotator's token hash is replaced by ``revoked:<random>``, which no token hashes to.
+Failed console sign-ins are counted per source address and globally (``Setting`` rows
+``login_backoff:...``, every attempt in the event log); after ``LOGIN_FREE_ATTEMPTS`` failures
+(``LOGIN_FREE_ATTEMPTS_GLOBAL`` from all sources) each further attempt must wait
+``2 ** (failures - free)`` seconds (at most ``LOGIN_MAX_DELAY_S``) after the last failure, and
+is refused without checking the password until then. A successful sign-in clears both counters.
 """
 
 from __future__ import annotations
@@ -9,15 +16,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import os
 import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
-from .models import Setting
+from .models import Setting, utcnow
 
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 ADMIN_KEY = "admin_password_hash"
+REVOKED_PREFIX = "revoked:"
+LOGIN_FREE_ATTEMPTS = 3
+LOGIN_FREE_ATTEMPTS_GLOBAL = 20
+LOGIN_MAX_DELAY_S = 900
 
 
 def new_token() -> str:
@@ -67,3 +81,85 @@ def check_admin_password(session: Session, password: str) -> bool:
         return hmac.compare_digest(password.encode(), configured.encode())
     stored = session.get(Setting, ADMIN_KEY)
     return stored is not None and check_slow_hash(password, stored.value)
+
+
+def revoked_marker() -> str:
+    """A token-hash value that no token hashes to (64 characters, unique)."""
+    return REVOKED_PREFIX + secrets.token_hex(28)
+
+
+def is_revoked(stored_token_hash: str) -> bool:
+    return stored_token_hash.startswith(REVOKED_PREFIX)
+
+
+# ------------------------------------------------------------------ console sign-in backoff
+def clock() -> datetime:
+    """The time the sign-in backoff uses (tests replace it)."""
+    return utcnow()
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    ok: bool
+    throttled: bool = False     # refused without checking the password
+    wait_seconds: float = 0.0   # until the next attempt is checked
+
+
+def backoff_delay(failures: int, free: int = LOGIN_FREE_ATTEMPTS) -> float:
+    """Seconds a source must wait after its last failure, given its consecutive failures."""
+    if failures < free:
+        return 0.0
+    return float(min(2 ** (failures - free), LOGIN_MAX_DELAY_S))
+
+
+def _backoff_key(source: str | None) -> str:
+    return "login_backoff:" + ("*" if source is None else token_hash(source)[:32])
+
+
+def _read_backoff(session: Session, key: str) -> tuple[Setting | None, int, datetime | None]:
+    row = session.get(Setting, key, with_for_update=True)
+    if row is None:
+        return None, 0, None
+    data = json.loads(row.value)
+    return row, int(data["failures"]), datetime.fromisoformat(data["last"])
+
+
+def admin_login(session: Session, password: str, source: str | None) -> LoginResult:
+    """Check a console sign-in from ``source`` (an address) with backoff; every attempt is
+    recorded in the event log (in the caller's transaction, which must be a write session)."""
+    from .storage import log_event
+
+    now = clock()
+    origin = source or "unknown"
+    keys = (_backoff_key(origin), _backoff_key(None))
+    frees = (LOGIN_FREE_ATTEMPTS, LOGIN_FREE_ATTEMPTS_GLOBAL)
+    states = [_read_backoff(session, key) for key in keys]
+    wait = 0.0
+    for (_row, failures, last), free in zip(states, frees):
+        if last is not None:
+            until = last + timedelta(seconds=backoff_delay(failures, free))
+            wait = max(wait, (until - now).total_seconds())
+    if wait > 0:
+        log_event(session, "admin_login_throttled", source=origin, wait_seconds=round(wait, 3),
+                  failures=states[0][1])
+        return LoginResult(False, True, wait)
+    if not password:  # an empty form is not a guess
+        return LoginResult(False)
+    if check_admin_password(session, password):
+        for row, _failures, _last in states:
+            if row is not None:
+                session.delete(row)
+        log_event(session, "admin_login", source=origin)
+        return LoginResult(True)
+    after = []
+    for key, (row, failures, _last), free in zip(keys, states, frees):
+        value = json.dumps({"failures": failures + 1, "last": now.isoformat()})
+        if row is None:
+            session.add(Setting(key=key, value=value))
+        else:
+            row.value = value
+            session.add(row)
+        after.append(backoff_delay(failures + 1, free))
+    log_event(session, "admin_login_failed", source=origin, failures=states[0][1] + 1,
+              global_failures=states[1][1] + 1)
+    return LoginResult(False, False, max(after))

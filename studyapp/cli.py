@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("study", help="study slug")
     status.add_argument("--set", choices=["open", "paused", "closed"], help="new status")
 
+    revoke = sub.add_parser("revoke", help="withdraw an annotator's access (their link is refused)")
+    revoke.add_argument("study", help="study slug")
+    revoke.add_argument("pseudonym", help="the annotator's pseudonym (see `status`)")
+
     sim = sub.add_parser("simulate", help="fill a study with simulated annotators (pilots, tests)")
     sim.add_argument("study", help="study slug")
     sim.add_argument("--k", type=int, default=5, help="number of simulated annotators (default 5)")
@@ -107,10 +111,16 @@ def cmd_serve(args) -> int:
         print(f"studyapp: annotator invite link: {link.link(base)}")
     print(f"studyapp: researcher console: {base}/console")
     sys.stdout.flush()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(args.port),
-           "--server.address", args.address, "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
-    return subprocess.call(cmd)
+    return subprocess.call(streamlit_command(args.port, args.address))
+
+
+def streamlit_command(port: int, address: str) -> list[str]:
+    """The Streamlit server command. XSRF protection is set on explicitly, so no
+    ``.streamlit/config.toml`` or environment variable can turn it off."""
+    return [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+            "--server.address", address, "--server.headless", "true",
+            "--server.enableXsrfProtection", "true",
+            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
 
 
 def cmd_create(args) -> int:
@@ -187,6 +197,17 @@ def cmd_status(args) -> int:
     for a in p["annotators"]:
         print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
               f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")
+    return 0
+
+
+def cmd_revoke(args) -> int:
+    from .storage import read_session
+    from .studies import revoke, study_by_slug
+
+    with read_session() as session:
+        study_id = study_by_slug(session, args.study).id
+    revoke(study_id, args.pseudonym)
+    print(f"revoked {args.pseudonym!r} in {args.study!r}: their link is refused from now on")
     return 0
 
 
@@ -278,7 +299,8 @@ def cmd_reset_admin_password(_args) -> int:
 
 
 COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
-            "export": cmd_export, "status": cmd_status, "simulate": cmd_simulate,
+            "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
+            "simulate": cmd_simulate,
             "report": cmd_report, "list": cmd_list, "check-images": cmd_check_images,
             "demo-images": cmd_demo_images,
             "reset-admin-password": cmd_reset_admin_password}

@@ -120,9 +120,21 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     path = Path(path)
     if not path.exists():
         raise InputError(f"class weights file not found: {path}")
-    table = pd.read_csv(path)
+    try:
+        table = pd.read_csv(path)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
     if "weight" not in table.columns:
         raise InputError(f"{path}: needs a 'weight' column (with hoi_id, or verb and object)")
+    numeric = pd.to_numeric(table["weight"], errors="coerce")
+    bad = numeric.isna() | ~np.isfinite(numeric) | (numeric < 0)
+    if bad.any():
+        k = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"{path} line {k + 2}: weight {table['weight'].iloc[k]!r} is not a finite, "
+                         "non-negative number")
+    table["weight"] = numeric
     classes = vocabulary.classes
     if "hoi_id" in table.columns:
         known = set(classes["hoi_id"])

@@ -131,6 +131,8 @@ class _Checker:
             self.fail(key, f"must be a whole number, got {value!r}")
         if value < minimum:
             self.fail(key, f"must be at least {minimum}, got {value}")
+        if value > 2**31 - 1:
+            self.fail(key, f"is too large ({value})")
         return value
 
     def table_of(self, key: str) -> dict:
@@ -149,13 +151,20 @@ def load_spec(path: str | Path) -> StudySpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
 
 
 def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> StudySpec:
     top = _Checker(name, data)
     top.unknown(TOP_KEYS)
-    study_type = get_type(top.text("study_type", required=True))
+    try:
+        study_type = get_type(top.text("study_type", required=True))
+    except InputError as exc:
+        if str(exc).startswith(name):
+            raise
+        raise InputError(f"{name}: key 'study_type': {exc}") from None
     slug = top.text("slug", default_slug)
     if not SLUG.match(slug):
         top.fail("slug", f"must be lower-case letters, digits, '-' or '_' (got {slug!r})")
@@ -279,6 +288,15 @@ def _items(name: str, table: dict, study_type, base_dir: Path):
 
 def read_items_csv(path: Path, study_type) -> list[ItemSpec]:
     """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``)."""
+    try:
+        return _read_items_csv(path, study_type)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}: not a readable CSV ({exc})") from None
+
+
+def _read_items_csv(path: Path, study_type) -> list[ItemSpec]:
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         columns = reader.fieldnames or []
@@ -288,6 +306,10 @@ def read_items_csv(path: Path, study_type) -> list[ItemSpec]:
         items, seen = [], set()
         for row in reader:
             where = f"{path} line {reader.line_num}"
+            if None in row:
+                raise InputError(f"{where}: more fields than the {len(columns)} columns of the header")
+            if any("\x00" in (value or "") for value in row.values()):
+                raise InputError(f"{where}: contains a NUL byte")
             key = (row.get("item_id") or "").strip()
             if not key:
                 raise InputError(f"{where}: item_id is empty")

@@ -95,6 +95,21 @@ def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
     return out
 
 
+def revoke(study_id: int, pseudonym: str, engine: Engine | None = None) -> None:
+    """Withdraw an annotator's access: their link (and Prolific id) is refused from now on;
+    their answers so far are kept."""
+    with write_session(engine) as session:
+        annotator = session.exec(select(Annotator).where(Annotator.study_id == study_id,
+                                                         Annotator.pseudonym == pseudonym)).first()
+        if annotator is None:
+            raise InputError(f"the study has no annotator {pseudonym!r}")
+        if auth.is_revoked(annotator.token_hash):
+            raise InputError(f"annotator {pseudonym!r} is already revoked")
+        annotator.token_hash = auth.revoked_marker()
+        session.add(annotator)
+        log_event(session, "annotator_revoked", study_id, annotator.id)
+
+
 def set_status(study_id: int, status: str, engine: Engine | None = None) -> None:
     if status not in STATUSES:
         raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
@@ -166,7 +181,9 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
 
 
 def annotator_status(annotator: Annotator, n_answered: int) -> str:
-    """invited (nothing yet), rating (started or answered), or completed."""
+    """invited (nothing yet), rating (started or answered), completed, or revoked."""
+    if auth.is_revoked(annotator.token_hash):
+        return "revoked"
     if annotator.completed_at:
         return "completed"
     return "rating" if annotator.started_at or n_answered else "invited"

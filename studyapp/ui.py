@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from . import config
+from . import config, inert
 from .studytypes import Scale
 
 
@@ -31,7 +31,7 @@ def rating_buttons(scale: Scale, key: str, current: str | None = None, on_click=
     columns = st.columns(len(scale.values))
     for column, value, label in zip(columns, scale.values, scale.labels):
         with column:
-            st.button(f"{value} — {label}", key=f"{key}-{value}", shortcut=str(value),
+            st.button(f"{value} — {inert.text(label)}", key=f"{key}-{value}", shortcut=str(value),
                       type="primary" if current == str(value) else "secondary",
                       on_click=on_click, args=(*args, value), disabled=disabled,
                       width="stretch", wrap=True)

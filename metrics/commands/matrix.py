@@ -45,7 +45,12 @@ def _info(args):
         path = Path(args.pairs)
         if not path.exists():
             raise InputError(f"{path}: no such file")
-        pairs = pd.read_csv(path, dtype=str, keep_default_na=False)
+        try:
+            pairs = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
         if not {"a", "b"} <= set(pairs.columns):
             raise InputError(f"{path}: needs columns a,b")
         cov = matrix.coverage(pairs["a"], pairs["b"])

@@ -15,7 +15,7 @@ import streamlit as st
 
 from metrics import InputError, SimilarityMatrix, hico, wordnet
 
-from .. import sampler
+from .. import inert, sampler
 from .base import Scale, StudyType
 
 SHOE_SCALE = Scale(values=(0, 1, 2, 3, 4), labels=(
@@ -113,10 +113,11 @@ class HoiSimilarity(StudyType):
         for column, side, title in ((left, "gt", "Ground truth"), (right, "pred", "Prediction")):
             with column:
                 st.caption(title)
-                st.subheader(f"{d[side + '_verb']} {d[side + '_object']}")
+                st.subheader(inert.text(f"{d[side + '_verb']} {d[side + '_object']}"))
                 for part in ("verb", "object"):
                     key = f"{side}_{part}"
-                    st.markdown(f"**{d[key]}** `{fields[key]}` — {d[key + '_gloss']}")
+                    st.markdown(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
+                                f"{inert.text(d[key + '_gloss'])}")
 
     def export_item(self, fields: dict) -> dict:
         out = {k: v for k, v in fields.items() if k != "display"}

@@ -13,7 +13,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from metrics import InputError
-from studyapp import assignment, studies
+from studyapp import assignment, inert, studies
 from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
 from studyapp.ui import base_url, rating_buttons
@@ -59,7 +59,7 @@ def join_with_code(slug: str, code: str, pseudonym: str) -> None:
     try:
         _annotator, token = assignment.join_with_code(slug, code, pseudonym)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(inert.text(exc))
         return
     st.query_params.clear()
     st.query_params["token"] = token
@@ -89,7 +89,7 @@ def identify() -> int | None:
             return assignment.join_prolific(params.get("study", ""), params["PROLIFIC_PID"],
                                             params.get("STUDY_ID", ""), params.get("SESSION_ID", "")).id
         except InputError as exc:
-            st.error(str(exc))
+            st.error(inert.text(exc))
             return None
     if params.get("study"):
         code_form(params["study"])
@@ -104,8 +104,8 @@ def personal_link() -> str | None:
 
 
 def instructions(info: assignment.AnnotatorSession) -> None:
-    st.title(info.study_title)
-    st.markdown(info.spec.instructions)
+    st.title(inert.text(info.study_title))
+    st.markdown(inert.markdown(info.spec.instructions))
     example = info.spec.example
     if example:
         st.subheader("Example")
@@ -113,7 +113,8 @@ def instructions(info: assignment.AnnotatorSession) -> None:
         study_type.render_item(example["fields"])
         if example["rating"] is not None:
             st.markdown(f"A fitting rating: **{example['rating']} — "
-                        f"{info.spec.scale.label(example['rating'])}**. {example['explanation']}")
+                        f"{inert.text(info.spec.scale.label(example['rating']))}**. "
+                        f"{inert.markdown(example['explanation'])}")
     link = personal_link()
     if link:
         st.caption("Your personal link — keep it to continue later, on this or another device:")
@@ -124,7 +125,7 @@ def instructions(info: assignment.AnnotatorSession) -> None:
 
 def completion(info: assignment.AnnotatorSession) -> None:
     st.title("Thank you!")
-    st.success(f"You have finished your part of “{info.study_title}”. "
+    st.success(f"You have finished your part of “{inert.text(info.study_title)}”. "
                f"You rated {assignment.answered_count(info.annotator_id)} items.")
     if info.spec.completion_code:
         st.markdown("Your completion code:")
@@ -166,7 +167,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
         try:
             task = assignment.next_item(info.annotator_id)
         except InputError as exc:
-            st.warning(str(exc))
+            st.warning(inert.text(exc))
             return
         except SQLAlchemyError as exc:
             LOG.error("next item not loaded (annotator %s): %s", info.annotator_id, exc)
@@ -186,9 +187,9 @@ def rate(info: assignment.AnnotatorSession) -> None:
     st.progress(min(done / task.total, 1.0) if task.total else 1.0,
                 text=f"Item {task.number} of {task.total}")
     if "flash" in st.session_state:
-        st.error(st.session_state.pop("flash"))
+        st.error(inert.text(st.session_state.pop("flash")))
     if task.response is not None:
-        st.info(f"Revising an earlier answer (you gave {task.response}). Pick a rating to keep "
+        st.info(f"Revising an earlier answer (you gave {inert.text(task.response)}). Pick a rating to keep "
                 "or change it, or continue where you stopped.")
     study_type = get_type(info.study_type)
     study_type.render_item(task.fields)
@@ -198,8 +199,8 @@ def rate(info: assignment.AnnotatorSession) -> None:
     else:
         current = task.response
         if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
-            st.info(f"Your earlier rating (without the image): **{current}**. Keep it or change it.")
-            st.button(f"Keep {current}", key="keep", shortcut="Enter", on_click=on_rate,
+            st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. Keep it or change it.")
+            st.button(f"Keep {inert.text(current)}", key="keep", shortcut="Enter", on_click=on_rate,
                       args=(info.annotator_id, task.assignment_id, int(current)))
         rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}", current=current,
                        on_click=on_rate, args=(info.annotator_id, task.assignment_id))

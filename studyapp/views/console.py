@@ -7,11 +7,20 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import analysis, auth, charts, config, exports, sampler, storage, studies
+from studyapp import analysis, auth, charts, config, exports, inert, sampler, storage, studies
 from studyapp import imsitu_study
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
 from studyapp.ui import base_url, rating_buttons
+
+
+def source_address() -> str:
+    """The browser's address for the sign-in backoff ("local" on loopback or when unknown)."""
+    try:
+        address = st.context.ip_address
+    except Exception:  # no browser context
+        address = None
+    return address if isinstance(address, str) and address else "local"
 
 
 def login() -> bool:
@@ -23,13 +32,14 @@ def login() -> bool:
         submitted = st.form_submit_button("Sign in")
     if submitted:
         with storage.write_session() as session:
-            ok = auth.check_admin_password(session, password)
-            if not ok:
-                storage.log_event(session, "admin_login_failed")
-        if ok:
+            result = auth.admin_login(session, password, source_address())
+        if result.ok:
             st.session_state["admin"] = True
             st.rerun()
-        st.error("Wrong password." if password else "Enter the console password.")
+        if result.throttled:
+            st.error(f"Too many failed sign-ins: wait {result.wait_seconds:.0f} s, then try again.")
+        else:
+            st.error("Wrong password." if password else "Enter the console password.")
     st.caption("The password is STUDYAPP_ADMIN_PASSWORD, or the one printed when the server "
                "first started (`python -m studyapp reset-admin-password` makes a new one).")
     return False
@@ -65,7 +75,7 @@ def create(path: Path) -> None:
             spec = load_spec(path)
             studies.create_study(spec)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(inert.text(exc))
         return
     st.success(f"Created study {spec.slug!r} with {len(spec.items)} items.")
     if spec.source_report:
@@ -124,7 +134,7 @@ def invite_tab(study) -> None:
         try:
             created = studies.invite(study.id, 0 if names else int(count), names)
         except InputError as exc:
-            st.error(str(exc))
+            st.error(inert.text(exc))
         else:
             st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
     if st.session_state.get("invites"):
@@ -132,11 +142,29 @@ def invite_tab(study) -> None:
         st.dataframe(pd.DataFrame(st.session_state["invites"], columns=["pseudonym", "link"]),
                      hide_index=True)
     spec = studies.spec_of(study)
-    st.caption(f"Prolific: use {base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
-               "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}} as the study URL"
-               + (f"; completion code {spec.completion_code}." if spec.completion_code else "."))
+    prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+                    "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
+    st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL"
+               + (f"; completion code {inert.text(spec.completion_code)}." if spec.completion_code else "."))
     if study.access_code_hash:
         st.caption(f"Access-code entry: {base_url()}/?study={study.slug}")
+    revoke_section(study)
+
+
+def revoke_section(study) -> None:
+    """Withdraw an annotator's link (their answers are kept)."""
+    active = [a["annotator"] for a in studies.progress(study.id)["annotators"] if a["status"] != "revoked"]
+    if not active:
+        return
+    st.markdown("**Revoke access**")
+    who = st.selectbox("Annotator", active, key=f"revoke-who-{study.id}")
+    if st.button("Revoke this annotator's link", key=f"revoke-{study.id}"):
+        try:
+            studies.revoke(study.id, who)
+        except InputError as exc:
+            st.error(inert.text(exc))
+        else:
+            st.success(f"Revoked {inert.text(who)}: their link is refused from now on.")
 
 
 def export_tab(study) -> None:
@@ -188,7 +216,7 @@ def report_tab(study) -> None:
             result = analysis.analyse_study(study.slug)
             path = analysis.write_study_report(study.slug, result)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(inert.text(exc))
         return
     a = result.agreement
     cols = st.columns(4)
