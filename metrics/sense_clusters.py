@@ -488,6 +488,6 @@ def summary_text(summary: dict) -> str:
               f"  clusters per verb     {a['clusters_per_verb']:.2f}",
               f"  multi-verb rate       {a['multi_verb_rate']:.2f}"]
     if summary["step1"]["silhouette_sampled"]:
-        lines.append(f"note: some step-1 silhouettes were sampled (verbs with more nodes than the exact limit)")
+        lines.append("note: some step-1 silhouettes were sampled (verbs with more nodes than the exact limit)")
     lines.append(f"time: {summary['seconds']['total']:.1f} s")
     return "\n".join(lines)

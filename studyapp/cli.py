@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -111,7 +110,8 @@ def cmd_serve(args) -> int:
         print(f"studyapp: annotator invite link: {link.link(base)}")
     print(f"studyapp: researcher console: {base}/console")
     sys.stdout.flush()
-    return subprocess.call(streamlit_command(args.port, args.address))
+    command = streamlit_command(args.port, args.address)
+    os.execv(command[0], command)  # Streamlit replaces this process: signals reach it directly
 
 
 def streamlit_command(port: int, address: str) -> list[str]:

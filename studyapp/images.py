@@ -20,7 +20,8 @@ Stable API (other study types build on it):
 - ``render_png(root, relative, boxes=None, max_side=900) -> bytes | None``: PNG bytes for
   ``st.image`` (scaled so the longer side is at most ``max_side``), or None when the image is
   missing or unreadable; the page then shows ``missing_notice(relative)`` with ``st.warning``.
-- ``missing_notice(relative) -> str``: the annotator-facing notice for a missing image.
+- ``missing_notice(relative) -> str``: the annotator-facing notice for a missing image (the
+  path Markdown-escaped, since it comes from an items file).
 - ``check_images(root, relative_paths) -> ImageCheck``: every path checked (exists, inside the
   root, decodes); ``ImageCheck.problems`` lists ``(path, status, message)`` of the bad ones and
   ``ImageCheck.text()`` is the report printed by ``python -m studyapp check-images``.
@@ -36,6 +37,8 @@ from typing import Iterable, Mapping
 from PIL import Image, ImageDraw, UnidentifiedImageError
 
 from metrics import InputError
+
+from . import inert
 
 ROLE_COLORS = {"human": (31, 119, 180), "object": (255, 127, 14)}
 OTHER_COLOR = (44, 160, 44)
@@ -191,7 +194,7 @@ def render_png(root: str | Path, relative: str, boxes=None, max_side: int | None
 
 
 def missing_notice(relative: str) -> str:
-    return (f"The image for this item ({relative}) is not available. Please answer from the "
+    return (f"The image for this item ({inert.text(relative)}) is not available. Please answer from the "
             "text, and tell the researcher if this keeps happening.")
 
 

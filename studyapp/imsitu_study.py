@@ -20,7 +20,6 @@ WordNet and cluster criteria with the human marks (Tables 5–6 of Yao et al.).
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 

@@ -385,6 +385,7 @@ def test_bad_input_is_one_line_naming_the_place(tmp_path, capsys, case, command)
     run_case(tmp_path, capsys, case, command)
 
 
+@pytest.mark.slow
 def test_valid_inputs_pass(tmp_path, capsys):
     """The baseline files are accepted by every command (so each bad case tests one defect)."""
     names = materialize(tmp_path, Case("good", [], "gt.jsonl", GOOD_GT, ""))

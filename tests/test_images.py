@@ -43,7 +43,9 @@ def test_missing_and_unreadable_images_give_none_and_a_notice(root):
     assert images.render_png(root, "broken.png") is None
     assert images.image_status(root, "scenes/nope.png").status == "missing"
     assert images.image_status(root, "broken.png").status == "unreadable"
-    assert "scenes/nope.png" in images.missing_notice("scenes/nope.png")
+    # the path comes from an items CSV: shown literally, never as Markdown
+    assert r"scenes\/nope\.png" in images.missing_notice("scenes/nope.png")
+    assert "<b>" not in images.missing_notice("<b>x</b>.png")
 
 
 def test_boxes_are_drawn_in_their_role_colours(root):

@@ -10,7 +10,7 @@ import pytest
 from metrics import InputError
 from metrics.cli import main
 from metrics.imsitu import (alignment_table, base_forms, bootstrap_ci, gold_from_image_names, human_accuracy,
-                            majority_labels, parse_clusters, parse_marks, read_clusters, read_examples_predictions,
+                            majority_labels, parse_clusters, parse_marks, read_examples_predictions,
                             read_gold, read_judge, sense_accuracy, verb_synsets, wn_synonyms)
 
 GOLD = {"a.jpg": "jumping", "b.jpg": "riding", "c.jpg": "lying", "d.jpg": "eating", "e.jpg": "swimming"}

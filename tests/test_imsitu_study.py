@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from metrics import InputError
 from metrics.imsitu import read_examples_predictions
-from studyapp import assignment, auth, exports, images, imsitu_study, storage, studies
+from studyapp import assignment, exports, images, imsitu_study, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.specs import load_spec
 from studyhelpers import make_annotators

@@ -32,7 +32,7 @@ import streamlit as st
 
 from metrics import InputError, hico
 
-from .. import crosshoi, images
+from .. import crosshoi, images, inert
 from .base import Scale, StudyType
 
 MARK_LABELS = {"correct": "correct", "incorrect": "incorrect", "ambiguous": "ambiguous"}
@@ -130,7 +130,7 @@ class CrosshoiCuration(StudyType):
             st.image(png, caption="Blue: the person asked about" +
                      ("; orange: the object" if "object" in (q.get("boxes") or {}) else ""))
         st.markdown("**Correct for this person (ground truth):** " +
-                    (", ".join(f"`{p}`" for p in q["positives"]) or "none"))
+                    (", ".join(inert.code(p) for p in q["positives"]) or "none"))
 
     def parse_response(self, value, scale: Scale) -> str:
         marks, plus, minus = crosshoi.decode_response(value)
@@ -149,7 +149,7 @@ class CrosshoiCuration(StudyType):
 
         for k, candidate in enumerate(q["candidates"]):
             note = " (similar to a correct action)" if q["flags"].get(candidate) == "near_synonym" else ""
-            st.radio(f"`{candidate}`{note}", list(MARK_LABELS), horizontal=True,
+            st.radio(f"{inert.code(candidate)}{note}", list(MARK_LABELS), horizontal=True,
                      index=list(MARK_LABELS).index(marks[k]) if k < len(marks) else 1,
                      key=f"{key}-c{k}")
         st.multiselect("Add a missing correct action", choices, default=plus, format_func=fmt,

@@ -24,7 +24,7 @@ import streamlit as st
 from metrics import InputError
 from metrics.imsitu import split_verbs
 
-from .. import images
+from .. import images, inert
 from .base import Scale, StudyType
 
 MARK_SCALE = Scale(values=(0, 1), labels=("incorrect", "correct"))
@@ -130,7 +130,7 @@ class ImsituCorrectness(StudyType):
             st.session_state[state_key][i] = not st.session_state[state_key][i]
 
         for i, verb in enumerate(fields["predictions"]):
-            st.button(f"{i + 1}. {verb.replace('_', ' ')} — {'✓ correct' if marks[i] else '✗ not correct'}",
+            st.button(f"{i + 1}. {inert.text(verb.replace('_', ' '))} — {'✓ correct' if marks[i] else '✗ not correct'}",
                       key=f"{key}-t{i}", shortcut=str(i + 1), type="primary" if marks[i] else "secondary",
                       on_click=toggle, args=(i,), width="stretch")
 
