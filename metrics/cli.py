@@ -15,8 +15,8 @@ import sys
 from .errors import InputError
 from .jsonio import write_json
 
-# name -> (one-line help, implementing module or None while it is still to be built)
-COMMANDS: dict[str, tuple[str, str | None]] = {
+# name -> (one-line help, implementing module)
+COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("standard mAP, SHOE mAP, SHOE mF1 and miss rates of HOI detections",
               "metrics.commands.score"),
     "agreement": ("inter-annotator agreement of a rating study", "metrics.commands.agreement"),
@@ -44,11 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, module) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        if module is not None:
-            importlib.import_module(module).add_arguments(cmd)
-            cmd.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
-        else:
-            cmd.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        importlib.import_module(module).add_arguments(cmd)
+        cmd.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
     return parser
 
 
@@ -59,17 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     _, module = COMMANDS[args.command]
-    if module is None:
-        print(f"metrics: '{args.command}' is not implemented yet", file=sys.stderr)
-        return 2
     try:
         result, text = importlib.import_module(module).run(args)
         if getattr(args, "json", None):
             write_json(result, args.json)
-    except InputError as exc:
-        print(f"metrics {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except (OSError, KeyboardInterrupt) as exc:
+    except (InputError, OSError, KeyboardInterrupt) as exc:
         print(f"metrics {args.command}: error: {exc}", file=sys.stderr)
         return 2
     if text:
