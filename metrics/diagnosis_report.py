@@ -19,7 +19,7 @@ import pandas as pd
 
 from .diagnosis import ERROR_TYPES, ORACLES, SUBSETS
 from .jsonio import write_json
-from .report import _png, _table_html, plt
+from .report import _png, _table_html, plt, write_page
 
 _TITLES = {"human_box": "Human box", "object_box": "Object box", "both_boxes": "Both boxes",
            "association": "Association", "duplicate": "Duplicate", "interaction": "Interaction",
@@ -124,11 +124,5 @@ def write_diagnosis_report(out_dir, results: dict, errors: dict | None = None,
     if errors:
         parts.append("<p>Per-prediction categories: " + ", ".join(
             f'<a href="errors_{_slug(n)}.csv">errors_{html.escape(_slug(n))}.csv</a>' for n in errors) + "</p>")
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}}
-table.t{{border-collapse:collapse;margin:.5em 0;font-size:90%}}table.t td,table.t th{{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}}
-img{{max-width:100%}}</style></head><body><h1>{html.escape(title)}</h1>{''.join(parts)}</body></html>"""
-    path = out / "report.html"
-    path.write_text(page)
-    return path
+    return write_page(out / "report.html", title, "".join(parts), {})
 

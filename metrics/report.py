@@ -211,7 +211,11 @@ def write_report(out_dir, agreement: AgreementReport | None = None, alignment: d
         df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
     for name, png in plots.items():
         (out / f"{name}.png").write_bytes(png)
-    body = "\n".join(sections)
+    return write_page(out / "report.html", title, "\n".join(sections), plots)
+
+
+def write_page(path: Path, title: str, body: str, plots: dict[str, bytes]) -> Path:
+    """A self-contained HTML page: each ``{name}`` in ``body`` becomes its PNG, embedded."""
     for name, png in plots.items():
         img = f'<img alt="{name}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
         body = body.replace("{" + name + "}", img)
@@ -220,6 +224,5 @@ def write_report(out_dir, agreement: AgreementReport | None = None, alignment: d
 table.t{{border-collapse:collapse;margin:.5em 0}}table.t td,table.t th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}
 img{{max-width:48%;margin:4px;vertical-align:top}}</style></head>
 <body><h1>{html.escape(title)}</h1>{body}</body></html>"""
-    path = out / "report.html"
     path.write_text(page)
     return path

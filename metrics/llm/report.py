@@ -5,14 +5,13 @@ Plots are matplotlib PNGs embedded as base64, like :mod:`metrics.report`."""
 
 from __future__ import annotations
 
-import base64
 import html
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..report import _heatmap, _png, _table_html, plt
+from ..report import _heatmap, _png, _table_html, plt, write_page
 from . import aggregate
 from .runner import Ratings
 
@@ -101,16 +100,6 @@ def write(out_dir, ratings: dict[str, Ratings], result: dict, title: str = "LLM 
         parts.append(f"<h2>Ablation against the human study (supplementary Table 1)</h2>"
                      f"<p>{abl['n_items']} rated items, HOI similarity 4·(w·v + (1 − w)·o) with w = {abl['w']}; "
                      f"agreement = mean of Eq. 13.</p>" + _table_html(table, 4) + "{ablation}")
-    body = "\n".join(parts)
     for name, png in plots.items():
         (out / f"llm_{name}.png").write_bytes(png)
-        body = body.replace("{" + name + "}", f'<img alt="{name}" src="data:image/png;base64,'
-                                               f'{base64.b64encode(png).decode()}">')
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;color:#222}}
-table.t{{border-collapse:collapse;margin:.5em 0}}table.t td,table.t th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}
-img{{max-width:48%;margin:4px;vertical-align:top}}</style></head>
-<body><h1>{html.escape(title)}</h1>{body}</body></html>"""
-    path = out / "llm_report.html"
-    path.write_text(page)
-    return path
+    return write_page(out / "llm_report.html", title, "\n".join(parts), plots)
