@@ -75,6 +75,7 @@ Example (one image, one ground truth, a true positive and a duplicate):
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -348,7 +349,7 @@ class OracleState:
 
 
 # ---------------------------------------------------------------------------- error types
-class ErrorType:
+class ErrorType(ABC):
     """One error type: its name, where it sits in the paper, and its oracle ``fix``.
 
     Prediction errors also define ``test(flags)`` (Fig. 2: the first type, by ``priority``,
@@ -366,8 +367,9 @@ class ErrorType:
     def test(self, f: Flags) -> np.ndarray:  # pragma: no cover - overridden by prediction errors
         raise NotImplementedError
 
+    @abstractmethod
     def fix(self, state: OracleState, d: "Diagnosis") -> None:
-        raise NotImplementedError
+        """Apply this type's oracle to ``state`` (which predictions are kept / true positives)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -385,11 +387,13 @@ class _FixedToTruePositive(ErrorType):
     assignment, see module docstring); the lower-scoring true positive it displaces and the
     predictions of this type left without a ground truth are suppressed."""
 
+    @abstractmethod
     def candidates(self, e: Edges) -> np.ndarray:
-        raise NotImplementedError
+        """Which (prediction, ground truth) edges this type may be fixed to."""
 
+    @abstractmethod
     def kept_iou(self, e: Edges) -> np.ndarray:
-        raise NotImplementedError
+        """IoU of the box the fix keeps (prefers the ground truth closest to the prediction)."""
 
     def fix(self, state, d):
         mine = d.kind == self.code

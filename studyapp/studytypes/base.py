@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,7 +21,7 @@ class Scale:
         return self.labels[self.values.index(value)]
 
 
-class StudyType:
+class StudyType(ABC):
     """Base class; subclasses fill in the item fields, rendering and exports."""
 
     name: str = ""
@@ -29,17 +30,17 @@ class StudyType:
     required_fields: tuple[str, ...] = ()
     sampler_options: dict[str, type] = {}  # key in [items] -> expected type
 
+    @abstractmethod
     def normalize_item(self, row: dict, where: str) -> dict:
         """Checked and completed item fields (``where`` names the file and line for errors)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def render_item(self, fields: dict) -> None:
         """Show one item with Streamlit (the rating controls are the page's)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def export_item(self, fields: dict) -> dict:
         """Columns of the item in items.csv (besides item_id and role)."""
-        raise NotImplementedError
 
     def sample_items(self, options: dict, base_dir) -> tuple[pd.DataFrame, str]:
         """Items from the type's sampler and a printable report."""
