@@ -134,7 +134,16 @@ def button(driver, label_start: str):
     return WebDriverWait(driver, WAIT_S).until(find, message=f"waiting for button {label_start!r}")
 
 
+def wait_idle(driver):
+    """Until Streamlit has finished its rerun: a key pressed during a rerun can be lost."""
+    WebDriverWait(driver, WAIT_S).until(
+        lambda d: not [e for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
+                       if e.is_displayed()], message="waiting for the app to finish running")
+    time.sleep(0.5)
+
+
 def press(driver, key: str):
+    wait_idle(driver)
     driver.find_element(By.TAG_NAME, "body").send_keys(key)
 
 
