@@ -364,8 +364,9 @@ class ErrorType(ABC):
     priority: int | None = None
     code: int = -1
 
-    def test(self, f: Flags) -> np.ndarray:  # pragma: no cover - overridden by prediction errors
-        raise NotImplementedError
+    def test(self, f: Flags) -> np.ndarray:
+        """Which predictions are of this type; error types about ground truths flag none."""
+        return np.zeros(len(f.tp), dtype=bool)
 
     @abstractmethod
     def fix(self, state: OracleState, d: "Diagnosis") -> None:
