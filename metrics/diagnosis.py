@@ -82,7 +82,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .scoring import image_pairs, sequential_greedy
+from .hico_eval import MAP_PROTOCOLS, best_overlap_assignment, eleven_point_ap
+from .scoring import _segments, box_iou, image_pairs, sequential_greedy
 
 NO_INTERACTION = "no_interaction"
 SUBSETS = ("full", "rare", "non_rare")
@@ -90,28 +91,14 @@ TRUE_POSITIVE = "true_positive"
 
 
 # ---------------------------------------------------------------------------- small helpers
-def _iou(a: np.ndarray, ai: np.ndarray, b: np.ndarray, bi: np.ndarray) -> np.ndarray:
-    """IoU of boxes ``a[ai]`` and ``b[bi]`` row by row (column-wise, no (n, 4) temporaries)."""
-    if not len(ai):
-        return np.zeros(0)
-    iw = np.minimum(a[ai, 2], b[bi, 2]) - np.maximum(a[ai, 0], b[bi, 0])
-    np.maximum(iw, 0.0, out=iw)
-    ih = np.minimum(a[ai, 3], b[bi, 3]) - np.maximum(a[ai, 1], b[bi, 1])
-    np.maximum(ih, 0.0, out=ih)
-    inter = iw * ih
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    union = area_a[ai] + area_b[bi] - inter
-    out = np.zeros(len(inter))
-    np.divide(inter, union, out=out, where=union > 0)
-    return out
+def _pixel_offset(s) -> float:
+    """+1-pixel IoU under the official protocol, continuous coordinates otherwise."""
+    return 1.0 if s.protocol == "official" else 0.0
 
 
-def _segments(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if not len(key):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    return starts, np.r_[starts[1:], len(key)]
+def _iou(a: np.ndarray, ai: np.ndarray, b: np.ndarray, bi: np.ndarray, pixel_offset: float) -> np.ndarray:
+    """IoU of boxes ``a[ai]`` and ``b[bi]`` row by row (:func:`metrics.scoring.box_iou`)."""
+    return box_iou(a[ai], b[bi], pixel_offset=pixel_offset) if len(ai) else np.zeros(0)
 
 
 def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
@@ -127,8 +114,11 @@ def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -
     return rank
 
 
-def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray) -> np.ndarray:
-    """All-point interpolated AP per class from per-prediction class, TP flag and rank.
+def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray, *,
+             protocol: str = "all-point") -> np.ndarray:
+    """AP per class from per-prediction class, TP flag and rank: all-point interpolated, or
+    11-point as the official evaluation (``protocol="official"``,
+    :func:`metrics.hico_eval.eleven_point_ap`).
 
     ``pos`` orders the predictions (ascending = descending confidence); ``n_gt[c]`` is the
     ground-truth count of class c. A class with ``n_gt`` 0 gets AP 1 when it has no
@@ -146,6 +136,10 @@ def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray)
     if not len(cls):
         return ap
     o = np.lexsort((pos, cls))
+    if protocol == "official":
+        pos_gt = n_gt > 0
+        ap[pos_gt] = eleven_point_ap(cls[o], np.asarray(tp, dtype=bool)[o], n_gt.astype(np.int64))[0][pos_gt]
+        return ap
     c = cls[o]
     t = np.asarray(tp, dtype=np.float64)[o]
     starts, ends = _segments(c)
@@ -198,6 +192,9 @@ class Scene:
     classes: pd.DataFrame
     n_gt: np.ndarray
     iou: float
+    protocol: str = "official"
+    class_totals: dict | None = None
+    images_left_out: int = 0
     gt_source: str = "<gt>"
     pred_source: str = "<pred>"
     gt_line: np.ndarray | None = None
@@ -214,15 +211,21 @@ class Scene:
 
 
 def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vocabulary=None,
-            need_scores: bool = True) -> Scene:
+            need_scores: bool = True, map_protocol: str = "official") -> Scene:
     """Resolve labels and build the :class:`Scene` of ``gt`` and ``pred``
-    (:class:`~metrics.detections.Detections`)."""
+    (:class:`~metrics.detections.Detections`).
+
+    Without ``keep_no_interaction``, ``no_interaction`` HOIs are removed, and so are the images
+    whose ground truth is only ``no_interaction`` with all their predictions (the paper's
+    8,528-image protocol)."""
     from .baseline import load_default
     from .hoi_labels import resolve_labels
     from .vocabulary import hico
 
     if not 0.0 < iou <= 1.0:
         raise InputError(f"--iou must lie in (0, 1], got {iou}")
+    if map_protocol not in MAP_PROTOCOLS:
+        raise InputError(f"unknown --map-protocol {map_protocol!r} (choose {', '.join(MAP_PROTOCOLS)})")
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     if need_scores and len(pred) and not pred.has_scores:
@@ -249,12 +252,17 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
 
     gt_keep = np.ones(len(gt), dtype=bool)
     pred_keep = np.ones(len(pred), dtype=bool)
+    left_out = 0
     if not keep_no_interaction:
         gt_keep = verb_names[gv] != NO_INTERACTION
-        pred_keep = verb_names[pv] != NO_INTERACTION
         if not gt_keep.any():
             raise InputError(f"{gt.source}: every ground-truth HOI is no_interaction "
                              "(use --keep-no-interaction to diagnose them)")
+        only_ni = np.zeros(len(images), dtype=bool)
+        only_ni[np.unique(gt.image)] = True
+        only_ni[np.unique(gt.image[gt_keep])] = False
+        left_out = int(only_ni.sum())
+        pred_keep = (verb_names[pv] != NO_INTERACTION) & ~only_ni[pred.image]
     gi, pi = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
 
     n_o = len(object_names)
@@ -271,12 +279,28 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     p_image = pred.image[pi]
     pos = np.empty(len(pi), dtype=np.int64)
     pos[np.lexsort((np.arange(len(pi)), p_image, -score))] = np.arange(len(pi))
-    return Scene(images=np.asarray(images, dtype=object), gt_image=gt.image[gi], gt_human=gt.human_box[gi],
+    return Scene(protocol=map_protocol, class_totals=_class_totals(classes, n_gt, vocabulary, map_protocol,
+                                                                     keep_no_interaction),
+                 images_left_out=left_out,images=np.asarray(images, dtype=object), gt_image=gt.image[gi], gt_human=gt.human_box[gi],
                  gt_object_box=gt.object_box[gi], gt_verb=gv[gi], gt_obj=go[gi], gt_class=gt_class, gt_row=gi,
                  pred_image=p_image, pred_human=pred.human_box[pi], pred_object_box=pred.object_box[pi],
                  pred_verb=pv[pi], pred_obj=po[pi], pred_class=pred_class, pred_row=pi, score=score, pos=pos,
                  verb_names=verb_names, object_names=object_names, classes=classes, n_gt=n_gt, iou=float(iou),
                  gt_source=gt.source, pred_source=pred.source, gt_line=gt.line[gi], pred_line=pred.line[pi])
+
+
+def _class_totals(classes, n_gt, vocabulary, protocol, keep_no_interaction) -> dict | None:
+    """How many classes each mean divides by: with the official protocol and ground truth of
+    HICO-DET classes only, the HICO-DET class set (600, or the 520 interaction classes when
+    ``no_interaction`` is left out) split by the rare flag, as ``eval_one.m`` averages over
+    ``num_action`` classes; otherwise None (the classes with ground truth)."""
+    has = n_gt > 0
+    if protocol != "official" or classes["hoi_id"][has].isna().any():
+        return None
+    hico = vocabulary.classes
+    if not keep_no_interaction:
+        hico = hico[hico["verb"] != NO_INTERACTION]
+    return {"full": len(hico), "rare": int((hico["rare"] == 1).sum()), "non_rare": int((hico["rare"] == 0).sum())}
 
 
 @dataclass
@@ -302,8 +326,9 @@ class Edges:
     @classmethod
     def build(cls, s: Scene) -> "Edges":
         p, g = image_pairs(s.gt_image, s.pred_image, by="pred")
-        iou_h = _iou(s.pred_human, p, s.gt_human, g)
-        iou_o = _iou(s.pred_object_box, p, s.gt_object_box, g)
+        off = _pixel_offset(s)
+        iou_h = _iou(s.pred_human, p, s.gt_human, g, off)
+        iou_o = _iou(s.pred_object_box, p, s.gt_object_box, g, off)
         return cls(p, g, iou_h, iou_o, iou_h >= s.iou, (iou_o >= s.iou) & (s.pred_obj[p] == s.gt_obj[g]),
                    s.pred_verb[p] == s.gt_verb[g])
 
@@ -343,9 +368,9 @@ class OracleState:
     def copy(self) -> "OracleState":
         return OracleState(self.keep.copy(), self.cls.copy(), self.tp.copy(), self.n_gt.copy())
 
-    def ap(self, pos: np.ndarray) -> np.ndarray:
+    def ap(self, pos: np.ndarray, protocol: str = "all-point") -> np.ndarray:
         k = self.keep
-        return class_ap(self.cls[k], self.tp[k], pos[k], self.n_gt)
+        return class_ap(self.cls[k], self.tp[k], pos[k], self.n_gt, protocol=protocol)
 
 
 # ---------------------------------------------------------------------------- error types
@@ -521,7 +546,18 @@ def match_standard(s: Scene, e: Edges) -> np.ndarray:
     """Standard HICO-DET matching (as :func:`metrics.scoring.standard_ap`): per class,
     predictions in descending score take the free ground truth of their image they are
     localized for with the same verb and the largest min(IoU_h, IoU_o) (ties: first in file
-    order). Returns the matched ground truth per prediction (−1: none)."""
+    order). Returns the matched ground truth per prediction (−1: none).
+
+    Under the official protocol, the VOC best-overlap rule of ``VOCevaldet_bboxpair.m``
+    (:func:`metrics.hico_eval.best_overlap_assignment`): the best-overlapping ground truth of the
+    class, a false positive when it is taken."""
+    if s.protocol == "official":
+        order, matched = best_overlap_assignment(
+            s.gt_image, s.gt_class, s.gt_human, s.gt_object_box, s.pred_image, s.pred_class,
+            s.pred_human, s.pred_object_box, s.score, n_classes=len(s.classes), iou=s.iou)
+        out = np.full(s.n_pred, -1, dtype=np.int64)
+        out[order] = matched
+        return out
     cand = np.flatnonzero(e.localized & e.same_verb)
     ep, eg = e.p[cand], e.g[cand]
     n = s.n_pred
@@ -600,12 +636,17 @@ class Diagnosis:
         return state
 
     def mean_ap(self, ap: np.ndarray) -> dict:
-        """Full / Rare / Non-rare mean over the classes with ground truth in the input."""
+        """Full / Rare / Non-rare mean over the classes with ground truth in the input, or over
+        the HICO-DET class set (:func:`_class_totals`; its other classes have AP 0)."""
         has = self.scene.n_gt > 0
+        totals = self.scene.class_totals
         out = {}
         for name, m in self.scene.subset_masks().items():
             sel = ap[has & m]
-            out[name] = float(sel.mean()) if len(sel) else None
+            if totals is not None:
+                out[name] = float(sel.sum() / totals[name]) if totals[name] else None
+            else:
+                out[name] = float(sel.mean()) if len(sel) else None
         return out
 
     @property
@@ -712,6 +753,9 @@ class Diagnosis:
                 "the single-oracle ΔmAPs do not sum to 1 − mAP because fixing several errors "
                 "together gains more than fixing each alone (§3.4, Eqs. 3–10)."),
             "sum_delta_map": float(sum(delta[k]["full"] or 0.0 for k in ERROR_TYPES)),
+            "protocol": {"name": s.protocol, "class_set": (f"HICO-DET ({s.class_totals['full']} classes)"
+                                                           if s.class_totals else "classes with ground truth"),
+                         "images_left_out_no_interaction_only": s.images_left_out},
             "counts": {"images": int(len(s.images)), "gt": int(len(s.gt_image)), "predictions": int(s.n_pred),
                        "classes": int((s.n_gt > 0).sum()), TRUE_POSITIVE: int((self.kind == 0).sum()),
                        "gt_unmatched": int((self.gt_tp < 0).sum())},
@@ -742,7 +786,7 @@ def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
 
 
 def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=ORACLES,
-             progressive: bool = True, vocabulary=None) -> Diagnosis:
+             progressive: bool = True, vocabulary=None, map_protocol: str = "official") -> Diagnosis:
     """Diag-HOI holistic analysis of ``pred`` against ``gt`` (§3): categories (Fig. 2), mAP
     after each oracle (Eq. 2), grouped oracles (§3.3) and progressive fixes (§3.4).
 
@@ -759,16 +803,17 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
     for name in oracles:
         if name not in _BY_NAME:
             raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
-    s = prepare(gt, pred, iou=iou, keep_no_interaction=keep_no_interaction, vocabulary=vocabulary)
+    s = prepare(gt, pred, iou=iou, keep_no_interaction=keep_no_interaction, vocabulary=vocabulary,
+                map_protocol=map_protocol)
     d = categorize(s)
-    d.ap = d.base_state().ap(s.pos)
+    d.ap = d.base_state().ap(s.pos, s.protocol)
     for name in oracles:
-        d.oracle_ap[name] = d.apply(name).ap(s.pos)
+        d.oracle_ap[name] = d.apply(name).ap(s.pos, s.protocol)
     if progressive:
         state = d.base_state()
         for err in ERRORS:
             err.fix(state, d)
-            d.progressive_ap.append(state.ap(s.pos))
+            d.progressive_ap.append(state.ap(s.pos, s.protocol))
     return d
 
 
@@ -794,8 +839,8 @@ def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos
     gpid, gfirst = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
     g_img = s.gt_image[gfirst]
     p, g = image_pairs(g_img, det_image, by="pred")
-    iou_h = _iou(det_human, p, s.gt_human, gfirst[g])
-    iou_o = _iou(det_object_box, p, s.gt_object_box, gfirst[g])
+    iou_h = _iou(det_human, p, s.gt_human, gfirst[g], _pixel_offset(s))
+    iou_o = _iou(det_object_box, p, s.gt_object_box, gfirst[g], _pixel_offset(s))
     ok = np.flatnonzero((iou_h >= s.iou) & (iou_o >= s.iou) & (det_obj[p] == s.gt_obj[gfirst[g]]))
     ep, eg = p[ok], g[ok]
     n = len(det_image)

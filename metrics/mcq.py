@@ -42,6 +42,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .errors import InputError
 
 SETTINGS = ("full_detection", "human_box", "image_level")
@@ -138,14 +140,10 @@ def read_bench(path: str | Path) -> dict[str, Question]:
 
 
 def iou(a, b) -> float:
-    """Intersection over union of two [x1, y1, x2, y2] boxes (continuous coordinates, no +1)."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
+    """Intersection over union of two [x1, y1, x2, y2] boxes (continuous coordinates, no +1),
+    by the one IoU of the package (:func:`metrics.scoring.box_iou`)."""
+    from .scoring import box_iou
+    return float(box_iou(np.asarray([a], dtype=np.float64), np.asarray([b], dtype=np.float64))[0])
 
 
 @dataclass(frozen=True)

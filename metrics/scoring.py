@@ -78,32 +78,40 @@ FN_MODES = ("algorithm2", "eq5")
 
 
 # ---------------------------------------------------------------------------- geometry
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise IoU of two (n, 4) arrays of ``[x1, y1, x2, y2]`` boxes (continuous, no +1).
+def box_iou(a: np.ndarray, b: np.ndarray, *, pixel_offset: float = 0.0) -> np.ndarray:
+    """Row-wise IoU of two (n, 4) arrays of ``[x1, y1, x2, y2]`` boxes.
 
-    IoU = |a ∩ b| / (|a| + |b| − |a ∩ b|); 0 when the union is empty.
+    IoU = |a ∩ b| / (|a| + |b| − |a ∩ b|); 0 when the union is empty. Widths are
+    ``x2 − x1 + pixel_offset``: 0 for continuous coordinates (the default), 1 for the
+    inclusive-pixel convention of the official HICO-DET and VOC code (``iw = x2 − x1 + 1``).
 
     >>> box_iou(np.array([[0., 0, 2, 2]]), np.array([[1., 0, 3, 2]])).round(4).tolist()
     [0.3333]
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    return _iou_columns(a[:, 0], a[:, 1], a[:, 2], a[:, 3], b[:, 0], b[:, 1], b[:, 2], b[:, 3])
+    return _iou_columns(a[:, 0], a[:, 1], a[:, 2], a[:, 3], b[:, 0], b[:, 1], b[:, 2], b[:, 3],
+                        pixel_offset=pixel_offset)
 
 
-def _iou_columns(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, area_a=None, area_b=None) -> np.ndarray:
+def _iou_columns(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, area_a=None, area_b=None, *,
+                 pixel_offset: float = 0.0) -> np.ndarray:
     iw = np.minimum(ax2, bx2)
     iw -= np.maximum(ax1, bx1)
+    if pixel_offset:
+        iw += pixel_offset
     np.maximum(iw, 0.0, out=iw)
     ih = np.minimum(ay2, by2)
     ih -= np.maximum(ay1, by1)
+    if pixel_offset:
+        ih += pixel_offset
     np.maximum(ih, 0.0, out=ih)
     inter = iw
     inter *= ih
     if area_a is None:
-        area_a = (ax2 - ax1) * (ay2 - ay1)
+        area_a = (ax2 - ax1 + pixel_offset) * (ay2 - ay1 + pixel_offset)
     if area_b is None:
-        area_b = (bx2 - bx1) * (by2 - by1)
+        area_b = (bx2 - bx1 + pixel_offset) * (by2 - by1 + pixel_offset)
     union = area_a + area_b
     union -= inter
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -659,22 +667,6 @@ def miss_rates(match: ShoeMatch) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------------- standard mAP
-def voc_ap(tp: np.ndarray, n_gt: int) -> float:
-    """All-point interpolated AP of one class from TP flags in descending-score order.
-
-    >>> voc_ap(np.array([1, 0, 1]), 2)   # P = 1, 1/2, 2/3 at R = 1/2, 1/2, 1
-    0.8333333333333333
-    """
-    if n_gt <= 0:
-        return float("nan")
-    tp = np.asarray(tp, dtype=np.float64)
-    ctp = np.cumsum(tp)
-    precision = ctp / np.arange(1, len(tp) + 1)
-    recall = ctp / n_gt
-    envelope = np.maximum.accumulate(precision[::-1])[::-1] if len(tp) else precision
-    return float(np.sum(np.diff(recall, prepend=0.0) * envelope))
-
-
 def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
                 n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-class HICO-DET AP (exact class match), as ``(ap, tp_flag_per_prediction)``.
@@ -736,6 +728,7 @@ class Evaluation:
 
     classes: pd.DataFrame
     ap: np.ndarray | None
+    hico: object
     shoe_ap: np.ndarray | None
     f1: SoftCounts
     gt_miss_rate: float
@@ -759,10 +752,12 @@ def _mean(values: np.ndarray, mask: np.ndarray) -> float | None:
 
 def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
              combine: str = "arithmetic", w: float = 0.5, iou: float = 0.5, delta: float = 0.0,
-             tau: float = 0.5, interpolation: str = "none", fn_mode: str = "algorithm2") -> Evaluation:
+             tau: float = 0.5, interpolation: str = "none", fn_mode: str = "algorithm2",
+             map_protocol: str = "official") -> Evaluation:
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
     (both :class:`metrics.detections.Detections`); see :func:`score_detections`."""
     from .baseline import load_default
+    from .hico_eval import MAP_PROTOCOLS, HicoMap
     from .hoi_labels import resolve_labels
     from .similarity import COMBINATIONS, combine as combine_fn
     from .vocabulary import hico
@@ -777,6 +772,8 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
         raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
     if fn_mode not in FN_MODES:
         raise InputError(f"unknown FN mode {fn_mode!r} (choose {', '.join(FN_MODES)})")
+    if map_protocol not in MAP_PROTOCOLS:
+        raise InputError(f"unknown --map-protocol {map_protocol!r} (choose {', '.join(MAP_PROTOCOLS)})")
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     vocabulary = hico() if vocabulary is None else vocabulary
@@ -823,25 +820,27 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
             def sigma(p, g):
                 return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
         pairs = pending.finish(sigma)
-    ap = shoe = match_all = None
+    ap = shoe = match_all = hico_map = None
+    if has_scores:
+        hico_map = HicoMap.compute(gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects,
+                                   class_keys, vocabulary, iou=iou, protocol=map_protocol, pairs=pairs)
+        ap = hico_map.default_ap[:n_classes]
     # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
     # table), then the τ-filtered matching when τ filters something
     with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
         if has_scores:
             active = pred.score >= tau
-            ap_job = pool.submit(lambda: standard_ap(pairs, gt_class, pred_class, pred.score, n_classes=n_classes))
             tau_job = None if active.all() else pool.submit(lambda: shoe_match(pairs, pred.score, active=active))
             match_all = shoe_match(pairs, pred.score)
             shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
                               interpolation=interpolation)
             match_tau = match_all if tau_job is None else tau_job.result()
-            ap, _ = ap_job.result()
         else:
             active = np.ones(len(pred), dtype=bool)
             match_tau = shoe_match(pairs, pred.score, active=active)
     f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
     gt_rate, pred_rate = miss_rates(match_tau)
-    return Evaluation(classes=classes, ap=ap, shoe_ap=shoe, f1=f1, gt_miss_rate=gt_rate,
+    return Evaluation(classes=classes, ap=ap, hico=hico_map, shoe_ap=shoe, f1=f1, gt_miss_rate=gt_rate,
                       pred_miss_rate=pred_rate, match_all=match_all, match_tau=match_tau,
                       verbs=verbs, objects=objects, n_images=len(images), n_gt=len(gt),
                       n_pred=len(pred), n_pred_tau=int(active.sum()), has_scores=has_scores)
@@ -892,20 +891,19 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
     subsets = list(SUBSETS_ALWAYS) + ([f"{split}_seen", f"{split}_unseen"] if split else [])
-    in_hico = classes["hoi_id"].notna().to_numpy()
-    masks = {"full": np.ones(len(classes), dtype=bool),
-             "rare": in_hico & (classes["rare"].to_numpy() == 1),
-             "non_rare": in_hico & (classes["rare"].to_numpy() == 0)}
-    if split:
-        unseen = classes[f"unseen_{split}"].to_numpy() == 1
-        masks[f"{split}_seen"] = in_hico & ~unseen
-        masks[f"{split}_unseen"] = in_hico & unseen
+    masks = _subset_masks(classes, split)
+    hico = hico_masks = None
+    if ev.hico is not None:
+        hico_masks = _subset_masks(ev.hico.classes, split)
+        hico = ev.hico.subsets(hico_masks)
     splits = {}
     for name in subsets:
         m = masks[name]
-        splits[name] = {"map": _mean(ev.ap, m) if ev.ap is not None else None,
+        splits[name] = {"map": hico["default"][name] if hico else None,
                         "shoe_map": _mean(ev.shoe_ap, m) if ev.shoe_ap is not None else None,
-                        "shoe_mf1": _mean(ev.f1.f1, m), "n_classes": int(m.sum())}
+                        "shoe_mf1": _mean(ev.f1.f1, m), "n_classes": int(m.sum()),
+                        "n_classes_map": int(hico_masks[name].sum()) if hico else None}
+    in_hico = classes["hoi_id"].notna().to_numpy()
     per_class = []
     f1 = ev.f1
     for c in range(len(classes)):
@@ -921,8 +919,14 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
             "shoe_recall": float(f1.recall[c]), "shoe_tp": float(f1.tp[c]),
             "shoe_fp": float(f1.fp[c]), "shoe_fn": float(f1.fn[c])})
     m = ev.match_tau
+    iou = params.get("iou", 0.5)
     result = {
-        "map": splits["full"]["map"], "shoe_map": splits["full"]["shoe_map"],
+        "map": splits["full"]["map"],
+        "hico": None if hico is None else {s: hico[s] for s in ("default", "known_object")},
+        "mrec": None if hico is None else hico["default_mrec"]["full"],
+        "mrec_by_subset": None if hico is None else {s: hico[s + "_mrec"] for s in ("default", "known_object")},
+        "protocol": None if ev.hico is None else ev.hico.card(iou),
+        "shoe_map": splits["full"]["shoe_map"],
         "shoe_mf1": splits["full"]["shoe_mf1"],
         "gt_miss_rate": ev.gt_miss_rate, "pred_miss_rate": ev.pred_miss_rate,
         "splits": splits, "per_class": per_class,
@@ -934,7 +938,7 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
         "resolution": {"verb": ev.verbs.report("verb"), "object": ev.objects.report("object")},
         "params": {k: params.get(k, d) for k, d in (("combine", "arithmetic"), ("w", 0.5), ("iou", 0.5),
                                                      ("delta", 0.0), ("tau", 0.5), ("interpolation", "none"),
-                                                     ("fn_mode", "algorithm2"))}
+                                                     ("fn_mode", "algorithm2"), ("map_protocol", "official"))}
                   | {"split": split, "confidence_scores": ev.has_scores,
                      "verb_sim": _provenance(params.get("verb_sim")),
                      "object_sim": _provenance(params.get("object_sim"))},
@@ -942,6 +946,20 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     if not ev.has_scores:
         result["params"]["tau"] = None
     return result
+
+
+def _subset_masks(classes: pd.DataFrame, split: str | None) -> dict:
+    """Full / Rare / Non-rare (and a zero-shot split's seen / unseen) masks over a class table;
+    classes outside HICO-DET count in Full only."""
+    in_hico = classes["hoi_id"].notna().to_numpy()
+    rare = classes["rare"].to_numpy()
+    masks = {"full": np.ones(len(classes), dtype=bool), "rare": in_hico & (rare == 1),
+             "non_rare": in_hico & (rare == 0)}
+    if split:
+        unseen = classes[f"unseen_{split}"].to_numpy() == 1
+        masks[f"{split}_seen"] = in_hico & ~unseen
+        masks[f"{split}_unseen"] = in_hico & unseen
+    return masks
 
 
 def _provenance(matrix) -> str:

@@ -60,7 +60,9 @@ def scene():
 
 @pytest.fixture(scope="module")
 def d():
-    return diagnose(*scene())
+    # the hand-worked values below use the all-point reading (all-point AP, continuous IoU,
+    # best unmatched ground truth, mean over the classes with ground truth)
+    return diagnose(*scene(), map_protocol="all-point")
 
 
 def test_every_category_of_the_scene(d):
@@ -158,13 +160,13 @@ def test_no_interaction_is_removed_by_default_and_other_classes_keep_their_ap():
     extra_pred = [("a", HX, OX, "no_interaction", "horse", 0.95), ("a", H1, O1, "no_interaction", "horse", 0.85),
                   ("b", H5, O5, "no_interaction", "horse", 0.05)]
     gt2, pred2 = _det(GT + extra_gt, False), _det(PRED + extra_pred, True)
-    removed = diagnose(gt2, pred2)
-    base = diagnose(gt, pred)
+    removed = diagnose(gt2, pred2, map_protocol="all-point")
+    base = diagnose(gt, pred, map_protocol="all-point")
     assert removed.map == pytest.approx(base.map)
     assert removed.kind_names().tolist() == KINDS
     for oracle, value in base.delta_map.items():
         assert removed.delta_map[oracle] == pytest.approx(value), oracle
-    kept = diagnose(gt2, pred2, keep_no_interaction=True)
+    kept = diagnose(gt2, pred2, keep_no_interaction=True, map_protocol="all-point")
     per_kept = {(r["verb"], r["object"]): r["ap"] for r in kept.to_dict()["per_class"]}
     per_base = {(r["verb"], r["object"]): r["ap"] for r in base.to_dict()["per_class"]}
     # no_interaction horse: n = 2; .95 TP, .85 FP, .05 TP -> 1/2 + 1/2·2/3
@@ -224,19 +226,52 @@ def _small_workload(seed=3):
     return workload(150, 500, 40, seed=seed)
 
 
-def test_exhaustive_exclusive_and_same_map_as_score_on_a_random_workload():
-    from metrics.scoring import evaluate
+@pytest.mark.parametrize("protocol", ["official", "all-point"])
+def test_exhaustive_exclusive_and_same_map_as_score_on_a_random_workload(protocol):
+    from metrics.scoring import score_detections
     gt, pred = _small_workload()
-    dk = diagnose(gt, pred, keep_no_interaction=True)
-    ev = evaluate(gt, pred)
-    assert dk.map["full"] == pytest.approx(float(np.nanmean(ev.ap)), abs=1e-12)
-    for diag in (dk, diagnose(gt, pred)):
+    dk = diagnose(gt, pred, keep_no_interaction=True, map_protocol=protocol)
+    r = score_detections(gt, pred, map_protocol=protocol)
+    for sub in ("full", "rare", "non_rare"):
+        assert dk.map[sub] == pytest.approx(r["hico"]["default"][sub], abs=1e-12), sub
+    for diag, n_classes in ((dk, 600), (diagnose(gt, pred, map_protocol=protocol), 520)):
         c = diag.error_counts()["full"]
         assert sum(c[k] for k in PREDICTION_KINDS) == len(diag.kind)
         assert c["false_positive"] == len(diag.kind) - c["true_positive"]
-        assert diag.progressive()[-1]["map"]["full"] == pytest.approx(1.0)
+        # fixing everything gives AP 1 to every class with ground truth; officially the mean
+        # runs over the whole HICO-DET class set (600, or 520 without no_interaction)
+        share = 1.0 if protocol == "all-point" else (diag.scene.n_gt > 0).sum() / n_classes
+        assert diag.progressive()[-1]["map"]["full"] == pytest.approx(share)
         # every oracle helps (or is neutral)
         assert min(v["full"] for v in diag.delta_map.values()) >= -1e-12
+
+
+def test_official_protocol_on_the_scene():
+    # 11-point APs of the scene: A ride horse (n = 3) p0 TP .9, p1 FP .8, p6 FP .3, p8 TP .1:
+    #   P = 1 for t ≤ 1/3 (4 thresholds: 0, .1, .2, .3), P = 2/4 for 1/3 < t ≤ 2/3 (.4, .5, .6)
+    #   -> (4 + 3/2)/11 = 1/2; C ride bicycle (n = 1) p3 FP, p7 TP -> P 1/2 at every t -> 1/2
+    # the mean runs over HICO-DET's 520 interaction classes (no_interaction left out)
+    d = diagnose(*scene())
+    assert d.map["full"] == pytest.approx((1 / 2 + 1 / 2) / 520)
+    assert d.scene.class_totals == {"full": 520, "rare": 138 - 0 - _rare_no_interaction(),
+                                    "non_rare": 520 - 138 + _rare_no_interaction()}
+
+
+def _rare_no_interaction():
+    from metrics.vocabulary import hico
+    c = hico().classes
+    return int(((c["verb"] == "no_interaction") & (c["rare"] == 1)).sum())
+
+
+def test_no_interaction_only_images_are_left_out():
+    gt, pred = scene()
+    # image z: only no_interaction ground truth; its ride-horse prediction would be an FP
+    gt2 = _det(GT + [("z", H1, O1, "no_interaction", "horse")], False)
+    pred2 = _det(PRED + [("z", H1, O1, "ride", "horse", 0.99)], True)
+    removed = diagnose(gt2, pred2, map_protocol="all-point")
+    assert removed.scene.images_left_out == 1 and removed.map["full"] == pytest.approx(0.2)
+    kept_img = diagnose(gt2, pred2, keep_no_interaction=True, map_protocol="all-point")
+    assert kept_img.scene.images_left_out == 0 and kept_img.map["full"] < 0.2
 
 
 # ---------------------------------------------------------------------------- command line
@@ -252,7 +287,7 @@ def test_cli_json_report_and_several_models(tmp_path):
     worse = _det([r[:5] + (1 - r[5],) for r in PRED], True)   # reversed ranking
     write_jsonl(worse, tmp_path / "m2.jsonl")
     out = run("--gt", str(tmp_path / "gt.jsonl"), "--pred", str(tmp_path / "m1.jsonl"), str(tmp_path / "m2.jsonl"),
-              "--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "rep"))
+              "--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "rep"), "--map-protocol", "all-point")
     assert out.returncode == 0, out.stderr
     assert "Δ interaction" in out.stdout and "20.00" in out.stdout
     r = json.loads((tmp_path / "r.json").read_text())

@@ -116,11 +116,17 @@ def test_score_cli_end_to_end(tmp_path):
     for key in ("map", "shoe_map", "shoe_mf1", "gt_miss_rate", "pred_miss_rate"):
         assert isinstance(r[key], float) and 0.0 <= r[key] <= 1.0
     assert set(r["splits"]) == {"full", "rare", "non_rare", "uv_seen", "uv_unseen"}
-    # every class has its exact prediction first: mAP 1; c.jpg's prediction is an FP for
-    # standard mAP (ride horse ranked first there: P 1/2 at R 1 -> AP .5 for that class)
+    # every class has its exact prediction first: AP 1; c.jpg's prediction is an FP for
+    # standard mAP (ride horse ranked first there: P 0 at R 0, P 1/2 at R 1 -> 11-point AP .5);
+    # official mAP averages over the 600 HICO-DET classes (the other 597 have AP 0)
     per = {(c["verb"], c["object"]): c for c in r["per_class"]}
-    assert per[("ride", "horse")]["ap"] == 0.5 and per[("hold", "cup")]["ap"] == 1.0
-    assert r["map"] == pytest.approx((0.5 + 1 + 1) / 3)
+    assert per[("ride", "horse")]["ap"] == pytest.approx(0.5) and per[("hold", "cup")]["ap"] == pytest.approx(1.0)
+    assert r["map"] == pytest.approx((0.5 + 1 + 1) / 600)
+    # Known-Object: c.jpg's ground truth has no horse, so its detection is not evaluated
+    assert r["hico"]["known_object"]["full"] == pytest.approx(3 / 600)
+    assert r["hico"]["default"]["full"] == r["map"] and r["mrec"] == pytest.approx(3 / 600)
+    assert r["protocol"]["name"] == "official" and "eval_one.m" in r["protocol"]["source"]
+    assert "Known-Object" in res.stdout and "VOCevaldet_bboxpair.m" in res.stdout
     assert r["gt_miss_rate"] == 0.0
     assert r["pred_miss_rate"] == pytest.approx(1 / 4)   # τ = .5 keeps 4; c.jpg's is unmatched
     assert r["resolution"]["verb"]["pred"]["unknown"] == ["zzblorp"]

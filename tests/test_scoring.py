@@ -137,11 +137,6 @@ def test_standard_map_prefers_largest_min_iou():
     assert ap.tolist() == [0.5]
 
 
-def test_voc_ap_by_hand():
-    assert S.voc_ap(np.array([1, 0, 1]), 2) == pytest.approx(5 / 6)
-    assert S.voc_ap(np.array([0, 0]), 1) == 0.0
-
-
 def test_sequential_greedy_respects_turns():
     # agent 0 (turn 0) and agent 1 (turn 1) in one group both want resource 5 first
     agent, res = np.array([0, 0, 1, 1]), np.array([5, 6, 5, 7])
@@ -246,7 +241,13 @@ def test_prediction_equal_to_ground_truth_scores_one():
     pred = Detections.from_arrays(gt.images[gt.image], gt.human_box, gt.object_box, gt.verb, gt.object,
                                   np.ones(len(gt)))
     r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
-    assert r["map"] == pytest.approx(1.0)
+    # official: every ground-truth class has AP 1 (11 × 1/11), the other 596 HICO classes AP 0
+    assert [c["ap"] for c in r["per_class"]] == pytest.approx([1.0] * 4)
+    assert r["map"] == pytest.approx(4 / 600)
+    assert r["hico"]["known_object"]["full"] == pytest.approx(4 / 600)
+    assert r["mrec"] == pytest.approx(4 / 600)
+    ap = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), map_protocol="all-point")
+    assert ap["map"] == pytest.approx(1.0) and ap["protocol"]["name"] == "all-point"
     assert r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
     assert r["shoe_mf1"] == pytest.approx(1.0, abs=1e-6)
     assert r["gt_miss_rate"] == 0.0 and r["pred_miss_rate"] == 0.0
@@ -261,7 +262,7 @@ def test_identity_matrices_give_exact_match_similarity(verb, obj, arith, minimum
     for method, expected in (("arithmetic", arith), ("min", minimum)):
         ev = S.evaluate(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), combine=method)
         assert ev.match_all.gt_sigma.tolist() == [expected]
-        assert ev.ap[0] == (1.0 if expected == 1.0 else 0.0)
+        assert ev.ap[0] == pytest.approx(1.0 if expected == 1.0 else 0.0)
 
 
 def test_classes_outside_hico_count_in_full_only_and_unknown_labels_listed():
@@ -270,12 +271,14 @@ def test_classes_outside_hico_count_in_full_only_and_unknown_labels_listed():
     r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), split="rf_uc")
     assert r["counts"]["classes"] == 2
     assert r["splits"]["full"]["n_classes"] == 2 and r["splits"]["non_rare"]["n_classes"] == 1
-    assert r["splits"]["rare"]["n_classes"] == 0 and r["splits"]["rare"]["map"] is None
+    assert r["splits"]["rare"]["n_classes"] == 0
+    # a class outside HICO-DET: the class set is the ground truth's own (2 classes), no rare class
+    assert r["splits"]["full"]["n_classes_map"] == 2 and r["splits"]["rare"]["map"] is None
     assert r["resolution"]["object"]["pred"]["unknown"] == ["qqzzx"]
     assert r["resolution"]["object"]["pred"]["by_kind"]["unknown"] == {"labels": 1, "detections": 1}
     # the unknown prediction scores 0 against the unknown ground truth: half similarity (verb only)
     per = {(c["verb"], c["object"]): c for c in r["per_class"]}
-    assert per[("ride", "horse")]["ap"] == 1.0
+    assert per[("ride", "horse")]["ap"] == pytest.approx(1.0)
     assert per[("ride", "text:zzqxv")]["ap"] == 0.0
     assert per[("ride", "text:zzqxv")]["shoe_tp"] == pytest.approx(0.5)
 
@@ -300,5 +303,5 @@ def test_free_text_prediction_resolves_against_ground_truth():
     pred = Detections.from_arrays(["a"], [A], [A], ["riding"], ["horse"], [0.9])
     r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
     # HICO's ride is ride.v.02, not WordNet's first sense: matching picks it, so both match
-    assert r["map"] == 1.0 and r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
+    assert r["map"] == pytest.approx(1 / 600) and r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
     assert r["resolution"]["verb"]["pred"]["free_text"] == {"riding": "ride.v.01"}

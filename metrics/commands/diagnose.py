@@ -20,7 +20,13 @@ def add_arguments(parser) -> None:
                              "default: the distinct pairs of each prediction file)")
     parser.add_argument("--iou", type=float, default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
     parser.add_argument("--keep-no-interaction", action="store_true",
-                        help="keep no_interaction ground truths and predictions (removed by default, §2.4)")
+                        help="keep no_interaction ground truths and predictions and the images whose ground "
+                             "truth is only no_interaction (all removed by default, §2.4)")
+    parser.add_argument("--map-protocol", choices=("official", "all-point"), default="official",
+                        help="mAP conventions, as in score: 'official' = the HICO-DET evaluation (11-point AP, "
+                             "+1-pixel IoU, VOC best-overlap assignment, mean over the HICO-DET class set; "
+                             "default), 'all-point' = all-point AP, continuous IoU, best unmatched ground "
+                             "truth, mean over the classes with ground truth")
     parser.add_argument("--out", metavar="DIR",
                         help="write report.html, diagnosis.json, CSV tables, errors_<model>.csv and "
                              "delta_map.png into DIR")
@@ -56,7 +62,8 @@ def run(args):
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
         pred = read_detections(path)
-        d = diagnose(gt, pred, iou=args.iou, keep_no_interaction=args.keep_no_interaction)
+        d = diagnose(gt, pred, iou=args.iou, keep_no_interaction=args.keep_no_interaction,
+                     map_protocol=args.map_protocol)
         r = d.to_dict()
         pairs = read_detections(args.pairs[k]) if args.pairs else None
         r["pair_localization"] = pair_localization(d.scene, pairs)

@@ -12,13 +12,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pred", required=True, help="JSON image -> ranked predicted verbs, or a "
                                                       "folder of imSitu *.predictions files")
     parser.add_argument("--clusters", help='JSON {"clusters": {id: [verbs]}, "images": {image: [ids]}}')
+    parser.add_argument("--include-gold", action="store_true",
+                        help="cluster criterion: also count the image's gold verbs as targets (default: "
+                             "only the verbs of the image's clusters, as the paper defines it, §4.2)")
 
 
 def run(args):
     pred = read_predictions(args.pred)
     gold = read_gold(args.gold) if args.gold else gold_from_image_names(pred)
     clusters = read_clusters(args.clusters) if args.clusters else None
-    result = sense_accuracy(gold, pred, clusters)
+    result = sense_accuracy(gold, pred, clusters, include_gold=args.include_gold)
     text = accuracy_text(result)
     if not args.gold:
         text = "gold verbs taken from the image names\n" + text

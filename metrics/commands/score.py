@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..detections import read_detections
 from ..errors import InputError
+from ..hico_eval import MAP_PROTOCOLS
 from ..scoring import FN_MODES, INTERPOLATIONS, SPLITS, score_detections
 from ..similarity import COMBINATIONS, SimilarityMatrix
 
@@ -27,6 +28,10 @@ def add_arguments(parser) -> None:
                              "(all predictions when none has a score; default 0.5)")
     parser.add_argument("--split", choices=SPLITS,
                         help="also report the zero-shot seen / unseen class subsets of this split")
+    parser.add_argument("--map-protocol", choices=MAP_PROTOCOLS, default="official",
+                        help="standard mAP: 'official' = the HICO-DET evaluation (ywchao/ho-rcnn: 11-point "
+                             "AP, +1-pixel IoU, VOC best-overlap assignment, 600 classes; default), "
+                             "'all-point' = all-point AP, continuous IoU, best unmatched ground truth")
     parser.add_argument("--ap-interpolation", choices=INTERPOLATIONS, default="none",
                         help="SHOE AP: 'none' = Eq. 11 as in Algorithm 1 (default), 'all-point' = "
                              "interpolated precision envelope")
@@ -52,7 +57,8 @@ def run(args):
     object_sim = SimilarityMatrix.load(args.object_sim) if args.object_sim else None
     result = score_detections(gt, pred, split=args.split, verb_sim=verb_sim, object_sim=object_sim,
                               combine=args.combine, w=args.w, iou=args.iou, delta=args.delta,
-                              tau=args.tau, interpolation=args.ap_interpolation, fn_mode=args.mf1_fn)
+                              tau=args.tau, interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,
+                              map_protocol=args.map_protocol)
     c = result["counts"]
     lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes "
              f"({c['classes_outside_hico']} outside HICO-DET), {c['predictions']} predictions "
@@ -62,6 +68,13 @@ def run(args):
     for name, s in result["splits"].items():
         lines.append(f"{name:16} {s['n_classes']:7d} {_fmt(s['map'])} {_fmt(s['shoe_map']):>9} "
                      f"{_fmt(s['shoe_mf1']):>9}")
+    if result["hico"]:
+        lines += ["", f"standard mAP ({result['protocol']['name']}) {'Full':>8} {'Rare':>7} {'Non-rare':>9} {'mRec':>7}"]
+        for setting, title in (("default", "Default"), ("known_object", "Known-Object")):
+            h, r = result["hico"][setting], result["mrec_by_subset"][setting]
+            lines.append(f"{title:27} {_fmt(h['full']):>8} {_fmt(h['rare']):>7} {_fmt(h['non_rare']):>9} "
+                         f"{_fmt(r['full']):>7}")
+        lines += ["protocol: " + "; ".join(f"{k} = {v}" for k, v in result["protocol"].items() if k != "name")]
     lines += ["", f"GT miss rate {_fmt(result['gt_miss_rate']).strip()} %   "
                   f"prediction miss rate {_fmt(result['pred_miss_rate']).strip()} %"]
     if not result["params"]["confidence_scores"]:

@@ -1,0 +1,243 @@
+"""The official HICO-DET evaluation, vectorized: per-class AP as ``ywchao/ho-rcnn`` computes it.
+
+Reference (transcribed line by line in ``tests/reference/hico_official.py``):
+``evaluation/VOCevaldet_bboxpair.m`` (assignment, 11-point AP) and ``evaluation/eval_one.m``
+(class set, Default / Known-Object settings, rare split, mean recall).
+
+- Detections of a class are sorted by descending confidence with MATLAB's stable ``sort(-conf)``
+  (``VOCevaldet_bboxpair.m`` l.15): ties keep the order of the detection list, which
+  ``eval_one.m`` (l.184–193) builds image by image.
+- Each detection looks at *every* ground truth of its class in its image and takes the one with
+  the largest min(IoU_h, IoU_o), the first on ties (l.26–66, strict ``>``). It is a true
+  positive when that overlap is ≥ θ and that ground truth is not taken yet; otherwise a false
+  positive — it never falls back to another, unmatched ground truth (l.68–77).
+- IoU uses the +1-pixel convention: ``iw = x2 − x1 + 1``, areas ``(x2 − x1 + 1)(y2 − y1 + 1)``
+  (l.35–45).
+- AP is 11-point interpolated: ``for t = 0:0.1:1, p = max(prec(rec >= t)) (0 if none),
+  ap = ap + p/11`` (l.86–93), with the thresholds as MATLAB's colon operator computes them
+  (:data:`RECALL_THRESHOLDS`).
+- A class without ground truth has AP 0 (``npos = 0`` makes every recall NaN, so no threshold
+  is reached) and recall NaN when it has detections, 0 when it has none (``eval_one.m``
+  l.211–214); the official mean recall is then NaN.
+- Known-Object (``eval_one.m`` l.199–206): a class's detections are kept only in images whose
+  ground truth contains that class's object.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .scoring import _segment_cumsum, _segment_suffix_max, _segments, box_iou
+
+MAP_PROTOCOLS = ("official", "all-point")
+
+
+def matlab_colon(a: float, d: float, b: float) -> np.ndarray:
+    """``a:d:b`` as MATLAB computes it: the first half as ``a + k·d``, the second half as
+    ``b − (n − k)·d``, so the end points are exact (C. Moler, "The colon operator", 2014).
+
+    >>> [repr(float(x)) for x in matlab_colon(0, 0.1, 1)[[3, 6, 7]]]
+    ['0.30000000000000004', '0.6', '0.7']
+    """
+    n = int(np.floor((b - a) / d + 1e-10))
+    k = np.arange(n + 1, dtype=np.float64)
+    low = a + k * d
+    high = b - (n - k) * d
+    return np.where(k <= n / 2, low, high)
+
+
+RECALL_THRESHOLDS = matlab_colon(0.0, 0.1, 1.0)
+
+
+def pair_min_iou(ah, ao, bh, bo, *, pixel_offset: float = 1.0) -> np.ndarray:
+    """Row-wise min(IoU of the human boxes, IoU of the object boxes) of box pairs.
+
+    >>> pair_min_iou(np.array([[0., 0, 9, 9]]), np.array([[0., 0, 9, 9]]),
+    ...              np.array([[5., 0, 14, 9]]), np.array([[0., 0, 9, 9]])).tolist()   # 50/150
+    [0.3333333333333333]
+    """
+    return np.minimum(box_iou(ah, bh, pixel_offset=pixel_offset), box_iou(ao, bo, pixel_offset=pixel_offset))
+
+
+def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class,
+                            pred_human, pred_object, pred_score, *, n_classes: int,
+                            iou: float = 0.5, pixel_offset: float = 1.0):
+    """VOC best-overlap assignment of ``VOCevaldet_bboxpair.m``, all classes at once.
+
+    Returns ``(order, matched)``: ``order`` lists the predictions with ``pred_class ≥ 0`` grouped
+    by class, each class in descending score (stable in image, then row order); ``matched[i]``
+    is the ground truth ``order[i]`` is a true positive of, −1 for a false positive.
+    Predictions with class −1 take no part.
+    """
+    pred_class = np.asarray(pred_class, dtype=np.int64)
+    gt_class = np.asarray(gt_class, dtype=np.int64)
+    kept = np.flatnonzero(pred_class >= 0)
+    order = kept[np.lexsort((kept, pred_image[kept], -pred_score[kept], pred_class[kept]))]
+    gt_key = np.asarray(gt_image, dtype=np.int64) * n_classes + gt_class
+    gt_sorted = np.argsort(gt_key, kind="stable")          # per (image, class): file order
+    gt_key_sorted = gt_key[gt_sorted]
+    key = pred_image[order].astype(np.int64) * n_classes + pred_class[order]
+    lo = np.searchsorted(gt_key_sorted, key, "left")
+    count = np.searchsorted(gt_key_sorted, key, "right") - lo
+    has = count > 0
+    edge_det = np.repeat(np.arange(len(order)), count)     # position in ``order``
+    first_edge = np.cumsum(count) - count
+    edge_gt = gt_sorted[np.repeat(lo, count) + np.arange(len(edge_det)) - np.repeat(first_edge, count)]
+    p = order[edge_det]
+    ov = pair_min_iou(pred_human[p], pred_object[p], gt_human[edge_gt], gt_object[edge_gt],
+                      pixel_offset=pixel_offset)
+    best = np.full(len(order), -np.inf)
+    starts = first_edge[has]
+    if len(starts):
+        best[has] = np.maximum.reduceat(ov, starts)
+    # first ground truth reaching the maximum (strict > in the reference keeps the first)
+    at_max = np.where(ov == best[edge_det], np.arange(len(ov)), len(ov))
+    j_max = np.full(len(order), -1)
+    if len(starts):
+        j_max[has] = edge_gt[np.minimum.reduceat(at_max, starts)]
+    claim = np.where(best >= iou, j_max, -1)
+    matched = np.full(len(order), -1)
+    claimed = np.flatnonzero(claim >= 0)
+    _, first = np.unique(claim[claimed], return_index=True)   # earliest claim of each GT wins
+    matched[claimed[first]] = claim[claimed[first]]
+    return order, matched
+
+
+def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray):
+    """11-point AP and final recall per class from TP flags grouped by class (``order`` of
+    :func:`best_overlap_assignment`); ``n_gt`` holds each class's ground-truth count.
+
+    >>> ap, rec = eleven_point_ap(np.array([0, 0, 0]), np.array([True, False, True]), np.array([2]))
+    >>> round(float(ap[0]), 6), float(rec[0])   # P = 1 up to R = .5, 2/3 at R = 1: (6 + 5·2/3)/11
+    (0.848485, 1.0)
+    """
+    n_classes = len(n_gt)
+    ap = np.zeros(n_classes)
+    rec_end = np.zeros(n_classes)
+    if not len(cls_sorted):
+        return ap, rec_end
+    starts, _ = _segments(cls_sorted)
+    lengths = np.diff(np.r_[starts, len(cls_sorted)])
+    seg = np.repeat(np.arange(len(starts)), lengths)
+    pos = np.arange(len(cls_sorted)) - starts[seg]
+    ctp = _segment_cumsum(tp.astype(np.float64), starts)
+    cfp = (pos + 1) - ctp
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rec = ctp / n_gt[cls_sorted].astype(np.float64)
+    prec = ctp / (cfp + ctp).astype(np.float64)
+    suffix = _segment_suffix_max(prec, starts)     # max(prec(i:end of class))
+    cls = cls_sorted[starts]
+    total = np.zeros(len(starts))
+    for t in RECALL_THRESHOLDS:
+        below = np.add.reduceat((~(rec >= t)).astype(np.int64), starts)
+        reached = below < lengths
+        p = np.where(reached, suffix[np.minimum(starts + below, len(prec) - 1)], 0.0)
+        total = total + p / 11
+    ap[cls] = total
+    rec_end[cls] = rec[starts + lengths - 1]
+    return ap, rec_end
+
+
+def _ap_and_recall_all_point(pairs, gt_class, pred_class, pred_score, n_classes):
+    """Today's reading (``--map-protocol all-point``): best *unmatched* ground truth, continuous
+    IoU, all-point AP (:func:`metrics.scoring.standard_ap`), with its per-class recall."""
+    from .scoring import standard_ap
+    ap, tp = standard_ap(pairs, gt_class, pred_class, pred_score, n_classes=n_classes)
+    n_gt = np.bincount(gt_class, minlength=n_classes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rec = np.bincount(pred_class[tp], minlength=n_classes) / n_gt
+    return np.nan_to_num(ap, nan=0.0), rec
+
+
+class HicoMap:
+    """Per-class AP and recall in the Default and Known-Object settings over the evaluation's
+    class set (see :meth:`compute`)."""
+
+    def __init__(self, classes, default_ap, default_rec, ko_ap, ko_rec, protocol, class_set):
+        self.classes, self.protocol, self.class_set = classes, protocol, class_set
+        self.default_ap, self.default_rec, self.ko_ap, self.ko_rec = default_ap, default_rec, ko_ap, ko_rec
+
+    @classmethod
+    def compute(cls, gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys,
+                vocabulary, *, iou, protocol, pairs):
+        """Class set: the 600 HICO-DET classes (``eval_one.m`` evaluates ``num_action`` = 600)
+        when every ground-truth class is one, listed after the ground truth's own classes;
+        otherwise the ground truth's classes. Predictions of other classes take no part."""
+        from .scoring import _class_table, _classes_of
+        table = _class_table(class_keys, vocabulary)
+        keys = list(class_keys)
+        all_hico = bool(table["hoi_id"].notna().all()) and protocol == "official"
+        if all_hico:
+            seen = set(keys)
+            keys += [k for k in zip(vocabulary.classes["verb"], vocabulary.classes["object"]) if k not in seen]
+        n = len(keys)
+        pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
+                                 {k: i for i, k in enumerate(keys)})[0]
+        # Known-Object: the (image, object) pairs present in the ground truth
+        object_code = {o: i for i, o in enumerate(dict.fromkeys([k[1] for k in keys]
+                                                                 + list(objects.gt_class_key)))}
+        gt_obj = np.array([object_code[k] for k in objects.gt_class_key], dtype=np.int64)[objects.gt_code]
+        class_obj = np.array([object_code[k[1]] for k in keys], dtype=np.int64)
+        n_o = len(object_code)
+        present = np.unique(gt.image * n_o + gt_obj)
+        pc = np.maximum(pred_class, 0)
+        known = np.isin(pred.image * n_o + class_obj[pc], present) & (pred_class >= 0)
+        pred_class_ko = np.where(known, pred_class, -1)
+        if protocol == "official":
+            n_gt = np.bincount(gt_class, minlength=n)
+            out = []
+            for pcls in (pred_class, pred_class_ko):
+                order, matched = best_overlap_assignment(
+                    gt.image, gt_class, gt.human_box, gt.object_box, pred.image, pcls,
+                    pred.human_box, pred.object_box, pred.score, n_classes=n, iou=iou)
+                out += eleven_point_ap(pcls[order], matched >= 0, n_gt)
+        else:
+            out = []
+            for pcls in (pred_class, pred_class_ko):
+                gt_only = np.where(pcls < len(class_keys), pcls, -1)
+                ap, rec = _ap_and_recall_all_point(pairs, gt_class, gt_only, pred.score, len(class_keys))
+                out += [np.r_[ap, np.zeros(n - len(class_keys))], np.r_[rec, np.zeros(n - len(class_keys))]]
+        classes = _class_table(keys, vocabulary)
+        return cls(classes, *out, protocol=protocol, class_set="hico600" if all_hico else "ground truth")
+
+    def subsets(self, masks: dict) -> dict:
+        """``{"default": {subset: mAP}, "known_object": {...}}`` and the mean recalls."""
+        out = {}
+        for setting, ap, rec in (("default", self.default_ap, self.default_rec),
+                                 ("known_object", self.ko_ap, self.ko_rec)):
+            out[setting] = {name: (float(ap[m].mean()) if m.any() else None) for name, m in masks.items()}
+            out[setting + "_mrec"] = {name: (_nan_none(rec[m].mean()) if m.any() else None)
+                                      for name, m in masks.items()}
+        return out
+
+    def card(self, iou: float) -> dict:
+        """How the numbers were made (the ``protocol`` key of the result)."""
+        if self.protocol == "official":
+            return {"name": "official",
+                    "interpolation": "11-point (t = 0:0.1:1 as MATLAB computes it, p = max precision at recall ≥ t)",
+                    "iou": "+1-pixel (iw = x2 - x1 + 1), min(IoU_human, IoU_object) ≥ %g" % iou,
+                    "assignment": "VOC best overlap: the ground truth of the class in the image with the largest "
+                                  "min IoU, first on ties; a false positive when it is already taken",
+                    "sort": "descending confidence, stable (image order, then file order)",
+                    "class_set": ("600 HICO-DET classes (classes without ground truth: AP 0)"
+                                  if self.class_set == "hico600" else "classes of the ground truth"),
+                    "rare": "138 rare classes (< 10 training instances)",
+                    "settings": "default; known_object = a class's detections only in images whose ground "
+                                "truth contains its object",
+                    "source": "ywchao/ho-rcnn evaluation/eval_one.m, evaluation/VOCevaldet_bboxpair.m"}
+        return {"name": "all-point",
+                "interpolation": "all-point (area under the precision envelope)",
+                "iou": "continuous coordinates (no +1), min(IoU_human, IoU_object) ≥ %g" % iou,
+                "assignment": "best unmatched ground truth of the class in the image",
+                "sort": "descending confidence, stable (image order, then file order)",
+                "class_set": "classes of the ground truth",
+                "rare": "138 rare classes (< 10 training instances)",
+                "settings": "default; known_object as in the official evaluation",
+                "source": "this project's earlier reading (not the official evaluation)"}
+
+
+def _nan_none(x) -> float | None:
+    x = float(x)
+    return None if math.isnan(x) else x
