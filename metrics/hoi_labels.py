@@ -21,8 +21,8 @@ text is one, else the dataset label whose curated synset it resolves to (the fir
 in vocabulary order, e.g. ``sit.v.01`` → ``sit_at``, since ``sit_at`` and ``sit_on`` share it),
 else the synset name itself. Free text resolves, for this purpose, to its first candidate
 synset that is the synset of some ground-truth label of the evaluation set (synset matching
-against the ground truth at dataset level: ``riding`` → ``ride.v.02``, HICO's ``ride``, although
-WordNet's first sense is ``ride.v.01``), else to its first candidate. So two dataset labels are
+against the ground truth at dataset level: ``flying`` → ``fly.v.03``, HICO's ``fly``, although
+WordNet's first sense is ``fly.v.01``), else to its first candidate. So two dataset labels are
 equal exactly when they are the same label (HICO-DET class id equality), and synset names or
 free text are equal to a dataset label when they resolve to its synset.
 """

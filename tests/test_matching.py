@@ -10,21 +10,21 @@ from metrics.baseline import load_default
 # Expected similarities follow from WordNet: 1 for the same synset, 0.8 (score 3.2) for a
 # direct hypernym/hyponym, 0 when no candidate lies within the baseline's reach.
 CASES = [
-    ("riding", "ride", "v", "ride.v.02", 1.0),            # NLTK's lemmatizer alone says 'rid'
-    ("rides", "ride", "v", "ride.v.02", 1.0),
-    ("rode", "ride", "v", "ride.v.02", 1.0),              # irregular form (verb.exc)
+    ("riding", "ride", "v", "ride.v.01", 1.0),            # NLTK's lemmatizer alone says 'rid'
+    ("rides", "ride", "v", "ride.v.01", 1.0),
+    ("rode", "ride", "v", "ride.v.01", 1.0),              # irregular form (verb.exc)
     ("holding", "hold", "v", "hold.v.02", 1.0),
     ("held", "hold", "v", "hold.v.02", 1.0),
     ("sitting on", "sit_on", "v", "sit.v.01", 1.0),       # phrasal verb
     ("sat on", "sit_on", "v", "sit.v.01", 1.0),
-    ("picking up", "pick_up", "v", "pick_up.v.01", 1.0),  # WordNet collocation
-    ("picked up", "pick_up", "v", "pick_up.v.01", 1.0),
+    ("picking up", "pick_up", "v", "pick_up.v.02", 1.0),  # WordNet collocation
+    ("picked up", "pick_up", "v", "pick_up.v.02", 1.0),
     ("lying on", "lie_on", "v", "lie.v.02", 1.0),
     ("ate", "eat", "v", "eat.v.01", 1.0),
     ("throwing", "throw", "v", "throw.v.01", 1.0),
-    ("flying", "fly", "v", "fly.v.05", 1.0),
+    ("flying", "fly", "v", "fly.v.03", 1.0),
     ("hugging", "hug", "v", "embrace.v.02", 1.0),
-    ("pedaling", "ride", "v", "bicycle.v.01", 0.8),       # bicycle.v.01 is a hyponym of ride.v.02
+    ("galloping", "ride", "v", "gallop.v.03", 0.8),       # gallop.v.03 is a hyponym of ride.v.01
     ("dining tables", "dining_table", "n", "dining_table.n.01", 1.0),  # multi-word, plural
     ("mobile phone", "cell_phone", "n", "cellular_telephone.n.01", 1.0),
     ("computer mouse", "mouse", "n", "mouse.n.04", 1.0),
@@ -33,7 +33,7 @@ CASES = [
     ("puppy", "dog", "n", "puppy.n.01", 0.8),
     ("sedan", "car", "n", "sedan.n.01", 0.8),
     ("laptop computer", "laptop", "n", "laptop.n.01", 1.0),
-    ("television", "tv", "n", "television_receiver.n.01", 1.0),
+    ("television", "tv", "n", "television.n.01", 1.0),
 ]
 
 

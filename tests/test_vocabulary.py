@@ -36,11 +36,14 @@ def test_every_label_maps_to_an_existing_synset_of_the_right_pos():
 
 
 @pytest.mark.parametrize("label,pos,synset", [
-    ("hold", "v", "hold.v.02"), ("run", "v", "run.v.01"), ("orange", "n", "orange.n.01"),
+    # SHOE's synsets (majnoa/streamlit-annotation-app, userstudy/): run a horse, pick up by hand,
+    # the TV broadcast sense; SHOE maps hot_dog to hotdog.n.01 (the show-off sense) as released
+    ("hold", "v", "hold.v.02"), ("run", "v", "run.v.26"), ("orange", "n", "orange.n.01"),
     ("mouse", "n", "mouse.n.04"), ("kite", "n", "kite.n.03"), ("sit_on", "v", "sit.v.01"),
-    ("pick_up", "v", "pick_up.v.01"), ("dining_table", "n", "dining_table.n.01"),
-    ("cell_phone", "n", "cellular_telephone.n.01"), ("tv", "n", "television_receiver.n.01"),
-    ("hot_dog", "n", "hotdog.n.02"), ("apple", "n", "apple.n.01"), ("tie", "n", "necktie.n.01"),
+    ("pick_up", "v", "pick_up.v.02"), ("dining_table", "n", "dining_table.n.01"),
+    ("cell_phone", "n", "cellular_telephone.n.01"), ("tv", "n", "television.n.01"),
+    ("hot_dog", "n", "hotdog.n.01"), ("ride", "v", "ride.v.01"), ("talk_on", "v", "call.v.03"),
+    ("train", "v", "coach.v.01"), ("apple", "n", "apple.n.01"), ("tie", "n", "necktie.n.01"),
 ])
 def test_tricky_mappings(label, pos, synset):
     assert hico().synset(label, pos) == synset
