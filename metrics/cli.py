@@ -33,7 +33,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "metrics.commands.imsitu_align"),
     "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", "metrics.commands.diagnose"),
     "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
-    "matrix": ("similarity matrices: info, baseline, build-llm", "metrics.commands.matrix"),
+    "matrix": ("similarity matrices: info, baseline, build-llm, import-shoe-pool, compare",
+               "metrics.commands.matrix"),
+    "vocab": ("the WordNet synset and gloss of every HICO-DET verb and object label", "metrics.commands.vocab"),
 }
 
 

@@ -20,7 +20,16 @@ def add_arguments(parser) -> None:
     base.add_argument("--out-dir", default=str(DATA), help="output folder (default: metrics/data)")
     base.add_argument("--pos", choices=["verb", "object", "both"], default="both")
     base.add_argument("--format", choices=["npz", "csv"], default="npz")
-    for p in (info, base):
+    pool = sub.add_parser("import-shoe-pool", help="verb and object matrices from the similarity levels of "
+                                                   "SHOE's candidate pool (partial: those pairs only)")
+    pool.add_argument("pool", help="CSV in SHOE's layout (image_id, gt_verb, ..., category, similarity_level)")
+    pool.add_argument("--out", required=True, metavar="DIR", help="output folder (shoe_verb.npz, shoe_object.npz)")
+    pool.add_argument("--format", choices=["npz", "csv"], default="npz")
+    compare = sub.add_parser("compare", help="agreement of two matrices on their shared pairs "
+                                             "(Eq. 13, Spearman, confusion of levels)")
+    compare.add_argument("a", help="first matrix (.csv/.npz)")
+    compare.add_argument("b", help="second matrix (.csv/.npz)")
+    for p in (info, base, pool, compare):
         p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
     from . import matrix_llm  # build-llm: SHOE matrices rated by LLMs (issue 10)
     matrix_llm.add_parser(sub)
@@ -30,7 +39,38 @@ def run(args):
     if args.action == "build-llm":
         from . import matrix_llm
         return matrix_llm.run(args)
-    return _info(args) if args.action == "info" else _baseline(args)
+    return {"info": _info, "baseline": _baseline, "import-shoe-pool": _import_pool,
+            "compare": _compare}[args.action](args)
+
+
+def _import_pool(args):
+    from ..shoe_pool import pool_matrices, read_shoe_csv
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder")
+    pool = read_shoe_csv(args.pool)
+    matrices = pool_matrices(pool, source=f"SHOE candidate pool {Path(args.pool).name}")
+    result, lines = {}, [f"{args.pool}: {len(pool)} candidate pairs"]
+    for name, matrix in matrices.items():
+        path = matrix.save(out / f"shoe_{name}.{args.format}")
+        n_rated = len(matrix.meta["rated_pairs"])
+        result[name] = {"file": str(path), "n_rated_pairs": n_rated, "n_labels": matrix.n_labels}
+        lines.append(f"{name:6}: {n_rated} rated pairs over {matrix.n_labels} synsets -> {path}")
+    return result, "\n".join(lines)
+
+
+def _compare(args):
+    from ..shoe_pool import compare_matrices
+    a, b = SimilarityMatrix.load(args.a), SimilarityMatrix.load(args.b)
+    r = compare_matrices(a, b)
+    rho = "n/a" if r["spearman"] is None else f"{r['spearman']:.3f}"
+    lines = [f"{r['n_pairs']} shared pairs ({r['n_labels_shared']} shared labels)",
+             f"Eq. 13 agreement {r['agreement']:.3f}   Spearman {rho}   mean |difference| "
+             f"{r['mean_abs_difference']:.3f}   same level {r['same_level']:.1%}",
+             "confusion of levels (rows: A, columns: B)",
+             "      " + "".join(f"{j:>6}" for j in range(5))]
+    lines += [f"{i:>6}" + "".join(f"{c:>6}" for c in row) for i, row in enumerate(r["confusion"])]
+    return r, "\n".join(lines)
 
 
 def _info(args):
