@@ -1,9 +1,29 @@
-"""Writing results as JSON (numpy scalars and arrays included)."""
+"""Writing results: JSON (numpy scalars and arrays included) and text, atomically."""
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to a temporary file in the target's folder and rename it into place, so a
+    reader (or a crash) never sees a partial file and the previous content survives a failure."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
 
 
 def to_jsonable(value):
@@ -16,7 +36,4 @@ def to_jsonable(value):
 
 
 def write_json(result: dict, path: str | Path) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result, indent=2, default=to_jsonable) + "\n")
-    return target
+    return write_text_atomic(path, json.dumps(result, indent=2, default=to_jsonable) + "\n")

@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--verb-sim", help="verb similarity matrix (default: WordNet baseline)")
     sample.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
     sample.add_argument("--class-weights", help="CSV hoi_id,weight (or verb,object,weight)")
+    sample.add_argument("--pool", help="sample from a candidate pool with precomputed levels in SHOE's "
+                                       "column layout (e.g. SHOE's candidate file) instead of the matrices")
     sample.add_argument("--w", type=float, default=0.5, help="verb weight of the HOI similarity")
     sample.add_argument("--strict", action="store_true",
                         help="keep cell shares equal: do not move unfilled shares to other cells")
@@ -160,17 +162,28 @@ def cmd_invite(args) -> int:
 def cmd_sample(args) -> int:
     from metrics import SimilarityMatrix, hico
 
-    from .sampler import load_class_weights, sample_pairs
+    from .sampler import load_class_weights, sample_pairs, sample_pool
 
+    if args.pool:
+        from metrics.shoe_pool import read_shoe_csv
+        if args.verb_sim or args.object_sim or args.class_weights:
+            raise InputError("--pool takes its levels from the pool: drop --verb-sim, --object-sim, --class-weights")
+        items, report = sample_pool(read_shoe_csv(args.pool), args.n, args.seed, redistribute=not args.strict)
+        return _write_sample(items, report, args.out)
     weights = load_class_weights(args.class_weights, hico()) if args.class_weights else None
     items, report = sample_pairs(
         args.n, args.seed,
         verb_matrix=SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None,
         object_matrix=SimilarityMatrix.load(args.object_sim) if args.object_sim else None,
         class_weights=weights, w=args.w, redistribute=not args.strict)
-    out = Path(args.out)
+    return _write_sample(items, report, args.out)
+
+
+def _write_sample(items, report, out) -> int:
+    from metrics.jsonio import write_text_atomic
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    items.to_csv(out, index=False)
+    write_text_atomic(out, items.to_csv(index=False))
     print(report.text())
     print(f"wrote {len(items)} pairs to {out}")
     return 0

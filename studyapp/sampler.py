@@ -1,18 +1,23 @@
-"""HOI pairs for the SHOE user study (SHOE §4.3).
+"""HOI pairs for the SHOE user study (SHOE §4.3), following SHOE's own study files.
 
-Ground-truth HOI classes are drawn from a class distribution (uniform, or weights from a file).
-For each category — 1: same verb, different object; 2: different verb, same object; 3: both
-different — and each SHOE level 1–4 (``round(4 · f(verb_sim, object_sim))``, halves rounded up)
-an equal share of predicted HOIs is drawn from the similarity matrices' candidates (WordNet
-synsets with glosses). Within a cell, a ground truth is drawn first (among those that can reach
-the cell), then one of the (verb score, object score) combinations that gives the level, then
-a candidate with each score, so the pairs spread over the combinations rather than piling up
-where candidates are plentiful. Deterministic for a seed; no pair twice.
+Categories — 1: same verb, different object; 2: different verb, same object; 3: both different.
+The ``level`` of a pair is, as in SHOE's files (``majnoa/streamlit-annotation-app``,
+``userstudy/``), the 0–4 SHOE rating of the *changed* component for categories 1 (the object
+pair) and 2 (the verb pair), and the HOI level ``round(4 · f(verb_sim, object_sim))`` (halves
+up) for category 3. The 11 cells SHOE filled — categories 1 and 2 at levels 1–4, category 3 at
+1–3 — get equal shares. Each ground truth is used once: each HOI class, or each (image, class)
+when sampling from a candidate pool with images.
 
-A cell the matrices cannot fill (with the WordNet baseline, category 1 and 2 never reach
-level 1 and category 3 never reaches level 4) is reported, and its share goes to the cells
-that can still take more, so the total reaches ``n`` when possible (``redistribute=False``
-keeps the shares strictly equal).
+From matrices (:func:`sample_pairs`): within a cell, a ground truth not used yet is drawn first
+(among those that can reach the cell), then one of the (verb score, object score) combinations
+that gives the level, then a candidate with each score. From a candidate pool with precomputed
+levels in SHOE's layout (:func:`sample_pool`, ``--pool``): a row of the cell whose ground truth
+is not used yet. Deterministic for a seed; no pair twice.
+
+A cell the matrices cannot fill is reported, and its share goes to the cells that can still
+take more, so the total reaches ``n`` when possible (``redistribute=False`` keeps the shares
+strictly equal). With the WordNet baseline, levels 4 of categories 1 and 2 stay empty: the
+baseline rates a *different* synset 4 never (4 is the same synset); SHOE's LLM ratings do.
 """
 
 from __future__ import annotations
@@ -31,21 +36,36 @@ from metrics.vocabulary import Vocabulary
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
-LEVELS = (1, 2, 3, 4)
-ITEM_COLUMNS = ["item_id", "category", "level", "gt_hoi_id", "gt_verb_label", "gt_object_label",
+LEVELS = {1: (1, 2, 3, 4), 2: (1, 2, 3, 4), 3: (1, 2, 3)}
+CELLS = [(c, lev) for c in CATEGORIES for lev in LEVELS[c]]
+ITEM_COLUMNS = ["item_id", "category", "level", "gt_hoi_id", "image_id", "gt_verb_label", "gt_object_label",
                 "gt_verb", "gt_object", "pred_verb", "pred_object", "verb_sim", "object_sim",
                 "shoe_sim"]
 TRIES_PER_PAIR = 60
 
 
 def shoe_level(verb_sim, object_sim, w: float = 0.5) -> np.ndarray:
-    """The SHOE level: 4 × the arithmetic HOI similarity, rounded half up.
+    """The HOI level: 4 × the arithmetic HOI similarity, rounded half up.
 
     >>> shoe_level([1.0, 0.2, 0.4], [0.6, 0.2, 0.2]).tolist()
     [3, 1, 1]
     """
     hoi = combine(verb_sim, object_sim, "arithmetic", w)
     return np.floor(4.0 * hoi + 0.5 + 1e-9).astype(int)
+
+
+def pair_level(category: int, verb_sim, object_sim, w: float = 0.5) -> np.ndarray:
+    """A pair's level as in SHOE's study files: the changed component's 0–4 rating for
+    categories 1 (object) and 2 (verb), the HOI level for category 3.
+
+    >>> pair_level(1, [1.0], [0.2]).tolist(), pair_level(2, [0.8], [1.0]).tolist(), pair_level(3, [0.4], [0.2]).tolist()
+    ([1], [3], [1])
+    """
+    if category == 1:
+        return np.floor(4.0 * np.asarray(object_sim, float) + 0.5 + 1e-9).astype(int)
+    if category == 2:
+        return np.floor(4.0 * np.asarray(verb_sim, float) + 0.5 + 1e-9).astype(int)
+    return shoe_level(verb_sim, object_sim, w)
 
 
 @dataclass
@@ -112,7 +132,7 @@ def _combos(category: int, level: int, verbs: dict, objects: dict, w: float) -> 
     """(verb sim, object sim) combinations reaching ``level`` in ``category``."""
     vs = [1.0] if category == 1 else sorted(verbs)
     os_ = [1.0] if category == 2 else sorted(objects)
-    return [(v, o) for v in vs for o in os_ if shoe_level([v], [o], w)[0] == level]
+    return [(v, o) for v in vs for o in os_ if pair_level(category, [v], [o], w)[0] == level]
 
 
 def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
@@ -178,10 +198,8 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
         if weights.sum() <= 0:
             raise InputError("class weights give no weight to any class with verb and object synsets")
     rng = np.random.default_rng(seed)
-    cells = [(c, lev) for c in CATEGORIES for lev in LEVELS]
-    share = {cell: n // len(cells) for cell in cells}
-    for k in rng.permutation(len(cells))[: n % len(cells)]:
-        share[cells[k]] += 1
+    cells = CELLS
+    share = _shares(n, rng)
 
     # which ground truths can reach which cell, and with which combinations
     reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
@@ -193,25 +211,19 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
                 reach[cell].append((idx, combos))
 
     seen: set[tuple[str, str, str, str]] = set()
+    used: set[int] = set()                    # each ground-truth class once
     drawn: dict[tuple, list[dict]] = {cell: [] for cell in cells}
     exhausted: set[tuple] = set()
 
     def fill(cell: tuple, count: int) -> int:
-        options = reach[cell]
-        if not options:
-            exhausted.add(cell)
-            return 0
-        p = weights[[i for i, _ in options]]
-        if p.sum() <= 0:
-            exhausted.add(cell)
-            return 0
-        p = p / p.sum()
         got = misses = 0
         while got < count:
-            if misses >= TRIES_PER_PAIR * max(count, 1):
+            options = [opt for opt in reach[cell] if opt[0] not in used]
+            p = weights[[i for i, _ in options]] if options else np.zeros(0)
+            if not options or p.sum() <= 0 or misses >= TRIES_PER_PAIR * max(count, 1):
                 exhausted.add(cell)
                 break
-            idx, combos = options[rng.choice(len(options), p=p)]
+            idx, combos = options[rng.choice(len(options), p=p / p.sum())]
             row = classes.iloc[idx]
             v, o = combos[rng.integers(len(combos))]
             pv = row["gv"] if cell[0] == 1 else rng.choice(verbs.buckets(row["gv"])[v])
@@ -221,6 +233,7 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
                 misses += 1
                 continue
             seen.add(key)
+            used.add(idx)
             drawn[cell].append({"category": cell[0], "level": cell[1], "gt_hoi_id": int(row["hoi_id"]),
                                 "gt_verb_label": row["verb"], "gt_object_label": row["object"],
                                 "gt_verb": row["gv"], "gt_object": row["go"], "pred_verb": str(pv),
@@ -228,11 +241,38 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
             got += 1
         return got
 
-    for cell in cells:
+    report = _fill_all(fill, share, exhausted, drawn, redistribute,
+                       lambda cell: "no ground truth reaches this level with these matrices"
+                       if not reach[cell] else "ran out of distinct pairs or unused ground truths",
+                       supply=lambda cell: len(reach[cell]))
+    items = pd.DataFrame([r for cell in cells for r in drawn[cell]])
+    if not items.empty:
+        items["image_id"] = ""
+    if items.empty:
+        return pd.DataFrame(columns=ITEM_COLUMNS), report
+    items["shoe_sim"] = combine(items["verb_sim"], items["object_sim"], "arithmetic", w)
+    items.insert(0, "item_id", [f"p{k:04d}" for k in range(1, len(items) + 1)])
+    return items[ITEM_COLUMNS], report
+
+
+def _shares(n: int, rng) -> dict:
+    """Equal shares of ``n`` over the 11 cells (the remainder to random cells)."""
+    share = {cell: n // len(CELLS) for cell in CELLS}
+    for k in rng.permutation(len(CELLS))[: n % len(CELLS)]:
+        share[CELLS[k]] += 1
+    return share
+
+
+def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) -> SampleReport:
+    """Fill every cell its share — the cells with the fewest candidates (``supply``) first, so
+    that using each ground truth once starves them least —, spread what unfillable cells miss
+    over the others, and report."""
+    n = sum(share.values())
+    for cell in sorted(CELLS, key=supply):
         fill(cell, share[cell])
     missing_total = n - sum(len(v) for v in drawn.values())
     while redistribute and missing_total > 0:
-        open_cells = [c for c in cells if c not in exhausted]
+        open_cells = [c for c in CELLS if c not in exhausted]
         if not open_cells:
             break
         per = math.ceil(missing_total / len(open_cells))
@@ -240,24 +280,61 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
             if missing_total <= 0:
                 break
             missing_total -= fill(cell, min(per, missing_total))
-
     report = SampleReport()
-    for cell in cells:
+    for cell in CELLS:
         got = len(drawn[cell])
         missing = max(0, share[cell] - got)
-        if not reach[cell]:
-            note = "no ground truth reaches this level with these matrices"
-        elif missing:
-            note = "ran out of distinct pairs"
-        elif got > share[cell]:
-            note = f"+{got - share[cell]} from unfilled cells"
-        else:
-            note = ""
+        note = (why_short(cell) if missing else
+                f"+{got - share[cell]} from unfilled cells" if got > share[cell] else "")
         report.rows.append({"category": cell[0], "level": cell[1], "share": share[cell],
                             "filled": got, "missing": missing, "note": note})
-    items = pd.DataFrame([r for cell in cells for r in drawn[cell]])
-    if items.empty:
-        return pd.DataFrame(columns=ITEM_COLUMNS), report
-    items["shoe_sim"] = combine(items["verb_sim"], items["object_sim"], "arithmetic", w)
-    items.insert(0, "item_id", [f"p{k:04d}" for k in range(1, len(items) + 1)])
+    return report
+
+
+def sample_pool(pool: pd.DataFrame, n: int, seed: int = 0, *, redistribute: bool = True
+                ) -> tuple[pd.DataFrame, SampleReport]:
+    """Draw ``n`` pairs from a candidate pool in SHOE's layout with precomputed levels
+    (:func:`metrics.shoe_pool.read_shoe_csv`): balanced over the 11 cells, each ground truth
+    (image, verb, object) once, no pair twice."""
+    if n < 1:
+        raise InputError(f"n must be at least 1, got {n}")
+    rng = np.random.default_rng(seed)
+    share = _shares(n, rng)
+    gt_key = list(zip(pool["image_id"], pool["gt_verb"], pool["gt_object"]))
+    pair_key = list(zip(pool["gt_verb_synset"], pool["gt_object_synset"], pool["pred_verb_synset"],
+                        pool["pred_object_synset"]))
+    rows = {cell: rng.permutation(np.flatnonzero(((pool["category"] == cell[0])
+                                                  & (pool["similarity_level"] == cell[1])).to_numpy())).tolist()
+            for cell in CELLS}
+    used, seen = set(), set()
+    drawn: dict[tuple, list[int]] = {cell: [] for cell in CELLS}
+    exhausted: set[tuple] = set()
+
+    def fill(cell, count):
+        got = 0
+        while got < count:
+            if not rows[cell]:
+                exhausted.add(cell)
+                break
+            k = rows[cell].pop()
+            if gt_key[k] in used or pair_key[k] in seen:
+                continue
+            used.add(gt_key[k])
+            seen.add(pair_key[k])
+            drawn[cell].append(k)
+            got += 1
+        return got
+
+    report = _fill_all(fill, share, exhausted, drawn, redistribute,
+                       lambda cell: "the pool has no more pairs with an unused ground truth here",
+                       supply=lambda cell: len(rows[cell]))
+    picked = pool.iloc[[k for cell in CELLS for k in drawn[cell]]]
+    items = pd.DataFrame({
+        "item_id": [f"p{k:04d}" for k in range(1, len(picked) + 1)],
+        "category": picked["category"].to_numpy(), "level": picked["similarity_level"].to_numpy(),
+        "gt_hoi_id": "", "image_id": picked["image_id"].to_numpy(),
+        "gt_verb_label": picked["gt_verb"].to_numpy(), "gt_object_label": picked["gt_object"].to_numpy(),
+        "gt_verb": picked["gt_verb_synset"].to_numpy(), "gt_object": picked["gt_object_synset"].to_numpy(),
+        "pred_verb": picked["pred_verb_synset"].to_numpy(), "pred_object": picked["pred_object_synset"].to_numpy(),
+        "verb_sim": np.nan, "object_sim": np.nan, "shoe_sim": np.nan})
     return items[ITEM_COLUMNS], report

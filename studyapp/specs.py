@@ -297,10 +297,15 @@ def read_items_csv(path: Path, study_type) -> list[ItemSpec]:
 
 
 def _read_items_csv(path: Path, study_type) -> list[ItemSpec]:
-    with open(path, newline="", encoding="utf-8") as handle:
+    from metrics.shoe_pool import is_shoe_layout
+
+    with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         columns = reader.fieldnames or []
-        for column in ("item_id", *study_type.required_fields):
+        # SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: the
+        # items are numbered by their line; the study type translates the row (accepts_shoe_layout)
+        shoe = getattr(study_type, "accepts_shoe_layout", False) and is_shoe_layout(columns)
+        for column in () if shoe else ("item_id", *study_type.required_fields):
             if column not in columns:
                 raise InputError(f"{path}: missing column '{column}'")
         items, seen = [], set()
@@ -310,7 +315,7 @@ def _read_items_csv(path: Path, study_type) -> list[ItemSpec]:
                 raise InputError(f"{where}: more fields than the {len(columns)} columns of the header")
             if any("\x00" in (value or "") for value in row.values()):
                 raise InputError(f"{where}: contains a NUL byte")
-            key = (row.get("item_id") or "").strip()
+            key = (row.get("item_id") or "").strip() or (f"shoe{reader.line_num - 1:04d}" if shoe else "")
             if not key:
                 raise InputError(f"{where}: item_id is empty")
             if len(key) > 64:

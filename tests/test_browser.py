@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
 import socket
@@ -59,6 +60,18 @@ def free_port() -> int:
 def server(tmp_path, monkeypatch):
     """(base URL, study id, invite token) of a running app on a fresh database."""
     study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
+    yield from _serve(tmp_path, monkeypatch, study)
+
+
+@pytest.fixture
+def shoe_server(tmp_path, monkeypatch, shared_data):
+    """The app serving SHOE's own 500-pair study, created from studies/shoe_study.toml."""
+    from studyapp.specs import load_spec
+    study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
+    yield from _serve(tmp_path, monkeypatch, study)
+
+
+def _serve(tmp_path, monkeypatch, study):
     (invite,) = studies.invite(study, 1)
     storage.dispose_all()
     port = free_port()
@@ -222,3 +235,24 @@ def test_console_sign_in_and_export_download(server, browser):
     rows = list(csv.DictReader(io.StringIO(target.read_text())))
     assert [(r["item_id"], r["annotator"], r["rating"]) for r in rows] == [("i01", "alice", "3"),
                                                                           ("i02", "alice", "1")]
+
+
+def test_shoes_own_study_runs_in_the_browser(shoe_server, browser):
+    """SHOE's 500 pairs: glosses and the prediction's lemma on screen, a key press stored for
+    the pair that was shown."""
+    base, study, token = shoe_server
+    browser.get(f"{base}/?token={token}")
+    button(browser, "Start").click()
+    wait_text(browser, "Item 1 of 500")
+    shown = browser.find_element(By.TAG_NAME, "body").text
+    press(browser, "3")
+    wait_text(browser, "Item 2 of 500")
+    got = ratings(study)
+    assert list(got.values()) == [["3"]]
+    (key,) = got
+    with storage.read_session() as session:
+        item = session.exec(select(Item).where(Item.study_id == study, Item.item_key == key)).one()
+    display = json.loads(item.fields_json)["display"]
+    for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
+        assert display[part] in shown, part
+    assert display["pred_object_gloss"][:40] in shown

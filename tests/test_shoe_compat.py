@@ -111,3 +111,30 @@ def test_import_shoe_pool_and_compare_with_the_baseline(shared_data, tmp_path):
     assert out.returncode == 0, out.stderr
     r = json.loads((tmp_path / "c.json").read_text())
     assert r["n_pairs"] > 500 and 0 < r["agreement"] < 1 and np.sum(r["confusion"]) == r["n_pairs"]
+
+
+def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, monkeypatch):
+    """`studyapp create studies/shoe_study.toml` makes 500 hoi_similarity items from SHOE's file."""
+    from studyapp.specs import load_spec
+    monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "db.sqlite"))
+    spec = load_spec(ROOT / "studies" / "shoe_study.toml")
+    assert len(spec.items) == 500 and spec.raters_per_item == 5
+    first = spec.items[0]
+    # line 2 of SHOE's file: 33428, lick, wine_glass, lick.v.02, wineglass.n.01, lick.v.02, schooner.n.01, 1, 1
+    assert first.key == "shoe0001"
+    f = first.fields
+    assert (f["gt_verb"], f["gt_object"], f["pred_verb"], f["pred_object"]) == (
+        "lick.v.02", "wineglass.n.01", "lick.v.02", "schooner.n.01")
+    assert f["category"] == 1 and f["level"] == 1 and f["image_id"] == "33428"
+    assert f["display"]["gt_verb"] == "lick" and f["display"]["gt_object"] == "wine glass"
+    assert f["display"]["pred_object"] == "schooner"          # the synset's first lemma, as SHOE's app
+    assert f["display"]["pred_object_gloss"].startswith("a large beer glass")
+    cells = {}
+    for item in spec.items:
+        cells[(item.fields["category"], item.fields["level"])] = cells.get((item.fields["category"], item.fields["level"]), 0) + 1
+    assert len(cells) == 11 and (3, 4) not in cells and cells[(2, 4)] == 27 and sum(cells.values()) == 500
+    out = subprocess.run([sys.executable, "-m", "studyapp", "create", str(ROOT / "studies" / "shoe_study.toml")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "STUDYAPP_DB": str(tmp_path / "db.sqlite")})
+    assert out.returncode == 0, out.stderr
+    assert "500" in out.stdout

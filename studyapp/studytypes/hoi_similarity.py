@@ -59,8 +59,25 @@ class HoiSimilarity(StudyType):
     required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")
     sampler_options = {"n": int, "seed": int, "class_weights": str, "verb_sim": str,
                        "object_sim": str, "w": float, "redistribute": bool}
+    accepts_shoe_layout = True
+
+    @staticmethod
+    def from_shoe_row(row: dict) -> dict:
+        """A row of SHOE's study files (``metrics.shoe_pool.SHOE_COLUMNS``) in this type's layout:
+        synsets as the pair, SHOE's labels as the ground truth's words, ``similarity_level`` as
+        ``level``; the prediction is shown by its synset's first lemma, as SHOE's app did."""
+        out = {k: v for k, v in row.items() if k not in ("gt_verb", "gt_object", "similarity_level", "bin")}
+        out.update(gt_verb=row["gt_verb_synset"], gt_object=row["gt_object_synset"],
+                   pred_verb=row["pred_verb_synset"], pred_object=row["pred_object_synset"],
+                   gt_verb_label=row.get("gt_verb", ""), gt_object_label=row.get("gt_object", ""),
+                   level=row.get("similarity_level", ""))
+        for k in ("gt_verb_synset", "gt_object_synset", "pred_verb_synset", "pred_object_synset"):
+            out.pop(k)
+        return out
 
     def normalize_item(self, row: dict, where: str) -> dict:
+        if "gt_verb_synset" in row and "similarity_level" in row:
+            row = self.from_shoe_row(row)
         fields: dict = {}
         display: dict = {}
         for field, pos in SLOTS:
