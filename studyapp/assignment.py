@@ -57,6 +57,7 @@ class Task:
     number: int          # 1-based place in the annotator's sequence
     total: int           # planned length of the sequence
     response: str | None  # the current answer when revisiting
+    revision: int | None = None  # revision number of that answer (None: unanswered)
 
 
 @lru_cache(maxsize=64)
@@ -166,14 +167,15 @@ def accept_instructions(annotator_id: int, engine: Engine | None = None) -> None
 # ---------------------------------------------------------------------------------- items
 def _task(session: Session, assignment: Assignment, total: int, number: int | None = None) -> Task:
     item = session.get(Item, assignment.item_id)
-    latest = session.exec(select(Rating.response).where(Rating.assignment_id == assignment.id)
+    latest = session.exec(select(Rating.response, Rating.revision).where(Rating.assignment_id == assignment.id)
                           .order_by(Rating.revision.desc()).limit(1)).first()
     if number is None:
         number = session.exec(select(func.count(Assignment.id)).where(
             Assignment.annotator_id == assignment.annotator_id,
             Assignment.position <= assignment.position)).one()
     return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
-                json.loads(item.fields_json), number, total, latest)
+                json.loads(item.fields_json), number, total, latest[0] if latest else None,
+                latest[1] if latest else None)
 
 
 def _counts(session: Session, annotator_id: int) -> dict[str, int]:
@@ -378,14 +380,36 @@ def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
 
 
 # ---------------------------------------------------------------------------------- ratings
+UNCHECKED = object()
+
+
+class StaleAnswer(InputError):
+    """An answer given to an item in a state that is no longer the item's state (answered since
+    it was shown — a key press landing after the page moved on, or another tab): refused."""
+
+
 def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
-           engine: Engine | None = None) -> Rating:
+           engine: Engine | None = None, *, shown_revision=UNCHECKED) -> Rating:
     """Store a rating durably (committed on return). The same answer again returns the stored
-    row; a different one is a new revision that supersedes it."""
+    row; a different one is a new revision that supersedes it.
+
+    ``shown_revision`` is what the page showed for this item: ``None`` for an unanswered item,
+    else the revision number of the answer it showed (an item the annotator explicitly went
+    back to). The answer is applied only if the item is still in that state; otherwise it is
+    refused with :class:`StaleAnswer` and counted (event ``stale_answer_refused``) — never
+    applied to another item, never as an unrequested revision. Pages always pass it; the
+    default (unchecked) is for programmatic callers.
+    """
     for attempt in range(3):
         try:
             with write_session(engine) as session:
-                return _submit(session, annotator_id, assignment_id, response, seconds_spent)
+                return _submit(session, annotator_id, assignment_id, response, seconds_spent, shown_revision)
+        except StaleAnswer as exc:
+            with write_session(engine) as session:
+                assignment = session.get(Assignment, assignment_id)
+                log_event(session, "stale_answer_refused", assignment.study_id, annotator_id,
+                          assignment=assignment_id, shown_revision=shown_revision, reason=str(exc))
+            raise
         except IntegrityError:
             if attempt == 2:
                 raise
@@ -393,7 +417,7 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
 
 
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float) -> Rating:
+            seconds_spent: float, shown_revision=UNCHECKED) -> Rating:
     assignment = session.get(Assignment, assignment_id)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
@@ -407,6 +431,9 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
                           .order_by(Rating.revision.desc()).limit(1)).first()
     if latest is not None and latest.response == value:
         return latest
+    if shown_revision is not UNCHECKED and shown_revision != (None if latest is None else latest.revision):
+        raise StaleAnswer("that answer was for an item that has been answered since it was shown "
+                          "(a key press after the page moved on, or another tab); nothing was changed")
     now = utcnow()
     owned = session.exec(update(Assignment)
                          .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)

@@ -149,3 +149,31 @@ def test_paused_study_hands_out_nothing_and_refuses_answers(tmp_path):
         assignment.submit(first, task.assignment_id, 2, 1.0)
     studies.set_status(study, "open")
     assignment.submit(first, task.assignment_id, 2, 1.0)
+
+
+def test_an_answer_applies_only_to_the_item_in_the_state_it_was_shown(tmp_path):
+    """Issue 13: a press from a stale screen (or another tab) is refused and counted, never
+    stored as an unrequested revision."""
+    from studyapp.models import Event
+    study = make_study(tmp_path, n_items=3, raters=1, extra='order = "fixed"\n')
+    (annotator,) = make_annotators(study, 1)
+    first = assignment.next_item(annotator)
+    assert first.response is None and first.revision is None
+    assignment.submit(annotator, first.assignment_id, 2, 1.0, shown_revision=None)
+    # a second press on the first item's (stale) buttons, shown unanswered: refused
+    with pytest.raises(assignment.StaleAnswer):
+        assignment.submit(annotator, first.assignment_id, 3, 0.0, shown_revision=None)
+    # the same answer again is harmless (idempotent double press)
+    assert assignment.submit(annotator, first.assignment_id, 2, 0.0, shown_revision=None).revision == 0
+    # going back explicitly: the page shows revision 0, so a change is applied as revision 1
+    back = assignment.task_at(annotator, first.position)
+    assert (back.response, back.revision) == ("2", 0)
+    assert assignment.submit(annotator, first.assignment_id, 4, 1.0, shown_revision=back.revision).revision == 1
+    # ... and a second tab still showing revision 0 cannot overwrite it
+    with pytest.raises(assignment.StaleAnswer):
+        assignment.submit(annotator, first.assignment_id, 1, 1.0, shown_revision=0)
+    with storage.read_session() as session:
+        stored = [r.response for r in session.exec(select(Rating).order_by(Rating.id))]
+        refused = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
+    assert stored == ["2", "4"] and len(refused) == 2
+    assert assignment.next_item(annotator).assignment_id != first.assignment_id

@@ -17,6 +17,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -61,6 +62,18 @@ def server(tmp_path, monkeypatch):
     """(base URL, study id, invite token) of a running app on a fresh database."""
     study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
     yield from _serve(tmp_path, monkeypatch, study)
+
+
+@pytest.fixture
+def race_server(tmp_path, monkeypatch):
+    """A 16-item study served while two processes burn the CPU (a loaded 2-core server)."""
+    study = make_study(tmp_path, n_items=16, raters=1, extra='order = "fixed"\n')
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        yield from _serve(tmp_path, monkeypatch, study)
+    finally:
+        for b in burners:
+            b.kill()
 
 
 @pytest.fixture
@@ -256,3 +269,34 @@ def test_shoes_own_study_runs_in_the_browser(shoe_server, browser):
     for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
         assert display[part] in shown, part
     assert display["pred_object_gloss"][:40] in shown
+
+
+def test_fast_key_presses_on_a_loaded_server_land_only_on_the_item_on_screen(race_server, browser):
+    """Issue 13 race test: digits pressed 0, 50, 150 and 300 ms after the previous one. Every
+    stored answer must be a first answer (no unrequested revision), the items answered must be
+    the first ones in the fixed order (nothing skipped or applied elsewhere), and presses that
+    reached a control of an item already answered are refused and counted."""
+    from studyapp.models import Event
+    base, study, token = race_server
+    browser.get(f"{base}/?token={token}")
+    button(browser, "Start").click()
+    wait_text(browser, "Item 1 of 16")
+    wait_idle(browser)
+    body = browser.find_element(By.TAG_NAME, "body")
+    delays = [0.0, 0.05, 0.15, 0.3] * 5
+    for k, delay in enumerate(delays):
+        body.send_keys(str(k % 5))
+        time.sleep(delay)
+    wait_idle(browser)
+    time.sleep(2)
+    with storage.read_session() as session:
+        rows = session.exec(select(Rating).order_by(Rating.id)).all()
+        keys = {i.id: i.item_key for i in session.exec(select(Item).where(Item.study_id == study))}
+        refused = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
+    stored = [keys[r.item_id] for r in rows]
+    print(f"\nrace: {len(delays)} presses, {len(stored)} answers stored, {len(refused)} stale presses refused, "
+          f"{sum(r.revision > 0 for r in rows)} revisions")
+    assert all(r.revision == 0 for r in rows), "an answer was stored as an unrequested revision"
+    assert stored == [f"i{k:02d}" for k in range(1, len(stored) + 1)], stored
+    assert 1 <= len(stored) <= len(delays)
+    wait_text(browser, f"Item {len(stored) + 1} of 16")

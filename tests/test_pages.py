@@ -73,7 +73,7 @@ def test_wrong_token_is_refused(study):
 def test_rating_by_button_is_stored_and_the_next_item_shown(study):
     at = started(study)
     assert progress_text(at) == "Item 1 of 3"
-    assert any("`ride.v.02`" in m.value for m in at.markdown)  # i01: ride bicycle vs push bicycle
+    assert any("`ride.v.01`" in m.value for m in at.markdown)  # i01: ride bicycle vs push bicycle
     rating_button(at, 2).click().run()
     assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
     assert progress_text(at) == "Item 2 of 3"

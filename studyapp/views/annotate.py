@@ -134,11 +134,21 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
 
 
-def on_rate(annotator_id: int, assignment_id: int, value: int) -> None:
+STALE = ("That answer was for an item that is no longer on screen (it was answered already, "
+         "perhaps in another tab), so nothing was changed. Here is your current item.")
+
+
+def on_rate(annotator_id: int, assignment_id: int, shown_revision: int | None, value: int) -> None:
+    """Store ``value`` for the item the pressed control belonged to, in the state it was shown
+    in (``shown_revision``); a control left over from an earlier screen is refused server-side."""
     shown = st.session_state.get("shown")
     seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
     try:
-        assignment.submit(annotator_id, assignment_id, value, seconds)
+        assignment.submit(annotator_id, assignment_id, value, seconds, shown_revision=shown_revision)
+    except assignment.StaleAnswer:
+        st.session_state["flash"] = STALE
+        st.session_state["revise_position"] = None
+        return
     except InputError as exc:
         st.session_state["flash"] = str(exc)
         return
@@ -195,15 +205,15 @@ def rate(info: assignment.AnnotatorSession) -> None:
     study_type.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         study_type.response_form(task.fields, task.response, key=f"form-{task.assignment_id}",
-                                 on_submit=on_rate, args=(info.annotator_id, task.assignment_id))
+                                 on_submit=on_rate, args=(info.annotator_id, task.assignment_id, task.revision))
     else:
         current = task.response
         if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
             st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. Keep it or change it.")
-            st.button(f"Keep {inert.text(current)}", key="keep", shortcut="Enter", on_click=on_rate,
-                      args=(info.annotator_id, task.assignment_id, int(current)))
-        rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}", current=current,
-                       on_click=on_rate, args=(info.annotator_id, task.assignment_id))
+            st.button(f"Keep {inert.text(current)}", key=f"keep-{task.assignment_id}", shortcut="Enter",
+                      on_click=on_rate, args=(info.annotator_id, task.assignment_id, task.revision, int(current)))
+        rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}-{task.revision}", current=current,
+                       on_click=on_rate, args=(info.annotator_id, task.assignment_id, task.revision))
     left, right = st.columns(2)
     with left:
         st.button("Back", key="back", shortcut="Backspace", disabled=task.number <= 1,
