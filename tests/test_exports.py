@@ -46,7 +46,7 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     assert list(items.columns[:9]) == ["item_id", "category", "gt_verb", "gt_object", "pred_verb",
                                        "pred_object", "level", "verb_sim", "object_sim"]
     assert items[["item_id", "category", "gt_verb", "pred_verb", "gt_object"]].values.tolist() == [
-        ["i01", 2, "ride.v.02", "push.v.01", "bicycle.n.01"],
+        ["i01", 2, "ride.v.01", "push.v.01", "bicycle.n.01"],
         ["i02", 2, "push.v.01", "hold.v.02", "bicycle.n.01"]]
 
     annotators = pd.read_csv(folder / "annotators.csv")

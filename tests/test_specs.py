@@ -32,7 +32,7 @@ def test_good_spec_loads_with_the_shoe_scale_verbatim(tmp_path):
                                  "very similar with subtle differences", "interchangeable")
     assert spec.scale == SHOE_SCALE
     first = spec.items[0].fields
-    assert (first["gt_verb"], first["pred_verb"], first["gt_object"]) == ("ride.v.02", "push.v.01", "bicycle.n.01")
+    assert (first["gt_verb"], first["pred_verb"], first["gt_object"]) == ("ride.v.01", "push.v.01", "bicycle.n.01")
     assert first["category"] == 2
     assert first["display"]["gt_object_gloss"].startswith("a wheeled vehicle that has two wheels")
 
