@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from metrics.diagnosis import (_unique_pairs, diagnose, interaction_classification,  # noqa: E402
-                               pair_localization)
+                               negative_ranking, pair_localization)
 from metrics.scoring import box_iou, image_pairs  # noqa: E402
 from score_hico_scale import workload  # noqa: E402
 
@@ -70,21 +70,8 @@ def main() -> None:
     role_blind = first_match.copy()
     role_blind[g[swapped]] = True
     ic = interaction_classification(s, d)
-    # the negative ranking of interaction_classification, re-derived for the released formula
-    from metrics.diagnosis import NO_INTERACTION, match_pairs
-    n_pairs = len(first)
-    actual = s.verb_names[s.pred_verb] != NO_INTERACTION
-    best = np.zeros(n_pairs)
-    np.maximum.at(best, pid[actual], s.score[actual])
-    pscore = np.full(n_pairs, -np.inf)
-    np.maximum.at(pscore, pid, s.score)
-    order = np.lexsort((np.arange(n_pairs), s.pred_image[first], -pscore))
-    dpos = np.empty(n_pairs, dtype=np.int64)
-    dpos[order] = np.arange(n_pairs)
-    _, _, matched = match_pairs(s, s.pred_image[first], s.pred_human[first], s.pred_object_box[first],
-                                s.pred_obj[first], dpos)
+    _, _, _, matched, o = negative_ranking(s)
     negative = matched < 0
-    o = np.lexsort((np.arange(n_pairs), -(1.0 - best)))
     released = released_negative_ap(negative[o])
     print(f"workload: {args.images} images, {len(gt)} ground truths, {len(pred)} predictions")
     print(f"1. pair recall: one-to-one (here) {ours['recall']:.4f}  first match (released) "

@@ -916,6 +916,26 @@ def _object_codes(s: Scene, det) -> np.ndarray:
     return per_text[r.pred_code]
 
 
+def negative_ranking(s: Scene):
+    """The distinct predicted pairs of §4.2 matched to ground-truth pairs (§4.1), and their
+    order by negative score 1 − max actual-action score: ``(pair id per triplet, GT pair id per
+    GT triplet, first GT row per GT pair, matched GT pair per pair or −1, order)``."""
+    pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+    n_pairs = len(first)
+    actual = s.verb_names[s.pred_verb] != NO_INTERACTION
+    best = np.zeros(n_pairs)
+    np.maximum.at(best, pid[actual], s.score[actual])
+    pscore = np.full(n_pairs, -np.inf)
+    np.maximum.at(pscore, pid, s.score)
+    img = s.pred_image[first]
+    order = np.lexsort((np.arange(n_pairs), img, -pscore))
+    dpos = np.empty(n_pairs, dtype=np.int64)
+    dpos[order] = np.arange(n_pairs)
+    gpid, gfirst, matched = match_pairs(s, img, s.pred_human[first], s.pred_object_box[first],
+                                        s.pred_obj[first], dpos)
+    return pid, gpid, gfirst, matched, np.lexsort((np.arange(n_pairs), -(1.0 - best)))
+
+
 def interaction_classification(s: Scene, d: Diagnosis | None = None) -> dict:
     """§4.2: AP of recognising incorrectly localized pairs, and interaction mAP over correctly
     localized pairs.
@@ -930,22 +950,9 @@ def interaction_classification(s: Scene, d: Diagnosis | None = None) -> dict:
     ground-truth triplets of matched pairs, averaged over verbs (``interaction_map``); per HOI
     class for the Full / Rare / Non-rare breakdown. Scores are the triplet scores as given.
     """
-    pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
-    n_pairs = len(first)
-    actual = s.verb_names[s.pred_verb] != NO_INTERACTION
-    best = np.zeros(n_pairs)
-    np.maximum.at(best, pid[actual], s.score[actual])
-    pscore = np.full(n_pairs, -np.inf)
-    np.maximum.at(pscore, pid, s.score)
-    img = s.pred_image[first]
-    order = np.lexsort((np.arange(n_pairs), img, -pscore))
-    dpos = np.empty(n_pairs, dtype=np.int64)
-    dpos[order] = np.arange(n_pairs)
-    gpid, gfirst, matched = match_pairs(s, img, s.pred_human[first], s.pred_object_box[first],
-                                        s.pred_obj[first], dpos)
+    pid, gpid, gfirst, matched, o = negative_ranking(s)
+    n_pairs = len(matched)
     negative = matched < 0
-    neg_score = 1.0 - best
-    o = np.lexsort((np.arange(n_pairs), -neg_score))
     n_neg = int(negative.sum())
     neg_ap = float(class_ap(np.zeros(n_pairs, np.int64), negative[o], np.arange(n_pairs),
                             np.array([n_neg]))[0]) if n_neg else None
