@@ -148,12 +148,16 @@ def cmd_invite(args) -> int:
         if args.annotators_of:
             from sqlmodel import select
 
-            from .models import Annotator
+            from .models import Annotator, Rating
             earlier = study_by_slug(session, args.annotators_of).id
-            args.label = list(session.exec(select(Annotator.pseudonym).where(
-                Annotator.study_id == earlier).order_by(Annotator.id))) + args.label
-            if not args.label:
-                raise InputError(f"study {args.annotators_of!r} has no annotators")
+            # only those who rated something there: the with-image pass shows them their pairs
+            raters = list(session.exec(select(Annotator.pseudonym).where(
+                Annotator.study_id == earlier,
+                Annotator.id.in_(select(Rating.annotator_id).where(Rating.study_id == earlier)))
+                .order_by(Annotator.id)))
+            if not raters:
+                raise InputError(f"--annotators-of {args.annotators_of}: nobody has rated anything in that study yet")
+            args.label = raters + args.label
     for inv in invite(study_id, args.n if not args.label else 0, args.label):
         print(f"{inv.pseudonym}\t{inv.link()}")
     return 0

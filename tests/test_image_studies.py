@@ -239,3 +239,32 @@ def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path):
                            "--pred", str(folder / "benchmark.json")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2  # a benchmark is no answer file: refused in one line
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_readme_with_image_demo_commands_work_as_written(tmp_path):
+    """README 'The with-image pass': demo-images, simulate, create, invite --annotators-of.
+    demo-images used to write no_interaction rows that create refused; invite used to invite
+    annotators who had rated nothing in the earlier study."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "demo.sqlite")}
+
+    def run(*args):
+        out = subprocess.run([sys.executable, "-m", "studyapp", *args], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, (args, out.stderr)
+        return out.stdout
+
+    run("create", "studies/demo.toml")
+    run("demo-images")
+    assert "no_interaction" not in (ROOT / ".data" / "demo_images" / "images.csv").read_text()
+    run("simulate", "demo", "--k", "5")
+    created = run("create", "studies/demo_images.toml")
+    raters = created.split("rated by 3 annotators (")[1].split(")")[0].split(", ")
+    invited = [line.split("\t")[0] for line in run("invite", "demo-images", "--annotators-of", "demo").splitlines()]
+    # 5 simulated annotators, 3 raters per item over 50 items: only those who rated are invited
+    assert sorted(invited) == sorted(raters)
