@@ -103,8 +103,9 @@ def join_with_code(slug: str, code: str, pseudonym: str,
         if study is None or not study.access_code_hash or not auth.check_slow_hash(
                 code, study.access_code_hash):
             raise InputError("unknown study or wrong access code")
-        if study.status == "closed":
-            raise InputError("this study is closed")
+        if study.status != "open":
+            raise InputError(f"this study is {study.status}; please come back later"
+                             if study.status == "paused" else "this study is closed")
         taken = session.exec(select(Annotator.id).where(Annotator.study_id == study.id,
                                                         Annotator.pseudonym == pseudonym)).first()
         if taken is not None:
@@ -137,8 +138,14 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                     if auth.is_revoked(found.token_hash):
                         raise InputError("your access to this study has been withdrawn")
                     return found
-                if study.status == "closed":
-                    raise InputError("this study is closed")
+                if study.status != "open":
+                    raise InputError(f"this study is {study.status}; please come back later"
+                                     if study.status == "paused" else "this study is closed")
+                spec = spec_for(study)
+                if not (spec.completion_code or spec.completion_url):
+                    # a study without [prolific] settings is joined by invite or access code only
+                    raise InputError("this study does not take participants from Prolific; "
+                                     "please use the invite link or access code you were given")
                 annotator = Annotator(
                     study_id=study.id, pseudonym=f"prolific-{auth.token_hash(pid)[:10]}",
                     source="prolific", token_hash=auth.token_hash(auth.new_token()),

@@ -190,3 +190,30 @@ def test_console_with_the_generated_password_shows_progress(study):
     assert not at.exception and not at.error
     assert at.title[0].value == "Researcher console"
     assert [m.value for m in at.metric][:2] == ["0 / 3", "0"]
+
+
+def test_prolific_parameters_need_prolific_settings_and_an_open_study(tmp_path):
+    """Issue 13: ?study=X&PROLIFIC_PID=... joined a study without its access code even when the
+    study had no Prolific settings, and while it was paused."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    plain = make_study(tmp_path / "a", n_items=2, raters=1, slug="plain", extra='access_code = "secret"\n')
+    at = open_app(study="plain", PROLIFIC_PID="5f1234")
+    assert "does not take participants from Prolific" in at.error[0].value
+    with_prolific = make_study(tmp_path / "b", n_items=2, raters=1, slug="pro", extra=PROLIFIC)
+    studies.set_status(with_prolific, "paused")
+    at = open_app(study="pro", PROLIFIC_PID="5f1234")
+    assert "paused" in at.error[0].value
+    with storage.read_session() as session:
+        assert session.exec(select(Annotator)).all() == []      # nobody joined
+    studies.set_status(with_prolific, "open")
+    assert not open_app(study="pro", PROLIFIC_PID="5f1234").error
+    assert plain
+
+
+def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
+    home = open_app()
+    assert not any("Test study" in m.value for m in home.markdown) and not home.selectbox
+    join = open_app(study="t")
+    assert join.title[0].value == "Join “Test study”"
+    assert "not valid" in open_app(study="nope").error[0].value
