@@ -206,7 +206,7 @@ def test_annotator_rates_goes_back_reloads_and_continues(server, browser):
     wait_text(browser, "Item 4 of 4")
     wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4"]})
     button(browser, "Back").click()  # revise item 3
-    wait_text(browser, "you gave 4")
+    wait_text(browser, "you gave: 4")
     press(browser, "0")
     wait_text(browser, "Item 4 of 4")
     wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4", "0"]})

@@ -93,7 +93,7 @@ def test_back_and_change_supersedes(study):
     rating_button(at, 2).click().run()
     at.button(key="back").click().run()
     assert progress_text(at) == "Item 1 of 3"
-    assert "you gave 2" in at.info[0].value
+    assert "you gave: 2 — related but easily distinguishable" in at.info[0].value
     assert rating_button(at, 2).proto.type == "primary"
     rating_button(at, 3).click().run()
     first = ratings_by_item(study)["i01"]
@@ -217,3 +217,18 @@ def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
     join = open_app(study="t")
     assert join.title[0].value == "Join “Test study”"
     assert "not valid" in open_app(study="nope").error[0].value
+
+
+def test_the_completion_page_can_go_back_to_revise_the_last_answer(study):
+    """Issue 13: the completion page had no way back; the revision banner speaks plainly."""
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    at.button(key="back-from-end").click().run()
+    assert progress_text(at) == "Item 3 of 3"
+    banner = at.info[0].value
+    assert "you gave: 3 — very similar with subtle differences" in banner and "Pick" not in banner
+    rating_button(at, 0).click().run()
+    assert at.title[0].value == "Thank you!"
+    assert ratings_by_item(study)["i03"][-1][:2] == (1, "0")

@@ -76,6 +76,13 @@ class StudyType(ABC):
         """Further export files (name -> DataFrame, or text) from the standard tables."""
         return {}
 
+    def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
+        """A stored response in the annotator's words (the revision banner)."""
+        try:
+            return f"{value} — {scale.label(int(value))}"
+        except (ValueError, IndexError, KeyError):
+            return str(value)
+
     def parse_response(self, value, scale: Scale) -> str:
         """The stored form of a response, or InputError when it is not valid."""
         try:

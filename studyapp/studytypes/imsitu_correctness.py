@@ -97,6 +97,10 @@ class ImsituCorrectness(StudyType):
         return {"human_accuracy.csv": human_accuracy_table({"human_accuracy": human_accuracy(human)})}
 
     # ----------------------------------------------------------------- answers
+    def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
+        correct = [v.replace("_", " ") for v, m in zip(fields["predictions"], str(value)) if m == "1"]
+        return "marked correct: " + (", ".join(correct) if correct else "none")
+
     def parse_response(self, value, scale: Scale) -> str:
         text = str(value).strip()
         if not 1 <= len(text) <= MAX_K or set(text) - {"0", "1"}:

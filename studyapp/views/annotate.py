@@ -128,6 +128,8 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.code(info.spec.completion_code, language=None)
     if info.spec.completion_url:
         st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
+    st.button("Back to my last answer", key="back-from-end", shortcut="Backspace",
+              on_click=on_back, args=(info.annotator_id, None))
 
 
 STALE = ("That answer was for an item that is no longer on screen (it was answered already, "
@@ -194,10 +196,13 @@ def rate(info: assignment.AnnotatorSession) -> None:
                 text=f"Item {task.number} of {task.total}")
     if "flash" in st.session_state:
         st.error(inert.text(st.session_state.pop("flash")))
-    if task.response is not None:
-        st.info(f"Revising an earlier answer (you gave {inert.text(task.response)}). Pick a rating to keep "
-                "or change it, or continue where you stopped.")
     study_type = get_type(info.study_type)
+    if task.response is not None:
+        given = study_type.describe_response(task.fields, task.response, info.spec.scale)
+        how = ("change your answer and submit it" if study_type.custom_response
+               else "pick a rating to keep or change it")
+        st.info(f"Revising an earlier answer (you gave: {inert.text(given)}). You can {how}, "
+                "or continue where you stopped.")
     study_type.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         study_type.response_form(task.fields, task.response, key=f"form-{task.assignment_id}",
@@ -216,9 +221,14 @@ def rate(info: assignment.AnnotatorSession) -> None:
                   on_click=on_back, args=(info.annotator_id, task.position))
     if task.response is not None:
         with right:
-            st.button("Continue", key="continue", shortcut="Enter", on_click=on_continue)
-    values = info.spec.scale.values
-    st.caption(f"Keys: {min(values)}–{max(values)} rate · Backspace goes back")
+            # Enter submits a custom form, so there Continue has no key (one action per key)
+            st.button("Continue", key="continue", on_click=on_continue,
+                      shortcut=None if study_type.custom_response else "Enter")
+    if study_type.custom_response:  # the form shows its own key hint
+        st.caption("Backspace goes back")
+    else:
+        values = info.spec.scale.values
+        st.caption(f"Keys: {min(values)}–{max(values)} rate · Backspace goes back")
 
 
 def main() -> None:
@@ -226,7 +236,7 @@ def main() -> None:
     if annotator_id is None:
         return
     info = assignment.annotator_session(annotator_id)
-    if info.completed:
+    if info.completed and st.session_state.get("revise_position") is None:
         completion(info)
     elif info.study_status == "paused":
         st.warning("This study is paused. Your answers so far are saved; please come back later.")
