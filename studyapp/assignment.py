@@ -192,7 +192,13 @@ def _counts(session: Session, annotator_id: int) -> dict[str, int]:
     return dict(rows)
 
 
-def _n_main_items(session: Session, study_id: int) -> int:
+def _n_main_items(session: Session, study_id: int, annotator: Annotator | None = None) -> int:
+    """Main items of the study — for ``annotator``, those its study type lets them have (a
+    with-image pass: the pairs they rated before), so progress reads "Item 1 of 2", not of 50."""
+    if annotator is not None:
+        eligible = _eligible_ids(session, annotator, session.get(Study, study_id))
+        if eligible is not None:
+            return len(eligible)
     return session.exec(select(func.count(Item.id)).where(Item.study_id == study_id,
                                                           Item.role == "main")).one()
 
@@ -217,7 +223,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
         raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, annotator.study_id)
     spec = spec_for(study)
-    n_main_items = _n_main_items(session, study.id)
+    n_main_items = _n_main_items(session, study.id, annotator)
     total = planned_total(spec, n_main_items)
     mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
     open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
@@ -366,7 +372,7 @@ def task_before(annotator_id: int, position: int | None,
         if previous is None:
             return None
         return _task(session, previous, planned_total(spec_for(study),
-                                                      _n_main_items(session, study.id)))
+                                                      _n_main_items(session, study.id, annotator)))
 
 
 def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> Task | None:
@@ -377,7 +383,7 @@ def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> T
                                                       Assignment.position == position)).first()
         if found is None:
             return None
-        return _task(session, found, planned_total(spec_for(study), _n_main_items(session, study.id)))
+        return _task(session, found, planned_total(spec_for(study), _n_main_items(session, study.id, annotator)))
 
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:

@@ -268,3 +268,21 @@ def test_readme_with_image_demo_commands_work_as_written(tmp_path):
     invited = [line.split("\t")[0] for line in run("invite", "demo-images", "--annotators-of", "demo").splitlines()]
     # 5 simulated annotators, 3 raters per item over 50 items: only those who rated are invited
     assert sorted(invited) == sorted(raters)
+
+
+def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
+    """Issue 13: the with-image pass said "Item 1 of 50" to an annotator with 2 pairs."""
+    study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
+    ids = {}
+    for inv in studies.invite(study, 0, ["alice", "bob"]):
+        from studyapp.storage import read_session
+        with read_session() as session:
+            ids[inv.pseudonym] = assignment.annotator_by_token(session, inv.token).id
+    task = assignment.next_item(ids["alice"])                 # alice rates one pair only
+    assignment.submit(ids["alice"], task.assignment_id, 2, 1.0)
+    while (task := assignment.next_item(ids["bob"])) is not None:
+        assignment.submit(ids["bob"], task.assignment_id, 3, 1.0)
+    second = studies.create_study(load_spec(image_spec(tmp_path)))
+    people = invite_same(second, ["alice", "bob"])
+    assert assignment.next_item(people["alice"][0]).total == 1
+    assert assignment.next_item(people["bob"][0]).total == 3
