@@ -286,3 +286,16 @@ def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
     people = invite_same(second, ["alice", "bob"])
     assert assignment.next_item(people["alice"][0]).total == 1
     assert assignment.next_item(people["bob"][0]).total == 3
+
+
+def test_linking_to_an_unfinished_study_warns(tmp_path):
+    study = make_study(tmp_path, n_items=3, raters=1, slug="first", extra='order = "fixed"\n')
+    (inv,) = studies.invite(study, 0, ["alice"])
+    from studyapp.storage import read_session
+    with read_session() as session:
+        alice = assignment.annotator_by_token(session, inv.token).id
+    task = assignment.next_item(alice)
+    assignment.submit(alice, task.assignment_id, 2, 1.0)          # 1 of 3 pairs rated
+    spec = load_spec(image_spec(tmp_path))
+    assert len(spec.items) == 1
+    assert "warning: study 'first' is not finished — 2 of its 3 pairs have no rating yet" in spec.source_report

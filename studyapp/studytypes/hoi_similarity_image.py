@@ -148,6 +148,12 @@ class HoiSimilarityImage(HoiSimilarity):
         report = (f"{len(rows)} pairs of study {slug!r} rated by {len(annotators)} annotators "
                   f"({', '.join(annotators)}); images under {root}. Invite them with "
                   f"`python -m studyapp invite <slug> --annotators-of {slug}`.")
+        unrated = len(items) - len(rows)
+        if unrated:
+            # the earlier ratings are frozen into the items now: later ones will not be shown
+            report = (f"warning: study {slug!r} is not finished — {unrated} of its {len(items)} pairs have no "
+                      f"rating yet and are left out; ratings given there from now on will not come "
+                      f"with images.\n" + report)
         return pd.DataFrame(rows), report
 
     def attention_items(self, items, count):
