@@ -82,7 +82,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .hico_eval import MAP_PROTOCOLS, best_overlap_assignment, eleven_point_ap
+from .hico_eval import MAP_PROTOCOLS, best_overlap_assignment, class_ap
 from .scoring import _segments, box_iou, image_pairs, sequential_greedy
 
 NO_INTERACTION = "no_interaction"
@@ -112,49 +112,6 @@ def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -
     i = np.arange(len(o))
     rank[rows[o]] = i - np.maximum.accumulate(np.where(first, i, 0))
     return rank
-
-
-def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray, *,
-             protocol: str = "all-point") -> np.ndarray:
-    """AP per class from per-prediction class, TP flag and rank: all-point interpolated, or
-    11-point as the official evaluation (``protocol="official"``,
-    :func:`metrics.hico_eval.eleven_point_ap`).
-
-    ``pos`` orders the predictions (ascending = descending confidence); ``n_gt[c]`` is the
-    ground-truth count of class c. A class with ``n_gt`` 0 gets AP 1 when it has no
-    prediction and 0 otherwise (see the module docstring). Vectorized over all classes: the
-    precision envelope is a reversed running maximum made to restart at class boundaries.
-
-    >>> class_ap(np.array([0, 0, 0]), np.array([1, 0, 1]), np.arange(3), np.array([2])).round(4).tolist()
-    [0.8333]
-    """
-    n_classes = len(n_gt)
-    cls = np.asarray(cls, dtype=np.int64)
-    n_gt = np.asarray(n_gt, dtype=np.float64)
-    has_pred = np.bincount(cls, minlength=n_classes) > 0 if len(cls) else np.zeros(n_classes, bool)
-    ap = np.where(n_gt > 0, 0.0, np.where(has_pred, 0.0, 1.0))
-    if not len(cls):
-        return ap
-    o = np.lexsort((pos, cls))
-    if protocol == "official":
-        pos_gt = n_gt > 0
-        ap[pos_gt] = eleven_point_ap(cls[o], np.asarray(tp, dtype=bool)[o], n_gt.astype(np.int64))[0][pos_gt]
-        return ap
-    c = cls[o]
-    t = np.asarray(tp, dtype=np.float64)[o]
-    starts, ends = _segments(c)
-    lens = ends - starts
-    seg = np.repeat(np.arange(len(starts)), lens)
-    ctp = np.cumsum(t)
-    ctp -= np.repeat(ctp[starts] - t[starts], lens)
-    k = np.arange(1, len(c) + 1) - np.repeat(starts, lens)
-    prec = ctp / k
-    shifted = prec - 2.0 * seg            # later classes lower: the running max restarts
-    env = np.maximum.accumulate(shifted[::-1])[::-1] + 2.0 * seg
-    gain = np.bincount(c, weights=t * env, minlength=n_classes)
-    pos_gt = n_gt > 0
-    ap[pos_gt] = gain[pos_gt] / n_gt[pos_gt]
-    return ap
 
 
 # ---------------------------------------------------------------------------- prepared input

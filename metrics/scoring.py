@@ -688,10 +688,8 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     min_iou = np.minimum(pairs.iou_h[same], pairs.iou_o[same])
     by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
     ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
-    # all predictions in descending score, grouped stably by class (class −1 first): the
-    # class lists of the AP computation, and the greedy turn order below
+    # all predictions in descending score, grouped stably by class: the greedy turn order below
     by_class = order_desc.take(_stable_by(pred_class.take(order_desc), n_classes))
-    class_start = np.r_[0, np.cumsum(np.bincount(pred_class + 1, minlength=n_classes + 1))]
     # turn of a prediction = its rank by score within its (image, class) block: the
     # predictions with candidates in class lists, grouped stably by image
     has_edge = np.zeros(n_pred, dtype=bool)
@@ -704,16 +702,12 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     rank[ranked] = np.arange(len(ranked)) - np.repeat(block_start, np.diff(np.r_[block_start, len(ranked)]))
     chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class), keys=(min_iou,))
     tp = chosen >= 0
+    from .hico_eval import class_ap   # the one all-point AP (shared with metrics.diagnosis)
     n_gt = np.bincount(gt_class, minlength=n_classes)
-    ap = np.where(n_gt > 0, 0.0, np.nan)
-    # each true positive's rank i in its class's descending-score list; AP sums over them only
-    # (recall moves only there, and the envelope max_{j≥i} P_j is attained at one of them)
-    at = np.flatnonzero(tp.take(by_class))
-    cls = pred_class[by_class[at]]
-    starts, _ = _segments(cls)
-    ctp = (np.arange(len(at)) - np.repeat(starts, np.diff(np.r_[starts, len(at)])) + 1).astype(np.float64)
-    envelope = _segment_suffix_max(ctp / (at - class_start[cls + 1] + 1), starts)
-    _class_sums(ap, cls, starts, _segment_diff(ctp / n_gt[cls], starts) * envelope)
+    rank[order_desc] = np.arange(n_pred)
+    valid = pred_class >= 0
+    ap = class_ap(pred_class[valid], tp[valid], rank[valid], n_gt)
+    ap[n_gt == 0] = np.nan
     return ap, tp
 
 
