@@ -39,3 +39,18 @@ def test_synset_names_are_recognised():
     assert wordnet.is_synset_name("ride.v.01")
     assert not wordnet.is_synset_name("ride")
     assert not wordnet.is_synset_name("ride.v.99")
+
+
+def test_no_version_map_is_built_and_lookups_match_nltks_own_reader():
+    """Issue 16: NLTK 3.10 maps WordNet 3.0 onto itself on every load (map30); skipped here."""
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from metrics import wordnet
+    reader = wordnet.wordnet()
+    assert reader.map30 is None
+    stock = WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(wordnet.data_dir() / "corpora" / "wordnet")), None)
+    for name in ("ride.v.01", "embrace.v.02", "hotdog.n.01", "television.n.01", "call.v.03"):
+        a, b = reader.synset(name), stock.synset(name)
+        assert (a.definition(), a.lemma_names(), [h.name() for h in a.hypernyms()]) == \
+               (b.definition(), b.lemma_names(), [h.name() for h in b.hypernyms()])
+    assert [s.name() for s in reader.synsets("riding", "v")] == [s.name() for s in stock.synsets("riding", "v")]
