@@ -13,11 +13,8 @@ import warnings
 from dataclasses import dataclass
 from itertools import combinations
 
-import krippendorff
 import numpy as np
 import pandas as pd
-from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from .errors import InputError
 
@@ -93,11 +90,13 @@ def pairwise_agreement(matrix: pd.DataFrame, scale_max: float = 4.0) -> pd.DataF
 
 def pairwise_spearman(matrix: pd.DataFrame) -> pd.DataFrame:
     """Annotator × annotator Spearman ρ over shared items (NaN when undefined)."""
+    from scipy import stats
     return _pairwise(matrix, lambda x, y: float(stats.spearmanr(x, y).statistic), min_shared=3)
 
 
 def pairwise_qwk(matrix: pd.DataFrame, scale=SCALE) -> pd.DataFrame:
     """Annotator × annotator quadratic weighted kappa (k = len(scale) levels) over shared items."""
+    from sklearn.metrics import cohen_kappa_score
     labels = list(scale)
     return _pairwise(matrix, lambda x, y: float(cohen_kappa_score(x, y, labels=labels, weights="quadratic")),
                      min_shared=2)
@@ -134,6 +133,7 @@ def krippendorff_alpha(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE
     based ordinal metric, and ``level="interval"`` reproduces the formula printed in the paper
     (alpha is invariant to the 1/(k − 1)² factor).
     """
+    import krippendorff
     if level not in LEVELS:
         raise InputError(f"unknown level {level!r} (choose {', '.join(LEVELS)})")
     return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),

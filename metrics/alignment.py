@@ -22,7 +22,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import wordnet
 from .agreement import eq13_agreement
@@ -40,6 +39,7 @@ def fisher_interval(rho: float, n: int, confidence: float = 0.95) -> tuple[float
     >>> [round(x, 3) for x in fisher_interval(0.799, 500)]
     [0.765, 0.829]
     """
+    from scipy import stats
     if n <= 3 or not np.isfinite(rho):
         return (float("nan"), float("nan"))
     z = math.atanh(min(max(rho, -0.999999999), 0.999999999))
@@ -49,6 +49,7 @@ def fisher_interval(rho: float, n: int, confidence: float = 0.95) -> tuple[float
 
 def permutation_pvalue(x, y, n_resamples: int = 10_000, seed: int = 0) -> float:
     """Two-sided permutation p-value of Spearman ρ (``scipy.stats.permutation_test``)."""
+    from scipy import stats
     rx = stats.rankdata(x)
     ry = stats.rankdata(y)
 
@@ -106,6 +107,7 @@ def metric_columns(items: pd.DataFrame) -> list[str]:
 def align(metric, human, n_resamples: int = 10_000, seed: int = 0) -> dict:
     """Agreement (Eq. 13), Spearman ρ, Fisher interval and permutation p of one metric (0–4)
     against the mean human rating (0–4)."""
+    from scipy import stats
     metric = np.asarray(metric, float)
     human = np.asarray(human, float)
     ok = np.isfinite(metric) & np.isfinite(human)

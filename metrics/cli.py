@@ -39,20 +39,29 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported to add its arguments (all of them when
+    ``command`` is ``"*"``), so ``--help`` and each command start without the others' imports."""
     parser = argparse.ArgumentParser(
         prog="python -m metrics",
         description="Semantic evaluation of human-object interaction detectors (SHOE and friends).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, module) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        importlib.import_module(module).add_arguments(cmd)
-        cmd.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+        if command in (name, "*"):
+            importlib.import_module(module).add_arguments(cmd)
+            cmd.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
     return parser
 
 
+def _command_of(argv: list[str]) -> str | None:
+    """The command named on the command line (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -26,7 +26,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .errors import InputError
 
@@ -46,6 +45,7 @@ def _wilson(p: float, n: int) -> list[float]:
 
 
 def _mean_ci(values: np.ndarray) -> tuple[float | None, list[float] | None]:
+    from scipy import stats
     if len(values) == 0:
         return None, None
     mean = float(values.mean())

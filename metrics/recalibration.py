@@ -36,9 +36,6 @@ from datetime import date
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from sklearn.isotonic import IsotonicRegression
-from sklearn.model_selection import KFold
 
 from .agreement import eq13_agreement
 from .errors import InputError
@@ -131,6 +128,7 @@ class Calibration:
 
 def fit_calibration(ev: Evidence, prior_strength: float = 5.0) -> Calibration:
     """Isotonic map old → implied (weighted) and shrunk values for the rated pairs."""
+    from sklearn.isotonic import IsotonicRegression
     if prior_strength < 0:
         raise InputError("prior strength must be ≥ 0")
     if len(ev.old) < 2 or np.ptp(ev.old) == 0:
@@ -173,6 +171,7 @@ def _scores(items_syn, v_old, o_old, cal_v: Calibration, cal_o: Calibration, w: 
 
 
 def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
+    from scipy import stats
     rho = stats.spearmanr(pred, human).statistic if np.ptp(pred) > 0 and np.ptp(human) > 0 else float("nan")
     return {"agreement": float(eq13_agreement(pred, human).mean()), "spearman": float(rho)}
 
@@ -186,6 +185,7 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     (held-out agreement / Spearman pooled over folds), ``folds`` (per-fold figures),
     ``method``, ``parameters``, ``n_items``, ``n_ratings``, ``calibration_curves``.
     """
+    from sklearn.model_selection import KFold
     for column in ("human_mean", "n_ratings"):
         if column not in rated_items.columns:
             raise InputError(f"recalibration needs rated items (column {column!r})")

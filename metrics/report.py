@@ -11,23 +11,18 @@ import base64
 import html
 import io
 import json
+from functools import lru_cache
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from .agreement import AgreementReport
 
-from .agreement import AgreementReport  # noqa: E402
-
-plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-                     "figure.dpi": 150, "savefig.bbox": "tight"})
 
 
 def _heatmap(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
-    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    fig, ax = pyplot().subplots(figsize=(3.6, 3.0))
     im = ax.imshow(table.to_numpy(float), vmin=vmin, vmax=vmax, cmap="viridis")
     ax.set_xticks(range(len(table.columns)), table.columns, rotation=45, ha="right")
     ax.set_yticks(range(len(table.index)), table.index)
@@ -41,7 +36,7 @@ def _heatmap(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
 
 
 def _distributions(dist: pd.DataFrame):
-    fig, ax = plt.subplots(figsize=(5.0, 2.8))
+    fig, ax = pyplot().subplots(figsize=(5.0, 2.8))
     scores = list(dist.columns)
     width = 0.8 / max(len(dist.index), 1)
     for k, (name, row) in enumerate(dist.iterrows()):
@@ -56,7 +51,7 @@ def _distributions(dist: pd.DataFrame):
 
 def _votes(votes: pd.DataFrame):
     majors = sorted(votes["majority"].unique())
-    fig, axes = plt.subplots(1, len(majors), figsize=(2.0 * len(majors), 2.4), sharey=True)
+    fig, axes = pyplot().subplots(1, len(majors), figsize=(2.0 * len(majors), 2.4), sharey=True)
     for ax, maj in zip(np.atleast_1d(axes), majors):
         sel = votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count")
         sel.plot.bar(ax=ax, legend=False, width=0.8, rot=0)
@@ -69,7 +64,7 @@ def _votes(votes: pd.DataFrame):
 
 
 def _mae_curves(tuning: dict):
-    fig, ax = plt.subplots(figsize=(4.2, 2.8))
+    fig, ax = pyplot().subplots(figsize=(4.2, 2.8))
     w = np.asarray(tuning["curve"]["w"])
     for key, values in tuning["curve"].items():
         if key == "w":
@@ -86,7 +81,7 @@ def _mae_curves(tuning: dict):
 
 
 def _calibration(recal: dict):
-    fig, ax = plt.subplots(figsize=(3.4, 3.0))
+    fig, ax = pyplot().subplots(figsize=(3.4, 3.0))
     x = np.asarray(recal["calibration_curves"]["x"])
     ax.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls="--", label="identity")
     for role in ("verb", "object"):
@@ -102,7 +97,7 @@ def _calibration(recal: dict):
 
 
 def _image_update(result: dict):
-    fig, ax = plt.subplots(figsize=(4.2, 2.6))
+    fig, ax = pyplot().subplots(figsize=(4.2, 2.6))
     groups = [("all", result)] + [(f"cat {c}", r) for c, r in result.get("by_category", {}).items()]
     x = np.arange(len(groups))
     shares = [100 * r["share_updated"] for _, r in groups]
@@ -118,7 +113,7 @@ def _image_update(result: dict):
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
-    plt.close(fig)
+    pyplot().close(fig)
     return buf.getvalue()
 
 
@@ -226,3 +221,15 @@ img{{max-width:48%;margin:4px;vertical-align:top}}</style></head>
 <body><h1>{html.escape(title)}</h1>{body}</body></html>"""
     path.write_text(page)
     return path
+
+
+@lru_cache(maxsize=1)
+def pyplot():
+    """matplotlib's pyplot on the Agg backend with the reports' style, imported on first use
+    (importing it costs ~0.3 s, which ``--help`` and plain scoring should not pay)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+                         "figure.dpi": 150, "savefig.bbox": "tight"})
+    return plt

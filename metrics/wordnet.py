@@ -16,9 +16,6 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-import nltk
-from nltk.corpus.reader.wordnet import WordNetCorpusReader
-
 from .errors import InputError
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".data" / "nltk_data"
@@ -30,25 +27,35 @@ def data_dir() -> Path:
     return Path(os.environ.get("HOI_NLTK_DATA", DEFAULT_DATA))
 
 
-class WordNet30Reader(WordNetCorpusReader):
-    """NLTK's reader without the version map it builds on every load.
+@lru_cache(maxsize=1)
+def _reader_class():
+    """NLTK's reader without the version map it builds on every load (nltk imported here, on
+    first use: importing it costs about a second)."""
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    NLTK 3.10's ``WordNetCorpusReader.__init__`` sets ``self.map30 = self.map_wn()``, which
-    compares the loaded version ("3.0") with the name "wordnet" and, finding them different,
-    maps every synset of WordNet 3.0 onto the loaded data by lemma and gloss — about three
-    quarters of the load time. The map only serves the Open Multilingual Wordnet (never loaded
-    here) and is the identity for WordNet 3.0 data, so it is skipped.
-    """
+    class WordNet30Reader(WordNetCorpusReader):
+        """NLTK's reader without the version map it builds on every load.
 
-    def map_wn(self, version="wordnet"):
-        if version == "wordnet" and self.get_version() == "3.0":
-            return None
-        return super().map_wn(version)
+        NLTK 3.10's ``WordNetCorpusReader.__init__`` sets ``self.map30 = self.map_wn()``,
+        which compares the loaded version ("3.0") with the name "wordnet" and, finding them
+        different, maps every synset of WordNet 3.0 onto the loaded data by lemma and gloss —
+        most of the load time. The map only serves the Open Multilingual Wordnet (never
+        loaded here) and is the identity for WordNet 3.0 data, so it is skipped.
+        """
+
+        def map_wn(self, version="wordnet"):
+            if version == "wordnet" and self.get_version() == "3.0":
+                return None
+            return super().map_wn(version)
+
+    return WordNet30Reader
 
 
 @lru_cache(maxsize=1)
-def wordnet() -> WordNetCorpusReader:
-    """The WordNet 3.0 reader (loaded once)."""
+def wordnet():
+    """The WordNet 3.0 reader (an NLTK ``WordNetCorpusReader``, loaded once)."""
+    import nltk
+
     root = data_dir()
     corpus = root / "corpora" / "wordnet"
     if not (corpus / "data.noun").exists():
@@ -58,7 +65,7 @@ def wordnet() -> WordNetCorpusReader:
         nltk.data.path.insert(0, str(root))
     with warnings.catch_warnings():  # no Open Multilingual Wordnet: English only
         warnings.simplefilter("ignore", UserWarning)
-        reader = WordNet30Reader(nltk.data.FileSystemPathPointer(str(corpus)), None)
+        reader = _reader_class()(nltk.data.FileSystemPathPointer(str(corpus)), None)
     if reader.get_version() != "3.0":
         raise InputError(f"{corpus} holds WordNet {reader.get_version()}, expected 3.0")
     return reader

@@ -49,3 +49,17 @@ def test_bad_matrix_file_gives_one_line_error(tmp_path, content):
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and str(bad) in res.stderr
+
+
+def test_import_and_help_pull_in_no_heavy_library():
+    """Issue 16: `import metrics` and `python -m metrics --help` load no nltk, scikit-learn or
+    matplotlib (each costs a second or so of start-up) until a function needs them."""
+    import subprocess
+    import sys
+    code = ("import sys, metrics, metrics.cli as c\n"
+            "try:\n    c.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('nltk', 'sklearn', 'matplotlib', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=__import__("conftest").ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
