@@ -17,6 +17,10 @@ resumes where the annotator stopped):
   annotator's own items come back at the end (phase ``retest``).
 - Ratings are appended: a changed answer is a new revision superseding the previous one; the
   same answer again (a double submit) returns the stored row.
+- An answer names the assignment that was on screen. It is applied only to the annotator's
+  current item (the first unanswered one) or, with ``revise=True``, to an item they went back
+  to; anything else (a key press reaching an item already answered, e.g. in another tab) is
+  refused with ``StaleAnswer`` and counted as a ``stale_answer_refused`` event.
 """
 
 from __future__ import annotations
@@ -378,22 +382,42 @@ def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
 
 
 # ---------------------------------------------------------------------------------- ratings
+class StaleAnswer(InputError):
+    """An answer for an item that is neither the current one nor one the annotator went back to."""
+
+
 def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
-           engine: Engine | None = None) -> Rating:
+           engine: Engine | None = None, *, revise: bool = False) -> Rating:
     """Store a rating durably (committed on return). The same answer again returns the stored
-    row; a different one is a new revision that supersedes it."""
+    row; a different one is a new revision that supersedes it, allowed only with ``revise``
+    (the annotator went back to the item). An answer to an item that is not the annotator's
+    current one is refused (``StaleAnswer``) and logged."""
     for attempt in range(3):
         try:
             with write_session(engine) as session:
-                return _submit(session, annotator_id, assignment_id, response, seconds_spent)
+                return _submit(session, annotator_id, assignment_id, response, seconds_spent,
+                               revise)
+        except StaleAnswer as exc:
+            with write_session(engine) as session:
+                study_id = session.exec(select(Annotator.study_id)
+                                        .where(Annotator.id == annotator_id)).one()
+                log_event(session, "stale_answer_refused", study_id, annotator_id,
+                          assignment=assignment_id, response=str(response), reason=str(exc))
+            raise
         except IntegrityError:
             if attempt == 2:
                 raise
     raise AssertionError("unreachable")
 
 
+def _current_assignment(session: Session, annotator_id: int) -> int | None:
+    return session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
+                                                    Assignment.answered_at.is_(None))
+                        .order_by(Assignment.position).limit(1)).first()
+
+
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float) -> Rating:
+            seconds_spent: float, revise: bool) -> Rating:
     assignment = session.get(Assignment, assignment_id)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
@@ -407,6 +431,12 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
                           .order_by(Rating.revision.desc()).limit(1)).first()
     if latest is not None and latest.response == value:
         return latest
+    if latest is not None and not revise:
+        raise StaleAnswer("this item was already answered (perhaps in another tab); "
+                          "your key press was not applied to it")
+    if latest is None and assignment.answered_at is None \
+            and _current_assignment(session, annotator_id) != assignment_id:
+        raise StaleAnswer("this item is not the one you are at; your answer was not stored")
     now = utcnow()
     owned = session.exec(update(Assignment)
                          .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)
