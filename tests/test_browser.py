@@ -10,8 +10,11 @@ downloads an export. On failure, screenshots and page sources go to ``test-artif
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
+import random
+import sys
 import os
 import shutil
 import socket
@@ -25,7 +28,7 @@ from sqlmodel import select
 
 from conftest import ROOT
 from studyapp import cli, storage, studies
-from studyapp.models import Item, Rating
+from studyapp.models import Event, Item, Rating
 from studyhelpers import make_study
 
 pytestmark = pytest.mark.slow
@@ -55,11 +58,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    """(base URL, study id, invite token) of a running app on a fresh database."""
-    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
-    (invite,) = studies.invite(study, 1)
+@contextlib.contextmanager
+def running_app(tmp_path):
+    """The app on a free port over the database of the test; yields its base URL."""
     storage.dispose_all()
     port = free_port()
     env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
@@ -81,14 +82,25 @@ def server(tmp_path, monkeypatch):
             proc.kill()
             raise RuntimeError(f"the app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
         time.sleep(0.25)
-    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
-    yield base, study, invite.token
-    proc.terminate()
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """(base URL, study id, invite token) of a running app on a fresh database."""
+    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
+    with running_app(tmp_path) as base:
+        yield base, study, invite.token
 
 
 @pytest.fixture
@@ -222,3 +234,62 @@ def test_console_sign_in_and_export_download(server, browser):
     rows = list(csv.DictReader(io.StringIO(target.read_text())))
     assert [(r["item_id"], r["annotator"], r["rating"]) for r in rows] == [("i01", "alice", "3"),
                                                                           ("i02", "alice", "1")]
+
+
+PRESS_LOG = """
+window.__presses = [];
+window.addEventListener('keydown', (e) => {
+  const bar = document.querySelector('.answer-bar');
+  window.__presses.push({key: e.key, item: bar ? Number(bar.dataset.item) : null,
+                         state: bar ? bar.dataset.state : null, t: performance.now()});
+}, true);
+"""
+
+
+def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
+    """Digits pressed 0, 50, 150 and 300 ms after the previous one while a process keeps a core
+    busy. A press counts for the item whose answer bar was on screen and ready when it happened
+    (logged in the page, before the bar sees the key); every stored answer must be the first such
+    press for its item, with no revision, and a press on a bar already saving stores nothing."""
+    study = make_study(tmp_path, n_items=60, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with running_app(tmp_path) as base:
+            browser.get(f"{base}/?token={invite.token}")
+            button(browser, "Start").click()
+            wait_text(browser, "Item 1 of 60")
+            wait_idle(browser)
+            browser.execute_script(PRESS_LOG)
+            body = browser.find_element(By.TAG_NAME, "body")
+            rng = random.Random(13)
+            gaps = [0.0, 0.05, 0.15, 0.3] * 12
+            for gap in gaps:
+                time.sleep(gap)
+                body.send_keys(str(rng.randrange(5)))
+            wait_idle(browser)
+            presses = browser.execute_script("return window.__presses")
+    finally:
+        burner.kill()
+        burner.wait()
+    ready = {}
+    for p in presses:  # the first press on each item's ready bar is its answer
+        if p["state"] == "ready":
+            ready.setdefault(p["item"], p["key"])
+    deadline = time.monotonic() + WAIT_S
+    while True:  # the last answer may still be on its way
+        with storage.read_session() as session:
+            stored = [(r.assignment_id, r.revision, r.response) for r in session.exec(
+                select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
+            refused = len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all())
+        if len(stored) >= len(ready) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    misapplied = [(a, v) for a, _, v in stored if ready.get(a) != v]
+    print(f"\nrace: {len(presses)} presses, {len(stored)} stored answers, {len(misapplied)} "
+          f"misapplied, {refused} refused stale presses, "
+          f"{sum(p['state'] == 'saving' for p in presses)} presses on a saving bar")
+    assert len(presses) == len(gaps)
+    assert not misapplied, misapplied
+    assert all(revision == 0 for _, revision, _ in stored), stored
+    assert len({a for a, _, _ in stored}) == len(stored) == len(ready)  # each ready press stored once
