@@ -192,6 +192,13 @@ def _n_main_items(session: Session, study_id: int) -> int:
                                                           Item.role == "main")).one()
 
 
+def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
+    """How many main items this annotator may get (the type may restrict them, e.g. a
+    with-image pass to the pairs the annotator rated before)."""
+    eligible = _eligible_ids(session, annotator, study)
+    return _n_main_items(session, study.id) if eligible is None else len(eligible)
+
+
 def next_item(annotator_id: int, engine: Engine | None = None,
               now: datetime | None = None) -> Task | None:
     """The annotator's first unanswered item, claiming a new one when needed; None when the
@@ -212,7 +219,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
         raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, annotator.study_id)
     spec = spec_for(study)
-    n_main_items = _n_main_items(session, study.id)
+    n_main_items = _n_items_for(session, annotator, study)
     total = planned_total(spec, n_main_items)
     mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
     open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
@@ -361,7 +368,7 @@ def task_before(annotator_id: int, position: int | None,
         if previous is None:
             return None
         return _task(session, previous, planned_total(spec_for(study),
-                                                      _n_main_items(session, study.id)))
+                                                      _n_items_for(session, annotator, study)))
 
 
 def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> Task | None:
@@ -372,7 +379,8 @@ def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> T
                                                       Assignment.position == position)).first()
         if found is None:
             return None
-        return _task(session, found, planned_total(spec_for(study), _n_main_items(session, study.id)))
+        return _task(session, found, planned_total(spec_for(study),
+                                                   _n_items_for(session, annotator, study)))
 
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:

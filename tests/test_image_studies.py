@@ -16,6 +16,7 @@ from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.exports import export_study, study_tables
 from studyapp.specs import load_spec
 from studyhelpers import make_study
+from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")
 
@@ -101,7 +102,10 @@ def test_the_annotator_page_shows_the_image_and_a_missing_image_notice(tmp_path)
     assert not at.exception
     assert len(at.get("image")) == 1 and not at.warning
     assert "Your earlier rating (without the image): **2**" in at.info[0].value
-    at.button(key="keep").click().run()  # keep: the same rating stored again with the image
+    assert at.get("progress")[0].proto.text.startswith("Item 1 of 3 ")  # alice's 3 pairs
+    assert answer_bar(at)["current"] == "2"  # preselected: Enter keeps it
+    press(at, "answer", 2)  # keep: the same rating stored again with the image
+    assert at.get("progress")[0].proto.text.startswith("Item 2 of 3 ")
     (tmp_path / "imgs" / "classes" / "push__bicycle.png").unlink()
     at.run()
     assert "is not available" in at.warning[0].value and not at.exception

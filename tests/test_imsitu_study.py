@@ -117,7 +117,7 @@ def test_annotator_marks_predictions_end_to_end(tmp_path):
             toggle(at, rank).click().run()
     assert toggle(at, 1).label.endswith("✓ correct") == (want[0] == "1")
     submit(at).click().run()
-    assert at.get("progress")[0].proto.text == "Item 2 of 6"
+    assert at.get("progress")[0].proto.text == "Item 2 of 6 · 5 left"
     at.button(key="back").click().run()  # revise: the stored marks come back
     assert [b.label.endswith("✓ correct") for b in at.button if b.label[0].isdigit()] == [c == "1" for c in want]
     toggle(at, 3).click().run()

@@ -1,12 +1,15 @@
 """The Streamlit pages, headless with AppTest: annotator flow and researcher console."""
 
+import json
+import uuid
+
 import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from studyapp import auth, storage, studies
-from studyapp.models import Annotator, Item, Rating
+from studyapp.models import Annotator, Event, Item, Rating
 from studyhelpers import make_study
 
 APP = str(ROOT / "studyapp" / "app.py")
@@ -25,9 +28,45 @@ def open_app(**params) -> AppTest:
     return at.run()
 
 
-def rating_button(at: AppTest, value: int):
-    (button,) = [b for b in at.button if b.label.startswith(f"{value} — ")]
-    return button
+def answer_bar(at: AppTest) -> dict:
+    """The data the answer bar of the page was mounted with (item id, values, current, ...)."""
+    (bar,) = at.get("bidi_component")
+    return json.loads(bar.proto.json)
+
+
+def press(at: AppTest, kind: str = "answer", value=None, item_id: int | None = None) -> AppTest:
+    """What the answer bar sends when a key is pressed or one of its buttons clicked:
+    ``{item_id, kind, value, nonce}`` as the component's trigger (``item_id``: the one shown)."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    (bar,) = at.get("bidi_component")
+    shown = json.loads(bar.proto.json)["item_id"]
+    action = {"item_id": shown if item_id is None else item_id, "kind": kind, "value": value,
+              "nonce": uuid.uuid4().hex}
+    states = WidgetStates()
+    state = states.widgets.add()
+    state.id = _make_trigger_id(bar.proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": "action", "value": action}])
+    return at._run(states)
+
+
+class _Rating:
+    """A rating "button" of the answer bar: ``rating_button(at, 2).click().run()``."""
+
+    def __init__(self, at: AppTest, value: int):
+        self.at, self.value = at, value
+        assert value in answer_bar(at)["values"]
+
+    def click(self):
+        return self
+
+    def run(self) -> AppTest:
+        return press(self.at, "answer", self.value)
+
+
+def rating_button(at: AppTest, value: int) -> _Rating:
+    return _Rating(at, value)
 
 
 def ratings_by_item(study_id):
@@ -50,8 +89,10 @@ def started(study_id) -> AppTest:
     return at
 
 
-def progress_text(at):
-    return at.get("progress")[0].proto.text
+def progress_text(at, with_left: bool = False):
+    """"Item 2 of 3" (and " · 2 left" with ``with_left``)."""
+    text = at.get("progress")[0].proto.text
+    return text if with_left else text.split(" · ")[0]
 
 
 def test_invite_link_opens_the_instructions(study):
@@ -82,19 +123,36 @@ def test_rating_by_button_is_stored_and_the_next_item_shown(study):
 
 def test_rating_by_shortcut_is_stored(study):
     at = started(study)
-    shortcuts = {b.label[0]: b.proto.shortcut for b in at.button if " — " in b.label}
-    assert shortcuts == {str(v): str(v) for v in range(5)}
-    rating_button(at, 4).click().run()  # what pressing the key "4" triggers
+    bar = answer_bar(at)
+    assert (bar["values"], bar["current"], bar["revising"]) == ([0, 1, 2, 3, 4], None, False)
+    assert progress_text(at, with_left=True) == "Item 1 of 3 · 3 left"
+    rating_button(at, 4).click().run()  # what the bar sends for the key "4"
     assert ratings_by_item(study) == {"i01": [(0, "4", None)]}
+    assert progress_text(at, with_left=True) == "Item 2 of 3 · 2 left"
+
+
+def test_a_press_for_an_item_no_longer_on_screen_is_refused(study):
+    """The old item's answer arriving after the next item is shown (a late key press, or an
+    out-of-date tab) is refused, said so, and never stored as a revision."""
+    at = started(study)
+    first = answer_bar(at)["item_id"]
+    rating_button(at, 2).click().run()
+    press(at, "answer", 4, item_id=first)
+    assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
+    assert "already answered" in at.error[0].value
+    assert progress_text(at) == "Item 2 of 3"
+    with storage.read_session() as session:
+        (refused,) = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
+    assert json.loads(refused.detail)["assignment"] == first
 
 
 def test_back_and_change_supersedes(study):
     at = started(study)
     rating_button(at, 2).click().run()
-    at.button(key="back").click().run()
+    press(at, "back")
     assert progress_text(at) == "Item 1 of 3"
-    assert "you gave 2" in at.info[0].value
-    assert rating_button(at, 2).proto.type == "primary"
+    assert "you gave 2 — related but easily distinguishable" in at.info[0].value
+    assert (answer_bar(at)["current"], answer_bar(at)["revising"]) == ("2", True)
     rating_button(at, 3).click().run()
     first = ratings_by_item(study)["i01"]
     assert [(rev, resp) for rev, resp, _ in first] == [(0, "2"), (1, "3")]

@@ -57,6 +57,7 @@ export default function (component) {
     if (keys.has(event.key)) send("answer", keys.get(event.key));
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (event.key === "Enter" && data.revising) send("continue", null);
+    else if (event.key === "Enter" && data.current !== null) send("answer", data.current);
     else return;
     event.preventDefault();
   };

@@ -233,18 +233,18 @@ def rate(info: assignment.AnnotatorSession) -> None:
                                  args=(info.annotator_id, task.assignment_id, revising))
         left, right = st.columns(2)
         with left:
-            st.button("Back", key=f"back-{task.assignment_id}", shortcut="Backspace",
+            st.button("Back", key="back", shortcut="Backspace",
                       disabled=task.number <= 1, on_click=on_back,
                       args=(info.annotator_id, task.position))
         if revising:
             with right:
-                st.button("Continue where I stopped", key=f"continue-{task.assignment_id}",
+                st.button("Continue where I stopped", key="continue",
                           on_click=on_continue)
         return
     current = task.response
     if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
         st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. "
-                "Press its key or click it to keep it, or choose another.")
+                "Press Enter (or its key) to keep it, or choose another.")
     key = f"bar-{task.assignment_id}"
     st.session_state["runs"] = st.session_state.get("runs", 0) + 1
     scale = info.spec.scale
