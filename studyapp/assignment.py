@@ -140,8 +140,13 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                     if auth.is_revoked(found.token_hash):
                         raise InputError("your access to this study has been withdrawn")
                     return found
-                if study.status == "closed":
-                    raise InputError("this study is closed")
+                if study.status != "open":
+                    raise InputError(f"this study is {study.status}; please come back later"
+                                     if study.status == "paused" else "this study is closed")
+                spec = spec_for(study)
+                if not (spec.completion_code or spec.completion_url):
+                    raise InputError("this study does not take Prolific participants; open the "
+                                     "invite link you were given")
                 annotator = Annotator(
                     study_id=study.id, pseudonym=f"prolific-{auth.token_hash(pid)[:10]}",
                     source="prolific", token_hash=auth.token_hash(auth.new_token()),

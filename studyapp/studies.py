@@ -194,12 +194,12 @@ def _median(values: list[float] | None) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
 
-def joinable_studies(engine: Engine | None = None) -> list[tuple[str, str]]:
-    """(slug, title) of open studies that accept an access code."""
+def joinable_title(slug: str, engine: Engine | None = None) -> str | None:
+    """The title of an open study that accepts an access code, else None."""
     with read_session(engine) as session:
-        rows = session.exec(select(Study.slug, Study.title).where(
-            Study.status == "open", Study.access_code_hash.is_not(None)).order_by(Study.id)).all()
-    return [tuple(r) for r in rows]
+        return session.exec(select(Study.title).where(
+            Study.slug == slug, Study.status == "open",
+            Study.access_code_hash.is_not(None))).first()
 
 
 def study_items(study_id: int, engine: Engine | None = None) -> list[tuple[str, str, dict]]:

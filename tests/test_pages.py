@@ -220,6 +220,31 @@ def test_paused_study_says_so(study):
     assert "paused" in at.warning[0].value and not at.button
 
 
+def test_prolific_link_needs_a_prolific_study_that_is_open(tmp_path):
+    no_prolific = make_study(tmp_path, n_items=2, raters=1, extra='access_code = "secret"\n')
+    at = open_app(study="t", PROLIFIC_PID="P1")  # no [prolific]: the access code is needed
+    assert "does not take Prolific participants" in at.error[0].value and not at.button
+    studies.set_status(no_prolific, "paused")
+    (tmp_path / "p").mkdir()
+    paused = make_study(tmp_path / "p", n_items=2, raters=1, slug="p", extra=PROLIFIC)
+    studies.set_status(paused, "paused")
+    at = open_app(study="p", PROLIFIC_PID="P2")
+    assert "paused" in at.error[0].value and not at.button
+    with storage.read_session() as session:
+        assert session.exec(select(Annotator)).all() == []  # nobody joined
+
+
+def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
+    at = open_app()
+    assert not at.exception and not at.selectbox and not at.text_input
+    assert not any("Test study" in e.value for e in (*at.markdown, *at.title, *at.info))
+    at = open_app(study="t")
+    assert at.title[0].value == "Join “Test study”"
+    studies.set_status(study, "paused")
+    at = open_app(study="t")
+    assert "not open for joining" in at.error[0].value and not at.text_input
+
+
 def console(at_password=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page("views/console.py").run()

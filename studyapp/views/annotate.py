@@ -30,16 +30,7 @@ def landing() -> None:
     summary = platform_summary()
     st.title(summary["project"])
     st.caption("Human studies behind the semantic evaluation of human–object interaction detectors.")
-    st.info("Annotators: open the invite link you were given. With an access code, join below.")
-    joinable = studies.joinable_studies()
-    if joinable:
-        with st.form("join"):
-            titles = dict(joinable)
-            slug = st.selectbox("Study", list(titles), format_func=titles.get)
-            code = st.text_input("Access code", type="password")
-            pseudonym = st.text_input("Choose a pseudonym (no real name needed)")
-            if st.form_submit_button("Join"):
-                join_with_code(slug, code, pseudonym)
+    st.info("Annotators: open the invite link you were given (it names your study).")
     overview(summary)
 
 
@@ -69,7 +60,12 @@ def join_with_code(slug: str, code: str, pseudonym: str) -> None:
 
 
 def code_form(slug: str) -> None:
-    st.title("Join the study")
+    title = studies.joinable_title(slug)
+    if title is None:
+        st.error("This study link is not valid, or the study is not open for joining. "
+                 "Please check the link you were given.")
+        return
+    st.title(f"Join “{inert.text(title)}”")
     with st.form("join"):
         code = st.text_input("Access code", type="password")
         pseudonym = st.text_input("Choose a pseudonym (no real name needed)")
