@@ -213,6 +213,18 @@ def test_prolific_parameters_are_recorded_and_the_completion_code_shown(study):
         "5f1234", "st-9", "se-7")
 
 
+def test_the_completion_page_goes_back_to_revise_the_last_answer(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    at.button(key="back-from-end").click().run()
+    assert progress_text(at) == "Item 3 of 3" and "you gave 3" in at.info[0].value
+    press(at, "answer", 0)
+    assert at.title[0].value == "Thank you!"
+    assert [(rev, resp) for rev, resp, _ in ratings_by_item(study)["i03"]] == [(0, "3"), (1, "0")]
+
+
 def test_paused_study_says_so(study):
     (invite,) = studies.invite(study, 1)
     studies.set_status(study, "paused")

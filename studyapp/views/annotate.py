@@ -130,6 +130,9 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.code(info.spec.completion_code, language=None)
     if info.spec.completion_url:
         st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
+    if info.study_status == "open":
+        st.button("Back to my last answer", key="back-from-end", on_click=on_back,
+                  args=(info.annotator_id, None))
 
 
 def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False) -> None:
@@ -258,7 +261,7 @@ def main() -> None:
     if annotator_id is None:
         return
     info = assignment.annotator_session(annotator_id)
-    if info.completed:
+    if info.completed and st.session_state.get("revise_position") is None:
         completion(info)
     elif info.study_status == "paused":
         st.warning("This study is paused. Your answers so far are saved; please come back later.")
