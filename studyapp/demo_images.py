@@ -122,9 +122,10 @@ def crosshoi_scenes(folder: str | Path, n_images: int = 12, seed: int = 0) -> Pa
 
 
 def write_demo(folder: str | Path) -> dict[str, Path]:
-    """Both demo sets: images for all 600 HICO-DET classes and 12 CrossHOI scenes."""
+    """Both demo sets: images for the 520 HICO-DET interaction classes (``no_interaction`` has
+    no WordNet verb, so a similarity study cannot name it) and 12 CrossHOI scenes."""
     from metrics import hico
 
     table = hico().classes
-    classes = list(zip(table["verb"], table["object"]))
+    classes = [(v, o) for v, o in zip(table["verb"], table["object"]) if v != "no_interaction"]
     return {"images_csv": class_images(folder, classes), "gt": crosshoi_scenes(folder)}

@@ -243,3 +243,14 @@ def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path):
                            "--pred", str(folder / "benchmark.json")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2  # a benchmark is no answer file: refused in one line
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
+    """The README's with-image demo: every row of the drawn images.csv must resolve (HICO-DET
+    has 600 classes, 80 of them no_interaction (one per object), which has no verb synset: 520 rows)."""
+    from studyapp.demo_images import write_demo
+    from studyapp.studytypes.hoi_similarity_image import read_image_map
+    written = write_demo(tmp_path)
+    rows = written["images_csv"].read_text().splitlines()[1:]
+    assert len(rows) == 520 and not any(r.startswith("no_interaction,") for r in rows)
+    assert len(read_image_map(written["images_csv"])) == 520
