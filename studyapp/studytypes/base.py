@@ -76,12 +76,13 @@ class StudyType(ABC):
         """Further export files (name -> DataFrame, or text) from the standard tables."""
         return {}
 
-    def describe_response(self, response: str, scale: Scale) -> str:
-        """A stored response as the annotator should read it (e.g. "3 — very similar ...")."""
+    def describe_response(self, response: str, scale: Scale) -> str | None:
+        """A stored rating as the annotator reads it ("3 — very similar ..."); None for the
+        answers of types with their own form (their form shows the stored answer)."""
         try:
             return f"{response} — {scale.label(int(response))}"
         except ValueError:
-            return "an answer"
+            return None
 
     def parse_response(self, value, scale: Scale) -> str:
         """The stored form of a response, or InputError when it is not valid."""

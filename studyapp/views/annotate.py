@@ -222,9 +222,10 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.error(inert.text(st.session_state.pop("flash")))
     revising = task.response is not None
     if revising:
-        st.info(f"Revising an earlier answer (you gave "
-                f"{inert.text(study_type.describe_response(task.response, info.spec.scale))}). "
-                "Change it, or continue where you stopped.")
+        given = study_type.describe_response(task.response, info.spec.scale)
+        st.info("Revising an earlier answer (" + (f"you gave {inert.text(given)}" if given else
+                                                   "your answer is shown below")
+                + "). Change it, or continue where you stopped.")
     study_type.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         study_type.response_form(task.fields, task.response, key=f"form-{task.assignment_id}",
