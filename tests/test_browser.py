@@ -293,3 +293,25 @@ def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
     assert not misapplied, misapplied
     assert all(revision == 0 for _, revision, _ in stored), stored
     assert len({a for a, _, _ in stored}) == len(stored) == len(ready)  # each ready press stored once
+
+
+def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
+    """Two tabs on the same link: item 1 answered in the second, then a key pressed in the
+    first (still showing item 1) is refused and counted, never stored as a revision."""
+    base, study, token = server
+    browser.get(f"{base}/?token={token}")
+    button(browser, "Start").click()
+    wait_text(browser, "Item 1 of 4")
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(f"{base}/?token={token}")
+    wait_text(browser, "Item 1 of 4")
+    press(browser, "2")
+    wait_ratings(study, {"i01": ["2"]})
+    browser.switch_to.window(first)
+    press(browser, "4")  # meant for item 1, which the other tab answered
+    wait_text(browser, "already answered")
+    wait_text(browser, "Item 2 of 4")
+    assert ratings(study) == {"i01": ["2"]}
+    with storage.read_session() as session:
+        assert len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()) == 1
