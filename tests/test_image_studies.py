@@ -254,3 +254,24 @@ def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
     rows = written["images_csv"].read_text().splitlines()[1:]
     assert len(rows) == 520 and not any(r.startswith("no_interaction,") for r in rows)
     assert len(read_image_map(written["images_csv"])) == 520
+
+
+def test_curation_page_requires_a_choice_for_every_candidate(tmp_path):
+    """Nothing is preselected: Submit with a candidate left unmarked stores nothing and says which."""
+    study = studies.create_study(curation_spec(tmp_path))
+    token = invite_same(study, ["a"])["a"][1]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["token"] = token
+    at.run()
+    at.button(key="start").click().run()
+    assert [r.value for r in at.radio] == [None, None, None]
+    assert not any("Keys: 0" in c.value for c in at.caption)
+    at.radio[0].set_value("correct")
+    at.radio[1].set_value("incorrect")
+    submit = [b for b in at.button if b.label == "Submit"][0]
+    submit.click().run()
+    assert "Mark every candidate" in at.error[0].value and "candidate 3" in at.error[0].value
+    assert assignment.answered_count(assignment.resolve_token(token)) == 0
+    at.radio[2].set_value("ambiguous")
+    [b for b in at.button if b.label == "Submit"][0].click().run()
+    assert assignment.answered_count(assignment.resolve_token(token)) == 1
