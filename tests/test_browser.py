@@ -49,6 +49,7 @@ if not _browser_available():
 selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
@@ -163,7 +164,7 @@ def ratings(study_id) -> dict[str, list[str]]:
     with storage.read_session() as session:
         keys = {i.id: i.item_key for i in session.exec(select(Item).where(Item.study_id == study_id))}
         out: dict[str, list[str]] = {}
-        for r in session.exec(select(Rating).order_by(Rating.id)):
+        for r in session.exec(select(Rating).where(Rating.study_id == study_id).order_by(Rating.id)):
             out.setdefault(keys[r.item_id], []).append(r.response)
     return out
 
@@ -315,3 +316,36 @@ def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
     assert ratings(study) == {"i01": ["2"]}
     with storage.read_session() as session:
         assert len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()) == 1
+
+
+def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+    """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
+    it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
+    from test_image_studies import earlier_study, image_spec, invite_same
+    from studyapp.specs import load_spec
+
+    earlier_study(tmp_path)
+    study = studies.create_study(load_spec(image_spec(tmp_path)))
+    token = invite_same(study, ["alice"])["alice"][1]
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 3")
+        WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
+            "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
+            message="waiting for the class image")
+        press(browser, Keys.ENTER)  # keep the earlier rating
+        wait_text(browser, "Item 2 of 3")
+        button(browser, "4 —").click()  # change it by mouse
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4"]})
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave 4")
+        press(browser, "1")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"]})
+        browser.refresh()
+        wait_text(browser, "Item 3 of 3")
+        press(browser, "0")
+        wait_text(browser, "Thank you!")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
