@@ -349,3 +349,40 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
         press(browser, "0")
         wait_text(browser, "Thank you!")
         wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
+
+
+def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+    """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
+    revises; reload resumes; six items finish the study. Stored marks are checked per item."""
+    from test_imsitu_study import write_study
+    from studyapp.specs import load_spec
+
+    study = studies.create_study(load_spec(write_study(tmp_path)))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 6")
+        press(browser, "1")  # mark prediction 1 correct
+        wait_text(browser, "✓ correct")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 2 of 6")
+        button(browser, "2. ").click()  # mark prediction 2 by mouse
+        wait_text(browser, "✓ correct")
+        button(browser, "Submit").click()
+        wait_text(browser, "Item 3 of 6")
+        assert sorted(ratings(study).values()) == [["010"], ["100"]]  # stored before item 3 shows
+        button(browser, "Back").click()
+        wait_text(browser, "your answer is shown below")
+        press(browser, "3")
+        wait_text(browser, "Item 2 of 6")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 3 of 6")
+        browser.refresh()
+        wait_text(browser, "Item 3 of 6")
+        for number in range(3, 7):
+            wait_text(browser, f"Item {number} of 6")
+            press(browser, Keys.ENTER)  # nothing marked: all three wrong
+        wait_text(browser, "Thank you!")
+    got = ratings(study)
+    assert sorted(got.values()) == [["000"]] * 4 + [["010", "011"], ["100"]]
