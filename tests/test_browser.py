@@ -386,3 +386,47 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
         wait_text(browser, "Thank you!")
     got = ratings(study)
     assert sorted(got.values()) == [["000"]] * 4 + [["010", "011"], ["100"]]
+
+
+def choose(driver, group: int, mark: str):
+    """Click ``mark`` (correct / incorrect / ambiguous) in the ``group``-th candidate's radio."""
+    wait_idle(driver)
+    radios = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"]')
+    label = next(lab for lab in radios[group].find_elements(By.TAG_NAME, "label")
+                 if lab.text.strip() == mark)
+    label.click()
+
+
+def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
+    """crosshoi_curation: every candidate marked by mouse (nothing preselected; Submit without a
+    mark is refused), Back revises, reload resumes, the last question finishes."""
+    from test_image_studies import curation_spec
+
+    study = studies.create_study(curation_spec(tmp_path))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of ")
+        total = int(browser.find_element(By.TAG_NAME, "body").text.split("Item 1 of ")[1].split()[0])
+        button(browser, "Submit").click()
+        wait_text(browser, "Mark every candidate")
+        assert ratings(study) == {}
+        for number in range(1, total + 1):
+            wait_text(browser, f"Item {number} of {total}")
+            for group, mark in enumerate(("correct", "incorrect", "ambiguous")):
+                choose(browser, group, mark)
+            button(browser, "Submit").click()
+            if number == 1:
+                wait_text(browser, f"Item 2 of {total}")
+                button(browser, "Back").click()
+                wait_text(browser, "your answer is shown below")
+                choose(browser, 0, "incorrect")
+                button(browser, "Submit").click()
+                wait_text(browser, f"Item 2 of {total}")
+                browser.refresh()
+        wait_text(browser, "Thank you!")
+    got = ratings(study)
+    assert len(got) == total and sum(len(v) for v in got.values()) == total + 1
+    revised = next(v for v in got.values() if len(v) == 2)
+    assert revised[0].startswith("m=cia") and revised[1].startswith("m=iia")
