@@ -139,6 +139,10 @@ def wait_text(driver, text: str, timeout: float = WAIT_S):
 
 
 def button(driver, label_start: str):
+    """The enabled button whose label starts so, once Streamlit has finished its rerun (a click
+    on the controls of an item being replaced is lost, like a press)."""
+    wait_idle(driver)
+
     def find(d):
         for b in d.find_elements(By.TAG_NAME, "button"):
             if b.text.strip().startswith(label_start) and b.is_displayed() and b.is_enabled():
