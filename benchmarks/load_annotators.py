@@ -94,9 +94,10 @@ def annotate(token: str, ratings: int, seed: int, back_every: int, resume_every:
     rng = random.Random(seed)
     acks, latencies, problems = out["acks"], out["latencies"], out["problems"]
 
-    def timed_submit(annotator_id, assignment_id, value):
+    def timed_submit(annotator_id, assignment_id, value, revise=False):
         t0 = time.perf_counter()
-        rating = assignment.submit(annotator_id, assignment_id, value, rng.uniform(1, 9))
+        rating = assignment.submit(annotator_id, assignment_id, value, rng.uniform(1, 9),
+                                   revise=revise)
         latencies.append(time.perf_counter() - t0)
         acks.append((rating.id, rating.assignment_id, rating.revision, rating.response))
         return rating
@@ -118,7 +119,7 @@ def annotate(token: str, ratings: int, seed: int, back_every: int, resume_every:
                 problems.append(f"back from {following} showed {previous}, expected "
                                 f"{task.assignment_id} answered {value}")
             else:
-                timed_submit(annotator_id, previous.assignment_id, (value + 1 + rng.randrange(4)) % 5)
+                timed_submit(annotator_id, previous.assignment_id, (value + 1 + rng.randrange(4)) % 5, revise=True)
         if resume_every and following is not None and done % resume_every == 0:
             again_id = assignment.resolve_token(token)  # the tab was closed; the link again
             again = assignment.next_item(again_id)

@@ -17,6 +17,10 @@ resumes where the annotator stopped):
   annotator's own items come back at the end (phase ``retest``).
 - Ratings are appended: a changed answer is a new revision superseding the previous one; the
   same answer again (a double submit) returns the stored row.
+- An answer names the assignment that was on screen. It is applied only to the annotator's
+  current item (the first unanswered one) or, with ``revise=True``, to an item they went back
+  to; anything else (a key press reaching an item already answered, e.g. in another tab) is
+  refused with ``StaleAnswer`` and counted as a ``stale_answer_refused`` event.
 """
 
 from __future__ import annotations
@@ -57,7 +61,6 @@ class Task:
     number: int          # 1-based place in the annotator's sequence
     total: int           # planned length of the sequence
     response: str | None  # the current answer when revisiting
-    revision: int | None = None  # revision number of that answer (None: unanswered)
 
 
 @lru_cache(maxsize=64)
@@ -103,9 +106,8 @@ def join_with_code(slug: str, code: str, pseudonym: str,
         if study is None or not study.access_code_hash or not auth.check_slow_hash(
                 code, study.access_code_hash):
             raise InputError("unknown study or wrong access code")
-        if study.status != "open":
-            raise InputError(f"this study is {study.status}; please come back later"
-                             if study.status == "paused" else "this study is closed")
+        if study.status == "closed":
+            raise InputError("this study is closed")
         taken = session.exec(select(Annotator.id).where(Annotator.study_id == study.id,
                                                         Annotator.pseudonym == pseudonym)).first()
         if taken is not None:
@@ -143,9 +145,8 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                                      if study.status == "paused" else "this study is closed")
                 spec = spec_for(study)
                 if not (spec.completion_code or spec.completion_url):
-                    # a study without [prolific] settings is joined by invite or access code only
-                    raise InputError("this study does not take participants from Prolific; "
-                                     "please use the invite link or access code you were given")
+                    raise InputError("this study does not take Prolific participants; open the "
+                                     "invite link you were given")
                 annotator = Annotator(
                     study_id=study.id, pseudonym=f"prolific-{auth.token_hash(pid)[:10]}",
                     source="prolific", token_hash=auth.token_hash(auth.new_token()),
@@ -174,15 +175,14 @@ def accept_instructions(annotator_id: int, engine: Engine | None = None) -> None
 # ---------------------------------------------------------------------------------- items
 def _task(session: Session, assignment: Assignment, total: int, number: int | None = None) -> Task:
     item = session.get(Item, assignment.item_id)
-    latest = session.exec(select(Rating.response, Rating.revision).where(Rating.assignment_id == assignment.id)
+    latest = session.exec(select(Rating.response).where(Rating.assignment_id == assignment.id)
                           .order_by(Rating.revision.desc()).limit(1)).first()
     if number is None:
         number = session.exec(select(func.count(Assignment.id)).where(
             Assignment.annotator_id == assignment.annotator_id,
             Assignment.position <= assignment.position)).one()
     return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
-                json.loads(item.fields_json), number, total, latest[0] if latest else None,
-                latest[1] if latest else None)
+                json.loads(item.fields_json), number, total, latest)
 
 
 def _counts(session: Session, annotator_id: int) -> dict[str, int]:
@@ -192,15 +192,16 @@ def _counts(session: Session, annotator_id: int) -> dict[str, int]:
     return dict(rows)
 
 
-def _n_main_items(session: Session, study_id: int, annotator: Annotator | None = None) -> int:
-    """Main items of the study — for ``annotator``, those its study type lets them have (a
-    with-image pass: the pairs they rated before), so progress reads "Item 1 of 2", not of 50."""
-    if annotator is not None:
-        eligible = _eligible_ids(session, annotator, session.get(Study, study_id))
-        if eligible is not None:
-            return len(eligible)
+def _n_main_items(session: Session, study_id: int) -> int:
     return session.exec(select(func.count(Item.id)).where(Item.study_id == study_id,
                                                           Item.role == "main")).one()
+
+
+def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
+    """How many main items this annotator may get (the type may restrict them, e.g. a
+    with-image pass to the pairs the annotator rated before)."""
+    eligible = _eligible_ids(session, annotator, study)
+    return _n_main_items(session, study.id) if eligible is None else len(eligible)
 
 
 def next_item(annotator_id: int, engine: Engine | None = None,
@@ -223,7 +224,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
         raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, annotator.study_id)
     spec = spec_for(study)
-    n_main_items = _n_main_items(session, study.id, annotator)
+    n_main_items = _n_items_for(session, annotator, study)
     total = planned_total(spec, n_main_items)
     mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
     open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
@@ -372,7 +373,7 @@ def task_before(annotator_id: int, position: int | None,
         if previous is None:
             return None
         return _task(session, previous, planned_total(spec_for(study),
-                                                      _n_main_items(session, study.id, annotator)))
+                                                      _n_items_for(session, annotator, study)))
 
 
 def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> Task | None:
@@ -383,7 +384,8 @@ def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> T
                                                       Assignment.position == position)).first()
         if found is None:
             return None
-        return _task(session, found, planned_total(spec_for(study), _n_main_items(session, study.id, annotator)))
+        return _task(session, found, planned_total(spec_for(study),
+                                                   _n_items_for(session, annotator, study)))
 
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
@@ -393,35 +395,27 @@ def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
 
 
 # ---------------------------------------------------------------------------------- ratings
-UNCHECKED = object()
-
-
 class StaleAnswer(InputError):
-    """An answer given to an item in a state that is no longer the item's state (answered since
-    it was shown — a key press landing after the page moved on, or another tab): refused."""
+    """An answer for an item that is neither the current one nor one the annotator went back to."""
 
 
 def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
-           engine: Engine | None = None, *, shown_revision=UNCHECKED) -> Rating:
+           engine: Engine | None = None, *, revise: bool = False) -> Rating:
     """Store a rating durably (committed on return). The same answer again returns the stored
-    row; a different one is a new revision that supersedes it.
-
-    ``shown_revision`` is what the page showed for this item: ``None`` for an unanswered item,
-    else the revision number of the answer it showed (an item the annotator explicitly went
-    back to). The answer is applied only if the item is still in that state; otherwise it is
-    refused with :class:`StaleAnswer` and counted (event ``stale_answer_refused``) — never
-    applied to another item, never as an unrequested revision. Pages always pass it; the
-    default (unchecked) is for programmatic callers.
-    """
+    row; a different one is a new revision that supersedes it, allowed only with ``revise``
+    (the annotator went back to the item). An answer to an item that is not the annotator's
+    current one is refused (``StaleAnswer``) and logged."""
     for attempt in range(3):
         try:
             with write_session(engine) as session:
-                return _submit(session, annotator_id, assignment_id, response, seconds_spent, shown_revision)
+                return _submit(session, annotator_id, assignment_id, response, seconds_spent,
+                               revise)
         except StaleAnswer as exc:
             with write_session(engine) as session:
-                assignment = session.get(Assignment, assignment_id)
-                log_event(session, "stale_answer_refused", assignment.study_id, annotator_id,
-                          assignment=assignment_id, shown_revision=shown_revision, reason=str(exc))
+                study_id = session.exec(select(Annotator.study_id)
+                                        .where(Annotator.id == annotator_id)).one()
+                log_event(session, "stale_answer_refused", study_id, annotator_id,
+                          assignment=assignment_id, response=str(response), reason=str(exc))
             raise
         except IntegrityError:
             if attempt == 2:
@@ -429,8 +423,14 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     raise AssertionError("unreachable")
 
 
+def _current_assignment(session: Session, annotator_id: int) -> int | None:
+    return session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
+                                                    Assignment.answered_at.is_(None))
+                        .order_by(Assignment.position).limit(1)).first()
+
+
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float, shown_revision=UNCHECKED) -> Rating:
+            seconds_spent: float, revise: bool) -> Rating:
     assignment = session.get(Assignment, assignment_id)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
@@ -444,9 +444,12 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
                           .order_by(Rating.revision.desc()).limit(1)).first()
     if latest is not None and latest.response == value:
         return latest
-    if shown_revision is not UNCHECKED and shown_revision != (None if latest is None else latest.revision):
-        raise StaleAnswer("that answer was for an item that has been answered since it was shown "
-                          "(a key press after the page moved on, or another tab); nothing was changed")
+    if latest is not None and not revise:
+        raise StaleAnswer("this item was already answered (perhaps in another tab); "
+                          "your key press was not applied to it")
+    if latest is None and assignment.answered_at is None \
+            and _current_assignment(session, annotator_id) != assignment_id:
+        raise StaleAnswer("this item is not the one you are at; your answer was not stored")
     now = utcnow()
     owned = session.exec(update(Assignment)
                          .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)

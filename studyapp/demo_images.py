@@ -122,8 +122,8 @@ def crosshoi_scenes(folder: str | Path, n_images: int = 12, seed: int = 0) -> Pa
 
 
 def write_demo(folder: str | Path) -> dict[str, Path]:
-    """Both demo sets: images for the 520 HICO-DET interaction classes (``no_interaction`` has no
-    synset, so no similarity pair has it as ground truth) and 12 CrossHOI scenes."""
+    """Both demo sets: images for the 520 HICO-DET interaction classes (``no_interaction`` has
+    no WordNet verb, so a similarity study cannot name it) and 12 CrossHOI scenes."""
     from metrics import hico
 
     table = hico().classes

@@ -195,11 +195,11 @@ def _median(values: list[float] | None) -> float | None:
 
 
 def joinable_title(slug: str, engine: Engine | None = None) -> str | None:
-    """The title of the open study ``slug`` if it accepts an access code, else None (the join
-    page names the study the link points to, and lists no other)."""
+    """The title of an open study that accepts an access code, else None."""
     with read_session(engine) as session:
         return session.exec(select(Study.title).where(
-            Study.slug == slug, Study.status == "open", Study.access_code_hash.is_not(None))).first()
+            Study.slug == slug, Study.status == "open",
+            Study.access_code_hash.is_not(None))).first()
 
 
 def study_items(study_id: int, engine: Engine | None = None) -> list[tuple[str, str, dict]]:

@@ -96,7 +96,7 @@ def test_revoke_from_the_command_line_refuses_the_link(tmp_path, capsys):
 
 
 def test_revoked_prolific_participant_is_refused(tmp_path):
-    make_study(tmp_path, n_items=2, extra='[prolific]\ncompletion_code = "C0DE"\n')
+    make_study(tmp_path, n_items=2, extra="[prolific]\ncompletion_code = \"C\"\n")
     annotator = assignment.join_prolific("t", "PID123", "S", "X")
     study_id = annotator.study_id
     studies.revoke(study_id, annotator.pseudonym)

@@ -36,7 +36,7 @@ def _fill(tmp_path) -> tuple[int, list[int], dict]:
         given[task.assignment_id] = ["3"]
     first = assignment.next_item(midway)
     assignment.submit(midway, first.assignment_id, 1, 2.25)
-    assignment.submit(midway, first.assignment_id, 4, 0.5)  # back-and-change: a revision
+    assignment.submit(midway, first.assignment_id, 4, 0.5, revise=True)  # back-and-change: a revision
     given[first.assignment_id] = ["1", "4"]
     second = assignment.next_item(midway)  # claimed, not answered: the resume point
     return study, [done, midway, fresh], {"given": given, "pending": second}

@@ -10,14 +10,16 @@ downloads an export. On failure, screenshots and page sources go to ``test-artif
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import random
+import sys
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -27,7 +29,7 @@ from sqlmodel import select
 
 from conftest import ROOT
 from studyapp import cli, storage, studies
-from studyapp.models import Item, Rating
+from studyapp.models import Event, Item, Rating
 from studyhelpers import make_study
 
 pytestmark = pytest.mark.slow
@@ -48,6 +50,7 @@ if not _browser_available():
 selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
@@ -57,35 +60,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    """(base URL, study id, invite token) of a running app on a fresh database."""
-    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
-    yield from _serve(tmp_path, monkeypatch, study)
-
-
-@pytest.fixture
-def race_server(tmp_path, monkeypatch):
-    """A 16-item study served while two processes burn the CPU (a loaded 2-core server)."""
-    study = make_study(tmp_path, n_items=16, raters=1, extra='order = "fixed"\n')
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        yield from _serve(tmp_path, monkeypatch, study)
-    finally:
-        for b in burners:
-            b.kill()
-
-
-@pytest.fixture
-def shoe_server(tmp_path, monkeypatch, shared_data):
-    """The app serving SHOE's own 500-pair study, created from studies/shoe_study.toml."""
-    from studyapp.specs import load_spec
-    study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
-    yield from _serve(tmp_path, monkeypatch, study)
-
-
-def _serve(tmp_path, monkeypatch, study):
-    (invite,) = studies.invite(study, 1)
+@contextlib.contextmanager
+def running_app(tmp_path):
+    """The app on a free port over the database of the test; yields its base URL."""
     storage.dispose_all()
     port = free_port()
     env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
@@ -107,14 +84,25 @@ def _serve(tmp_path, monkeypatch, study):
             proc.kill()
             raise RuntimeError(f"the app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
         time.sleep(0.25)
-    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
-    yield base, study, invite.token
-    proc.terminate()
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """(base URL, study id, invite token) of a running app on a fresh database."""
+    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
+    with running_app(tmp_path) as base:
+        yield base, study, invite.token
 
 
 @pytest.fixture
@@ -152,6 +140,10 @@ def wait_text(driver, text: str, timeout: float = WAIT_S):
 
 
 def button(driver, label_start: str):
+    """The enabled button whose label starts so, once Streamlit has finished its rerun (a click
+    on the controls of an item being replaced is lost, like a press)."""
+    wait_idle(driver)
+
     def find(d):
         for b in d.find_elements(By.TAG_NAME, "button"):
             if b.text.strip().startswith(label_start) and b.is_displayed() and b.is_enabled():
@@ -177,7 +169,7 @@ def ratings(study_id) -> dict[str, list[str]]:
     with storage.read_session() as session:
         keys = {i.id: i.item_key for i in session.exec(select(Item).where(Item.study_id == study_id))}
         out: dict[str, list[str]] = {}
-        for r in session.exec(select(Rating).order_by(Rating.id)):
+        for r in session.exec(select(Rating).where(Rating.study_id == study_id).order_by(Rating.id)):
             out.setdefault(keys[r.item_id], []).append(r.response)
     return out
 
@@ -206,7 +198,7 @@ def test_annotator_rates_goes_back_reloads_and_continues(server, browser):
     wait_text(browser, "Item 4 of 4")
     wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4"]})
     button(browser, "Back").click()  # revise item 3
-    wait_text(browser, "you gave: 4")
+    wait_text(browser, "you gave 4")
     press(browser, "0")
     wait_text(browser, "Item 4 of 4")
     wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4", "0"]})
@@ -250,53 +242,221 @@ def test_console_sign_in_and_export_download(server, browser):
                                                                           ("i02", "alice", "1")]
 
 
-def test_shoes_own_study_runs_in_the_browser(shoe_server, browser):
-    """SHOE's 500 pairs: glosses and the prediction's lemma on screen, a key press stored for
-    the pair that was shown."""
-    base, study, token = shoe_server
+PRESS_LOG = """
+window.__presses = [];
+window.addEventListener('keydown', (e) => {
+  const bar = document.querySelector('.answer-bar');
+  window.__presses.push({key: e.key, item: bar ? Number(bar.dataset.item) : null,
+                         state: bar ? bar.dataset.state : null, t: performance.now()});
+}, true);
+"""
+
+
+def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
+    """Digits pressed 0, 50, 150 and 300 ms after the previous one while a process keeps a core
+    busy. A press counts for the item whose answer bar was on screen and ready when it happened
+    (logged in the page, before the bar sees the key); every stored answer must be the first such
+    press for its item, with no revision, and a press on a bar already saving stores nothing."""
+    study = make_study(tmp_path, n_items=60, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with running_app(tmp_path) as base:
+            browser.get(f"{base}/?token={invite.token}")
+            button(browser, "Start").click()
+            wait_text(browser, "Item 1 of 60")
+            wait_idle(browser)
+            browser.execute_script(PRESS_LOG)
+            body = browser.find_element(By.TAG_NAME, "body")
+            rng = random.Random(13)
+            gaps = [0.0, 0.05, 0.15, 0.3] * 12
+            for gap in gaps:
+                time.sleep(gap)
+                body.send_keys(str(rng.randrange(5)))
+            wait_idle(browser)
+            presses = browser.execute_script("return window.__presses")
+    finally:
+        burner.kill()
+        burner.wait()
+    ready = {}
+    for p in presses:  # the first press on each item's ready bar is its answer
+        if p["state"] == "ready":
+            ready.setdefault(p["item"], p["key"])
+    deadline = time.monotonic() + WAIT_S
+    while True:  # the last answer may still be on its way
+        with storage.read_session() as session:
+            stored = [(r.assignment_id, r.revision, r.response) for r in session.exec(
+                select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
+            refused = len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all())
+        if len(stored) >= len(ready) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    misapplied = [(a, v) for a, _, v in stored if ready.get(a) != v]
+    print(f"\nrace: {len(presses)} presses, {len(stored)} stored answers, {len(misapplied)} "
+          f"misapplied, {refused} refused stale presses, "
+          f"{sum(p['state'] == 'saving' for p in presses)} presses on a saving bar")
+    assert len(presses) == len(gaps)
+    assert not misapplied, misapplied
+    assert all(revision == 0 for _, revision, _ in stored), stored
+    assert len({a for a, _, _ in stored}) == len(stored) == len(ready)  # each ready press stored once
+
+
+def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
+    """Two tabs on the same link: item 1 answered in the second, then a key pressed in the
+    first (still showing item 1) is refused and counted, never stored as a revision."""
+    base, study, token = server
     browser.get(f"{base}/?token={token}")
     button(browser, "Start").click()
-    wait_text(browser, "Item 1 of 500")
-    shown = browser.find_element(By.TAG_NAME, "body").text
-    press(browser, "3")
-    wait_text(browser, "Item 2 of 500")
+    wait_text(browser, "Item 1 of 4")
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(f"{base}/?token={token}")
+    wait_text(browser, "Item 1 of 4")
+    press(browser, "2")
+    wait_ratings(study, {"i01": ["2"]})
+    browser.switch_to.window(first)
+    press(browser, "4")  # meant for item 1, which the other tab answered
+    wait_text(browser, "already answered")
+    wait_text(browser, "Item 2 of 4")
+    assert ratings(study) == {"i01": ["2"]}
+    with storage.read_session() as session:
+        assert len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()) == 1
+
+
+def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+    """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
+    it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
+    from test_image_studies import earlier_study, image_spec, invite_same
+    from studyapp.specs import load_spec
+
+    earlier_study(tmp_path)
+    study = studies.create_study(load_spec(image_spec(tmp_path)))
+    token = invite_same(study, ["alice"])["alice"][1]
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 3")
+        WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
+            "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
+            message="waiting for the class image")
+        press(browser, Keys.ENTER)  # keep the earlier rating
+        wait_text(browser, "Item 2 of 3")
+        button(browser, "4 —").click()  # change it by mouse
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4"]})
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave 4")
+        press(browser, "1")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"]})
+        browser.refresh()
+        wait_text(browser, "Item 3 of 3")
+        press(browser, "0")
+        wait_text(browser, "Thank you!")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
+
+
+def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+    """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
+    revises; reload resumes; six items finish the study. Stored marks are checked per item."""
+    from test_imsitu_study import write_study
+    from studyapp.specs import load_spec
+
+    study = studies.create_study(load_spec(write_study(tmp_path)))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 6")
+        press(browser, "1")  # mark prediction 1 correct
+        wait_text(browser, "✓ correct")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 2 of 6")
+        button(browser, "2. ").click()  # mark prediction 2 by mouse
+        wait_text(browser, "✓ correct")
+        button(browser, "Submit").click()
+        wait_text(browser, "Item 3 of 6")
+        assert sorted(ratings(study).values()) == [["010"], ["100"]]  # stored before item 3 shows
+        button(browser, "Back").click()
+        wait_text(browser, "Revising an earlier answer (you gave")
+        press(browser, "3")
+        wait_text(browser, "Item 2 of 6")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 3 of 6")
+        browser.refresh()
+        wait_text(browser, "Item 3 of 6")
+        for number in range(3, 7):
+            wait_text(browser, f"Item {number} of 6")
+            press(browser, Keys.ENTER)  # nothing marked: all three wrong
+        wait_text(browser, "Thank you!")
     got = ratings(study)
-    assert list(got.values()) == [["3"]]
-    (key,) = got
-    with storage.read_session() as session:
-        item = session.exec(select(Item).where(Item.study_id == study, Item.item_key == key)).one()
-    display = json.loads(item.fields_json)["display"]
-    for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
-        assert display[part] in shown, part
-    assert display["pred_object_gloss"][:40] in shown
+    assert sorted(got.values()) == [["000"]] * 4 + [["010", "011"], ["100"]]
 
 
-def test_fast_key_presses_on_a_loaded_server_land_only_on_the_item_on_screen(race_server, browser):
-    """Issue 13 race test: digits pressed 0, 50, 150 and 300 ms after the previous one. Every
-    stored answer must be a first answer (no unrequested revision), the items answered must be
-    the first ones in the fixed order (nothing skipped or applied elsewhere), and presses that
-    reached a control of an item already answered are refused and counted."""
-    from studyapp.models import Event
-    base, study, token = race_server
-    browser.get(f"{base}/?token={token}")
-    button(browser, "Start").click()
-    wait_text(browser, "Item 1 of 16")
-    wait_idle(browser)
-    body = browser.find_element(By.TAG_NAME, "body")
-    delays = [0.0, 0.05, 0.15, 0.3] * 5
-    for k, delay in enumerate(delays):
-        body.send_keys(str(k % 5))
-        time.sleep(delay)
-    wait_idle(browser)
-    time.sleep(2)
-    with storage.read_session() as session:
-        rows = session.exec(select(Rating).order_by(Rating.id)).all()
-        keys = {i.id: i.item_key for i in session.exec(select(Item).where(Item.study_id == study))}
-        refused = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
-    stored = [keys[r.item_id] for r in rows]
-    print(f"\nrace: {len(delays)} presses, {len(stored)} answers stored, {len(refused)} stale presses refused, "
-          f"{sum(r.revision > 0 for r in rows)} revisions")
-    assert all(r.revision == 0 for r in rows), "an answer was stored as an unrequested revision"
-    assert stored == [f"i{k:02d}" for k in range(1, len(stored) + 1)], stored
-    assert 1 <= len(stored) <= len(delays)
-    wait_text(browser, f"Item {len(stored) + 1} of 16")
+def choose(driver, group: int, mark: str):
+    """Click ``mark`` (correct / incorrect / ambiguous) in the ``group``-th candidate's radio."""
+    wait_idle(driver)
+    radios = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"]')
+    label = next(lab for lab in radios[group].find_elements(By.TAG_NAME, "label")
+                 if lab.text.strip() == mark)
+    label.click()
+
+
+def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
+    """crosshoi_curation: every candidate marked by mouse (nothing preselected; Submit without a
+    mark is refused), Back revises, reload resumes, the last question finishes."""
+    from test_image_studies import curation_spec
+
+    study = studies.create_study(curation_spec(tmp_path))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of ")
+        total = int(browser.find_element(By.TAG_NAME, "body").text.split("Item 1 of ")[1].split()[0])
+        button(browser, "Submit").click()
+        wait_text(browser, "Mark every candidate")
+        assert ratings(study) == {}
+        for number in range(1, total + 1):
+            wait_text(browser, f"Item {number} of {total}")
+            for group, mark in enumerate(("correct", "incorrect", "ambiguous")):
+                choose(browser, group, mark)
+            button(browser, "Submit").click()
+            if number == 1:
+                wait_text(browser, f"Item 2 of {total}")
+                button(browser, "Back").click()
+                wait_text(browser, "Revising an earlier answer (you gave")
+                choose(browser, 0, "incorrect")
+                button(browser, "Submit").click()
+                wait_text(browser, f"Item 2 of {total}")
+                browser.refresh()
+        wait_text(browser, "Thank you!")
+    got = ratings(study)
+    assert len(got) == total and sum(len(v) for v in got.values()) == total + 1
+    revised = next(v for v in got.values() if len(v) == 2)
+    assert revised[0].startswith("m=cia") and revised[1].startswith("m=iia")
+
+
+def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, monkeypatch):
+    """Issue 15: SHOE's 500 pairs from its own file — glosses and the prediction's lemma on
+    screen, a key press stored for the pair that was shown."""
+    from studyapp.specs import load_spec
+    study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 500")
+        wait_idle(browser)
+        shown = browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "3")
+        wait_text(browser, "Item 2 of 500")
+        got = ratings(study)
+        assert list(got.values()) == [["3"]]
+        (key,) = got
+        with storage.read_session() as session:
+            item = session.exec(select(Item).where(Item.study_id == study, Item.item_key == key)).one()
+        display = json.loads(item.fields_json)["display"]
+        for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
+            assert display[part] in shown, part
+        assert display["pred_object_gloss"][:40] in shown

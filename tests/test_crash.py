@@ -39,7 +39,7 @@ def child(url: str, annotator_ids: list[int], ack_path: str, seed: int) -> None:
             if rng.random() < 0.2:  # Back, and change the answer just given
                 previous = assignment.task_before(annotator_id, None)
                 new = (int(previous.response) + 1) % 5
-                rating = assignment.submit(annotator_id, previous.assignment_id, new, 0.5)
+                rating = assignment.submit(annotator_id, previous.assignment_id, new, 0.5, revise=True)
                 log(f"ack {annotator_id} {rating.id} {rating.assignment_id} {rating.revision} {rating.response}")
         log(f"done {annotator_id}")
 

@@ -25,7 +25,7 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     ann_a, ann_b = make_annotators(study, 2)
     task = assignment.next_item(ann_a)                 # a: i01 -> 3, then revised to 1
     assignment.submit(ann_a, task.assignment_id, 3, 2.0)
-    assignment.submit(ann_a, task.assignment_id, 1, 0.5)
+    assignment.submit(ann_a, task.assignment_id, 1, 0.5, revise=True)
     task = assignment.next_item(ann_b)                 # b: i01 is claimed once, i02 not yet
     assert task.item_key == "i02"
     assignment.submit(ann_b, task.assignment_id, 4, 1.25)

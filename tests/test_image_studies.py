@@ -16,6 +16,7 @@ from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.exports import export_study, study_tables
 from studyapp.specs import load_spec
 from studyhelpers import make_study
+from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")
 
@@ -101,7 +102,10 @@ def test_the_annotator_page_shows_the_image_and_a_missing_image_notice(tmp_path)
     assert not at.exception
     assert len(at.get("image")) == 1 and not at.warning
     assert "Your earlier rating (without the image): **2**" in at.info[0].value
-    next(b for b in at.button if b.key.startswith("keep-")).click().run()  # keep: the same rating again, with the image
+    assert at.get("progress")[0].proto.text.startswith("Item 1 of 3 ")  # alice's 3 pairs
+    assert answer_bar(at)["current"] == "2"  # preselected: Enter keeps it
+    press(at, "answer", 2)  # keep: the same rating stored again with the image
+    assert at.get("progress")[0].proto.text.startswith("Item 2 of 3 ")
     (tmp_path / "imgs" / "classes" / "push__bicycle.png").unlink()
     at.run()
     assert "is not available" in at.warning[0].value and not at.exception
@@ -299,3 +303,35 @@ def test_linking_to_an_unfinished_study_warns(tmp_path):
     spec = load_spec(image_spec(tmp_path))
     assert len(spec.items) == 1
     assert "warning: study 'first' is not finished — 2 of its 3 pairs have no rating yet" in spec.source_report
+
+
+def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
+    """The README's with-image demo: every row of the drawn images.csv must resolve (HICO-DET
+    has 600 classes, 80 of them no_interaction (one per object), which has no verb synset: 520 rows)."""
+    from studyapp.demo_images import write_demo
+    from studyapp.studytypes.hoi_similarity_image import read_image_map
+    written = write_demo(tmp_path)
+    rows = written["images_csv"].read_text().splitlines()[1:]
+    assert len(rows) == 520 and not any(r.startswith("no_interaction,") for r in rows)
+    assert len(read_image_map(written["images_csv"])) == 520
+
+
+def test_curation_page_requires_a_choice_for_every_candidate(tmp_path):
+    """Nothing is preselected: Submit with a candidate left unmarked stores nothing and says which."""
+    study = studies.create_study(curation_spec(tmp_path))
+    token = invite_same(study, ["a"])["a"][1]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["token"] = token
+    at.run()
+    at.button(key="start").click().run()
+    assert [r.value for r in at.radio] == [None, None, None]
+    assert not any("Keys: 0" in c.value for c in at.caption)
+    at.radio[0].set_value("correct")
+    at.radio[1].set_value("incorrect")
+    submit = [b for b in at.button if b.label == "Submit"][0]
+    submit.click().run()
+    assert "Mark every candidate" in at.error[0].value and "candidate 3" in at.error[0].value
+    assert assignment.answered_count(assignment.resolve_token(token)) == 0
+    at.radio[2].set_value("ambiguous")
+    [b for b in at.button if b.label == "Submit"][0].click().run()
+    assert assignment.answered_count(assignment.resolve_token(token)) == 1

@@ -110,6 +110,8 @@ def test_annotator_marks_predictions_end_to_end(tmp_path):
     assert labels == [f"{r}. {v} — ✗ not correct" for r, v in enumerate(first["predictions"], 1)]
     assert [b.proto.shortcut for b in at.button if b.label[0].isdigit()] == ["1", "2", "3"]
     assert submit(at).proto.shortcut == "enter"
+    key_hints = [c.value for c in at.caption if "Keys" in c.value or "key" in c.value]
+    assert not any("Keys: 0" in h for h in key_hints) and len(key_hints) <= 1  # one hint, not the scale's
     assert not any(first["model"] in m.value for m in list(at.markdown) + list(at.caption))  # model hidden
     want = marks_for(first)
     for rank, mark in enumerate(want, 1):
@@ -117,8 +119,9 @@ def test_annotator_marks_predictions_end_to_end(tmp_path):
             toggle(at, rank).click().run()
     assert toggle(at, 1).label.endswith("✓ correct") == (want[0] == "1")
     submit(at).click().run()
-    assert at.get("progress")[0].proto.text == "Item 2 of 6"
+    assert at.get("progress")[0].proto.text == "Item 2 of 6 · 5 left"
     at.button(key="back").click().run()  # revise: the stored marks come back
+    assert "you gave marked correct" in at.info[0].value and want not in at.info[0].value  # not "01000"
     assert [b.label.endswith("✓ correct") for b in at.button if b.label[0].isdigit()] == [c == "1" for c in want]
     toggle(at, 3).click().run()
     submit(at).click().run()

@@ -1,12 +1,15 @@
 """The Streamlit pages, headless with AppTest: annotator flow and researcher console."""
 
+import json
+import uuid
+
 import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from studyapp import auth, storage, studies
-from studyapp.models import Annotator, Item, Rating
+from studyapp.models import Annotator, Event, Item, Rating
 from studyhelpers import make_study
 
 APP = str(ROOT / "studyapp" / "app.py")
@@ -25,9 +28,45 @@ def open_app(**params) -> AppTest:
     return at.run()
 
 
-def rating_button(at: AppTest, value: int):
-    (button,) = [b for b in at.button if b.label.startswith(f"{value} — ")]
-    return button
+def answer_bar(at: AppTest) -> dict:
+    """The data the answer bar of the page was mounted with (item id, values, current, ...)."""
+    (bar,) = at.get("bidi_component")
+    return json.loads(bar.proto.json)
+
+
+def press(at: AppTest, kind: str = "answer", value=None, item_id: int | None = None) -> AppTest:
+    """What the answer bar sends when a key is pressed or one of its buttons clicked:
+    ``{item_id, kind, value, nonce}`` as the component's trigger (``item_id``: the one shown)."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    (bar,) = at.get("bidi_component")
+    shown = json.loads(bar.proto.json)["item_id"]
+    action = {"item_id": shown if item_id is None else item_id, "kind": kind, "value": value,
+              "nonce": uuid.uuid4().hex}
+    states = WidgetStates()
+    state = states.widgets.add()
+    state.id = _make_trigger_id(bar.proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": "action", "value": action}])
+    return at._run(states)
+
+
+class _Rating:
+    """A rating "button" of the answer bar: ``rating_button(at, 2).click().run()``."""
+
+    def __init__(self, at: AppTest, value: int):
+        self.at, self.value = at, value
+        assert value in answer_bar(at)["values"]
+
+    def click(self):
+        return self
+
+    def run(self) -> AppTest:
+        return press(self.at, "answer", self.value)
+
+
+def rating_button(at: AppTest, value: int) -> _Rating:
+    return _Rating(at, value)
 
 
 def ratings_by_item(study_id):
@@ -50,8 +89,10 @@ def started(study_id) -> AppTest:
     return at
 
 
-def progress_text(at):
-    return at.get("progress")[0].proto.text
+def progress_text(at, with_left: bool = False):
+    """"Item 2 of 3" (and " · 2 left" with ``with_left``)."""
+    text = at.get("progress")[0].proto.text
+    return text if with_left else text.split(" · ")[0]
 
 
 def test_invite_link_opens_the_instructions(study):
@@ -82,19 +123,36 @@ def test_rating_by_button_is_stored_and_the_next_item_shown(study):
 
 def test_rating_by_shortcut_is_stored(study):
     at = started(study)
-    shortcuts = {b.label[0]: b.proto.shortcut for b in at.button if " — " in b.label}
-    assert shortcuts == {str(v): str(v) for v in range(5)}
-    rating_button(at, 4).click().run()  # what pressing the key "4" triggers
+    bar = answer_bar(at)
+    assert (bar["values"], bar["current"], bar["revising"]) == ([0, 1, 2, 3, 4], None, False)
+    assert progress_text(at, with_left=True) == "Item 1 of 3 · 3 left"
+    rating_button(at, 4).click().run()  # what the bar sends for the key "4"
     assert ratings_by_item(study) == {"i01": [(0, "4", None)]}
+    assert progress_text(at, with_left=True) == "Item 2 of 3 · 2 left"
+
+
+def test_a_press_for_an_item_no_longer_on_screen_is_refused(study):
+    """The old item's answer arriving after the next item is shown (a late key press, or an
+    out-of-date tab) is refused, said so, and never stored as a revision."""
+    at = started(study)
+    first = answer_bar(at)["item_id"]
+    rating_button(at, 2).click().run()
+    press(at, "answer", 4, item_id=first)
+    assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
+    assert "already answered" in at.error[0].value
+    assert progress_text(at) == "Item 2 of 3"
+    with storage.read_session() as session:
+        (refused,) = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
+    assert json.loads(refused.detail)["assignment"] == first
 
 
 def test_back_and_change_supersedes(study):
     at = started(study)
     rating_button(at, 2).click().run()
-    at.button(key="back").click().run()
+    press(at, "back")
     assert progress_text(at) == "Item 1 of 3"
-    assert "you gave: 2 — related but easily distinguishable" in at.info[0].value
-    assert rating_button(at, 2).proto.type == "primary"
+    assert "you gave 2 — related but easily distinguishable" in at.info[0].value
+    assert (answer_bar(at)["current"], answer_bar(at)["revising"]) == ("2", True)
     rating_button(at, 3).click().run()
     first = ratings_by_item(study)["i01"]
     assert [(rev, resp) for rev, resp, _ in first] == [(0, "2"), (1, "3")]
@@ -155,11 +213,48 @@ def test_prolific_parameters_are_recorded_and_the_completion_code_shown(study):
         "5f1234", "st-9", "se-7")
 
 
+def test_the_completion_page_goes_back_to_revise_the_last_answer(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    at.button(key="back-from-end").click().run()
+    assert progress_text(at) == "Item 3 of 3" and "you gave 3" in at.info[0].value
+    press(at, "answer", 0)
+    assert at.title[0].value == "Thank you!"
+    assert [(rev, resp) for rev, resp, _ in ratings_by_item(study)["i03"]] == [(0, "3"), (1, "0")]
+
+
 def test_paused_study_says_so(study):
     (invite,) = studies.invite(study, 1)
     studies.set_status(study, "paused")
     at = open_app(token=invite.token)
     assert "paused" in at.warning[0].value and not at.button
+
+
+def test_prolific_link_needs_a_prolific_study_that_is_open(tmp_path):
+    no_prolific = make_study(tmp_path, n_items=2, raters=1, extra='access_code = "secret"\n')
+    at = open_app(study="t", PROLIFIC_PID="P1")  # no [prolific]: the access code is needed
+    assert "does not take Prolific participants" in at.error[0].value and not at.button
+    studies.set_status(no_prolific, "paused")
+    (tmp_path / "p").mkdir()
+    paused = make_study(tmp_path / "p", n_items=2, raters=1, slug="p", extra=PROLIFIC)
+    studies.set_status(paused, "paused")
+    at = open_app(study="p", PROLIFIC_PID="P2")
+    assert "paused" in at.error[0].value and not at.button
+    with storage.read_session() as session:
+        assert session.exec(select(Annotator)).all() == []  # nobody joined
+
+
+def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
+    at = open_app()
+    assert not at.exception and not at.selectbox and not at.text_input
+    assert not any("Test study" in e.value for e in (*at.markdown, *at.title, *at.info))
+    at = open_app(study="t")
+    assert at.title[0].value == "Join “Test study”"
+    studies.set_status(study, "paused")
+    at = open_app(study="t")
+    assert "not open for joining" in at.error[0].value and not at.text_input
 
 
 def console(at_password=None) -> AppTest:
@@ -190,45 +285,3 @@ def test_console_with_the_generated_password_shows_progress(study):
     assert not at.exception and not at.error
     assert at.title[0].value == "Researcher console"
     assert [m.value for m in at.metric][:2] == ["0 / 3", "0"]
-
-
-def test_prolific_parameters_need_prolific_settings_and_an_open_study(tmp_path):
-    """Issue 13: ?study=X&PROLIFIC_PID=... joined a study without its access code even when the
-    study had no Prolific settings, and while it was paused."""
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    plain = make_study(tmp_path / "a", n_items=2, raters=1, slug="plain", extra='access_code = "secret"\n')
-    at = open_app(study="plain", PROLIFIC_PID="5f1234")
-    assert "does not take participants from Prolific" in at.error[0].value
-    with_prolific = make_study(tmp_path / "b", n_items=2, raters=1, slug="pro", extra=PROLIFIC)
-    studies.set_status(with_prolific, "paused")
-    at = open_app(study="pro", PROLIFIC_PID="5f1234")
-    assert "paused" in at.error[0].value
-    with storage.read_session() as session:
-        assert session.exec(select(Annotator)).all() == []      # nobody joined
-    studies.set_status(with_prolific, "open")
-    assert not open_app(study="pro", PROLIFIC_PID="5f1234").error
-    assert plain
-
-
-def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
-    home = open_app()
-    assert not any("Test study" in m.value for m in home.markdown) and not home.selectbox
-    join = open_app(study="t")
-    assert join.title[0].value == "Join “Test study”"
-    assert "not valid" in open_app(study="nope").error[0].value
-
-
-def test_the_completion_page_can_go_back_to_revise_the_last_answer(study):
-    """Issue 13: the completion page had no way back; the revision banner speaks plainly."""
-    at = started(study)
-    for value in (1, 2, 3):
-        rating_button(at, value).click().run()
-    assert at.title[0].value == "Thank you!"
-    at.button(key="back-from-end").click().run()
-    assert progress_text(at) == "Item 3 of 3"
-    banner = at.info[0].value
-    assert "you gave: 3 — very similar with subtle differences" in banner and "Pick" not in banner
-    rating_button(at, 0).click().run()
-    assert at.title[0].value == "Thank you!"
-    assert ratings_by_item(study)["i03"][-1][:2] == (1, "0")

@@ -140,8 +140,8 @@ def test_changed_answer_supersedes_and_keeps_history(tmp_path):
     (annotator,) = make_annotators(study, 1)
     task = assignment.next_item(annotator)
     first = assignment.submit(annotator, task.assignment_id, 2, 4.0)
-    second = assignment.submit(annotator, task.assignment_id, 4, 1.5)
-    third = assignment.submit(annotator, task.assignment_id, 2, 0.5)
+    second = assignment.submit(annotator, task.assignment_id, 4, 1.5, revise=True)
+    third = assignment.submit(annotator, task.assignment_id, 2, 0.5, revise=True)
     rows = _ratings(annotator)
     assert [(r.revision, r.response, r.supersedes_id) for r in rows] == [
         (0, "2", None), (1, "4", first.id), (2, "2", second.id)]

@@ -151,7 +151,7 @@ class CrosshoiCuration(StudyType):
         """Radio per candidate plus two pickers for additions; submits the encoded response."""
         q = fields["question"]
         marks, plus, minus = (crosshoi.decode_response(current) if current
-                              else (["incorrect"] * len(q["candidates"]), [], []))
+                              else ([None] * len(q["candidates"]), [], []))  # no preselection
         table = hico().classes
         choices = list(range(len(table)))
 
@@ -161,7 +161,7 @@ class CrosshoiCuration(StudyType):
         for k, candidate in enumerate(q["candidates"]):
             note = " (similar to a correct action)" if q["flags"].get(candidate) == "near_synonym" else ""
             st.radio(f"{inert.code(candidate)}{note}", list(MARK_LABELS), horizontal=True,
-                     index=list(MARK_LABELS).index(marks[k]) if k < len(marks) else 1,
+                     index=list(MARK_LABELS).index(marks[k]) if k < len(marks) and marks[k] else None,
                      key=f"{key}-c{k}")
         st.multiselect("Add a missing correct action", choices, default=plus, format_func=fmt,
                        key=f"{key}-plus")
@@ -170,6 +170,11 @@ class CrosshoiCuration(StudyType):
 
         def submit():
             state = st.session_state
+            unmarked = [k + 1 for k in range(len(q["candidates"])) if state[f"{key}-c{k}"] is None]
+            if unmarked:
+                state["flash"] = ("Mark every candidate as correct, incorrect or ambiguous "
+                                  f"(not yet: candidate {', '.join(map(str, unmarked))}).")
+                return
             response = crosshoi.encode_response(
                 [state[f"{key}-c{k}"] for k in range(len(q["candidates"]))],
                 [i for i in state[f"{key}-plus"] if i not in state[f"{key}-minus"]],

@@ -8,6 +8,7 @@ item) and when the current item was shown.
 
 import logging
 import time
+from functools import partial
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
@@ -16,7 +17,8 @@ from metrics import InputError
 from studyapp import assignment, inert, studies
 from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
-from studyapp.ui import base_url, rating_buttons
+from studyapp.components import answer_bar
+from studyapp.ui import base_url
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -28,7 +30,7 @@ def landing() -> None:
     summary = platform_summary()
     st.title(summary["project"])
     st.caption("Human studies behind the semantic evaluation of human–object interaction detectors.")
-    st.info("Annotators: open the invite link (or the study link with its access code) you were given.")
+    st.info("Annotators: open the invite link you were given (it names your study).")
     overview(summary)
 
 
@@ -61,7 +63,7 @@ def code_form(slug: str) -> None:
     title = studies.joinable_title(slug)
     if title is None:
         st.error("This study link is not valid, or the study is not open for joining. "
-                 "Please check the link or ask the researcher.")
+                 "Please check the link you were given.")
         return
     st.title(f"Join “{inert.text(title)}”")
     with st.form("join"):
@@ -128,23 +130,20 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.code(info.spec.completion_code, language=None)
     if info.spec.completion_url:
         st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
-    st.button("Back to my last answer", key="back-from-end", shortcut="Backspace",
-              on_click=on_back, args=(info.annotator_id, None))
+    if info.study_status == "open":
+        st.button("Back to my last answer", key="back-from-end", on_click=on_back,
+                  args=(info.annotator_id, None))
 
 
-STALE = ("That answer was for an item that is no longer on screen (it was answered already, "
-         "perhaps in another tab), so nothing was changed. Here is your current item.")
-
-
-def on_rate(annotator_id: int, assignment_id: int, shown_revision: int | None, value: int) -> None:
-    """Store ``value`` for the item the pressed control belonged to, in the state it was shown
-    in (``shown_revision``); a control left over from an earlier screen is refused server-side."""
+def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False) -> None:
+    """Store an answer for the item it was given for (the server refuses any other)."""
     shown = st.session_state.get("shown")
     seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
     try:
-        assignment.submit(annotator_id, assignment_id, value, seconds, shown_revision=shown_revision)
+        assignment.submit(annotator_id, assignment_id, value, seconds, revise=revise)
     except assignment.StaleAnswer:
-        st.session_state["flash"] = STALE
+        st.session_state["flash"] = ("That answer was for an item already answered (perhaps in "
+                                     "another tab); it was not stored. Here is your next item.")
         st.session_state["revise_position"] = None
         return
     except InputError as exc:
@@ -158,13 +157,39 @@ def on_rate(annotator_id: int, assignment_id: int, shown_revision: int | None, v
     st.session_state["revise_position"] = None
 
 
-def on_back(annotator_id: int, position: int) -> None:
+def on_form_submit(annotator_id: int, assignment_id: int, revise: bool, response: str) -> None:
+    on_rate(annotator_id, assignment_id, response, revise=revise)
+
+
+def on_back(annotator_id: int, position: int | None) -> None:
     previous = assignment.task_before(annotator_id, position)
     st.session_state["revise_position"] = previous.position if previous else None
 
 
 def on_continue() -> None:
     st.session_state["revise_position"] = None
+
+
+def on_bar_action(key: str, annotator_id: int, position: int, revising_id: int | None) -> None:
+    """A press in the answer bar: ``{item_id, kind, value, nonce}``, applied to ``item_id`` only."""
+    action = st.session_state[key]["action"]
+    if not action or action.get("nonce") == st.session_state.get("last_nonce"):
+        return
+    st.session_state["last_nonce"] = action["nonce"]
+    if action["kind"] == "answer":
+        item_id = int(action["item_id"])
+        on_rate(annotator_id, item_id, action["value"], revise=item_id == revising_id)
+    elif action["kind"] == "back":
+        on_back(annotator_id, position)
+    elif action["kind"] == "continue":
+        on_continue()
+
+
+def progress(task: assignment.Task, study_type) -> None:
+    done = task.number - 1 if task.response is None else task.number
+    left = max(task.total - done, 0)
+    st.progress(min(done / task.total, 1.0) if task.total else 1.0,
+                text=f"Item {task.number} of {task.total} · {left} left")
 
 
 def rate(info: assignment.AnnotatorSession) -> None:
@@ -191,44 +216,44 @@ def rate(info: assignment.AnnotatorSession) -> None:
             return
     if st.session_state.get("shown", (None,))[0] != task.assignment_id:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
-    done = task.number - 1 if task.response is None else task.number
-    st.progress(min(done / task.total, 1.0) if task.total else 1.0,
-                text=f"Item {task.number} of {task.total}")
+    study_type = get_type(info.study_type)
+    progress(task, study_type)
     if "flash" in st.session_state:
         st.error(inert.text(st.session_state.pop("flash")))
-    study_type = get_type(info.study_type)
-    if task.response is not None:
+    revising = task.response is not None
+    if revising:
         given = study_type.describe_response(task.fields, task.response, info.spec.scale)
-        how = ("change your answer and submit it" if study_type.custom_response
-               else "pick a rating to keep or change it")
-        st.info(f"Revising an earlier answer (you gave: {inert.text(given)}). You can {how}, "
-                "or continue where you stopped.")
+        st.info(f"Revising an earlier answer (you gave {inert.text(given)}). "
+                "Change it, or continue where you stopped.")
     study_type.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         study_type.response_form(task.fields, task.response, key=f"form-{task.assignment_id}",
-                                 on_submit=on_rate, args=(info.annotator_id, task.assignment_id, task.revision))
-    else:
-        current = task.response
-        if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
-            st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. Keep it or change it.")
-            st.button(f"Keep {inert.text(current)}", key=f"keep-{task.assignment_id}", shortcut="Enter",
-                      on_click=on_rate, args=(info.annotator_id, task.assignment_id, task.revision, int(current)))
-        rating_buttons(info.spec.scale, key=f"rate-{task.assignment_id}-{task.revision}", current=current,
-                       on_click=on_rate, args=(info.annotator_id, task.assignment_id, task.revision))
-    left, right = st.columns(2)
-    with left:
-        st.button("Back", key="back", shortcut="Backspace", disabled=task.number <= 1,
-                  on_click=on_back, args=(info.annotator_id, task.position))
-    if task.response is not None:
-        with right:
-            # Enter submits a custom form, so there Continue has no key (one action per key)
-            st.button("Continue", key="continue", on_click=on_continue,
-                      shortcut=None if study_type.custom_response else "Enter")
-    if study_type.custom_response:  # the form shows its own key hint
-        st.caption("Backspace goes back")
-    else:
-        values = info.spec.scale.values
-        st.caption(f"Keys: {min(values)}–{max(values)} rate · Backspace goes back")
+                                 on_submit=on_form_submit,
+                                 args=(info.annotator_id, task.assignment_id, revising))
+        left, right = st.columns(2)
+        with left:
+            st.button("Back", key="back", shortcut="Backspace",
+                      disabled=task.number <= 1, on_click=on_back,
+                      args=(info.annotator_id, task.position))
+        if revising:
+            with right:
+                st.button("Continue where I stopped", key="continue",
+                          on_click=on_continue)
+        return
+    current = task.response
+    if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
+        st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. "
+                "Press Enter (or its key) to keep it, or choose another.")
+    key = f"bar-{task.assignment_id}"
+    st.session_state["runs"] = st.session_state.get("runs", 0) + 1
+    scale = info.spec.scale
+    answer_bar(item_id=task.assignment_id, values=scale.values, labels=scale.labels,
+               current=current, can_go_back=task.number > 1, revising=revising,
+               run=st.session_state["runs"], key=key,
+               on_action=partial(on_bar_action, key, info.annotator_id, task.position,
+                                 task.assignment_id if revising else None))
+    st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer · Backspace goes back"
+               + (" · Enter continues where you stopped" if revising else ""))
 
 
 def main() -> None:

@@ -1,0 +1,29 @@
+"""The annotator page's answer controls as one Streamlit component (``st.components.v2``).
+
+Static HTML/CSS/JS kept in this folder (no build step, nothing downloaded). ``answer_bar``
+renders a button per scale value plus Back / Continue, handles the keys in the browser, locks
+itself with a visible "saving…" on the first press and returns ``{item_id, kind, value, nonce}``:
+the answer names the item it was given for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+HERE = Path(__file__).resolve().parent
+_ANSWER_BAR = st.components.v2.component(
+    "studyapp.answer_bar", html='<div class="answer-bar" data-state="ready"></div>',
+    css=(HERE / "answer_bar.css").read_text(), js=(HERE / "answer_bar.js").read_text(),
+    isolate_styles=False)
+
+
+def answer_bar(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
+               revising: bool, run: int, on_action, key: str):
+    """Mount the bar for one item; ``on_action`` runs (before the page) when a press arrives."""
+    return _ANSWER_BAR(key=key, data={"item_id": item_id, "values": list(values),
+                                      "labels": list(labels), "current": current,
+                                      "can_go_back": can_go_back, "revising": revising,
+                                      "run": run, "scroll_top": True},
+                       on_action_change=on_action)
