@@ -21,14 +21,29 @@ from test_pages import answer_bar, press
 APP = str(ROOT / "studyapp" / "app.py")
 
 
+def annotator_ids(study, names) -> dict[str, int]:
+    """Invite ``names`` to ``study``: pseudonym -> annotator id."""
+    from studyapp.storage import read_session
+    ids = {}
+    for inv in studies.invite(study, 0, list(names)):
+        with read_session() as session:
+            ids[inv.pseudonym] = assignment.annotator_by_token(session, inv.token).id
+    return ids
+
+
+def started_page(token: str) -> AppTest:
+    """The annotator page of ``token``, past the instructions."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["token"] = token
+    at.run()
+    at.button(key="start").click().run()
+    return at
+
+
 def earlier_study(tmp_path):
     """The no-image study: 3 pairs, alice rates 2, 2, 2 and bob 3, 3, 3."""
     study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
-    ids = {}
-    for inv in studies.invite(study, 0, ["alice", "bob"]):
-        from studyapp.storage import read_session
-        with read_session() as session:
-            ids[inv.pseudonym] = assignment.annotator_by_token(session, inv.token).id
+    ids = annotator_ids(study, ["alice", "bob"])
     for name, value in (("alice", 2), ("bob", 3)):
         while (task := assignment.next_item(ids[name])) is not None:
             assignment.submit(ids[name], task.assignment_id, value, 1.0)
@@ -95,10 +110,7 @@ def test_the_annotator_page_shows_the_image_and_a_missing_image_notice(tmp_path)
     spec_path = image_spec(tmp_path)
     study = studies.create_study(load_spec(spec_path))
     token = invite_same(study, ["alice"])["alice"][1]
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["token"] = token
-    at.run()
-    at.button(key="start").click().run()
+    at = started_page(token)
     assert not at.exception
     assert len(at.get("image")) == 1 and not at.warning
     assert "Your earlier rating (without the image): **2**" in at.info[0].value
@@ -277,11 +289,7 @@ def test_readme_with_image_demo_commands_work_as_written(tmp_path):
 def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
     """Issue 13: the with-image pass said "Item 1 of 50" to an annotator with 2 pairs."""
     study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
-    ids = {}
-    for inv in studies.invite(study, 0, ["alice", "bob"]):
-        from studyapp.storage import read_session
-        with read_session() as session:
-            ids[inv.pseudonym] = assignment.annotator_by_token(session, inv.token).id
+    ids = annotator_ids(study, ["alice", "bob"])
     task = assignment.next_item(ids["alice"])                 # alice rates one pair only
     assignment.submit(ids["alice"], task.assignment_id, 2, 1.0)
     while (task := assignment.next_item(ids["bob"])) is not None:
@@ -294,10 +302,7 @@ def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
 
 def test_linking_to_an_unfinished_study_warns(tmp_path):
     study = make_study(tmp_path, n_items=3, raters=1, slug="first", extra='order = "fixed"\n')
-    (inv,) = studies.invite(study, 0, ["alice"])
-    from studyapp.storage import read_session
-    with read_session() as session:
-        alice = assignment.annotator_by_token(session, inv.token).id
+    alice = annotator_ids(study, ["alice"])["alice"]
     task = assignment.next_item(alice)
     assignment.submit(alice, task.assignment_id, 2, 1.0)          # 1 of 3 pairs rated
     spec = load_spec(image_spec(tmp_path))
@@ -320,10 +325,7 @@ def test_curation_page_requires_a_choice_for_every_candidate(tmp_path):
     """Nothing is preselected: Submit with a candidate left unmarked stores nothing and says which."""
     study = studies.create_study(curation_spec(tmp_path))
     token = invite_same(study, ["a"])["a"][1]
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["token"] = token
-    at.run()
-    at.button(key="start").click().run()
+    at = started_page(token)
     assert [r.value for r in at.radio] == [None, None, None]
     assert not any("Keys: 0" in c.value for c in at.caption)
     at.radio[0].set_value("correct")
