@@ -68,7 +68,7 @@ Example (one image, one ground truth, a true positive and a duplicate):
 >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
 >>> pred = Detections.from_arrays(["a", "a"], [[0, 0, 10, 10]] * 2, [[10, 10, 20, 20]] * 2,
 ...                               ["ride", "ride"], ["horse", "horse"], [0.9, 0.8])
->>> d = diagnose(gt, pred)
+>>> d = diagnose(gt, pred, map_protocol="all-point")   # mean over the classes with ground truth
 >>> d.kind_names().tolist(), d.map["full"], d.delta_map["duplicate"]["full"]
 (['true_positive', 'duplicate'], 1.0, 0.0)
 """
@@ -94,11 +94,6 @@ TRUE_POSITIVE = "true_positive"
 def _pixel_offset(s) -> float:
     """+1-pixel IoU under the official protocol, continuous coordinates otherwise."""
     return 1.0 if s.protocol == "official" else 0.0
-
-
-def _iou(a: np.ndarray, ai: np.ndarray, b: np.ndarray, bi: np.ndarray, pixel_offset: float) -> np.ndarray:
-    """IoU of boxes ``a[ai]`` and ``b[bi]`` row by row (:func:`metrics.scoring.box_iou`)."""
-    return box_iou(a[ai], b[bi], pixel_offset=pixel_offset) if len(ai) else np.zeros(0)
 
 
 def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
@@ -238,7 +233,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     pos[np.lexsort((np.arange(len(pi)), p_image, -score))] = np.arange(len(pi))
     return Scene(protocol=map_protocol, class_totals=_class_totals(classes, n_gt, vocabulary, map_protocol,
                                                                      keep_no_interaction),
-                 images_left_out=left_out,images=np.asarray(images, dtype=object), gt_image=gt.image[gi], gt_human=gt.human_box[gi],
+                 images_left_out=left_out, images=np.asarray(images, dtype=object), gt_image=gt.image[gi],
+                 gt_human=gt.human_box[gi],
                  gt_object_box=gt.object_box[gi], gt_verb=gv[gi], gt_obj=go[gi], gt_class=gt_class, gt_row=gi,
                  pred_image=p_image, pred_human=pred.human_box[pi], pred_object_box=pred.object_box[pi],
                  pred_verb=pv[pi], pred_obj=po[pi], pred_class=pred_class, pred_row=pi, score=score, pos=pos,
@@ -284,8 +280,8 @@ class Edges:
     def build(cls, s: Scene) -> "Edges":
         p, g = image_pairs(s.gt_image, s.pred_image, by="pred")
         off = _pixel_offset(s)
-        iou_h = _iou(s.pred_human, p, s.gt_human, g, off)
-        iou_o = _iou(s.pred_object_box, p, s.gt_object_box, g, off)
+        iou_h = box_iou(s.pred_human[p], s.gt_human[g], pixel_offset=off)
+        iou_o = box_iou(s.pred_object_box[p], s.gt_object_box[g], pixel_offset=off)
         return cls(p, g, iou_h, iou_o, iou_h >= s.iou, (iou_o >= s.iou) & (s.pred_obj[p] == s.gt_obj[g]),
                    s.pred_verb[p] == s.gt_verb[g])
 
@@ -753,9 +749,11 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
     >>> from metrics.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["feed"], ["horse"], [0.9])
-    >>> d = diagnose(gt, pred)
+    >>> d = diagnose(gt, pred, map_protocol="all-point")
     >>> d.kind_names().tolist(), d.map["full"], d.delta_map["interaction"]["full"]
     (['interaction'], 0.0, 1.0)
+    >>> round(diagnose(gt, pred).delta_map["interaction"]["full"] * 520, 9)   # official: over 520 classes
+    1.0
     """
     for name in oracles:
         if name not in _BY_NAME:
@@ -796,8 +794,8 @@ def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos
     gpid, gfirst = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
     g_img = s.gt_image[gfirst]
     p, g = image_pairs(g_img, det_image, by="pred")
-    iou_h = _iou(det_human, p, s.gt_human, gfirst[g], _pixel_offset(s))
-    iou_o = _iou(det_object_box, p, s.gt_object_box, gfirst[g], _pixel_offset(s))
+    iou_h = box_iou(det_human[p], s.gt_human[gfirst[g]], pixel_offset=_pixel_offset(s))
+    iou_o = box_iou(det_object_box[p], s.gt_object_box[gfirst[g]], pixel_offset=_pixel_offset(s))
     ok = np.flatnonzero((iou_h >= s.iou) & (iou_o >= s.iou) & (det_obj[p] == s.gt_obj[gfirst[g]]))
     ep, eg = p[ok], g[ok]
     n = len(det_image)

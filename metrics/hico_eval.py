@@ -61,48 +61,67 @@ def pair_min_iou(ah, ao, bh, bo, *, pixel_offset: float = 1.0) -> np.ndarray:
     return np.minimum(box_iou(ah, bh, pixel_offset=pixel_offset), box_iou(ao, bo, pixel_offset=pixel_offset))
 
 
-def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class,
-                            pred_human, pred_object, pred_score, *, n_classes: int,
-                            iou: float = 0.5, pixel_offset: float = 1.0):
-    """VOC best-overlap assignment of ``VOCevaldet_bboxpair.m``, all classes at once.
+def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class, pred_human,
+                 pred_object, *, n_classes: int, pixel_offset: float = 1.0):
+    """Each prediction's best ground truth by ``VOCevaldet_bboxpair.m`` l.26–66: among *all*
+    ground truths of its class in its image, the largest min(IoU_h, IoU_o), the first on ties
+    (strict ``>``). Returns ``(j_max, ov_max)`` per prediction (−1 / −inf: none; class −1:
+    none). It does not depend on the other predictions, so the Default and Known-Object settings
+    share it."""
+    pred_class = np.asarray(pred_class, dtype=np.int64)
+    gt_key = np.asarray(gt_image, dtype=np.int64) * n_classes + np.asarray(gt_class, dtype=np.int64)
+    gt_sorted = np.argsort(gt_key, kind="stable")          # per (image, class): file order
+    gt_key_sorted = gt_key[gt_sorted]
+    dets = np.flatnonzero(pred_class >= 0)
+    key = pred_image[dets].astype(np.int64) * n_classes + pred_class[dets]
+    lo = np.searchsorted(gt_key_sorted, key, "left")
+    count = np.searchsorted(gt_key_sorted, key, "right") - lo
+    first_edge = np.cumsum(count) - count
+    edge_det = np.repeat(np.arange(len(dets)), count)
+    edge_gt = gt_sorted[np.repeat(lo, count) + np.arange(len(edge_det)) - np.repeat(first_edge, count)]
+    p = dets[edge_det]
+    ov = pair_min_iou(pred_human[p], pred_object[p], gt_human[edge_gt], gt_object[edge_gt],
+                      pixel_offset=pixel_offset)
+    j_max = np.full(len(pred_class), -1)
+    ov_max = np.full(len(pred_class), -np.inf)
+    has = count > 0
+    if has.any():
+        starts = first_edge[has]
+        best = np.maximum.reduceat(ov, starts)
+        at_max = np.where(ov == np.repeat(best, count[has]), np.arange(len(ov)), len(ov))
+        j_max[dets[has]] = edge_gt[np.minimum.reduceat(at_max, starts)]
+        ov_max[dets[has]] = best
+    return j_max, ov_max
+
+
+def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, iou: float = 0.5):
+    """``VOCevaldet_bboxpair.m`` l.14–17 and l.68–80 given :func:`best_overlap`: per class,
+    predictions in MATLAB's stable descending-score order; a prediction is a true positive of
+    its best ground truth when that overlap is ≥ θ and no earlier prediction took it.
 
     Returns ``(order, matched)``: ``order`` lists the predictions with ``pred_class ≥ 0`` grouped
     by class, each class in descending score (stable in image, then row order); ``matched[i]``
     is the ground truth ``order[i]`` is a true positive of, −1 for a false positive.
-    Predictions with class −1 take no part.
     """
     pred_class = np.asarray(pred_class, dtype=np.int64)
-    gt_class = np.asarray(gt_class, dtype=np.int64)
     kept = np.flatnonzero(pred_class >= 0)
     order = kept[np.lexsort((kept, pred_image[kept], -pred_score[kept], pred_class[kept]))]
-    gt_key = np.asarray(gt_image, dtype=np.int64) * n_classes + gt_class
-    gt_sorted = np.argsort(gt_key, kind="stable")          # per (image, class): file order
-    gt_key_sorted = gt_key[gt_sorted]
-    key = pred_image[order].astype(np.int64) * n_classes + pred_class[order]
-    lo = np.searchsorted(gt_key_sorted, key, "left")
-    count = np.searchsorted(gt_key_sorted, key, "right") - lo
-    has = count > 0
-    edge_det = np.repeat(np.arange(len(order)), count)     # position in ``order``
-    first_edge = np.cumsum(count) - count
-    edge_gt = gt_sorted[np.repeat(lo, count) + np.arange(len(edge_det)) - np.repeat(first_edge, count)]
-    p = order[edge_det]
-    ov = pair_min_iou(pred_human[p], pred_object[p], gt_human[edge_gt], gt_object[edge_gt],
-                      pixel_offset=pixel_offset)
-    best = np.full(len(order), -np.inf)
-    starts = first_edge[has]
-    if len(starts):
-        best[has] = np.maximum.reduceat(ov, starts)
-    # first ground truth reaching the maximum (strict > in the reference keeps the first)
-    at_max = np.where(ov == best[edge_det], np.arange(len(ov)), len(ov))
-    j_max = np.full(len(order), -1)
-    if len(starts):
-        j_max[has] = edge_gt[np.minimum.reduceat(at_max, starts)]
-    claim = np.where(best >= iou, j_max, -1)
+    claim = np.where(ov_max[order] >= iou, j_max[order], -1)
     matched = np.full(len(order), -1)
     claimed = np.flatnonzero(claim >= 0)
     _, first = np.unique(claim[claimed], return_index=True)   # earliest claim of each GT wins
     matched[claimed[first]] = claim[claimed[first]]
     return order, matched
+
+
+def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class,
+                            pred_human, pred_object, pred_score, *, n_classes: int,
+                            iou: float = 0.5, pixel_offset: float = 1.0):
+    """VOC best-overlap assignment of ``VOCevaldet_bboxpair.m``, all classes at once:
+    :func:`best_overlap` then :func:`assign_best_overlap`."""
+    j_max, ov_max = best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class,
+                                 pred_human, pred_object, n_classes=n_classes, pixel_offset=pixel_offset)
+    return assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, iou=iou)
 
 
 def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray):
@@ -118,15 +137,13 @@ def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray):
     rec_end = np.zeros(n_classes)
     if not len(cls_sorted):
         return ap, rec_end
-    starts, _ = _segments(cls_sorted)
-    lengths = np.diff(np.r_[starts, len(cls_sorted)])
-    seg = np.repeat(np.arange(len(starts)), lengths)
-    pos = np.arange(len(cls_sorted)) - starts[seg]
+    starts, ends = _segments(cls_sorted)
+    lengths = ends - starts
     ctp = _segment_cumsum(tp.astype(np.float64), starts)
-    cfp = (pos + 1) - ctp
+    rank = np.arange(1, len(cls_sorted) + 1) - np.repeat(starts, lengths)   # = tp + fp (l.82-86)
     with np.errstate(divide="ignore", invalid="ignore"):
         rec = ctp / n_gt[cls_sorted].astype(np.float64)
-    prec = ctp / (cfp + ctp).astype(np.float64)
+    prec = ctp / rank
     suffix = _segment_suffix_max(prec, starts)     # max(prec(i:end of class))
     cls = cls_sorted[starts]
     total = np.zeros(len(starts))
@@ -149,8 +166,7 @@ def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray,
     ``pos`` orders the predictions (ascending = descending confidence); ``n_gt[c]`` is the
     ground-truth count of class c. A class with ``n_gt`` 0 gets AP 1 when it has no
     prediction and 0 otherwise (Diag-HOI's rule for a class an oracle empties, see
-    :mod:`metrics.diagnosis`). Vectorized over all classes: the
-    precision envelope is a reversed running maximum made to restart at class boundaries.
+    :mod:`metrics.diagnosis`). Vectorized over all classes (exact segment suffix maxima).
 
     >>> class_ap(np.array([0, 0, 0]), np.array([1, 0, 1]), np.arange(3), np.array([2])).round(4).tolist()
     [0.8333]
@@ -170,14 +186,9 @@ def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray,
     c = cls[o]
     t = np.asarray(tp, dtype=np.float64)[o]
     starts, ends = _segments(c)
-    lens = ends - starts
-    seg = np.repeat(np.arange(len(starts)), lens)
-    ctp = np.cumsum(t)
-    ctp -= np.repeat(ctp[starts] - t[starts], lens)
-    k = np.arange(1, len(c) + 1) - np.repeat(starts, lens)
-    prec = ctp / k
-    shifted = prec - 2.0 * seg            # later classes lower: the running max restarts
-    env = np.maximum.accumulate(shifted[::-1])[::-1] + 2.0 * seg
+    ctp = _segment_cumsum(t, starts)
+    prec = ctp / (np.arange(1, len(c) + 1) - np.repeat(starts, ends - starts))
+    env = _segment_suffix_max(prec, starts)          # max(P_j, j ≥ i) within the class
     gain = np.bincount(c, weights=t * env, minlength=n_classes)
     pos_gt = n_gt > 0
     ap[pos_gt] = gain[pos_gt] / n_gt[pos_gt]
@@ -205,12 +216,11 @@ class HicoMap:
 
     @classmethod
     def compute(cls, gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys,
-                vocabulary, *, iou, protocol, pairs):
+                table, vocabulary, *, iou, protocol, pairs):
         """Class set: the 600 HICO-DET classes (``eval_one.m`` evaluates ``num_action`` = 600)
         when every ground-truth class is one, listed after the ground truth's own classes;
         otherwise the ground truth's classes. Predictions of other classes take no part."""
         from .scoring import _class_table, _classes_of
-        table = _class_table(class_keys, vocabulary)
         keys = list(class_keys)
         all_hico = bool(table["hoi_id"].notna().all()) and protocol == "official"
         if all_hico:
@@ -231,11 +241,11 @@ class HicoMap:
         pred_class_ko = np.where(known, pred_class, -1)
         if protocol == "official":
             n_gt = np.bincount(gt_class, minlength=n)
+            j_max, ov_max = best_overlap(gt.image, gt_class, gt.human_box, gt.object_box, pred.image, pred_class,
+                                         pred.human_box, pred.object_box, n_classes=n)
             out = []
             for pcls in (pred_class, pred_class_ko):
-                order, matched = best_overlap_assignment(
-                    gt.image, gt_class, gt.human_box, gt.object_box, pred.image, pcls,
-                    pred.human_box, pred.object_box, pred.score, n_classes=n, iou=iou)
+                order, matched = assign_best_overlap(pred.image, pcls, pred.score, j_max, ov_max, iou=iou)
                 out += eleven_point_ap(pcls[order], matched >= 0, n_gt)
         else:
             out = []

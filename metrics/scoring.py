@@ -815,20 +815,21 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
                 return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
         pairs = pending.finish(sigma)
     ap = shoe = match_all = hico_map = None
-    if has_scores:
-        hico_map = HicoMap.compute(gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects,
-                                   class_keys, vocabulary, iou=iou, protocol=map_protocol, pairs=pairs)
-        ap = hico_map.default_ap[:n_classes]
     # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
     # table), then the τ-filtered matching when τ filters something
     with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
         if has_scores:
             active = pred.score >= tau
+            map_job = pool.submit(lambda: HicoMap.compute(
+                gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys, classes,
+                vocabulary, iou=iou, protocol=map_protocol, pairs=pairs))
             tau_job = None if active.all() else pool.submit(lambda: shoe_match(pairs, pred.score, active=active))
             match_all = shoe_match(pairs, pred.score)
             shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
                               interpolation=interpolation)
             match_tau = match_all if tau_job is None else tau_job.result()
+            hico_map = map_job.result()
+            ap = hico_map.default_ap[:n_classes]
         else:
             active = np.ones(len(pred), dtype=bool)
             match_tau = shoe_match(pairs, pred.score, active=active)
