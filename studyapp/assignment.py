@@ -431,7 +431,9 @@ def _current_assignment(session: Session, annotator_id: int) -> int | None:
 
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
             seconds_spent: float, revise: bool) -> Rating:
-    assignment = session.get(Assignment, assignment_id)
+    # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
+    # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
+    assignment = session.get(Assignment, assignment_id, with_for_update=True)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
     if auth.is_revoked(session.get(Annotator, annotator_id).token_hash):
