@@ -61,14 +61,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(tmp_path):
-    """The app on a free port over the database of the test; yields its base URL."""
+def running_app(tmp_path, port: int | None = None):
+    """The app on ``port`` (default: a free one) over the database of the test; yields its
+    base URL."""
     storage.dispose_all()
-    port = free_port()
+    port = port or free_port()
     env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
            "STUDYAPP_EXPORTS": str(tmp_path / "exports"), "STUDYAPP_ADMIN_PASSWORD": "browser-pw",
            "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}"}
-    log = open(tmp_path / "server.log", "w")
+    log = open(tmp_path / "server.log", "a")
     proc = subprocess.Popen(cli.streamlit_command(port, "127.0.0.1"), cwd=ROOT, env=env,
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -460,3 +461,28 @@ def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, mon
         for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
             assert display[part] in shown, part
         assert display["pred_object_gloss"][:40] in shown
+
+
+def test_a_press_while_the_server_restarts_is_kept_and_says_reconnecting(tmp_path, browser):
+    """The server stops; the annotator presses 2; the page says "reconnecting…" (not
+    Streamlit's "Connection error" dialog); once the server is back on the same port the press
+    is stored for the item that was on screen, once, and the next item comes."""
+    study = make_study(tmp_path, n_items=3, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    port = free_port()
+    with running_app(tmp_path, port) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 3")
+    browser.find_element(By.TAG_NAME, "body").send_keys("2")
+    wait_text(browser, "reconnecting…")
+    dialogs = [d for d in browser.find_elements(By.CSS_SELECTOR, '[data-testid="stDialog"]')
+               if d.is_displayed()]
+    assert not dialogs and "Connection error" not in browser.find_element(By.TAG_NAME, "body").text
+    assert ratings(study) == {}
+    with running_app(tmp_path, port):
+        wait_ratings(study, {"i01": ["2"]})
+        wait_text(browser, "Item 2 of 3")
+        assert "reconnecting" not in browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["3"]})

@@ -8,11 +8,15 @@ the answer names the item it was given for.
 
 from __future__ import annotations
 
+import itertools
+import secrets
 from pathlib import Path
 
 import streamlit as st
 
 HERE = Path(__file__).resolve().parent
+_BOOT = secrets.token_hex(4)
+_RUNS = itertools.count(1)
 _ANSWER_BAR = st.components.v2.component(
     "studyapp.answer_bar", html='<div class="answer-bar" data-state="ready"></div>',
     css=(HERE / "answer_bar.css").read_text(), js=(HERE / "answer_bar.js").read_text(),
@@ -20,10 +24,22 @@ _ANSWER_BAR = st.components.v2.component(
 
 
 def answer_bar(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
-               revising: bool, run: int, on_action, key: str):
-    """Mount the bar for one item; ``on_action`` runs (before the page) when a press arrives."""
+               revising: bool, seen_nonce: str | None, on_action, key: str):
+    """Mount the bar for one item; ``on_action`` runs (before the page) when a press arrives.
+
+    ``seen_nonce`` is the last press this server session received: a press the browser kept
+    while the server was unreachable, and that is not it, is sent again. Every server run
+    gives new data (``run``), so the bar is re-mounted, and unlocked, after each one.
+    """
     return _ANSWER_BAR(key=key, data={"item_id": item_id, "values": list(values),
                                       "labels": list(labels), "current": current,
                                       "can_go_back": can_go_back, "revising": revising,
-                                      "run": run, "scroll_top": True},
+                                      "seen_nonce": seen_nonce, "run": next_run(),
+                                      "scroll_top": True},
                        on_action_change=on_action)
+
+
+def next_run() -> str:
+    """A value no earlier server run gave, even before a restart of the server."""
+    return f"{_BOOT}-{next(_RUNS)}"
+

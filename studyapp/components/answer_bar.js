@@ -2,27 +2,55 @@
 // the same as keys. The first press locks the bar and shows "saving…"; only the bar of the next
 // item (a new mount, or a new server run of this one) takes input again. Every answer carries
 // the id of the item it was given for, so the server can refuse one that reaches another item.
+//
+// A press made while the server is unreachable (restart, network loss) is not lost: it is kept
+// in sessionStorage until a server run shows it was seen (`data.seen_nonce`), and sent again
+// when the connection is back (or the bar of the same item is mounted again). Meanwhile the bar says
+// "reconnecting…" in place of Streamlit's developer "Connection error" dialog.
+const PENDING = "studyapp.answer_bar.pending";
+const OFFLINE_CLASS = "studyapp-offline";
+
+function connectionErrorShown() {
+  return [...document.querySelectorAll('[data-testid="stDialog"] h2')]
+    .some((h) => h.textContent.trim() === "Connection error");
+}
+
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".answer-bar");
-  const state = { locked: false };
+  const state = { locked: false, offline: false };
   root.innerHTML = "";
   root.dataset.item = String(data.item_id);
   root.dataset.state = "ready";
   const row = document.createElement("div");
   row.className = "values";
   const buttons = [];
+  const status = document.createElement("span");
+  status.className = "status";
+  status.setAttribute("role", "status");
+  const showStatus = () => {
+    const text = !state.offline ? (state.locked ? "saving…" : "")
+      : "reconnecting…" + (state.locked ? " your answer is sent when the server is back" : "");
+    if (status.textContent !== text) status.textContent = text;
+  };
+  const lock = () => {
+    state.locked = true;
+    root.dataset.state = "saving";
+    buttons.forEach((b) => (b.disabled = true));
+    showStatus();
+  };
+  const transmit = (action) => {
+    sessionStorage.setItem(PENDING, JSON.stringify(action));
+    setTriggerValue("action", action);
+  };
   const send = (kind, value) => {
     if (state.locked) {
       window.__answerBarDropped = (window.__answerBarDropped || 0) + 1;
       return;
     }
-    state.locked = true;
-    root.dataset.state = "saving";
-    buttons.forEach((b) => (b.disabled = true));
-    status.textContent = "saving…";
-    setTriggerValue("action", { item_id: data.item_id, kind, value,
-                                nonce: `${Date.now()}-${Math.random().toString(36).slice(2)}` });
+    lock();
+    transmit({ item_id: data.item_id, kind, value,
+               nonce: `${Date.now()}-${Math.random().toString(36).slice(2)}` });
   };
   const add = (parent, text, cls, kind, value, disabled) => {
     const b = document.createElement("button");
@@ -44,11 +72,17 @@ export default function (component) {
   nav.className = "nav";
   add(nav, "Back (Backspace)", "nav-button", "back", null, !data.can_go_back);
   if (data.revising) add(nav, "Continue where I stopped (Enter)", "nav-button", "continue", null);
-  const status = document.createElement("span");
-  status.className = "status";
-  status.setAttribute("role", "status");
   nav.appendChild(status);
   root.appendChild(nav);
+
+  const pending = JSON.parse(sessionStorage.getItem(PENDING) || "null");
+  if (pending && pending.item_id === data.item_id && pending.nonce !== data.seen_nonce) {
+    lock();  // pressed while the server was unreachable: send it again
+    transmit(pending);
+  } else {
+    sessionStorage.removeItem(PENDING);
+  }
+
   const keys = new Map(data.values.map((v) => [String(v), v]));
   const onKey = (event) => {
     const target = event.target;
@@ -61,7 +95,25 @@ export default function (component) {
     else return;
     event.preventDefault();
   };
+  // Streamlit adds its dialog as a child of <body>: watching only that list cannot loop
+  const checkConnection = () => {
+    const wasOffline = state.offline;
+    state.offline = connectionErrorShown();
+    const kept = JSON.parse(sessionStorage.getItem(PENDING) || "null");
+    if (wasOffline && !state.offline && kept && kept.item_id === data.item_id) {
+      transmit(kept);  // back online: the press made meanwhile goes now
+    }
+    document.documentElement.classList.toggle(OFFLINE_CLASS, state.offline);
+    root.dataset.connection = state.offline ? "offline" : "online";
+    showStatus();
+  };
+  checkConnection();
+  const watchConnection = new MutationObserver(checkConnection);
+  watchConnection.observe(document.body, { childList: true });
   document.addEventListener("keydown", onKey);
   if (data.scroll_top) window.scrollTo(0, 0);
-  return () => document.removeEventListener("keydown", onKey);
+  return () => {
+    watchConnection.disconnect();
+    document.removeEventListener("keydown", onKey);
+  };
 }

@@ -245,11 +245,10 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. "
                 "Press Enter (or its key) to keep it, or choose another.")
     key = f"bar-{task.assignment_id}"
-    st.session_state["runs"] = st.session_state.get("runs", 0) + 1
     scale = info.spec.scale
     answer_bar(item_id=task.assignment_id, values=scale.values, labels=scale.labels,
                current=current, can_go_back=task.number > 1, revising=revising,
-               run=st.session_state["runs"], key=key,
+               seen_nonce=st.session_state.get("last_nonce"), key=key,
                on_action=partial(on_bar_action, key, info.annotator_id, task.position,
                                  task.assignment_id if revising else None))
     st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer · Backspace goes back"
