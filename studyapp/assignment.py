@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -61,6 +62,14 @@ class Task:
     number: int          # 1-based place in the annotator's sequence
     total: int           # planned length of the sequence
     response: str | None  # the current answer when revisiting
+    seconds_per_item: float | None = None  # the annotator's recent pace (median), once known
+
+    def seconds_left(self) -> float | None:
+        """Estimated time for the items left, from the annotator's own recent pace."""
+        if self.seconds_per_item is None:
+            return None
+        left = self.total - self.number + (1 if self.response is None else 0)
+        return max(left, 0) * self.seconds_per_item
 
 
 @lru_cache(maxsize=64)
@@ -182,7 +191,20 @@ def _task(session: Session, assignment: Assignment, total: int, number: int | No
             Assignment.annotator_id == assignment.annotator_id,
             Assignment.position <= assignment.position)).one()
     return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
-                json.loads(item.fields_json), number, total, latest)
+                json.loads(item.fields_json), number, total, latest,
+                _pace(session, assignment.annotator_id))
+
+
+PACE_WINDOW, PACE_MIN = 20, 3
+
+
+def _pace(session: Session, annotator_id: int) -> float | None:
+    """Median seconds of the annotator's last ``PACE_WINDOW`` first answers (None before
+    ``PACE_MIN``): what the "time left" estimate multiplies."""
+    recent = session.exec(select(Rating.seconds_spent).where(Rating.annotator_id == annotator_id,
+                                                             Rating.revision == 0)
+                          .order_by(Rating.id.desc()).limit(PACE_WINDOW)).all()
+    return float(statistics.median(recent)) if len(recent) >= PACE_MIN else None
 
 
 def _counts(session: Session, annotator_id: int) -> dict[str, int]:

@@ -193,6 +193,17 @@ def render_png(root: str | Path, relative: str, boxes=None, max_side: int | None
     return to_png(draw_boxes(image, boxes) if boxes else image, max_side)
 
 
+def width_for_height(png: bytes, max_height: int) -> int:
+    """The display width (px) at which the PNG is at most ``max_height`` tall (never enlarged).
+
+    >>> buffer = io.BytesIO(); Image.new("RGB", (800, 600)).save(buffer, "PNG")
+    >>> width_for_height(buffer.getvalue(), 300)
+    400
+    """
+    width, height = Image.open(io.BytesIO(png)).size
+    return max(1, min(width, round(width * max_height / height)))
+
+
 def missing_notice(relative: str) -> str:
     return (f"The image for this item ({inert.text(relative)}) is not available. Please answer from the "
             "text, and tell the researcher if this keeps happening.")

@@ -35,3 +35,11 @@ def rating_buttons(scale: Scale, key: str, current: str | None = None, on_click=
                       type="primary" if current == str(value) else "secondary",
                       on_click=on_click, args=(*args, value), disabled=disabled,
                       width="stretch", wrap=True)
+
+
+def time_left(seconds: float) -> str:
+    """A plain estimate for the progress line: "under a minute", "4 min", "1 h 05 min"."""
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"

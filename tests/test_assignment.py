@@ -171,3 +171,25 @@ def test_stale_answers_are_refused_and_counted(tmp_path):
     assert rows == [(item_1, 0, "2"), (item_2, 0, "4"), (item_1, 1, "0")]
     assert len(refused) == 1
     assert assignment.next_item(annotator).assignment_id == third.assignment_id
+
+
+def test_time_left_uses_the_median_of_the_annotators_recent_first_answers(tmp_path):
+    study = make_study(tmp_path, n_items=6, raters=1)
+    (annotator,) = make_annotators(study, 1)
+    for seconds in (10.0, 40.0):  # two answers: no estimate yet
+        task = assignment.next_item(annotator)
+        assert task.seconds_per_item is None and task.seconds_left() is None
+        assignment.submit(annotator, task.assignment_id, 1, seconds)
+    task = assignment.next_item(annotator)
+    assignment.submit(annotator, task.assignment_id, 1, 20.0)
+    assignment.submit(annotator, task.assignment_id, 3, 500.0, revise=True)  # a revision: not pace
+    task = assignment.next_item(annotator)
+    # median(10, 40, 20) = 20 s; item 4 of 6 unanswered: 3 items left -> 60 s
+    assert (task.number, task.total, task.seconds_per_item) == (4, 6, 20.0)
+    assert task.seconds_left() == 60.0
+
+
+def test_time_left_reads_plainly():
+    from studyapp.ui import time_left
+    assert [time_left(s) for s in (20, 95, 240, 3_900)] == [
+        "under a minute", "2 min", "4 min", "1 h 05 min"]

@@ -340,7 +340,17 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
         WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
             "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
             message="waiting for the class image")
-        press(browser, Keys.ENTER)  # keep the earlier rating
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {  # a 1280 x 800 viewport
+            "width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+        bottom, height = browser.execute_script(  # item and controls fit in one screen
+            "return [document.querySelector('.answer-bar').getBoundingClientRect().bottom,"
+            " window.innerHeight]")
+        assert bottom <= height, f"the answer bar ends at {bottom} px, below the fold ({height} px)"
+        with_boxes = image_source(browser)
+        browser.find_element(By.XPATH, "//label[contains(., 'Show the boxes')]").click()
+        WebDriverWait(browser, WAIT_S).until(lambda d: image_source(d) not in (None, with_boxes),
+                                             message="waiting for the image without boxes")
+        press(browser, Keys.ENTER)  # keep the earlier rating (the toggle does not take the key)
         wait_text(browser, "Item 2 of 3")
         button(browser, "4 —").click()  # change it by mouse
         wait_text(browser, "Item 3 of 3")
@@ -355,6 +365,12 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
         press(browser, "0")
         wait_text(browser, "Thank you!")
         wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
+
+
+def image_source(driver) -> str | None:
+    images = [i for i in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stImage"] img')
+              if i.is_displayed()]
+    return images[0].get_attribute("src") if images else None
 
 
 def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, browser):

@@ -10,6 +10,14 @@
 const PENDING = "studyapp.answer_bar.pending";
 const OFFLINE_CLASS = "studyapp-offline";
 
+const NOT_TYPED = ["checkbox", "radio", "button", "submit", "range", "reset"];
+
+function typingInto(target) {
+  if (!target) return false;
+  if (target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName)) return true;
+  return target.tagName === "INPUT" && !NOT_TYPED.includes(target.type);
+}
+
 function connectionErrorShown() {
   return [...document.querySelectorAll('[data-testid="stDialog"] h2')]
     .some((h) => h.textContent.trim() === "Connection error");
@@ -85,8 +93,7 @@ export default function (component) {
 
   const keys = new Map(data.values.map((v) => [String(v), v]));
   const onKey = (event) => {
-    const target = event.target;
-    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
+    if (typingInto(event.target)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (keys.has(event.key)) send("answer", keys.get(event.key));
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);

@@ -159,17 +159,27 @@ class HoiSimilarityImage(HoiSimilarity):
     def attention_items(self, items, count):
         return StudyType.attention_items(self, items, count)
 
+    IMAGE_HEIGHT = 300  # px: image, pair and answer buttons fit in one 1280 x 800 screen
+
     def render_item(self, fields: dict) -> None:
+        """The image (boxes can be hidden) beside the pair."""
         boxes = [(role, fields[f"{role}_box"]) for role in ("human", "object") if fields.get(f"{role}_box")]
-        try:
-            png = images.render_png(fields["image_root"], fields["image"], boxes)
-        except InputError:
-            png = None
-        if png is None:
-            st.warning(images.missing_notice(fields["image"]))
-        else:
-            st.image(png, caption="An image of the ground-truth interaction")
-        super().render_item(fields)
+        image_column, pair_column = st.columns(2)
+        with image_column:
+            if boxes and not st.toggle("Show the boxes", value=True, key="show-boxes",
+                                       help="Hide them to see what they cover"):
+                boxes = []
+            try:
+                png = images.render_png(fields["image_root"], fields["image"], boxes)
+            except InputError:
+                png = None
+            if png is None:
+                st.warning(images.missing_notice(fields["image"]))
+            else:
+                st.image(png, caption="An image of the ground-truth interaction",
+                         width=images.width_for_height(png, self.IMAGE_HEIGHT))
+        with pair_column:
+            super().render_item(fields)
 
     def image_paths(self, fields: dict) -> list[tuple[str, str]]:
         return [(fields["image_root"], fields["image"])]

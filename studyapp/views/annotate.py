@@ -18,7 +18,7 @@ from studyapp import assignment, inert, studies
 from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
 from studyapp.components import answer_bar
-from studyapp.ui import base_url
+from studyapp.ui import base_url, time_left
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -185,11 +185,13 @@ def on_bar_action(key: str, annotator_id: int, position: int, revising_id: int |
         on_continue()
 
 
-def progress(task: assignment.Task, study_type) -> None:
+def progress(task: assignment.Task) -> None:
     done = task.number - 1 if task.response is None else task.number
     left = max(task.total - done, 0)
-    st.progress(min(done / task.total, 1.0) if task.total else 1.0,
-                text=f"Item {task.number} of {task.total} · {left} left")
+    text = f"Item {task.number} of {task.total} · {left} left"
+    if (seconds := task.seconds_left()) is not None and left:
+        text += f" · about {time_left(seconds)} to go"
+    st.progress(min(done / task.total, 1.0) if task.total else 1.0, text=text)
 
 
 def rate(info: assignment.AnnotatorSession) -> None:
@@ -217,7 +219,9 @@ def rate(info: assignment.AnnotatorSession) -> None:
     if st.session_state.get("shown", (None,))[0] != task.assignment_id:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
-    progress(task, study_type)
+    progress(task)
+    with st.expander("Instructions"):
+        st.markdown(inert.markdown(info.spec.instructions))
     if "flash" in st.session_state:
         st.error(inert.text(st.session_state.pop("flash")))
     revising = task.response is not None
