@@ -41,7 +41,7 @@ from sqlmodel import Session, select
 from metrics import InputError
 
 from . import auth
-from .models import Annotator, Assignment, Item, Rating, Study, utcnow
+from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
 from .specs import StudySpec
 from .storage import log_event, read_session, write_session
 from .studytypes import get_type
@@ -63,6 +63,7 @@ class Task:
     total: int           # planned length of the sequence
     response: str | None  # the current answer when revisiting
     seconds_per_item: float | None = None  # the annotator's recent pace (median), once known
+    comment: str | None = None  # the comment with the current answer when revisiting
 
     def seconds_left(self) -> float | None:
         """Estimated time for the items left, from the annotator's own recent pace."""
@@ -184,15 +185,16 @@ def accept_instructions(annotator_id: int, engine: Engine | None = None) -> None
 # ---------------------------------------------------------------------------------- items
 def _task(session: Session, assignment: Assignment, total: int, number: int | None = None) -> Task:
     item = session.get(Item, assignment.item_id)
-    latest = session.exec(select(Rating.response).where(Rating.assignment_id == assignment.id)
-                          .order_by(Rating.revision.desc()).limit(1)).first()
+    latest, comment = session.exec(select(Rating.response, Rating.comment)
+                                   .where(Rating.assignment_id == assignment.id)
+                                   .order_by(Rating.revision.desc()).limit(1)).first() or (None, None)
     if number is None:
         number = session.exec(select(func.count(Assignment.id)).where(
             Assignment.annotator_id == assignment.annotator_id,
             Assignment.position <= assignment.position)).one()
     return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
                 json.loads(item.fields_json), number, total, latest,
-                _pace(session, assignment.annotator_id))
+                _pace(session, assignment.annotator_id), comment)
 
 
 PACE_WINDOW, PACE_MIN = 20, 3
@@ -422,16 +424,18 @@ class StaleAnswer(InputError):
 
 
 def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
-           engine: Engine | None = None, *, revise: bool = False) -> Rating:
+           engine: Engine | None = None, *, revise: bool = False,
+           comment: str | None = None) -> Rating:
     """Store a rating durably (committed on return). The same answer again returns the stored
     row; a different one is a new revision that supersedes it, allowed only with ``revise``
     (the annotator went back to the item). An answer to an item that is not the annotator's
-    current one is refused (``StaleAnswer``) and logged."""
+    current one is refused (``StaleAnswer``) and logged. ``CANT_JUDGE`` and a ``comment`` are
+    accepted when the study's spec enables them (``[answers]``)."""
     for attempt in range(3):
         try:
             with write_session(engine) as session:
                 return _submit(session, annotator_id, assignment_id, response, seconds_spent,
-                               revise)
+                               revise, comment)
         except StaleAnswer as exc:
             with write_session(engine) as session:
                 study_id = session.exec(select(Annotator.study_id)
@@ -445,6 +449,25 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     raise AssertionError("unreachable")
 
 
+MAX_COMMENT = 2000
+
+
+def _comment(text: str | None, enabled: bool) -> str | None:
+    """The comment as stored: trimmed, None when empty; refused when the study has none or
+    it holds control characters other than line breaks and tabs."""
+    text = (text or "").replace("\r\n", "\n").strip()
+    if not text:
+        return None
+    if not enabled:
+        raise InputError("this study does not take comments; your answer was not stored")
+    if len(text) > MAX_COMMENT:
+        raise InputError(f"your comment is {len(text)} characters long; at most {MAX_COMMENT}, "
+                         "please shorten it (your answer was not stored)")
+    if any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in text):
+        raise InputError("your comment holds control characters; your answer was not stored")
+    return text
+
+
 def _current_assignment(session: Session, annotator_id: int) -> int | None:
     return session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
                                                     Assignment.answered_at.is_(None))
@@ -452,7 +475,7 @@ def _current_assignment(session: Session, annotator_id: int) -> int | None:
 
 
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float, revise: bool) -> Rating:
+            seconds_spent: float, revise: bool, comment: str | None) -> Rating:
     # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
     # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
     assignment = session.get(Assignment, assignment_id, with_for_update=True)
@@ -463,10 +486,15 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
     study = session.get(Study, assignment.study_id)
     if study.status != "open":
         raise InputError(f"this study is {study.status}; your answer was not stored")
-    value = get_type(study.study_type).parse_response(response, spec_for(study).scale)
+    spec = spec_for(study)
+    if response == CANT_JUDGE and spec.cant_judge:
+        value = CANT_JUDGE
+    else:
+        value = get_type(study.study_type).parse_response(response, spec.scale)
+    comment = _comment(comment, spec.comments)
     latest = session.exec(select(Rating).where(Rating.assignment_id == assignment_id)
                           .order_by(Rating.revision.desc()).limit(1)).first()
-    if latest is not None and latest.response == value:
+    if latest is not None and (latest.response, latest.comment) == (value, comment):
         return latest
     if latest is not None and not revise:
         raise StaleAnswer("this item was already answered (perhaps in another tab); "
@@ -483,7 +511,8 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
     rating = Rating(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
                     item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
                     response=value, seconds_spent=round(max(0.0, float(seconds_spent)), 3),
-                    created_at=now, supersedes_id=None if latest is None else latest.id)
+                    created_at=now, supersedes_id=None if latest is None else latest.id,
+                    comment=comment)
     session.add(rating)
     session.flush()
     if latest is not None:

@@ -9,6 +9,9 @@
   ``hoi_similarity``: ``category, gt_verb, gt_object, pred_verb, pred_object, level,
   verb_sim, object_sim`` and the sampler's extra columns).
 - ``annotators.csv``: pseudonym, how they joined, status, times, ratings and attention checks.
+- With ``[answers] comments = true``: a ``comment`` column in both ratings files; with
+  ``cant_judge = true``: ``cant_judge.csv`` (``item_id, annotator, phase, created_at,
+  comment``) lists the current "can't judge" answers, which ``ratings.csv`` leaves out.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from . import config
-from .models import Annotator, Assignment, Item, Rating
+from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating
 from .storage import log_event, read_session, write_session
-from .studies import annotator_status, study_by_slug
+from .studies import annotator_status, spec_of, study_by_slug
 from .studytypes import get_type
 
 RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",
@@ -54,26 +57,36 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
     fields_of = {item.id: json.loads(item.fields_json) for item in items}
     pseudonym = {a.id: a.pseudonym for a in annotators}
 
+    spec = spec_of(study)
+
+    def comment(r: Rating) -> dict:
+        return {"comment": r.comment or ""} if spec.comments else {}
+
     history = pd.DataFrame([{
         "study": study.slug, "rating_id": r.id, "item_id": item_key[r.item_id],
         "annotator": pseudonym[r.annotator_id], "rating": r.response,
         "phase": assignments[r.assignment_id].phase, "revision": r.revision,
         "supersedes": r.supersedes_id, "created_at": _iso(r.created_at),
-        "seconds_spent": r.seconds_spent} for r in ratings],
+        "seconds_spent": r.seconds_spent, **comment(r)} for r in ratings],
         columns=["study", "rating_id", "item_id", "annotator", "rating", "phase", "revision",
-                 "supersedes", "created_at", "seconds_spent"])
-    current = []
+                 "supersedes", "created_at", "seconds_spent"] + (["comment"] if spec.comments else []))
+    current, cant_judge = [], []
     by_assignment: dict[int, list[Rating]] = {}
     for r in ratings:
         by_assignment.setdefault(r.assignment_id, []).append(r)
     for assignment_id, rows in by_assignment.items():
         last = rows[-1]
+        if last.response == CANT_JUDGE:  # not a rating: listed apart
+            cant_judge.append({"item_id": item_key[last.item_id], "annotator": pseudonym[last.annotator_id],
+                               "phase": assignments[assignment_id].phase,
+                               "created_at": _iso(last.created_at), "comment": last.comment or ""})
+            continue
         current.append({"study": study.slug, "item_id": item_key[last.item_id],
                         "annotator": pseudonym[last.annotator_id], "rating": last.response,
                         "phase": assignments[assignment_id].phase, "created_at": _iso(last.created_at),
                         "seconds_spent": round(sum(r.seconds_spent for r in rows), 3),
                         "revisions": len(rows), "_position": assignments[assignment_id].position,
-                        "_annotator_id": last.annotator_id,
+                        "_annotator_id": last.annotator_id, **comment(last),
                         **study_type.rating_columns(fields_of[last.item_id], pseudonym[last.annotator_id])})
     extra = list(dict.fromkeys(k for row in current for k in row
                                if k not in RATING_COLUMNS and not k.startswith("_")))
@@ -114,6 +127,9 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
         "prolific_study_id", "prolific_session_id"])
     tables = {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
               "annotators.csv": annotators_df}
+    if spec.cant_judge:
+        tables["cant_judge.csv"] = pd.DataFrame(
+            cant_judge, columns=["item_id", "annotator", "phase", "created_at", "comment"])
     tables.update(study_type.export_tables(tables, {item_key[i]: f for i, f in fields_of.items()}))
     return tables
 

@@ -10,6 +10,7 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
   per study.
 - 3: a per-item claim counter (``item.n_claims``, back-filled from the assignments) with an
   index, so finding the least-claimed item no longer counts every assignment of the study.
+- 4: an optional comment per answer (``rating.comment``), for studies that enable comments.
 """
 
 from __future__ import annotations
@@ -111,10 +112,15 @@ def _add_claim_counter(conn: Connection) -> None:
     Index("ix_item_claims", item.c.study_id, item.c.role, item.c.n_claims).create(conn)
 
 
+def _add_rating_comment(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE rating ADD COLUMN comment TEXT"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
     (3, "per-item claim counter", _add_claim_counter),
+    (4, "optional comment per answer", _add_rating_comment),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -97,6 +97,9 @@ class Assignment(SQLModel, table=True):
     answered_at: datetime | None = None
 
 
+CANT_JUDGE = "cant_judge"  # Rating.response of "I can't judge this item" (spec: answers.cant_judge)
+
+
 class Rating(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("assignment_id", "revision"),)
     id: int | None = Field(default=None, primary_key=True)
@@ -109,6 +112,7 @@ class Rating(SQLModel, table=True):
     seconds_spent: float
     created_at: datetime = Field(default_factory=utcnow)
     supersedes_id: int | None = Field(default=None, foreign_key="rating.id")
+    comment: str | None = Field(default=None, sa_type=Text)
 
 
 class Event(SQLModel, table=True):

@@ -23,6 +23,10 @@ source = "csv"                  # csv (path = "...", relative to the spec) | sam
 path = "items.csv"
 # sampler options of the study type, e.g. n = 50, seed = 0, class_weights = "w.csv"
 
+[answers]                       # optional extras on every item (rating study types)
+cant_judge = false              # a "can't judge" answer (key X), exported apart from the ratings
+comments = false                # an optional comment with each answer
+
 [quality]
 attention_checks = 0            # items with a known answer, spread through the sequence
 repeat_items = 0                # own items shown again at the end (test-retest)
@@ -53,7 +57,7 @@ from .studytypes import Scale, get_type
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
-            "items", "quality", "prolific", "example"}
+            "items", "quality", "prolific", "example", "answers"}
 ROLES = ("main", "attention")
 
 
@@ -79,6 +83,8 @@ class StudySpec:
     claim_timeout_minutes: int = 30
     attention_checks: int = 0
     repeat_items: int = 0
+    cant_judge: bool = False
+    comments: bool = False
     completion_code: str | None = None
     completion_url: str | None = None
     example: dict | None = None
@@ -135,6 +141,12 @@ class _Checker:
             self.fail(key, f"is too large ({value})")
         return value
 
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.table.get(key, default)
+        if not isinstance(value, bool):
+            self.fail(key, f"must be true or false, got {value!r}")
+        return value
+
     def table_of(self, key: str) -> dict:
         value = self.table.get(key, {})
         if not isinstance(value, dict):
@@ -186,6 +198,15 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     quality.unknown({"attention_checks", "repeat_items"})
     spec.attention_checks = quality.integer("attention_checks", 0, 0)
     spec.repeat_items = quality.integer("repeat_items", 0, 0)
+
+    answers = _Checker(name, top.table_of("answers"), "answers.")
+    answers.unknown({"cant_judge", "comments"})
+    spec.cant_judge = answers.boolean("cant_judge", False)
+    spec.comments = answers.boolean("comments", False)
+    for key in ("cant_judge", "comments"):
+        if getattr(spec, key) and study_type.custom_response:
+            answers.fail(key, f"is not available for study type {study_type.name!r} "
+                              "(it draws its own answer form)")
 
     prolific = _Checker(name, top.table_of("prolific"), "prolific.")
     prolific.unknown({"completion_code", "completion_url"})

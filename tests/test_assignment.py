@@ -193,3 +193,58 @@ def test_time_left_reads_plainly():
     from studyapp.ui import time_left
     assert [time_left(s) for s in (20, 95, 240, 3_900)] == [
         "under a minute", "2 min", "4 min", "1 h 05 min"]
+
+
+ANSWERS = 'order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n'
+
+
+def test_cant_judge_and_comments_are_stored_and_exported_apart(tmp_path):
+    from studyapp.exports import study_tables
+    from studyapp.models import CANT_JUDGE
+    study = make_study(tmp_path, n_items=3, raters=1, extra=ANSWERS)
+    (annotator,) = make_annotators(study, 1)
+    first = assignment.next_item(annotator)
+    assignment.submit(annotator, first.assignment_id, CANT_JUDGE, 3.0, comment="  unclear verb \r\n")
+    again = assignment.submit(annotator, first.assignment_id, CANT_JUDGE, 1.0, comment="unclear verb")
+    second = assignment.next_item(annotator)
+    assignment.submit(annotator, second.assignment_id, 2, 2.0)
+    third = assignment.next_item(annotator)
+    assignment.submit(annotator, third.assignment_id, 4, 2.0, comment="line one\nline two")
+    assert len(_ratings(annotator)) == 3 and again.comment == "unclear verb"
+    revisit = assignment.task_at(annotator, first.position)
+    assert (revisit.response, revisit.comment) == (CANT_JUDGE, "unclear verb")
+    tables = study_tables("t")
+    ratings = tables["ratings.csv"]
+    assert list(ratings["item_id"]) == ["i02", "i03"] and list(ratings["rating"]) == ["2", "4"]
+    assert list(ratings["comment"]) == ["", "line one\nline two"]
+    cant = tables["cant_judge.csv"]
+    assert cant[["item_id", "comment"]].values.tolist() == [["i01", "unclear verb"]]
+    assert list(tables["ratings_history.csv"]["rating"]) == [CANT_JUDGE, "2", "4"]
+
+
+def test_comments_and_cant_judge_are_refused_where_the_spec_has_none(tmp_path):
+    from studyapp.models import CANT_JUDGE
+    study = make_study(tmp_path, n_items=2, raters=1)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    with pytest.raises(InputError, match="does not take comments"):
+        assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="hello")
+    with pytest.raises(InputError):
+        assignment.submit(annotator, task.assignment_id, CANT_JUDGE, 1.0)
+    assert _ratings(annotator) == []
+
+
+def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
+    study = make_study(tmp_path, n_items=2, raters=1, extra=ANSWERS)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    with pytest.raises(InputError, match="control characters"):
+        assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="bad\x07bell")
+    with pytest.raises(InputError, match="at most 2000"):
+        assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="x" * 2001)
+    assert _ratings(annotator) == []
+
+
+def _ratings(annotator_id):
+    with storage.read_session() as session:
+        return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)))

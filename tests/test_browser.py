@@ -502,3 +502,35 @@ def test_a_press_while_the_server_restarts_is_kept_and_says_reconnecting(tmp_pat
         assert "reconnecting" not in browser.find_element(By.TAG_NAME, "body").text
         press(browser, "3")
         wait_ratings(study, {"i01": ["2"], "i02": ["3"]})
+
+
+def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
+    """With ``[answers]`` on: a comment typed in the bar goes with the answer; Esc leaves the
+    box, X answers "can't judge"; digits typed in the box are text, not answers."""
+    study = make_study(tmp_path, n_items=3, raters=1,
+                       extra='order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n')
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 3")
+        wait_text(browser, "X can't judge")
+        wait_idle(browser)
+        box = browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea")
+        box.send_keys("verb 2 unclear")
+        box.send_keys(Keys.ESCAPE)
+        press(browser, "x")
+        wait_text(browser, "Item 2 of 3")
+        press(browser, "3")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["cant_judge"], "i02": ["3"]})
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave 3")
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave can't judge")
+        assert browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute(
+            "value") == "verb 2 unclear"
+    with storage.read_session() as session:
+        stored = [(r.response, r.comment) for r in session.exec(
+            select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
+    assert stored == [("cant_judge", "verb 2 unclear"), ("3", None)]

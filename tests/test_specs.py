@@ -85,6 +85,12 @@ BAD = [
      r"attention item 'i2': expected response 7 is not on the scale"),
     ("example rating", GOOD + '[example]\ngt_verb = "ride"\ngt_object = "bicycle"\npred_verb = "push"\n'
      'pred_object = "bicycle"\nrating = 9\n', None, r"key 'example\.rating' response 9 is not on the scale"),
+    ("answers not boolean", GOOD + '[answers]\ncant_judge = "yes"\n', None,
+     r"key 'answers\.cant_judge' must be true or false, got 'yes'"),
+    ("answers unknown key", GOOD + "[answers]\nnotes = true\n", None, r"unknown key 'answers\.notes'"),
+    ("answers on a form type", GOOD.replace('"hoi_similarity"', '"crosshoi_curation"')
+     + "[answers]\ncomments = true\n", "item_id,image,image_root,positives,candidates\n",
+     r"key 'answers\.comments' is not available for study type 'crosshoi_curation'"),
 ]
 
 

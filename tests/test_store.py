@@ -25,7 +25,7 @@ def test_fresh_database_is_wal_with_foreign_keys_at_latest_version(db_backend):
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
-    assert versions == [1, 2, 3] and migrations.LATEST == 3
+    assert versions == [1, 2, 3, 4] and migrations.LATEST == 4
 
 
 def test_migrations_build_exactly_the_model_schema():
@@ -72,8 +72,10 @@ def test_upgrade_from_version_1_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 3
-        assert conn.execute(text("SELECT response, seconds_spent FROM rating")).one() == ("3", 4.5)
+        assert migrations.current_version(conn) == 4
+        # version 4 adds the comment column, empty for the old rows
+        assert conn.execute(text("SELECT response, seconds_spent, comment FROM rating")).one() == (
+            "3", 4.5, None)
         # version 3 back-fills the claim counter from the assignments
         assert conn.execute(text("SELECT id, n_claims FROM item ORDER BY id")).all() == [(5, 0), (6, 1)]
         rows = conn.execute(text("SELECT id, pseudonym, seed, token_hash, prolific_pid FROM annotator")).all()

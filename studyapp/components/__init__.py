@@ -2,7 +2,7 @@
 
 Static HTML/CSS/JS kept in this folder (no build step, nothing downloaded). ``answer_bar``
 renders a button per scale value plus Back / Continue, handles the keys in the browser, locks
-itself with a visible "saving…" on the first press and returns ``{item_id, kind, value, nonce}``:
+itself with a visible "saving…" on the first press and returns ``{item_id, kind, value, comment, nonce}``:
 the answer names the item it was given for.
 """
 
@@ -24,17 +24,22 @@ _ANSWER_BAR = st.components.v2.component(
 
 
 def answer_bar(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
-               revising: bool, seen_nonce: str | None, on_action, key: str):
+               revising: bool, seen_nonce: str | None, on_action, key: str,
+               cant_judge: bool = False, comments: bool = False, comment: str | None = None):
     """Mount the bar for one item; ``on_action`` runs (before the page) when a press arrives.
 
     ``seen_nonce`` is the last press this server session received: a press the browser kept
     while the server was unreachable, and that is not it, is sent again. Every server run
     gives new data (``run``), so the bar is re-mounted, and unlocked, after each one.
+    ``cant_judge`` adds a "Can't judge" answer (key X); ``comments`` a comment box whose text
+    (``comment`` when revisiting) is sent with the answer.
     """
     return _ANSWER_BAR(key=key, data={"item_id": item_id, "values": list(values),
                                       "labels": list(labels), "current": current,
                                       "can_go_back": can_go_back, "revising": revising,
                                       "seen_nonce": seen_nonce, "run": next_run(),
+                                      "cant_judge": cant_judge, "comments": comments,
+                                      "comment": comment,
                                       "scroll_top": True},
                        on_action_change=on_action)
 

@@ -8,6 +8,7 @@
 // when the connection is back (or the bar of the same item is mounted again). Meanwhile the bar says
 // "reconnecting…" in place of Streamlit's developer "Connection error" dialog.
 const PENDING = "studyapp.answer_bar.pending";
+const CANT_JUDGE = "cant_judge";
 const OFFLINE_CLASS = "studyapp-offline";
 
 const NOT_TYPED = ["checkbox", "radio", "button", "submit", "range", "reset"];
@@ -57,7 +58,7 @@ export default function (component) {
       return;
     }
     lock();
-    transmit({ item_id: data.item_id, kind, value,
+    transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
                nonce: `${Date.now()}-${Math.random().toString(36).slice(2)}` });
   };
   const add = (parent, text, cls, kind, value, disabled) => {
@@ -75,7 +76,21 @@ export default function (component) {
     const chosen = data.current !== null && String(value) === String(data.current);
     add(row, `${value} — ${data.labels[k]}`, chosen ? "value chosen" : "value", "answer", value);
   });
+  if (data.cant_judge) {
+    add(row, "Can't judge (X)", data.current === CANT_JUDGE ? "value chosen" : "value", "answer", CANT_JUDGE);
+  }
   root.appendChild(row);
+  let comment = null;
+  if (data.comments) {
+    comment = document.createElement("textarea");
+    comment.className = "comment";
+    comment.rows = 2;
+    comment.maxLength = 2000;
+    comment.placeholder = "Optional comment, sent with your answer (Esc leaves the box)";
+    comment.value = data.comment || "";
+    comment.addEventListener("keydown", (event) => { if (event.key === "Escape") comment.blur(); });
+    root.appendChild(comment);
+  }
   const nav = document.createElement("div");
   nav.className = "nav";
   add(nav, "Back (Backspace)", "nav-button", "back", null, !data.can_go_back);
@@ -96,6 +111,7 @@ export default function (component) {
     if (typingInto(event.target)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (keys.has(event.key)) send("answer", keys.get(event.key));
+    else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (event.key === "Enter" && data.revising) send("continue", null);
     else if (event.key === "Enter" && data.current !== null) send("answer", data.current);

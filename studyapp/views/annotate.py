@@ -18,6 +18,7 @@ from studyapp import assignment, inert, studies
 from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
 from studyapp.components import answer_bar
+from studyapp.models import CANT_JUDGE
 from studyapp.ui import base_url, time_left
 
 LOG = logging.getLogger("studyapp.annotate")
@@ -135,12 +136,14 @@ def completion(info: assignment.AnnotatorSession) -> None:
                   args=(info.annotator_id, None))
 
 
-def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False) -> None:
+def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
+            comment: str | None = None) -> None:
     """Store an answer for the item it was given for (the server refuses any other)."""
     shown = st.session_state.get("shown")
     seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
     try:
-        assignment.submit(annotator_id, assignment_id, value, seconds, revise=revise)
+        assignment.submit(annotator_id, assignment_id, value, seconds, revise=revise,
+                          comment=comment)
     except assignment.StaleAnswer:
         st.session_state["flash"] = ("That answer was for an item already answered (perhaps in "
                                      "another tab); it was not stored. Here is your next item.")
@@ -171,14 +174,16 @@ def on_continue() -> None:
 
 
 def on_bar_action(key: str, annotator_id: int, position: int, revising_id: int | None) -> None:
-    """A press in the answer bar: ``{item_id, kind, value, nonce}``, applied to ``item_id`` only."""
+    """A press in the answer bar: ``{item_id, kind, value, comment, nonce}``, applied to
+    ``item_id`` only."""
     action = st.session_state[key]["action"]
     if not action or action.get("nonce") == st.session_state.get("last_nonce"):
         return
     st.session_state["last_nonce"] = action["nonce"]
     if action["kind"] == "answer":
         item_id = int(action["item_id"])
-        on_rate(annotator_id, item_id, action["value"], revise=item_id == revising_id)
+        on_rate(annotator_id, item_id, action["value"], revise=item_id == revising_id,
+                comment=action.get("comment"))
     elif action["kind"] == "back":
         on_back(annotator_id, position)
     elif action["kind"] == "continue":
@@ -226,7 +231,8 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.error(inert.text(st.session_state.pop("flash")))
     revising = task.response is not None
     if revising:
-        given = study_type.describe_response(task.fields, task.response, info.spec.scale)
+        given = ("can't judge" if task.response == CANT_JUDGE
+                 else study_type.describe_response(task.fields, task.response, info.spec.scale))
         st.info(f"Revising an earlier answer (you gave {inert.text(given)}). "
                 "Change it, or continue where you stopped.")
     study_type.render_item(task.fields)
@@ -253,9 +259,11 @@ def rate(info: assignment.AnnotatorSession) -> None:
     answer_bar(item_id=task.assignment_id, values=scale.values, labels=scale.labels,
                current=current, can_go_back=task.number > 1, revising=revising,
                seen_nonce=st.session_state.get("last_nonce"), key=key,
+               cant_judge=info.spec.cant_judge, comments=info.spec.comments, comment=task.comment,
                on_action=partial(on_bar_action, key, info.annotator_id, task.position,
                                  task.assignment_id if revising else None))
-    st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer · Backspace goes back"
+    st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer"
+               + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
                + (" · Enter continues where you stopped" if revising else ""))
 
 
