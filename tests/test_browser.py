@@ -394,12 +394,11 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
 
 
 def choose(driver, group: int, mark: str):
-    """Click ``mark`` (correct / incorrect / ambiguous) in the ``group``-th candidate's radio."""
+    """Click ``mark`` (correct / incorrect / ambiguous) for the ``group``-th candidate."""
     wait_idle(driver)
-    radios = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"]')
-    label = next(lab for lab in radios[group].find_elements(By.TAG_NAME, "label")
-                 if lab.text.strip() == mark)
-    label.click()
+    candidate = driver.find_elements(By.CSS_SELECTOR, ".mark-form .candidate")[group]
+    next(b for b in candidate.find_elements(By.TAG_NAME, "button")
+         if b.text.removeprefix("✓ ").startswith(f"{mark} (")).click()
 
 
 def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
