@@ -3,7 +3,7 @@
 // asks correct / incorrect / ambiguous for every candidate and offers two searchable pickers of
 // actions to add. Nothing leaves the browser until Submit (or Back / Continue); the first of
 // those locks the form and shows "saving…", and the answer carries the id of its item. A draft
-// survives a new server run of the same item (e.g. a save that failed), not a page reload.
+// survives a new server run of the same item (a save that failed); Back / Continue drop it.
 const drafts = new Map();
 const MARKS = [["correct", "c"], ["incorrect", "i"], ["ambiguous", "a"]];
 const MATCHES_SHOWN = 8;
@@ -45,6 +45,7 @@ export default function (component) {
   const send = (kind, value) => {
     if (locked) return;
     locked = true;
+    if (kind !== "answer") drafts.delete(draftKey);
     root.dataset.state = "saving";
     root.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
     status.className = "status";
