@@ -411,12 +411,11 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
 
 
 def choose(driver, group: int, mark: str):
-    """Click ``mark`` (correct / incorrect / ambiguous) in the ``group``-th candidate's radio."""
+    """Click ``mark`` (correct / incorrect / ambiguous) for the ``group``-th candidate."""
     wait_idle(driver)
-    radios = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"]')
-    label = next(lab for lab in radios[group].find_elements(By.TAG_NAME, "label")
-                 if lab.text.strip() == mark)
-    label.click()
+    candidate = driver.find_elements(By.CSS_SELECTOR, ".mark-form .candidate")[group]
+    next(b for b in candidate.find_elements(By.TAG_NAME, "button")
+         if b.text.removeprefix("✓ ").startswith(f"{mark} (")).click()
 
 
 def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
@@ -528,8 +527,9 @@ def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
         wait_text(browser, "you gave 3")
         press(browser, Keys.BACKSPACE)
         wait_text(browser, "you gave can't judge")
-        assert browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute(
-            "value") == "verb 2 unclear"
+        WebDriverWait(browser, WAIT_S).until(  # the bar of the revisited item shows its comment
+            lambda d: d.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute("value")
+            == "verb 2 unclear", message="waiting for the stored comment in the box")
     with storage.read_session() as session:
         stored = [(r.response, r.comment) for r in session.exec(
             select(Rating).where(Rating.study_id == study).order_by(Rating.id))]

@@ -321,19 +321,21 @@ def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
     assert len(read_image_map(written["images_csv"])) == 520
 
 
-def test_curation_page_requires_a_choice_for_every_candidate(tmp_path):
-    """Nothing is preselected: Submit with a candidate left unmarked stores nothing and says which."""
+def test_curation_page_mounts_the_mark_form_and_refuses_an_unmarked_candidate(tmp_path):
+    """The form gets the shown question's candidates with nothing preselected; an answer with a
+    candidate left unmarked stores nothing and says so; a complete one is stored encoded."""
     study = studies.create_study(curation_spec(tmp_path))
     token = invite_same(study, ["a"])["a"][1]
+    person = assignment.resolve_token(token)
     at = started_page(token)
-    assert [r.value for r in at.radio] == [None, None, None]
-    assert not any("Keys: 0" in c.value for c in at.caption)
-    at.radio[0].set_value("correct")
-    at.radio[1].set_value("incorrect")
-    submit = [b for b in at.button if b.label == "Submit"][0]
-    submit.click().run()
-    assert "Mark every candidate" in at.error[0].value and "candidate 3" in at.error[0].value
-    assert assignment.answered_count(assignment.resolve_token(token)) == 0
-    at.radio[2].set_value("ambiguous")
-    [b for b in at.button if b.label == "Submit"][0].click().run()
-    assert assignment.answered_count(assignment.resolve_token(token)) == 1
+    form = answer_bar(at)
+    task = assignment.next_item(person)
+    assert (form["mode"], form["current"], form["item_id"]) == ("candidates", None, task.assignment_id)
+    assert [row["label"] for row in form["items"]] == task.fields["question"]["candidates"]
+    assert form["classes"][0] == crosshoi.class_option(0) and len(form["classes"]) == 600
+    press(at, "answer", {"marks": ["correct", "incorrect", None], "plus": [], "minus": []})
+    assert "incomplete" in at.error[0].value
+    assert assignment.answered_count(person) == 0
+    press(at, "answer", {"marks": ["correct", "incorrect", "ambiguous"], "plus": [0], "minus": [5]})
+    assert assignment.answered_count(person) == 1
+    assert assignment.task_at(person, task.position).response == "m=cia;p=0;n=5"

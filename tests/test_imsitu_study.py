@@ -15,6 +15,7 @@ from studyapp import assignment, exports, images, imsitu_study, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.specs import load_spec
 from studyhelpers import make_annotators
+from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")
 PRED = {"m1": {"jumping_1.jpg": ["jumping", "leaping", "falling"],
@@ -87,17 +88,9 @@ def open_app(**params) -> AppTest:
     return at.run()
 
 
-def toggle(at, rank):
-    (button,) = [b for b in at.button if b.label.startswith(f"{rank}. ")]
-    return button
-
-
-def submit(at):
-    (button,) = [b for b in at.button if b.label.startswith("Submit")]
-    return button
-
-
 def test_annotator_marks_predictions_end_to_end(tmp_path):
+    """The mark form gets the item's predictions (never the model); the marks it sends are
+    stored for the item shown; Back brings them back for a revision."""
     study_id = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study_id, 1)
     at = open_app(token=invite.token)
@@ -106,26 +99,19 @@ def test_annotator_marks_predictions_end_to_end(tmp_path):
     assert len(at.image) == 1
     with storage.read_session() as session:
         first = json.loads(session.exec(select(Item).where(Item.item_key == "q0001")).one().fields_json)
-    labels = [b.label for b in at.button if b.label[0].isdigit()]
-    assert labels == [f"{r}. {v} — ✗ not correct" for r, v in enumerate(first["predictions"], 1)]
-    assert [b.proto.shortcut for b in at.button if b.label[0].isdigit()] == ["1", "2", "3"]
-    assert submit(at).proto.shortcut == "enter"
-    key_hints = [c.value for c in at.caption if "Keys" in c.value or "key" in c.value]
-    assert not any("Keys: 0" in h for h in key_hints) and len(key_hints) <= 1  # one hint, not the scale's
+    form = answer_bar(at)
+    assert (form["mode"], form["current"], form["revising"]) == ("verbs", None, False)
+    assert [row["label"] for row in form["items"]] == [v.replace("_", " ") for v in first["predictions"]]
+    assert first["model"] not in json.dumps(form)
     assert not any(first["model"] in m.value for m in list(at.markdown) + list(at.caption))  # model hidden
     want = marks_for(first)
-    for rank, mark in enumerate(want, 1):
-        if mark == "1":
-            toggle(at, rank).click().run()
-    assert toggle(at, 1).label.endswith("✓ correct") == (want[0] == "1")
-    submit(at).click().run()
+    press(at, "answer", want)
     assert at.get("progress")[0].proto.text == "Item 2 of 6 · 5 left"
-    at.button(key="back").click().run()  # revise: the stored marks come back
+    press(at, "back")  # revise: the stored marks come back
     assert "you gave marked correct" in at.info[0].value and want not in at.info[0].value  # not "01000"
-    assert [b.label.endswith("✓ correct") for b in at.button if b.label[0].isdigit()] == [c == "1" for c in want]
-    toggle(at, 3).click().run()
-    submit(at).click().run()
+    assert (answer_bar(at)["current"], answer_bar(at)["revising"]) == (want, True)
     changed = want[:2] + ("0" if want[2] == "1" else "1")
+    press(at, "answer", changed)
     with storage.read_session() as session:
         rows = session.exec(select(Rating).order_by(Rating.id)).all()
     assert [(r.revision, r.response) for r in rows] == [(0, want), (1, changed)]

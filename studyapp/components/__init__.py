@@ -2,8 +2,9 @@
 
 Static HTML/CSS/JS kept in this folder (no build step, nothing downloaded). ``answer_bar``
 renders a button per scale value plus Back / Continue, handles the keys in the browser, locks
-itself with a visible "saving…" on the first press and returns ``{item_id, kind, value, comment, nonce}``:
-the answer names the item it was given for.
+itself with a visible "saving…" on the first press and returns ``{item_id, kind, value, comment,
+nonce}``: the answer names the item it was given for. ``mark_form`` does the same for the
+types whose answer is a set of marks (imSitu verb correctness, CrossHOI curation).
 """
 
 from __future__ import annotations
@@ -48,3 +49,21 @@ def next_run() -> str:
     """A value no earlier server run gave, even before a restart of the server."""
     return f"{_BOOT}-{next(_RUNS)}"
 
+
+_MARK_FORM = st.components.v2.component(
+    "studyapp.mark_form", html='<div class="mark-form" data-state="ready"></div>',
+    css=(HERE / "mark_form.css").read_text(), js=(HERE / "mark_form.js").read_text(),
+    isolate_styles=False)
+
+
+def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (), item_id: int,
+              can_go_back: bool, revising: bool, on_action, key: str):
+    """Mount the mark form for one item (``mode``: "verbs" or "candidates"; ``items``: one
+    ``{label, note}`` per row; ``classes``: the actions the candidate pickers offer). Like
+    ``answer_bar``, ``on_action`` gets ``{item_id, kind, value, nonce}``; the value is the string
+    of 0/1 marks ("verbs") or ``{marks, plus, minus}`` ("candidates")."""
+    return _MARK_FORM(key=key, data={"mode": mode, "items": items, "current": current,
+                                     "classes": list(classes), "item_id": item_id,
+                                     "can_go_back": can_go_back, "revising": revising,
+                                     "run": next_run(), "scroll_top": True},
+                      on_action_change=on_action)

@@ -52,7 +52,8 @@ class StudyType(ABC):
                          "give rows with role=attention in the items CSV")
 
     # Hooks of image and linked studies (defaults: none of it applies).
-    custom_response = False  # True: the type draws its own answer form (``response_form``)
+    custom_response = False  # True: the type draws its own answer form: ``response_form(fields,
+    # current, **mount)`` mounts ``components.mark_form`` with the page's ``mount`` arguments
 
     def image_paths(self, fields: dict) -> list[tuple[str, str]]:
         """(image root, path relative to it) of the images an item shows."""

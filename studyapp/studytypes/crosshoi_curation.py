@@ -35,9 +35,6 @@ from metrics import InputError, hico
 from .. import crosshoi, images, inert
 from .base import Scale, StudyType
 
-MARK_LABELS = {"correct": "correct", "incorrect": "incorrect", "ambiguous": "ambiguous"}
-
-
 class CrosshoiCuration(StudyType):
     name = "crosshoi_curation"
     title = "CrossHOI-Bench curation (negatives, hard positives)"
@@ -144,44 +141,30 @@ class CrosshoiCuration(StudyType):
         return "; ".join(parts + [f"added correct: {named(plus)}", f"added hard negatives: {named(minus)}"])
 
     def parse_response(self, value, scale: Scale) -> str:
+        """A response string, or the answer form's ``{marks, plus, minus}``, in stored form."""
+        if isinstance(value, dict):
+            try:
+                value = crosshoi.encode_response(value["marks"], value["plus"], value["minus"])
+            except (KeyError, TypeError):
+                raise InputError("the answer form sent an incomplete response") from None
         marks, plus, minus = crosshoi.decode_response(value)
         return crosshoi.encode_response(marks, plus, minus)
 
-    def response_form(self, fields: dict, current: str | None, key: str, on_submit, args: tuple) -> None:
-        """Radio per candidate plus two pickers for additions; submits the encoded response."""
+    def response_form(self, fields: dict, current: str | None, **mount) -> None:
+        """Correct / incorrect / ambiguous for every candidate (none preselected) and two pickers
+        of actions to add, keyed in the browser: ``mark_form``."""
+        from ..components import mark_form
+
         q = fields["question"]
-        marks, plus, minus = (crosshoi.decode_response(current) if current
-                              else ([None] * len(q["candidates"]), [], []))  # no preselection
+        items = [{"label": c, "note": "similar to a correct action"
+                  if q["flags"].get(c) == "near_synonym" else ""} for c in q["candidates"]]
+        if current:
+            marks, plus, minus = crosshoi.decode_response(current)
+            current = {"marks": marks, "plus": plus, "minus": minus}
         table = hico().classes
-        choices = list(range(len(table)))
-
-        def fmt(i: int) -> str:
-            return crosshoi.option(table["verb"].iloc[i], table["object"].iloc[i])
-
-        for k, candidate in enumerate(q["candidates"]):
-            note = " (similar to a correct action)" if q["flags"].get(candidate) == "near_synonym" else ""
-            st.radio(f"{inert.code(candidate)}{note}", list(MARK_LABELS), horizontal=True,
-                     index=list(MARK_LABELS).index(marks[k]) if k < len(marks) and marks[k] else None,
-                     key=f"{key}-c{k}")
-        st.multiselect("Add a missing correct action", choices, default=plus, format_func=fmt,
-                       key=f"{key}-plus")
-        st.multiselect("Add a hard negative (plausible but wrong for this person)", choices,
-                       default=minus, format_func=fmt, key=f"{key}-minus")
-
-        def submit():
-            state = st.session_state
-            unmarked = [k + 1 for k in range(len(q["candidates"])) if state[f"{key}-c{k}"] is None]
-            if unmarked:
-                state["flash"] = ("Mark every candidate as correct, incorrect or ambiguous "
-                                  f"(not yet: candidate {', '.join(map(str, unmarked))}).")
-                return
-            response = crosshoi.encode_response(
-                [state[f"{key}-c{k}"] for k in range(len(q["candidates"]))],
-                [i for i in state[f"{key}-plus"] if i not in state[f"{key}-minus"]],
-                state[f"{key}-minus"])
-            on_submit(*args, response)
-
-        st.button("Submit", type="primary", key=f"{key}-submit", on_click=submit, shortcut="Enter")
+        mark_form(mode="candidates", items=items, current=current,
+                  classes=[crosshoi.option(v, o) for v, o in zip(table["verb"], table["object"])],
+                  **mount)
 
     # ----------------------------------------------------------------- export
     def export_tables(self, tables: dict, fields_by_key: dict) -> dict:

@@ -3,7 +3,8 @@ not (the human judgment of Yao et al. §4.2, Table 5).
 
 An item is an image and one model's ranked verb predictions (imSitu gerunds); the annotator
 marks each of the first k (default 5) as correctly describing the image, by clicking a verb or
-pressing its rank's digit key (1–k), then submits with Enter. The model is never shown, and
+pressing its rank's digit key (1–k), then submits with Enter (``studyapp.components.mark_form``,
+which also enlarges the image on request). The model is never shown, and
 items of several models for one image are shuffled (``studyapp.imsitu_study``). The stored
 response is one character per shown prediction, ``1`` correct and ``0`` not: ``"10100"``.
 
@@ -24,7 +25,7 @@ import streamlit as st
 from metrics import InputError
 from metrics.imsitu import split_verbs
 
-from .. import images, inert
+from .. import images
 from .base import Scale, StudyType
 
 MARK_SCALE = Scale(values=(0, 1), labels=("incorrect", "correct"))
@@ -121,27 +122,10 @@ class ImsituCorrectness(StudyType):
         st.markdown("**Which of these verbs correctly describe what is happening in the image?** "
                     "Mark every one that does.")
 
-    def response_form(self, fields: dict, current: str | None, key: str, on_submit, args: tuple) -> None:
-        """A toggle per prediction (click, or its digit key), then Submit (Enter)."""
-        n = len(fields["predictions"])
-        state_key = f"{key}-marks"
-        if state_key not in st.session_state or len(st.session_state[state_key]) != n:
-            st.session_state[state_key] = [c == "1" for c in current] if current and len(current) == n \
-                else [False] * n
-        marks = st.session_state[state_key]
+    def response_form(self, fields: dict, current: str | None, **mount) -> None:
+        """A mark per prediction (click, or its digit key), then Submit (Enter): ``mark_form``."""
+        from ..components import mark_form
 
-        def toggle(i: int) -> None:
-            st.session_state[state_key][i] = not st.session_state[state_key][i]
-
-        for i, verb in enumerate(fields["predictions"]):
-            st.button(f"{i + 1}. {inert.text(verb.replace('_', ' '))} — {'✓ correct' if marks[i] else '✗ not correct'}",
-                      key=f"{key}-t{i}", shortcut=str(i + 1), type="primary" if marks[i] else "secondary",
-                      on_click=toggle, args=(i,), width="stretch")
-
-        def submit() -> None:
-            response = "".join("1" if m else "0" for m in st.session_state[state_key])
-            on_submit(*args, response)
-
-        st.button(f"Submit ({sum(marks)} of {n} marked correct)", type="primary", key=f"{key}-submit",
-                  on_click=submit, shortcut="Enter")
-        st.caption(f"Keys: 1–{n} toggle a verb · Enter submits")
+        items = [{"label": verb.replace("_", " ")} for verb in fields["predictions"]]
+        mark_form(mode="verbs", items=items,
+                  current=current if current and len(current) == len(items) else None, **mount)

@@ -160,10 +160,6 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
     st.session_state["revise_position"] = None
 
 
-def on_form_submit(annotator_id: int, assignment_id: int, revise: bool, response: str) -> None:
-    on_rate(annotator_id, assignment_id, response, revise=revise)
-
-
 def on_back(annotator_id: int, position: int | None) -> None:
     previous = assignment.task_before(annotator_id, position)
     st.session_state["revise_position"] = previous.position if previous else None
@@ -237,18 +233,11 @@ def rate(info: assignment.AnnotatorSession) -> None:
                 "Change it, or continue where you stopped.")
     study_type.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
-        study_type.response_form(task.fields, task.response, key=f"form-{task.assignment_id}",
-                                 on_submit=on_form_submit,
-                                 args=(info.annotator_id, task.assignment_id, revising))
-        left, right = st.columns(2)
-        with left:
-            st.button("Back", key="back", shortcut="Backspace",
-                      disabled=task.number <= 1, on_click=on_back,
-                      args=(info.annotator_id, task.position))
-        if revising:
-            with right:
-                st.button("Continue where I stopped", key="continue",
-                          on_click=on_continue)
+        key = f"form-{task.assignment_id}"
+        study_type.response_form(task.fields, task.response, item_id=task.assignment_id,
+                                 can_go_back=task.number > 1, revising=revising, key=key,
+                                 on_action=partial(on_bar_action, key, info.annotator_id, task.position,
+                                                   task.assignment_id if revising else None))
         return
     current = task.response
     if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:

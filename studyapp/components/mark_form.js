@@ -1,0 +1,239 @@
+// The answer form of one item whose answer is a set of marks, drawn and keyed in the browser:
+// "verbs" mode (imSitu) toggles a mark per prediction; "candidates" mode (CrossHOI curation)
+// asks correct / incorrect / ambiguous for every candidate and offers two searchable pickers of
+// actions to add. Nothing leaves the browser until Submit (or Back / Continue); the first of
+// those locks the form and shows "saving…", and the answer carries the id of its item. A draft
+// survives a new server run of the same item (a save that failed); Back / Continue drop it.
+const drafts = new Map();
+const MARKS = [["correct", "c"], ["incorrect", "i"], ["ambiguous", "a"]];
+const MATCHES_SHOWN = 8;
+
+const isTextEntry = (el) => el && (el.isContentEditable || el.tagName === "TEXTAREA" ||
+  el.tagName === "SELECT" || (el.tagName === "INPUT" &&
+                              !["checkbox", "radio", "button"].includes(el.type)));
+
+function make(tag, cls, text) {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+function startDraft(data) {
+  const n = data.items.length;
+  if (data.mode === "verbs") {
+    return { marks: data.current ? [...data.current].map((c) => c === "1") : Array(n).fill(false) };
+  }
+  const cur = data.current || { marks: Array(n).fill(null), plus: [], minus: [] };
+  return { marks: [...cur.marks], plus: [...cur.plus], minus: [...cur.minus], active: 0 };
+}
+
+export default function (component) {
+  const { data, setTriggerValue, parentElement } = component;
+  const root = parentElement.querySelector(".mark-form");
+  root.innerHTML = "";
+  root.dataset.item = String(data.item_id);
+  root.dataset.state = "ready";
+  const draftKey = `${data.item_id}:${JSON.stringify(data.current)}`;
+  if (!drafts.has(draftKey)) drafts.set(draftKey, startDraft(data));
+  const draft = drafts.get(draftKey);
+  const n = data.items.length;
+  let locked = false;
+
+  const status = make("div", "status");
+  status.setAttribute("role", "status");
+  const send = (kind, value) => {
+    if (locked) return;
+    locked = true;
+    if (kind !== "answer") drafts.delete(draftKey);
+    root.dataset.state = "saving";
+    root.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
+    status.className = "status";
+    status.textContent = "saving…";
+    setTriggerValue("action", { item_id: data.item_id, kind, value,
+                                nonce: `${Date.now()}-${Math.random().toString(36).slice(2)}` });
+  };
+  const button = (parent, text, cls, onClick) => {
+    const b = make("button", cls, text);
+    b.type = "button";
+    b.addEventListener("mousedown", (e) => e.preventDefault()); // a click takes no focus
+    b.addEventListener("click", () => {
+      if (!b.closest(".picker") && isTextEntry(document.activeElement)) document.activeElement.blur();
+      onClick();
+    });
+    parent.appendChild(b);
+    return b;
+  };
+
+  const list = make("div", "rows");
+  root.appendChild(list);
+  const submitBar = make("div", "nav");
+  const submit = button(submitBar, "", "submit", () => trySubmit());
+  let render, trySubmit, onModeKey, keyHint;
+
+  if (data.mode === "verbs") {
+    const rows = data.items.map((item, k) => button(list, "", "verb", () => toggle(k)));
+    const toggle = (k) => { draft.marks[k] = !draft.marks[k]; render(); };
+    render = () => {
+      rows.forEach((b, k) => {
+        b.classList.toggle("on", draft.marks[k]);
+        b.setAttribute("aria-pressed", String(draft.marks[k]));
+        b.textContent = `${k + 1}. ${data.items[k].label}${draft.marks[k] ? " ✓ correct" : ""}`;
+      });
+      const count = draft.marks.filter(Boolean).length;
+      submit.textContent = `Submit (${count} of ${n} marked correct) — Enter`;
+    };
+    trySubmit = () => send("answer", draft.marks.map((m) => (m ? "1" : "0")).join(""));
+    const zoomed = () => document.body.classList.contains("mark-zoom");
+    const zoom = button(submitBar, "", "zoom", () => setZoom(!zoomed()));
+    const setZoom = (on) => {
+      document.body.classList.toggle("mark-zoom", on);
+      zoom.textContent = on ? "Smaller image (z)" : "Larger image (z)";
+    };
+    setZoom(zoomed());
+    onModeKey = (key) => {
+      const k = Number(key) - 1;
+      if (/^[1-9]$/.test(key) && k < n) toggle(k);
+      else if (key === "z") zoom.click();
+      else return false;
+      return true;
+    };
+    keyHint = `${n === 1 ? "1 marks or unmarks the verb" : `1–${n} mark or unmark a verb`}` +
+      " · z larger or smaller image";
+  } else {
+    const named = (k) => `${k + 1}. ${data.items[k].label}` +
+      (data.items[k].note ? ` (${data.items[k].note})` : "");
+    const rows = data.items.map((item, k) => {
+      const row = make("div", "candidate");
+      const name = make("span", "name", named(k));
+      row.appendChild(name);
+      name.addEventListener("click", () => { draft.active = k; render(); });
+      const marks = MARKS.map(([mark, key]) => button(row, `${mark} (${key})`, `mark ${mark}`,
+                                                      () => setMark(k, mark)));
+      list.appendChild(row);
+      return { row, marks };
+    });
+    const unmarked = () => draft.marks.map((m, k) => (m ? null : k)).filter((k) => k !== null);
+    const setMark = (k, mark) => {
+      draft.marks[k] = mark;
+      const next = unmarked().find((j) => j > k) ?? unmarked()[0];
+      draft.active = next ?? k;
+      render();
+    };
+    const pickers = [picker("Add a missing correct action", "plus", "minus"),
+                     picker("Add a hard negative (plausible but wrong for this person)", "minus", "plus")];
+    render = () => {
+      rows.forEach(({ row, marks }, k) => {
+        row.classList.toggle("active", k === draft.active);
+        marks.forEach((b, j) => {
+          const on = draft.marks[k] === MARKS[j][0];
+          b.classList.toggle("on", on);
+          b.setAttribute("aria-pressed", String(on));
+          b.textContent = `${on ? "✓ " : ""}${MARKS[j][0]} (${MARKS[j][1]})`;
+        });
+      });
+      pickers.forEach((p) => p.render());
+      submit.textContent = "Submit — Enter";
+      if (status.classList.contains("problem")) showMissing();
+    };
+    const showMissing = () => {
+      const missing = unmarked();
+      status.className = missing.length ? "status problem" : "status";
+      status.textContent = missing.length ? `Not yet marked: ${missing.map(named).join("; ")}. ` +
+        "Mark every candidate correct, incorrect or ambiguous." : "";
+      return missing;
+    };
+    trySubmit = () => {
+      const missing = showMissing();
+      if (!missing.length) send("answer", { marks: draft.marks, plus: draft.plus, minus: draft.minus });
+      else {
+        draft.active = missing[0];
+        render();
+      }
+    };
+    onModeKey = (key) => {
+      const k = Number(key) - 1;
+      const mark = MARKS.find(([, letter]) => letter === key.toLowerCase());
+      if (/^[1-9]$/.test(key) && k < n) draft.active = k;
+      else if (key === "ArrowDown") draft.active = Math.min(draft.active + 1, n - 1);
+      else if (key === "ArrowUp") draft.active = Math.max(draft.active - 1, 0);
+      else if (mark) setMark(draft.active, mark[0]);
+      else return false;
+      render();
+      return true;
+    };
+    const digits = Math.min(n, 9) === 1 ? "1" : `1–${Math.min(n, 9)}`;
+    keyHint = `${digits} or ↑ ↓ choose a candidate · c correct · i incorrect · a ambiguous`;
+
+    // A search field over the vocabulary's actions: ↑ ↓ choose a match, Enter adds that one.
+    function picker(title, own, other) {
+      const box = make("div", "picker");
+      box.appendChild(make("div", "picker-title", title));
+      const chosen = make("div", "chips");
+      const input = make("input");
+      input.type = "search";
+      input.placeholder = `search the ${data.classes.length} actions (↑ ↓ choose a match, Enter adds it)`;
+      input.setAttribute("aria-label", title);
+      const matches = make("div", "matches");
+      box.append(chosen, input, matches);
+      root.appendChild(box);
+      let found = [], highlighted = 0;
+      const add = (id) => {
+        if (!draft[own].includes(id)) draft[own].push(id);
+        draft[other] = draft[other].filter((x) => x !== id);
+        input.value = "";
+        render();
+      };
+      const remove = (id) => { draft[own] = draft[own].filter((x) => x !== id); render(); };
+      input.addEventListener("input", () => { highlighted = 0; render(); });
+      input.addEventListener("keydown", (e) => {
+        if (e.key === "ArrowDown") highlighted = Math.max(0, Math.min(highlighted + 1, found.length - 1));
+        else if (e.key === "ArrowUp") highlighted = Math.max(highlighted - 1, 0);
+        else if (e.key === "Enter" && input.value.trim()) { if (found.length) add(found[highlighted]); }
+        else if (e.key === "Enter") { input.blur(); trySubmit(); }
+        else if (e.key === "Escape") { input.value = ""; input.blur(); }
+        else return;
+        e.preventDefault();
+        e.stopPropagation();
+        render();
+      });
+      return {
+        render() {
+          chosen.innerHTML = "";
+          draft[own].forEach((id) => button(chosen, `${data.classes[id]} ×`, "chip", () => remove(id)));
+          const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+          const fits = (id) => !draft[own].includes(id) &&
+            words.every((w) => data.classes[id].toLowerCase().includes(w));
+          found = words.length ? [...data.classes.keys()].filter(fits).slice(0, MATCHES_SHOWN) : [];
+          matches.innerHTML = "";
+          if (words.length && !found.length) matches.appendChild(make("div", "none", "no action matches"));
+          found.forEach((id, j) => button(matches, data.classes[id],
+                                          j === highlighted ? "match highlighted" : "match", () => add(id)));
+        },
+      };
+    }
+  }
+
+  const nav = make("div", "nav");
+  const back = button(nav, "Back (Backspace)", "nav-button", () => send("back", null));
+  back.disabled = !data.can_go_back;
+  if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
+  nav.appendChild(status);
+  root.append(submitBar, nav);
+  const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
+    (data.can_go_back ? " · Backspace goes back" : ""));
+  root.appendChild(hint);
+  render();
+
+  const onKey = (event) => {
+    if (isTextEntry(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (locked) return;
+    if (event.key === "Enter") trySubmit();
+    else if (event.key === "Backspace" && data.can_go_back) send("back", null);
+    else if (!onModeKey(event.key)) return;
+    event.preventDefault();
+  };
+  document.addEventListener("keydown", onKey);
+  if (data.scroll_top) window.scrollTo(0, 0);
+  return () => document.removeEventListener("keydown", onKey);
+}
