@@ -534,3 +534,31 @@ def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
         stored = [(r.response, r.comment) for r in session.exec(
             select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
     assert stored == [("cant_judge", "verb 2 unclear"), ("3", None)]
+
+
+def scrolled(driver) -> float:
+    """How far the page is scrolled down: the window and every container around the bar."""
+    return driver.execute_script(
+        "let total = window.scrollY;"
+        "for (let n = document.querySelector('.answer-bar'); n; n = n.parentElement)"
+        " total += n.scrollTop;"
+        "return total;")
+
+
+def test_on_a_phone_a_tap_brings_the_next_item_into_view(server, browser):
+    """At 390 x 700 the answer buttons are below the item: after a tap on one (scrolled to),
+    the next item is shown from its top, not left scrolled down."""
+    base, study, token = server
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 700, "deviceScaleFactor": 2, "mobile": True})
+    browser.get(f"{base}/?token={token}")
+    button(browser, "Start").click()
+    wait_text(browser, "Item 1 of 4")
+    last = button(browser, "4 —")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'end'})", last)
+    assert scrolled(browser) > 0
+    last.click()
+    wait_text(browser, "Item 2 of 4")
+    wait_idle(browser)
+    assert scrolled(browser) == 0
+    wait_ratings(study, {"i01": ["4"]})

@@ -134,7 +134,10 @@ export default function (component) {
   const watchConnection = new MutationObserver(checkConnection);
   watchConnection.observe(document.body, { childList: true });
   document.addEventListener("keydown", onKey);
-  if (data.scroll_top) window.scrollTo(0, 0);
+  if (data.scroll_top) {  // Streamlit scrolls its main container, not the window
+    for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
+    window.scrollTo(0, 0);
+  }
   return () => {
     watchConnection.disconnect();
     document.removeEventListener("keydown", onKey);

@@ -234,6 +234,9 @@ export default function (component) {
     event.preventDefault();
   };
   document.addEventListener("keydown", onKey);
-  if (data.scroll_top) window.scrollTo(0, 0);
+  if (data.scroll_top) {  // Streamlit scrolls its main container, not the window
+    for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
+    window.scrollTo(0, 0);
+  }
   return () => document.removeEventListener("keydown", onKey);
 }
