@@ -82,10 +82,17 @@ def spec_for(study: Study) -> StudySpec:
     return _spec(study.spec_json)
 
 
-def planned_total(spec: StudySpec, n_main: int) -> int:
-    """How many items an annotator is meant to rate (main + attention checks + repeats)."""
+def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
+    """How many items an annotator is meant to rate (practice + main + attention checks +
+    repeats)."""
     k = min(spec.items_per_annotator or n_main, n_main)
-    return k + spec.attention_checks + min(spec.repeat_items, k)
+    return n_practice + k + spec.attention_checks + min(spec.repeat_items, k)
+
+
+def _plan(session: Session, annotator: Annotator, study: Study) -> int:
+    """``planned_total`` for this annotator (their eligible main items, the practice items)."""
+    return planned_total(spec_for(study), _n_items_for(session, annotator, study),
+                         _n_items(session, study.id, "practice"))
 
 
 def _order_key(annotator: Annotator, spec: StudySpec):
@@ -216,16 +223,16 @@ def _counts(session: Session, annotator_id: int) -> dict[str, int]:
     return dict(rows)
 
 
-def _n_main_items(session: Session, study_id: int) -> int:
+def _n_items(session: Session, study_id: int, role: str = "main") -> int:
     return session.exec(select(func.count(Item.id)).where(Item.study_id == study_id,
-                                                          Item.role == "main")).one()
+                                                          Item.role == role)).one()
 
 
 def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
     """How many main items this annotator may get (the type may restrict them, e.g. a
     with-image pass to the pairs the annotator rated before)."""
     eligible = _eligible_ids(session, annotator, study)
-    return _n_main_items(session, study.id) if eligible is None else len(eligible)
+    return _n_items(session, study.id) if eligible is None else len(eligible)
 
 
 def next_item(annotator_id: int, engine: Engine | None = None,
@@ -249,7 +256,8 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     study = session.get(Study, annotator.study_id)
     spec = spec_for(study)
     n_main_items = _n_items_for(session, annotator, study)
-    total = planned_total(spec, n_main_items)
+    n_practice = _n_items(session, study.id, "practice")
+    total = planned_total(spec, n_main_items, n_practice)
     mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
     open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
                             .order_by(Assignment.position).limit(1)).first()
@@ -259,7 +267,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
         raise InputError(f"this study is {study.status}")
     counts = _counts(session, annotator_id)
     n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
-    number = n_main + n_att + n_retest + 1
+    number = sum(counts.values()) + 1
     last = session.exec(select(func.max(Assignment.position))
                         .where(Assignment.annotator_id == annotator_id)).one()
     position = 0 if last is None else last + 1
@@ -272,6 +280,12 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
         session.flush()
         return _task(session, assignment, total, number)
 
+    if counts.get("practice", 0) < n_practice:  # practice items come first, in file order
+        item_id = session.exec(select(Item.id).where(Item.study_id == study.id, Item.role == "practice",
+                                                     _not_mine(annotator.id))
+                               .order_by(Item.position).limit(1)).first()
+        if item_id is not None:
+            return add(item_id, "practice")
     attention_due = n_att < spec.attention_checks and n_main >= (n_att + 1) * k // (spec.attention_checks + 1)
     if attention_due:
         item_id = _attention_item(session, annotator, spec)
@@ -396,8 +410,7 @@ def task_before(annotator_id: int, position: int | None,
         previous = session.exec(query.order_by(Assignment.position.desc()).limit(1)).first()
         if previous is None:
             return None
-        return _task(session, previous, planned_total(spec_for(study),
-                                                      _n_items_for(session, annotator, study)))
+        return _task(session, previous, _plan(session, annotator, study))
 
 
 def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> Task | None:
@@ -408,8 +421,38 @@ def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> T
                                                       Assignment.position == position)).first()
         if found is None:
             return None
-        return _task(session, found, planned_total(spec_for(study),
-                                                   _n_items_for(session, annotator, study)))
+        return _task(session, found, _plan(session, annotator, study))
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What the annotator is told after answering a practice item."""
+
+    fields: dict
+    given: str
+    expected: str
+    explanation: str
+
+    @property
+    def correct(self) -> bool:
+        return self.given == self.expected
+
+
+def practice_feedback(annotator_id: int, assignment_id: int,
+                      engine: Engine | None = None) -> Feedback | None:
+    """The feedback for the annotator's answer to a practice item (None for other items)."""
+    with read_session(engine) as session:
+        assignment = session.get(Assignment, assignment_id)
+        if assignment is None or assignment.annotator_id != annotator_id \
+                or assignment.phase != "practice":
+            return None
+        item = session.get(Item, assignment.item_id)
+        given = session.exec(select(Rating.response).where(Rating.assignment_id == assignment_id)
+                             .order_by(Rating.revision.desc()).limit(1)).first()
+    if given is None:
+        return None
+    fields = json.loads(item.fields_json)
+    return Feedback(fields, given, item.expected, fields.get("feedback", ""))
 
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:

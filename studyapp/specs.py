@@ -27,6 +27,9 @@ path = "items.csv"
 cant_judge = false              # a "can't judge" answer (key X), exported apart from the ratings
 comments = false                # an optional comment with each answer
 
+[practice]                      # optional: items tried first, with feedback, phase "practice"
+path = "practice.csv"           # item_id + the type's columns + expected (+ explanation)
+
 [quality]
 attention_checks = 0            # items with a known answer, spread through the sequence
 repeat_items = 0                # own items shown again at the end (test-retest)
@@ -57,8 +60,8 @@ from .studytypes import Scale, get_type
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
-            "items", "quality", "prolific", "example", "answers"}
-ROLES = ("main", "attention")
+            "items", "quality", "prolific", "example", "answers", "practice"}
+ROLES = ("main", "attention", "practice")
 
 
 @dataclass
@@ -217,6 +220,8 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
 
     spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
                                                                study_type, base_dir)
+    spec.items += _practice_items(name, top.table_of("practice"), study_type, spec.scale, base_dir,
+                                  {item.key for item in spec.items})
     if spec.repeat_items and spec.repeat_items > (spec.items_per_annotator or len(spec.items)):
         quality.fail("repeat_items", "must not exceed the items each annotator rates")
     main = [item for item in spec.items if item.role == "main"]
@@ -253,6 +258,29 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         spec.example = {"fields": fields, "rating": rating,
                         "explanation": ex.text("explanation", "")}
     return spec
+
+
+def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: Path,
+                    taken: set[str]) -> list[ItemSpec]:
+    """``[practice] path``: items shown first, each with its expected answer and an optional
+    ``explanation`` (kept in the item's fields as ``feedback``) for the feedback after it."""
+    if not table:
+        return []
+    check = _Checker(name, table, "practice.")
+    check.unknown({"path"})
+    path = base_dir / check.text("path", required=True)
+    if not path.exists():
+        check.fail("path", f"names a file that does not exist: {path}")
+    items = read_items_csv(path, study_type, role="practice")
+    for item in items:
+        where = f"{path}: item {item.key!r}"
+        if item.key in taken:
+            raise InputError(f"{where}: the item_id is also used by the study's items")
+        try:
+            item.expected = study_type.parse_response(item.expected, scale)
+        except InputError as exc:
+            raise InputError(f"{where}: expected {exc}") from None
+    return items
 
 
 def _scale(top: _Checker, default: Scale) -> Scale:
@@ -307,17 +335,19 @@ def _items(name: str, table: dict, study_type, base_dir: Path):
     check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
 
 
-def read_items_csv(path: Path, study_type) -> list[ItemSpec]:
-    """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``)."""
+def read_items_csv(path: Path, study_type, role: str | None = None) -> list[ItemSpec]:
+    """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``).
+    With ``role`` every row has that role (``practice``: ``expected`` required, an optional
+    ``explanation`` column kept as the ``feedback`` field)."""
     try:
-        return _read_items_csv(path, study_type)
+        return _read_items_csv(path, study_type, role)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except csv.Error as exc:
         raise InputError(f"{path}: not a readable CSV ({exc})") from None
 
 
-def _read_items_csv(path: Path, study_type) -> list[ItemSpec]:
+def _read_items_csv(path: Path, study_type, forced_role: str | None) -> list[ItemSpec]:
     from metrics.shoe_pool import is_shoe_layout
 
     with open(path, newline="", encoding="utf-8-sig") as handle:
@@ -344,13 +374,18 @@ def _read_items_csv(path: Path, study_type) -> list[ItemSpec]:
             if key in seen:
                 raise InputError(f"{where}: duplicate item_id {key!r}")
             seen.add(key)
-            role = (row.get("role") or "main").strip()
-            if role not in ROLES:
-                raise InputError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
+            role = forced_role or (row.get("role") or "main").strip()
+            if role not in ROLES or (role == "practice" and not forced_role):
+                raise InputError(f"{where}: role {role!r} is not one of main, attention "
+                                 "(practice items go in the [practice] file)")
             expected = (row.get("expected") or "").strip() or None
-            if role == "attention" and expected is None:
-                raise InputError(f"{where}: an attention item needs an 'expected' response")
-            items.append(ItemSpec(key, role, study_type.normalize_item(row, where), expected))
+            if role in ("attention", "practice") and expected is None:
+                article = "an" if role == "attention" else "a"
+                raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
+            fields = study_type.normalize_item(row, where)
+            if role == "practice":
+                fields["feedback"] = (row.get("explanation") or "").strip()
+            items.append(ItemSpec(key, role, fields, expected))
     if not items:
         raise InputError(f"{path}: no items")
     return items

@@ -162,10 +162,11 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
             done_by_item[assignment.item_id] = done_by_item.get(assignment.item_id, 0) + 1
             secs_by_item.setdefault(assignment.item_id, []).append(secs)
     n_main = sum(1 for item in items if item.role == "main")
+    n_practice = sum(1 for item in items if item.role == "practice")
     per_annotator = [{
         "annotator": a.pseudonym, "source": a.source,
         "status": annotator_status(a, done_by_annotator.get(a.id, 0)),
-        "done": done_by_annotator.get(a.id, 0), "target": planned_total(spec, n_main),
+        "done": done_by_annotator.get(a.id, 0), "target": planned_total(spec, n_main, n_practice),
         "median_seconds": _median(secs_by_annotator.get(a.id)),
     } for a in annotators]
     per_item = [{

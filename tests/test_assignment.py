@@ -248,3 +248,51 @@ def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
 def _ratings(annotator_id):
     with storage.read_session() as session:
         return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)))
+
+
+def write_practice(folder, rows):
+    (folder / "practice.csv").write_text(
+        "item_id,gt_verb,gt_object,pred_verb,pred_object,expected,explanation\n"
+        + "".join(f"{r}\n" for r in rows))
+    return '[practice]\npath = "practice.csv"\n'
+
+
+def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
+    from studyapp.exports import study_tables
+    extra = 'order = "fixed"\n' + write_practice(tmp_path, [
+        "p1,ride,horse,ride,horse,4,The same action: interchangeable.",
+        "p2,ride,horse,feed,horse,1,"])
+    study = make_study(tmp_path, n_items=3, raters=1, extra=extra)
+    (annotator,) = make_annotators(study, 1)
+    seen = []
+    while (task := assignment.next_item(annotator)) is not None:
+        seen.append((task.item_key, task.phase, task.number, task.total))
+        assignment.submit(annotator, task.assignment_id, 4 if task.phase == "practice" else 2, 1.0)
+        feedback = assignment.practice_feedback(annotator, task.assignment_id)
+        if task.item_key == "p1":
+            assert (feedback.given, feedback.expected, feedback.correct) == ("4", "4", True)
+            assert feedback.explanation == "The same action: interchangeable."
+        elif task.item_key == "p2":
+            assert (feedback.given, feedback.expected, feedback.correct, feedback.explanation) == (
+                "4", "1", False, "")
+        else:
+            assert feedback is None
+    # 2 practice items first, then the 3 main items: 5 in all
+    assert seen == [("p1", "practice", 1, 5), ("p2", "practice", 2, 5), ("i01", "main", 3, 5),
+                    ("i02", "main", 4, 5), ("i03", "main", 5, 5)]
+    ratings = study_tables("t")["ratings.csv"]
+    assert ratings[["item_id", "phase"]].values.tolist() == [
+        ["p1", "practice"], ["p2", "practice"], ["i01", "main"], ["i02", "main"], ["i03", "main"]]
+
+
+def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
+    from studyapp.specs import load_spec
+    from studyhelpers import write_spec
+    cases = [(["p1,ride,horse,feed,horse,,"], r"practice\.csv line 2: a practice item needs an 'expected'"),
+             (["p1,ride,horse,feed,horse,7,"], r"practice\.csv: item 'p1': expected .*7"),
+             (["i01,ride,horse,feed,horse,2,"], r"item 'i01': the item_id is also used by the study's items")]
+    for rows, message in cases:
+        spec = write_spec(tmp_path, n_items=2, extra=write_practice(tmp_path, rows))
+        with pytest.raises(InputError, match=message):
+            load_spec(spec)
+    assert studies.list_studies() == []

@@ -562,3 +562,26 @@ def test_on_a_phone_a_tap_brings_the_next_item_into_view(server, browser):
     wait_idle(browser)
     assert scrolled(browser) == 0
     wait_ratings(study, {"i01": ["4"]})
+
+
+def test_a_practice_item_shows_its_feedback_before_the_main_items(tmp_path, browser):
+    from test_assignment import write_practice
+    extra = 'order = "fixed"\n' + write_practice(tmp_path, ["p1,ride,horse,feed,horse,1,Feeding is not riding."])
+    study = make_study(tmp_path, n_items=2, raters=1, extra=extra)
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Practice item: after your answer")
+        wait_text(browser, "Item 1 of 3")
+        press(browser, "3")
+        wait_text(browser, "the expected answer is 1")
+        wait_text(browser, "Feeding is not riding.")
+        assert "You answered 3" in browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "2")  # no answer bar on the feedback page: nothing is stored
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 2 of 3")
+        assert "Practice item" not in browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "4")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"p1": ["3"], "i01": ["4"]})

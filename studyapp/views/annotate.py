@@ -158,6 +158,30 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
         st.session_state["flash"] = NOT_SAVED
         return
     st.session_state["revise_position"] = None
+    feedback = assignment.practice_feedback(annotator_id, assignment_id)
+    if feedback is not None:
+        st.session_state["feedback"] = feedback
+
+
+def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorSession) -> None:
+    """After a practice item: the answer given, the expected one and why; Enter goes on."""
+    study_type = get_type(info.study_type)
+
+    def say(value: str) -> str:
+        return inert.text("can't judge" if value == CANT_JUDGE
+                          else study_type.describe_response(feedback.fields, value, info.spec.scale))
+
+    st.subheader("Practice item")
+    (st.success if feedback.correct else st.warning)(
+        f"You answered {say(feedback.given)}; the expected answer is {say(feedback.expected)}.")
+    if feedback.explanation:
+        st.markdown(inert.markdown(feedback.explanation))
+    st.button("Continue (Enter)", type="primary", shortcut="Enter", key="after-practice",
+              on_click=on_feedback_seen)
+
+
+def on_feedback_seen() -> None:
+    st.session_state.pop("feedback", None)
 
 
 def on_back(annotator_id: int, position: int | None) -> None:
@@ -197,6 +221,9 @@ def progress(task: assignment.Task) -> None:
 
 def rate(info: assignment.AnnotatorSession) -> None:
     revise = st.session_state.get("revise_position")
+    if revise is None and (feedback := st.session_state.get("feedback")) is not None:
+        practice_feedback(feedback, info)
+        return
     task = assignment.task_at(info.annotator_id, revise) if revise is not None else None
     if task is None:
         st.session_state["revise_position"] = None
@@ -223,6 +250,8 @@ def rate(info: assignment.AnnotatorSession) -> None:
     progress(task)
     with st.expander("Instructions"):
         st.markdown(inert.markdown(info.spec.instructions))
+    if task.phase == "practice":
+        st.info("Practice item: after your answer you will see the expected one.")
     if "flash" in st.session_state:
         st.error(inert.text(st.session_state.pop("flash")))
     revising = task.response is not None
