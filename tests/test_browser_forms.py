@@ -14,7 +14,7 @@ from sqlmodel import select
 
 from metrics import hico
 from studyapp import crosshoi, storage, studies
-from studyapp.models import Event, Item
+from studyapp.models import Assignment, Event, Item
 from studyapp.specs import load_spec
 from test_browser import (browser, button, choose, press, ratings, running_app, wait_idle,  # noqa: F401
                           wait_ratings, wait_text)
@@ -181,3 +181,29 @@ def test_imsitu_answer_from_an_out_of_date_tab_is_refused(tmp_path, browser):
         with storage.read_session() as session:
             (event,) = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
         assert json.loads(event.detail)["response"] == "001"
+
+
+def test_imsitu_answer_given_while_the_server_restarts_is_kept(tmp_path, browser):
+    """The mark form shares the answer bar's delivery: marks and Enter while the server is down
+    say "reconnecting…", and the answer is stored for that item once the server is back."""
+    from test_browser import free_port
+    from test_imsitu_study import write_study
+
+    study = studies.create_study(load_spec(write_study(tmp_path)))
+    (invite,) = studies.invite(study, 1)
+    port = free_port()
+    with running_app(tmp_path, port) as base:
+        browser.get(f"{base}/?token={invite.token}")
+        button(browser, "Start").click()
+        wait_text(browser, "Item 1 of 6")
+        wait_idle(browser)
+        first = browser.find_element(By.CSS_SELECTOR, ".mark-form").get_attribute("data-item")
+    browser.find_element(By.TAG_NAME, "body").send_keys("1")
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ENTER)
+    wait_text(browser, "reconnecting…")
+    assert "Connection error" not in browser.find_element(By.TAG_NAME, "body").text
+    with running_app(tmp_path, port):
+        wait_text(browser, "Item 2 of 6")
+        with storage.read_session() as session:
+            on_screen = session.get(Item, session.get(Assignment, int(first)).item_id).item_key
+        wait_ratings(study, {on_screen: ["100"]})

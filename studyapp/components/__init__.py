@@ -18,10 +18,18 @@ import streamlit as st
 HERE = Path(__file__).resolve().parent
 _BOOT = secrets.token_hex(4)
 _RUNS = itertools.count(1)
-_ANSWER_BAR = st.components.v2.component(
-    "studyapp.answer_bar", html='<div class="answer-bar" data-state="ready"></div>',
-    css=(HERE / "answer_bar.css").read_text(), js=(HERE / "answer_bar.js").read_text(),
-    isolate_styles=False)
+
+
+def _component(name: str, css_class: str):
+    """A component from ``NAME.js`` / ``NAME.css``, each after the shared ``common`` file."""
+    def source(suffix: str) -> str:
+        return (HERE / f"common.{suffix}").read_text() + (HERE / f"{name}.{suffix}").read_text()
+    return st.components.v2.component(
+        f"studyapp.{name}", html=f'<div class="{css_class}" data-state="ready"></div>',
+        css=source("css"), js=source("js"), isolate_styles=False)
+
+
+_ANSWER_BAR = _component("answer_bar", "answer-bar")
 
 
 def answer_bar(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
@@ -50,14 +58,11 @@ def next_run() -> str:
     return f"{_BOOT}-{next(_RUNS)}"
 
 
-_MARK_FORM = st.components.v2.component(
-    "studyapp.mark_form", html='<div class="mark-form" data-state="ready"></div>',
-    css=(HERE / "mark_form.css").read_text(), js=(HERE / "mark_form.js").read_text(),
-    isolate_styles=False)
+_MARK_FORM = _component("mark_form", "mark-form")
 
 
 def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (), item_id: int,
-              can_go_back: bool, revising: bool, on_action, key: str):
+              can_go_back: bool, revising: bool, seen_nonce: str | None, on_action, key: str):
     """Mount the mark form for one item (``mode``: "verbs" or "candidates"; ``items``: one
     ``{label, note}`` per row; ``classes``: the actions the candidate pickers offer). Like
     ``answer_bar``, ``on_action`` gets ``{item_id, kind, value, nonce}``; the value is the string
@@ -65,5 +70,6 @@ def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (),
     return _MARK_FORM(key=key, data={"mode": mode, "items": items, "current": current,
                                      "classes": list(classes), "item_id": item_id,
                                      "can_go_back": can_go_back, "revising": revising,
-                                     "run": next_run(), "scroll_top": True},
+                                     "seen_nonce": seen_nonce, "run": next_run(),
+                                     "scroll_top": True},
                       on_action_change=on_action)

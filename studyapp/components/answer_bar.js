@@ -2,27 +2,8 @@
 // the same as keys. The first press locks the bar and shows "saving…"; only the bar of the next
 // item (a new mount, or a new server run of this one) takes input again. Every answer carries
 // the id of the item it was given for, so the server can refuse one that reaches another item.
-//
-// A press made while the server is unreachable (restart, network loss) is not lost: it is kept
-// in sessionStorage until a server run shows it was seen (`data.seen_nonce`), and sent again
-// when the connection is back (or the bar of the same item is mounted again). Meanwhile the bar says
-// "reconnecting…" in place of Streamlit's developer "Connection error" dialog.
-const PENDING = "studyapp.answer_bar.pending";
+// A press made while the server is unreachable is kept and sent again (`delivery`, common.js).
 const CANT_JUDGE = "cant_judge";
-const OFFLINE_CLASS = "studyapp-offline";
-
-const NOT_TYPED = ["checkbox", "radio", "button", "submit", "range", "reset"];
-
-function typingInto(target) {
-  if (!target) return false;
-  if (target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName)) return true;
-  return target.tagName === "INPUT" && !NOT_TYPED.includes(target.type);
-}
-
-function connectionErrorShown() {
-  return [...document.querySelectorAll('[data-testid="stDialog"] h2')]
-    .some((h) => h.textContent.trim() === "Connection error");
-}
 
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
@@ -48,18 +29,19 @@ export default function (component) {
     buttons.forEach((b) => (b.disabled = true));
     showStatus();
   };
-  const transmit = (action) => {
-    sessionStorage.setItem(PENDING, JSON.stringify(action));
-    setTriggerValue("action", action);
-  };
+  const post = delivery(data, setTriggerValue, (offline) => {
+    state.offline = offline;
+    root.dataset.connection = offline ? "offline" : "online";
+    showStatus();
+  });
   const send = (kind, value) => {
     if (state.locked) {
       window.__answerBarDropped = (window.__answerBarDropped || 0) + 1;
       return;
     }
     lock();
-    transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
-               nonce: `${Date.now()}-${Math.random().toString(36).slice(2)}` });
+    post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
+                    nonce: newNonce() });
   };
   const add = (parent, text, cls, kind, value, disabled) => {
     const b = document.createElement("button");
@@ -98,13 +80,7 @@ export default function (component) {
   nav.appendChild(status);
   root.appendChild(nav);
 
-  const pending = JSON.parse(sessionStorage.getItem(PENDING) || "null");
-  if (pending && pending.item_id === data.item_id && pending.nonce !== data.seen_nonce) {
-    lock();  // pressed while the server was unreachable: send it again
-    transmit(pending);
-  } else {
-    sessionStorage.removeItem(PENDING);
-  }
+  if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
 
   const keys = new Map(data.values.map((v) => [String(v), v]));
   const onKey = (event) => {
@@ -118,28 +94,11 @@ export default function (component) {
     else return;
     event.preventDefault();
   };
-  // Streamlit adds its dialog as a child of <body>: watching only that list cannot loop
-  const checkConnection = () => {
-    const wasOffline = state.offline;
-    state.offline = connectionErrorShown();
-    const kept = JSON.parse(sessionStorage.getItem(PENDING) || "null");
-    if (wasOffline && !state.offline && kept && kept.item_id === data.item_id) {
-      transmit(kept);  // back online: the press made meanwhile goes now
-    }
-    document.documentElement.classList.toggle(OFFLINE_CLASS, state.offline);
-    root.dataset.connection = state.offline ? "offline" : "online";
-    showStatus();
-  };
-  checkConnection();
-  const watchConnection = new MutationObserver(checkConnection);
-  watchConnection.observe(document.body, { childList: true });
+  post.start();
   document.addEventListener("keydown", onKey);
-  if (data.scroll_top) {  // Streamlit scrolls its main container, not the window
-    for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
-    window.scrollTo(0, 0);
-  }
+  if (data.scroll_top) scrollToTop(root);
   return () => {
-    watchConnection.disconnect();
+    post.stop();
     document.removeEventListener("keydown", onKey);
   };
 }

@@ -4,13 +4,10 @@
 // actions to add. Nothing leaves the browser until Submit (or Back / Continue); the first of
 // those locks the form and shows "saving…", and the answer carries the id of its item. A draft
 // survives a new server run of the same item (a save that failed); Back / Continue drop it.
+// An answer made while the server is unreachable is kept and sent again (`delivery`, common.js).
 const drafts = new Map();
 const MARKS = [["correct", "c"], ["incorrect", "i"], ["ambiguous", "a"]];
 const MATCHES_SHOWN = 8;
-
-const isTextEntry = (el) => el && (el.isContentEditable || el.tagName === "TEXTAREA" ||
-  el.tagName === "SELECT" || (el.tagName === "INPUT" &&
-                              !["checkbox", "radio", "button"].includes(el.type)));
 
 function make(tag, cls, text) {
   const el = document.createElement(tag);
@@ -42,23 +39,37 @@ export default function (component) {
 
   const status = make("div", "status");
   status.setAttribute("role", "status");
-  const send = (kind, value) => {
-    if (locked) return;
+  let offline = false;
+  const showSaving = () => {
+    status.className = "status";
+    status.textContent = offline ? "reconnecting… your answer is sent when the server is back"
+      : "saving…";
+  };
+  const lock = () => {
     locked = true;
-    if (kind !== "answer") drafts.delete(draftKey);
     root.dataset.state = "saving";
     root.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
-    status.className = "status";
-    status.textContent = "saving…";
-    setTriggerValue("action", { item_id: data.item_id, kind, value,
-                                nonce: `${Date.now()}-${Math.random().toString(36).slice(2)}` });
+    showSaving();
+  };
+  const post = delivery(data, setTriggerValue, (now) => {
+    offline = now;
+    root.dataset.connection = offline ? "offline" : "online";
+    if (locked) showSaving();
+    else if (offline) status.textContent = "reconnecting…";
+    else if (status.textContent === "reconnecting…") status.textContent = "";
+  });
+  const send = (kind, value) => {
+    if (locked) return;
+    if (kind !== "answer") drafts.delete(draftKey);
+    lock();
+    post.transmit({ item_id: data.item_id, kind, value, nonce: newNonce() });
   };
   const button = (parent, text, cls, onClick) => {
     const b = make("button", cls, text);
     b.type = "button";
     b.addEventListener("mousedown", (e) => e.preventDefault()); // a click takes no focus
     b.addEventListener("click", () => {
-      if (!b.closest(".picker") && isTextEntry(document.activeElement)) document.activeElement.blur();
+      if (!b.closest(".picker") && typingInto(document.activeElement)) document.activeElement.blur();
       onClick();
     });
     parent.appendChild(b);
@@ -226,17 +237,19 @@ export default function (component) {
   render();
 
   const onKey = (event) => {
-    if (isTextEntry(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (locked) return;
     if (event.key === "Enter") trySubmit();
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (!onModeKey(event.key)) return;
     event.preventDefault();
   };
+  if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
+  post.start();
   document.addEventListener("keydown", onKey);
-  if (data.scroll_top) {  // Streamlit scrolls its main container, not the window
-    for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
-    window.scrollTo(0, 0);
-  }
-  return () => document.removeEventListener("keydown", onKey);
+  if (data.scroll_top) scrollToTop(root);
+  return () => {
+    post.stop();
+    document.removeEventListener("keydown", onKey);
+  };
 }

@@ -265,6 +265,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
         key = f"form-{task.assignment_id}"
         study_type.response_form(task.fields, task.response, item_id=task.assignment_id,
                                  can_go_back=task.number > 1, revising=revising, key=key,
+                                 seen_nonce=st.session_state.get("last_nonce"),
                                  on_action=partial(on_bar_action, key, info.annotator_id, task.position,
                                                    task.assignment_id if revising else None))
         return

@@ -1,0 +1,70 @@
+// Shared by the answer components: studyapp/components/__init__.py puts this file in front of
+// each component's own module (no build step, so no imports between the files).
+//
+// Delivery: an answer made while the server is unreachable (restart, network loss) is not
+// lost. It is kept in sessionStorage until a server run shows it was seen (`data.seen_nonce`),
+// and sent again when the connection is back or the controls of the same item are mounted
+// again. Meanwhile the controls say "reconnecting…" and Streamlit's developer "Connection
+// error" dialog is hidden.
+const PENDING = "studyapp.pending-answer";
+const OFFLINE_CLASS = "studyapp-offline";
+const NOT_TYPED = ["checkbox", "radio", "button", "submit", "range", "reset"];
+
+function typingInto(target) {
+  if (!target) return false;
+  if (target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName)) return true;
+  return target.tagName === "INPUT" && !NOT_TYPED.includes(target.type);
+}
+
+function scrollToTop(root) {  // Streamlit scrolls its main container, not the window
+  for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
+  window.scrollTo(0, 0);
+}
+
+function newNonce() {
+  return `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+}
+
+function connectionErrorShown() {
+  return [...document.querySelectorAll('[data-testid="stDialog"] h2')]
+    .some((h) => h.textContent.trim() === "Connection error");
+}
+
+// `onConnection(offline)` runs on every change of the connection; returns
+// { transmit(action), resendKept() -> bool, stop() }.
+function delivery(data, setTriggerValue, onConnection) {
+  let offline = false;
+  const kept = () => JSON.parse(sessionStorage.getItem(PENDING) || "null");
+  const transmit = (action) => {
+    sessionStorage.setItem(PENDING, JSON.stringify(action));
+    setTriggerValue("action", action);
+  };
+  const check = () => {
+    const wasOffline = offline;
+    offline = connectionErrorShown();
+    document.documentElement.classList.toggle(OFFLINE_CLASS, offline);
+    const answer = kept();
+    if (wasOffline && !offline && answer && answer.item_id === data.item_id) transmit(answer);
+    onConnection(offline);
+  };
+  // Streamlit adds its dialog as a child of <body>: watching only that list cannot loop
+  const observer = new MutationObserver(check);
+  return {
+    transmit,
+    resendKept() {
+      const answer = kept();
+      if (answer && answer.item_id === data.item_id && answer.nonce !== data.seen_nonce) {
+        transmit(answer);
+        return true;
+      }
+      sessionStorage.removeItem(PENDING);
+      return false;
+    },
+    start() {
+      check();
+      observer.observe(document.body, { childList: true });
+    },
+    stop() { observer.disconnect(); },
+  };
+}
+
