@@ -49,6 +49,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .choices import FN_MODES, INTERPOLATIONS, SPLITS
 from .errors import InputError
 
 EPS = 1e-8
@@ -73,8 +74,6 @@ class _Inline:
             def result(self):
                 return self.value
         return _Done(fn(*args))
-INTERPOLATIONS = ("none", "all-point")
-FN_MODES = ("algorithm2", "eq5")
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -713,7 +712,6 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
 
 # ---------------------------------------------------------------------------- detections
 SUBSETS_ALWAYS = ("full", "rare", "non_rare")
-SPLITS = ("rf_uc", "nf_uc", "uv", "uo")
 
 
 @dataclass
@@ -901,8 +899,7 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     in_hico = classes["hoi_id"].notna().to_numpy()
     per_class = []
     f1 = ev.f1
-    for c in range(len(classes)):
-        row = classes.iloc[c]
+    for c, row in enumerate(classes[["verb", "object", "hoi_id", "rare"]].to_dict("records")):
         per_class.append({
             "verb": row["verb"], "object": row["object"],
             "hoi_id": None if pd.isna(row["hoi_id"]) else int(row["hoi_id"]),
