@@ -420,6 +420,9 @@ def write_jsonl(det: Detections, path: str | Path, *, with_scores: bool = True) 
 _LONG_INTEGER = re.compile(rb"(?<![\w.+-])-?[0-9]{19,}(?![\w.])")   # an integer literal of 19+ digits
 
 
+_INTEGER_MINUS_ZERO = re.compile(rb"-0(?![0-9.eE])")
+
+
 class _Fallback(Exception):
     """The fast reader cannot vouch for a file: the validating reader takes over."""
 
@@ -469,6 +472,13 @@ def _read_fast(data: bytes, path: Path) -> Detections | None:
     except (_Fallback, pa.ArrowException, ValueError):
         return None
     return None
+
+
+def _require_no_integer_minus_zero(data: bytes, *columns) -> None:
+    """``-0`` is the integer 0 to Python's json but -0.0 to pyarrow (``-0.0`` is -0.0 to both):
+    a file with a negative zero parsed from such a literal takes the validating reader."""
+    if any(np.signbit(v[v == 0]).any() for v in columns):
+        _require(_INTEGER_MINUS_ZERO.search(data) is None)
 
 
 def _object_lines(data: bytes) -> int:
@@ -591,8 +601,7 @@ def _fast_jsonl(table, data: bytes, path: Path) -> Detections:
     if (np.abs(human) >= 2.0 ** 63).any() or (np.abs(obj) >= 2.0 ** 63).any():
         _require(_LONG_INTEGER.search(data) is None)
     score = field("score").to_numpy(zero_copy_only=False).astype(np.float64)
-    # "-0" is the integer 0 to Python's json but -0.0 to pyarrow; "-0.0" is -0.0 to both
-    _require(not any(np.signbit(v[v == 0]).any() for v in (human, obj, score)))
+    _require_no_integer_minus_zero(data, human, obj, score)
     rows = np.arange(len(names))
     return Detections(images=np.asarray(names, dtype=object), image=np.repeat(rows, counts),
                       line=np.repeat(rows + 1, counts), human_box=human, object_box=obj,
@@ -645,7 +654,7 @@ def _fast_qpic(table, data: bytes, path: Path) -> Detections:
     object_index = object_of_coco[coco]
     _require((object_index >= 0).all())
     score = pc.struct_field(hois, "score").to_numpy(zero_copy_only=False).astype(np.float64)
-    _require(not any(np.signbit(v[v == 0]).any() for v in (bbox, score)))   # "-0": see _fast_jsonl
+    _require_no_integer_minus_zero(data, bbox, score)
     return Detections(images=np.asarray(names, dtype=object), image=record, line=record + 1,
                       human_box=bbox[subject_row], object_box=bbox[object_row],
                       verb=verbs[ids["category_id"] - 1], object=objects[object_index], score=score,

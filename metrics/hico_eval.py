@@ -30,7 +30,8 @@ import math
 import numpy as np
 
 from .choices import MAP_PROTOCOLS  # noqa: F401 (re-exported)
-from .scoring import _segment_cumsum, _segment_suffix_max, _segments, _stable_by, box_iou
+from .scoring import (_by_class_then_position, _segment_cumsum, _segment_suffix_max, _segments, _stable_by,
+                      box_iou)
 
 
 
@@ -198,7 +199,7 @@ def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray,
     ap = np.where(n_gt > 0, 0.0, np.where(has_pred, 0.0, 1.0))
     if not len(cls):
         return ap
-    o = np.lexsort((pos, cls))
+    o = _by_class_then_position(cls, pos, n_classes)
     if protocol == "official":
         pos_gt = n_gt > 0
         ap[pos_gt] = eleven_point_ap(cls[o], np.asarray(tp, dtype=bool)[o], n_gt.astype(np.int64))[0][pos_gt]
