@@ -456,18 +456,18 @@ def _read_fast(data: bytes, path: Path) -> Detections | None:
     try:
         if data[:1] == b"[":
             return _fast_qpic(_parse_wrapped(data, _qpic_type()), data, path)
-        n_lines = _object_lines(data)
         end = data.find(b"\n")
         head = json.loads(data[:end if end >= 0 else len(data)])
         if not isinstance(head, dict):
             return None
+        # the line checks run after the parse: they hold the GIL, pyarrow's parse does not
         if "image" in head:
             table = _parse_lines(data, _jsonl_schema())
-            _require(table.num_rows == n_lines)
+            _require(table.num_rows == _object_lines(data))
             return _fast_jsonl(table, data, path)
         if "file_name" in head:
             table = _parse_lines(data, _qpic_record_schema())
-            _require(table.num_rows == n_lines)
+            _require(table.num_rows == _object_lines(data))
             return _fast_qpic(table, data, path)
     except (_Fallback, pa.ArrowException, ValueError):
         return None

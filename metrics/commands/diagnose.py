@@ -57,12 +57,12 @@ def run(args):
     if args.pairs and len(args.pairs) != len(args.pred):
         raise InputError(f"--pairs gives {len(args.pairs)} files for {len(args.pred)} prediction files")
     names = _names(args)
-    # pyarrow parses the ground truth and the first predictions without the GIL while the
-    # diagnosis modules (pandas) are imported
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        files = pool.submit(lambda: (read_detections(args.gt), read_detections(args.pred[0])))
+    # pyarrow parses the ground truth and the first predictions at once without the GIL while
+    # the diagnosis modules (pandas) are imported; the ground truth's error is reported first
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
         from ..diagnosis import ORACLES, diagnose, interaction_classification, pair_localization
-        gt, first_pred = files.result()
+        gt, first_pred = (f.result() for f in files)
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
         pred = first_pred if k == 0 else read_detections(path)

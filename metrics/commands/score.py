@@ -52,12 +52,13 @@ def run(args):
             raise InputError(f"--{name} must lie in [0, 1], got {value}")
     from ..detections import read_detections
 
-    # pyarrow parses the files without the GIL: the scorer's imports (pandas) run meanwhile
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        files = pool.submit(lambda: [read_detections(path) for path in (args.gt, args.pred)])
+    # pyarrow parses both files at once without the GIL while the scorer's imports (pandas)
+    # run; the ground truth's error, if any, is reported first
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        files = [pool.submit(read_detections, path) for path in (args.gt, args.pred)]
         from ..scoring import score_detections
         from ..similarity import SimilarityMatrix
-        gt, pred = files.result()
+        gt, pred = (f.result() for f in files)
     verb_sim = SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None
     object_sim = SimilarityMatrix.load(args.object_sim) if args.object_sim else None
     result = score_detections(gt, pred, split=args.split, verb_sim=verb_sim, object_sim=object_sim,
