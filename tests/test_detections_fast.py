@@ -287,3 +287,11 @@ def test_labels_share_one_object_per_text(tmp_path):
     lines = random_jsonl(random.Random(9))
     det = read_detections(write(tmp_path / "d.jsonl", "\n".join(lines) + "\n"))
     assert len({id(v) for v in det.verb}) == len(set(det.verb.tolist()))
+
+
+def test_columns_are_writable_arrays(tmp_path):
+    """As the validating reader's: callers may edit a copy of the columns in place."""
+    path = write(tmp_path / "d.jsonl", GOOD + "\n")
+    assert _read_fast(path.read_bytes(), path) is not None
+    det = read_detections(path)
+    assert all(np.asarray(getattr(det, name)).flags.writeable for name in FIELDS)
