@@ -455,19 +455,21 @@ def _read_fast(data: bytes, path: Path) -> Detections | None:
 
     try:
         if data[:1] == b"[":
-            return _fast_qpic(_parse_wrapped(data, _qpic_type()), data, path)
+            return _fast_qpic(_parse_qpic_list(data), data, path)
         end = data.find(b"\n")
         head = json.loads(data[:end if end >= 0 else len(data)])
         if not isinstance(head, dict):
             return None
-        # the line checks run after the parse: they hold the GIL, pyarrow's parse does not
+        # every line must be one {...} before pyarrow sees the file: pyarrow 26 crashes on
+        # some other lines (a first line "null")
+        n_lines = _object_lines(data)
         if "image" in head:
             table = _parse_lines(data, _jsonl_schema())
-            _require(table.num_rows == _object_lines(data))
+            _require(table.num_rows == n_lines)
             return _fast_jsonl(table, data, path)
         if "file_name" in head:
             table = _parse_lines(data, _qpic_record_schema())
-            _require(table.num_rows == _object_lines(data))
+            _require(table.num_rows == n_lines)
             return _fast_qpic(table, data, path)
     except (_Fallback, pa.ArrowException, ValueError):
         return None
@@ -500,6 +502,35 @@ def _parse_lines(data: bytes, schema):
     return pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=1 << 22),
                         parse_options=pj.ParseOptions(explicit_schema=schema,
                                                       unexpected_field_behavior="ignore"))
+
+
+def _parse_qpic_list(data: bytes):
+    """A QPIC list as a table, one row per record.
+
+    A list written record after record on one line (``json.dumps``: ``}, {"file_name"`` or
+    ``},{"file_name"`` between records) is cut there into JSON Lines and parsed in parallel.
+    That is exact: such a cut inside a record leaves a line with an unclosed bracket, which
+    pyarrow refuses, or merges lines, and the row count must equal the number of lines; a
+    separator left uncut leaves two records on a line with a comma between them, which
+    pyarrow refuses too. Any other layout (indented, another first key) is parsed as one
+    JSON value in one thread (:func:`_parse_wrapped`).
+    """
+    import pyarrow as pa
+
+    body = data.strip()
+    _require(body[:1] == b"[" and body[-1:] == b"]")
+    body = body[1:-1].strip()
+    # every cut line starts with "{" (pyarrow 26 crashes on a first line "null")
+    if body[:1] == b"{" and b"\n" not in body and b"\r" not in body:
+        separator = b'}, {"file_name"' if b'}, {"file_name"' in body else b'},{"file_name"'
+        lines = body.replace(separator, b'}\n{"file_name"')
+        try:
+            table = _parse_lines(lines, _qpic_record_schema())
+            _require(table.num_rows == lines.count(b"\n") + 1)
+            return table
+        except (_Fallback, pa.ArrowException):
+            pass
+    return _parse_wrapped(data, _qpic_type())
 
 
 def _parse_wrapped(data: bytes, record_type):
