@@ -163,8 +163,11 @@ class WordNetIndex:
                     "exceptions": {pos: dict(reader._exception_map[pos]) for pos in INDEX_POS}})
 
     def save(self, path: Path) -> Path:
+        """Store the tables atomically, readable by every user (the app may run as another)."""
         from .jsonio import write_bytes_atomic
-        return write_bytes_atomic(path, pickle.dumps(self.tables, protocol=pickle.HIGHEST_PROTOCOL))
+        stored = write_bytes_atomic(path, pickle.dumps(self.tables, protocol=pickle.HIGHEST_PROTOCOL))
+        os.chmod(stored, 0o644)
+        return stored
 
     @classmethod
     def load(cls, path: Path) -> "WordNetIndex | None":

@@ -142,6 +142,7 @@ def test_baseline_rebuilt_from_the_index_alone_equals_the_shipped_matrix(monkeyp
 def test_stored_index_round_trip_and_staleness(tmp_path):
     ix = wordnet.index()
     path = ix.save(tmp_path / "index.pickle")
+    assert path.stat().st_mode & 0o777 == 0o644
     again = wordnet.WordNetIndex.load(path)
     assert again.names == ix.names and again.lemma_index["v"][0] == ix.lemma_index["v"][0]
     stale = dict(ix.tables, source={**ix.tables["source"], "data.noun": 1})
