@@ -2,7 +2,9 @@
 
   (a) NLTK's stock WordNetCorpusReader on the project's WordNet 3.0 (baseline, same run);
   (b) metrics.wordnet.wordnet() (the reader without NLTK's version map);
-  (c) ``python -m metrics --help``;  (d) ``python -m metrics score --help``.
+  (c) ``python -m metrics --help``;  (d) ``python -m metrics score --help``;
+  (e) WordNet ready through the index: import metrics.wordnet, load the index, look up a gloss,
+      a lemma's synsets and its base forms (target <= 0.5 s).
 
     .venv/bin/python benchmarks/command_startup.py [--runs 5]
 """
@@ -22,6 +24,8 @@ STOCK = ("import nltk; from nltk.corpus.reader.wordnet import WordNetCorpusReade
          "from metrics import wordnet as w; p = str(w.data_dir() / 'corpora' / 'wordnet'); "
          "nltk.data.path.insert(0, str(w.data_dir())); R(nltk.data.FileSystemPathPointer(p), None).synset('ride.v.01')")
 OURS = "from metrics import wordnet as w; w.wordnet().synset('ride.v.01')"
+INDEX = ("from metrics import wordnet as w; w.gloss('ride.v.01'); w.synsets('riding', 'v'); "
+         "w.lemma_candidates('riding', 'v'); w.hypernyms('bicycle.n.01')")
 
 
 def timed(cmd: list[str], runs: int) -> list[float]:
@@ -42,7 +46,8 @@ def main() -> None:
     for name, cmd in (("(a) WordNet, NLTK's stock reader", [py, "-c", STOCK]),
                       ("(b) WordNet, metrics.wordnet", [py, "-c", OURS]),
                       ("(c) python -m metrics --help", [py, "-m", "metrics", "--help"]),
-                      ("(d) python -m metrics score --help", [py, "-m", "metrics", "score", "--help"])):
+                      ("(d) python -m metrics score --help", [py, "-m", "metrics", "score", "--help"]),
+                      ("(e) WordNet ready, metrics.wordnet index", [py, "-c", INDEX])):
         times = timed(cmd, args.runs)
         print(f"{name:38} median {statistics.median(times):6.2f} s  {[round(t, 2) for t in times]}")
 

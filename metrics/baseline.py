@@ -81,11 +81,6 @@ def _seeds_then_sorted(seeds: list[str], found) -> list[str]:
     return list(seeds) + sorted(set(found) - set(seeds))
 
 
-def _ancestor_distances(name: str) -> dict[str, int]:
-    synset = wordnet.wordnet().synset(name)
-    return {s.name(): d for s, d in synset._shortest_hypernym_paths(simulate_root=False).items()}
-
-
 def _hypernym_distance(da: dict[str, int], db: dict[str, int]) -> float:
     if len(da) > len(db):
         da, db = db, da
@@ -99,11 +94,11 @@ def _hypernym_distance(da: dict[str, int], db: dict[str, int]) -> float:
 
 def pair_distances(seeds: list[str], candidates: list[str], pos: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Shortest-path distance of each seed to each candidate (finite ones only)."""
-    anc = {s: _ancestor_distances(s) for s in dict.fromkeys(seeds + candidates)}
+    anc = {s: wordnet.hypernym_distances(s) for s in dict.fromkeys(seeds + candidates)}
     links = {s: (wordnet.verb_groups(s) + wordnet.entailments(s)) if pos == "v" else [] for s in anc}
     for s in links:
         for other in links[s]:
-            anc.setdefault(other, _ancestor_distances(other))
+            anc.setdefault(other, wordnet.hypernym_distances(other))
     rows, cols, dists = [], [], []
     for i, s in enumerate(seeds):
         for j, c in enumerate(candidates):

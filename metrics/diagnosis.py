@@ -151,6 +151,8 @@ class Scene:
     pred_source: str = "<pred>"
     gt_line: np.ndarray | None = None
     pred_line: np.ndarray | None = None
+    # results the §4 analyses share (distinct pairs and their candidate matches), by name
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_pred(self) -> int:
@@ -783,25 +785,44 @@ def _unique_pairs(image, human, obj_box, obj):
     return pid.astype(np.int64), first
 
 
-def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos):
+def _prediction_pairs(s: Scene):
+    """:func:`_unique_pairs` of the scene's predictions (computed once per scene)."""
+    if "prediction_pairs" not in s.cache:
+        s.cache["prediction_pairs"] = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+    return s.cache["prediction_pairs"]
+
+
+def _pair_candidates(s: Scene, det_image, det_human, det_object_box, det_obj):
+    """The ground-truth pairs and, per detected pair, the ground-truth pairs it may match (same
+    image and object label, IoU_h ≥ θ and IoU_o ≥ θ): ``(gt pair id per GT triplet, first GT
+    row per GT pair, detected pair per candidate, GT pair per candidate, min IoU)``."""
+    if "gt_pairs" not in s.cache:
+        s.cache["gt_pairs"] = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
+    gpid, gfirst = s.cache["gt_pairs"]
+    g_img = s.gt_image[gfirst]
+    p, g = image_pairs(g_img, det_image, by="pred")
+    iou_h = box_iou(det_human[p], s.gt_human[gfirst[g]], pixel_offset=_pixel_offset(s))
+    iou_o = box_iou(det_object_box[p], s.gt_object_box[gfirst[g]], pixel_offset=_pixel_offset(s))
+    ok = np.flatnonzero((iou_h >= s.iou) & (iou_o >= s.iou) & (det_obj[p] == s.gt_obj[gfirst[g]]))
+    return gpid, gfirst, p[ok], g[ok], np.minimum(iou_h[ok], iou_o[ok])
+
+
+def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos, *, candidates=None):
     """§4.1 one-to-one matching of detected pairs to ground-truth pairs.
 
     Ground-truth pairs are the distinct (human box, object box, object label) of each image's
     ground truths. Detected pairs, in ``det_pos`` order, each take the free ground-truth pair
     of their image with the same object label, IoU_h ≥ θ and IoU_o ≥ θ and the largest
     min(IoU_h, IoU_o). Returns ``(gt_pair_id per GT triplet, first GT row per GT pair,
-    matched GT pair per detected pair or −1)``."""
-    gpid, gfirst = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
-    g_img = s.gt_image[gfirst]
-    p, g = image_pairs(g_img, det_image, by="pred")
-    iou_h = box_iou(det_human[p], s.gt_human[gfirst[g]], pixel_offset=_pixel_offset(s))
-    iou_o = box_iou(det_object_box[p], s.gt_object_box[gfirst[g]], pixel_offset=_pixel_offset(s))
-    ok = np.flatnonzero((iou_h >= s.iou) & (iou_o >= s.iou) & (det_obj[p] == s.gt_obj[gfirst[g]]))
-    ep, eg = p[ok], g[ok]
+    matched GT pair per detected pair or −1)``. ``candidates``: :func:`_pair_candidates` of
+    the same detected pairs, when the caller has them."""
+    if candidates is None:
+        candidates = _pair_candidates(s, det_image, det_human, det_object_box, det_obj)
+    gpid, gfirst, ep, eg, min_iou = candidates
     n = len(det_image)
     preds = np.unique(ep)
     rank = _rank_within(det_image[preds], det_pos[preds], n, preds)
-    chosen = sequential_greedy(ep, eg, rank, n, len(gfirst), keys=(np.minimum(iou_h[ok], iou_o[ok]),))
+    chosen = sequential_greedy(ep, eg, rank, n, len(gfirst), keys=(min_iou,))
     matched = np.full(n, -1, dtype=np.int64)
     hit = chosen >= 0
     matched[hit] = eg[chosen[hit]]
@@ -818,8 +839,10 @@ def pair_localization(s: Scene, pairs=None) -> dict:
     count the ground-truth pairs having at least one triplet of a rare / non-rare class;
     precision is Full only (a first-stage pair has no action, hence no HOI class).
     """
+    candidates = None
     if pairs is None:
-        pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+        pid, first = _prediction_pairs(s)
+        candidates = _prediction_pair_candidates(s)
         best = np.full(len(first), -np.inf)
         np.maximum.at(best, pid, s.score)
         img, hb, ob, obj = s.pred_image[first], s.pred_human[first], s.pred_object_box[first], s.pred_obj[first]
@@ -836,7 +859,7 @@ def pair_localization(s: Scene, pairs=None) -> dict:
     order = np.lexsort((np.arange(len(img)), img, -pscore))
     dpos = np.empty(len(img), dtype=np.int64)
     dpos[order] = np.arange(len(img))
-    gpid, gfirst, matched = match_pairs(s, img, hb, ob, obj, dpos)
+    gpid, gfirst, matched = match_pairs(s, img, hb, ob, obj, dpos, candidates=candidates)
     n_gp = len(gfirst)
     found = np.zeros(n_gp, dtype=bool)
     found[matched[matched >= 0]] = True
@@ -871,11 +894,20 @@ def _object_codes(s: Scene, det) -> np.ndarray:
     return per_text[r.pred_code]
 
 
+def _prediction_pair_candidates(s: Scene):
+    """:func:`_pair_candidates` of the scene's distinct prediction pairs (once per scene)."""
+    if "prediction_pair_candidates" not in s.cache:
+        first = _prediction_pairs(s)[1]
+        s.cache["prediction_pair_candidates"] = _pair_candidates(
+            s, s.pred_image[first], s.pred_human[first], s.pred_object_box[first], s.pred_obj[first])
+    return s.cache["prediction_pair_candidates"]
+
+
 def negative_ranking(s: Scene):
     """The distinct predicted pairs of §4.2 matched to ground-truth pairs (§4.1), and their
     order by negative score 1 − max actual-action score: ``(pair id per triplet, GT pair id per
     GT triplet, first GT row per GT pair, matched GT pair per pair or −1, order)``."""
-    pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+    pid, first = _prediction_pairs(s)
     n_pairs = len(first)
     actual = s.verb_names[s.pred_verb] != NO_INTERACTION
     best = np.zeros(n_pairs)
@@ -887,7 +919,7 @@ def negative_ranking(s: Scene):
     dpos = np.empty(n_pairs, dtype=np.int64)
     dpos[order] = np.arange(n_pairs)
     gpid, gfirst, matched = match_pairs(s, img, s.pred_human[first], s.pred_object_box[first],
-                                        s.pred_obj[first], dpos)
+                                        s.pred_obj[first], dpos, candidates=_prediction_pair_candidates(s))
     return pid, gpid, gfirst, matched, np.lexsort((np.arange(n_pairs), -(1.0 - best)))
 
 

@@ -29,9 +29,10 @@ import math
 
 import numpy as np
 
-from .scoring import _segment_cumsum, _segment_suffix_max, _segments, box_iou
+from .choices import MAP_PROTOCOLS  # noqa: F401 (re-exported)
+from .scoring import (_by_class_then_position, _segment_cumsum, _segment_suffix_max, _segments, _stable_by,
+                      box_iou)
 
-MAP_PROTOCOLS = ("official", "all-point")
 
 
 def matlab_colon(a: float, d: float, b: float) -> np.ndarray:
@@ -94,24 +95,44 @@ def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class
     return j_max, ov_max
 
 
-def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, iou: float = 0.5):
+def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, iou: float = 0.5,
+                        confidence_order=None):
     """``VOCevaldet_bboxpair.m`` l.14–17 and l.68–80 given :func:`best_overlap`: per class,
     predictions in MATLAB's stable descending-score order; a prediction is a true positive of
     its best ground truth when that overlap is ≥ θ and no earlier prediction took it.
+
+    ``confidence_order``: all predictions in descending score, ties in image, then row order
+    (as :func:`metrics.scoring._score_order` gives it; computed here when not given).
 
     Returns ``(order, matched)``: ``order`` lists the predictions with ``pred_class ≥ 0`` grouped
     by class, each class in descending score (stable in image, then row order); ``matched[i]``
     is the ground truth ``order[i]`` is a true positive of, −1 for a false positive.
     """
     pred_class = np.asarray(pred_class, dtype=np.int64)
-    kept = np.flatnonzero(pred_class >= 0)
-    order = kept[np.lexsort((kept, pred_image[kept], -pred_score[kept], pred_class[kept]))]
+    if confidence_order is None:
+        confidence_order = np.lexsort((np.arange(len(pred_class)), pred_image, -np.asarray(pred_score)))
+    kept = confidence_order[pred_class[confidence_order] >= 0]
+    order = kept[_stable_by(pred_class[kept], int(pred_class.max(initial=0)) + 1)]
     claim = np.where(ov_max[order] >= iou, j_max[order], -1)
     matched = np.full(len(order), -1)
     claimed = np.flatnonzero(claim >= 0)
-    _, first = np.unique(claim[claimed], return_index=True)   # earliest claim of each GT wins
+    first = _first_occurrences(claim[claimed])                 # earliest claim of each GT wins
     matched[claimed[first]] = claim[claimed[first]]
     return order, matched
+
+
+def _first_occurrences(values: np.ndarray) -> np.ndarray:
+    """Positions of the first occurrence of each distinct non-negative integer in ``values``
+    (in linear time, where ``np.unique(..., return_index=True)`` sorts).
+
+    >>> _first_occurrences(np.array([3, 1, 3, 0, 1])).tolist()
+    [0, 1, 3]
+    """
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    first = np.full(int(values.max()) + 1, len(values), dtype=np.int64)
+    np.minimum.at(first, values, np.arange(len(values)))
+    return np.sort(first[first < len(values)])
 
 
 def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class,
@@ -178,7 +199,7 @@ def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray,
     ap = np.where(n_gt > 0, 0.0, np.where(has_pred, 0.0, 1.0))
     if not len(cls):
         return ap
-    o = np.lexsort((pos, cls))
+    o = _by_class_then_position(cls, pos, n_classes)
     if protocol == "official":
         pos_gt = n_gt > 0
         ap[pos_gt] = eleven_point_ap(cls[o], np.asarray(tp, dtype=bool)[o], n_gt.astype(np.int64))[0][pos_gt]
@@ -243,9 +264,12 @@ class HicoMap:
             n_gt = np.bincount(gt_class, minlength=n)
             j_max, ov_max = best_overlap(gt.image, gt_class, gt.human_box, gt.object_box, pred.image, pred_class,
                                          pred.human_box, pred.object_box, n_classes=n)
+            from .scoring import _score_order
+            confidence_order = _score_order(pairs, pred.score)[0]   # shared with SHOE AP
             out = []
             for pcls in (pred_class, pred_class_ko):
-                order, matched = assign_best_overlap(pred.image, pcls, pred.score, j_max, ov_max, iou=iou)
+                order, matched = assign_best_overlap(pred.image, pcls, pred.score, j_max, ov_max, iou=iou,
+                                                     confidence_order=confidence_order)
                 out += eleven_point_ap(pcls[order], matched >= 0, n_gt)
         else:
             out = []

@@ -8,15 +8,15 @@ import tempfile
 from pathlib import Path
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to a temporary file in the target's folder and rename it into place, so a
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to a temporary file in the target's folder and rename it into place, so a
     reader (or a crash) never sees a partial file and the previous content survives a failure."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
@@ -24,6 +24,11 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """:func:`write_bytes_atomic` of ``text`` in UTF-8."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def to_jsonable(value):

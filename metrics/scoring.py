@@ -49,6 +49,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .choices import FN_MODES, INTERPOLATIONS, SPLITS
 from .errors import InputError
 
 EPS = 1e-8
@@ -73,8 +74,6 @@ class _Inline:
             def result(self):
                 return self.value
         return _Done(fn(*args))
-INTERPOLATIONS = ("none", "all-point")
-FN_MODES = ("algorithm2", "eq5")
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -508,6 +507,26 @@ def _stable_by(key: np.ndarray, n_keys: int) -> np.ndarray:
     return np.argsort(key.astype(np.int16) if n_keys < 2 ** 15 else key, kind="stable")
 
 
+def _by_class_then_position(cls: np.ndarray, pos: np.ndarray, n_classes: int) -> np.ndarray:
+    """``np.lexsort((pos, cls))`` for integer classes in ``[0, n_classes)``: the rows in
+    ``pos`` order — scattered into place in linear time when the positions are distinct
+    non-negative integers of moderate range (ranks), else a stable sort — then one stable
+    (radix) sort by class."""
+    pos = np.asarray(pos)
+    n = len(pos)
+    by_pos = None
+    if n and pos.dtype.kind in "iu" and pos.min() >= 0 and pos.max() < 4 * n + 1024:
+        slot = np.full(int(pos.max()) + 1, -1, dtype=np.int64)
+        slot[pos] = np.arange(n)
+        by_pos = slot[slot >= 0]
+        if len(by_pos) != n:   # repeated positions: ties keep row order in a stable sort
+            by_pos = None
+    if by_pos is None:
+        by_pos = np.argsort(pos, kind="stable")
+    cls = np.asarray(cls)[by_pos]
+    return by_pos[_stable_by(cls, max(n_classes, int(cls.max(initial=-1)) + 1))]
+
+
 def _class_bounds(sorted_class: np.ndarray, n_classes: int) -> np.ndarray:
     """Start of each class (and the end) in an array sorted by class."""
     return np.r_[0, np.cumsum(np.bincount(sorted_class, minlength=n_classes))]
@@ -713,7 +732,6 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
 
 # ---------------------------------------------------------------------------- detections
 SUBSETS_ALWAYS = ("full", "rare", "non_rare")
-SPLITS = ("rf_uc", "nf_uc", "uv", "uo")
 
 
 @dataclass
@@ -901,8 +919,7 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     in_hico = classes["hoi_id"].notna().to_numpy()
     per_class = []
     f1 = ev.f1
-    for c in range(len(classes)):
-        row = classes.iloc[c]
+    for c, row in enumerate(classes[["verb", "object", "hoi_id", "rare"]].to_dict("records")):
         per_class.append({
             "verb": row["verb"], "object": row["object"],
             "hoi_id": None if pd.isna(row["hoi_id"]) else int(row["hoi_id"]),

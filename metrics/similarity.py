@@ -23,10 +23,10 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from .choices import COMBINATIONS
 from .errors import InputError
 
 MAX_SCORE = 4.0
-COMBINATIONS = ("arithmetic", "geometric", "min")
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .choices import SPLITS
 from .errors import InputError
 
 DATA = Path(__file__).resolve().parent / "data"
-SPLITS = ("rf_uc", "nf_uc", "uv", "uo")
 
 
 @dataclass(frozen=True)

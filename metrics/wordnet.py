@@ -1,8 +1,16 @@
-"""WordNet 3.0 through NLTK, loaded offline from the data the install step provides.
+"""WordNet 3.0, loaded offline from the data the install step provides.
 
 The data lives in ``.data/nltk_data/corpora/wordnet`` (``scripts/install_wordnet.py``), or in
 the NLTK data directory named by the ``HOI_NLTK_DATA`` environment variable. Nothing is ever
 downloaded at run time.
+
+Nouns and verbs — all the project looks up — are answered from a compact index
+(:class:`WordNetIndex`: synset names, glosses, lemma names and counts, the hypernym / hyponym /
+verb-group / entailment links, the lemma index and the morphology exception lists), built once
+from NLTK's reader at install time and loaded in a fraction of the reader's start-up. Its file
+is ``wordnet-index-v<N>.pickle`` beside the NLTK data (or ``HOI_WORDNET_INDEX``); a missing or
+stale index is built on first use. Other parts of speech, and NLTK's similarity measures, go
+to NLTK's reader (:func:`wordnet`).
 
 Synsets are passed around by name (``"ride.v.01"``); the functions here are thin, cached
 wrappers so the rest of the package never touches NLTK objects.
@@ -11,8 +19,13 @@ wrappers so the rest of the package never touches NLTK objects.
 from __future__ import annotations
 
 import os
+import pickle
 import re
+import sys
 import warnings
+from array import array
+from bisect import bisect_left
+from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
@@ -71,13 +84,209 @@ def wordnet():
     return reader
 
 
+# ---------------------------------------------------------------------------- the index
+INDEX_FORMAT = 1
+INDEX_POS = ("n", "v")
+RELATIONS = ("hypernyms", "instance_hypernyms", "hyponyms", "instance_hyponyms", "verb_groups",
+             "entailments")
+# files whose size identifies the WordNet data an index was built from
+SOURCE_FILES = ("data.noun", "data.verb", "index.noun", "index.verb", "noun.exc", "verb.exc",
+                "cntlist.rev")
+
+
+def index_path() -> Path:
+    """Where the index lives: ``HOI_WORDNET_INDEX``, else beside the NLTK data."""
+    named = os.environ.get("HOI_WORDNET_INDEX")
+    return Path(named) if named else data_dir() / f"wordnet-index-v{INDEX_FORMAT}.pickle"
+
+
+def _source_signature() -> dict[str, int]:
+    corpus = data_dir() / "corpora" / "wordnet"
+    if not (corpus / "data.noun").exists():
+        raise InputError(f"WordNet 3.0 not found in {corpus}; run ./scripts/setup.sh to install it")
+    return {name: (corpus / name).stat().st_size for name in SOURCE_FILES}
+
+
+class WordNetIndex:
+    """The nouns and verbs of WordNet 3.0 in flat tables, answering as NLTK's reader does.
+
+    Synsets are numbered; ``names``, ``pos``, ``gloss`` and ``lemmas`` (tab-joined lemma names)
+    are indexed by that number, ``counts`` maps a synset with tagged lemmas to its lemma counts.
+    Each relation is a CSR pair ``(offsets, targets)`` of ``array('i')``, targets sorted by
+    name (NLTK's reader returns them in the order of a set, which varies between processes). ``lemma_index[pos]`` is ``(sorted lemmas, offsets, synset numbers)`` in
+    sense order (WordNet's ``index.<pos>``); ``exceptions[pos]`` is NLTK's exception map.
+    """
+
+    def __init__(self, tables: dict):
+        self.tables = tables
+        self.names, self.pos, self.gloss = tables["names"], tables["pos"], tables["gloss"]
+        self.lemmas, self.counts = tables["lemmas"], tables["counts"]
+        self.relations, self.lemma_index = tables["relations"], tables["lemma_index"]
+        self.exceptions = tables["exceptions"]
+
+    # -- building and storing
+    @classmethod
+    def build(cls, reader) -> "WordNetIndex":
+        """Read every noun and verb synset, the lemma index and the exception lists from NLTK's
+        ``reader``, and the tagged counts from ``cntlist.rev`` (about 20 s; done once)."""
+        synsets = [s for pos in INDEX_POS for s in reader.all_synsets(pos)]
+        number = {s: k for k, s in enumerate(synsets)}
+        relations = {}
+        for relation in RELATIONS:
+            offsets, targets = array("i", [0]), array("i")
+            for s in synsets:   # NLTK keeps links in a set (order varies with the hash seed): sorted here
+                targets.extend(sorted((number[t] for t in getattr(s, relation)()), key=lambda t: synsets[t].name()))
+                offsets.append(len(targets))
+            relations[relation] = (offsets, targets)
+        # Lemma.count() binary-searches cntlist.rev for the lemma's sense key: read it once
+        with open(data_dir() / "corpora" / "wordnet" / "cntlist.rev", encoding="utf-8") as f:
+            tagged = {line.split(" ", 1)[0]: int(line.rsplit(" ", 1)[-1]) for line in f if line.strip()}
+        counts = {}
+        for k, s in enumerate(synsets):
+            c = tuple(tagged.get(lemma.key(), 0) for lemma in s.lemmas())
+            if any(c):
+                counts[k] = c
+        lemma_index = {}
+        for pos in INDEX_POS:
+            keys = sorted(lemma for lemma, by_pos in reader._lemma_pos_offset_map.items() if pos in by_pos)
+            offsets, targets = array("i", [0]), array("i")
+            for lemma in keys:
+                targets.extend(number[reader.synset_from_pos_and_offset(pos, offset)]
+                               for offset in reader._lemma_pos_offset_map[lemma][pos])
+                offsets.append(len(targets))
+            lemma_index[pos] = (keys, offsets, targets)
+        return cls({"format": INDEX_FORMAT, "source": _source_signature(),
+                    "names": [s.name() for s in synsets], "pos": "".join(s.pos() for s in synsets),
+                    "gloss": [s.definition() for s in synsets],
+                    "lemmas": ["\t".join(s.lemma_names()) for s in synsets], "counts": counts,
+                    "relations": relations, "lemma_index": lemma_index,
+                    "exceptions": {pos: dict(reader._exception_map[pos]) for pos in INDEX_POS}})
+
+    def save(self, path: Path) -> Path:
+        """Store the tables atomically, readable by every user (the app may run as another)."""
+        from .jsonio import write_bytes_atomic
+        stored = write_bytes_atomic(path, pickle.dumps(self.tables, protocol=pickle.HIGHEST_PROTOCOL))
+        os.chmod(stored, 0o644)
+        return stored
+
+    @classmethod
+    def load(cls, path: Path) -> "WordNetIndex | None":
+        """The index stored at ``path``, or None when it is missing, unreadable or stale."""
+        try:
+            with open(path, "rb") as f:
+                tables = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+            return None
+        if not isinstance(tables, dict) or tables.get("format") != INDEX_FORMAT \
+                or tables.get("source") != _source_signature():
+            return None
+        return cls(tables)
+
+    # -- look-ups (NLTK's semantics)
+    def lemma_synsets(self, lemma: str, pos: str) -> array:
+        """Synset numbers of an exact lemma (lower case, underscores), in sense order."""
+        keys, offsets, targets = self.lemma_index[pos]
+        i = bisect_left(keys, lemma)
+        if i == len(keys) or keys[i] != lemma:
+            return targets[0:0]
+        return targets[offsets[i]:offsets[i + 1]]
+
+    def synset_number(self, name: str) -> int:
+        """The synset a name denotes, as NLTK's ``synset()`` resolves it (any of its lemmas,
+        sense number within that lemma); KeyError when there is none."""
+        lemma, pos, sense = name.lower().rsplit(".", 2)
+        senses = self.lemma_synsets(lemma, pos)
+        try:
+            return senses[int(sense) - 1]
+        except (IndexError, ValueError):
+            raise KeyError(name) from None
+
+    def related(self, k: int, relation: str) -> list[int]:
+        offsets, targets = self.relations[relation]
+        return list(targets[offsets[k]:offsets[k + 1]])
+
+    def morphy(self, form: str, pos: str) -> list[str]:
+        """NLTK's ``_morphy``: the form and its exception-list or rule-based base forms that are
+        lemmas of ``pos``, without repeats."""
+        exceptions = self.exceptions[pos]
+        if form in exceptions:
+            forms = exceptions[form]
+        else:
+            forms = [form[:-len(old)] + new for old, new in _SUBSTITUTIONS[pos] if form.endswith(old)]
+        out = []
+        for candidate in [form] + forms:
+            if candidate not in out and len(self.lemma_synsets(candidate, pos)):
+                out.append(candidate)
+        return out
+
+    def synsets(self, lemma: str, pos: str) -> list[int]:
+        """NLTK's ``synsets(lemma, pos)``: the synsets of every base form of the (lower-cased) lemma."""
+        return [k for form in self.morphy(lemma.lower(), pos) for k in self.lemma_synsets(form, pos)]
+
+    def hypernym_distances(self, k: int) -> dict[int, int]:
+        """NLTK's ``_shortest_hypernym_paths(simulate_root=False)``: breadth-first over hypernyms
+        and instance hypernyms, each ancestor (and the synset itself) at its smallest depth."""
+        queue, out = deque([(k, 0)]), {}
+        while queue:
+            s, depth = queue.popleft()
+            if s in out:
+                continue
+            out[s] = depth
+            queue.extend((h, depth + 1) for h in self.related(s, "hypernyms"))
+            queue.extend((h, depth + 1) for h in self.related(s, "instance_hypernyms"))
+        return out
+
+
+# NLTK's WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS for nouns and verbs
+_SUBSTITUTIONS = {
+    "n": [("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
+          ("shes", "sh"), ("men", "man"), ("ies", "y")],
+    "v": [("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"),
+          ("ing", "")],
+}
+
+
+def build_index(path: Path | None = None) -> WordNetIndex:
+    """Build the index from NLTK's reader and store it at ``path`` (default :func:`index_path`)."""
+    built = WordNetIndex.build(wordnet())
+    try:
+        built.save(path or index_path())
+    except OSError as exc:   # a read-only data folder: use it in memory
+        print(f"metrics.wordnet: could not store the WordNet index ({exc})", file=sys.stderr)
+    return built
+
+
+@lru_cache(maxsize=1)
+def index() -> WordNetIndex:
+    """The index, loaded once; built (and stored) on first use when missing or stale."""
+    loaded = WordNetIndex.load(index_path())
+    if loaded is not None:
+        return loaded
+    print(f"metrics.wordnet: building the WordNet index in {index_path()} (once, about 20 s)",
+          file=sys.stderr)
+    return build_index()
+
+
+def _indexed(name: str) -> int | None:
+    """The index's number for a synset name of a part of speech it covers, else None
+    (NLTK's reader answers); raises InputError for an unknown noun or verb synset."""
+    pos = name.rsplit(".", 2)[-2].lower() if name.count(".") >= 2 else None
+    if pos not in INDEX_POS:
+        return None
+    try:
+        return index().synset_number(name)
+    except KeyError:
+        raise InputError(f"unknown WordNet synset {name!r}") from None
+
+
+# ---------------------------------------------------------------------------- look-ups
 def is_synset_name(text: str) -> bool:
     """True when ``text`` has the form of a synset name (``ride.v.01``) and exists."""
     if not SYNSET_NAME.match(text):
         return False
     try:
-        wordnet().synset(text)
-    except Exception:
+        _node(text)
+    except InputError:
         return False
     return True
 
@@ -90,9 +299,16 @@ def _synset(name: str):
         raise InputError(f"unknown WordNet synset {name!r}") from exc
 
 
+def _node(name: str):
+    """``(index number, None)`` for a noun or verb synset, ``(None, NLTK synset)`` otherwise."""
+    k = _indexed(name)
+    return (k, None) if k is not None else (None, _synset(name))
+
+
 def pos_of(name: str) -> str:
     """Part of speech of a synset name: ``"v"`` or ``"n"`` (adjective satellites give ``"s"``)."""
-    return _synset(name).pos()
+    k, s = _node(name)
+    return index().pos[k] if s is None else s.pos()
 
 
 @lru_cache(maxsize=100_000)
@@ -103,43 +319,77 @@ def synsets(lemma: str, pos: str | None = None) -> tuple[str, ...]:
     ('kite.n.01', 'kite.n.02', 'kite.n.03')
     """
     key = lemma.strip().lower().replace(" ", "_")
+    if pos in INDEX_POS:
+        ix = index()
+        return tuple(ix.names[k] for k in ix.synsets(key, pos))
     return tuple(s.name() for s in wordnet().synsets(key, pos))
 
 
 def gloss(name: str) -> str:
     """The definition of a synset: ``gloss("hold.v.02")`` → ``"have or hold in one's hands or grip"``."""
-    return _synset(name).definition()
+    k, s = _node(name)
+    return index().gloss[k] if s is None else s.definition()
+
+
+def _lemma_names(name: str) -> list[str]:
+    k, s = _node(name)
+    return index().lemmas[k].split("\t") if s is None else list(s.lemma_names())
 
 
 def lemma_names(name: str) -> list[str]:
     """Lemma names of a synset, with spaces: ``lemma_names("mouse.n.04")`` → ``["mouse", "computer mouse"]``."""
-    return [lemma.replace("_", " ") for lemma in _synset(name).lemma_names()]
+    return [lemma.replace("_", " ") for lemma in _lemma_names(name)]
+
+
+def _related(name: str, *relations: str) -> list[str]:
+    k, s = _node(name)
+    if s is None:
+        ix = index()
+        return [ix.names[t] for relation in relations for t in ix.related(k, relation)]
+    return [t.name() for relation in relations for t in getattr(s, relation)()]
 
 
 def hypernyms(name: str) -> list[str]:
     """Direct hypernyms (and instance hypernyms) of a synset."""
-    s = _synset(name)
-    return [h.name() for h in s.hypernyms() + s.instance_hypernyms()]
+    return _related(name, "hypernyms", "instance_hypernyms")
 
 
 def hyponyms(name: str) -> list[str]:
     """Direct hyponyms (and instance hyponyms) of a synset."""
-    s = _synset(name)
-    return [h.name() for h in s.hyponyms() + s.instance_hyponyms()]
+    return _related(name, "hyponyms", "instance_hyponyms")
 
 
 def verb_groups(name: str) -> list[str]:
-    return [h.name() for h in _synset(name).verb_groups()]
+    return _related(name, "verb_groups")
 
 
 def entailments(name: str) -> list[str]:
-    return [h.name() for h in _synset(name).entailments()]
+    return _related(name, "entailments")
+
+
+def hypernym_distances(name: str) -> dict[str, int]:
+    """Each ancestor of a synset (hypernyms and instance hypernyms, itself at 0) with its
+    smallest depth, as NLTK's ``_shortest_hypernym_paths(simulate_root=False)``."""
+    k, s = _node(name)
+    if s is None:
+        ix = index()
+        return {ix.names[a]: d for a, d in ix.hypernym_distances(k).items()}
+    return {a.name(): d for a, d in s._shortest_hypernym_paths(simulate_root=False).items()}
 
 
 @lru_cache(maxsize=100_000)
 def _lemma_frequency(lemma: str, pos: str) -> int:
+    if pos in INDEX_POS:
+        ix = index()
+        return sum(count for k in ix.synsets(lemma, pos)
+                   for name, count in zip(ix.lemmas[k].split("\t"), ix.counts.get(k, ()))
+                   if name.lower() == lemma)
     return sum(l.count() for s in wordnet().synsets(lemma, pos) for l in s.lemmas()
                if l.name().lower() == lemma)
+
+
+def _morphy(form: str, pos: str) -> list[str]:
+    return index().morphy(form, pos) if pos in INDEX_POS else wordnet()._morphy(form, pos)
 
 
 @lru_cache(maxsize=100_000)
@@ -151,7 +401,7 @@ def lemma_candidates(word: str, pos: str) -> tuple[str, ...]:
     ``lemma_candidates("riding", "v")`` is ``("ride", "rid")``.
     """
     key = word.strip().lower().replace(" ", "_")
-    forms = list(dict.fromkeys(wordnet()._morphy(key, pos)))
+    forms = list(dict.fromkeys(_morphy(key, pos)))
     forms.sort(key=lambda form: -_lemma_frequency(form, pos))
     return tuple(forms)
 

@@ -3,6 +3,7 @@ interaction classification of one or several models (see :mod:`metrics.diagnosis
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..detections import read_detections
@@ -53,15 +54,18 @@ def _names(args) -> list[str]:
 
 
 def run(args):
-    from ..diagnosis import ORACLES, diagnose, interaction_classification, pair_localization
-
     if args.pairs and len(args.pairs) != len(args.pred):
         raise InputError(f"--pairs gives {len(args.pairs)} files for {len(args.pred)} prediction files")
     names = _names(args)
-    gt = read_detections(args.gt)
+    # pyarrow parses the ground truth and the first predictions at once without the GIL while
+    # the diagnosis modules (pandas) are imported; the ground truth's error is reported first
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
+        from ..diagnosis import ORACLES, diagnose, interaction_classification, pair_localization
+        gt, first_pred = (f.result() for f in files)
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
-        pred = read_detections(path)
+        pred = first_pred if k == 0 else read_detections(path)
         d = diagnose(gt, pred, iou=args.iou, keep_no_interaction=args.keep_no_interaction,
                      map_protocol=args.map_protocol)
         r = d.to_dict()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from ..detections import read_detections
+from concurrent.futures import ThreadPoolExecutor
+
+from ..choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from ..errors import InputError
-from ..hico_eval import MAP_PROTOCOLS
-from ..scoring import FN_MODES, INTERPOLATIONS, SPLITS, score_detections
-from ..similarity import COMBINATIONS, SimilarityMatrix
 
 
 def add_arguments(parser) -> None:
@@ -51,8 +50,15 @@ def run(args):
         value = getattr(args, name)
         if not 0.0 <= value <= 1.0:
             raise InputError(f"--{name} must lie in [0, 1], got {value}")
-    gt = read_detections(args.gt)
-    pred = read_detections(args.pred)
+    from ..detections import read_detections
+
+    # pyarrow parses both files at once without the GIL while the scorer's imports (pandas)
+    # run; the ground truth's error, if any, is reported first
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        files = [pool.submit(read_detections, path) for path in (args.gt, args.pred)]
+        from ..scoring import score_detections
+        from ..similarity import SimilarityMatrix
+        gt, pred = (f.result() for f in files)
     verb_sim = SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None
     object_sim = SimilarityMatrix.load(args.object_sim) if args.object_sim else None
     result = score_detections(gt, pred, split=args.split, verb_sim=verb_sim, object_sim=object_sim,

@@ -1,0 +1,186 @@
+"""``python -m metrics score`` / ``diagnose`` end to end as the user waits (issue 16).
+
+Writes the HICO-DET-sized workload of ``benchmarks/score_hico_scale.py`` (9,658 images, ~33,000
+ground truths, ~966,000 predictions) as JSON Lines once (and the predictions in the QPIC/CDN
+format), then, in one run:
+
+  (a) times the real ``python -m metrics score --gt --pred --json`` as a fresh subprocess
+      (start-up, reading, label resolution, matrices, scoring, writing) several times;
+  (b) times ``python -m metrics diagnose --gt --pred --json`` the same way;
+  (c) times reading alone, in this process: ``read_detections`` (pyarrow fast path) next to
+      the validating reader it falls back to (the reader before issue 16), for the JSON Lines
+      and the QPIC prediction files;
+  (d) times the baseline: the plain transcription — the files read line by line with Python's
+      ``json`` into lists, then Algorithms 1 and 2 (``benchmarks/reference_scoring.py``) and the
+      official HICO-DET evaluation, Default setting (``tests/reference/hico_official.py``), given
+      the resolved labels and similarity tables (their preparation not timed; Known-Object not
+      included, so the baseline is a lower bound).
+
+Prints medians, every run, the child processes' CPU time (user + system) and the load average
+(``os.getloadavg()``) next to each figure: on a shared 2-core machine wall time depends on the
+load, CPU time much less.
+
+    .venv/bin/python benchmarks/score_end_to_end.py                 # 5 runs of (a), (b), (c)
+    .venv/bin/python benchmarks/score_end_to_end.py --runs 3 --skip-baseline
+    .venv/bin/python benchmarks/score_end_to_end.py --quick         # 1,000 images
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import reference_scoring as ref  # noqa: E402
+from score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
+
+from metrics.detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402
+from metrics.scoring import evaluate  # noqa: E402
+from metrics.vocabulary import hico  # noqa: E402
+from tests.reference.hico_official import eval_one  # noqa: E402
+
+
+def load() -> str:
+    return "load %.2f" % os.getloadavg()[0]
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def time_command(argv: list[str], runs: int) -> tuple[list[float], list[float], list[str]]:
+    """Wall and CPU seconds of ``runs`` fresh processes, with the load average before each."""
+    walls, cpus, loads = [], [], []
+    for _ in range(runs):
+        loads.append(load())
+        cpu, t = children_cpu(), time.perf_counter()
+        res = subprocess.run([sys.executable, "-m", "metrics", *argv], cwd=ROOT, capture_output=True, text=True)
+        walls.append(time.perf_counter() - t)
+        cpus.append(children_cpu() - cpu)
+        if res.returncode != 0:
+            raise SystemExit(f"metrics {argv[0]} failed: {res.stderr}")
+    return walls, cpus, loads
+
+
+def time_call(fn, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def report(label: str, walls: list[float], cpus: list[float] | None = None, loads: list[str] | None = None) -> None:
+    line = f"{label:44} median {statistics.median(walls):7.2f} s  runs {[round(x, 2) for x in walls]}"
+    if cpus:
+        line += f"  CPU median {statistics.median(cpus):.2f} s"
+    print(line + (f"  ({', '.join(loads)})" if loads else f"  ({load()})"), flush=True)
+
+
+def write_qpic_predictions(pred, path: Path) -> None:
+    """The predictions as QPIC/CDN records: one subject and one object box per HOI."""
+    vocab = hico()
+    verb_id = {v: k + 1 for k, v in enumerate(vocab.verb_labels)}
+    coco = {o: COCO_OBJECT_IDS[k] for k, o in enumerate(vocab.object_labels)}
+    order = np.argsort(pred.image, kind="stable")
+    bounds = np.searchsorted(pred.image[order], np.arange(len(pred.images) + 1))
+    hb, ob, verb, obj, score = (pred.human_box.tolist(), pred.object_box.tolist(), pred.verb.tolist(),
+                                pred.object.tolist(), pred.score.tolist())
+    records = []
+    for i, name in enumerate(pred.images):
+        boxes, hois = [], []
+        for k in order[bounds[i]:bounds[i + 1]]:
+            hois.append({"subject_id": len(boxes), "object_id": len(boxes) + 1,
+                         "category_id": verb_id[verb[k]], "score": score[k]})
+            boxes += [{"bbox": hb[k], "category_id": 1}, {"bbox": ob[k], "category_id": coco[obj[k]]}]
+        records.append({"file_name": str(name), "predictions": boxes, "hoi_prediction": hois})
+    path.write_text(json.dumps(records))
+
+
+def plain_read(path: Path) -> list:
+    """The plain transcription's reading: one ``json.loads`` per line, HOIs into tuples."""
+    images = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rec = json.loads(line)
+                images.append((rec["image"], [(h["human_box"], h["object_box"], h["verb"], h["object"],
+                                               h.get("score")) for h in rec["hois"]]))
+    return images
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--images", type=int, default=9658)
+    parser.add_argument("--per-image", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-baseline", action="store_true", help="skip (d), the plain transcription")
+    parser.add_argument("--quick", action="store_true", help="1,000 images, 3 runs")
+    args = parser.parse_args()
+    if args.quick:
+        args.images, args.runs = 1000, 3
+    n_gt = round(args.images * 33000 / 9658)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        gt, pred = workload(args.images, n_gt, args.per_image)
+        gt_path, pred_path, qpic_path = tmp / "gt.jsonl", tmp / "pred.jsonl", tmp / "pred_qpic.json"
+        write_jsonl(gt, gt_path, with_scores=False)
+        write_jsonl(pred, pred_path)
+        write_qpic_predictions(pred, qpic_path)
+        print(f"workload: {len(gt.images)} images, {len(gt)} ground truths, {len(pred)} predictions; "
+              f"pred.jsonl {pred_path.stat().st_size / 2**20:.0f} MiB, pred_qpic.json "
+              f"{qpic_path.stat().st_size / 2**20:.0f} MiB; {os.cpu_count()} cores; {load()}", flush=True)
+
+        out = tmp / "score.json"
+        walls, cpus, loads = time_command(["score", "--gt", str(gt_path), "--pred", str(pred_path),
+                                           "--json", str(out)], args.runs)
+        report("(a) python -m metrics score", walls, cpus, loads)
+        score_median = statistics.median(walls)
+        walls, cpus, loads = time_command(["diagnose", "--gt", str(gt_path), "--pred", str(pred_path),
+                                           "--json", str(tmp / "diagnose.json")], args.runs)
+        report("(b) python -m metrics diagnose", walls, cpus, loads)
+
+        for label, path in (("JSON Lines", pred_path), ("QPIC", qpic_path)):
+            fast = time_call(lambda: read_detections(path), args.runs)
+            report(f"(c) read {label} predictions, fast path", fast)
+            slow = time_call(lambda: _read_validating(path), max(1, min(args.runs, 3)))
+            report(f"    read {label} predictions, validating reader", slow)
+            print(f"    reading speed-up {statistics.median(slow) / statistics.median(fast):.1f}x", flush=True)
+
+        if args.skip_baseline:
+            return
+        ev = evaluate(gt, pred)
+        images, sigma = reference_inputs(gt, pred, ev)
+        n_classes = len(ev.classes)
+        t = time.perf_counter()
+        plain_read(gt_path), plain_read(pred_path)
+        t_read = time.perf_counter() - t
+        t = time.perf_counter()
+        ref.shoe_map(images, sigma, n_classes)
+        ref.shoe_mf1(images, sigma, n_classes, tau=0.5)
+        eval_one(*official_inputs(images, n_classes), len(images))
+        t_score = time.perf_counter() - t
+        baseline = t_read + t_score
+        print(f"(d) plain transcription: reading {t_read:.1f} s + Algorithms 1, 2 and the official mAP "
+              f"{t_score:.1f} s = {baseline:.1f} s ({load()})")
+        print(f"    score command vs plain transcription: {baseline / score_median:.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()
