@@ -81,7 +81,22 @@ def wordnet():
         reader = _reader_class()(nltk.data.FileSystemPathPointer(str(corpus)), None)
     if reader.get_version() != "3.0":
         raise InputError(f"{corpus} holds WordNet {reader.get_version()}, expected 3.0")
+    seed_max_depths(reader)
     return reader
+
+
+def seed_max_depths(reader) -> None:
+    """Give NLTK's reader the taxonomy depths its ``lch_similarity`` needs, from the index.
+
+    NLTK computes them on the first LCH call of a part of speech by reading every synset
+    (``WordNetCorpusReader._compute_max_depth``, about 14 s each for nouns and verbs); the
+    index gives the same numbers (``WordNetIndex.max_depth``) in well under a second. Keys and
+    values follow NLTK's: ``(pos, simulate_root)`` → depth, plus one with the simulated root.
+    """
+    for pos in INDEX_POS:
+        depth = index().max_depth(pos)
+        reader._max_depth[(pos, False)] = depth
+        reader._max_depth[(pos, True)] = depth + 1
 
 
 # ---------------------------------------------------------------------------- the index
@@ -222,6 +237,27 @@ class WordNetIndex:
     def synsets(self, lemma: str, pos: str) -> list[int]:
         """NLTK's ``synsets(lemma, pos)``: the synsets of every base form of the (lower-cased) lemma."""
         return [k for form in self.morphy(lemma.lower(), pos) for k in self.lemma_synsets(form, pos)]
+
+    def max_depth(self, pos: str) -> int:
+        """NLTK's ``_compute_max_depth(pos, simulate_root=False)``: the longest path from a
+        synset of ``pos`` up its hypernyms and instance hypernyms (``Synset.max_depth``),
+        computed once per synset over the graph instead of by NLTK's reading of every synset."""
+        depth: dict[int, int] = {}
+        for start in (k for k, p in enumerate(self.pos) if p == pos):
+            stack = [start]
+            while stack:
+                s = stack[-1]
+                if s in depth:
+                    stack.pop()
+                    continue
+                ups = self.related(s, "hypernyms") + self.related(s, "instance_hypernyms")
+                waiting = [h for h in ups if h not in depth]
+                if waiting:
+                    stack.extend(waiting)
+                    continue
+                depth[s] = 1 + max((depth[h] for h in ups), default=-1)
+                stack.pop()
+        return max(depth[k] for k, p in enumerate(self.pos) if p == pos)
 
     def hypernym_distances(self, k: int) -> dict[int, int]:
         """NLTK's ``_shortest_hypernym_paths(simulate_root=False)``: breadth-first over hypernyms

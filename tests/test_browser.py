@@ -161,6 +161,13 @@ def wait_idle(driver):
     time.sleep(0.5)
 
 
+def start(driver, link: str, first_item: str):
+    """Open an annotator link, press Start, wait for the first item."""
+    driver.get(link)
+    button(driver, "Start").click()
+    wait_text(driver, first_item)
+
+
 def press(driver, key: str):
     wait_idle(driver)
     driver.find_element(By.TAG_NAME, "body").send_keys(key)
@@ -263,9 +270,7 @@ def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         with running_app(tmp_path) as base:
-            browser.get(f"{base}/?token={invite.token}")
-            button(browser, "Start").click()
-            wait_text(browser, "Item 1 of 60")
+            start(browser, f"{base}/?token={invite.token}", "Item 1 of 60")
             wait_idle(browser)
             browser.execute_script(PRESS_LOG)
             body = browser.find_element(By.TAG_NAME, "body")
@@ -306,9 +311,7 @@ def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
     """Two tabs on the same link: item 1 answered in the second, then a key pressed in the
     first (still showing item 1) is refused and counted, never stored as a revision."""
     base, study, token = server
-    browser.get(f"{base}/?token={token}")
-    button(browser, "Start").click()
-    wait_text(browser, "Item 1 of 4")
+    start(browser, f"{base}/?token={token}", "Item 1 of 4")
     first = browser.current_window_handle
     browser.switch_to.new_window("tab")
     browser.get(f"{base}/?token={token}")
@@ -334,9 +337,7 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
     study = studies.create_study(load_spec(image_spec(tmp_path)))
     token = invite_same(study, ["alice"])["alice"][1]
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 3")
+        start(browser, f"{base}/?token={token}", "Item 1 of 3")
         WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
             "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
             message="waiting for the class image")
@@ -382,9 +383,7 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 6")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
         press(browser, "1")  # mark prediction 1 correct
         wait_text(browser, "✓ correct")
         press(browser, Keys.ENTER)
@@ -426,9 +425,7 @@ def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
     study = studies.create_study(curation_spec(tmp_path))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of ")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
         total = int(browser.find_element(By.TAG_NAME, "body").text.split("Item 1 of ")[1].split()[0])
         button(browser, "Submit").click()
         wait_text(browser, "Mark every candidate")
@@ -460,9 +457,7 @@ def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, mon
     study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 500")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 500")
         wait_idle(browser)
         shown = browser.find_element(By.TAG_NAME, "body").text
         press(browser, "3")
@@ -486,9 +481,7 @@ def test_a_press_while_the_server_restarts_is_kept_and_says_reconnecting(tmp_pat
     (invite,) = studies.invite(study, 1)
     port = free_port()
     with running_app(tmp_path, port) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 3")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 3")
     browser.find_element(By.TAG_NAME, "body").send_keys("2")
     wait_text(browser, "reconnecting…")
     dialogs = [d for d in browser.find_elements(By.CSS_SELECTOR, '[data-testid="stDialog"]')
@@ -510,9 +503,7 @@ def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
                        extra='order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n')
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 3")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 3")
         wait_text(browser, "X can't judge")
         wait_idle(browser)
         box = browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea")
@@ -551,9 +542,7 @@ def test_on_a_phone_a_tap_brings_the_next_item_into_view(server, browser):
     base, study, token = server
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
         "width": 390, "height": 700, "deviceScaleFactor": 2, "mobile": True})
-    browser.get(f"{base}/?token={token}")
-    button(browser, "Start").click()
-    wait_text(browser, "Item 1 of 4")
+    start(browser, f"{base}/?token={token}", "Item 1 of 4")
     last = button(browser, "4 —")
     browser.execute_script("arguments[0].scrollIntoView({block: 'end'})", last)
     assert scrolled(browser) > 0
@@ -570,9 +559,7 @@ def test_a_practice_item_shows_its_feedback_before_the_main_items(tmp_path, brow
     study = make_study(tmp_path, n_items=2, raters=1, extra=extra)
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Practice item: after your answer")
+        start(browser, f"{base}/?token={invite.token}", "Practice item: after your answer")
         wait_text(browser, "Item 1 of 3")
         press(browser, "3")
         wait_text(browser, "the expected answer is 1")

@@ -16,8 +16,8 @@ from metrics import hico
 from studyapp import crosshoi, storage, studies
 from studyapp.models import Assignment, Event, Item
 from studyapp.specs import load_spec
-from test_browser import (browser, button, choose, press, ratings, running_app, wait_idle,  # noqa: F401
-                          wait_ratings, wait_text)
+from test_browser import (browser, button, choose, press, ratings, running_app, start,  # noqa: F401
+                          wait_idle, wait_ratings, wait_text)
 
 
 def fields_of(study: int, key: str) -> dict:
@@ -57,9 +57,7 @@ def test_crosshoi_marks_by_mouse_and_keys_pickers_and_revision(tmp_path, browser
     (feed_horse,) = [i for i, (v, o) in enumerate(zip(table["verb"], table["object"]))
                      if (v, o) == ("feed", "horse")]
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of ")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
         wait_idle(browser)
         body = browser.find_element(By.TAG_NAME, "body").text
         assert body.count("Keys:") == 1 and "0–0" not in body
@@ -119,9 +117,7 @@ def test_imsitu_one_hint_marks_in_green_enter_after_click_and_zoom(tmp_path, bro
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 6")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
         wait_idle(browser)
         body = browser.find_element(By.TAG_NAME, "body").text
         assert body.count("Keys:") == 1
@@ -159,9 +155,7 @@ def test_imsitu_answer_from_an_out_of_date_tab_is_refused(tmp_path, browser):
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 6")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
         first = browser.current_window_handle
         browser.switch_to.new_window("tab")
         browser.get(f"{base}/?token={invite.token}")
@@ -193,9 +187,7 @@ def test_imsitu_answer_given_while_the_server_restarts_is_kept(tmp_path, browser
     (invite,) = studies.invite(study, 1)
     port = free_port()
     with running_app(tmp_path, port) as base:
-        browser.get(f"{base}/?token={invite.token}")
-        button(browser, "Start").click()
-        wait_text(browser, "Item 1 of 6")
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
         wait_idle(browser)
         first = browser.find_element(By.CSS_SELECTOR, ".mark-form").get_attribute("data-item")
     browser.find_element(By.TAG_NAME, "body").send_keys("1")

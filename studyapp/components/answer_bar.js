@@ -94,11 +94,5 @@ export default function (component) {
     else return;
     event.preventDefault();
   };
-  post.start();
-  document.addEventListener("keydown", onKey);
-  if (data.scroll_top) scrollToTop(root);
-  return () => {
-    post.stop();
-    document.removeEventListener("keydown", onKey);
-  };
+  return attach(root, data, post, onKey);
 }

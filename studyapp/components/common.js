@@ -68,3 +68,15 @@ function delivery(data, setTriggerValue, onConnection) {
   };
 }
 
+// Watches the connection, listens for the keys and shows the item from its top; returns the
+// cleanup the component gives back to Streamlit.
+function attach(root, data, post, onKey) {
+  post.start();
+  document.addEventListener("keydown", onKey);
+  if (data.scroll_top) scrollToTop(root);
+  return () => {
+    post.stop();
+    document.removeEventListener("keydown", onKey);
+  };
+}
+

@@ -245,11 +245,5 @@ export default function (component) {
     event.preventDefault();
   };
   if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
-  post.start();
-  document.addEventListener("keydown", onKey);
-  if (data.scroll_top) scrollToTop(root);
-  return () => {
-    post.stop();
-    document.removeEventListener("keydown", onKey);
-  };
+  return attach(root, data, post, onKey);
 }
