@@ -78,6 +78,7 @@ def wordnet_baselines(items: pd.DataFrame) -> pd.DataFrame:
     """WordNet path / WUP / LCH HOI similarities (mean of verb and object), in [0, 1]."""
     syn = item_synsets(items)
     wn = wordnet.wordnet()
+    wordnet.seed_max_depths(wn)
     # LCH of a synset with itself is its maximum: dividing by it maps LCH into [0, 1]
     max_lch = {pos: wn.synset(name).lch_similarity(wn.synset(name), simulate_root=True)
                for pos, name in (("v", "be.v.01"), ("n", "entity.n.01"))}

@@ -81,12 +81,12 @@ def wordnet():
         reader = _reader_class()(nltk.data.FileSystemPathPointer(str(corpus)), None)
     if reader.get_version() != "3.0":
         raise InputError(f"{corpus} holds WordNet {reader.get_version()}, expected 3.0")
-    seed_max_depths(reader)
     return reader
 
 
 def seed_max_depths(reader) -> None:
-    """Give NLTK's reader the taxonomy depths its ``lch_similarity`` needs, from the index.
+    """Give NLTK's reader the taxonomy depths its ``lch_similarity`` needs, from the index
+    (call before the first LCH of a run).
 
     NLTK computes them on the first LCH call of a part of speech by reading every synset
     (``WordNetCorpusReader._compute_max_depth``, about 14 s each for nouns and verbs); the

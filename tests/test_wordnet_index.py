@@ -172,6 +172,7 @@ def test_taxonomy_depths_equal_nltks_own_computation():
     """The depths seeded into the reader (LCH's denominator) are the ones NLTK's
     ``_compute_max_depth`` finds by reading every synset (about 30 s: a fresh, unseeded reader)."""
     fresh = wordnet._reader_class()(wordnet.wordnet()._root, None)
+    wordnet.seed_max_depths(wordnet.wordnet())
     for pos in wordnet.INDEX_POS:
         assert fresh._compute_max_depth(pos, False) == wordnet.index().max_depth(pos)
         assert wordnet.wordnet()._max_depth[(pos, False)] == fresh._max_depth[(pos, False)]
@@ -182,6 +183,7 @@ def test_lch_with_seeded_depths_is_nltks_formula(reader):
     """-log((d + 1) / (2 D)) with d the path distance and D the seeded depth (noun 19 + 1
     simulated root is not used for nouns, verbs 12 + 1): checked on two pairs by hand."""
     import math
+    wordnet.seed_max_depths(reader)
     horse, bicycle = reader.synset("horse.n.01"), reader.synset("bicycle.n.01")
     d = horse.shortest_path_distance(bicycle, simulate_root=False)
     assert horse.lch_similarity(bicycle) == pytest.approx(-math.log((d + 1) / (2 * 19)))
