@@ -165,11 +165,8 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
 
 def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorSession) -> None:
     """After a practice item: the answer given, the expected one and why; Enter goes on."""
-    study_type = get_type(info.study_type)
-
     def say(value: str) -> str:
-        return inert.text("can't judge" if value == CANT_JUDGE
-                          else study_type.describe_response(feedback.fields, value, info.spec.scale))
+        return inert.text(in_words(info, feedback.fields, value))
 
     st.subheader("Practice item")
     (st.success if feedback.correct else st.warning)(
@@ -178,6 +175,13 @@ def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorS
         st.markdown(inert.markdown(feedback.explanation))
     st.button("Continue (Enter)", type="primary", shortcut="Enter", key="after-practice",
               on_click=on_feedback_seen)
+
+
+def in_words(info: assignment.AnnotatorSession, fields: dict, value: str) -> str:
+    """An answer as the annotator reads it ("can't judge", "2 — related but …", marks)."""
+    if value == CANT_JUDGE:
+        return "can't judge"
+    return get_type(info.study_type).describe_response(fields, value, info.spec.scale)
 
 
 def on_feedback_seen() -> None:
@@ -256,8 +260,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.error(inert.text(st.session_state.pop("flash")))
     revising = task.response is not None
     if revising:
-        given = ("can't judge" if task.response == CANT_JUDGE
-                 else study_type.describe_response(task.fields, task.response, info.spec.scale))
+        given = in_words(info, task.fields, task.response)
         st.info(f"Revising an earlier answer (you gave {inert.text(given)}). "
                 "Change it, or continue where you stopped.")
     study_type.render_item(task.fields)
