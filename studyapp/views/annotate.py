@@ -137,8 +137,9 @@ def completion(info: assignment.AnnotatorSession) -> None:
 
 
 def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
-            comment: str | None = None) -> None:
-    """Store an answer for the item it was given for (the server refuses any other)."""
+            comment: str | None = None, practice: bool = False) -> None:
+    """Store an answer for the item it was given for (the server refuses any other); after a
+    ``practice`` item, its feedback is shown next."""
     shown = st.session_state.get("shown")
     seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
     try:
@@ -158,8 +159,7 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
         st.session_state["flash"] = NOT_SAVED
         return
     st.session_state["revise_position"] = None
-    feedback = assignment.practice_feedback(annotator_id, assignment_id)
-    if feedback is not None:
+    if practice and (feedback := assignment.practice_feedback(annotator_id, assignment_id)):
         st.session_state["feedback"] = feedback
 
 
@@ -197,19 +197,20 @@ def on_continue() -> None:
     st.session_state["revise_position"] = None
 
 
-def on_bar_action(key: str, annotator_id: int, position: int, revising_id: int | None) -> None:
-    """A press in the answer bar: ``{item_id, kind, value, comment, nonce}``, applied to
-    ``item_id`` only."""
+def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: bool) -> None:
+    """A press in the answer bar or mark form of ``task``: ``{item_id, kind, value, comment,
+    nonce}``, applied to ``item_id`` only (the server refuses it when that is not current)."""
     action = st.session_state[key]["action"]
     if not action or action.get("nonce") == st.session_state.get("last_nonce"):
         return
     st.session_state["last_nonce"] = action["nonce"]
     if action["kind"] == "answer":
         item_id = int(action["item_id"])
-        on_rate(annotator_id, item_id, action["value"], revise=item_id == revising_id,
-                comment=action.get("comment"))
+        on_task = item_id == task.assignment_id
+        on_rate(annotator_id, item_id, action["value"], revise=revising and on_task,
+                comment=action.get("comment"), practice=task.phase == "practice" and on_task)
     elif action["kind"] == "back":
-        on_back(annotator_id, position)
+        on_back(annotator_id, task.position)
     elif action["kind"] == "continue":
         on_continue()
 
@@ -269,8 +270,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
         study_type.response_form(task.fields, task.response, item_id=task.assignment_id,
                                  can_go_back=task.number > 1, revising=revising, key=key,
                                  seen_nonce=st.session_state.get("last_nonce"),
-                                 on_action=partial(on_bar_action, key, info.annotator_id, task.position,
-                                                   task.assignment_id if revising else None))
+                                 on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
         return
     current = task.response
     if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
@@ -282,8 +282,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
                current=current, can_go_back=task.number > 1, revising=revising,
                seen_nonce=st.session_state.get("last_nonce"), key=key,
                cant_judge=info.spec.cant_judge, comments=info.spec.comments, comment=task.comment,
-               on_action=partial(on_bar_action, key, info.annotator_id, task.position,
-                                 task.assignment_id if revising else None))
+               on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
     st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer"
                + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
                + (" · Enter continues where you stopped" if revising else ""))
