@@ -529,7 +529,7 @@ def _parse_qpic_list(data: bytes):
             _require(table.num_rows == lines.count(b"\n") + 1)
             return table
         except (_Fallback, pa.ArrowException):
-            pass
+            pass  # the cut did not give one record per line: parse the list as one value below
     return _parse_wrapped(data, _qpic_type())
 
 

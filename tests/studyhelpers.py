@@ -53,6 +53,16 @@ def make_annotators(study_id: int, count: int) -> list[int]:
         return [assignment.annotator_by_token(session, i.token).id for i in invites]
 
 
+def ratings_of(annotator_id: int) -> list:
+    """The annotator's stored rating rows, oldest first."""
+    from sqlmodel import select
+
+    from studyapp.models import Rating
+    with read_session() as session:
+        return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)
+                                 .order_by(Rating.id)))
+
+
 def rate_all(annotator_id: int, value: int = 2) -> list[str]:
     """Rate every item handed to the annotator; returns the item keys in order."""
     keys = []

@@ -10,7 +10,7 @@ from sqlmodel import select
 from metrics import InputError
 from studyapp import assignment, storage, studies
 from studyapp.models import Assignment, Event, Rating, utcnow
-from studyhelpers import make_annotators, make_study, rate_all
+from studyhelpers import make_annotators, make_study, ratings_of, rate_all
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -210,7 +210,7 @@ def test_cant_judge_and_comments_are_stored_and_exported_apart(tmp_path):
     assignment.submit(annotator, second.assignment_id, 2, 2.0)
     third = assignment.next_item(annotator)
     assignment.submit(annotator, third.assignment_id, 4, 2.0, comment="line one\nline two")
-    assert len(_ratings(annotator)) == 3 and again.comment == "unclear verb"
+    assert len(ratings_of(annotator)) == 3 and again.comment == "unclear verb"
     revisit = assignment.task_at(annotator, first.position)
     assert (revisit.response, revisit.comment) == (CANT_JUDGE, "unclear verb")
     tables = study_tables("t")
@@ -231,7 +231,7 @@ def test_comments_and_cant_judge_are_refused_where_the_spec_has_none(tmp_path):
         assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="hello")
     with pytest.raises(InputError):
         assignment.submit(annotator, task.assignment_id, CANT_JUDGE, 1.0)
-    assert _ratings(annotator) == []
+    assert ratings_of(annotator) == []
 
 
 def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
@@ -242,12 +242,8 @@ def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
         assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="bad\x07bell")
     with pytest.raises(InputError, match="at most 2000"):
         assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="x" * 2001)
-    assert _ratings(annotator) == []
+    assert ratings_of(annotator) == []
 
-
-def _ratings(annotator_id):
-    with storage.read_session() as session:
-        return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)))
 
 
 def write_practice(folder, rows):

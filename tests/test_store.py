@@ -12,7 +12,7 @@ from sqlmodel import SQLModel, select
 
 from studyapp import assignment, migrations, storage
 from studyapp.models import Event, Rating
-from studyhelpers import make_annotators, make_study
+from studyhelpers import make_annotators, make_study, ratings_of
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -98,12 +98,6 @@ def test_upgrade_is_idempotent(fresh_db):
         assert migrations.upgrade(conn) == []
 
 
-def _ratings(annotator_id):
-    with storage.read_session() as session:
-        return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)
-                                 .order_by(Rating.id)))
-
-
 def test_double_submit_of_the_same_answer_is_idempotent(tmp_path):
     study = make_study(tmp_path)
     (annotator,) = make_annotators(study, 1)
@@ -111,7 +105,7 @@ def test_double_submit_of_the_same_answer_is_idempotent(tmp_path):
     first = assignment.submit(annotator, task.assignment_id, 3, 2.0)
     again = assignment.submit(annotator, task.assignment_id, "3", 2.5)
     assert again.id == first.id
-    assert [(r.revision, r.response) for r in _ratings(annotator)] == [(0, "3")]
+    assert [(r.revision, r.response) for r in ratings_of(annotator)] == [(0, "3")]
 
 
 def test_concurrent_double_submits_store_one_row(tmp_path):
@@ -134,7 +128,7 @@ def test_concurrent_double_submits_store_one_row(tmp_path):
     for t in threads:
         t.join()
     assert not errors
-    assert len(set(ids)) == 1 and len(_ratings(annotator)) == 1
+    assert len(set(ids)) == 1 and len(ratings_of(annotator)) == 1
 
 
 def test_changed_answer_supersedes_and_keeps_history(tmp_path):
@@ -144,7 +138,7 @@ def test_changed_answer_supersedes_and_keeps_history(tmp_path):
     first = assignment.submit(annotator, task.assignment_id, 2, 4.0)
     second = assignment.submit(annotator, task.assignment_id, 4, 1.5, revise=True)
     third = assignment.submit(annotator, task.assignment_id, 2, 0.5, revise=True)
-    rows = _ratings(annotator)
+    rows = ratings_of(annotator)
     assert [(r.revision, r.response, r.supersedes_id) for r in rows] == [
         (0, "2", None), (1, "4", first.id), (2, "2", second.id)]
     assert rows[-1].id == third.id
@@ -159,7 +153,7 @@ def test_rating_is_durable_when_submit_returns(tmp_path):
     task = assignment.next_item(annotator)
     assignment.submit(annotator, task.assignment_id, 0, 3.25)
     storage.dispose_all()  # as after a server restart: a new engine, new connections
-    rows = _ratings(annotator)
+    rows = ratings_of(annotator)
     assert [(r.response, r.seconds_spent) for r in rows] == [("0", 3.25)]
 
 
@@ -171,4 +165,4 @@ def test_invalid_response_is_refused_and_nothing_stored(tmp_path):
     for bad in (5, -1, "x", 2.5):
         with pytest.raises(InputError):
             assignment.submit(annotator, task.assignment_id, bad, 1.0)
-    assert _ratings(annotator) == []
+    assert ratings_of(annotator) == []
