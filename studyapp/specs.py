@@ -345,6 +345,8 @@ def read_items_csv(path: Path, study_type, role: str | None = None) -> list[Item
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except csv.Error as exc:
         raise InputError(f"{path}: not a readable CSV ({exc})") from None
+    except OSError as exc:  # a folder, no permission
+        raise InputError(f"{path}: cannot be read ({exc.strerror}); give an items CSV file") from None
 
 
 def _read_items_csv(path: Path, study_type, forced_role: str | None) -> list[ItemSpec]:

@@ -85,6 +85,8 @@ BAD = [
      r"attention item 'i2': expected response 7 is not on the scale"),
     ("example rating", GOOD + '[example]\ngt_verb = "ride"\ngt_object = "bicycle"\npred_verb = "push"\n'
      'pred_object = "bicycle"\nrating = 9\n', None, r"key 'example\.rating' response 9 is not on the scale"),
+    ("items path is a folder", GOOD.replace('"items.csv"', '"."'), None,
+     r"cannot be read \(Is a directory\); give an items CSV file"),
     ("answers not boolean", GOOD + '[answers]\ncant_judge = "yes"\n', None,
      r"key 'answers\.cant_judge' must be true or false, got 'yes'"),
     ("answers unknown key", GOOD + "[answers]\nnotes = true\n", None, r"unknown key 'answers\.notes'"),
