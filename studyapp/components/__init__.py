@@ -25,7 +25,7 @@ def _component(name: str, css_class: str):
     def source(suffix: str) -> str:
         return (HERE / f"common.{suffix}").read_text() + (HERE / f"{name}.{suffix}").read_text()
     return st.components.v2.component(
-        f"studyapp.{name}", html=f'<div class="{css_class}" data-state="ready"></div>',
+        f"studyapp.{name}", html=f'<div class="{css_class}" data-state="loading"></div>',
         css=source("css"), js=source("js"), isolate_styles=False)
 
 
