@@ -153,12 +153,21 @@ def button(driver, label_start: str):
     return WebDriverWait(driver, WAIT_S).until(find, message=f"waiting for button {label_start!r}")
 
 
+SCRIPT_FINISHED = """return document.querySelector('[data-testid="stApp"]')
+                          ?.dataset.testScriptState === 'notRunning'"""
+CONTROLS_READY = """return [...document.querySelectorAll('.answer-bar, .mark-form')]
+                         .every((c) => c.dataset.state === 'ready')"""
+
+
 def wait_idle(driver):
-    """Until Streamlit has finished its rerun: a key pressed during a rerun can be lost."""
-    WebDriverWait(driver, WAIT_S).until(
-        lambda d: not [e for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
-                       if e.is_displayed()], message="waiting for the app to finish running")
+    """Until Streamlit has finished its rerun and the answer controls on the page have run their
+    script (a key pressed before that reaches no controls, as it would for a person)."""
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(SCRIPT_FINISHED) and not [
+        e for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]') if e.is_displayed()],
+        message="waiting for the app to finish running")
     time.sleep(0.5)
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(CONTROLS_READY),
+                                        message="waiting for the answer controls to be ready")
 
 
 def start(driver, link: str, first_item: str):

@@ -118,7 +118,9 @@ def test_rating_by_button_is_stored_and_the_next_item_shown(study):
     rating_button(at, 2).click().run()
     assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
     assert progress_text(at) == "Item 2 of 3"
-    assert any("`push.v.01`" in m.value and "bicycle" not in m.value for m in at.markdown)
+    ground_truth = [m.value for m in at.markdown if m.value.startswith("_Ground truth_")]
+    assert len(ground_truth) == 1 and "`push.v.01`" in ground_truth[0]  # i02: push bicycle vs ...
+    assert not any("`ride.v.01`" in m.value for m in at.markdown)
 
 
 def test_rating_by_shortcut_is_stored(study):

@@ -125,16 +125,17 @@ class HoiSimilarity(StudyType):
         return fields
 
     def render_item(self, fields: dict) -> None:
+        """Both sides of the pair, one Markdown element per side (each element is a message
+        the browser renders on its own: fewer of them bring the answer bar sooner)."""
         d = fields["display"]
-        left, right = st.columns(2, border=True)
-        for column, side, title in ((left, "gt", "Ground truth"), (right, "pred", "Prediction")):
-            with column:
-                st.caption(title)
-                st.subheader(inert.text(f"{d[side + '_verb']} {d[side + '_object']}"))
-                for part in ("verb", "object"):
-                    key = f"{side}_{part}"
-                    st.markdown(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
-                                f"{inert.text(d[key + '_gloss'])}")
+        for column, side, title in zip(st.columns(2, border=True), ("gt", "pred"),
+                                       ("Ground truth", "Prediction")):
+            lines = [f"_{title}_", f"### {inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}"]
+            for part in ("verb", "object"):
+                key = f"{side}_{part}"
+                lines.append(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
+                             f"{inert.text(d[key + '_gloss'])}")
+            column.markdown("\n\n".join(lines))
 
     def export_item(self, fields: dict) -> dict:
         out = {k: v for k, v in fields.items() if k != "display"}

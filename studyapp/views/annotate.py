@@ -253,8 +253,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
     progress(task)
-    with st.expander("Instructions"):
-        st.markdown(inert.markdown(info.spec.instructions))
+    instructions_slot = st.container()  # filled last: the item and its controls are sent first
     if task.phase == "practice":
         st.info("Practice item: after your answer you will see the expected one.")
     if "flash" in st.session_state:
@@ -271,6 +270,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
                                  can_go_back=task.number > 1, revising=revising, key=key,
                                  seen_nonce=st.session_state.get("last_nonce"),
                                  on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
+        instructions_reminder(instructions_slot, info)
         return
     current = task.response
     if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
@@ -286,6 +286,12 @@ def rate(info: assignment.AnnotatorSession) -> None:
     st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer"
                + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
                + (" · Enter continues where you stopped" if revising else ""))
+    instructions_reminder(instructions_slot, info)
+
+
+def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:
+    with slot.expander("Instructions"):
+        st.markdown(inert.markdown(info.spec.instructions))
 
 
 def main() -> None:
