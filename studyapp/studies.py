@@ -95,6 +95,19 @@ def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
     return out
 
 
+def invite_names(study_id: int, names: list[str],
+                 engine: Engine | None = None) -> tuple[list[Invite], list[str]]:
+    """One link per name, skipping names the study already has (or the list repeats): returns
+    (the invites created, the names skipped) so the console can report each duplicate."""
+    with read_session(engine) as session:
+        taken = set(session.exec(select(Annotator.pseudonym).where(Annotator.study_id == study_id)))
+    fresh, duplicates = [], []
+    for name in (n.strip() for n in names if n.strip()):
+        (duplicates if name in taken else fresh).append(name)
+        taken.add(name)
+    return (invite(study_id, 0, fresh, engine) if fresh else []), duplicates
+
+
 def revoke(study_id: int, pseudonym: str, engine: Engine | None = None) -> None:
     """Withdraw an annotator's access: their link (and Prolific id) is refused from now on;
     their answers so far are kept."""

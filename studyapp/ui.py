@@ -7,8 +7,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from . import config, inert
-from .studytypes import Scale
+from . import config
 
 
 def base_url() -> str:
@@ -23,18 +22,6 @@ def base_url() -> str:
         parts = urlsplit(url)
         return f"{parts.scheme}://{parts.netloc}"
     return config.base_url()
-
-
-def rating_buttons(scale: Scale, key: str, current: str | None = None, on_click=None,
-                   args: tuple = (), disabled: bool = False) -> None:
-    """One button per scale value, labelled "value — label", with the digit as shortcut."""
-    columns = st.columns(len(scale.values))
-    for column, value, label in zip(columns, scale.values, scale.labels):
-        with column:
-            st.button(f"{value} — {inert.text(label)}", key=f"{key}-{value}", shortcut=str(value),
-                      type="primary" if current == str(value) else "secondary",
-                      on_click=on_click, args=(*args, value), disabled=disabled,
-                      width="stretch", wrap=True)
 
 
 def time_left(seconds: float) -> str:

@@ -287,3 +287,28 @@ def test_console_with_the_generated_password_shows_progress(study):
     assert not at.exception and not at.error
     assert at.title[0].value == "Researcher console"
     assert [m.value for m in at.metric][:2] == ["0 / 3", "0"]
+
+
+def test_console_status_applies_on_click_invites_report_duplicates_and_preview_shows_the_bar(
+        study, monkeypatch):
+    """A status click takes effect at once; a list of pseudonyms with one already used and one
+    repeated creates the others and warns for each; the preview mounts the annotators' answer
+    bar (for the selected study's scale) and stores nothing."""
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    studies.invite(study, 0, ["ann"])
+    at = console("pw")
+    (control,) = [c for c in at.get("button_group")]
+    control.set_value("paused").run()
+    with storage.read_session() as session:
+        assert session.get(studies.Study, study).status == "paused"
+    at.text_area(key="invite-labels").input("bob\nann\ncarl\nbob").run()
+    at.button(key="invite").click().run()
+    assert [w.value for w in at.warning if w.value.startswith("Not created")] == [
+        "Not created: the pseudonym ann is already used in this study.",
+        "Not created: the pseudonym bob is already used in this study."]
+    with storage.read_session() as session:
+        assert sorted(session.exec(select(Annotator.pseudonym))) == ["ann", "bob", "carl"]
+    (bar,) = at.get("bidi_component")
+    data = json.loads(bar.proto.json)
+    assert data["values"] == [0, 1, 2, 3, 4] and data["item_id"] == -1
+    assert any(c.value == "Preview: answers given here are not stored." for c in at.caption)

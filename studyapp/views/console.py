@@ -11,7 +11,8 @@ from studyapp import analysis, auth, charts, config, exports, inert, sampler, st
 from studyapp import imsitu_study
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
-from studyapp.ui import base_url, rating_buttons
+from studyapp.components import answer_bar
+from studyapp.ui import base_url
 
 
 def source_address() -> str:
@@ -110,20 +111,37 @@ def progress_tab(study) -> None:
     st.markdown("**Per item**")
     st.dataframe(pd.DataFrame(p["per_item"]), hide_index=True)
     st.markdown("**Study status**")
-    choice = st.segmented_control("Status", studies.STATUSES, default=study.status,
-                                  key=f"status-{study.id}", label_visibility="collapsed")
-    if choice and choice != study.status and st.button("Apply status", key="apply-status"):
-        studies.set_status(study.id, choice)
-        st.rerun()
+    st.segmented_control("Status", studies.STATUSES, default=study.status, key=f"status-{study.id}",
+                         label_visibility="collapsed", on_change=on_status_change, args=(study.id,))
+
+
+def on_status_change(study_id: int) -> None:
+    """A click on a status applies it at once (clicking the current one again changes nothing)."""
+    choice = st.session_state[f"status-{study_id}"]
+    if choice:
+        studies.set_status(study_id, choice)
+    else:
+        del st.session_state[f"status-{study_id}"]  # a second click deselects: show the status again
 
 
 def preview_tab(study) -> None:
+    """Each item as annotators see it, with the study type's own answer controls; answers given
+    here are not stored."""
     items = studies.study_items(study.id)
     keys = [f"{key} ({role})" if role != "main" else key for key, role, _ in items]
-    index = st.selectbox("Item", range(len(items)), format_func=keys.__getitem__, key="preview-item")
+    index = st.selectbox("Item", range(len(items)), format_func=keys.__getitem__,
+                         key=f"preview-item-{study.id}")
     study_type = get_type(study.study_type)
-    study_type.render_item(items[index][2])
-    rating_buttons(studies.spec_of(study).scale, key="preview", disabled=True)
+    fields = items[index][2]
+    study_type.render_item(fields)
+    mount = {"item_id": -1 - index, "can_go_back": False, "revising": False, "seen_nonce": None,
+             "on_action": lambda: None, "key": f"preview-{study.id}-{index}"}
+    if study_type.custom_response:
+        study_type.response_form(fields, None, **mount)
+    else:
+        scale = studies.spec_of(study).scale
+        answer_bar(values=scale.values, labels=scale.labels, current=None, **mount)
+    st.caption("Preview: answers given here are not stored.")
 
 
 def invite_tab(study) -> None:
@@ -132,10 +150,15 @@ def invite_tab(study) -> None:
     if st.button("Create invite links", key="invite"):
         names = [line.strip() for line in labels.splitlines() if line.strip()]
         try:
-            created = studies.invite(study.id, 0 if names else int(count), names)
+            if names:
+                created, duplicates = studies.invite_names(study.id, names)
+            else:
+                created, duplicates = studies.invite(study.id, int(count)), []
         except InputError as exc:
             st.error(inert.text(exc))
         else:
+            for name in duplicates:
+                st.warning(f"Not created: the pseudonym {inert.text(name)} is already used in this study.")
             st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
     if st.session_state.get("invites"):
         st.warning("Copy these links now: tokens are stored only as hashes and cannot be shown again.")
