@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
     "matrix": ("similarity matrices: info, baseline, build-llm, import-shoe-pool, compare",
                "metrics.commands.matrix"),
+    "rater-model": ("item scores corrected for rater severity and consistency (ordinal model)",
+                    "metrics.commands.rater_model"),
     "vocab": ("the WordNet synset and gloss of every HICO-DET verb and object label", "metrics.commands.vocab"),
 }
 
