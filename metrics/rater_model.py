@@ -58,6 +58,7 @@ class RaterModel:
     severity_logit: pd.Series
     scale: tuple
     log_likelihood: float
+    excluded: tuple = ()  # flagged raters, left out of the fit
 
     def to_json(self) -> dict:
         return {
@@ -67,10 +68,30 @@ class RaterModel:
                                 "flag": r.flag} for a, r in self.raters.iterrows()},
         }
 
+    def parameters(self) -> dict:
+        """The fitted rater parameters (JSON-able), enough for :meth:`item_posterior`."""
+        return {"thresholds": [float(t) for t in self.thresholds], "scale": list(self.scale),
+                "discrimination": {str(k): float(v) for k, v in self.discrimination.items()},
+                "severity_logit": {str(k): float(v) for k, v in self.severity_logit.items()},
+                "excluded": list(self.excluded)}
+
+    @classmethod
+    def from_parameters(cls, params: dict) -> "RaterModel":
+        """A model that scores items with stored rater parameters (no items or rater table)."""
+        return cls(items=pd.DataFrame(columns=["score", "se", "n"]),
+                   raters=pd.DataFrame(columns=["severity", "consistency", "flag"]),
+                   thresholds=np.asarray(params["thresholds"], float),
+                   discrimination=pd.Series(params["discrimination"], dtype=float),
+                   severity_logit=pd.Series(params["severity_logit"], dtype=float),
+                   scale=tuple(params["scale"]), log_likelihood=float("nan"),
+                   excluded=tuple(params.get("excluded", ())))
+
     def item_posterior(self, ratings: pd.DataFrame) -> pd.DataFrame:
         """Scores of items from their ratings with the fitted rater parameters held fixed (an
-        unseen rater counts as a reference rater): cheap enough to run after every rating."""
+        unseen rater counts as a reference rater, a flagged one not at all): cheap enough to run
+        after every rating."""
         matrix = rating_matrix(ratings)
+        matrix = matrix.loc[:, ~matrix.columns.isin(self.excluded)]
         a = self.discrimination.reindex(matrix.columns).fillna(self._reference_a).to_numpy()
         b = self.severity_logit.reindex(matrix.columns).fillna(0.0).to_numpy()
         data = _long(matrix, self.scale)
@@ -194,9 +215,12 @@ def careless_raters(matrix: pd.DataFrame) -> pd.Series:
         others = counts - rated[:, j]
         shared = rated[:, j] & (others > 0)
         own = values[shared, j]
+        flag = None
+        if len(own) < min(MIN_ITEMS_CONSTANT, MIN_ITEMS_RANDOM):
+            flags.append(flag)
+            continue
         mean_others = (totals[shared] - own) / others[shared]
         spread = np.std(mean_others)
-        flag = None
         if len(own) >= MIN_ITEMS_CONSTANT and spread > 0 and np.std(own) < CONSTANT_SD_RATIO * spread:
             flag = "constant"
         elif len(own) >= MIN_ITEMS_RANDOM and spread > 0 and np.std(own) > 0 \
@@ -259,4 +283,22 @@ def fit_rater_model(ratings: pd.DataFrame, *, scale=SCALE) -> RaterModel:
     return RaterModel(items=items, raters=raters, thresholds=tau,
                       discrimination=pd.Series(a, index=kept.columns),
                       severity_logit=pd.Series(b, index=kept.columns), scale=tuple(scale),
-                      log_likelihood=float(-fit.fun))
+                      log_likelihood=float(-fit.fun),
+                      excluded=tuple(str(c) for c in matrix.columns.difference(kept.columns)))
+
+
+def collection_priority(items: pd.DataFrame, *, target_se: float, min_raters: int,
+                        max_raters: int) -> pd.Series:
+    """Which items adaptive collection rates next: items (``se``, ``n``) below ``min_raters``
+    first, then by how far their ``se`` lies above ``target_se``; an item at ``max_raters``, or
+    with ``min_raters`` and ``se`` ≤ target (retired), is left out. Returns the items still
+    open, most needed first, with their need (``se − target``; +inf below ``min_raters``).
+
+    >>> items = pd.DataFrame({"se": [0.5, 0.2, 0.4, 0.9], "n": [3, 3, 1, 6]}, index=list("abcd"))
+    >>> collection_priority(items, target_se=0.3, min_raters=2, max_raters=6).index.tolist()
+    ['c', 'a']
+    """
+    need = pd.Series(items["se"].to_numpy(float) - target_se, index=items.index)
+    need[items["n"].to_numpy() < min_raters] = np.inf
+    open_ = (items["n"].to_numpy() < max_raters) & (need.to_numpy() > 0)
+    return need[open_].sort_values(ascending=False, kind="stable")
