@@ -106,37 +106,44 @@ class RaterModel:
 
 @dataclass
 class _Data:
-    item: np.ndarray        # per rating: item index
-    rater: np.ndarray       # per rating: rater index
-    category: np.ndarray    # per rating: index of the value on the scale
-    by_item: sparse.csr_matrix  # items × ratings indicator
+    """Ratings as counts per item of each (rater, category) pair: every rating with the same
+    pair has the same likelihood over the grid, so the model works on raters × categories ×
+    grid tables and two sparse products."""
+
+    counts: sparse.csr_matrix  # items × (rater · n_categories + category)
+    n_raters: int
+    n_categories: int
     n_per_item: np.ndarray
+    category_totals: np.ndarray
 
 
 def _long(matrix: pd.DataFrame, scale) -> _Data:
     values = matrix.to_numpy()
     item, rater = np.nonzero(~np.isnan(values))
     category = np.searchsorted(np.asarray(scale, float), values[item, rater])
-    by_item = sparse.csr_matrix((np.ones(len(item)), (item, np.arange(len(item)))),
-                                shape=(values.shape[0], len(item)))
-    return _Data(item, rater, category, by_item, np.bincount(item, minlength=values.shape[0]))
+    k = len(scale)
+    counts = sparse.csr_matrix((np.ones(len(item)), (item, rater * k + category)),
+                               shape=(values.shape[0], values.shape[1] * k))
+    return _Data(counts, values.shape[1], k, np.bincount(item, minlength=values.shape[0]),
+                 np.bincount(category, minlength=k))
 
 
-def _cumulative(thresholds, log_a, b, data: _Data):
-    """``u`` at the upper and lower threshold of each rating's category (ratings × grid); the
-    scale's ends are thresholds at ±``OPEN_END`` (where σ is 0 or 1 and its slope 0)."""
+def _tables(thresholds, log_a, b):
+    """``u = a_j (τ_t + b_j − θ_q)`` at every padded threshold (raters × thresholds + 2 × grid;
+    the scale's ends are ±``OPEN_END``, where σ is 0 or 1 and its slope 0), σ(u), and the
+    log-probability of each category (raters × categories × grid)."""
     tau = np.concatenate([[-OPEN_END], thresholds, [OPEN_END]])
-    a = np.exp(log_a)[data.rater][:, None]
-    shift = (b[data.rater][:, None] - GRID[None, :])
-    return a, a * (tau[data.category + 1][:, None] + shift), a * (tau[data.category][:, None] + shift)
+    a = np.exp(log_a)
+    u = a[:, None, None] * (tau[None, :, None] + b[:, None, None] - GRID[None, None, :])
+    cdf = expit(u)
+    prob = np.maximum(cdf[:, 1:] - cdf[:, :-1], 1e-300)
+    return u, cdf, prob
 
 
 def _log_posterior(data: _Data, thresholds, log_a, b):
-    """Unnormalised log posterior of each item's θ on the grid (items × grid), and the pieces
-    the gradient needs."""
-    _, upper, lower = _cumulative(thresholds, log_a, b, data)
-    prob = np.maximum(expit(upper) - expit(lower), 1e-300)
-    return data.by_item @ np.log(prob) + LOG_PRIOR[None, :]
+    """Unnormalised log posterior of each item's θ on the grid (items × grid)."""
+    _, _, prob = _tables(thresholds, log_a, b)
+    return data.counts @ np.log(prob).reshape(-1, len(GRID)) + LOG_PRIOR[None, :]
 
 
 def _thresholds(params, k):
@@ -150,25 +157,20 @@ def _objective(params, data: _Data, n_raters: int, n_thresholds: int):
     raw_b = params[n_thresholds + n_raters:]
     b = raw_b - raw_b.mean()
     tau = _thresholds(t_params, n_thresholds)
-    a, upper, lower = _cumulative(tau, log_a, b, data)
-    f_up, f_lo = expit(upper), expit(lower)
-    prob = np.maximum(f_up - f_lo, 1e-300)
-    log_joint = data.by_item @ np.log(prob) + LOG_PRIOR[None, :]
+    u, cdf, prob = _tables(tau, log_a, b)
+    log_joint = data.counts @ np.log(prob).reshape(-1, len(GRID)) + LOG_PRIOR[None, :]
     log_marginal = logsumexp(log_joint, axis=1)
-    posterior = np.exp(log_joint - log_marginal[:, None])[data.item]  # ratings × grid
-    d_up = f_up * (1 - f_up) / prob * posterior
-    d_lo = f_lo * (1 - f_lo) / prob * posterior
-    # u = a (τ − θ + b): ∂u/∂log a = u, ∂u/∂b = a, ∂u/∂τ = a
-    du_log_a = (d_up * upper - d_lo * lower).sum(axis=1)
-    du_b = (a * (d_up - d_lo)).sum(axis=1)
-    g_log_a = np.bincount(data.rater, du_log_a, n_raters)
-    g_b = np.bincount(data.rater, du_b, n_raters)
-    g_tau = np.zeros(n_thresholds + 2)
-    np.add.at(g_tau, data.category + 1, (a * d_up).sum(axis=1))
-    np.add.at(g_tau, data.category, -(a * d_lo).sum(axis=1))
-    g_tau = g_tau[1:-1]
+    posterior = np.exp(log_joint - log_marginal[:, None])
+    weight = (data.counts.T @ posterior).reshape(prob.shape) / prob  # Σ posterior / p per pair
+    slope = cdf * (1 - cdf)
+    d_up, d_lo = slope[:, 1:] * weight, slope[:, :-1] * weight
+    # u = a (τ + b − θ): ∂u/∂log a = u, ∂u/∂b = a, ∂u/∂τ = a
+    a = np.exp(log_a)
+    g_log_a = (d_up * u[:, 1:] - d_lo * u[:, :-1]).sum(axis=(1, 2))
+    g_b = a * (d_up - d_lo).sum(axis=(1, 2))
+    per_threshold = (a[:, None] * (d_up.sum(axis=2)[:, :-1] - d_lo.sum(axis=2)[:, 1:])).sum(axis=0)
     gaps = np.exp(t_params[1:])
-    g_t = np.concatenate([[g_tau.sum()], gaps * np.cumsum(g_tau[::-1])[::-1][1:]])
+    g_t = np.concatenate([[per_threshold.sum()], gaps * np.cumsum(per_threshold[::-1])[::-1][1:]])
     sd = PRIOR_SD
     penalty = (0.5 * np.sum(log_a ** 2) / sd["log_discrimination"] ** 2
                + 0.5 * np.sum(b ** 2) / sd["severity"] ** 2
@@ -181,8 +183,9 @@ def _objective(params, data: _Data, n_raters: int, n_thresholds: int):
     return value, -np.concatenate([g_t, g_log_a, g_raw_b])
 
 
-def _expected_rating(thresholds, a, scale, theta=GRID):
+def _expected_rating(thresholds, a, scale, theta=None):
     """``m(θ)``: the expected rating of a rater with discrimination ``a`` and severity 0."""
+    theta = GRID if theta is None else theta
     cum = expit(a * (np.asarray(thresholds)[None, :] - np.asarray(theta)[:, None]))
     probs = np.diff(np.concatenate([np.zeros((len(cum), 1)), cum, np.ones((len(cum), 1))], axis=1), axis=1)
     return probs @ np.asarray(scale, float)
@@ -251,7 +254,7 @@ def fit_rater_model(ratings: pd.DataFrame, *, scale=SCALE) -> RaterModel:
     kept = matrix.loc[:, flags.isna().to_numpy()] if flags.isna().any() else matrix
     data = _long(kept, scale)
     n_raters, n_thresholds = kept.shape[1], len(values) - 1
-    share = np.bincount(data.category, minlength=len(values))[:-1].cumsum() / len(data.category)
+    share = data.category_totals[:-1].cumsum() / data.category_totals.sum()
     start_tau = np.log(np.clip(share, 0.02, 0.98) / (1 - np.clip(share, 0.02, 0.98))) * 1.7
     start_tau = np.maximum.accumulate(start_tau + np.arange(n_thresholds) * 1e-2)
     start = np.concatenate([[start_tau[0]], np.log(np.maximum(np.diff(start_tau), 0.1)),
