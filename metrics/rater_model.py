@@ -42,6 +42,7 @@ GRID = np.linspace(-6.0, 6.0, 121)
 LOG_PRIOR = -0.5 * GRID ** 2 - logsumexp(-0.5 * GRID ** 2)
 PRIOR_SD = {"log_discrimination": 2.0, "severity": 1.0, "log_gap": 2.0}
 CONSTANT_SD_RATIO, MIN_ITEMS_CONSTANT = 0.25, 5
+MIN_SPREAD = 0.125  # of the scale's range: others' means must vary this much to judge a rater
 RANDOM_CORRELATION, MIN_ITEMS_RANDOM = 0.2, 10
 OPEN_END = 1e6
 
@@ -199,12 +200,13 @@ def _score(log_post, thresholds, a_ref, scale):
     return score, se
 
 
-def careless_raters(matrix: pd.DataFrame) -> pd.Series:
+def careless_raters(matrix: pd.DataFrame, scale=SCALE) -> pd.Series:
     """Flag per rater (None, ``"constant"`` or ``"random"``), judged against the mean rating the
     other raters gave the same items (``o``), over the rater's items that others rated too:
     constant when SD(ratings) < ``CONSTANT_SD_RATIO`` · SD(o) (at least ``MIN_ITEMS_CONSTANT``
     items), random when Pearson r(ratings, o) < ``RANDOM_CORRELATION`` (at least
-    ``MIN_ITEMS_RANDOM`` items).
+    ``MIN_ITEMS_RANDOM`` items); neither when SD(o) is below ``MIN_SPREAD`` of the scale's range
+    (items the others barely tell apart say nothing about a rater).
 
     >>> m = pd.DataFrame({"x": [0, 1, 2, 3, 4.0], "y": [0, 1, 3, 3, 4.0], "z": [2.0] * 5})
     >>> careless_raters(m).tolist()
@@ -213,24 +215,26 @@ def careless_raters(matrix: pd.DataFrame) -> pd.Series:
     values = matrix.to_numpy()
     rated = ~np.isnan(values)
     totals, counts = np.nansum(values, axis=1), rated.sum(axis=1)
+    min_spread = MIN_SPREAD * (max(scale) - min(scale))
     flags = []
     for j in range(values.shape[1]):
         others = counts - rated[:, j]
         shared = rated[:, j] & (others > 0)
         own = values[shared, j]
-        flag = None
-        if len(own) < min(MIN_ITEMS_CONSTANT, MIN_ITEMS_RANDOM):
-            flags.append(flag)
-            continue
-        mean_others = (totals[shared] - own) / others[shared]
-        spread = np.std(mean_others)
-        if len(own) >= MIN_ITEMS_CONSTANT and spread > 0 and np.std(own) < CONSTANT_SD_RATIO * spread:
-            flag = "constant"
-        elif len(own) >= MIN_ITEMS_RANDOM and spread > 0 and np.std(own) > 0 \
-                and np.corrcoef(own, mean_others)[0, 1] < RANDOM_CORRELATION:
-            flag = "random"
-        flags.append(flag)
+        flags.append(_careless_flag(own, (totals[shared] - own) / others[shared], min_spread))
     return pd.Series(flags, index=matrix.columns, dtype=object)
+
+
+def _careless_flag(own: np.ndarray, mean_others: np.ndarray, min_spread: float) -> str | None:
+    spread = np.std(mean_others) if len(own) else 0.0
+    if spread < min_spread:
+        return None
+    if len(own) >= MIN_ITEMS_CONSTANT and np.std(own) < CONSTANT_SD_RATIO * spread:
+        return "constant"
+    if len(own) >= MIN_ITEMS_RANDOM and np.std(own) > 0 \
+            and np.corrcoef(own, mean_others)[0, 1] < RANDOM_CORRELATION:
+        return "random"
+    return None
 
 
 def fit_rater_model(ratings: pd.DataFrame, *, scale=SCALE) -> RaterModel:
@@ -250,7 +254,7 @@ def fit_rater_model(ratings: pd.DataFrame, *, scale=SCALE) -> RaterModel:
         raise InputError("the rater model needs a scale of at least two values")
     if not np.isin(matrix.to_numpy()[~np.isnan(matrix.to_numpy())], values).all():
         raise InputError(f"ratings outside the scale {', '.join(map(str, scale))}")
-    flags = careless_raters(matrix)
+    flags = careless_raters(matrix, scale)
     kept = matrix.loc[:, flags.isna().to_numpy()] if flags.isna().any() else matrix
     data = _long(kept, scale)
     n_raters, n_thresholds = kept.shape[1], len(values) - 1

@@ -232,6 +232,14 @@ def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (rx * ry).sum(axis=-1) / np.sqrt((rx ** 2).sum(axis=-1) * (ry ** 2).sum(axis=-1))
 
 
+def _mean_defined(values, axis=0):
+    """Mean over ``axis`` of the finite values (NaN where none is: a constant rater's ρ)."""
+    values = np.asarray(values, float)
+    finite = np.isfinite(values)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(finite, values, 0).sum(axis=axis) / finite.sum(axis=axis)
+
+
 def _resampled(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
 
@@ -260,11 +268,11 @@ def human_ceiling(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: 
             agree_boot.append(eq13_agreement(own[idx], others[idx]).mean(axis=1))
     if not per_rater:
         raise InputError("the human ceiling needs raters who share at least 3 items with others")
-    out = {"spearman": float(np.nanmean([r["spearman"] for r in per_rater.values()])),
+    out = {"spearman": float(_mean_defined([r["spearman"] for r in per_rater.values()])),
            "agreement": float(np.mean([r["agreement"] for r in per_rater.values()])),
            "per_rater": per_rater}
     if n_resamples:
-        out["spearman_ci"] = _percentile_interval(np.nanmean(rho_boot, axis=0), confidence)
+        out["spearman_ci"] = _percentile_interval(_mean_defined(np.array(rho_boot)), confidence)
         out["agreement_ci"] = _percentile_interval(np.mean(agree_boot, axis=0), confidence)
     return out
 

@@ -10,6 +10,7 @@ SHOWN_ITEMS = 20
 
 def add_arguments(parser) -> None:
     parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--out", help="write report.html (scores with error bars, rater chart) and CSV tables here")
 
 
 def run(args):
@@ -25,4 +26,7 @@ def run(args):
         lines.append(f"{str(name):<24} {row.score:9.3f} {row.se:12.3f} {int(row.n):4d}")
     if len(items) > SHOWN_ITEMS:
         lines.append(f"... {len(items) - SHOWN_ITEMS} more items (--json PATH writes them all)")
+    if args.out:
+        from ..report import write_report
+        lines.append(f"report: {write_report(args.out, rater_model=model, title='Rater model')}")
     return model.to_json(), "\n".join(lines)

@@ -20,6 +20,7 @@ def add_arguments(parser) -> None:
                         help="paired bootstrap test of metric columns A and B against the mean rating")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0 = none)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="write report.html and the table as CSV here")
 
 
 def run(args):
@@ -46,7 +47,11 @@ def run(args):
             a, b = (to_0_4(c, pd.to_numeric(rated[c], errors="coerce").to_numpy()) for c in args.compare)
             result["paired_test"] = {"a": args.compare[0], "b": args.compare[1], **paired_metric_test(
                 a, b, rated["human_mean"].to_numpy(float), n_resamples=max(args.bootstrap, 1), seed=args.seed)}
-    return result, _text(result)
+    text = _text(result)
+    if args.out:
+        from ..report import write_report
+        text += f"\nreport: {write_report(args.out, reliability=result, title='Reliability')}"
+    return result, text
 
 
 def _ci(entry) -> str:
