@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
     "matrix": ("similarity matrices: info, baseline, build-llm, import-shoe-pool, compare",
                "metrics.commands.matrix"),
+    "rater-model": ("item scores corrected for rater severity and consistency (ordinal model)",
+                    "metrics.commands.rater_model"),
+    "reliability": ("alpha at every level, Gwet's AC2, ICC and the human ceiling, with intervals",
+                    "metrics.commands.reliability"),
     "vocab": ("the WordNet synset and gloss of every HICO-DET verb and object label", "metrics.commands.vocab"),
 }
 

@@ -1,6 +1,7 @@
 """Self-contained HTML reports of a study's analysis, with CSV tables and PNG plots.
 
-``write_report(out_dir, agreement=..., alignment=..., tuning=..., recalibration=...)`` writes
+``write_report(out_dir, agreement=..., alignment=..., tuning=..., recalibration=...,
+rater_model=..., reliability=...)`` writes
 ``report.html`` (plots embedded as base64 PNG, so the file travels alone), ``agreement.json``,
 one CSV per table and each plot as a PNG file. Plots use matplotlib's Agg backend.
 """
@@ -110,6 +111,60 @@ def _image_update(result: dict):
     return fig
 
 
+def _model_scores(items: pd.DataFrame, scale):
+    """Items sorted by model score, each with its 95% interval (± 1.96 SE, within the scale)."""
+    ordered = items.sort_values("score")
+    fig, ax = pyplot().subplots(figsize=(6.0, 2.8))
+    x = np.arange(len(ordered))
+    half = 1.96 * ordered["se"].to_numpy()
+    score = ordered["score"].to_numpy()
+    bars = [np.minimum(half, score - min(scale)), np.minimum(half, max(scale) - score)]
+    ax.errorbar(x, score, yerr=bars, fmt="o", ms=2, lw=0.6,
+                color="#4c78a8", ecolor="#9ecae9")
+    ax.set_xlabel("items, by model score")
+    ax.set_ylabel("score (0–4)")
+    ax.set_title("Rater-model item scores with 95% intervals")
+    return fig
+
+
+def _rater_chart(raters: pd.DataFrame):
+    fig, ax = pyplot().subplots(figsize=(4.2, 3.0))
+    flagged = raters["flag"].notna()
+    ax.scatter(raters.loc[~flagged, "severity"], raters.loc[~flagged, "consistency"], color="#4c78a8")
+    ax.scatter(raters.loc[flagged, "severity"], raters.loc[flagged, "consistency"], color="#e45756",
+               marker="x", label="flagged")
+    for name, row in raters.iterrows():
+        ax.annotate(str(name), (row.severity, row.consistency), fontsize=6, xytext=(3, 3),
+                    textcoords="offset points")
+    ax.axvline(0, color="0.7", lw=0.8, ls="--")
+    ax.set_xlabel("severity (scale points; > 0 = strict)")
+    ax.set_ylabel("consistency (1 = typical)")
+    ax.set_title("Raters")
+    if flagged.any():
+        ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def _reliability_frame(result: dict) -> pd.DataFrame:
+    rows = []
+
+    def add(name, entry):
+        ci = entry.get("ci", [np.nan, np.nan])
+        rows.append({"statistic": name, "value": entry["value"], "ci_low": ci[0], "ci_high": ci[1]})
+
+    for level, entry in result["krippendorff_alpha"].items():
+        add(f"Krippendorff's alpha ({level})", entry)
+    for kind, entry in result["gwet_ac2"].items():
+        add(f"Gwet's AC2 ({kind} weights)", entry)
+    for kind in ("agreement", "consistency"):
+        add(f"ICC ({kind}, one rater)", result["icc"][kind])
+    ceiling = result["human_ceiling"]
+    if "spearman" in ceiling:
+        add("human ceiling (Spearman, leave one rater out)",
+            {"value": ceiling["spearman"], **({"ci": ceiling["spearman_ci"]} if "spearman_ci" in ceiling else {})})
+    return pd.DataFrame(rows)
+
+
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -133,7 +188,8 @@ def _alignment_frame(alignment: dict) -> pd.DataFrame:
 
 def write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
                  tuning: dict | None = None, recalibration: dict | None = None,
-                 title: str = "Study report", image_update: dict | None = None) -> Path:
+                 title: str = "Study report", image_update: dict | None = None,
+                 rater_model=None, reliability: dict | None = None) -> Path:
     """Write report.html, JSON, CSV tables and PNG plots into ``out_dir``; returns the HTML path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -167,6 +223,18 @@ def write_report(out_dir, agreement: AgreementReport | None = None, alignment: d
         sections.append("<h2>Inter-annotator agreement</h2>" + _table_html(summary.set_index("statistic"))
                         + "<h3>Pairwise agreement (Eq. 13)</h3>" + _table_html(agreement.agreement)
                         + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
+    if reliability is not None:  # metrics.reliability.reliability
+        frame = _reliability_frame(reliability)
+        tables["reliability"] = frame
+        sections.append("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
+                        "Krippendorff)</h2>" + _table_html(frame.set_index("statistic")))
+    if rater_model is not None:  # metrics.rater_model.RaterModel
+        tables.update(items_model=rater_model.items.rename_axis("item_id"),
+                      raters_model=rater_model.raters.rename_axis("annotator"))
+        plots.update(model_scores=_png(_model_scores(rater_model.items, rater_model.scale)),
+                     raters_model=_png(_rater_chart(rater_model.raters)))
+        sections.append("<h2>Rater model: item scores corrected for who rated them</h2>"
+                        + _table_html(rater_model.raters) + "{model_scores}{raters_model}")
     if alignment is not None:
         frame = _alignment_frame(alignment)
         tables["alignment"] = frame

@@ -5,6 +5,10 @@ plus Gaussian noise, rounded and clipped to the scale:
 
 - ``strict``: latent − shift; ``lenient``: latent + shift; ``mid``: 2 + squeeze·(latent − 2)
   (uses the middle of the scale); ``neutral``: latent.
+- ``random``: a uniform draw from the scale, whatever the item; ``constant``: always 2 (the
+  careless raters a rater model should flag).
+
+``noise`` and ``shift`` are one number for every rater or one per rater.
 """
 
 from __future__ import annotations
@@ -14,15 +18,16 @@ import pandas as pd
 
 from .errors import InputError
 
-PROFILES = ("neutral", "strict", "lenient", "mid")
+BIAS_PROFILES = ("neutral", "strict", "lenient", "mid")
+PROFILES = BIAS_PROFILES + ("random", "constant")
 
 
 def rater_profiles(k: int) -> list[str]:
     """Profiles of k simulated annotators: neutral, strict, lenient, mid, neutral, ..."""
-    return [PROFILES[i % len(PROFILES)] for i in range(k)]
+    return [BIAS_PROFILES[i % len(BIAS_PROFILES)] for i in range(k)]
 
 
-def simulate_ratings(item_ids, latent, k: int = 5, noise: float = 0.6, shift: float = 0.5,
+def simulate_ratings(item_ids, latent, k: int = 5, noise=0.6, shift=0.5,
                      squeeze: float = 0.6, seed: int = 0, profiles: list[str] | None = None,
                      raters_per_item: int | None = None) -> pd.DataFrame:
     """Long ratings (``item_id, annotator, rating, profile``) of k simulated annotators.
@@ -41,12 +46,18 @@ def simulate_ratings(item_ids, latent, k: int = 5, noise: float = 0.6, shift: fl
     profiles = profiles or rater_profiles(k)
     if len(profiles) != k or any(p not in PROFILES for p in profiles):
         raise InputError(f"profiles must be {k} of {', '.join(PROFILES)}")
+    noise, shift = (np.broadcast_to(np.asarray(x, float), (k,)) for x in (noise, shift))
     rng = np.random.default_rng(seed)
     biased = np.empty((len(latent), k))
     for a, profile in enumerate(profiles):
-        biased[:, a] = {"neutral": latent, "strict": latent - shift, "lenient": latent + shift,
-                        "mid": 2.0 + squeeze * (latent - 2.0)}[profile]
-    ratings = np.clip(np.rint(biased + rng.normal(0.0, noise, biased.shape)), 0, 4).astype(int)
+        biased[:, a] = {"strict": latent - shift[a], "lenient": latent + shift[a],
+                        "mid": 2.0 + squeeze * (latent - 2.0)}.get(profile, latent)
+    ratings = np.clip(np.rint(biased + rng.normal(0.0, 1.0, biased.shape) * noise), 0, 4).astype(int)
+    for a, profile in enumerate(profiles):
+        if profile == "random":
+            ratings[:, a] = rng.integers(0, 5, len(latent))
+        elif profile == "constant":
+            ratings[:, a] = 2
     rated = np.ones_like(ratings, dtype=bool)
     if raters_per_item is not None and raters_per_item < k:
         order = np.argsort(rng.random(ratings.shape), axis=1)

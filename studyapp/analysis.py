@@ -1,4 +1,5 @@
-"""A study's analysis for the console: agreement, alignment, w tuning, and the HTML report."""
+"""A study's analysis for the console: agreement, reliability, the rater model, alignment, w
+tuning, and the HTML report."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.agreement import AgreementReport, agreement_report, validate_ratings
+from metrics.agreement import AgreementReport, agreement_report, rating_matrix, validate_ratings
 from metrics.alignment import alignment_table
 from metrics.baseline import load_default
+from metrics.rater_model import RaterModel, fit_rater_model
+from metrics.reliability import reliability
 from metrics.report import write_report
 from metrics.study_items import component_similarities, join_ratings
 from metrics.tuning import tune_w
@@ -26,6 +29,8 @@ class StudyAnalysis:
     agreement: AgreementReport
     alignment: dict | None
     tuning: dict | None
+    rater_model: RaterModel | None = None
+    reliability: dict | None = None
 
 
 def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 2000,
@@ -38,6 +43,8 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 2000,
         raise InputError("the analysis needs ratings from at least two annotators")
     ratings = validate_ratings(ratings, f"study {slug}")
     report = agreement_report(ratings, n_resamples=n_resamples)
+    model = fit_rater_model(ratings)
+    stats = reliability(rating_matrix(ratings), n_resamples=n_resamples)
     items = tables["items.csv"]
     alignment = tuning = None
     if {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
@@ -49,7 +56,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 2000,
         rated = join_ratings(items, ratings)
         alignment = alignment_table(rated, metrics=[], n_resamples=permutations)
         tuning = tune_w(rated)
-    return StudyAnalysis(report, alignment, tuning)
+    return StudyAnalysis(report, alignment, tuning, model, stats)
 
 
 def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None) -> Path:
@@ -57,4 +64,5 @@ def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path |
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     target = Path(out_dir or config.exports_dir()) / slug / stamp / "report"
     return write_report(target, agreement=analysis.agreement, alignment=analysis.alignment,
-                        tuning=analysis.tuning, title=f"Study report: {slug}")
+                        tuning=analysis.tuning, title=f"Study report: {slug}",
+                        rater_model=analysis.rater_model, reliability=analysis.reliability)

@@ -11,6 +11,10 @@ resumes where the annotator stopped):
   slot cannot both get it; the loser's transaction rolls back and it looks again. Candidates are items the
   annotator has not had and that still have a free slot, least-claimed first, then in the
   annotator's own order (a permutation fixed by the stored seed, or the file order).
+- In an adaptive study (spec ``[adaptive]``, ``studyapp.adaptive``) the slots are
+  ``max_raters``, and the candidates are the items below ``min_raters`` claims or whose rater
+  model SE is above ``target_se`` (or not known yet): those below ``min_raters`` first, then
+  the largest SE, then least-claimed; the claim itself is the same compare-and-set.
 - A claim left unanswered for ``claim_timeout_minutes`` may be taken over by another
   annotator once no item has a free slot (a conditional update: only one taker wins).
 - Attention checks are spread evenly through the main items; ``repeat_items`` of the
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from sqlalchemy import BigInteger, cast, exists, func, update
+from sqlalchemy import BigInteger, case, cast, exists, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
@@ -333,7 +337,13 @@ def _free_slot(session: Session, annotator: Annotator, study: Study,
     eligible = _eligible_ids(session, annotator, study)
     if eligible is not None:
         query = query.where(Item.id.in_(eligible))
-    row = session.exec(query.order_by(Item.n_claims, _order_key(annotator, spec)).limit(1)).first()
+    order = [Item.n_claims, _order_key(annotator, spec)]
+    if spec.adaptive:
+        below_min = Item.n_claims < spec.adaptive["min_raters"]
+        query = query.where(or_(below_min, Item.model_se.is_(None),
+                                Item.model_se > spec.adaptive["target_se"]))
+        order = [case((below_min, 0), else_=1), func.coalesce(Item.model_se, 1e9).desc(), *order]
+    row = session.exec(query.order_by(*order).limit(1)).first()
     return (row[0], row[1]) if row else None
 
 
@@ -477,8 +487,15 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     for attempt in range(3):
         try:
             with write_session(engine) as session:
-                return _submit(session, annotator_id, assignment_id, response, seconds_spent,
-                               revise, comment)
+                rating = _submit(session, annotator_id, assignment_id, response, seconds_spent,
+                                 revise, comment)
+                study = session.get(Study, rating.study_id)
+                phase = session.get(Assignment, rating.assignment_id).phase
+            spec = spec_for(study)
+            if spec.adaptive and phase == "main":
+                from . import adaptive
+                adaptive.after_rating(study, spec, rating.item_id, engine)
+            return rating
         except StaleAnswer as exc:
             with write_session(engine) as session:
                 study_id = session.exec(select(Annotator.study_id)

@@ -9,6 +9,10 @@
   ``hoi_similarity``: ``category, gt_verb, gt_object, pred_verb, pred_object, level,
   verb_sim, object_sim`` and the sampler's extra columns).
 - ``annotators.csv``: pseudonym, how they joined, status, times, ratings and attention checks.
+- ``items_model.csv`` (``item_id, score, se, n``) and ``raters_model.csv`` (``annotator,
+  severity, consistency, flag``): the ordinal rater model (``metrics.rater_model``) fitted to
+  the main ratings, for study types whose answers are ratings on the scale (written by
+  :func:`export_study`; :func:`model_tables` computes them from ``ratings.csv``).
 - With ``[answers] comments = true``: a ``comment`` column in both ratings files; with
   ``cant_judge = true``: ``cant_judge.csv`` (``item_id, annotator, phase, created_at,
   comment``) lists the current "can't judge" answers, which ``ratings.csv`` leaves out.
@@ -134,10 +138,29 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
     return tables
 
 
+def model_tables(ratings: pd.DataFrame, scale) -> dict[str, pd.DataFrame]:
+    """``items_model.csv`` and ``raters_model.csv`` from the current main ratings (headers only
+    while there are none)."""
+    from metrics.rater_model import fit_rater_model
+
+    main = ratings[ratings["phase"] == "main"]
+    items = pd.DataFrame(columns=["item_id", "score", "se", "n"])
+    raters = pd.DataFrame(columns=["annotator", "severity", "consistency", "flag"])
+    if len(main):
+        model = fit_rater_model(main.astype({"rating": float}), scale=scale)
+        items = model.items.rename_axis("item_id").reset_index()
+        raters = model.raters.rename_axis("annotator").reset_index()
+    return {"items_model.csv": items, "raters_model.csv": raters}
+
+
 def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | None = None,
                  now: datetime | None = None) -> Path:
     """Write the export tables into ``<out_dir>/<study>/<UTC timestamp>/``; returns that folder."""
     tables = study_tables(slug, engine)
+    with read_session(engine) as session:
+        study = study_by_slug(session, slug)
+    if not get_type(study.study_type).custom_response:
+        tables.update(model_tables(tables["ratings.csv"], spec_of(study).scale.values))
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
     target = Path(out_dir or config.exports_dir()) / slug / stamp
     target.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,8 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
 - 3: a per-item claim counter (``item.n_claims``, back-filled from the assignments) with an
   index, so finding the least-claimed item no longer counts every assignment of the study.
 - 4: an optional comment per answer (``rating.comment``), for studies that enable comments.
+- 5: adaptive collection: the rater model's standard error per item (``item.model_se``) and the
+  study's fitted rater parameters (``study.rater_model``, JSON).
 """
 
 from __future__ import annotations
@@ -116,11 +118,17 @@ def _add_rating_comment(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE rating ADD COLUMN comment TEXT"))
 
 
+def _add_rater_model(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE item ADD COLUMN model_se FLOAT"))
+    conn.execute(text("ALTER TABLE study ADD COLUMN rater_model TEXT"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
     (3, "per-item claim counter", _add_claim_counter),
     (4, "optional comment per answer", _add_rating_comment),
+    (5, "rater model per study and its standard error per item", _add_rater_model),
 ]
 LATEST = MIGRATIONS[-1][0]
 

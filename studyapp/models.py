@@ -44,11 +44,13 @@ class Study(SQLModel, table=True):
     items_per_annotator: int | None = None  # None: all items
     access_code_hash: str | None = Field(default=None, max_length=128)
     created_at: datetime = Field(default_factory=utcnow)
+    rater_model: str | None = Field(default=None, sa_type=Text)  # adaptive studies: fitted raters (JSON)
 
 
 class Item(SQLModel, table=True):
     """``n_claims`` counts the item's main-phase assignments (kept in step with them in the
-    same transaction) so the next item is found without counting assignments."""
+    same transaction) so the next item is found without counting assignments. ``model_se`` is
+    the rater model's standard error of the item's score (adaptive studies; None before any)."""
 
     __table_args__ = (UniqueConstraint("study_id", "item_key"),
                       Index("ix_item_claims", "study_id", "role", "n_claims"))
@@ -60,6 +62,7 @@ class Item(SQLModel, table=True):
     fields_json: str = Field(sa_column=Column(Text, nullable=False))
     expected: str | None = Field(default=None, max_length=64)  # attention checks
     n_claims: int = Field(default=0)
+    model_se: float | None = None
 
 
 class Annotator(SQLModel, table=True):

@@ -30,6 +30,12 @@ comments = false                # an optional comment with each answer
 [practice]                      # optional: items tried first, with feedback, phase "practice"
 path = "practice.csv"           # item_id + the type's columns + expected (+ explanation)
 
+[adaptive]                      # optional: collect until each item's score is precise enough
+target_se = 0.3                 # an item retires once the rater model's SE of its score (0–4) is this
+min_raters = 2                  # ... and it has at least this many raters
+max_raters = 8                  # never more (replaces raters_per_item)
+refit_every = 25                # refit the rater model after this many new ratings
+
 [quality]
 attention_checks = 0            # items with a known answer, spread through the sequence
 repeat_items = 0                # own items shown again at the end (test-retest)
@@ -60,7 +66,7 @@ from .studytypes import Scale, get_type
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
-            "items", "quality", "prolific", "example", "answers", "practice"}
+            "items", "quality", "prolific", "example", "answers", "practice", "adaptive"}
 ROLES = ("main", "attention", "practice")
 
 
@@ -91,6 +97,7 @@ class StudySpec:
     completion_code: str | None = None
     completion_url: str | None = None
     example: dict | None = None
+    adaptive: dict | None = None  # target_se, min_raters, max_raters, refit_every
     items_source: dict = field(default_factory=dict)
     items: list[ItemSpec] = field(default_factory=list)
     source_report: str = ""
@@ -143,6 +150,16 @@ class _Checker:
         if value > 2**31 - 1:
             self.fail(key, f"is too large ({value})")
         return value
+
+    def number(self, key: str, minimum_above: float) -> float:
+        if key not in self.table:
+            raise InputError(f"{self.name}: missing key '{self.prefix}{key}'")
+        value = self.table[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(key, f"must be a number, got {value!r}")
+        if not value > minimum_above:
+            self.fail(key, f"must be above {minimum_above}, got {value}")
+        return float(value)
 
     def boolean(self, key: str, default: bool) -> bool:
         value = self.table.get(key, default)
@@ -211,6 +228,10 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
             answers.fail(key, f"is not available for study type {study_type.name!r} "
                               "(it draws its own answer form)")
 
+    spec.adaptive = _adaptive(top, study_type)
+    if spec.adaptive:
+        spec.raters_per_item = spec.adaptive["max_raters"]
+
     prolific = _Checker(name, top.table_of("prolific"), "prolific.")
     prolific.unknown({"completion_code", "completion_url"})
     spec.completion_code = prolific.text("completion_code")
@@ -258,6 +279,27 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         spec.example = {"fields": fields, "rating": rating,
                         "explanation": ex.text("explanation", "")}
     return spec
+
+
+def _adaptive(top: _Checker, study_type) -> dict | None:
+    """``[adaptive]``: collect ratings until the rater model's SE of each item reaches a target."""
+    table = top.table_of("adaptive")
+    if not table:
+        return None
+    check = _Checker(top.name, table, "adaptive.")
+    check.unknown({"target_se", "min_raters", "max_raters", "refit_every"})
+    if "raters_per_item" in top.table:
+        top.fail("raters_per_item", "does not apply to an adaptive study (set adaptive.max_raters)")
+    if study_type.custom_response:
+        check.fail("target_se", f"is not available for study type {study_type.name!r} (its answers "
+                                "are not ratings on a scale)")
+    adaptive = {"target_se": check.number("target_se", 0.0),
+                "min_raters": check.integer("min_raters", 2, 1)}
+    if "max_raters" not in table:
+        raise InputError(f"{top.name}: missing key 'adaptive.max_raters'")
+    adaptive["max_raters"] = check.integer("max_raters", 0, adaptive["min_raters"])
+    adaptive["refit_every"] = check.integer("refit_every", 25, 1)
+    return adaptive
 
 
 def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: Path,

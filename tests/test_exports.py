@@ -55,6 +55,30 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     assert annotators["status"].tolist() == ["rating", "rating"]
 
 
+def test_export_has_the_rater_model_of_the_main_ratings(tmp_path):
+    study = make_study(tmp_path, n_items=8, raters=3)
+    truth = {f"i{k:02d}": k % 5 for k in range(1, 9)}
+    shifts = {0: 0, 1: -1, 2: 0}  # the second annotator rates one point lower
+    for index, annotator_id in enumerate(make_annotators(study, 3)):
+        while (task := assignment.next_item(annotator_id)) is not None:
+            value = min(4, max(0, truth[task.item_key] + shifts[index]))
+            assignment.submit(annotator_id, task.assignment_id, value, 1.0)
+    with storage.read_session() as session:
+        slug = session.get(Study, study).slug
+    folder = exports.export_study(slug)
+    items = pd.read_csv(folder / "items_model.csv")
+    raters = pd.read_csv(folder / "raters_model.csv", dtype={"annotator": str})
+    assert list(items.columns) == ["item_id", "score", "se", "n"]
+    assert list(raters.columns) == ["annotator", "severity", "consistency", "flag"]
+    assert sorted(items["item_id"]) == sorted(truth) and set(items["n"]) == {3}
+    by_truth = items.assign(truth=items["item_id"].map(truth)).sort_values("truth")
+    assert by_truth.groupby("truth")["score"].mean().is_monotonic_increasing
+    severity = raters.set_index("annotator")["severity"]
+    ratings = pd.read_csv(folder / "ratings.csv", dtype={"annotator": str})
+    lower = ratings.groupby("annotator")["rating"].mean().idxmin()  # the one rating lower
+    assert severity.idxmax() == lower and severity[lower] > 0.4
+
+
 def test_cli_create_invite_status_export(tmp_path):
     spec = write_spec(tmp_path, n_items=3, raters=2)
     res = run("create", str(spec), env_path=tmp_path)
@@ -70,7 +94,8 @@ def test_cli_create_invite_status_export(tmp_path):
     assert res.returncode == 0
     folder = res.stdout.strip().split("wrote ")[1]
     assert sorted(p.name for p in (tmp_path / "out" / "t").glob("*/*.csv")) == [
-        "annotators.csv", "items.csv", "ratings.csv", "ratings_history.csv"]
+        "annotators.csv", "items.csv", "items_model.csv", "raters_model.csv", "ratings.csv",
+        "ratings_history.csv"]
     assert folder.startswith(str(tmp_path / "out" / "t"))
     res = run("export", "nope", env_path=tmp_path)
     assert res.returncode == 2 and res.stderr.strip() == "error: no study named 'nope'"

@@ -37,8 +37,14 @@ def test_study_analysis_matches_the_metric_package(simulated):
     assert result.agreement.krippendorff_alpha == pytest.approx(krippendorff_alpha(m))
     assert set(result.tuning["w_by_category"]) == {"2"}        # the helper items are category 2
     assert "shoe_arithmetic" in result.alignment["metrics"]
+    assert sorted(result.rater_model.raters.index) == sorted(m.columns)
+    assert sorted(result.rater_model.items.index) == sorted(m.index)
+    assert result.reliability["krippendorff_alpha"]["ordinal"]["value"] == pytest.approx(krippendorff_alpha(m))
     path = analysis.write_study_report("t", result)
-    assert path.name == "report.html" and "Pairwise agreement" in path.read_text()
+    page = path.read_text()
+    assert path.name == "report.html" and "Pairwise agreement" in page
+    assert "Rater model: item scores" in page and "AC2 (ordinal weights)" in page
+    assert (path.parent / "items_model.csv").exists() and (path.parent / "reliability.csv").exists()
 
 
 def test_console_report_tab(simulated):

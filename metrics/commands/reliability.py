@@ -1,0 +1,87 @@
+"""``python -m metrics reliability``: α at every level, Gwet's AC2, ICC and the human ceiling,
+with bootstrap intervals, overall and per stratum; optionally a paired test of two metrics."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..agreement import rating_matrix, read_ratings
+from ..errors import InputError
+from ..reliability import paired_metric_test, reliability, reliability_by_stratum
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--items", help="items.csv: strata columns and metric columns")
+    parser.add_argument("--strata", default="category,level",
+                        help="item columns to split by, comma-separated (default category,level; "
+                             "those the items lack are skipped)")
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                        help="paired bootstrap test of metric columns A and B against the mean rating")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0 = none)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="write report.html and the table as CSV here")
+
+
+def run(args):
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
+    matrix = rating_matrix(read_ratings(args.ratings))
+    options = {"n_resamples": args.bootstrap, "seed": args.seed}
+    result = reliability(matrix, **options)
+    if args.compare and not args.items:
+        raise InputError("--compare needs --items (the metric columns)")
+    if args.items:
+        from ..alignment import to_0_4
+        from ..study_items import join_ratings, read_items
+
+        items = read_items(args.items).set_index("item_id", drop=False)
+        result["by_stratum"] = {
+            column: reliability_by_stratum(matrix, items[column], **options)
+            for column in (c.strip() for c in args.strata.split(",") if c.strip()) if column in items.columns}
+        if args.compare:
+            rated = join_ratings(items.reset_index(drop=True), read_ratings(args.ratings))
+            for column in args.compare:
+                if column not in rated.columns:
+                    raise InputError(f"{args.items}: no metric column {column!r}")
+            a, b = (to_0_4(c, pd.to_numeric(rated[c], errors="coerce").to_numpy()) for c in args.compare)
+            result["paired_test"] = {"a": args.compare[0], "b": args.compare[1], **paired_metric_test(
+                a, b, rated["human_mean"].to_numpy(float), n_resamples=max(args.bootstrap, 1), seed=args.seed)}
+    text = _text(result)
+    if args.out:
+        from ..report import write_report
+        text += f"\nreport: {write_report(args.out, reliability=result, title='Reliability')}"
+    return result, text
+
+
+def _ci(entry) -> str:
+    return f"  [{entry['ci'][0]:.4f}, {entry['ci'][1]:.4f}]" if "ci" in entry else ""
+
+
+def _text(result) -> str:
+    lines = [f"{result['n_items']} items, {result['n_raters']} raters, {result['n_ratings']} ratings"]
+    for level, entry in result["krippendorff_alpha"].items():
+        lines.append(f"Krippendorff's alpha ({level:<8}) {entry['value']:8.4f}{_ci(entry)}")
+    for kind, entry in result["gwet_ac2"].items():
+        lines.append(f"Gwet's AC2 ({kind:<9})      {entry['value']:8.4f}{_ci(entry)}")
+    for kind in ("agreement", "consistency"):
+        lines.append(f"ICC ({kind:<11}, 1 rater)  {result['icc'][kind]['value']:8.4f}{_ci(result['icc'][kind])}")
+    ceiling = result["human_ceiling"]
+    if "spearman" in ceiling:
+        ci = f"  [{ceiling['spearman_ci'][0]:.4f}, {ceiling['spearman_ci'][1]:.4f}]" if "spearman_ci" in ceiling else ""
+        lines.append(f"human ceiling: Spearman {ceiling['spearman']:.4f}{ci}, Eq. 13 {ceiling['agreement']:.4f}")
+    for column, strata in result.get("by_stratum", {}).items():
+        for value, entry in strata.items():
+            if "unavailable" in entry:
+                lines.append(f"{column} {value}: {entry['unavailable']}")
+            else:
+                lines.append(f"{column} {value}: {entry['n_items']} items, ordinal alpha "
+                             f"{entry['krippendorff_alpha']['ordinal']['value']:.4f}, AC2 (ordinal) "
+                             f"{entry['gwet_ac2']['ordinal']['value']:.4f}")
+    if "paired_test" in result:
+        test = result["paired_test"]
+        for stat in ("spearman", "agreement"):
+            t = test[stat]
+            lines.append(f"{test['a']} − {test['b']} ({stat}): {t['difference']:+.4f}  "
+                         f"[{t['ci'][0]:+.4f}, {t['ci'][1]:+.4f}], p = {t['p_value']:.4f}")
+    return "\n".join(lines)
