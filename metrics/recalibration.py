@@ -182,7 +182,8 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     """Cross-validate, then fit on every rated item; returns the new matrices and the figures.
 
     Result keys: ``verb``, ``object`` (new :class:`SimilarityMatrix`), ``before``, ``after``
-    (held-out agreement / Spearman pooled over folds), ``folds`` (per-fold figures),
+    (held-out agreement / Spearman pooled over folds), ``by_category`` (the same per pair
+    category 1-3, with ``n_items``), ``folds`` (per-fold figures),
     ``method``, ``parameters``, ``n_items``, ``n_ratings``, ``calibration_curves``.
     """
     from sklearn.model_selection import KFold
@@ -210,6 +211,11 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     ev_v, ev_o = evidence(items, verb_matrix, object_matrix, w)
     cal_v, cal_o = fit_calibration(ev_v, prior_strength), fit_calibration(ev_o, prior_strength)
     before, after = _summary(before_pred, human), _summary(after_pred, human)
+    category = _categories(syn, items)
+    by_category = {int(c): {"n_items": int((category == c).sum()),
+                            "before": _summary(before_pred[category == c], human[category == c]),
+                            "after": _summary(after_pred[category == c], human[category == c])}
+                   for c in np.unique(category)}
     parameters = {"w": w, "prior_strength": prior_strength, "folds": folds, "seed": seed}
     n_ratings = int(items["n_ratings"].sum())
     grid = np.linspace(0, 1, 101)
@@ -223,7 +229,7 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     return {
         "verb": apply_calibration(verb_matrix, cal_v, meta_for(verb_matrix, ev_v)),
         "object": apply_calibration(object_matrix, cal_o, meta_for(object_matrix, ev_o)),
-        "before": before, "after": after, "folds": per_fold, "method": METHOD,
+        "before": before, "after": after, "by_category": by_category, "folds": per_fold, "method": METHOD,
         "parameters": parameters, "n_items": int(len(items)), "n_ratings": n_ratings,
         "calibration_curves": {"x": grid.tolist(), "verb": cal_v.map(grid).tolist(),
                                "object": cal_o.map(grid).tolist()},

@@ -43,8 +43,8 @@ def read_items(path) -> pd.DataFrame:
         df["category"] = cat.astype(int)
     for column in ("verb_sim", "object_sim"):
         if column in df.columns:
-            values = pd.to_numeric(df[column], errors="coerce")
-            bad = values.isna() | (values < 0) | (values > 1)
+            values = pd.to_numeric(df[column], errors="coerce")  # an empty cell: look it up
+            bad = (values.isna() & df[column].notna()) | (values < 0) | (values > 1)
             if bad.any():
                 k = int(np.flatnonzero(bad.to_numpy())[0])
                 raise InputError(f"{path}: line {k + 2}: {column} {df[column].iloc[k]!r} is not in [0, 1]")

@@ -87,6 +87,27 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "and CrossHOI demo studies")
     demo_img.add_argument("--out", default=str(config.ROOT / ".data" / "demo_images"))
 
+    recal = sub.add_parser("recalibrate", help="recalibrate the similarity matrices from finished "
+                                                "HOI-pair studies and save them as a named version")
+    recal.add_argument("studies", nargs="+", help="study slugs whose main ratings are pooled")
+    recal.add_argument("--name", required=True, help="name of the new matrix version (never reused)")
+    recal.add_argument("--based-on", help="recalibrate this saved version (default: the baseline matrices)")
+    recal.add_argument("--w", type=float, default=0.5, help="verb weight used to read the ratings")
+    recal.add_argument("--prior-strength", type=float, default=5.0,
+                       help="ratings needed to move a rated entry halfway to its human evidence")
+    recal.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    recal.add_argument("--seed", type=int, default=0)
+
+    matrices = sub.add_parser("matrices", help="saved matrix versions: list, export, compare")
+    msub = matrices.add_subparsers(dest="action", metavar="ACTION", required=True)
+    msub.add_parser("list", help="the saved versions with their provenance")
+    mexport = msub.add_parser("export", help="write a version as verb/object .csv and .npz")
+    mexport.add_argument("name")
+    mexport.add_argument("--out", required=True, help="folder to write into")
+    mcompare = msub.add_parser("compare", help="agreement of two versions' matrices")
+    mcompare.add_argument("a")
+    mcompare.add_argument("b")
+
     from . import ops
     ops.add_parsers(sub)  # health, backup, restore
 
@@ -255,6 +276,43 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_recalibrate(args) -> int:
+    from .matrix_versions import recalibrate_studies, save_version
+
+    run = recalibrate_studies(args.studies, based_on=args.based_on, w=args.w,
+                              prior_strength=args.prior_strength, folds=args.folds, seed=args.seed)
+    r = run.result
+    print(f"{r['n_items']} rated items, {r['n_ratings']} ratings from {', '.join(run.studies)}; "
+          f"{args.folds}-fold held-out agreement (Eq. 13) {r['before']['agreement']:.4f} -> "
+          f"{r['after']['agreement']:.4f}")
+    for category, c in r["by_category"].items():
+        print(f"  category {category} ({c['n_items']} items): {c['before']['agreement']:.4f} -> "
+              f"{c['after']['agreement']:.4f}")
+    print(run.changed.head(5).to_string(index=False, float_format="{:.3f}".format))
+    save_version(args.name, run)
+    print(f"saved matrix version {args.name!r} "
+          f"(`python -m studyapp matrices export {args.name} --out DIR` writes its files)")
+    return 0
+
+
+def cmd_matrices(args) -> int:
+    from . import matrix_versions
+
+    if args.action == "list":
+        table = matrix_versions.list_versions()
+        print(table.to_string(index=False) if len(table) else "no matrix versions yet")
+    elif args.action == "export":
+        for path in matrix_versions.export_version(args.name, args.out):
+            print(path)
+    else:
+        from metrics.commands.matrix import compare_lines
+        for role, (a, b) in zip(matrix_versions.ROLES, zip(matrix_versions.load_version(args.a)[:2],
+                                                          matrix_versions.load_version(args.b)[:2])):
+            print(f"{role} matrices, {args.a} vs {args.b}:")
+            print(compare_lines(a, b)[1])
+    return 0
+
+
 def cmd_check_images(args) -> int:
     from .images import check_images
     from .studytypes import get_type
@@ -318,7 +376,8 @@ def cmd_reset_admin_password(_args) -> int:
 COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
             "simulate": cmd_simulate,
-            "report": cmd_report, "list": cmd_list, "check-images": cmd_check_images,
+            "report": cmd_report, "list": cmd_list, "recalibrate": cmd_recalibrate,
+            "matrices": cmd_matrices, "check-images": cmd_check_images,
             "demo-images": cmd_demo_images,
             "reset-admin-password": cmd_reset_admin_password}
 

@@ -13,6 +13,7 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
 - 4: an optional comment per answer (``rating.comment``), for studies that enable comments.
 - 5: adaptive collection: the rater model's standard error per item (``item.model_se``) and the
   study's fitted rater parameters (``study.rater_model``, JSON).
+- 6: named, immutable recalibrated matrix versions (``matrix_version``).
 """
 
 from __future__ import annotations
@@ -123,12 +124,23 @@ def _add_rater_model(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE study ADD COLUMN rater_model TEXT"))
 
 
+def _add_matrix_versions(conn: Connection) -> None:
+    md = MetaData()
+    Table("matrix_version", md, Column("id", Integer, primary_key=True),
+          Column("name", String(64), nullable=False, unique=True),
+          Column("created_at", DateTime(timezone=True), nullable=False),
+          Column("provenance_json", Text, nullable=False), Column("verb_npz", Text, nullable=False),
+          Column("object_npz", Text, nullable=False))
+    md.create_all(conn)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
     (3, "per-item claim counter", _add_claim_counter),
     (4, "optional comment per answer", _add_rating_comment),
     (5, "rater model per study and its standard error per item", _add_rater_model),
+    (6, "named recalibrated matrix versions", _add_matrix_versions),
 ]
 LATEST = MIGRATIONS[-1][0]
 

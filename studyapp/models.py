@@ -127,3 +127,16 @@ class Event(SQLModel, table=True):
     kind: str = Field(max_length=40)
     detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class MatrixVersion(SQLModel, table=True):
+    """A saved pair of recalibrated matrices (``.npz`` files, base64) and how they were made
+    (``studyapp.matrix_versions``); rows are only ever added."""
+
+    __tablename__ = "matrix_version"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=64, unique=True)
+    created_at: datetime = Field(default_factory=utcnow)
+    provenance_json: str = Field(sa_column=Column(Text, nullable=False))
+    verb_npz: str = Field(sa_column=Column(Text, nullable=False))
+    object_npz: str = Field(sa_column=Column(Text, nullable=False))

@@ -60,8 +60,12 @@ def _import_pool(args):
 
 
 def _compare(args):
+    return compare_lines(SimilarityMatrix.load(args.a), SimilarityMatrix.load(args.b))
+
+
+def compare_lines(a: SimilarityMatrix, b: SimilarityMatrix) -> tuple[dict, str]:
+    """``compare_matrices`` of A and B, and its text for the terminal."""
     from ..shoe_pool import compare_matrices
-    a, b = SimilarityMatrix.load(args.a), SimilarityMatrix.load(args.b)
     r = compare_matrices(a, b)
     rho = "n/a" if r["spearman"] is None else f"{r['spearman']:.3f}"
     lines = [f"{r['n_pairs']} shared pairs ({r['n_labels_shared']} shared labels)",

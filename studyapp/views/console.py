@@ -1,5 +1,6 @@
 """The researcher console: create studies, preview, invite, watch progress, pause, export."""
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -8,7 +9,8 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp import analysis, auth, charts, config, exports, inert, sampler, storage, studies
-from studyapp import imsitu_study
+from metrics.commands.matrix import compare_lines
+from studyapp import imsitu_study, matrix_versions
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
 from studyapp.components import answer_bar
@@ -263,6 +265,65 @@ def report_tab(study) -> None:
     st.download_button("Download report.html", path.read_bytes(), "report.html", "text/html")
 
 
+def matrices_section(all_studies) -> None:
+    """Recalibrate from finished HOI-pair studies, inspect, save as a named version; list,
+    download and compare the saved versions."""
+    st.subheader("Similarity matrices")
+    pair_studies = [s.slug for s in all_studies if s.study_type in ("hoi_similarity", "hoi_similarity_image")]
+    chosen = st.multiselect("Studies whose ratings recalibrate the matrices", pair_studies,
+                            key="recal-studies")
+    left, middle, right = st.columns(3)
+    w = left.number_input("w (verb weight)", min_value=0.05, max_value=0.95, value=0.5, step=0.05)
+    prior = middle.number_input("Prior strength (ratings)", min_value=0.1, value=5.0, step=1.0)
+    folds = right.number_input("Cross-validation folds", min_value=2, max_value=20, value=5)
+    if chosen and st.button("Recalibrate", key="recalibrate"):
+        try:
+            with st.spinner("Cross-validating and fitting..."):
+                st.session_state["recalibration"] = matrix_versions.recalibrate_studies(
+                    chosen, w=float(w), prior_strength=float(prior), folds=int(folds))
+        except InputError as exc:
+            st.error(inert.text(exc))
+    run = st.session_state.get("recalibration")
+    if run is not None:
+        r = run.result
+        st.markdown(f"**Held-out agreement (Eq. 13)** from {r['n_ratings']} ratings of "
+                    f"{r['n_items']} items in {inert.text(', '.join(run.studies))}")
+        st.dataframe(pd.DataFrame([{"items": label, "n": n, "before": f["before"]["agreement"],
+                                    "after": f["after"]["agreement"]}
+                                   for label, n, f in [("all", r["n_items"], r)] + [
+                                       (f"category {c}", v["n_items"], v) for c, v in r["by_category"].items()]]),
+                     hide_index=True)
+        st.markdown("**Pairs that changed most**")
+        st.dataframe(run.changed.head(20), hide_index=True)
+        name = st.text_input("Version name", key="version-name")
+        if st.button("Save version", key="save-version"):
+            try:
+                matrix_versions.save_version(name, run)
+            except InputError as exc:
+                st.error(inert.text(exc))
+            else:
+                st.success(f"Saved matrix version {inert.text(name)}.")
+    versions = matrix_versions.list_versions()
+    if versions.empty:
+        st.caption("No saved matrix versions yet.")
+        return
+    st.dataframe(versions, hide_index=True)
+    pick = st.selectbox("Version", list(versions["name"]), key="version-pick")
+    verb, obj, provenance = matrix_versions.load_version(pick)
+    cols = st.columns(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        for column, (role, matrix, suffix) in zip(cols, [(r, m, x) for r, m in (("verb", verb), ("object", obj))
+                                                         for x in (".csv", ".npz")]):
+            data = matrix.save(Path(tmp) / f"{role}{suffix}").read_bytes()
+            column.download_button(f"{role}{suffix}", data, f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}")
+    cols[4].download_button("provenance.json", json.dumps(provenance, indent=2), f"{pick}-provenance.json")
+    other = st.selectbox("Compare with", [v for v in versions["name"] if v != pick], key="version-other")
+    if other:
+        verb_b, obj_b, _ = matrix_versions.load_version(other)
+        for role, a, b in (("verb", verb, verb_b), ("object", obj, obj_b)):
+            st.code(f"{role}: {pick} vs {other}\n" + compare_lines(a, b)[1], language=None)
+
+
 def main() -> None:
     if not login():
         return
@@ -288,6 +349,8 @@ def main() -> None:
     create_section()
     st.divider()
     sampler_section()
+    st.divider()
+    matrices_section(all_studies)
 
 
 main()

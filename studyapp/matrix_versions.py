@@ -1,0 +1,174 @@
+"""Recalibrated similarity matrices as named, immutable versions with their provenance.
+
+``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies and runs
+:func:`metrics.recalibration.recalibrate` (cross-validated: held-out agreement before / after,
+overall and per category) on the baseline matrices (or on earlier versions). ``save_version``
+stores both matrices under a new name in the database (``matrix_version``; a name is never
+reused or overwritten), so backups carry them; ``export_version`` writes them as the
+``.csv`` / ``.npz`` files ``python -m metrics score --verb-sim / --object-sim`` read.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import select
+
+from metrics import InputError
+from metrics.baseline import load_default
+from metrics.jsonio import write_text_atomic
+from metrics.recalibration import recalibrate
+from metrics.similarity import SimilarityMatrix
+from metrics.study_items import join_ratings
+
+from .exports import study_tables
+from .models import MatrixVersion
+from .storage import log_event, read_session, write_session
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+PAIR_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
+ROLES = ("verb", "object")
+
+
+@dataclass
+class Recalibration:
+    """What a run produced, before it is saved: the new matrices and their evidence."""
+
+    studies: list[str]
+    result: dict            # metrics.recalibration.recalibrate's result
+    changed: pd.DataFrame   # the rated pairs, most changed first
+    based_on: str           # "baseline" or the version recalibrated
+
+    def provenance(self) -> dict:
+        r = self.result
+        return {"studies": self.studies, "based_on": self.based_on, "n_items": r["n_items"],
+                "n_ratings": r["n_ratings"], "method": r["method"], "parameters": r["parameters"],
+                "held_out": {"before": r["before"], "after": r["after"],
+                             "by_category": r["by_category"]}}
+
+
+def rated_items(slugs: list[str], engine: Engine | None = None) -> pd.DataFrame:
+    """The main items of the studies with their mean rating (``human_mean``, ``n_ratings``)."""
+    if not slugs:
+        raise InputError("choose at least one study to recalibrate from")
+    frames = []
+    for slug in slugs:
+        tables = study_tables(slug, engine)
+        items, ratings = tables["items.csv"], tables["ratings.csv"]
+        if not set(PAIR_COLUMNS) <= set(items.columns):
+            raise InputError(f"study {slug}: not an HOI-pair study (its items have no "
+                             "gt_/pred_ verb and object)")
+        ratings = ratings[(ratings["phase"] == "main") & (ratings["rating"].astype(str) != "cant_judge")]
+        if ratings.empty:
+            raise InputError(f"study {slug}: no main ratings yet")
+        items = items[items["role"] == "main"].astype({"item_id": str})
+        rated = join_ratings(items[["item_id", *PAIR_COLUMNS]], ratings.astype({"item_id": str}))
+        rated["item_id"] = slug + ":" + rated["item_id"]
+        frames.append(rated)
+    return pd.concat(frames, ignore_index=True)
+
+
+def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: float = 0.5,
+                        prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
+                        engine: Engine | None = None) -> Recalibration:
+    """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings."""
+    items = rated_items(slugs, engine)
+    if based_on:
+        verb, obj, _ = load_version(based_on, engine)
+    else:
+        verb, obj = load_default("v"), load_default("n")
+    result = recalibrate(items, verb, obj, w=w, prior_strength=prior_strength, folds=folds,
+                         seed=seed, study=",".join(slugs))
+    return Recalibration(list(slugs), result, _most_changed(result, {"verb": verb, "object": obj}),
+                         based_on or "baseline")
+
+
+def _most_changed(result: dict, old: dict[str, SimilarityMatrix]) -> pd.DataFrame:
+    rows = []
+    for role in ROLES:
+        ev = result["evidence"][role]
+        new = result[role].sims(ev.a, ev.b)
+        rows.append(pd.DataFrame({"matrix": role, "a": ev.a, "b": ev.b,
+                                  "before": old[role].sims(ev.a, ev.b), "after": new,
+                                  "human_evidence": ev.implied, "ratings": ev.weight}))
+    table = pd.concat(rows, ignore_index=True)
+    table["change"] = table["after"] - table["before"]
+    return table.reindex(table["change"].abs().sort_values(ascending=False, kind="stable").index)
+
+
+def _matrix_text(matrix: SimilarityMatrix) -> str:
+    """The matrix as its ``.npz`` file (exact), base64-encoded so backups (JSON rows) hold it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return base64.b64encode(matrix.save(Path(tmp) / "m.npz").read_bytes()).decode("ascii")
+
+
+def _matrix_from_text(text: str, what: str) -> SimilarityMatrix:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{what}.npz"
+        path.write_bytes(base64.b64decode(text))
+        return SimilarityMatrix.load(path)
+
+
+def save_version(name: str, run: Recalibration, engine: Engine | None = None) -> MatrixVersion:
+    """Store the run's matrices as version ``name`` (refused when the name exists)."""
+    if not NAME.fullmatch(name or ""):
+        raise InputError(f"version name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit")
+    version = MatrixVersion(name=name, provenance_json=json.dumps(run.provenance()),
+                            verb_npz=_matrix_text(run.result["verb"]),
+                            object_npz=_matrix_text(run.result["object"]))
+    try:
+        with write_session(engine) as session:
+            session.add(version)
+            session.flush()
+            log_event(session, "matrix_version_saved", name=name, studies=run.studies)
+            session.expunge(version)
+    except IntegrityError:
+        raise InputError(f"a matrix version named {name!r} exists already (versions are never "
+                         "overwritten: choose another name)") from None
+    return version
+
+
+def list_versions(engine: Engine | None = None) -> pd.DataFrame:
+    """One row per version: name, date, studies, ratings, held-out agreement before / after."""
+    with read_session(engine) as session:
+        versions = list(session.exec(select(MatrixVersion).order_by(MatrixVersion.id)))
+    rows = []
+    for v in versions:
+        p = json.loads(v.provenance_json)
+        rows.append({"name": v.name, "created_at": v.created_at, "studies": ", ".join(p["studies"]),
+                     "based_on": p["based_on"], "n_ratings": p["n_ratings"],
+                     "agreement_before": p["held_out"]["before"]["agreement"],
+                     "agreement_after": p["held_out"]["after"]["agreement"]})
+    return pd.DataFrame(rows, columns=["name", "created_at", "studies", "based_on", "n_ratings",
+                                       "agreement_before", "agreement_after"])
+
+
+def load_version(name: str, engine: Engine | None = None) -> tuple[SimilarityMatrix, SimilarityMatrix, dict]:
+    """(verb matrix, object matrix, provenance) of a saved version."""
+    with read_session(engine) as session:
+        v = session.exec(select(MatrixVersion).where(MatrixVersion.name == name)).first()
+    if v is None:
+        raise InputError(f"no matrix version named {name!r} (see `python -m studyapp matrices list`)")
+    return (_matrix_from_text(v.verb_npz, "verb"), _matrix_from_text(v.object_npz, "object"),
+            {"name": v.name, "created_at": v.created_at.isoformat(), **json.loads(v.provenance_json)})
+
+
+def export_version(name: str, out_dir: str | Path, engine: Engine | None = None) -> list[Path]:
+    """Write ``verb.csv``, ``verb.npz``, ``object.csv``, ``object.npz`` and ``provenance.json``."""
+    verb, obj, provenance = load_version(name, engine)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder")
+    files = [m.save(out / f"{role}{suffix}") for role, m in (("verb", verb), ("object", obj))
+             for suffix in (".csv", ".npz")]
+    files.append(write_text_atomic(out / "provenance.json", json.dumps(provenance, indent=2) + "\n"))
+    return files
