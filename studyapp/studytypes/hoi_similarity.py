@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import streamlit as st
-
 from metrics import InputError, SimilarityMatrix, hico, wordnet
 
 from .. import inert, sampler
@@ -125,6 +123,8 @@ class HoiSimilarity(StudyType):
         return fields
 
     def render_item(self, fields: dict) -> None:
+        import streamlit as st  # imported here: the command line never renders
+
         d = fields["display"]
         left, right = st.columns(2, border=True)
         for column, side, title in ((left, "gt", "Ground truth"), (right, "pred", "Prediction")):
