@@ -325,3 +325,10 @@ def test_cli_missing_file_and_unscored_predictions(tmp_path):
     write_jsonl(pred, tmp_path / "p.jsonl", with_scores=False)
     out = run("--gt", str(tmp_path / "gt.jsonl"), "--pred", str(tmp_path / "p.jsonl"))
     assert out.returncode == 2 and "no 'score'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_distinct_rows_equal_numpy_unique():
+    from metrics.diagnosis import _distinct
+    rows = np.random.default_rng(16).integers(0, 500, 3000)
+    assert np.array_equal(_distinct(rows, 600), np.unique(rows))
+    assert len(_distinct(np.zeros(0, dtype=np.int64), 5)) == 0
