@@ -294,6 +294,13 @@ class Edges:
                    s.pred_verb[p] == s.gt_verb[g])
 
 
+def _edges(s: Scene) -> Edges:
+    """The scene's :class:`Edges` (built once: §3's categories and §4's pair candidates)."""
+    if "edges" not in s.cache:
+        s.cache["edges"] = Edges.build(s)
+    return s.cache["edges"]
+
+
 @dataclass
 class Flags:
     """Per prediction: matched (true positive) and what it is correct about for some ground
@@ -727,7 +734,7 @@ class Diagnosis:
 def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
     """Fig. 2: every prediction is exactly one category; unmatched ground truths that no
     oracle covers are missed GT. Returns a :class:`Diagnosis` without mAPs."""
-    e = Edges.build(s) if e is None else e
+    e = _edges(s) if e is None else e
     n, n_gt = s.n_pred, len(s.gt_image)
     tp_gt = match_standard(s, e)
     flags = Flags.build(e, tp_gt >= 0)
@@ -798,13 +805,18 @@ def _prediction_pairs(s: Scene):
     return s.cache["prediction_pairs"]
 
 
+def _gt_pairs(s: Scene):
+    """:func:`_unique_pairs` of the scene's ground truth (computed once per scene)."""
+    if "gt_pairs" not in s.cache:
+        s.cache["gt_pairs"] = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
+    return s.cache["gt_pairs"]
+
+
 def _pair_candidates(s: Scene, det_image, det_human, det_object_box, det_obj):
     """The ground-truth pairs and, per detected pair, the ground-truth pairs it may match (same
     image and object label, IoU_h ≥ θ and IoU_o ≥ θ): ``(gt pair id per GT triplet, first GT
     row per GT pair, detected pair per candidate, GT pair per candidate, min IoU)``."""
-    if "gt_pairs" not in s.cache:
-        s.cache["gt_pairs"] = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
-    gpid, gfirst = s.cache["gt_pairs"]
+    gpid, gfirst = _gt_pairs(s)
     g_img = s.gt_image[gfirst]
     p, g = image_pairs(g_img, det_image, by="pred")
     iou_h = box_iou(det_human[p], s.gt_human[gfirst[g]], pixel_offset=_pixel_offset(s))
@@ -894,11 +906,21 @@ def _object_codes(s: Scene, det) -> np.ndarray:
 
 
 def _prediction_pair_candidates(s: Scene):
-    """:func:`_pair_candidates` of the scene's distinct prediction pairs (once per scene)."""
+    """:func:`_pair_candidates` of the scene's distinct prediction pairs (once per scene), read
+    off the scene's :class:`Edges`: a pair's first triplet and a ground-truth pair's first row
+    carry the pair's boxes and label, and the edges hold their IoUs in the same order
+    (prediction, then ground truth, in index order; pair ids follow first appearance)."""
     if "prediction_pair_candidates" not in s.cache:
-        first = _prediction_pairs(s)[1]
-        s.cache["prediction_pair_candidates"] = _pair_candidates(
-            s, s.pred_image[first], s.pred_human[first], s.pred_object_box[first], s.pred_obj[first])
+        pid, first = _prediction_pairs(s)
+        gpid, gfirst = _gt_pairs(s)
+        e = _edges(s)
+        first_of_pair = np.zeros(s.n_pred, dtype=bool)
+        first_of_pair[first] = True
+        first_of_gt_pair = np.zeros(len(s.gt_image), dtype=bool)
+        first_of_gt_pair[gfirst] = True
+        ok = np.flatnonzero(e.localized & first_of_pair[e.p] & first_of_gt_pair[e.g])
+        s.cache["prediction_pair_candidates"] = (gpid, gfirst, pid[e.p[ok]], gpid[e.g[ok]],
+                                                 np.minimum(e.iou_h[ok], e.iou_o[ok]))
     return s.cache["prediction_pair_candidates"]
 
 

@@ -332,3 +332,35 @@ def test_distinct_rows_equal_numpy_unique():
     rows = np.random.default_rng(16).integers(0, 500, 3000)
     assert np.array_equal(_distinct(rows, 600), np.unique(rows))
     assert len(_distinct(np.zeros(0, dtype=np.int64), 5)) == 0
+
+
+def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computation():
+    """The §4.1 candidates of the distinct prediction pairs, taken from the scene's edges, are
+    those :func:`_pair_candidates` computes from the boxes (same rows, order and IoUs)."""
+    from metrics.diagnosis import _pair_candidates, _prediction_pair_candidates, _prediction_pairs, prepare
+    rng = np.random.default_rng(16)
+    images = [f"i{k}" for k in range(30)]
+    n_gt, n_pred = 120, 900
+    gt_rows = rng.integers(0, 30, n_gt)
+    base = rng.uniform(0, 50, (n_gt, 4)).round()
+    gt_h = np.c_[base[:, :2], base[:, :2] + 20 + base[:, 2:]]
+    gt_o = gt_h + rng.integers(-5, 30, (n_gt, 1))
+    gt_h[1::3], gt_o[1::3] = gt_h[0::3][:len(gt_h[1::3])], gt_o[0::3][:len(gt_o[1::3])]   # shared pairs
+    gt_rows[1::3] = gt_rows[0::3][:len(gt_rows[1::3])]
+    verbs = np.array(["ride", "hold", "feed", "pet"])
+    objects = np.array(["horse", "dog"])
+    gt = Detections.from_arrays(np.array(images)[gt_rows], gt_h, gt_o, verbs[rng.integers(0, 4, n_gt)],
+                                objects[rng.integers(0, 2, n_gt)])
+    src = rng.integers(0, n_gt, n_pred)
+    jitter = lambda b: b + rng.integers(-6, 7, b.shape) * (rng.random((len(b), 1)) < 0.7)  # noqa: E731
+    pred = Detections.from_arrays(np.array(images)[gt_rows[src]], jitter(gt_h[src]), jitter(gt_o[src]),
+                                  verbs[rng.integers(0, 4, n_pred)], objects[rng.integers(0, 2, n_pred)],
+                                  rng.random(n_pred).round(2))
+    s = prepare(gt, pred, map_protocol="all-point")
+    first = _prediction_pairs(s)[1]
+    direct = _pair_candidates(s, s.pred_image[first], s.pred_human[first], s.pred_object_box[first],
+                              s.pred_obj[first])
+    fast = _prediction_pair_candidates(s)
+    assert len(direct[2]) > 50
+    for a, b in zip(direct, fast):
+        assert np.array_equal(a, b)
