@@ -790,12 +790,30 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
 # ---------------------------------------------------------------------------- §4 sub-tasks
 def _unique_pairs(image, human, obj_box, obj):
     """Distinct (image, human box, object box, object label) rows: (pair id per row, first row
-    of each pair)."""
-    frame = pd.DataFrame(np.column_stack([image, human, obj_box, obj]).astype(np.float64))
-    pid = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
+    of each pair), pairs numbered by first appearance.
+
+    Each row is hashed into one 64-bit key (its ten values' bit patterns, -0.0 read as 0.0)
+    and the keys are factorized; a check that every row equals its pair's first row guards
+    against two different rows sharing a key, in which case pandas groups the ten columns
+    (the reference, ~20x slower)."""
+    rows = np.column_stack([image, human, obj_box, obj]).astype(np.float64) + 0.0
+    bits = rows.view(np.uint64)
+    key = np.zeros(len(rows), dtype=np.uint64)
+    for k in range(rows.shape[1]):
+        key = key * np.uint64(0x9E3779B97F4A7C15) + bits[:, k]
+    pid = pd.factorize(key)[0]
+    first = _first_rows(pid)
+    if not (rows == rows[first[pid]]).all():
+        pid = pd.DataFrame(rows).groupby(list(range(rows.shape[1])), sort=False).ngroup().to_numpy()
+        first = _first_rows(pid)
+    return pid.astype(np.int64), first
+
+
+def _first_rows(pid: np.ndarray) -> np.ndarray:
+    """The first row of each id (ids 0..max)."""
     first = np.full(pid.max() + 1 if len(pid) else 0, -1, dtype=np.int64)
     first[pid[::-1]] = np.arange(len(pid))[::-1]
-    return pid.astype(np.int64), first
+    return first
 
 
 def _prediction_pairs(s: Scene):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import ROOT
@@ -364,3 +365,36 @@ def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computat
     assert len(direct[2]) > 50
     for a, b in zip(direct, fast):
         assert np.array_equal(a, b)
+
+
+def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
+    from metrics.diagnosis import _unique_pairs
+    rng = np.random.default_rng(17)
+    n = 3000
+    image = rng.integers(0, 20, n)
+    human, obj_box = rng.integers(0, 3, (n, 4)).astype(float), rng.integers(0, 3, (n, 4)).astype(float)
+    human[rng.random(n) < 0.2, 0] = -0.0                  # -0.0 and 0.0 are one value
+    obj = rng.integers(0, 2, n)
+    pid, first = _unique_pairs(image, human, obj_box, obj)
+    rows = pd.DataFrame(np.column_stack([image, human, obj_box, obj]).astype(np.float64))
+    expected = rows.groupby(list(rows.columns), sort=False).ngroup().to_numpy()
+    assert len(first) < n and np.array_equal(pid, expected)
+    assert np.array_equal(first, [np.flatnonzero(expected == k)[0] for k in range(len(first))])
+
+
+def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
+    """Two rows built to share the 64-bit key (the last two values offset against each other)
+    stay two pairs: the check finds them and pandas groups the columns."""
+    from metrics.diagnosis import _unique_pairs
+    m = np.uint64(0x9E3779B97F4A7C15)
+    x = np.array([7.0]).view(np.uint64)[0]
+    y = np.array([1.0]).view(np.uint64)[0]
+    with np.errstate(over="ignore"):
+        x2, y2 = x + np.uint64(1), y - m                  # (x + 1)·m + (y − m) = x·m + y
+    other = np.array([x2, y2], dtype=np.uint64).view(np.float64)
+    image = np.array([0, 0, 0])
+    human = np.zeros((3, 4))
+    obj_box = np.array([[1.0, 2, 3, 7.0], [1.0, 2, 3, other[0]], [1.0, 2, 3, 7.0]])
+    obj = np.array([1.0, other[1], 1.0])
+    pid, first = _unique_pairs(image, human, obj_box, obj)
+    assert pid.tolist() == [0, 1, 0] and first.tolist() == [0, 1]
