@@ -14,7 +14,15 @@ format), then, in one run:
       ``json`` into lists, then Algorithms 1 and 2 (``benchmarks/reference_scoring.py``) and the
       official HICO-DET evaluation, Default setting (``tests/reference/hico_official.py``), given
       the resolved labels and similarity tables (their preparation not timed; Known-Object not
-      included, so the baseline is a lower bound).
+      included, so the baseline is a lower bound);
+  (e) the 500-image workload of the issue (same generator, 500 images): ``score`` as a fresh
+      process next to the plain transcription on the same files, and, given ``--diag-hoi DIR``
+      (a checkout of the released neu-vi/Diag-HOI code with its requirements, pycocotools,
+      installed), its ``standard_eval.py`` on the same HOIs written as its pickled inputs
+      (``no_interaction`` left out, as its ``*_wo_nointer.pkl`` files). The released file does
+      not compile (its V-COCO class is broken), so its HICO-DET part runs: the imports and
+      everything from ``compute_fptp`` on, unchanged. Without ``--diag-hoi`` the released
+      script is not run and only the plain transcription is reported.
 
 Prints medians, every run, the child processes' CPU time (user + system) and the load average
 (``os.getloadavg()``) next to each figure: on a shared 2-core machine wall time depends on the
@@ -23,6 +31,7 @@ load, CPU time much less.
     .venv/bin/python benchmarks/score_end_to_end.py                 # 5 runs of (a), (b), (c)
     .venv/bin/python benchmarks/score_end_to_end.py --runs 3 --skip-baseline
     .venv/bin/python benchmarks/score_end_to_end.py --quick         # 1,000 images
+    .venv/bin/python benchmarks/score_end_to_end.py --diag-hoi ../Diag-HOI   # with (e)'s released script
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import resource
 import statistics
 import subprocess
@@ -94,22 +104,34 @@ def report(label: str, walls: list[float], cpus: list[float] | None = None, load
 
 def write_qpic_predictions(pred, path: Path) -> None:
     """The predictions as QPIC/CDN records: one subject and one object box per HOI."""
+    path.write_text(json.dumps(qpic_records(pred, verb_base=1, with_scores=True)))
+
+
+def qpic_records(det, *, verb_base: int, with_scores: bool, skip_verb: str | None = None) -> list:
+    """Per image (in ``det.images`` order) its QPIC/CDN record: two boxes per HOI (person, then
+    the object's COCO id), HICO-DET verb ids counted from ``verb_base``, HOIs of ``skip_verb``
+    left out; predictions (``with_scores``) or annotations."""
     vocab = hico()
-    verb_id = {v: k + 1 for k, v in enumerate(vocab.verb_labels)}
+    verb_id = {v: k + verb_base for k, v in enumerate(vocab.verb_labels)}
     coco = {o: COCO_OBJECT_IDS[k] for k, o in enumerate(vocab.object_labels)}
-    order = np.argsort(pred.image, kind="stable")
-    bounds = np.searchsorted(pred.image[order], np.arange(len(pred.images) + 1))
-    hb, ob, verb, obj, score = (pred.human_box.tolist(), pred.object_box.tolist(), pred.verb.tolist(),
-                                pred.object.tolist(), pred.score.tolist())
+    order = np.argsort(det.image, kind="stable")
+    bounds = np.searchsorted(det.image[order], np.arange(len(det.images) + 1))
+    hb, ob, verb, obj, score = (det.human_box.tolist(), det.object_box.tolist(), det.verb.tolist(),
+                                det.object.tolist(), det.score.tolist())
+    box_key, hoi_key = ("predictions", "hoi_prediction") if with_scores else ("annotations", "hoi_annotation")
     records = []
-    for i, name in enumerate(pred.images):
+    for i, name in enumerate(det.images):
         boxes, hois = [], []
         for k in order[bounds[i]:bounds[i + 1]]:
-            hois.append({"subject_id": len(boxes), "object_id": len(boxes) + 1,
-                         "category_id": verb_id[verb[k]], "score": score[k]})
+            if verb[k] == skip_verb:
+                continue
+            hoi = {"subject_id": len(boxes), "object_id": len(boxes) + 1, "category_id": verb_id[verb[k]]}
+            if with_scores:
+                hoi["score"] = score[k]
+            hois.append(hoi)
             boxes += [{"bbox": hb[k], "category_id": 1}, {"bbox": ob[k], "category_id": coco[obj[k]]}]
-        records.append({"file_name": str(name), "predictions": boxes, "hoi_prediction": hois})
-    path.write_text(json.dumps(records))
+        records.append({"file_name": str(name), box_key: boxes, hoi_key: hois})
+    return records
 
 
 def plain_read(path: Path) -> list:
@@ -131,6 +153,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-baseline", action="store_true", help="skip (d), the plain transcription")
     parser.add_argument("--quick", action="store_true", help="1,000 images, 3 runs")
+    parser.add_argument("--diag-hoi", metavar="DIR", help="checkout of the released Diag-HOI code: (e) runs "
+                        "its standard_eval.py too")
     args = parser.parse_args()
     if args.quick:
         args.images, args.runs = 1000, 3
@@ -163,23 +187,85 @@ def main() -> None:
             report(f"    read {label} predictions, validating reader", slow)
             print(f"    reading speed-up {statistics.median(slow) / statistics.median(fast):.1f}x", flush=True)
 
-        if args.skip_baseline:
-            return
-        ev = evaluate(gt, pred)
-        images, sigma = reference_inputs(gt, pred, ev)
-        n_classes = len(ev.classes)
+        if not args.skip_baseline:
+            baseline = plain_transcription(gt, pred, gt_path, pred_path, "(d)")
+            print(f"    score command vs plain transcription: {baseline / score_median:.1f}x faster", flush=True)
+
+        gt, pred = workload(500, round(500 * 33000 / 9658), args.per_image)
+        small = tmp / "small"
+        small.mkdir()
+        write_jsonl(gt, small / "gt.jsonl", with_scores=False)
+        write_jsonl(pred, small / "pred.jsonl")
+        walls, cpus, loads = time_command(["score", "--gt", str(small / "gt.jsonl"), "--pred",
+                                           str(small / "pred.jsonl"), "--json", str(small / "score.json")],
+                                          args.runs)
+        report("(e) 500 images: python -m metrics score", walls, cpus, loads)
+        plain_transcription(gt, pred, small / "gt.jsonl", small / "pred.jsonl", "    500 images:")
+        if args.diag_hoi:
+            walls, loads = time_diag_hoi(Path(args.diag_hoi), gt, pred, small, args.runs)
+            report("    500 images: Diag-HOI standard_eval.py", walls, loads=loads)
+        else:
+            print("    500 images: Diag-HOI standard_eval.py not run (give --diag-hoi DIR)", flush=True)
+
+
+def plain_transcription(gt, pred, gt_path: Path, pred_path: Path, label: str) -> float:
+    """Seconds of the plain transcription: the files read line by line, then Algorithms 1, 2
+    and the official mAP (Default) on the resolved labels (their preparation not timed)."""
+    ev = evaluate(gt, pred)
+    images, sigma = reference_inputs(gt, pred, ev)
+    n_classes = len(ev.classes)
+    t = time.perf_counter()
+    plain_read(gt_path), plain_read(pred_path)
+    t_read = time.perf_counter() - t
+    t = time.perf_counter()
+    ref.shoe_map(images, sigma, n_classes)
+    ref.shoe_mf1(images, sigma, n_classes, tau=0.5)
+    eval_one(*official_inputs(images, n_classes), len(images))
+    t_score = time.perf_counter() - t
+    print(f"{label} plain transcription: reading {t_read:.1f} s + Algorithms 1, 2 and the official mAP "
+          f"{t_score:.1f} s = {t_read + t_score:.1f} s ({load()})", flush=True)
+    return t_read + t_score
+
+
+def time_diag_hoi(root: Path, gt, pred, folder: Path, runs: int) -> tuple[list[float], list[str]]:
+    """Wall seconds of the released ``standard_eval.py`` on the same HOIs (fresh processes)."""
+    if not (root / "standard_eval.py").exists() or not (root / "utils.py").exists():
+        raise SystemExit(f"--diag-hoi: {root} has no standard_eval.py and utils.py")
+    # the released file does not compile: its V-COCO class has a line without its indentation
+    # and method code at class level. Its HICO-DET part runs as released: the imports, then
+    # everything from compute_fptp on (compute_fptp, voc_ap, compute_map, eval_hicodet, main)
+    text = (root / "standard_eval.py").read_text()
+    script = folder / "standard_eval.py"
+    script.write_text(text[:text.index("class VCOCOeval")] + text[text.index("def compute_fptp"):])
+    (folder / "utils.py").write_text((root / "utils.py").read_text())
+    # the released script pairs the two lists image by image; CDN writes verb ids from 0
+    pred = pred.with_images(gt.images)
+    gts = qpic_records(gt, verb_base=0, with_scores=False, skip_verb="no_interaction")
+    preds = qpic_records(pred, verb_base=0, with_scores=True, skip_verb="no_interaction")
+    # its compute_iou_mat fails on an image without ground-truth boxes: such images left out
+    kept = [k for k, rec in enumerate(gts) if rec["annotations"]]
+    gts, preds = [gts[k] for k in kept], [preds[k] for k in kept]
+    sum_gts: dict = {}
+    for rec in gts:
+        for h in rec["hoi_annotation"]:
+            triplet = (1, rec["annotations"][h["object_id"]]["category_id"], h["category_id"])
+            sum_gts[triplet] = sum_gts.get(triplet, 0) + 1
+    for rec in preds:   # the script asserts every predicted triplet is a key
+        for h in rec["hoi_prediction"]:
+            sum_gts.setdefault((1, rec["predictions"][h["object_id"]]["category_id"], h["category_id"]), 0)
+    for name, value in (("gts.pkl", gts), ("preds.pkl", preds), ("sum_gts.pkl", sum_gts)):
+        (folder / name).write_bytes(pickle.dumps(value))
+    walls, loads = [], []
+    for _ in range(runs):
+        loads.append(load())
         t = time.perf_counter()
-        plain_read(gt_path), plain_read(pred_path)
-        t_read = time.perf_counter() - t
-        t = time.perf_counter()
-        ref.shoe_map(images, sigma, n_classes)
-        ref.shoe_mf1(images, sigma, n_classes, tau=0.5)
-        eval_one(*official_inputs(images, n_classes), len(images))
-        t_score = time.perf_counter() - t
-        baseline = t_read + t_score
-        print(f"(d) plain transcription: reading {t_read:.1f} s + Algorithms 1, 2 and the official mAP "
-              f"{t_score:.1f} s = {baseline:.1f} s ({load()})")
-        print(f"    score command vs plain transcription: {baseline / score_median:.1f}x faster")
+        res = subprocess.run([sys.executable, str(script), "--sum_gts_file", str(folder / "sum_gts.pkl"),
+                              "--gt_triplets_file", str(folder / "gts.pkl"), "--preds_file",
+                              str(folder / "preds.pkl")], cwd=folder, capture_output=True, text=True)
+        walls.append(time.perf_counter() - t)
+        if res.returncode != 0:
+            raise SystemExit(f"standard_eval.py failed: {res.stderr[-500:]}")
+    return walls, loads
 
 
 if __name__ == "__main__":

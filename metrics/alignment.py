@@ -77,20 +77,15 @@ def to_0_4(name: str, values: np.ndarray) -> np.ndarray:
 def wordnet_baselines(items: pd.DataFrame) -> pd.DataFrame:
     """WordNet path / WUP / LCH HOI similarities (mean of verb and object), in [0, 1]."""
     syn = item_synsets(items)
-    wn = wordnet.wordnet()
-    wordnet.seed_max_depths(wn)
     # LCH of a synset with itself is its maximum: dividing by it maps LCH into [0, 1]
-    max_lch = {pos: wn.synset(name).lch_similarity(wn.synset(name), simulate_root=True)
-               for pos, name in (("v", "be.v.01"), ("n", "entity.n.01"))}
+    max_lch = {pos: wordnet.lch_similarity(name, name) for pos, name in (("v", "be.v.01"), ("n", "entity.n.01"))}
     cache: dict[tuple, tuple[float, float, float]] = {}
 
     def measures(a: str, b: str, pos: str) -> tuple[float, float, float]:
         key = (a, b)
         if key not in cache:
-            sa, sb = wn.synset(a), wn.synset(b)
-            cache[key] = (sa.path_similarity(sb, simulate_root=True) or 0.0,
-                          sa.wup_similarity(sb, simulate_root=True) or 0.0,
-                          (sa.lch_similarity(sb, simulate_root=True) or 0.0) / max_lch[pos])
+            cache[key] = (wordnet.path_similarity(a, b) or 0.0, wordnet.wup_similarity(a, b) or 0.0,
+                          (wordnet.lch_similarity(a, b) or 0.0) / max_lch[pos])
         return cache[key]
 
     verb = np.array([measures(p, g, "v") for p, g in zip(syn["pred_verb"], syn["gt_verb"])])

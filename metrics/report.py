@@ -36,13 +36,18 @@ def _heatmap(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
     return fig
 
 
+def _grouped_bars(ax, counts: pd.DataFrame) -> None:
+    """One group of bars per row of ``counts`` (on the x axis), one bar per column, labelled."""
+    width = 0.8 / max(len(counts.columns), 1)
+    x = np.arange(len(counts.index))
+    for k, name in enumerate(counts.columns):
+        ax.bar(x + k * width - 0.4 + width / 2, counts[name].to_numpy(), width, label=str(name))
+    ax.set_xticks(x, [f"{v:g}" if isinstance(v, float) else str(v) for v in counts.index])
+
+
 def _distributions(dist: pd.DataFrame):
     fig, ax = pyplot().subplots(figsize=(5.0, 2.8))
-    scores = list(dist.columns)
-    width = 0.8 / max(len(dist.index), 1)
-    for k, (name, row) in enumerate(dist.iterrows()):
-        ax.bar(np.arange(len(scores)) + k * width - 0.4 + width / 2, row.to_numpy(), width, label=str(name))
-    ax.set_xticks(range(len(scores)), scores)
+    _grouped_bars(ax, dist.T)
     ax.set_xlabel("score")
     ax.set_ylabel("ratings")
     ax.set_title("Per-annotator score distribution")
@@ -54,8 +59,7 @@ def _votes(votes: pd.DataFrame):
     majors = sorted(votes["majority"].unique())
     fig, axes = pyplot().subplots(1, len(majors), figsize=(2.0 * len(majors), 2.4), sharey=True)
     for ax, maj in zip(np.atleast_1d(axes), majors):
-        sel = votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count")
-        sel.plot.bar(ax=ax, legend=False, width=0.8, rot=0)
+        _grouped_bars(ax, votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count"))
         ax.set_title(f"majority {maj:g}")
         ax.set_xlabel("score")
     np.atleast_1d(axes)[0].set_ylabel("votes")
@@ -299,5 +303,5 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-                         "figure.dpi": 150, "savefig.bbox": "tight"})
+                         "figure.dpi": 100, "savefig.bbox": "tight"})
     return plt

@@ -615,18 +615,13 @@ def _segment_diff(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _segment_suffix_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``max(values[i:end of i's segment])`` for every i, exactly: the values are replaced by
-    their ranks, offset per segment so that a later segment never exceeds an earlier one, and
-    one reversed running maximum runs over all segments."""
+    """``max(values[i:end of i's segment])`` for every i, exactly: a running maximum per segment
+    (pandas' grouped ``cummax``, linear time) over the reversed values."""
     n = len(values)
     if not n:
         return values
-    by_value = np.argsort(values, kind="stable")
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_value] = np.arange(n)
-    segment = np.repeat(np.arange(len(starts), 0, -1), np.diff(np.r_[starts, n]))
-    key = segment * n + rank
-    return values[by_value[np.maximum.accumulate(key[::-1])[::-1] % n]]
+    segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+    return pd.Series(values[::-1]).groupby(segment[::-1], sort=False).cummax().to_numpy()[::-1]
 
 
 def _class_sums(out: np.ndarray, cls: np.ndarray, starts: np.ndarray, terms: np.ndarray) -> None:

@@ -18,6 +18,7 @@ wrappers so the rest of the package never touches NLTK objects.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
@@ -84,23 +85,8 @@ def wordnet():
     return reader
 
 
-def seed_max_depths(reader) -> None:
-    """Give NLTK's reader the taxonomy depths its ``lch_similarity`` needs, from the index
-    (call before the first LCH of a run).
-
-    NLTK computes them on the first LCH call of a part of speech by reading every synset
-    (``WordNetCorpusReader._compute_max_depth``, about 14 s each for nouns and verbs); the
-    index gives the same numbers (``WordNetIndex.max_depth``) in well under a second. Keys and
-    values follow NLTK's: ``(pos, simulate_root)`` → depth, plus one with the simulated root.
-    """
-    for pos in INDEX_POS:
-        depth = index().max_depth(pos)
-        reader._max_depth[(pos, False)] = depth
-        reader._max_depth[(pos, True)] = depth + 1
-
-
 # ---------------------------------------------------------------------------- the index
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 INDEX_POS = ("n", "v")
 RELATIONS = ("hypernyms", "instance_hypernyms", "hyponyms", "instance_hyponyms", "verb_groups",
              "entailments")
@@ -126,7 +112,8 @@ class WordNetIndex:
     """The nouns and verbs of WordNet 3.0 in flat tables, answering as NLTK's reader does.
 
     Synsets are numbered; ``names``, ``pos``, ``gloss`` and ``lemmas`` (tab-joined lemma names)
-    are indexed by that number, ``counts`` maps a synset with tagged lemmas to its lemma counts.
+    are indexed by that number, ``counts`` maps a synset with tagged lemmas to its lemma counts,
+    ``min_depth`` / ``max_depth`` (bytes) hold NLTK's ``Synset.min_depth()`` / ``max_depth()``.
     Each relation is a CSR pair ``(offsets, targets)`` of ``array('i')``, targets sorted by
     name (NLTK's reader returns them in the order of a set, which varies between processes). ``lemma_index[pos]`` is ``(sorted lemmas, offsets, synset numbers)`` in
     sense order (WordNet's ``index.<pos>``); ``exceptions[pos]`` is NLTK's exception map.
@@ -138,6 +125,8 @@ class WordNetIndex:
         self.lemmas, self.counts = tables["lemmas"], tables["counts"]
         self.relations, self.lemma_index = tables["relations"], tables["lemma_index"]
         self.exceptions = tables["exceptions"]
+        self.min_depth, self.max_depth = tables["min_depth"], tables["max_depth"]
+        self._taxonomy_depths: dict[str, int] = {}
 
     # -- building and storing
     @classmethod
@@ -170,12 +159,14 @@ class WordNetIndex:
                                for offset in reader._lemma_pos_offset_map[lemma][pos])
                 offsets.append(len(targets))
             lemma_index[pos] = (keys, offsets, targets)
+        min_depth, max_depth = _depths(relations)
         return cls({"format": INDEX_FORMAT, "source": _source_signature(),
                     "names": [s.name() for s in synsets], "pos": "".join(s.pos() for s in synsets),
                     "gloss": [s.definition() for s in synsets],
                     "lemmas": ["\t".join(s.lemma_names()) for s in synsets], "counts": counts,
                     "relations": relations, "lemma_index": lemma_index,
-                    "exceptions": {pos: dict(reader._exception_map[pos]) for pos in INDEX_POS}})
+                    "exceptions": {pos: dict(reader._exception_map[pos]) for pos in INDEX_POS},
+                    "min_depth": min_depth, "max_depth": max_depth})
 
     def save(self, path: Path) -> Path:
         """Store the tables atomically, readable by every user (the app may run as another)."""
@@ -238,26 +229,12 @@ class WordNetIndex:
         """NLTK's ``synsets(lemma, pos)``: the synsets of every base form of the (lower-cased) lemma."""
         return [k for form in self.morphy(lemma.lower(), pos) for k in self.lemma_synsets(form, pos)]
 
-    def max_depth(self, pos: str) -> int:
-        """NLTK's ``_compute_max_depth(pos, simulate_root=False)``: the longest path from a
-        synset of ``pos`` up its hypernyms and instance hypernyms (``Synset.max_depth``),
-        computed once per synset over the graph instead of by NLTK's reading of every synset."""
-        depth: dict[int, int] = {}
-        for start in (k for k, p in enumerate(self.pos) if p == pos):
-            stack = [start]
-            while stack:
-                s = stack[-1]
-                if s in depth:
-                    stack.pop()
-                    continue
-                ups = self.related(s, "hypernyms") + self.related(s, "instance_hypernyms")
-                waiting = [h for h in ups if h not in depth]
-                if waiting:
-                    stack.extend(waiting)
-                    continue
-                depth[s] = 1 + max((depth[h] for h in ups), default=-1)
-                stack.pop()
-        return max(depth[k] for k, p in enumerate(self.pos) if p == pos)
+    def taxonomy_depth(self, pos: str) -> int:
+        """NLTK's ``_compute_max_depth(pos, simulate_root=False)``: the largest ``max_depth`` of a
+        synset of ``pos`` (LCH's D)."""
+        if pos not in self._taxonomy_depths:
+            self._taxonomy_depths[pos] = max(d for d, p in zip(self.max_depth, self.pos) if p == pos)
+        return self._taxonomy_depths[pos]
 
     def hypernym_distances(self, k: int) -> dict[int, int]:
         """NLTK's ``_shortest_hypernym_paths(simulate_root=False)``: breadth-first over hypernyms
@@ -271,6 +248,100 @@ class WordNetIndex:
             queue.extend((h, depth + 1) for h in self.related(s, "hypernyms"))
             queue.extend((h, depth + 1) for h in self.related(s, "instance_hypernyms"))
         return out
+
+    # -- NLTK's path / Wu-Palmer / Leacock-Chodorow similarity (nltk.corpus.reader.wordnet.Synset)
+    def _name_of(self, k: int) -> str:
+        return ROOT_NAME if k == ROOT else self.names[k]
+
+    def _root_distances(self, k: int, simulate_root: bool) -> dict[int, int]:
+        """``Synset._shortest_hypernym_paths``: with ``simulate_root`` the simulated root one
+        step above the synset's farthest ancestor; the root itself is at 0 from itself."""
+        if k == ROOT:
+            return {ROOT: 0}
+        out = self.hypernym_distances(k)
+        if simulate_root:
+            out[ROOT] = max(out.values()) + 1
+        return out
+
+    def shortest_path_distance(self, a: int, b: int, simulate_root: bool) -> int | None:
+        """``Synset.shortest_path_distance``: the fewest edges through a common ancestor."""
+        if a == b:
+            return 0
+        da, db = self._root_distances(a, simulate_root), self._root_distances(b, simulate_root)
+        return min((d + db[s] for s, d in da.items() if s in db), default=None)
+
+    def needs_root(self, k: int) -> bool:
+        """``Synset._needs_root`` for WordNet 3.0: verbs have many roots, nouns one."""
+        return self.pos[k] != "n"
+
+    def path_similarity(self, a: int, b: int) -> float | None:
+        """``Synset.path_similarity(simulate_root=True)``: ``1 / (distance + 1)``."""
+        distance = self.shortest_path_distance(a, b, self.needs_root(a) or self.needs_root(b))
+        return None if distance is None else 1.0 / (distance + 1)
+
+    def lch_similarity(self, a: int, b: int) -> float | None:
+        """``Synset.lch_similarity(simulate_root=True)``: ``-log((distance + 1) / 2D)``, D the
+        taxonomy depth of the part of speech (plus the simulated root for verbs)."""
+        if self.pos[a] != self.pos[b]:
+            raise InputError(f"LCH similarity needs one part of speech: {self.names[a]}, {self.names[b]}")
+        root = self.needs_root(a)
+        depth = self.taxonomy_depth(self.pos[a]) + int(root)
+        distance = self.shortest_path_distance(a, b, root)
+        if distance is None or depth == 0:
+            return None
+        return -math.log((distance + 1) / (2.0 * depth))
+
+    def wup_similarity(self, a: int, b: int) -> float | None:
+        """``Synset.wup_similarity(simulate_root=True)``: ``2 d / (l1 + l2 + 2 d)`` with the
+        subsumer chosen as NLTK does (``lowest_common_hypernyms(use_min_depth=True)``: the
+        common ancestors of largest ``min_depth``, first by name, ``a`` itself if among them),
+        ``d`` its ``max_depth`` + 1 and ``l1``, ``l2`` the path lengths from a and b to it."""
+        root = self.needs_root(a) or self.needs_root(b)
+        common = self.hypernym_distances(a).keys() & self.hypernym_distances(b).keys()
+        if root:
+            common.add(ROOT)
+        if not common:
+            return None
+        min_depth = lambda k: 0 if k == ROOT else self.min_depth[k]  # noqa: E731
+        deepest = max(min_depth(k) for k in common)
+        subsumers = sorted((k for k in common if min_depth(k) == deepest), key=self._name_of)
+        subsumer = a if a in subsumers else subsumers[0]
+        depth = (0 if subsumer == ROOT else self.max_depth[subsumer]) + 1
+        len1 = self.shortest_path_distance(a, subsumer, root)
+        len2 = self.shortest_path_distance(b, subsumer, root)
+        if len1 is None or len2 is None:
+            return None
+        return (2.0 * depth) / (len1 + depth + len2 + depth)
+
+
+# NLTK's simulated root (``Synset`` named ``*ROOT*``) in the index's similarity measures
+ROOT, ROOT_NAME = -1, "*ROOT*"
+
+
+def _depths(relations: dict) -> tuple[bytes, bytes]:
+    """Every synset's ``min_depth`` and ``max_depth`` (NLTK's ``Synset`` methods: the shortest
+    and longest path up hypernyms and instance hypernyms to a root), from the index's links."""
+    def ups(k):
+        return [t for relation in ("hypernyms", "instance_hypernyms")
+                for t in relations[relation][1][relations[relation][0][k]:relations[relation][0][k + 1]]]
+    n = len(relations["hypernyms"][0]) - 1
+    shortest, longest = [-1] * n, [-1] * n
+    for start in range(n):
+        stack = [start]
+        while stack:
+            k = stack[-1]
+            if longest[k] >= 0:
+                stack.pop()
+                continue
+            above = ups(k)
+            waiting = [h for h in above if longest[h] < 0]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            shortest[k] = 1 + min((shortest[h] for h in above), default=-1)
+            longest[k] = 1 + max((longest[h] for h in above), default=-1)
+            stack.pop()
+    return bytes(shortest), bytes(longest)
 
 
 # NLTK's WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS for nouns and verbs
@@ -411,6 +482,46 @@ def hypernym_distances(name: str) -> dict[str, int]:
         ix = index()
         return {ix.names[a]: d for a, d in ix.hypernym_distances(k).items()}
     return {a.name(): d for a, d in s._shortest_hypernym_paths(simulate_root=False).items()}
+
+
+def _similarity(measure: str, a: str, b: str) -> float | None:
+    ka, sa = _node(a)
+    kb, sb = _node(b)
+    if sa is None and sb is None:
+        return getattr(index(), measure)(ka, kb)
+    sa, sb = _synset(a), _synset(b)
+    return getattr(sa, measure)(sb, simulate_root=True)
+
+
+def path_similarity(a: str, b: str) -> float | None:
+    """NLTK's ``path_similarity`` (simulated root for verbs): ``1 / (shortest path + 1)``, None
+    when no path joins them.
+
+    >>> path_similarity("horse.n.01", "bicycle.n.01")  # 16 edges through whole.n.02
+    0.058823529411764705
+    """
+    return _similarity("path_similarity", a, b)
+
+
+def wup_similarity(a: str, b: str) -> float | None:
+    """NLTK's ``wup_similarity`` (simulated root for verbs): Wu–Palmer, ``2 d / (l1 + l2 + 2 d)``
+    with d the depth of the deepest common subsumer and l1, l2 the paths to it.
+
+    >>> round(wup_similarity("ride.v.01", "ride.v.02"), 4)
+    0.2857
+    """
+    return _similarity("wup_similarity", a, b)
+
+
+def lch_similarity(a: str, b: str) -> float | None:
+    """NLTK's ``lch_similarity`` (simulated root for verbs): Leacock–Chodorow,
+    ``-log((shortest path + 1) / 2D)`` with D the depth of the part of speech's taxonomy
+    (both synsets must share it).
+
+    >>> round(lch_similarity("horse.n.01", "horse.n.01"), 4)  # -log(1 / (2 * 19))
+    3.6376
+    """
+    return _similarity("lch_similarity", a, b)
 
 
 @lru_cache(maxsize=100_000)

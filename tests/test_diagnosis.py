@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import ROOT
@@ -325,3 +326,75 @@ def test_cli_missing_file_and_unscored_predictions(tmp_path):
     write_jsonl(pred, tmp_path / "p.jsonl", with_scores=False)
     out = run("--gt", str(tmp_path / "gt.jsonl"), "--pred", str(tmp_path / "p.jsonl"))
     assert out.returncode == 2 and "no 'score'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_distinct_rows_equal_numpy_unique():
+    from metrics.diagnosis import _distinct
+    rows = np.random.default_rng(16).integers(0, 500, 3000)
+    assert np.array_equal(_distinct(rows, 600), np.unique(rows))
+    assert len(_distinct(np.zeros(0, dtype=np.int64), 5)) == 0
+
+
+def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computation():
+    """The §4.1 candidates of the distinct prediction pairs, taken from the scene's edges, are
+    those :func:`_pair_candidates` computes from the boxes (same rows, order and IoUs)."""
+    from metrics.diagnosis import _pair_candidates, _prediction_pair_candidates, _prediction_pairs, prepare
+    rng = np.random.default_rng(16)
+    images = [f"i{k}" for k in range(30)]
+    n_gt, n_pred = 120, 900
+    gt_rows = rng.integers(0, 30, n_gt)
+    base = rng.uniform(0, 50, (n_gt, 4)).round()
+    gt_h = np.c_[base[:, :2], base[:, :2] + 20 + base[:, 2:]]
+    gt_o = gt_h + rng.integers(-5, 30, (n_gt, 1))
+    gt_h[1::3], gt_o[1::3] = gt_h[0::3][:len(gt_h[1::3])], gt_o[0::3][:len(gt_o[1::3])]   # shared pairs
+    gt_rows[1::3] = gt_rows[0::3][:len(gt_rows[1::3])]
+    verbs = np.array(["ride", "hold", "feed", "pet"])
+    objects = np.array(["horse", "dog"])
+    gt = Detections.from_arrays(np.array(images)[gt_rows], gt_h, gt_o, verbs[rng.integers(0, 4, n_gt)],
+                                objects[rng.integers(0, 2, n_gt)])
+    src = rng.integers(0, n_gt, n_pred)
+    jitter = lambda b: b + rng.integers(-6, 7, b.shape) * (rng.random((len(b), 1)) < 0.7)  # noqa: E731
+    pred = Detections.from_arrays(np.array(images)[gt_rows[src]], jitter(gt_h[src]), jitter(gt_o[src]),
+                                  verbs[rng.integers(0, 4, n_pred)], objects[rng.integers(0, 2, n_pred)],
+                                  rng.random(n_pred).round(2))
+    s = prepare(gt, pred, map_protocol="all-point")
+    first = _prediction_pairs(s)[1]
+    direct = _pair_candidates(s, s.pred_image[first], s.pred_human[first], s.pred_object_box[first],
+                              s.pred_obj[first])
+    fast = _prediction_pair_candidates(s)
+    assert len(direct[2]) > 50
+    for a, b in zip(direct, fast):
+        assert np.array_equal(a, b)
+
+
+def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
+    from metrics.diagnosis import _unique_pairs
+    rng = np.random.default_rng(17)
+    n = 3000
+    image = rng.integers(0, 20, n)
+    human, obj_box = rng.integers(0, 3, (n, 4)).astype(float), rng.integers(0, 3, (n, 4)).astype(float)
+    human[rng.random(n) < 0.2, 0] = -0.0                  # -0.0 and 0.0 are one value
+    obj = rng.integers(0, 2, n)
+    pid, first = _unique_pairs(image, human, obj_box, obj)
+    rows = pd.DataFrame(np.column_stack([image, human, obj_box, obj]).astype(np.float64))
+    expected = rows.groupby(list(rows.columns), sort=False).ngroup().to_numpy()
+    assert len(first) < n and np.array_equal(pid, expected)
+    assert np.array_equal(first, [np.flatnonzero(expected == k)[0] for k in range(len(first))])
+
+
+def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
+    """Two rows built to share the 64-bit key (the last two values offset against each other)
+    stay two pairs: the check finds them and pandas groups the columns."""
+    from metrics.diagnosis import _unique_pairs
+    m = np.uint64(0x9E3779B97F4A7C15)
+    x = np.array([7.0]).view(np.uint64)[0]
+    y = np.array([1.0]).view(np.uint64)[0]
+    with np.errstate(over="ignore"):
+        x2, y2 = x + np.uint64(1), y - m                  # (x + 1)·m + (y − m) = x·m + y
+    other = np.array([x2, y2], dtype=np.uint64).view(np.float64)
+    image = np.array([0, 0, 0])
+    human = np.zeros((3, 4))
+    obj_box = np.array([[1.0, 2, 3, 7.0], [1.0, 2, 3, other[0]], [1.0, 2, 3, 7.0]])
+    obj = np.array([1.0, other[1], 1.0])
+    pid, first = _unique_pairs(image, human, obj_box, obj)
+    assert pid.tolist() == [0, 1, 0] and first.tolist() == [0, 1]

@@ -58,4 +58,5 @@ def test_console_report_tab(simulated):
     assert not at.exception and not at.error
     labels = {m.label: m.value for m in at.metric}
     assert "Krippendorff's alpha (ordinal)" in labels
-    assert any("Report written to" in s.value for s in at.success)
+    downloads = [b for b in at.get("download_button") if b.label == "Download report.html"]
+    assert len(downloads) == 1   # the HTML report (with its plots) is drawn only when downloaded

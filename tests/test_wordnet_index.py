@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,24 +170,74 @@ def test_a_missing_index_is_built_on_first_use_with_one_line_on_stderr(tmp_path,
 
 @pytest.mark.slow
 def test_taxonomy_depths_equal_nltks_own_computation():
-    """The depths seeded into the reader (LCH's denominator) are the ones NLTK's
-    ``_compute_max_depth`` finds by reading every synset (about 30 s: a fresh, unseeded reader)."""
+    """LCH's D from the index is the depth NLTK's ``_compute_max_depth`` finds by reading every
+    synset (about 30 s: a fresh reader)."""
     fresh = wordnet._reader_class()(wordnet.wordnet()._root, None)
-    wordnet.seed_max_depths(wordnet.wordnet())
     for pos in wordnet.INDEX_POS:
-        assert fresh._compute_max_depth(pos, False) == wordnet.index().max_depth(pos)
-        assert wordnet.wordnet()._max_depth[(pos, False)] == fresh._max_depth[(pos, False)]
-        assert wordnet.wordnet()._max_depth[(pos, True)] == fresh._max_depth[(pos, False)] + 1
+        assert fresh._compute_max_depth(pos, False) == wordnet.index().taxonomy_depth(pos)
+    assert (wordnet.index().taxonomy_depth("n"), wordnet.index().taxonomy_depth("v")) == (19, 12)
 
 
-def test_lch_with_seeded_depths_is_nltks_formula(reader):
-    """-log((d + 1) / (2 D)) with d the path distance and D the seeded depth (noun 19 + 1
-    simulated root is not used for nouns, verbs 12 + 1): checked on two pairs by hand."""
+def test_depths_answer_as_nltk(reader):
+    ix = wordnet.index()
+    names = [name for name, _ in hico_synsets()]
+    names += [ix.names[k] for k in random.Random(17).sample(range(len(ix.names)), 300)]
+    for name in names + ["entity.n.01", "be.v.01", "paris.n.01"]:   # a root, a verb root, an instance
+        k, s = ix.synset_number(name), reader.synset(name)
+        assert (ix.min_depth[k], ix.max_depth[k]) == (s.min_depth(), s.max_depth()), name
+
+
+def similarity_pairs(reader) -> list[tuple[str, str]]:
+    """Every pair of HICO-DET verb synsets and of object synsets, SHOE's user-study pairs (when
+    the file is present), and a sample of noun / verb pairs, mixed parts of speech included."""
+    by_pos = {"v": [], "n": []}
+    for name, pos in hico_synsets():
+        by_pos[pos].append(name)
+    pairs = [(a, b) for names in by_pos.values() for a in names for b in names]
+    shoe = Path(__file__).resolve().parents[2] / "shared" / "data" / "shoe" / "shoe_user_study_items.csv"
+    if shoe.exists():
+        import pandas as pd
+        items = pd.read_csv(shoe)
+        for gt, pred in (("gt_verb_synset", "pred_verb_synset"), ("gt_object_synset", "pred_object_synset")):
+            pairs += list(zip(items[pred], items[gt]))
+    ix, rng = wordnet.index(), random.Random(18)
+    sample = [ix.names[k] for k in rng.sample(range(len(ix.names)), 400)]
+    pairs += list(zip(sample[:200], sample[200:]))
+    return pairs
+
+
+@pytest.mark.slow
+def test_path_wup_and_lch_similarity_answer_as_nltk(reader):
+    """Path, Wu-Palmer and Leacock-Chodorow similarity computed on the index equal NLTK's own
+    (``simulate_root=True``, as the alignment baselines use them) for every pair of the HICO-DET
+    vocabulary (18,500 pairs) and the other pairs of :func:`similarity_pairs` (about 20 s)."""
+    for pos in wordnet.INDEX_POS:   # NLTK's depth scan takes 30 s; the test above checks the number
+        reader._max_depth.setdefault((pos, False), wordnet.index().taxonomy_depth(pos))
+        reader._max_depth.setdefault((pos, True), wordnet.index().taxonomy_depth(pos) + 1)
+    pairs = similarity_pairs(reader)
+    assert len(pairs) >= 18_500 + 200
+    for a, b in pairs:
+        sa, sb = reader.synset(a), reader.synset(b)
+        assert wordnet.path_similarity(a, b) == sa.path_similarity(sb), (a, b)
+        assert wordnet.wup_similarity(a, b) == sa.wup_similarity(sb), (a, b)
+        if sa.pos() == sb.pos():
+            assert wordnet.lch_similarity(a, b) == sa.lch_similarity(sb), (a, b)
+        else:
+            with pytest.raises(wordnet.InputError):
+                wordnet.lch_similarity(a, b)
+
+
+def test_similarity_of_verbs_in_separate_trees_goes_through_the_simulated_root():
+    """ride.v.01 and push.v.01 share no hypernym: the path runs through NLTK's simulated root,
+    one step above each verb's farthest ancestor; worked out from the hypernym distances."""
     import math
-    wordnet.seed_max_depths(reader)
-    horse, bicycle = reader.synset("horse.n.01"), reader.synset("bicycle.n.01")
-    d = horse.shortest_path_distance(bicycle, simulate_root=False)
-    assert horse.lch_similarity(bicycle) == pytest.approx(-math.log((d + 1) / (2 * 19)))
-    ride, push = reader.synset("ride.v.01"), reader.synset("push.v.01")
-    d = ride.shortest_path_distance(push, simulate_root=True)
-    assert ride.lch_similarity(push) == pytest.approx(-math.log((d + 1) / (2 * 13)))
+    up_ride = max(wordnet.hypernym_distances("ride.v.01").values()) + 1
+    up_push = max(wordnet.hypernym_distances("push.v.01").values()) + 1
+    assert not set(wordnet.hypernym_distances("ride.v.01")) & set(wordnet.hypernym_distances("push.v.01"))
+    assert wordnet.path_similarity("ride.v.01", "push.v.01") == 1 / (up_ride + up_push + 1)
+    assert wordnet.lch_similarity("ride.v.01", "push.v.01") == -math.log((up_ride + up_push + 1) / (2 * 13))
+    assert wordnet.wup_similarity("ride.v.01", "push.v.01") == 2 / (up_ride + up_push + 2)
+    # nouns share entity.n.01: no simulated root, the nearest common ancestor decides
+    horse, bicycle = wordnet.hypernym_distances("horse.n.01"), wordnet.hypernym_distances("bicycle.n.01")
+    d = min(horse[s] + bicycle[s] for s in set(horse) & set(bicycle))
+    assert wordnet.path_similarity("horse.n.01", "bicycle.n.01") == 1 / (d + 1) == 1 / 17

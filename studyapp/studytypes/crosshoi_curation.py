@@ -28,7 +28,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import streamlit as st
 
 from metrics import InputError, hico
 
@@ -116,6 +115,8 @@ class CrosshoiCuration(StudyType):
 
     # ----------------------------------------------------------------- showing and answering
     def render_item(self, fields: dict) -> None:
+        import streamlit as st  # imported here: the command line never renders
+
         q = fields["question"]
         try:
             png = images.render_png(fields["image_root"], fields["image"], q.get("boxes") or None)

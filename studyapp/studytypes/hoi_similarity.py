@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import streamlit as st
-
 from metrics import InputError, SimilarityMatrix, hico, wordnet
 
 from .. import inert, sampler
@@ -127,6 +125,8 @@ class HoiSimilarity(StudyType):
     def render_item(self, fields: dict) -> None:
         """Both sides of the pair, one Markdown element per side (each element is a message
         the browser renders on its own: fewer of them bring the answer bar sooner)."""
+        import streamlit as st  # imported here: the command line never renders
+
         d = fields["display"]
         for column, side, title in zip(st.columns(2, border=True), ("gt", "pred"),
                                        ("Ground truth", "Prediction")):

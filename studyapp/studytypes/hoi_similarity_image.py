@@ -28,7 +28,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import streamlit as st
 
 from metrics import InputError
 
@@ -162,6 +161,8 @@ class HoiSimilarityImage(HoiSimilarity):
     IMAGE_HEIGHT = 300  # px: image, pair and answer buttons fit in one 1280 x 800 screen
 
     def render_item(self, fields: dict) -> None:
+        import streamlit as st  # imported here: the command line never renders
+
         """The image (boxes can be hidden) beside the pair."""
         boxes = [(role, fields[f"{role}_box"]) for role in ("human", "object") if fields.get(f"{role}_box")]
         image_column, pair_column = st.columns(2)

@@ -20,8 +20,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import streamlit as st
-
 from metrics import InputError
 from metrics.imsitu import split_verbs
 
@@ -111,6 +109,8 @@ class ImsituCorrectness(StudyType):
 
     # ----------------------------------------------------------------- display
     def render_item(self, fields: dict) -> None:
+        import streamlit as st  # imported here: the command line never renders
+
         try:
             png = images.render_png(fields["image_root"], fields["image"])
         except InputError:

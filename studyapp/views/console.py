@@ -233,13 +233,13 @@ def report_tab(study) -> None:
         imsitu_report(study)
         return
     st.caption("Agreement of the main ratings (Krippendorff's alpha, Eq. 13 agreement, QWK, "
-               "Spearman), metric–human alignment and w tuning; the HTML report goes to exports/.")
+               "Spearman), metric–human alignment and w tuning; the HTML report (tables and plots) "
+               "is written to exports/ when you download it.")
     if not st.button("Compute report", key=f"report-{study.id}"):
         return
     try:
         with st.spinner("Computing agreement statistics..."):
             result = analysis.analyse_study(study.slug)
-            path = analysis.write_study_report(study.slug, result)
     except InputError as exc:
         st.error(inert.text(exc))
         return
@@ -261,8 +261,9 @@ def report_tab(study) -> None:
         rows = [{"metric": m, **{k: v for k, v in result.alignment["metrics"][m].items() if k != "spearman_ci"}}
                 for m in result.alignment["ranking"]]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-    st.success(f"Report written to {path}")
-    st.download_button("Download report.html", path.read_bytes(), "report.html", "text/html")
+    # the plots are drawn only when the report is downloaded (Streamlit calls data then)
+    st.download_button("Download report.html", lambda: analysis.write_study_report(study.slug, result).read_bytes(),
+                       "report.html", "text/html", key=f"report-download-{study.id}")
 
 
 def matrices_section(all_studies) -> None:
