@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import errno
 import json
+import math
 import os
 import re
 import secrets
@@ -264,8 +265,33 @@ def to_jsonable(value):
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+def json_text(value, indent: int | None = 2) -> str:
+    """Strict JSON of ``value`` (numpy scalars and arrays included): NaN and infinities, which
+    JSON cannot hold (and the readers of :mod:`metrics.inputs` refuse), are written as null.
+
+    >>> json_text({"a": float("nan"), "b": [1.5, float("inf")]}, indent=None)
+    '{"a": null, "b": [1.5, null]}'
+    """
+    try:
+        return json.dumps(value, indent=indent, default=to_jsonable, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), indent=indent, default=to_jsonable, allow_nan=False)
+
+
+def _finite(value):
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return _finite(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def write_json(result: dict, path: str | Path) -> Path:
-    return write_text_atomic(path, json.dumps(result, indent=2, default=to_jsonable) + "\n")
+    return write_text_atomic(path, json_text(result) + "\n")
 
 
 class StagedFolder:

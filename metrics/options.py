@@ -66,6 +66,24 @@ def number(low: float, high: float, *, low_open: bool = False, high_open: bool =
     return parse
 
 
+def comma_list(item):
+    """An option type: comma-separated values, each of the type ``item``."""
+    def parse(text: str) -> list:
+        values = [v for v in text.split(",") if v.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError("give at least one value")
+        parsed = []
+        for value in values:
+            try:
+                parsed.append(item(value))
+            except argparse.ArgumentTypeError as exc:
+                raise argparse.ArgumentTypeError(f"each value {exc}") from None
+        return parsed
+    parse.item = item
+    parse.__name__ = "comma_list"
+    return parse
+
+
 def _short(text: str) -> str:
     return text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
 

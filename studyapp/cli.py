@@ -334,7 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     from . import ops
     COMMANDS.update(ops.COMMANDS)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or an option refused (its one line is printed)
+        return exc.code
     if args.command is None:
         parser.print_help()
         return 2

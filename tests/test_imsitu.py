@@ -203,4 +203,4 @@ def test_imsitu_align_command_on_study_exports(run, tmp_path):
     assert result["criteria"]["cluster"]["top1"]["krippendorff_alpha"] == pytest.approx(1.0)
     assert set(result["human_accuracy"]) == {"m1", "m2"}
     done = run("imsitu-align", "--ratings", str(tmp_path / "ratings.csv"), "--items", str(tmp_path / "nope.csv"))
-    assert done.returncode == 2 and "nope.csv: file not found" in done.stderr
+    assert done.returncode == 2 and "nope.csv: no such file" in done.stderr

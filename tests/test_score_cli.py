@@ -156,4 +156,4 @@ def test_score_cli_missing_file_and_bad_option(tmp_path):
     res = run("score", "--gt", str(gt), "--pred", str(tmp_path / "nope.jsonl"))
     assert res.returncode == 2 and "nope.jsonl: no such file" in res.stderr
     res = run("score", "--gt", str(gt), "--pred", str(gt), "--tau", "2")
-    assert res.returncode == 2 and "--tau must lie in [0, 1]" in res.stderr
+    assert res.returncode == 2 and "--tau: must be a number in [0, 1], got 2" in res.stderr

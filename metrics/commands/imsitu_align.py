@@ -7,19 +7,20 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InputError
+from ..options import input_file, integer, seed
 from ..imsitu import align_study, alignment_text, read_clusters, read_gold, read_judge
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv of an imsitu_correctness study "
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv of an imsitu_correctness study "
                                                          "(item_id, annotator, rating = marks like 10100)")
-    parser.add_argument("--items", required=True, help="items.csv (item_id, image, model, predictions[, gold])")
-    parser.add_argument("--gold", help="JSON image -> gold verb(s); default: the items' gold column")
-    parser.add_argument("--clusters", help="sense clusters JSON (adds the cluster criterion)")
+    parser.add_argument("--items", required=True, type=input_file, help="items.csv (item_id, image, model, predictions[, gold])")
+    parser.add_argument("--gold", type=input_file, help="JSON image -> gold verb(s); default: the items' gold column")
+    parser.add_argument("--clusters", type=input_file, help="sense clusters JSON (adds the cluster criterion)")
     parser.add_argument("--judge", action="append", default=[], metavar="NAME=CSV",
                         help="extra judge labels: model,image,top1,top5 or model,image,rank,correct")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for human accuracy")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resamples", type=integer(1, 1_000_000), default=1000, help="bootstrap resamples for human accuracy")
+    parser.add_argument("--seed", type=seed, default=0)
 
 
 def read_study_items(path) -> pd.DataFrame:
