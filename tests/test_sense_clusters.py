@@ -135,7 +135,7 @@ def test_read_nodes_errors(tmp_path):
     with pytest.raises(InputError, match="1 rows but .* has 2 embeddings"):
         read_nodes(tmp_path / "x.npy", tmp_path / "n.csv")
     (tmp_path / "n.csv").write_text("image,verb\na.jpg,jumping\n,leaping\n")
-    with pytest.raises(InputError, match="n.csv line 3: image is empty"):
+    with pytest.raises(InputError, match="n.csv: line 3: image is empty"):
         read_nodes(tmp_path / "x.npy", tmp_path / "n.csv")
 
 

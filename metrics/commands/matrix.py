@@ -82,18 +82,9 @@ def _info(args):
     lines = [f"{args.file}: {matrix.n_labels} labels, {matrix.n_pairs} non-zero pairs "
              f"({result['storage']}, sparsity {matrix.sparsity:.4%})"]
     if args.pairs:
-        import pandas as pd
+        from ..inputs import read_csv
         path = Path(args.pairs)
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
-        try:
-            pairs = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
-        if not {"a", "b"} <= set(pairs.columns):
-            raise InputError(f"{path}: needs columns a,b")
+        pairs = read_csv(path, required=("a", "b"))
         cov = matrix.coverage(pairs["a"], pairs["b"])
         result["coverage"] = {"n_pairs": cov.n_pairs, "n_found": cov.n_found,
                               "n_identical": cov.n_identical, "n_missing": cov.n_missing,

@@ -15,7 +15,6 @@ import sys
 from datetime import date
 from pathlib import Path
 
-import pandas as pd
 
 from ..errors import InputError
 from ..jsonio import StagedFolder
@@ -79,17 +78,15 @@ def _seeds(path: str | None, pos: str) -> tuple[list[str], str]:
         vocab = hico()
         table = vocab.verbs if pos == "v" else vocab.objects
         return [s for s in table["synset"] if s], vocab.name
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
-    table = pd.read_csv(p, dtype=str, keep_default_na=False)
-    if "synset" not in table.columns:
-        raise InputError(f"{p}: needs a synset column (label,synset)")
     from .. import wordnet
+    from ..inputs import line_of, read_csv
+
+    p = Path(path)
+    table = read_csv(p, required=("synset",))
     seeds = [s.strip() for s in table["synset"] if s.strip()]
-    for s in seeds:
-        if not wordnet.is_synset_name(s):
-            raise InputError(f"{p}: {s!r} is not a WordNet synset name")
+    for k, s in enumerate(table["synset"].str.strip()):
+        if s and not wordnet.is_synset_name(s):
+            raise InputError(f"{p}: line {line_of(p, k)}: {s!r} is not a WordNet synset name")
     if not seeds:
         raise InputError(f"{p}: no synsets")
     return seeds, p.stem
