@@ -111,8 +111,9 @@ def _find_refused(value, path: str = ""):
     return None
 
 
-def parse_json(text: str, where: str):
-    """JSON under the policy above; ``where`` names the file (and line) in messages.
+def parse_json(text: str, where: str, line: int | None = None):
+    """JSON under the policy above; ``where`` names the file in messages, ``line`` the line
+    ``text`` is (JSON Lines).
 
     >>> parse_json('{"a": [1, NaN]}', "f.json")
     Traceback (most recent call last):
@@ -149,10 +150,11 @@ def parse_json(text: str, where: str):
         value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant,
                            parse_float=number, parse_int=integer)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from None
+        raise InputError(f"{where}: line {line or exc.lineno} column {exc.colno}: invalid JSON "
+                         f"({exc.msg})") from None
     if refused:
         field, reason = _find_refused(value)
-        raise InputError(f"{where}: field {field}: {reason}")
+        raise InputError(f"{where}: {f'line {line}: ' if line else ''}field {field}: {reason}")
     return value
 
 

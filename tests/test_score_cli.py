@@ -46,7 +46,7 @@ def test_jsonl_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("line,message", [
-    ("{not json", "line 2: not valid JSON"),
+    ("{not json", "line 2 column 2: invalid JSON"),
     (json.dumps({"hois": []}), "line 2: image: missing"),
     (json.dumps({"image": "a.jpg", "hois": []}), "line 2: image: 'a.jpg' already given on line 1"),
     (json.dumps({"image": "b.jpg", "hois": [_hoi(), {"human_box": A, "verb": "ride", "object": "horse"}]}),
