@@ -271,8 +271,9 @@ def cmd_check_images(args) -> int:
         spec = load_spec(args.target)
         study_type, fields = get_type(spec.study_type), [item.fields for item in spec.items]
     else:
-        from .storage import read_session
+        from .storage import check_sqlite_file, read_session
         from .studies import study_by_slug, study_items
+        check_sqlite_file(config.database_url(), must_exist=True)
         with read_session() as session:
             study = study_by_slug(session, args.target)
         study_type, fields = get_type(study.study_type), [f for _k, _r, f in study_items(study.id)]
@@ -300,6 +301,10 @@ def cmd_demo_images(args) -> int:
 
 def cmd_list(_args) -> int:
     from .studies import list_studies
+
+    path = config.sqlite_path(config.database_url())
+    if path is not None and not path.exists():
+        return 0  # no database yet: no studies (and none is made by looking)
 
     for s in list_studies():
         print(f"{s.slug}\t{s.status}\t{s.study_type}\t{s.title}")
