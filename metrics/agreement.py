@@ -39,7 +39,7 @@ def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> 
     bad = rating.isna() | ~rating.isin(scale)
     if bad.any():
         k = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{source}: line {line_of(source, k)}: rating {df['rating'].iloc[k]!r} is not one of "
+        raise InputError(f"{source}: line {line_of(source, k)}: rating '{df['rating'].iloc[k]}' is not one of "
                          f"{', '.join(map(str, scale))}")
     for column in ("item_id", "annotator"):
         text = df[column].astype(str)

@@ -115,7 +115,7 @@ def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=(0, 1, 2, 3,
     if bad.any():
         k = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(f"{source}: line {line_of(source, k)}: earlier_rating "
-                         f"{ratings['earlier_rating'].iloc[k]!r} is not one of {', '.join(map(str, scale))}")
+                         f"'{text.iloc[k]}' is not one of {', '.join(map(str, scale))}")
 
 
 def pair_ratings(after: pd.DataFrame, before: pd.DataFrame | None = None,

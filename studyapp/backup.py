@@ -168,16 +168,34 @@ def restore(path: str | Path, url: str | None = None) -> dict:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
         raise InputError(f"{name}: not a zip file (a studyapp backup is one)") from None
+    made = _new_sqlite_files(url or config.database_url())
     engine = _raw_engine(url)
     try:
         with zf, engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, conn.begin():
             manifest = read_manifest(zf, name)
             _restore_rows(conn, zf, name, manifest, _describe(engine))
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise InputError(f"{name}: the zip file is damaged ({exc}); nothing was restored") from None
-    finally:
+    except BaseException as exc:
         engine.dispose()
+        for path in made:  # a database file (and folder) this restore made goes with it
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink(missing_ok=True)
+        if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError)):
+            raise InputError(f"{name}: the zip file is damaged ({exc}); nothing was restored") from None
+        raise
+    engine.dispose()
     return manifest
+
+
+def _new_sqlite_files(url: str) -> list[Path]:
+    """The files (and missing folders, innermost first) a SQLite database that does not exist
+    yet will make; none for an existing one or another kind of database."""
+    path = config.sqlite_path(url)
+    if path is None or path.exists():
+        return []
+    files = [path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
+    return files + [p for p in path.parents if not p.exists()]
 
 
 def _restore_rows(conn: Connection, zf: zipfile.ZipFile, name: str, manifest: dict, where: str) -> None:
@@ -199,7 +217,6 @@ def _restore_rows(conn: Connection, zf: zipfile.ZipFile, name: str, manifest: di
             tables[0].metadata.drop_all(conn)
         else:
             conn.execute(tables[0].metadata.tables["setting"].delete())
-            conn.execute(tables[0].metadata.tables["schema_version"].delete())
     migrations.upgrade(conn, target=version)
     tables = _tables(conn)
     missing = set(manifest["tables"]) ^ {t.name for t in tables}

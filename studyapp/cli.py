@@ -302,6 +302,9 @@ def cmd_demo_images(args) -> int:
 def cmd_list(_args) -> int:
     from .studies import list_studies
 
+    from .storage import check_sqlite_file
+
+    check_sqlite_file(config.database_url())
     path = config.sqlite_path(config.database_url())
     if path is not None and not path.exists():
         return 0  # no database yet: no studies (and none is made by looking)

@@ -61,17 +61,17 @@ def check_sqlite_file(url: str, source: str | None = None, must_exist: bool = Fa
     if path is None:
         return
     where = f"{source or config.database_source()} {path}"
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"{where}: {parent} is a file, not a folder")
+            break
     if path.is_dir():
         raise InputError(f"{where}: is a folder; give the path of a SQLite file")
     if path.exists() and not path.is_file():
         raise InputError(f"{where}: is not a regular file")
     if must_exist and not path.exists():
         raise InputError(f"{where}: no such database (nothing to read; check the path)")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"{where}: {parent} is a file, not a folder")
-            break
 
 
 def open_engine(url: str, source: str | None = None, must_exist: bool = False) -> Engine:
