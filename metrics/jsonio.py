@@ -304,9 +304,9 @@ class StagedFolder:
         staged.path  # the published folder
 
     ``out`` may exist: its other files stay, the new ones replace theirs by name. With
-    ``unique=True`` the output gets a name nobody has taken (``out``, else ``out-2``, ...,
-    claimed by exclusive creation) and is published at once even inside
-    :func:`all_or_nothing` (its name is needed right away)."""
+    ``unique=True`` the output gets a name nobody has taken (``out``, else ``out-2``, ...: the
+    rename itself claims it, as a folder cannot be renamed onto a folder that holds files) and
+    is published at once even inside :func:`all_or_nothing` (its name is needed right away)."""
 
     def __init__(self, out: str | Path, unique: bool = False):
         self.out = check_output_dir(out)
@@ -348,8 +348,7 @@ class StagedFolder:
     def _publish(self) -> None:
         temp = self._temp
         if self.unique:
-            self.path = _claim(self.out)
-            os.rename(temp, self.path)  # replaces the empty folder just claimed
+            self.path = _rename_unique(temp, self.out)
         else:
             self.path = self.out
             try:
@@ -366,15 +365,17 @@ class StagedFolder:
         _fsync_folder(self.path.parent)
 
 
-def _claim(out: Path) -> Path:
-    """Create the first of ``out``, ``out-2``, ``out-3``, ... that does not exist yet."""
+def _rename_unique(temp: Path, out: Path) -> Path:
+    """Rename the (non-empty) folder ``temp`` to the first of ``out``, ``out-2``, ... that is
+    free: a rename onto a folder holding files fails, so two runs never share a name."""
     for k in range(1, 10_000):
         candidate = out if k == 1 else out.with_name(f"{out.name}-{k}")
         try:
-            candidate.mkdir()
+            os.rename(temp, candidate)
             return candidate
-        except FileExistsError:
-            continue
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
     raise InputError(f"{out}: 10,000 folders of that name already exist")
 
 
