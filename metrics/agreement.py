@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .inputs import check_name, line_of, read_csv
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 SCALE = (0, 1, 2, 3, 4)
@@ -24,12 +25,7 @@ SCALE = (0, 1, 2, 3, 4)
 
 def read_ratings(path) -> pd.DataFrame:
     """Read and validate a ratings CSV (needs ``item_id, annotator, rating``)."""
-    try:
-        df = pd.read_csv(path, dtype={"item_id": str, "annotator": str}, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except Exception as exc:
-        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from exc
+    df = read_csv(path, dtype={"item_id": str, "annotator": str})
     return validate_ratings(df, str(path))
 
 
@@ -43,12 +39,18 @@ def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> 
     bad = rating.isna() | ~rating.isin(scale)
     if bad.any():
         k = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{source}: line {k + 2}: rating {df['rating'].iloc[k]!r} is not one of "
+        raise InputError(f"{source}: line {line_of(source, k)}: rating '{df['rating'].iloc[k]}' is not one of "
                          f"{', '.join(map(str, scale))}")
     for column in ("item_id", "annotator"):
-        empty = df[column].astype(str).str.strip() == ""
+        text = df[column].astype(str)
+        empty = text.str.strip() == ""
         if empty.any():
-            raise InputError(f"{source}: line {int(np.flatnonzero(empty.to_numpy())[0]) + 2}: empty {column}")
+            raise InputError(f"{source}: line {line_of(source, int(np.flatnonzero(empty.to_numpy())[0]))}: "
+                             f"empty {column}")
+        control = text.str.contains(r"[\x00-\x1f\x7f]", regex=True)
+        if control.any():
+            k = int(np.flatnonzero(control.to_numpy())[0])
+            check_name(text.iloc[k], f"{source}: line {line_of(source, k)}: {column}")
     out = df.copy()
     out["item_id"] = out["item_id"].astype(str)
     out["annotator"] = out["annotator"].astype(str)

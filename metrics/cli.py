@@ -2,8 +2,11 @@
 
 Every command module in ``metrics.commands`` defines ``add_arguments(parser)`` and
 ``run(args) -> (result, text)``: ``result`` is the JSON-able dict written by ``--json PATH``,
-``text`` the readable table printed to stdout. Bad input raises :class:`InputError` and ends
-as a one-line message on stderr with exit status 2.
+``text`` the readable table printed to stdout. Options are checked as they are parsed
+(:mod:`metrics.options`), the command's outputs land together or not at all
+(:func:`metrics.jsonio.all_or_nothing`), and bad input -- :class:`InputError`, or a file the
+system refuses (``OSError``) -- ends as a one-line message on stderr with exit status 2. Any
+other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import argparse
 import importlib
 import sys
 
-from .errors import InputError
-from .jsonio import write_json
+from .errors import InputError, interruptible, os_error_message
+from .jsonio import all_or_nothing, write_json
+from .options import OneLineParser, output_file
 
 # name -> (one-line help, implementing module)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -46,7 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported to add its arguments (all of them when
     ``command`` is ``"*"``), so ``--help`` and each command start without the others' imports."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m metrics",
         description="Semantic evaluation of human-object interaction detectors (SHOE and friends).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -54,7 +58,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         if command in (name, "*"):
             importlib.import_module(module).add_arguments(cmd)
-            cmd.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+            cmd.add_argument("--json", metavar="PATH", type=output_file,
+                             help="also write the result as JSON to PATH")
     return parser
 
 
@@ -66,17 +71,24 @@ def _command_of(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command_of(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or an option refused (its one line is printed)
+        return exc.code
     if args.command is None:
         parser.print_help()
         return 2
     _, module = COMMANDS[args.command]
     try:
-        result, text = importlib.import_module(module).run(args)
-        if getattr(args, "json", None):
-            write_json(result, args.json)
-    except (InputError, OSError, KeyboardInterrupt) as exc:
-        print(f"metrics {args.command}: error: {exc}", file=sys.stderr)
+        with interruptible(), all_or_nothing():
+            result, text = importlib.import_module(module).run(args)
+            if getattr(args, "json", None):
+                write_json(result, args.json)
+    except (InputError, KeyboardInterrupt) as exc:
+        print(f"metrics {args.command}: error: {exc or 'interrupted'}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"metrics {args.command}: error: {os_error_message(exc)}", file=sys.stderr)
         return 2
     if text:
         print(text)

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .inputs import parse_json, read_text
 
 # QPIC/CDN `_valid_obj_ids`: the COCO category id of each of the 80 HICO-DET objects, in order.
 COCO_OBJECT_IDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -171,10 +172,7 @@ def read_detections(path: str | Path) -> Detections:
 
 def _read_validating(path: Path) -> Detections:
     """The reference reader: Python's ``json`` line by line (or whole), every field checked."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    text = read_text(path)
     stripped = text.lstrip()
     if not stripped:
         return _empty(str(path))
@@ -207,20 +205,14 @@ def _empty(source: str) -> Detections:
 
 
 def _load_whole(text: str, path: Path):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+    return parse_json(text, str(path))
 
 
 def _load_lines_as_list(text: str, path: Path) -> list:
     out = []
     for lineno, line in enumerate(text.split("\n"), 1):
         if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from exc
+            out.append(parse_json(line, str(path), lineno))
     return out
 
 
@@ -233,10 +225,7 @@ def _read_jsonl(text: str, path: Path) -> Detections:
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from exc
+        rec = parse_json(line, str(path), lineno)
         if not isinstance(rec, dict):
             raise InputError(f"{path}: line {lineno}: expected a JSON object with 'image' and 'hois'")
         image = rec.get("image")
@@ -616,6 +605,15 @@ def _unique_names(column) -> list:
     return names
 
 
+def _require_finite(score_column, score: np.ndarray, *boxes: np.ndarray) -> None:
+    """NaN (a literal, not a missing score) and infinities go to the validating reader, which
+    refuses them naming the field."""
+    import pyarrow.compute as pc
+
+    _require(all(np.isfinite(b).all() for b in boxes) and not np.isinf(score).any()
+             and not pc.any(pc.is_nan(score_column)).as_py())
+
+
 def _fast_jsonl(table, data: bytes, path: Path) -> Detections:
     """JSON Lines columns (one row per line) as Detections, every check of :func:`_read_jsonl`
     and :func:`_columns` passed or :class:`_Fallback` raised."""
@@ -632,6 +630,7 @@ def _fast_jsonl(table, data: bytes, path: Path) -> Detections:
     if (np.abs(human) >= 2.0 ** 63).any() or (np.abs(obj) >= 2.0 ** 63).any():
         _require(_LONG_INTEGER.search(data) is None)
     score = field("score").to_numpy(zero_copy_only=False).astype(np.float64)
+    _require_finite(field("score"), score, human, obj)
     _require_no_integer_minus_zero(data, human, obj, score)
     rows = np.arange(len(names))
     return Detections(images=np.asarray(names, dtype=object), image=np.repeat(rows, counts),
@@ -685,6 +684,7 @@ def _fast_qpic(table, data: bytes, path: Path) -> Detections:
     object_index = object_of_coco[coco]
     _require((object_index >= 0).all())
     score = pc.struct_field(hois, "score").to_numpy(zero_copy_only=False).astype(np.float64)
+    _require_finite(pc.struct_field(hois, "score"), score, bbox)
     _require_no_integer_minus_zero(data, bbox, score)
     return Detections(images=np.asarray(names, dtype=object), image=record, line=record + 1,
                       human_box=bbox[subject_row], object_box=bbox[object_row],

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .diagnosis import ERROR_TYPES, ORACLES, SUBSETS
-from .jsonio import write_json
+from .jsonio import StagedFolder, write_json
 from .report import _png, _table_html, pyplot, write_page
 
 _TITLES = {"human_box": "Human box", "object_box": "Object box", "both_boxes": "Both boxes",
@@ -82,7 +82,15 @@ def _slug(name: str) -> str:
 
 def write_diagnosis_report(out_dir, results: dict, errors: dict | None = None,
                            title: str = "Diag-HOI diagnosis") -> Path:
-    """Write the report into ``out_dir``; returns the HTML path."""
+    """Write the report into ``out_dir`` (built in a temporary folder and moved into place:
+    all of its files or none); returns the HTML path."""
+    staged = StagedFolder(out_dir)
+    with staged as folder:
+        _write_diagnosis_report(folder, results, errors, title)
+    return staged.path / "report.html"
+
+
+def _write_diagnosis_report(out_dir, results: dict, errors: dict | None, title: str) -> Path:
     import base64
 
     out = Path(out_dir)

@@ -1,5 +1,43 @@
-"""The one exception type for bad input: its message is a single line naming the culprit."""
+"""The one exception type for bad input, and the pieces of the command lines' error boundary."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class InputError(ValueError):
     """Bad input (file, line, field or value). The CLI prints it as one line and exits 2."""
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line for a file the system refused: the file, what happened, what to do.
+
+    >>> os_error_message(PermissionError(13, "Permission denied", "/x/out.json"))
+    '/x/out.json: permission denied; check the path and its permissions'
+    """
+    what = (exc.strerror or type(exc).__name__).lower()
+    where = exc.filename if exc.filename is not None else "a file"
+    if exc.filename2 is not None:
+        where = f"{where} -> {exc.filename2}"
+    return f"{where}: {what}; check the path and its permissions"
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """While the block runs, SIGTERM raises ``KeyboardInterrupt("terminated")`` as Ctrl-C does,
+    so the temporary files of unfinished outputs are removed on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(_signum, _frame):
+        raise KeyboardInterrupt("terminated")
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

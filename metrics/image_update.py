@@ -102,6 +102,22 @@ def image_update(table: pd.DataFrame) -> dict:
     return result
 
 
+def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=(0, 1, 2, 3, 4)) -> None:
+    """An ``earlier_rating`` column holds, per row, nothing or a rating on the scale (a value
+    off the scale is refused, naming its line)."""
+    from .inputs import line_of
+
+    if "earlier_rating" not in ratings.columns:
+        return
+    text = ratings["earlier_rating"].astype(str).str.strip()
+    values = pd.to_numeric(text, errors="coerce")
+    bad = (text != "") & (text != "nan") & ~values.isin(scale)
+    if bad.any():
+        k = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"{source}: line {line_of(source, k)}: earlier_rating "
+                         f"'{text.iloc[k]}' is not one of {', '.join(map(str, scale))}")
+
+
 def pair_ratings(after: pd.DataFrame, before: pd.DataFrame | None = None,
                  items: pd.DataFrame | None = None) -> pd.DataFrame:
     """``item_id, annotator, before, after[, category]`` from a with-image ratings table.

@@ -36,7 +36,6 @@ correct verb among the first five. Gold images without predictions count as wron
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -86,15 +85,8 @@ def wn_synonyms(a: str, b: str) -> bool:
 
 # ---------------------------------------------------------------------------------- reading
 def _load_json(path) -> object:
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: file not found")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON: {exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a UTF-8 text file") from None
+    from .inputs import read_json
+    return read_json(path)
 
 
 def _verb_list(value, where: str, allow_empty: bool) -> list[str]:
@@ -442,10 +434,12 @@ def criterion_tables(items: pd.DataFrame, gold: dict, clusters: SenseClusters | 
 def read_judge(path, name: str) -> pd.DataFrame:
     """An extra judge's labels (CSV): ``model, image, top1, top5`` (0/1, yes/no, true/false),
     or per prediction ``model, image, rank, correct``."""
+    from .inputs import line_of, read_csv
+
     path = Path(path)
     if not path.exists():
-        raise InputError(f"judge {name}: {path}: file not found")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        raise InputError(f"--judge {name}: {path}: no such file")
+    frame = read_csv(path)
     columns = set(frame.columns)
 
     def boolean(column: str) -> pd.Series:
@@ -454,7 +448,7 @@ def read_judge(path, name: str) -> pd.DataFrame:
         bad = ~text.isin(list(known))
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"{path} line {row + 2}: {column} {frame[column].iloc[row]!r} "
+            raise InputError(f"{path}: line {line_of(path, row)}: {column} {frame[column].iloc[row]!r} "
                              "is not 0/1, yes/no or true/false")
         return text.map(known).astype(bool)
 
@@ -465,7 +459,7 @@ def read_judge(path, name: str) -> pd.DataFrame:
         ranks = pd.to_numeric(frame["rank"], errors="coerce")
         if ranks.isna().any() or (ranks < 1).any():
             row = int(np.flatnonzero((ranks.isna() | (ranks < 1)).to_numpy())[0])
-            raise InputError(f"{path} line {row + 2}: rank {frame['rank'].iloc[row]!r} is not a whole number ≥ 1")
+            raise InputError(f"{path}: line {line_of(path, row)}: rank {frame['rank'].iloc[row]!r} is not a whole number ≥ 1")
         per_rank = pd.DataFrame({"model": frame["model"], "image": frame["image"],
                                  "rank": ranks.astype(int), "correct": boolean("correct")})
         return _topk_table(per_rank)

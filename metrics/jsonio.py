@@ -1,29 +1,254 @@
-"""Writing results: JSON (numpy scalars and arrays included) and text, atomically."""
+"""Writing results: output paths checked first, every file and folder written atomically.
+
+- :func:`check_output_file` / :func:`check_output_dir` refuse, before anything is computed, an
+  output path that is a folder (or a device), lies under a file, or cannot be written.
+- :func:`atomic_file`, :func:`write_bytes_atomic`, :func:`write_text_atomic` and
+  :func:`write_json` write into an unnamed temporary file in the target's folder (Linux
+  ``O_TMPFILE``; elsewhere a hidden ``.NAME.PID.XXXX.tmp``) and rename it into place: a reader
+  or a crash sees the previous content or the new one, never a part, and a process killed
+  mid-write leaves no file behind.
+- :class:`StagedFolder` builds a multi-file output (reports, exports) in a hidden temporary
+  folder beside the target and moves it into place at the end; ``unique=True`` gives the folder
+  a name no other run has taken (exclusive creation).
+- :func:`all_or_nothing`: the outputs written inside the block land together when it ends, or
+  none of them on an exception (the command line wraps every command in one).
+
+Hidden temporaries of processes that no longer run are removed by the next write into the same
+folder.
+"""
 
 from __future__ import annotations
 
+import contextvars
+import errno
 import json
+import math
 import os
+import re
+import secrets
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import InputError
+
+FILE_MODE = 0o644
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)(\.[A-Za-z0-9_]+)?\.tmp$")
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT}
+_pending: contextvars.ContextVar[list | None] = contextvars.ContextVar("pending_outputs", default=None)
+
+
+# ------------------------------------------------------------------ checks before anything runs
+def check_output_file(path: str | Path, option: str | None = None) -> Path:
+    """``path`` as a file to (over)write: not a folder or device, its folder creatable and
+    writable. Raises a one-line :class:`InputError` naming ``option`` (or the path)."""
+    target = Path(path)
+    name = f"{option} {target}" if option else str(target)
+    if target.is_symlink() or target.exists():
+        if target.is_dir():
+            raise InputError(f"{name}: is a folder; give the path of a file")
+        if not target.is_file():
+            raise InputError(f"{name}: is not a regular file (a device, pipe or socket); "
+                             "give the path of a file")
+    _check_writable_folder(target.parent, name)
+    return target
+
+
+def check_output_dir(path: str | Path, option: str | None = None) -> Path:
+    """``path`` as an output folder: a folder or not there yet, and writable."""
+    target = Path(path)
+    name = f"{option} {target}" if option else str(target)
+    if (target.is_symlink() or target.exists()) and not target.is_dir():
+        raise InputError(f"{name}: exists and is not a folder; give a folder path")
+    _check_writable_folder(target, name)
+    return target
+
+
+def _check_writable_folder(folder: Path, name: str) -> None:
+    """The nearest existing ancestor of ``folder`` must be a folder where files can be made
+    (tried for real with a temporary file that never gets a name)."""
+    existing = folder
+    try:
+        while not existing.exists():
+            if existing.is_symlink():
+                raise InputError(f"{name}: {existing} is a broken link")
+            existing = existing.parent
+        if not existing.is_dir():
+            raise InputError(f"{name}: {existing} is a file, not a folder")
+        os.close(_temp_fd(existing)[0])  # a probe: it has no name, or loses it at once
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"{name}: cannot write in {existing} ({exc.strerror}); choose a "
+                         "writable place") from None
+
+
+def _temp_fd(folder: Path, stem: str = "probe") -> tuple[int, Path | None]:
+    """An open temporary file in ``folder``: unnamed (``O_TMPFILE``) where the file system
+    supports it, else a hidden named one (the probe of a check is removed at once)."""
+    try:
+        fd = os.open(folder, os.O_TMPFILE | os.O_RDWR, FILE_MODE)
+        return fd, None
+    except (AttributeError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno not in _NO_TMPFILE:
+            raise
+    fd, name = tempfile.mkstemp(prefix=f".{stem}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    os.fchmod(fd, FILE_MODE)
+    if stem == "probe":
+        os.unlink(name)
+        return fd, None
+    return fd, Path(name)
+
+
+# ------------------------------------------------------------------ temporary files and folders
+def _temp_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove hidden ``.NAME.PID[.XXXX].tmp`` files and folders left by processes that no
+    longer run (a killed write)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if not match or _alive(int(match.group(1))):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            Path(entry.path).unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns those created (deepest last)."""
+    created = []
+    for parent in reversed([folder, *folder.parents]):
+        if not parent.exists():
+            try:
+                parent.mkdir()
+            except FileExistsError:
+                continue
+            created.append(parent)
+    return created
+
+
+def _remove_folders(created: list[Path]) -> None:
+    for folder in reversed(created):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+class _TempFile:
+    """A temporary file destined to replace ``target``."""
+
+    def __init__(self, target: Path):
+        self.target = target
+        remove_stale_temporaries(target.parent)
+        self.fd, self.name = _temp_fd(target.parent, target.name)
+
+    def publish(self) -> None:
+        try:
+            os.fsync(self.fd)
+            if self.name is None:  # give the unnamed file a name, then rename it into place
+                self.name = _temp_name(self.target)
+                _link_unnamed(self.fd, self.name)
+            os.replace(self.name, self.target)
+            self.name = None
+            _fsync_folder(self.target.parent)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.name is not None:
+            Path(self.name).unlink(missing_ok=True)
+            self.name = None
+
+
+def _link_unnamed(fd: int, name: Path) -> None:
+    """Give the ``O_TMPFILE`` file ``fd`` the name ``name`` (``linkat`` with
+    ``AT_SYMLINK_FOLLOW``, which ``os.link`` uses only when given a directory descriptor)."""
+    folder = os.open(name.parent, os.O_RDONLY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, src_dir_fd=folder, follow_symlinks=True)
+    finally:
+        os.close(folder)
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _finish(publish, discard, created: list[Path]) -> None:
+    """Publish now, or at the end of the enclosing :func:`all_or_nothing` block."""
+    pending = _pending.get()
+    if pending is None:
+        try:
+            publish()
+        except BaseException:
+            discard()
+            _remove_folders(created)
+            raise
+    else:
+        pending.append((publish, discard, created))
+
+
+@contextmanager
+def atomic_file(path: str | Path) -> Iterator:
+    """A binary file object whose content replaces ``path`` when the block ends without an
+    exception; on an exception (or a kill) ``path`` keeps its previous content."""
+    target = check_output_file(path)
+    created = _make_folders(target.parent)
+    try:
+        temp = _TempFile(target)
+    except BaseException:
+        _remove_folders(created)
+        raise
+    try:
+        with os.fdopen(os.dup(temp.fd), "wb") as handle:
+            yield handle
+    except BaseException:
+        temp.discard()
+        _remove_folders(created)
+        raise
+    _finish(temp.publish, temp.discard, created)
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to a temporary file in the target's folder and rename it into place, so a
-    reader (or a crash) never sees a partial file and the previous content survives a failure."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_file`)."""
+    with atomic_file(path) as handle:
+        handle.write(data)
+    return Path(path)
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
@@ -40,5 +265,143 @@ def to_jsonable(value):
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+def json_text(value, indent: int | None = 2) -> str:
+    """Strict JSON of ``value`` (numpy scalars and arrays included): NaN and infinities, which
+    JSON cannot hold (and the readers of :mod:`metrics.inputs` refuse), are written as null.
+
+    >>> json_text({"a": float("nan"), "b": [1.5, float("inf")]}, indent=None)
+    '{"a": null, "b": [1.5, null]}'
+    """
+    try:
+        return json.dumps(value, indent=indent, default=to_jsonable, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), indent=indent, default=to_jsonable, allow_nan=False)
+
+
+def _finite(value):
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return _finite(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def write_json(result: dict, path: str | Path) -> Path:
-    return write_text_atomic(path, json.dumps(result, indent=2, default=to_jsonable) + "\n")
+    return write_text_atomic(path, json_text(result) + "\n")
+
+
+class StagedFolder:
+    """Build a multi-file output in a hidden temporary folder beside ``out`` and move it into
+    place when the block ends without an exception::
+
+        staged = StagedFolder(out)
+        with staged as folder:
+            (folder / "report.html").write_text(page)
+        staged.path  # the published folder
+
+    ``out`` may exist: its other files stay, the new ones replace theirs by name. With
+    ``unique=True`` the output gets a name nobody has taken (``out``, else ``out-2``, ...: the
+    rename itself claims it, as a folder cannot be renamed onto a folder that holds files) and
+    is published at once even inside :func:`all_or_nothing` (its name is needed right away)."""
+
+    def __init__(self, out: str | Path, unique: bool = False):
+        self.out = check_output_dir(out)
+        self.unique = unique
+        self.path: Path | None = None
+        self._temp: Path | None = None
+        self._created: list[Path] = []
+
+    def __enter__(self) -> Path:
+        self._created = _make_folders(self.out.parent)
+        try:
+            remove_stale_temporaries(self.out.parent)
+            self._temp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.{os.getpid()}.",
+                                               suffix=".tmp", dir=self.out.parent))
+        except BaseException:
+            _remove_folders(self._created)
+            raise
+        return self._temp
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._discard()
+            return
+        if self.unique:
+            try:
+                self._publish()
+            except BaseException:
+                self._discard()
+                raise
+        else:
+            self.path = self.out
+            _finish(self._publish, self._discard, self._created)
+
+    def _discard(self) -> None:
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+        _remove_folders(self._created)
+
+    def _publish(self) -> None:
+        temp = self._temp
+        if self.unique:
+            self.path = _rename_unique(temp, self.out)
+        else:
+            self.path = self.out
+            try:
+                os.rename(temp, self.out)  # absent or empty: the whole folder at once
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                for entry in sorted(temp.iterdir()):
+                    if entry.is_dir() and (self.out / entry.name).is_dir():
+                        shutil.rmtree(self.out / entry.name)
+                    os.replace(entry, self.out / entry.name)
+                temp.rmdir()
+        self._temp = None
+        _fsync_folder(self.path.parent)
+
+
+def _rename_unique(temp: Path, out: Path) -> Path:
+    """Rename the (non-empty) folder ``temp`` to the first of ``out``, ``out-2``, ... that is
+    free: a rename onto a folder holding files fails, so two runs never share a name."""
+    for k in range(1, 10_000):
+        candidate = out if k == 1 else out.with_name(f"{out.name}-{k}")
+        try:
+            os.rename(temp, candidate)
+            return candidate
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    raise InputError(f"{out}: 10,000 folders of that name already exist")
+
+
+@contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """Outputs written inside the block (by the functions above) are published together when
+    it ends without an exception; after an exception none is, and folders made for them go."""
+    if _pending.get() is not None:  # nested: the outer block decides
+        yield
+        return
+    pending: list = []
+    token = _pending.set(pending)
+    try:
+        yield
+    except BaseException:
+        _pending.reset(token)
+        for _publish, discard, created in reversed(pending):
+            discard()
+            _remove_folders(created)
+        raise
+    _pending.reset(token)
+    for k, (publish, _discard, _created) in enumerate(pending):
+        try:
+            publish()
+        except BaseException:
+            for _p, discard, created in reversed(pending[k:]):
+                discard()
+                _remove_folders(created)
+            raise

@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .inputs import parse_json, read_json, read_text
 
 SETTINGS = ("full_detection", "human_box", "image_level")
 BOX_ROLES = ("human", "object")
@@ -129,14 +130,7 @@ def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
 
 
 def read_bench(path: str | Path) -> dict[str, Question]:
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"benchmark file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-    return parse_bench(data, str(path))
+    return parse_bench(read_json(path), str(path))
 
 
 def iou(a, b) -> float:
@@ -321,14 +315,14 @@ def read_answers(path: str | Path, questions: dict[str, Question], score_thresho
     scorer's detection record (``ao_names``, ``ho_scores``, ``h_boxes``, ``o_boxes``); or JSON
     Lines ``{"image", "hois": [{"human_box", "object_box", "verb", "object", "score"}]}``."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"predictions file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     data = None
     try:
-        data = json.loads(text)
+        json.loads(text)
     except json.JSONDecodeError:
-        pass
+        pass  # not one JSON document: JSON Lines detections
+    else:
+        data = parse_json(text, str(path))
     if isinstance(data, dict) and "image" not in data:
         data = {f"{k}/{qa}" if isinstance(v, dict) and str(qa).startswith("QA_") else k: sub
                 for k, v in data.items()
@@ -350,12 +344,8 @@ def read_answers(path: str | Path, questions: dict[str, Question], score_thresho
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        where = f"{path} line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: invalid JSON ({exc.msg}); expected a JSON object of "
-                             "answers or JSON Lines detections") from None
+        where = f"{path}: line {number}"
+        record = parse_json(line, where)
         if not isinstance(record, dict) or not isinstance(record.get("image"), str):
             raise InputError(f"{where}: field 'image' must be a string")
         hois = record.get("hois", [])

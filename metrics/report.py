@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import AgreementReport
+from .jsonio import StagedFolder
 
 
 
@@ -190,11 +191,21 @@ def _alignment_frame(alignment: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
-                 tuning: dict | None = None, recalibration: dict | None = None,
-                 title: str = "Study report", image_update: dict | None = None,
-                 rater_model=None, reliability: dict | None = None) -> Path:
-    """Write report.html, JSON, CSV tables and PNG plots into ``out_dir``; returns the HTML path."""
+def write_report(out_dir, **sections) -> Path:
+    """Write report.html, JSON, CSV tables and PNG plots into ``out_dir`` (built in a temporary
+    folder and moved into place: all of them or none); returns the HTML path. ``sections``:
+    ``agreement``, ``alignment``, ``tuning``, ``recalibration``, ``image_update``, ``rater_model``,
+    ``reliability``, ``title``."""
+    staged = StagedFolder(out_dir)
+    with staged as folder:
+        _write_report(folder, **sections)
+    return staged.path / "report.html"
+
+
+def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
+                  tuning: dict | None = None, recalibration: dict | None = None,
+                  title: str = "Study report", image_update: dict | None = None,
+                  rater_model=None, reliability: dict | None = None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections: list[str] = []

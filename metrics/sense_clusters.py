@@ -37,7 +37,6 @@ Everything is deterministic for a seed.
 
 from __future__ import annotations
 
-import csv
 import time
 from fractions import Fraction
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .inputs import csv_rows, read_text
 
 STEP1_KS = tuple(range(2, 17))
 STEP2_RATIOS = tuple(i / 10 for i in range(6, 17))
@@ -80,29 +80,31 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     embeddings_path, nodes_path = Path(embeddings_path), Path(nodes_path)
     for path in (embeddings_path, nodes_path):
         if not path.exists():
-            raise InputError(f"{path}: file not found")
+            raise InputError(f"{path}: no such file")
     try:
         x = np.load(embeddings_path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise InputError(f"{embeddings_path}: not a .npy array: {exc}") from None
+    except Exception as exc:  # numpy raises ValueError, OSError, EOFError and pickle errors here
+        raise InputError(f"{embeddings_path}: not a .npy array ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(x, np.ndarray):
+        raise InputError(f"{embeddings_path}: an .npz archive, not a .npy array")
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise InputError(f"{embeddings_path}: expected a 2-D matrix (nodes × dimensions), got shape {x.shape}")
     if not np.issubdtype(x.dtype, np.number):
         raise InputError(f"{embeddings_path}: expected numbers, got dtype {x.dtype}")
     x = np.asarray(x, dtype=np.float32)
     images, verbs = [], []
-    with open(nodes_path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        for column in ("image", "verb"):
-            if column not in (reader.fieldnames or []):
-                raise InputError(f"{nodes_path}: missing column '{column}'")
-        for row in reader:
-            image, verb = (row.get("image") or "").strip(), (row.get("verb") or "").strip().lower()
-            if not image or not verb:
-                raise InputError(f"{nodes_path} line {reader.line_num}: "
-                                 f"{'image' if not image else 'verb'} is empty")
-            images.append(image)
-            verbs.append(verb)
+    header, rows = csv_rows(read_text(nodes_path), str(nodes_path))
+    for column in ("image", "verb"):
+        if column not in header:
+            raise InputError(f"{nodes_path}: missing column '{column}'")
+    at = {column: header.index(column) for column in ("image", "verb")}
+    for line, fields in rows:
+        fields = fields + [""] * (len(header) - len(fields))
+        image, verb = fields[at["image"]].strip(), fields[at["verb"]].strip().lower()
+        if not image or not verb:
+            raise InputError(f"{nodes_path}: line {line}: {'image' if not image else 'verb'} is empty")
+        images.append(image)
+        verbs.append(verb)
     if len(verbs) != len(x):
         raise InputError(f"{nodes_path}: {len(verbs)} rows but {embeddings_path} has {len(x)} embeddings")
     finite = np.isfinite(x).all(axis=1)

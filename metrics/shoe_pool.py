@@ -10,13 +10,13 @@ for category 3.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .inputs import csv_rows, read_text
 from .similarity import SimilarityMatrix
 
 SHOE_COLUMNS = ("image_id", "gt_verb", "gt_object", "gt_verb_synset", "gt_object_synset",
@@ -35,21 +35,16 @@ def read_shoe_csv(path) -> pd.DataFrame:
     Categories must be 1–3 and levels integers 0–4 (a one-line error names the line otherwise).
     """
     path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            missing = [c for c in SHOE_COLUMNS if c not in header]
-            if missing:
-                raise InputError(f"{path}: missing column {missing[0]!r} (SHOE's layout: {', '.join(SHOE_COLUMNS)})")
-            rows, lines = [], []
-            for row in reader:
-                rows.append({c: (row[c] or "").strip() for c in SHOE_COLUMNS})
-                lines.append(reader.line_num)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    header, records = csv_rows(read_text(path), str(path))
+    missing = [c for c in SHOE_COLUMNS if c not in header]
+    if missing:
+        raise InputError(f"{path}: missing column {missing[0]!r} (SHOE's layout: {', '.join(SHOE_COLUMNS)})")
+    at = {c: header.index(c) for c in SHOE_COLUMNS}
+    rows, lines = [], []
+    for line, fields in records:
+        fields = fields + [""] * (len(header) - len(fields))
+        rows.append({c: fields[at[c]].strip() for c in SHOE_COLUMNS})
+        lines.append(line)
     table = pd.DataFrame(rows, columns=list(SHOE_COLUMNS))
     table["line"] = lines
     for column, allowed in (("category", {"1", "2", "3"}), ("similarity_level", {"0", "1", "2", "3", "4"})):

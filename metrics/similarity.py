@@ -25,6 +25,7 @@ import pandas as pd
 
 from .choices import COMBINATIONS
 from .errors import InputError
+from .inputs import line_of, parse_json, read_csv, read_json
 
 MAX_SCORE = 4.0
 
@@ -233,21 +234,24 @@ class SimilarityMatrix:
         return dense
 
     def save(self, path: str | Path) -> Path:
-        """Write as ``.csv`` (long form) or ``.npz`` (dense or sparse, as held), by suffix."""
+        """Write as ``.csv`` (long form, with a ``.meta.json`` beside it) or ``.npz`` (dense or
+        sparse, as held), by suffix; each file atomically (:mod:`metrics.jsonio`)."""
+        from .jsonio import atomic_file, json_text, write_text_atomic
+
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".csv":
-            self.to_long().to_csv(path, index=False, float_format="%.6g")
+            write_text_atomic(path, self.to_long().to_csv(index=False, float_format="%.6g"))
             if self.meta:
-                path.with_name(path.name + ".meta.json").write_text(json.dumps(self.meta, indent=2))
+                write_text_atomic(path.with_name(path.name + ".meta.json"), json_text(self.meta))
         elif path.suffix == ".npz":
-            arrays = {"labels": self.labels.astype(str), "meta": np.array(json.dumps(self.meta))}
+            arrays = {"labels": self.labels.astype(str), "meta": np.array(json_text(self.meta, indent=None))}
             if self.is_dense:
                 arrays["scores"] = self._dense
             else:
                 i, j, vals = self.entries()
                 arrays.update(row=i.astype(np.int32), col=j.astype(np.int32), val=vals.astype(np.float32))
-            np.savez_compressed(path, **arrays)
+            with atomic_file(path) as handle:
+                np.savez_compressed(handle, **arrays)
         else:
             raise InputError(f"{path}: unknown matrix format (use .csv or .npz)")
         return path
@@ -301,10 +305,7 @@ def _symmetric_keys(n, row, col, val, labels):
 
 
 def _load_csv(path: Path) -> "SimilarityMatrix":
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except Exception as exc:
-        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from exc
+    df = read_csv(path)
     if list(df.columns[:3]) != ["a", "b", "score"]:
         raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
@@ -312,42 +313,86 @@ def _load_csv(path: Path) -> "SimilarityMatrix":
     for column in ("a", "b"):
         empty = (df[column].str.strip() == "").to_numpy()
         if empty.any():
-            raise InputError(f"{path}: line {np.flatnonzero(empty)[0] + 2}: empty '{column}'")
+            raise InputError(f"{path}: line {line_of(path, int(np.flatnonzero(empty)[0]))}: empty '{column}'")
     if bad.any():
-        k = np.flatnonzero(bad)[0]
-        raise InputError(f"{path}: line {k + 2}: score {df['score'].iloc[k]!r} is not a number in 0–4")
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{path}: line {line_of(path, k)}: score {df['score'].iloc[k]!r} is not a number in 0–4")
     selfpair = (df["a"] == df["b"]).to_numpy() & (score != MAX_SCORE)
     if selfpair.any():
-        k = np.flatnonzero(selfpair)[0]
-        raise InputError(f"{path}: line {k + 2}: a label compared with itself must score 4")
+        k = int(np.flatnonzero(selfpair)[0])
+        raise InputError(f"{path}: line {line_of(path, k)}: a label compared with itself must score 4")
     meta_path = path.with_name(path.name + ".meta.json")
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"source": str(path)}
+    meta = _meta(read_json(meta_path), str(meta_path)) if meta_path.exists() else {"source": str(path)}
     try:
         return SimilarityMatrix.from_long(df["a"].to_numpy(), df["b"].to_numpy(), score, meta=meta)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from exc
 
 
-def _load_npz(path: Path) -> "SimilarityMatrix":
+def _meta(value, where: str) -> dict:
+    """A matrix's provenance: a JSON object (checked by the JSON policy of metrics.inputs)."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: the provenance must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+_NPZ_KINDS = {"labels": "US", "scores": "iuf", "row": "iu", "col": "iu", "val": "iuf", "meta": "US"}
+
+
+def _npz_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a matrix ``.npz``, each of the kind its role needs."""
     try:
         data = np.load(path, allow_pickle=False)
-        files = set(data.files)
-    except Exception as exc:
-        raise InputError(f"{path}: not a readable .npz file ({exc})") from exc
-    if "labels" not in files:
+        names = list(data.files)
+    except Exception as exc:  # numpy raises ValueError, OSError, zipfile and pickle errors here
+        raise InputError(f"{path}: not a readable .npz file ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    arrays = {}
+    with data:
+        for name in names:
+            try:
+                arrays[name] = data[name]
+            except ValueError:
+                raise InputError(f"{path}: array {name!r} holds Python objects; save numbers and "
+                                 "strings only") from None
+            except Exception as exc:  # a damaged member
+                raise InputError(f"{path}: array {name!r} cannot be read ({exc})") from None
+            kinds = _NPZ_KINDS.get(name)
+            if kinds and arrays[name].dtype.kind not in kinds:
+                wanted = "strings" if kinds == "US" else "whole numbers" if kinds == "iu" else "numbers"
+                raise InputError(f"{path}: array {name!r} holds {arrays[name].dtype} values, not {wanted}")
+    return arrays
+
+
+def _load_npz(path: Path) -> "SimilarityMatrix":
+    arrays = _npz_arrays(path)
+    if "labels" not in arrays:
         raise InputError(f"{path}: missing array 'labels'")
+    meta = _meta(parse_json(str(arrays["meta"]), f"{path}: meta"), f"{path}: meta") if "meta" in arrays else {}
+    labels = arrays["labels"].astype(str)
+    if labels.ndim != 1:
+        raise InputError(f"{path}: 'labels' has shape {labels.shape}, expected one label per entry")
     try:
-        meta = json.loads(str(data["meta"])) if "meta" in files else {}
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: 'meta' is not a JSON string ({exc.msg})") from exc
-    labels = data["labels"].astype(str)
-    try:
-        if "scores" in files:
-            return SimilarityMatrix(labels, data["scores"], meta=meta)
-        missing = {"row", "col", "val"} - files
+        if "scores" in arrays:
+            scores = arrays["scores"]
+            if scores.ndim == 2 and scores.shape[0] == scores.shape[1] == len(labels):
+                diagonal = np.diagonal(scores)
+                off = np.flatnonzero(diagonal != MAX_SCORE)
+                if len(off):
+                    i = int(off[0])
+                    raise InputError(f"scores[{i}, {i}] is {diagonal[i]:g}: a label ({labels[i]}) "
+                                     "compared with itself must score 4")
+            return SimilarityMatrix(labels, scores, meta=meta)
+        missing = {"row", "col", "val"} - set(arrays)
         if missing:
             raise InputError(f"missing array(s) {', '.join(sorted(missing))} (or dense 'scores')")
-        return SimilarityMatrix(labels, row=data["row"], col=data["col"], val=data["val"], meta=meta)
+        row, col, val = arrays["row"], arrays["col"], arrays["val"]
+        if row.shape == col.shape == val.shape:
+            same = np.flatnonzero((row == col) & (val != MAX_SCORE))
+            if len(same):
+                k = int(same[0])
+                raise InputError(f"val[{k}] is {val[k]:g} for row = col = {row[k]}: a label compared "
+                                 "with itself must score 4")
+        return SimilarityMatrix(labels, row=row, col=col, val=val, meta=meta)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from exc
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .inputs import line_of, read_csv
 from .matching import resolve
 from .similarity import SimilarityMatrix
 from .vocabulary import Vocabulary, hico
@@ -22,24 +23,26 @@ HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
 
 def read_items(path) -> pd.DataFrame:
     """Read ``items.csv``; ``item_id`` is required, every other column is optional."""
-    try:
-        df = pd.read_csv(path, dtype={"item_id": str}, keep_default_na=False, na_values=[""])
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except Exception as exc:
-        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from exc
-    if "item_id" not in df.columns:
-        raise InputError(f"{path}: missing column item_id")
+    df = read_csv(path, required=("item_id",), dtype={"item_id": str}, keep_default_na=False,
+                  na_values=[""])
+    source = str(path)
+    if df.empty:
+        raise InputError(f"{source}: no items (only a header)")
+    empty = df["item_id"].isna() | (df["item_id"].astype(str).str.strip() == "")
+    if empty.any():
+        raise InputError(f"{source}: line {line_of(source, int(np.flatnonzero(empty.to_numpy())[0]))}: "
+                         "empty item_id")
     dup = df["item_id"].duplicated()
     if dup.any():
         k = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(f"{path}: line {k + 2}: duplicate item_id {df['item_id'].iloc[k]!r}")
+        raise InputError(f"{source}: line {line_of(source, k)}: duplicate item_id {df['item_id'].iloc[k]!r}")
     if "category" in df.columns:
         cat = pd.to_numeric(df["category"], errors="coerce")
         bad = ~cat.isin([1, 2, 3])
         if bad.any():
             k = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"{path}: line {k + 2}: category {df['category'].iloc[k]!r} is not 1, 2 or 3")
+            raise InputError(f"{source}: line {line_of(source, k)}: category {df['category'].iloc[k]!r} "
+                             "is not 1, 2 or 3")
         df["category"] = cat.astype(int)
     for column in ("verb_sim", "object_sim"):
         if column in df.columns:
@@ -47,10 +50,22 @@ def read_items(path) -> pd.DataFrame:
             bad = (values.isna() & df[column].notna()) | (values < 0) | (values > 1)
             if bad.any():
                 k = int(np.flatnonzero(bad.to_numpy())[0])
-                raise InputError(f"{path}: line {k + 2}: {column} {df[column].iloc[k]!r} is not in [0, 1]")
+                raise InputError(f"{source}: line {line_of(source, k)}: {column} {df[column].iloc[k]!r} "
+                                 "is not in [0, 1]")
             df[column] = values.astype(float)
     df["item_id"] = df["item_id"].astype(str)
     return df
+
+
+def check_rated_items(items: pd.DataFrame, ratings: pd.DataFrame, items_source: str,
+                      ratings_source: str) -> None:
+    """Every rated item must be in the items file (a rating of an unknown item is refused,
+    naming its line in the ratings file)."""
+    unknown = ~ratings["item_id"].astype(str).isin(set(items["item_id"].astype(str)))
+    if unknown.any():
+        k = int(np.flatnonzero(unknown.to_numpy())[0])
+        raise InputError(f"{ratings_source}: line {line_of(ratings_source, k)}: item_id "
+                         f"{ratings['item_id'].iloc[k]!r} is not in {items_source}")
 
 
 def item_synsets(items: pd.DataFrame, vocabulary: Vocabulary | None = None) -> pd.DataFrame:

@@ -43,6 +43,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
 from metrics import InputError
+from metrics.inputs import check_name
 
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
@@ -119,7 +120,7 @@ def join_with_code(slug: str, code: str, pseudonym: str,
                    engine: Engine | None = None) -> tuple[Annotator, str]:
     """A new annotator from the study's access code and a chosen pseudonym; returns the
     annotator and their personal token (the key of their resume link)."""
-    pseudonym = pseudonym.strip()
+    pseudonym = check_name(pseudonym, "the pseudonym")
     if not 1 <= len(pseudonym) <= 64:
         raise InputError("choose a pseudonym of 1 to 64 characters")
     with write_session(engine) as session:

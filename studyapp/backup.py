@@ -19,17 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import zipfile
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sqlalchemy import DateTime, MetaData, Table, create_engine, func, inspect, select, text
+from sqlalchemy import DateTime, MetaData, Table, func, inspect, select, text
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DataError, IntegrityError
 
 from metrics import InputError
+from metrics.jsonio import atomic_file
 
 from . import config, migrations
+from .auth import ADMIN_KEY
 from .models import utcnow
 
 FORMAT = "studyapp-backup"
@@ -51,21 +54,18 @@ def _json_value(value):
     return value
 
 
-def _raw_engine(url: str | None) -> Engine:
-    """An engine that does not upgrade the schema on open (restore builds it itself)."""
-    url = url or config.database_url()
-    if url.startswith("sqlite"):
-        from .storage import _sqlite_engine
-        return _sqlite_engine(url)
-    return create_engine(url)
+def _raw_engine(url: str | None, must_exist: bool = False) -> Engine:
+    """An engine that does not upgrade the schema on open (restore builds it itself); with
+    ``must_exist`` a SQLite file that is not there is refused rather than created."""
+    from .storage import open_engine
+    return open_engine(url or config.database_url(), "--url" if url else None, must_exist)
 
 
 def backup(path: str | Path, url: str | None = None) -> dict:
     """Write a backup of the database at ``url`` (default: the app's) to ``path``; returns
-    the manifest."""
+    the manifest. The file appears complete or not at all (the previous one survives)."""
     path = Path(path)
-    engine = _raw_engine(url)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    engine = _raw_engine(url, must_exist=True)
     try:
         options = {"isolation_level": "REPEATABLE READ"} if engine.dialect.name == "postgresql" else {}
         with engine.connect().execution_options(**options) as conn, conn.begin():
@@ -75,8 +75,8 @@ def backup(path: str | Path, url: str | None = None) -> dict:
             manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
                         "schema_version": version, "dialect": engine.dialect.name,
                         "created_at": utcnow().isoformat(), "tables": {}}
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            with atomic_file(path) as handle, \
+                    zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as zf:
                 for table in _tables(conn):
                     digest, n = hashlib.sha256(), 0
                     order = list(table.primary_key.columns) or list(table.columns)
@@ -91,11 +91,7 @@ def backup(path: str | Path, url: str | None = None) -> dict:
                             n += 1
                     manifest["tables"][table.name] = {"rows": n, "sha256": digest.hexdigest()}
                 zf.writestr("manifest.json", json.dumps(manifest, indent=2))
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
         engine.dispose()
     return manifest
 
@@ -161,7 +157,9 @@ def _rows(zf: zipfile.ZipFile, name: str, table: Table, expect: dict):
 
 def restore(path: str | Path, url: str | None = None) -> dict:
     """Load the backup at ``path`` into the empty database at ``url`` (default: the app's);
-    returns the manifest. Refuses a database that holds any studyapp rows."""
+    returns the manifest. Refuses a database that holds any studyapp rows; a database that was
+    only started (its schema and console password, nothing else) counts as empty, and keeps its
+    console password unless the backup has one. All or nothing: one transaction."""
     path = Path(path)
     name = str(path)
     if not path.is_file():
@@ -170,44 +168,89 @@ def restore(path: str | Path, url: str | None = None) -> dict:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
         raise InputError(f"{name}: not a zip file (a studyapp backup is one)") from None
+    made = _new_sqlite_files(url or config.database_url())
     engine = _raw_engine(url)
     try:
-        with zf:
+        with zf, engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, conn.begin():
             manifest = read_manifest(zf, name)
-            version = manifest["schema_version"]
-            with engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, conn.begin():
-                have = migrations.current_version(conn)
-                if have not in (0, version):
-                    raise InputError(f"{_describe(engine)}: the database is at schema version "
-                                     f"{have}, the backup at {version}: restore into a new, "
-                                     "empty database")
-                migrations.upgrade(conn, target=version)
-                tables = _tables(conn)
-                for table in tables:
-                    if table.name != "schema_version" and conn.execute(
-                            select(func.count()).select_from(table)).scalar():
-                        raise InputError(f"{_describe(engine)}: table {table.name} is not empty; "
-                                         "restore only into an empty database")
-                missing = set(manifest["tables"]) ^ {t.name for t in tables}
-                if missing:
-                    raise InputError(f"{name}: tables {sorted(missing)} differ from schema "
-                                     f"version {version}")
-                conn.execute(tables[0].metadata.tables["schema_version"].delete())
-                for table in tables:
-                    batch = []
-                    for row in _rows(zf, name, table, manifest["tables"][table.name]):
-                        batch.append(row)
-                        if len(batch) == 1000:
-                            conn.execute(table.insert(), batch)
-                            batch = []
-                    if batch:
-                        conn.execute(table.insert(), batch)
-                if engine.dialect.name == "postgresql":
-                    _advance_sequences(conn, tables)
-                migrations.upgrade(conn)
-    finally:
+            _restore_rows(conn, zf, name, manifest, _describe(engine))
+    except BaseException as exc:
         engine.dispose()
+        for path in made:  # a database file (and folder) this restore made goes with it
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink(missing_ok=True)
+        if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError)):
+            raise InputError(f"{name}: the zip file is damaged ({exc}); nothing was restored") from None
+        raise
+    engine.dispose()
     return manifest
+
+
+def _new_sqlite_files(url: str) -> list[Path]:
+    """The files (and missing folders, innermost first) a SQLite database that does not exist
+    yet will make; none for an existing one or another kind of database."""
+    path = config.sqlite_path(url)
+    if path is None or path.exists():
+        return []
+    files = [path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
+    return files + [p for p in path.parents if not p.exists()]
+
+
+def _restore_rows(conn: Connection, zf: zipfile.ZipFile, name: str, manifest: dict, where: str) -> None:
+    version = manifest["schema_version"]
+    have = migrations.current_version(conn)
+    kept_settings = []
+    if have:
+        tables = _tables(conn)
+        for table in tables:
+            if table.name == "schema_version":
+                continue
+            rows = conn.execute(select(table)).mappings().all()
+            if table.name == "setting" and all(r["key"] == ADMIN_KEY for r in rows):
+                kept_settings = [dict(r) for r in rows]
+            elif rows:
+                raise InputError(f"{where}: table {table.name} is not empty; "
+                                 "restore only into an empty database")
+        if have != version:  # only started: rebuild its schema at the backup's version
+            tables[0].metadata.drop_all(conn)
+        else:
+            conn.execute(tables[0].metadata.tables["setting"].delete())
+    migrations.upgrade(conn, target=version)
+    tables = _tables(conn)
+    missing = set(manifest["tables"]) ^ {t.name for t in tables}
+    if missing:
+        raise InputError(f"{name}: tables {sorted(missing)} differ from schema version {version}")
+    conn.execute(tables[0].metadata.tables["schema_version"].delete())
+    for table in tables:
+        rows = _rows(zf, name, table, manifest["tables"][table.name])
+        try:
+            for batch in _batches(rows, 1000):
+                conn.execute(table.insert(), batch)
+        except (IntegrityError, DataError) as exc:
+            first = str(exc.orig).strip().splitlines()[0]
+            raise InputError(f"{name}: tables/{table.name}.jsonl: rows break the database's rules "
+                             f"({first}); the backup is damaged, nothing was restored") from None
+    setting = tables[0].metadata.tables["setting"]
+    restored = {key for (key,) in conn.execute(select(setting.c.key))}
+    for row in kept_settings:
+        if row["key"] not in restored:
+            conn.execute(setting.insert(), row)
+    if conn.dialect.name == "postgresql":
+        _advance_sequences(conn, tables)
+    migrations.upgrade(conn)
+
+
+def _batches(rows, size: int):
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _advance_sequences(conn: Connection, tables: list[Table]) -> None:
@@ -224,7 +267,7 @@ def _advance_sequences(conn: Connection, tables: list[Table]) -> None:
 
 def health(url: str | None = None) -> str:
     """One line about the database (reachable, schema version); raises when it is not usable."""
-    engine = _raw_engine(url)
+    engine = _raw_engine(url, must_exist=True)
     try:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))

@@ -1,6 +1,9 @@
 """``python -m studyapp``: serve the app, create studies, invite annotators, sample, export.
 
-Bad input ends as a one-line message on stderr with exit status 2.
+Options are checked as they are parsed (:mod:`metrics.options`), a command's files land
+together or not at all and its database changes are one transaction. Bad input, a file the
+system refuses or a database that cannot be used ends as a one-line message on stderr with
+exit status 2; any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -11,31 +14,37 @@ import sys
 from pathlib import Path
 
 from metrics import InputError
+from metrics.errors import interruptible, os_error_message
+from metrics.jsonio import all_or_nothing
+from metrics.options import OneLineParser, input_file, integer, number, output_dir, output_file, seed
 
 from . import config
+
+# commands that read a study: with no database file yet there is nothing to read (and none is made)
+NEEDS_DATABASE = ("invite", "export", "status", "revoke", "simulate", "report")
 
 APP = Path(__file__).resolve().parent / "app.py"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m studyapp",
         description="HOI study platform (Streamlit). Database: DATABASE_URL, else the SQLite "
                     "file STUDYAPP_DB (default .data/studyapp.sqlite).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="seed the demo study and start the Streamlit app")
-    serve.add_argument("--port", type=int, default=config.default_port())
+    serve.add_argument("--port", type=integer(1, 65535), default=config.default_port())
     serve.add_argument("--address", default=os.environ.get("STUDYAPP_ADDRESS", "localhost"))
     serve.add_argument("--no-demo", action="store_true",
                        help="do not create the demo study or print a demo invite link")
 
     create = sub.add_parser("create", help="create a study from a spec file (studies/*.toml)")
-    create.add_argument("spec", help="path of the TOML spec")
+    create.add_argument("spec", type=input_file, help="path of the TOML spec")
 
     inv = sub.add_parser("invite", help="create invite links for a study")
     inv.add_argument("study", help="study slug")
-    inv.add_argument("--n", type=int, default=1, help="number of links (default 1)")
+    inv.add_argument("--n", type=integer(1, 10_000), default=1, help="number of links (default 1)")
     inv.add_argument("--label", action="append", default=[],
                      help="pseudonym for a link (repeatable; one link per label)")
     inv.add_argument("--annotators-of", metavar="STUDY",
@@ -43,21 +52,21 @@ def build_parser() -> argparse.ArgumentParser:
                           "(the with-image pass of that study)")
 
     sample = sub.add_parser("sample", help="sample HOI pairs for the SHOE similarity study")
-    sample.add_argument("--n", type=int, default=500)
-    sample.add_argument("--seed", type=int, default=0)
-    sample.add_argument("--out", required=True, help="items CSV to write")
-    sample.add_argument("--verb-sim", help="verb similarity matrix (default: WordNet baseline)")
-    sample.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
-    sample.add_argument("--class-weights", help="CSV hoi_id,weight (or verb,object,weight)")
-    sample.add_argument("--pool", help="sample from a candidate pool with precomputed levels in SHOE's "
+    sample.add_argument("--n", type=integer(1, 100_000), default=500)
+    sample.add_argument("--seed", type=seed, default=0)
+    sample.add_argument("--out", required=True, type=output_file, help="items CSV to write")
+    sample.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (default: WordNet baseline)")
+    sample.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
+    sample.add_argument("--class-weights", type=input_file, help="CSV hoi_id,weight (or verb,object,weight)")
+    sample.add_argument("--pool", type=input_file, help="sample from a candidate pool with precomputed levels in SHOE's "
                                        "column layout (e.g. SHOE's candidate file) instead of the matrices")
-    sample.add_argument("--w", type=float, default=0.5, help="verb weight of the HOI similarity")
+    sample.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight of the HOI similarity")
     sample.add_argument("--strict", action="store_true",
                         help="keep cell shares equal: do not move unfilled shares to other cells")
 
     export = sub.add_parser("export", help="write ratings.csv, items.csv, annotators.csv")
     export.add_argument("study", help="study slug")
-    export.add_argument("--out", help="export folder (default exports/ or STUDYAPP_EXPORTS)")
+    export.add_argument("--out", type=output_dir, help="export folder (default exports/ or STUDYAPP_EXPORTS)")
 
     status = sub.add_parser("status", help="show a study's progress, or change its status")
     status.add_argument("study", help="study slug")
@@ -69,15 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="fill a study with simulated annotators (pilots, tests)")
     sim.add_argument("study", help="study slug")
-    sim.add_argument("--k", type=int, default=5, help="number of simulated annotators (default 5)")
-    sim.add_argument("--noise", type=float, default=0.6, help="rating noise SD on the 0-4 scale")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--k", type=integer(1, 1000), default=5, help="number of simulated annotators (default 5)")
+    sim.add_argument("--noise", type=number(0, 10), default=0.6, help="rating noise SD on the 0-4 scale")
+    sim.add_argument("--seed", type=seed, default=0)
     sim.add_argument("--profiles", help="comma-separated biases, one per annotator: "
                                         "neutral, strict, lenient, mid (default: cycle through them)")
 
     report = sub.add_parser("report", help="agreement / alignment / w report of a study (HTML)")
     report.add_argument("study", help="study slug")
-    report.add_argument("--out", help="export folder (default exports/ or STUDYAPP_EXPORTS)")
+    report.add_argument("--out", type=output_dir, help="export folder (default exports/ or STUDYAPP_EXPORTS)")
 
     check = sub.add_parser("check-images", help="check an image study's images before launch "
                                                 "(lists missing, unreadable or unsafe files)")
@@ -85,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo_img = sub.add_parser("demo-images", help="draw the demo images (Pillow) for the image "
                                                   "and CrossHOI demo studies")
-    demo_img.add_argument("--out", default=str(config.ROOT / ".data" / "demo_images"))
+    demo_img.add_argument("--out", type=output_dir, default=str(config.ROOT / ".data" / "demo_images"))
 
     recal = sub.add_parser("recalibrate", help="recalibrate the similarity matrices from finished "
                                                 "HOI-pair studies and save them as a named version")
@@ -206,8 +215,6 @@ def cmd_sample(args) -> int:
 
 def _write_sample(items, report, out) -> int:
     from metrics.jsonio import write_text_atomic
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, items.to_csv(index=False))
     print(report.text())
     print(f"wrote {len(items)} pairs to {out}")
@@ -322,8 +329,9 @@ def cmd_check_images(args) -> int:
         spec = load_spec(args.target)
         study_type, fields = get_type(spec.study_type), [item.fields for item in spec.items]
     else:
-        from .storage import read_session
+        from .storage import check_sqlite_file, read_session
         from .studies import study_by_slug, study_items
+        check_sqlite_file(config.database_url(), must_exist=True)
         with read_session() as session:
             study = study_by_slug(session, args.target)
         study_type, fields = get_type(study.study_type), [f for _k, _r, f in study_items(study.id)]
@@ -351,6 +359,13 @@ def cmd_demo_images(args) -> int:
 
 def cmd_list(_args) -> int:
     from .studies import list_studies
+
+    from .storage import check_sqlite_file
+
+    check_sqlite_file(config.database_url())
+    path = config.sqlite_path(config.database_url())
+    if path is not None and not path.exists():
+        return 0  # no database yet: no studies (and none is made by looking)
 
     for s in list_studies():
         print(f"{s.slug}\t{s.status}\t{s.study_type}\t{s.title}")
@@ -386,12 +401,30 @@ def main(argv: list[str] | None = None) -> int:
     from . import ops
     COMMANDS.update(ops.COMMANDS)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or an option refused (its one line is printed)
+        return exc.code
     if args.command is None:
         parser.print_help()
         return 2
     try:
-        return COMMANDS[args.command](args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        with interruptible(), all_or_nothing():
+            if args.command in NEEDS_DATABASE:
+                from .storage import check_sqlite_file
+                check_sqlite_file(config.database_url(), must_exist=True)
+            return COMMANDS[args.command](args)
+    except (InputError, KeyboardInterrupt) as exc:
+        print(f"error: {exc or 'interrupted'}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {os_error_message(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from .storage import database_error, unusable_database
+        if not unusable_database(exc):
+            raise
+        url = getattr(args, "url", None)
+        print(f"error: {database_error(url or config.database_url(), exc, '--url' if url else None)}",
+              file=sys.stderr)
         return 2

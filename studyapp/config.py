@@ -28,6 +28,20 @@ def database_url() -> str:
     return f"sqlite:///{Path(os.environ.get('STUDYAPP_DB', DEFAULT_DB)).resolve()}"
 
 
+def database_source() -> str:
+    """Which setting names the database (for messages)."""
+    return "DATABASE_URL" if os.environ.get("DATABASE_URL") else "STUDYAPP_DB"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases and in-memory SQLite)."""
+    if not url.startswith("sqlite"):
+        return None
+    path = url.split(":///", 1)[1] if ":///" in url else ""
+    path = path.split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
 def exports_dir() -> Path:
     return Path(os.environ.get("STUDYAPP_EXPORTS", ROOT / "exports"))
 

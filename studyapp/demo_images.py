@@ -126,6 +126,11 @@ def write_demo(folder: str | Path) -> dict[str, Path]:
     no WordNet verb, so a similarity study cannot name it) and 12 CrossHOI scenes."""
     from metrics import hico
 
+    from metrics.jsonio import StagedFolder
+
     table = hico().classes
     classes = [(v, o) for v, o in zip(table["verb"], table["object"]) if v != "no_interaction"]
-    return {"images_csv": class_images(folder, classes), "gt": crosshoi_scenes(folder)}
+    staged = StagedFolder(folder)  # drawn in a temporary folder, moved into place complete
+    with staged as temp:
+        written = {"images_csv": class_images(temp, classes), "gt": crosshoi_scenes(temp)}
+    return {what: staged.path / path.relative_to(temp) for what, path in written.items()}

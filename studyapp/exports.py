@@ -21,12 +21,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import select
+
+from metrics.jsonio import StagedFolder
 
 from . import config
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating
@@ -155,25 +158,29 @@ def model_tables(ratings: pd.DataFrame, scale) -> dict[str, pd.DataFrame]:
 
 def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | None = None,
                  now: datetime | None = None) -> Path:
-    """Write the export tables into ``<out_dir>/<study>/<UTC timestamp>/``; returns that folder."""
+    """Write the export tables into ``<out_dir>/<study>/<UTC timestamp>/``; returns that folder.
+
+    The folder is built under a temporary name and renamed into place complete; a second export
+    in the same second gets ``<timestamp>-2`` (names are claimed by exclusive creation)."""
     tables = study_tables(slug, engine)
     with read_session(engine) as session:
         study = study_by_slug(session, slug)
     if not get_type(study.study_type).custom_response:
         tables.update(model_tables(tables["ratings.csv"], spec_of(study).scale.values))
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    target = Path(out_dir or config.exports_dir()) / slug / stamp
-    target.mkdir(parents=True, exist_ok=True)
-    for name, frame in tables.items():
-        if isinstance(frame, str):  # e.g. a curated benchmark.json
-            (target / name).write_text(frame, encoding="utf-8")
-        else:
-            frame.to_csv(target / name, index=False)
-    with write_session(engine) as session:
-        study = study_by_slug(session, slug)
-        log_event(session, "exported", study.id, folder=str(target),
-                  ratings=len(tables["ratings.csv"]))
-    return target
+    staged = StagedFolder(Path(out_dir or config.exports_dir()) / slug / stamp, unique=True)
+    with staged as folder:
+        for name, frame in tables.items():
+            (folder / name).write_bytes(csv_bytes(frame))
+    try:
+        with write_session(engine) as session:
+            study = study_by_slug(session, slug)
+            log_event(session, "exported", study.id, folder=str(staged.path),
+                      ratings=len(tables["ratings.csv"]))
+    except BaseException:
+        shutil.rmtree(staged.path, ignore_errors=True)  # not logged: not exported
+        raise
+    return staged.path
 
 
 def csv_bytes(frame: pd.DataFrame | str) -> bytes:

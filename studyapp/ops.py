@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from metrics import InputError
+from metrics.options import input_file, output_file
 
 
 def add_parsers(sub) -> None:
@@ -18,12 +19,12 @@ def add_parsers(sub) -> None:
 
     backup = sub.add_parser("backup", help="write a portable backup of every table (zip of "
                                            "JSON Lines + manifest) while the app runs")
-    backup.add_argument("file", help="backup file to write (e.g. backups/studyapp.zip)")
+    backup.add_argument("file", type=output_file, help="backup file to write (e.g. backups/studyapp.zip)")
     backup.add_argument("--url", help="SQLAlchemy URL (default: DATABASE_URL / STUDYAPP_DB)")
 
     restore = sub.add_parser("restore", help="load a backup into an empty database "
                                              "(SQLite or PostgreSQL)")
-    restore.add_argument("file", help="backup file written by `backup`")
+    restore.add_argument("file", type=input_file, help="backup file written by `backup`")
     restore.add_argument("--url", help="SQLAlchemy URL (default: DATABASE_URL / STUDYAPP_DB)")
 
 

@@ -137,37 +137,32 @@ def _combos(category: int, level: int, verbs: dict, objects: dict, w: float) -> 
 
 def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``."""
+    from metrics.inputs import line_of, read_csv
+
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"class weights file not found: {path}")
-    try:
-        table = pd.read_csv(path)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
-    if "weight" not in table.columns:
-        raise InputError(f"{path}: needs a 'weight' column (with hoi_id, or verb and object)")
+    table = read_csv(path, required=("weight",))
     numeric = pd.to_numeric(table["weight"], errors="coerce")
     bad = numeric.isna() | ~np.isfinite(numeric) | (numeric < 0)
     if bad.any():
         k = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{path} line {k + 2}: weight {table['weight'].iloc[k]!r} is not a finite, "
-                         "non-negative number")
+        raise InputError(f"{path}: line {line_of(path, k)}: weight {table['weight'].iloc[k]!r} is not a "
+                         "finite, non-negative number")
     table["weight"] = numeric
     classes = vocabulary.classes
     if "hoi_id" in table.columns:
-        known = set(classes["hoi_id"])
-        for line, hoi in enumerate(table["hoi_id"], start=2):
+        known = {str(h): h for h in classes["hoi_id"]}
+        ids = []
+        for k, hoi in enumerate(table["hoi_id"].str.strip()):
             if hoi not in known:
-                raise InputError(f"{path} line {line}: unknown hoi_id {hoi!r}")
-        weights = table.groupby("hoi_id")["weight"].sum()
+                raise InputError(f"{path}: line {line_of(path, k)}: unknown hoi_id {hoi!r}")
+            ids.append(known[hoi])
+        weights = table.assign(hoi_id=ids).groupby("hoi_id")["weight"].sum()
     elif {"verb", "object"} <= set(table.columns):
         index = {(v, o): h for h, v, o in classes[["hoi_id", "verb", "object"]].itertuples(index=False)}
         ids = []
-        for line, (v, o) in enumerate(table[["verb", "object"]].itertuples(index=False), start=2):
+        for k, (v, o) in enumerate(table[["verb", "object"]].itertuples(index=False)):
             if (v, o) not in index:
-                raise InputError(f"{path} line {line}: no HOI class {v} {o}")
+                raise InputError(f"{path}: line {line_of(path, k)}: no HOI class {v} {o}")
             ids.append(index[(v, o)])
         weights = table.assign(hoi_id=ids).groupby("hoi_id")["weight"].sum()
     else:

@@ -11,6 +11,7 @@ target interval width needs) and for end-to-end tests.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +22,7 @@ from metrics.baseline import load_default
 from metrics.simulation import PROFILES, rater_profiles, simulate_ratings
 
 from . import assignment, studies
-from .storage import read_session
+from .storage import get_engine, read_session
 
 SIMULATED_TYPES = ("hoi_similarity",)
 
@@ -49,10 +50,17 @@ def simulate_study(slug: str, k: int = 5, noise: float = 0.6, seed: int = 0,
                    profiles: list[str] | None = None, verb_matrix: SimilarityMatrix | None = None,
                    object_matrix: SimilarityMatrix | None = None, w: float = 0.5,
                    engine: Engine | None = None, progress=None) -> SimulationResult:
-    """Add k simulated annotators to a study and let each rate until no item is left for them."""
+    """Add k simulated annotators to a study and let each rate until no item is left for them.
+    All or nothing: the annotators, their assignments, ratings and events are one transaction."""
     if k < 1:
         raise InputError("simulate at least one annotator")
+    if not (math.isfinite(noise) and noise >= 0):
+        raise InputError(f"noise must be a finite number >= 0, got {noise}")
     profiles = profiles or rater_profiles(k)
+    unknown = [p for p in profiles if p not in PROFILES]
+    if len(profiles) != k or unknown:
+        raise InputError(f"profiles must name {k} of {', '.join(PROFILES)}"
+                         + (f"; unknown {unknown[0]!r}" if unknown else f", got {len(profiles)}"))
     with read_session(engine) as session:
         study = studies.study_by_slug(session, slug)
     if study.study_type not in SIMULATED_TYPES:
@@ -68,17 +76,21 @@ def simulate_study(slug: str, k: int = 5, noise: float = 0.6, seed: int = 0,
     drawn = simulate_ratings(keys, latent, k=k, noise=noise, seed=seed, profiles=profiles)
     answer = {(row.annotator, row.item_id): int(row.rating) for row in drawn.itertuples()}
     labels = [f"sim-{profiles[i]}-{seed}-{i + 1}" for i in range(k)]
-    invites = studies.invite(study.id, 0, labels, engine)
-    total = 0
-    for i, inv in enumerate(invites):
-        annotator_id = assignment.resolve_token(inv.token, engine)
-        assignment.accept_instructions(annotator_id, engine)
-        while (task := assignment.next_item(annotator_id, engine)) is not None:
-            assignment.submit(annotator_id, task.assignment_id, str(answer[(f"sim{i + 1}", task.item_key)]),
-                              seconds_spent=0.0, engine=engine)
-            total += 1
-        if progress:
-            progress(i + 1, k, inv.pseudonym, total)
+    with (engine or get_engine()).connect() as conn:
+        conn.execution_options(sqlite_begin="IMMEDIATE")
+        with conn.begin():  # the functions below join this transaction (passed as their engine)
+            invites = studies.invite(study.id, 0, labels, conn)
+            total = 0
+            for i, inv in enumerate(invites):
+                annotator_id = assignment.resolve_token(inv.token, conn)
+                assignment.accept_instructions(annotator_id, conn)
+                while (task := assignment.next_item(annotator_id, conn)) is not None:
+                    assignment.submit(annotator_id, task.assignment_id,
+                                      str(answer[(f"sim{i + 1}", task.item_key)]),
+                                      seconds_spent=0.0, engine=conn)
+                    total += 1
+                if progress:
+                    progress(i + 1, k, inv.pseudonym, total)
     return SimulationResult(slug, [inv.pseudonym for inv in invites], total)
 
 

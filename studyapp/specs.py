@@ -52,7 +52,6 @@ explanation = "..."             # a suggested rating and why
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import tomllib
@@ -176,15 +175,15 @@ class _Checker:
 
 def load_spec(path: str | Path) -> StudySpec:
     """Read and validate a spec file and its items (nothing is written)."""
+    from metrics.inputs import read_text
+
     path = Path(path)
     if not path.exists():
         raise InputError(f"study spec not found: {path}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
 
 
@@ -313,7 +312,7 @@ def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: 
     path = base_dir / check.text("path", required=True)
     if not path.exists():
         check.fail("path", f"names a file that does not exist: {path}")
-    items = read_items_csv(path, study_type, role="practice")
+    items = read_items_csv(path, study_type, forced_role="practice")
     for item in items:
         where = f"{path}: item {item.key!r}"
         if item.key in taken:
@@ -377,59 +376,47 @@ def _items(name: str, table: dict, study_type, base_dir: Path):
     check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
 
 
-def read_items_csv(path: Path, study_type, role: str | None = None) -> list[ItemSpec]:
+def read_items_csv(path: Path, study_type, forced_role: str | None = None) -> list[ItemSpec]:
     """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``).
     With ``role`` every row has that role (``practice``: ``expected`` required, an optional
     ``explanation`` column kept as the ``feedback`` field)."""
-    try:
-        return _read_items_csv(path, study_type, role)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except csv.Error as exc:
-        raise InputError(f"{path}: not a readable CSV ({exc})") from None
-    except OSError as exc:  # a folder, no permission
-        raise InputError(f"{path}: cannot be read ({exc.strerror}); give an items CSV file") from None
-
-
-def _read_items_csv(path: Path, study_type, forced_role: str | None) -> list[ItemSpec]:
+    from metrics.inputs import csv_rows, read_text
     from metrics.shoe_pool import is_shoe_layout
 
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        columns = reader.fieldnames or []
-        # SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: the
-        # items are numbered by their line; the study type translates the row (accepts_shoe_layout)
-        shoe = getattr(study_type, "accepts_shoe_layout", False) and is_shoe_layout(columns)
-        for column in () if shoe else ("item_id", *study_type.required_fields):
-            if column not in columns:
-                raise InputError(f"{path}: missing column '{column}'")
-        items, seen = [], set()
-        for row in reader:
-            where = f"{path} line {reader.line_num}"
-            if None in row:
-                raise InputError(f"{where}: more fields than the {len(columns)} columns of the header")
-            if any("\x00" in (value or "") for value in row.values()):
-                raise InputError(f"{where}: contains a NUL byte")
-            key = (row.get("item_id") or "").strip() or (f"shoe{reader.line_num - 1:04d}" if shoe else "")
-            if not key:
-                raise InputError(f"{where}: item_id is empty")
-            if len(key) > 64:
-                raise InputError(f"{where}: item_id is longer than 64 characters")
-            if key in seen:
-                raise InputError(f"{where}: duplicate item_id {key!r}")
-            seen.add(key)
-            role = forced_role or (row.get("role") or "main").strip()
-            if role not in ROLES or (role == "practice" and not forced_role):
-                raise InputError(f"{where}: role {role!r} is not one of main, attention "
-                                 "(practice items go in the [practice] file)")
-            expected = (row.get("expected") or "").strip() or None
-            if role in ("attention", "practice") and expected is None:
-                article = "an" if role == "attention" else "a"
-                raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
-            fields = study_type.normalize_item(row, where)
-            if role == "practice":
-                fields["feedback"] = (row.get("explanation") or "").strip()
-            items.append(ItemSpec(key, role, fields, expected))
+    header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
+    columns = header
+    # SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: the
+    # items are numbered by their line; the study type translates the row (accepts_shoe_layout)
+    shoe = getattr(study_type, "accepts_shoe_layout", False) and is_shoe_layout(columns)
+    for column in () if shoe else ("item_id", *study_type.required_fields):
+        if column not in columns:
+            raise InputError(f"{path}: missing column '{column}'")
+    items, seen = [], set()
+    for line, values in rows:
+        where = f"{path} line {line}"
+        row = dict(zip(columns, values))
+        if any("\x00" in (value or "") for value in row.values()):
+            raise InputError(f"{where}: contains a NUL byte")
+        key = (row.get("item_id") or "").strip() or (f"shoe{line - 1:04d}" if shoe else "")
+        if not key:
+            raise InputError(f"{where}: item_id is empty")
+        if len(key) > 64:
+            raise InputError(f"{where}: item_id is longer than 64 characters")
+        if key in seen:
+            raise InputError(f"{where}: duplicate item_id {key!r}")
+        seen.add(key)
+        role = forced_role or (row.get("role") or "main").strip()
+        if role not in ROLES or (role == "practice" and not forced_role):
+            raise InputError(f"{where}: role {role!r} is not one of main, attention "
+                             "(practice items go in the [practice] file)")
+        expected = (row.get("expected") or "").strip() or None
+        if role in ("attention", "practice") and expected is None:
+            article = "an" if role == "attention" else "a"
+            raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
+        fields = study_type.normalize_item(row, where)
+        if role == "practice":
+            fields["feedback"] = (row.get("explanation") or "").strip()
+        items.append(ItemSpec(key, role, fields, expected))
     if not items:
         raise InputError(f"{path}: no items")
     return items

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import event, exc
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlmodel import Session, create_engine
+
+from metrics import InputError
 
 from . import config, migrations
 from .models import Event
@@ -23,6 +25,64 @@ from .models import Event
 SQLITE_BUSY_TIMEOUT_S = 30
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
+
+
+def unusable_database(error: BaseException) -> bool:
+    """True for the errors of a database that cannot be used as it stands (unreachable,
+    locked, read-only, not a database, damaged) rather than of the code using it."""
+    return isinstance(error, exc.OperationalError) or type(error) is exc.DatabaseError
+
+
+def database_error(url: str, error: BaseException, source: str | None = None) -> InputError:
+    """The one-line message for a URL or database that cannot be used."""
+    where = f"{source or config.database_source()} ({describe(url)})"
+    if isinstance(error, exc.NoSuchModuleError) or isinstance(error, ImportError):
+        return InputError(f"{where}: unknown database kind {url.split(':', 1)[0]!r}; use "
+                          "sqlite:///PATH or postgresql+psycopg://USER@HOST/NAME")
+    if isinstance(error, exc.ArgumentError):
+        return InputError(f"{where}: not a database URL; use sqlite:///PATH or "
+                          "postgresql+psycopg://USER@HOST/NAME")
+    cause = str(getattr(error, "orig", None) or error).strip().splitlines()
+    first = cause[0] if cause else type(error).__name__
+    return InputError(f"{where}: cannot be used ({first}); check the setting, or restore a backup")
+
+
+def describe(url: str) -> str:
+    """The URL without its password (the text itself when it is not a URL)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except exc.ArgumentError:
+        return url
+
+
+def check_sqlite_file(url: str, source: str | None = None, must_exist: bool = False) -> None:
+    """A SQLite URL must name a file (not a folder) in a folder, existing when ``must_exist``."""
+    path = config.sqlite_path(url)
+    if path is None:
+        return
+    where = f"{source or config.database_source()} {path}"
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"{where}: {parent} is a file, not a folder")
+            break
+    if path.is_dir():
+        raise InputError(f"{where}: is a folder; give the path of a SQLite file")
+    if path.exists() and not path.is_file():
+        raise InputError(f"{where}: is not a regular file")
+    if must_exist and not path.exists():
+        raise InputError(f"{where}: no such database (nothing to read; check the path)")
+
+
+def open_engine(url: str, source: str | None = None, must_exist: bool = False) -> Engine:
+    """A new engine for ``url``; a URL or file that cannot be a database is a one-line
+    :class:`InputError` naming where the URL came from (``source``)."""
+    check_sqlite_file(url, source, must_exist)
+    try:
+        return _sqlite_engine(url) if url.startswith("sqlite") else create_engine(
+            url, pool_pre_ping=True, pool_size=config.pool_size(), max_overflow=10)
+    except (exc.ArgumentError, ImportError) as error:
+        raise database_error(url, error, source) from None
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -55,10 +115,15 @@ def get_engine(url: str | None = None) -> Engine:
     with _lock:
         engine = _engines.get(url)
         if engine is None:
-            engine = _sqlite_engine(url) if url.startswith("sqlite") else create_engine(
-                url, pool_pre_ping=True, pool_size=config.pool_size(), max_overflow=10)
-            with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
-                migrations.upgrade(conn)
+            engine = open_engine(url)
+            try:
+                with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
+                    migrations.upgrade(conn)
+            except Exception as error:
+                engine.dispose()
+                if unusable_database(error):
+                    raise database_error(url, error) from None
+                raise
             _engines[url] = engine
     return engine
 
@@ -87,8 +152,8 @@ def _queue_writers(engine: Engine) -> Iterator[None]:
     """SQLite: the threads of one process (Streamlit's sessions) take turns for the write lock
     in arrival order instead of polling SQLite's busy handler, which starves some of them
     under many concurrent writers. Other processes still wait through the busy timeout."""
-    if engine.dialect.name != "sqlite":
-        yield
+    if engine.dialect.name != "sqlite" or isinstance(engine, Connection):
+        yield  # a connection passed in already holds its transaction (one all-or-nothing change)
         return
     with _lock:
         lock = _writers.setdefault(str(engine.url), threading.RLock())

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from metrics import InputError
+from metrics.inputs import check_name
 
 from . import auth, config
 from .models import Annotator, Assignment, Item, Rating, Study
@@ -77,7 +78,7 @@ def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
         taken = set(session.exec(select(Annotator.pseudonym).where(Annotator.study_id == study_id)))
         for k in range(max(count, len(labels))):
             if k < len(labels):
-                name = labels[k].strip()
+                name = check_name(labels[k], "invite label")
                 if not name or len(name) > 64:
                     raise InputError(f"invite label {labels[k]!r} must have 1-64 characters")
                 if name in taken:

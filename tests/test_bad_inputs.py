@@ -285,7 +285,7 @@ for key, content, expect in [
 ]:
     add(f"spec-{key}", SPEC_CMDS, "study.toml", content, expect)
 for key, content, expect in [
-    ("empty-file", b"", "item_id"),
+    ("empty-file", b"", "empty file"),
     ("header-only", b"item_id,gt_verb,gt_object,pred_verb,pred_object\n", "no items"),
     ("missing-column", b"item_id,gt_verb,gt_object,pred_verb\ni1,ride,bicycle,push\n", "pred_object"),
     ("extra-field-in-row", GOOD_STUDY_ITEMS + b"i3,ride,horse,walk,horse,EXTRA\n", "line 4"),

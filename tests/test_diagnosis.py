@@ -307,7 +307,7 @@ def test_cli_json_report_and_several_models(tmp_path):
 
 @pytest.mark.parametrize("extra,message", [
     (["--name", "one", "two"], "--name gives 2 names for 1 prediction files"),
-    (["--iou", "1.5"], "--iou must lie in"),
+    (["--iou", "1.5"], "--iou: must be a number in (0, 1]"),
 ])
 def test_cli_errors_are_one_line_exit_2(tmp_path, extra, message):
     gt, pred = scene()

@@ -78,7 +78,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     with pytest.raises(InputError, match=r"gold.json: image 'b.jpg': gold must be a verb"):
         read_gold(bad)
     bad.write_text('{"a.jpg": "jumping",')
-    with pytest.raises(InputError, match=r"gold.json: invalid JSON: .*line 1"):
+    with pytest.raises(InputError, match=r"gold.json: line 1 column 21: invalid JSON"):
         read_gold(bad)
     with pytest.raises(InputError, match="image 'a.jpg': unknown cluster id 'c9'"):
         parse_clusters({"clusters": {"c1": ["x"]}, "images": {"a.jpg": ["c9"]}})
@@ -175,7 +175,7 @@ def test_alignment_tau_and_alpha_by_hand(tmp_path):
     assert table.to_dict("records") == [{"model": "A", "image": "x", "top1": True, "top5": True},
                                         {"model": "A", "image": "y", "top1": False, "top5": True}]
     judge.write_text("model,image,top1,top5\nA,x,maybe,1\n")
-    with pytest.raises(InputError, match="judge.csv line 2: top1 'maybe'"):
+    with pytest.raises(InputError, match="judge.csv: line 2: top1 'maybe'"):
         read_judge(judge, "llm")
 
 
@@ -203,4 +203,4 @@ def test_imsitu_align_command_on_study_exports(run, tmp_path):
     assert result["criteria"]["cluster"]["top1"]["krippendorff_alpha"] == pytest.approx(1.0)
     assert set(result["human_accuracy"]) == {"m1", "m2"}
     done = run("imsitu-align", "--ratings", str(tmp_path / "ratings.csv"), "--items", str(tmp_path / "nope.csv"))
-    assert done.returncode == 2 and "nope.csv: file not found" in done.stderr
+    assert done.returncode == 2 and "nope.csv: no such file" in done.stderr

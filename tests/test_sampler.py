@@ -117,7 +117,7 @@ def test_cli_sample_writes_items_and_prints_the_table(tmp_path):
     res = subprocess.run([sys.executable, "-m", "studyapp", "sample", "--n", "5", "--out",
                           str(out), "--class-weights", str(tmp_path / "none.csv")], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
-    assert res.returncode == 2 and "class weights file not found" in res.stderr
+    assert res.returncode == 2 and "--class-weights" in res.stderr and "none.csv: no such file" in res.stderr
 
 
 def test_pool_sampling_fills_shoes_eleven_cells(shared_data):

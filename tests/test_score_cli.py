@@ -46,7 +46,7 @@ def test_jsonl_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("line,message", [
-    ("{not json", "line 2: not valid JSON"),
+    ("{not json", "line 2 column 2: invalid JSON"),
     (json.dumps({"hois": []}), "line 2: image: missing"),
     (json.dumps({"image": "a.jpg", "hois": []}), "line 2: image: 'a.jpg' already given on line 1"),
     (json.dumps({"image": "b.jpg", "hois": [_hoi(), {"human_box": A, "verb": "ride", "object": "horse"}]}),
@@ -156,4 +156,4 @@ def test_score_cli_missing_file_and_bad_option(tmp_path):
     res = run("score", "--gt", str(gt), "--pred", str(tmp_path / "nope.jsonl"))
     assert res.returncode == 2 and "nope.jsonl: no such file" in res.stderr
     res = run("score", "--gt", str(gt), "--pred", str(gt), "--tau", "2")
-    assert res.returncode == 2 and "--tau must lie in [0, 1]" in res.stderr
+    assert res.returncode == 2 and "--tau: must be a number in [0, 1], got 2" in res.stderr

@@ -135,7 +135,7 @@ def test_read_nodes_errors(tmp_path):
     with pytest.raises(InputError, match="1 rows but .* has 2 embeddings"):
         read_nodes(tmp_path / "x.npy", tmp_path / "n.csv")
     (tmp_path / "n.csv").write_text("image,verb\na.jpg,jumping\n,leaping\n")
-    with pytest.raises(InputError, match="n.csv line 3: image is empty"):
+    with pytest.raises(InputError, match="n.csv: line 3: image is empty"):
         read_nodes(tmp_path / "x.npy", tmp_path / "n.csv")
 
 
@@ -155,4 +155,4 @@ def test_imsitu_cluster_command_feeds_imsitu(tmp_path, capsys):
     r = sense_accuracy({"s0_0.jpg": "v0"}, {"s0_0.jpg": ["v1"]}, clusters)
     assert r["gold"]["top1"] == 0.0 and r["cluster"]["top1"] == 1.0 and r["breakdown"]["n_synonym"] == 1
     code = main(["imsitu-cluster", "--embeddings", str(tmp_path / "x.npy"), "--nodes", str(tmp_path / "nope.csv")])
-    assert code == 2 and "nope.csv: file not found" in capsys.readouterr().err
+    assert code == 2 and "nope.csv: no such file" in capsys.readouterr().err

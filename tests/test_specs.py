@@ -86,7 +86,7 @@ BAD = [
     ("example rating", GOOD + '[example]\ngt_verb = "ride"\ngt_object = "bicycle"\npred_verb = "push"\n'
      'pred_object = "bicycle"\nrating = 9\n', None, r"key 'example\.rating' response 9 is not on the scale"),
     ("items path is a folder", GOOD.replace('"items.csv"', '"."'), None,
-     r"cannot be read \(Is a directory\); give an items CSV file"),
+     r"is a folder; give a file"),
     ("answers not boolean", GOOD + '[answers]\ncant_judge = "yes"\n', None,
      r"key 'answers\.cant_judge' must be true or false, got 'yes'"),
     ("answers unknown key", GOOD + "[answers]\nnotes = true\n", None, r"unknown key 'answers\.notes'"),

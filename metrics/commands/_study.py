@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from ..agreement import read_ratings
+from ..options import input_file
 from ..similarity import SimilarityMatrix
-from ..study_items import component_similarities, join_ratings, read_items
+from ..study_items import check_rated_items, component_similarities, join_ratings, read_items
 
 
 def add_study_arguments(parser, items_required: bool = True, matrices: bool = True) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
-    parser.add_argument("--items", required=items_required, help="items.csv (item_id, category, gt_/pred_ verb/object, ...)")
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--items", required=items_required, type=input_file, help="items.csv (item_id, category, gt_/pred_ verb/object, ...)")
     if matrices:
-        parser.add_argument("--verb-sim", help="verb similarity matrix (.csv/.npz) for items lacking verb_sim")
-        parser.add_argument("--object-sim", help="object similarity matrix for items lacking object_sim")
+        parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz) for items lacking verb_sim")
+        parser.add_argument("--object-sim", type=input_file, help="object similarity matrix for items lacking object_sim")
 
 
 def load_matrices(args):
@@ -24,6 +25,7 @@ def load_matrices(args):
 def load_rated_items(args, need_similarities: bool):
     ratings = read_ratings(args.ratings)
     items = read_items(args.items)
+    check_rated_items(items, ratings, args.items, args.ratings)
     if need_similarities:
         verb, obj = load_matrices(args)
         items = component_similarities(items, verb, obj)

@@ -3,37 +3,37 @@
 from __future__ import annotations
 
 from ..agreement import LEVELS, agreement_report, read_ratings
+from ..options import input_file, integer, output_dir, seed
 from ..report import write_report
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
-    parser.add_argument("--items", help="items.csv: adds metric–human alignment to the report")
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--items", type=input_file, help="items.csv: adds metric–human alignment to the report")
     parser.add_argument("--level", choices=LEVELS, default="ordinal", help="Krippendorff's alpha level (default ordinal)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals (0 = none)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="write report.html, agreement.json, CSV tables and PNG plots here")
+    parser.add_argument("--bootstrap", type=integer(0, 100_000), default=1000, help="bootstrap resamples for intervals (0 = none)")
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--out", type=output_dir, help="write report.html, agreement.json, CSV tables and PNG plots here")
 
 
 def run(args):
     ratings = read_ratings(args.ratings)
     report = agreement_report(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
     result = report.to_json()
-    alignment = None
+    alignment = items = None
     if args.items:
         from ..alignment import alignment_table
-        from ..study_items import join_ratings, read_items
+        from ..study_items import check_rated_items, join_ratings, read_items
 
-        alignment = alignment_table(join_ratings(read_items(args.items), ratings), seed=args.seed)
+        items = read_items(args.items)
+        check_rated_items(items, ratings, args.items, args.ratings)
+        alignment = alignment_table(join_ratings(items, ratings), seed=args.seed)
         result["alignment"] = alignment
     image_update = None
     if "earlier_rating" in ratings.columns:  # a with-image pass: how ratings moved (supp. §6.2)
-        from ..image_update import image_update as update_stats, pair_ratings
+        from ..image_update import check_earlier_ratings, image_update as update_stats, pair_ratings
 
-        items = None
-        if args.items:
-            from ..study_items import read_items
-            items = read_items(args.items)
+        check_earlier_ratings(ratings, args.ratings)
         image_update = update_stats(pair_ratings(ratings, None, items))
         result["image_update"] = image_update
     lines = [f"{report.n_items} items, {report.n_annotators} annotators, {report.n_ratings} ratings",

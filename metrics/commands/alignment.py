@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..alignment import alignment_table
+from ..options import integer, seed
 from ._study import add_study_arguments, load_rated_items
 
 
@@ -11,8 +12,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--metric", action="append", metavar="COLUMN",
                         help="metric column of items.csv (repeatable; default: every numeric column)")
     parser.add_argument("--no-baselines", action="store_true", help="skip the SHOE / WordNet baselines")
-    parser.add_argument("--permutations", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--permutations", type=integer(1, 1_000_000), default=10_000)
+    parser.add_argument("--seed", type=seed, default=0)
 
 
 def run(args):

@@ -8,18 +8,20 @@ from pathlib import Path
 
 from ..detections import read_detections
 from ..errors import InputError
+from ..jsonio import write_text_atomic
+from ..options import input_file, number, output_dir, output_file
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--gt", required=True, help="ground truth: JSON Lines or QPIC/CDN HICO-DET JSON")
-    parser.add_argument("--pred", required=True, nargs="+", metavar="PRED",
+    parser.add_argument("--gt", required=True, type=input_file, help="ground truth: JSON Lines or QPIC/CDN HICO-DET JSON")
+    parser.add_argument("--pred", required=True, nargs="+", type=input_file, metavar="PRED",
                         help="predictions with a score per HOI; several files compare models side by side")
     parser.add_argument("--name", nargs="+", metavar="NAME",
                         help="a name per prediction file (default: the file names)")
-    parser.add_argument("--pairs", nargs="+", metavar="PAIRS",
+    parser.add_argument("--pairs", nargs="+", type=input_file, metavar="PAIRS",
                         help="first-stage pair detections per model for §4.1 (same formats; verbs ignored; "
                              "default: the distinct pairs of each prediction file)")
-    parser.add_argument("--iou", type=float, default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
+    parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
     parser.add_argument("--keep-no-interaction", action="store_true",
                         help="keep no_interaction ground truths and predictions and the images whose ground "
                              "truth is only no_interaction (all removed by default, §2.4)")
@@ -28,10 +30,10 @@ def add_arguments(parser) -> None:
                              "+1-pixel IoU, VOC best-overlap assignment, mean over the HICO-DET class set; "
                              "default), 'all-point' = all-point AP, continuous IoU, best unmatched ground "
                              "truth, mean over the classes with ground truth")
-    parser.add_argument("--out", metavar="DIR",
+    parser.add_argument("--out", metavar="DIR", type=output_dir,
                         help="write report.html, diagnosis.json, CSV tables, errors_<model>.csv and "
                              "delta_map.png into DIR")
-    parser.add_argument("--errors", metavar="CSV",
+    parser.add_argument("--errors", metavar="CSV", type=output_file,
                         help="write the first model's per-prediction categories (and missed GT) to CSV")
 
 
@@ -84,9 +86,7 @@ def run(args):
     if len(names) > 1:
         result["models"] = results
     if args.errors:
-        target = Path(args.errors)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        errors[names[0]].to_csv(target, index=False)
+        write_text_atomic(args.errors, errors[names[0]].to_csv(index=False))
     if args.out:
         from ..diagnosis_report import write_diagnosis_report
         write_diagnosis_report(args.out, results, errors)

@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 from ..agreement import read_ratings
-from ..image_update import image_update, pair_ratings, summary_frame
+from ..options import input_file, output_dir
+from ..image_update import check_earlier_ratings, image_update, pair_ratings, summary_frame
 from ..report import write_report
-from ..study_items import read_items
+from ..study_items import check_rated_items, read_items
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True,
+    parser.add_argument("--ratings", required=True, type=input_file,
                         help="ratings.csv of the with-image study (item_id, annotator, rating and "
                              "earlier_rating as the platform exports it)")
-    parser.add_argument("--before", help="ratings.csv of the earlier no-image study (needed when "
+    parser.add_argument("--before", type=input_file, help="ratings.csv of the earlier no-image study (needed when "
                                          "--ratings has no earlier_rating column)")
-    parser.add_argument("--items", help="items.csv with a category column (per-category figures)")
-    parser.add_argument("--out", help="write report.html, image_update.csv and the plot here")
+    parser.add_argument("--items", type=input_file, help="items.csv with a category column (per-category figures)")
+    parser.add_argument("--out", type=output_dir, help="write report.html, image_update.csv and the plot here")
 
 
 def run(args):
     after = read_ratings(args.ratings)
+    check_earlier_ratings(after, args.ratings)
     before = read_ratings(args.before) if args.before else None
     items = read_items(args.items) if args.items else None
+    if items is not None:
+        check_rated_items(items, after, args.items, args.ratings)
     result = image_update(pair_ratings(after, before, items))
     frame = summary_frame(result)
     lines = [f"{result['n']} ratings with an earlier answer; {result['n_updated']} updated "

@@ -3,15 +3,16 @@ and sense-cluster criteria, and the Top-1 improvement breakdown (Tables 3–4)."
 
 from __future__ import annotations
 
+from ..options import input_file, input_path
 from ..imsitu import accuracy_text, gold_from_image_names, read_clusters, read_gold, read_predictions, sense_accuracy
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--gold", help="JSON image -> gold verb (or list of verbs); omitted: taken "
+    parser.add_argument("--gold", type=input_file, help="JSON image -> gold verb (or list of verbs); omitted: taken "
                                        "from imSitu image names <verb>_<n>.jpg")
-    parser.add_argument("--pred", required=True, help="JSON image -> ranked predicted verbs, or a "
+    parser.add_argument("--pred", required=True, type=input_path, help="JSON image -> ranked predicted verbs, or a "
                                                       "folder of imSitu *.predictions files")
-    parser.add_argument("--clusters", help='JSON {"clusters": {id: [verbs]}, "images": {image: [ids]}}')
+    parser.add_argument("--clusters", type=input_file, help='JSON {"clusters": {id: [verbs]}, "images": {image: [ids]}}')
     parser.add_argument("--include-gold", action="store_true",
                         help="cluster criterion: also count the image's gold verbs as targets (default: "
                              "only the verbs of the image's clusters, as the paper defines it, §4.2)")

@@ -4,41 +4,53 @@ Kendall's tau of the model rankings, Krippendorff's alpha of the labels."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..inputs import line_of, read_csv
+from ..options import input_file, integer, seed
 from ..imsitu import align_study, alignment_text, read_clusters, read_gold, read_judge
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv of an imsitu_correctness study "
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv of an imsitu_correctness study "
                                                          "(item_id, annotator, rating = marks like 10100)")
-    parser.add_argument("--items", required=True, help="items.csv (item_id, image, model, predictions[, gold])")
-    parser.add_argument("--gold", help="JSON image -> gold verb(s); default: the items' gold column")
-    parser.add_argument("--clusters", help="sense clusters JSON (adds the cluster criterion)")
+    parser.add_argument("--items", required=True, type=input_file, help="items.csv (item_id, image, model, predictions[, gold])")
+    parser.add_argument("--gold", type=input_file, help="JSON image -> gold verb(s); default: the items' gold column")
+    parser.add_argument("--clusters", type=input_file, help="sense clusters JSON (adds the cluster criterion)")
     parser.add_argument("--judge", action="append", default=[], metavar="NAME=CSV",
                         help="extra judge labels: model,image,top1,top5 or model,image,rank,correct")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for human accuracy")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resamples", type=integer(1, 1_000_000), default=1000, help="bootstrap resamples for human accuracy")
+    parser.add_argument("--seed", type=seed, default=0)
 
 
 def read_study_items(path) -> pd.DataFrame:
-    try:
-        items = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    for column in ("item_id", "image", "model", "predictions"):
-        if column not in items.columns:
-            raise InputError(f"{path}: missing column '{column}'")
+    items = read_csv(path, required=("item_id", "image", "model", "predictions"))
+    dup = items["item_id"].duplicated()
+    if dup.any():
+        k = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"{path}: line {line_of(path, k)}: duplicate item_id {items['item_id'].iloc[k]!r}")
     if "role" in items.columns:
         items = items[items["role"].isin(["", "main"])]
     return items
 
 
+def read_study_ratings(path, items: pd.DataFrame) -> pd.DataFrame:
+    """The marks of a correctness study; each rated item must be in the items file."""
+    ratings = read_csv(path, required=("item_id", "annotator", "rating"))
+    main = ratings["phase"].isin(["", "main"]) if "phase" in ratings.columns else np.ones(len(ratings), bool)
+    unknown = np.flatnonzero(np.asarray(main) & ~ratings["item_id"].isin(set(items["item_id"])).to_numpy())
+    if len(unknown):
+        k = int(unknown[0])
+        raise InputError(f"{path}: line {line_of(path, k)}: item_id {ratings['item_id'].iloc[k]!r} "
+                         "is not a main item of --items")
+    return ratings[np.asarray(main)].drop(columns=["phase"], errors="ignore")
+
+
 def run(args):
-    ratings = pd.read_csv(args.ratings, dtype={"item_id": str, "rating": str, "annotator": str}) \
-        if _exists(args.ratings) else None
     items = read_study_items(args.items)
+    ratings = read_study_ratings(args.ratings, items)
     judges = {}
     for spec in args.judge:
         name, sep, path = spec.partition("=")
@@ -53,11 +65,3 @@ def run(args):
         lines.append(f"  {model:<22} Top-1 {h['top1']:.3f} [{h['top1_ci'][0]:.3f}, {h['top1_ci'][1]:.3f}]  "
                      f"Top-5 {h['top5']:.3f} [{h['top5_ci'][0]:.3f}, {h['top5_ci'][1]:.3f}]  ({h['n_images']} images)")
     return result, "\n".join(lines) + "\n\n" + alignment_text(result)
-
-
-def _exists(path) -> bool:
-    from pathlib import Path
-
-    if not Path(path).exists():
-        raise InputError(f"{path}: file not found")
-    return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..baseline import load_default
 from ..errors import InputError
 from ..matching import match_synset
+from ..options import input_file
 from ..similarity import SimilarityMatrix
 from ..vocabulary import hico
 from .. import wordnet
@@ -15,8 +16,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--gt-verb", help="ground-truth verb synset or label")
     parser.add_argument("--object", help="predicted object (free text, label or synset)")
     parser.add_argument("--gt-object", help="ground-truth object synset or label")
-    parser.add_argument("--verb-sim", help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
-    parser.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
+    parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
+    parser.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
 
 
 def _gt_synset(text: str, pos: str) -> str:

@@ -8,29 +8,30 @@ from pathlib import Path
 
 from ..baseline import DATA, build
 from ..errors import InputError
+from ..options import input_file, output_dir, output_file
 from ..similarity import SimilarityMatrix
 
 
 def add_arguments(parser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     info = sub.add_parser("info", help="size, coverage and provenance of a matrix file")
-    info.add_argument("file", help=".csv or .npz matrix")
-    info.add_argument("--pairs", help="CSV with columns a,b: report how many of these pairs are missing")
+    info.add_argument("file", type=input_file, help=".csv or .npz matrix")
+    info.add_argument("--pairs", type=input_file, help="CSV with columns a,b: report how many of these pairs are missing")
     base = sub.add_parser("baseline", help="build the WordNet baseline verb and object matrices")
-    base.add_argument("--out-dir", default=str(DATA), help="output folder (default: metrics/data)")
+    base.add_argument("--out-dir", type=output_dir, default=str(DATA), help="output folder (default: metrics/data)")
     base.add_argument("--pos", choices=["verb", "object", "both"], default="both")
     base.add_argument("--format", choices=["npz", "csv"], default="npz")
     pool = sub.add_parser("import-shoe-pool", help="verb and object matrices from the similarity levels of "
                                                    "SHOE's candidate pool (partial: those pairs only)")
-    pool.add_argument("pool", help="CSV in SHOE's layout (image_id, gt_verb, ..., category, similarity_level)")
-    pool.add_argument("--out", required=True, metavar="DIR", help="output folder (shoe_verb.npz, shoe_object.npz)")
+    pool.add_argument("pool", type=input_file, help="CSV in SHOE's layout (image_id, gt_verb, ..., category, similarity_level)")
+    pool.add_argument("--out", required=True, metavar="DIR", type=output_dir, help="output folder (shoe_verb.npz, shoe_object.npz)")
     pool.add_argument("--format", choices=["npz", "csv"], default="npz")
     compare = sub.add_parser("compare", help="agreement of two matrices on their shared pairs "
                                              "(Eq. 13, Spearman, confusion of levels)")
-    compare.add_argument("a", help="first matrix (.csv/.npz)")
-    compare.add_argument("b", help="second matrix (.csv/.npz)")
+    compare.add_argument("a", type=input_file, help="first matrix (.csv/.npz)")
+    compare.add_argument("b", type=input_file, help="second matrix (.csv/.npz)")
     for p in (info, base, pool, compare):
-        p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+        p.add_argument("--json", metavar="PATH", type=output_file, help="also write the result as JSON to PATH")
     from . import matrix_llm  # build-llm: SHOE matrices rated by LLMs (issue 10)
     matrix_llm.add_parser(sub)
 
@@ -85,18 +86,9 @@ def _info(args):
     lines = [f"{args.file}: {matrix.n_labels} labels, {matrix.n_pairs} non-zero pairs "
              f"({result['storage']}, sparsity {matrix.sparsity:.4%})"]
     if args.pairs:
-        import pandas as pd
+        from ..inputs import read_csv
         path = Path(args.pairs)
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
-        try:
-            pairs = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
-        if not {"a", "b"} <= set(pairs.columns):
-            raise InputError(f"{path}: needs columns a,b")
+        pairs = read_csv(path, required=("a", "b"))
         cov = matrix.coverage(pairs["a"], pairs["b"])
         result["coverage"] = {"n_pairs": cov.n_pairs, "n_found": cov.n_found,
                               "n_identical": cov.n_identical, "n_missing": cov.n_missing,

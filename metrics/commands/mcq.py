@@ -4,29 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
+from ..options import input_file, integer, number
 from ..mcq import SETTINGS, mcq_scores, read_answers, read_bench
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--bench", required=True, help="CrossHOI-Bench JSON file (question key -> "
+    parser.add_argument("--bench", required=True, type=input_file, help="CrossHOI-Bench JSON file (question key -> "
                         "gt_choices, wrong_choices, boxes)")
-    parser.add_argument("--pred", required=True, help="JSON object key -> chosen option strings, "
+    parser.add_argument("--pred", required=True, type=input_file, help="JSON object key -> chosen option strings, "
                         "or detections (JSON Lines HOI format, or the released ao_names records)")
     parser.add_argument("--setting", choices=SETTINGS,
                         help="recorded in the output: full_detection, human_box or image_level "
                              "(matching always follows the boxes each question has)")
-    parser.add_argument("--score-threshold", type=float, default=0.5,
+    parser.add_argument("--score-threshold", type=number(0, 1), default=0.5,
                         help="detections: keep those with score >= this (default 0.5)")
-    parser.add_argument("--iou", type=float, default=0.5,
+    parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5,
                         help="detections: IoU needed with the question's boxes (default 0.5)")
-    parser.add_argument("--per-class", type=int, default=0, metavar="N",
+    parser.add_argument("--per-class", type=integer(0, 100_000), default=0, metavar="N",
                         help="print the N classes with the lowest F1")
 
 
 def run(args):
-    if not 0 < args.iou <= 1:
-        raise InputError(f"--iou must be in (0, 1], got {args.iou}")
     questions = read_bench(args.bench)
     answers, kind = read_answers(args.pred, questions, args.score_threshold, args.iou)
     result = mcq_scores(questions, answers)

@@ -5,23 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
+from ..options import input_file, integer, number, output_dir, seed
 from ..recalibration import recalibrate
 from ..report import write_report
 from ._study import load_matrices, load_rated_items
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv")
-    parser.add_argument("--items", required=True, help="items.csv with gt_/pred_ verb/object")
-    parser.add_argument("--verb-sim", required=True, help="verb matrix to recalibrate (.csv/.npz)")
-    parser.add_argument("--object-sim", required=True, help="object matrix to recalibrate")
-    parser.add_argument("--out", required=True, help="output folder, e.g. exports/<study>/<timestamp>")
-    parser.add_argument("--w", type=float, default=0.5, help="verb weight used to read the ratings")
-    parser.add_argument("--prior-strength", type=float, default=5.0,
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv")
+    parser.add_argument("--items", required=True, type=input_file, help="items.csv with gt_/pred_ verb/object")
+    parser.add_argument("--verb-sim", required=True, type=input_file, help="verb matrix to recalibrate (.csv/.npz)")
+    parser.add_argument("--object-sim", required=True, type=input_file, help="object matrix to recalibrate")
+    parser.add_argument("--out", required=True, type=output_dir, help="output folder, e.g. exports/<study>/<timestamp>")
+    parser.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight used to read the ratings")
+    parser.add_argument("--prior-strength", type=number(0, 1_000_000), default=5.0,
                         help="ratings needed to move a rated entry halfway to its human evidence")
-    parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--folds", type=integer(2, 1000), default=5)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--study", help="study name for the provenance (default: from ratings.csv)")
 
 
@@ -32,8 +32,6 @@ def run(args):
     result = recalibrate(rated, verb, obj, w=args.w, prior_strength=args.prior_strength,
                          folds=args.folds, seed=args.seed, study=study)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{out}: exists and is not a folder")
     files = []
     for role in ("verb", "object"):
         for suffix in (".npz", ".csv"):

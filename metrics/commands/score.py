@@ -5,24 +5,24 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from ..choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
-from ..errors import InputError
+from ..options import input_file, integer, number
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--gt", required=True, help="ground truth: JSON Lines (one image per line) "
+    parser.add_argument("--gt", required=True, type=input_file, help="ground truth: JSON Lines (one image per line) "
                         "or QPIC/CDN HICO-DET JSON (annotations + hoi_annotation)")
-    parser.add_argument("--pred", required=True, help="predictions, same formats (score per HOI "
+    parser.add_argument("--pred", required=True, type=input_file, help="predictions, same formats (score per HOI "
                         "needed for mAP and SHOE mAP)")
-    parser.add_argument("--verb-sim", help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
-    parser.add_argument("--object-sim", help="object similarity matrix (default: WordNet baseline)")
+    parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
+    parser.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
     parser.add_argument("--combine", choices=COMBINATIONS, default="arithmetic",
                         help="HOI similarity f(verb, object) (SHOE Eq. 1; default arithmetic)")
-    parser.add_argument("--w", type=float, default=0.5, help="verb weight of the arithmetic mean (default 0.5)")
-    parser.add_argument("--iou", type=float, default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
-    parser.add_argument("--delta", type=float, default=0.0,
+    parser.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight of the arithmetic mean (default 0.5)")
+    parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
+    parser.add_argument("--delta", type=number(0, 1), default=0.0,
                         help="δ: an unmatched prediction is a false positive only when its similarity "
                              "to the image's most similar ground truth is ≥ δ (default 0)")
-    parser.add_argument("--tau", type=float, default=0.5,
+    parser.add_argument("--tau", type=number(0, 1), default=0.5,
                         help="τ: SHOE mF1 and miss rates use predictions with score ≥ τ "
                              "(all predictions when none has a score; default 0.5)")
     parser.add_argument("--split", choices=SPLITS,
@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--mf1-fn", choices=FN_MODES, default="algorithm2",
                         help="SHOE mF1 false negatives: 'algorithm2' (FN += 1 per unmatched GT, "
                              "default) or 'eq5' (FN += 1 − t for every GT, main text Eq. 5)")
-    parser.add_argument("--per-class", type=int, default=0, metavar="N",
+    parser.add_argument("--per-class", type=integer(0, 100_000), default=0, metavar="N",
                         help="print the N classes with the most ground truth (default 0)")
 
 
@@ -46,10 +46,6 @@ def _fmt(x) -> str:
 
 
 def run(args):
-    for name in ("delta", "tau"):
-        value = getattr(args, name)
-        if not 0.0 <= value <= 1.0:
-            raise InputError(f"--{name} must lie in [0, 1], got {value}")
     from ..detections import read_detections
 
     # pyarrow parses both files at once without the GIL while the scorer's imports (pandas)

@@ -43,28 +43,38 @@ report or the logs. Without a config file, ``--base-url`` (or ``HOI_LLM_BASE_URL
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import field
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass
 
 from ..errors import InputError
+from ..inputs import decode, parse_json, read_bytes
+
+# config files are typed: a value of the wrong type or outside its range is refused, naming it
+_TYPED = ConfigDict(strict=True, extra="forbid")
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Seconds = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_TYPED)
 class Endpoint:
-    name: str
-    base_url: str
-    api_key_env: str | None = None
-    concurrency: int = 4
-    batch_size: int = 1
-    requests_per_minute: float = 0.0
-    timeout: float = 60.0
-    retries: int = 4
-    backoff: float = 1.0
-    max_backoff: float = 30.0
-    seconds_per_request: float = 1.0
+    name: Name
+    base_url: Annotated[str, Field(pattern=r"^https?://\S+$")]
+    api_key_env: Name | None = None
+    concurrency: Annotated[int, Field(ge=1, le=256)] = 4
+    batch_size: Annotated[int, Field(ge=1, le=1000)] = 1
+    requests_per_minute: NonNegative = 0.0
+    timeout: Seconds = 60.0
+    retries: Annotated[int, Field(ge=0, le=100)] = 4
+    backoff: Annotated[float, Field(ge=0, le=600, allow_inf_nan=False)] = 1.0
+    max_backoff: Annotated[float, Field(ge=0, le=3600, allow_inf_nan=False)] = 30.0
+    seconds_per_request: Seconds = 1.0
 
     @property
     def url(self) -> str:
@@ -85,15 +95,15 @@ class Endpoint:
                 "retries": self.retries, "backoff": self.backoff, "max_backoff": self.max_backoff}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_TYPED)
 class Model:
-    name: str
-    endpoint: str
+    name: Name
+    endpoint: Name
     model: str = ""
-    temperature: float = 0.0
-    max_tokens: int = 16
-    price_input: float = 0.0
-    price_output: float = 0.0
+    temperature: Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)] = 0.0
+    max_tokens: Annotated[int, Field(ge=1, le=100_000)] = 16
+    price_input: NonNegative = 0.0
+    price_output: NonNegative = 0.0
     extra: dict = field(default_factory=dict)
 
     @property
@@ -105,13 +115,26 @@ class Model:
                 "temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_TYPED)
 class Plan:
     filter: bool = True
-    filter_threshold: float = 0.0
-    control_size: int = 1000
-    control_seed: int = 0
-    expected_nonzero_rate: float = 0.14
+    filter_threshold: Annotated[float, Field(ge=0, le=4, allow_inf_nan=False)] = 0.0
+    control_size: Annotated[int, Field(ge=0, le=1_000_000)] = 1000
+    control_seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
+    expected_nonzero_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.14
+
+
+def _typed(kind, raw, where: str):
+    """``kind(**raw)``; a value of the wrong type or range is a one-line error naming its field."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: expected a table/object, got {type(raw).__name__}")
+    try:
+        return kind(**raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field_name = ".".join(str(part) for part in error["loc"]) or "?"
+        got = "" if error["type"] in ("missing", "missing_argument") else f" (got {error['input']!r:.60})"
+        raise InputError(f"{where}.{field_name}: {error['msg']}{got}") from None
 
 
 @dataclass(frozen=True)
@@ -129,7 +152,6 @@ class Config:
 
 
 _ENDPOINT_KEYS = set(Endpoint.__dataclass_fields__)
-_MODEL_KEYS = set(Model.__dataclass_fields__)
 _PLAN_KEYS = set(Plan.__dataclass_fields__)
 
 
@@ -139,48 +161,37 @@ def _build(data: dict, source: str) -> Config:
     if "api_key" in data or any("api_key" in e for e in data.get("endpoints", []) if isinstance(e, dict)):
         raise InputError(f"{source}: API keys may not be written in a config file; "
                          "name an environment variable with api_key_env")
+    unknown = set(data) - {"endpoints", "models", "plan"}
+    if unknown:
+        raise InputError(f"{source}: unknown key(s) {', '.join(sorted(unknown))} (expected endpoints, "
+                         "models, plan)")
+    for part in ("endpoints", "models"):
+        if not isinstance(data.get(part, []), list):
+            raise InputError(f"{source}: {part}: expected a list of tables ([[{part}]])")
     endpoints: dict[str, Endpoint] = {}
     for k, raw in enumerate(data.get("endpoints", [])):
-        unknown = set(raw) - _ENDPOINT_KEYS
-        if unknown:
-            raise InputError(f"{source}: endpoints[{k}]: unknown key(s) {', '.join(sorted(unknown))}")
-        if "name" not in raw or "base_url" not in raw:
-            raise InputError(f"{source}: endpoints[{k}] needs name and base_url")
-        ep = Endpoint(**raw)
-        if not ep.base_url.startswith(("http://", "https://")):
-            raise InputError(f"{source}: endpoint {ep.name}: base_url must start with http:// or https://")
-        if ep.concurrency < 1 or ep.batch_size < 1 or ep.retries < 0 or ep.timeout <= 0:
-            raise InputError(f"{source}: endpoint {ep.name}: concurrency and batch_size must be >= 1, "
-                             "retries >= 0, timeout > 0")
+        ep = _typed(Endpoint, raw, f"{source}: endpoints[{k}]")
+        if ep.name in endpoints:
+            raise InputError(f"{source}: endpoints[{k}].name: {ep.name!r} is used twice")
         endpoints[ep.name] = ep
     models: list[Model] = []
     for k, raw in enumerate(data.get("models", [])):
-        unknown = set(raw) - _MODEL_KEYS
-        if unknown:
-            raise InputError(f"{source}: models[{k}]: unknown key(s) {', '.join(sorted(unknown))}")
-        if "name" not in raw:
-            raise InputError(f"{source}: models[{k}] needs a name")
+        if not isinstance(raw, dict):
+            raise InputError(f"{source}: models[{k}]: expected a table/object, got {type(raw).__name__}")
         raw = dict(raw)
         if "endpoint" not in raw:
             if len(endpoints) != 1:
-                raise InputError(f"{source}: model {raw['name']}: name its endpoint")
+                raise InputError(f"{source}: models[{k}].endpoint: required when there are several endpoints")
             raw["endpoint"] = next(iter(endpoints))
         if raw["endpoint"] not in endpoints:
-            raise InputError(f"{source}: model {raw['name']}: unknown endpoint {raw['endpoint']!r}")
-        models.append(Model(**raw))
+            raise InputError(f"{source}: models[{k}].endpoint: unknown endpoint {raw['endpoint']!r}")
+        models.append(_typed(Model, raw, f"{source}: models[{k}]"))
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise InputError(f"{source}: model names must be unique")
     if not models:
         raise InputError(f"{source}: no [[models]] configured")
-    plan_raw = data.get("plan", {})
-    unknown = set(plan_raw) - _PLAN_KEYS
-    if unknown:
-        raise InputError(f"{source}: plan: unknown key(s) {', '.join(sorted(unknown))}")
-    plan = Plan(**plan_raw)
-    if plan.control_size < 0 or not 0 <= plan.expected_nonzero_rate <= 1:
-        raise InputError(f"{source}: plan: control_size must be >= 0, expected_nonzero_rate in [0, 1]")
-    return Config(endpoints, models, plan)
+    return Config(endpoints, models, _typed(Plan, data.get("plan", {}), f"{source}: plan"))
 
 
 def load(path: str | Path | None = None, *, base_url: str | None = None,
@@ -192,13 +203,15 @@ def load(path: str | Path | None = None, *, base_url: str | None = None,
     """
     if path:
         p = Path(path)
-        if not p.exists():
-            raise InputError(f"{p}: no such file")
-        try:
-            data = tomllib.loads(p.read_text()) if p.suffix != ".json" else json.loads(p.read_text())
-        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'TOML'} ({exc})") from None
         source = str(p)
+        text = decode(read_bytes(p), source)
+        if p.suffix == ".json":
+            data = parse_json(text, source)
+        else:
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise InputError(f"{p}: not valid TOML ({exc})") from None
     else:
         base_url = base_url or os.environ.get("HOI_LLM_BASE_URL")
         if not base_url or not models:
@@ -206,8 +219,10 @@ def load(path: str | Path | None = None, *, base_url: str | None = None,
         data = {"endpoints": [{"name": "default", "base_url": base_url}],
                 "models": [{"name": m} for m in models]}
         source = "command line"
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a table/object at the top level")
     if models and path:
-        known = {m["name"] for m in data.get("models", [])}
+        known = {m.get("name") for m in data.get("models", []) if isinstance(m, dict)}
         missing = [m for m in models if m not in known]
         if missing:
             raise InputError(f"{source}: --model {missing[0]} is not configured")
@@ -219,6 +234,7 @@ def load(path: str | Path | None = None, *, base_url: str | None = None,
     plan_over = {k: v for k, v in overrides.items() if k in _PLAN_KEYS}
     ep_over = {k: v for k, v in overrides.items() if k in _ENDPOINT_KEYS}
     if plan_over or ep_over:
-        config = Config({n: replace(e, **ep_over) for n, e in config.endpoints.items()},
-                        config.models, replace(config.plan, **plan_over))
+        config = Config({n: _typed(Endpoint, {**e.__dict__, **ep_over}, "command line")
+                         for n, e in config.endpoints.items()},
+                        config.models, _typed(Plan, {**config.plan.__dict__, **plan_over}, "command line"))
     return config

@@ -76,20 +76,18 @@ def candidate_pairs(seeds: list[str], pos: str, source: str = "") -> PairSet:
 
 def pairs_from_file(path: str | Path, pos: str) -> PairSet:
     """Pairs of a CSV with columns ``a,b`` (synset names of one part of speech)."""
+    from ..inputs import line_of, read_csv
+
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if not {"a", "b"} <= set(df.columns):
-        raise InputError(f"{path}: needs columns a,b")
+    df = read_csv(path, required=("a", "b"))
     seen: set[tuple[str, str]] = set()
     pairs, labels = [], {}
-    for line, (a, b) in enumerate(zip(df["a"].str.strip(), df["b"].str.strip()), start=2):
+    for k, (a, b) in enumerate(zip(df["a"].str.strip(), df["b"].str.strip())):
         for s in (a, b):
             if not wordnet.is_synset_name(s):
-                raise InputError(f"{path}: line {line}: {s!r} is not a WordNet synset name")
+                raise InputError(f"{path}: line {line_of(path, k)}: {s!r} is not a WordNet synset name")
             if wordnet.pos_of(s) != pos:
-                raise InputError(f"{path}: line {line}: {s} is not a {POS_NAME[pos]} synset")
+                raise InputError(f"{path}: line {line_of(path, k)}: {s} is not a {POS_NAME[pos]} synset")
         k = key(a, b)
         if a != b and k not in seen:
             seen.add(k)

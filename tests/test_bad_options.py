@@ -1,0 +1,197 @@
+"""Every option of every command, given a bad value: generated from the parsers themselves.
+
+For each command (``COMMANDS`` in ``faults.py`` holds a valid command line of each) and each of
+its options, the values a careless or hostile user gives are tried: for a number zero,
+negative, NaN, infinite, huge, a fraction where a whole number is needed and text; for an
+input file a folder and a missing path; for an output file a folder, a path under a file, an
+unwritable folder and a device; for an output folder a file, a path under a file and an
+unwritable folder. A value inside the option's range is left out (it is not bad). Each case
+must end with exit status 2, one line on stderr naming the option, and nothing written or
+changed (every file under the test's folder and every database row)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pytest
+
+from faults import (COMMANDS, Refusal, check_refused, expand, run_in_process, run_process, state,
+                    unlock, unwritable_folder, world, world_template)  # noqa: F401 (fixtures)
+from metrics import cli as metrics_cli
+from metrics import options
+from studyapp import cli as studyapp_cli
+
+NUMBERS = {"zero": "0", "negative": "-1", "nan": "nan", "infinite": "inf", "huge": "1e400",
+           "huge-integer": "9" * 30, "fraction": "1.5", "text": "many"}
+PATHS = {
+    options.input_file: {"a-folder": ("{a_folder}", "is a folder"), "missing": ("{w}/nope.txt", "no such file")},
+    options.input_path: {"missing": ("{w}/nope", "no such file")},
+    options.output_file: {"a-folder": ("{a_folder}", "is a folder"),
+                          "under-a-file": ("{a_file.txt}/x.out", "is a file, not a folder"),
+                          "unwritable": ("{locked}/x.out", "cannot write"),
+                          "a-device": ("/dev/full", "not a regular file")},
+    options.output_dir: {"a-file": ("{a_file.txt}", "not a folder"),
+                         "under-a-file": ("{a_file.txt}/sub", "is a file, not a folder"),
+                         "unwritable": ("{locked}/sub", "cannot write")},
+}
+# options that take free text (names, URLs, labels, expressions) and are checked by the command
+FREE_TEXT = {"--url", "--address", "--study", "--name", "--label", "--annotators-of", "--judge", "--metric",
+             "--base-url", "--model", "--profiles", "--verb", "--gt-verb", "--object", "--gt-object",
+             "study", "pseudonym", "target"}
+
+
+def parsers():
+    """(command name, module, parser) of every command and ``matrix`` action."""
+    out = []
+    for module, root in (("metrics", metrics_cli.build_parser("*")), ("studyapp", studyapp_cli.build_parser())):
+        for name, sub in _choices(root).items():
+            nested = _choices(sub)
+            if nested:
+                out += [(f"{name} {action}", module, p) for action, p in nested.items()]
+            else:
+                out.append((name, module, sub))
+    return out
+
+
+def _choices(parser) -> dict:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def option_name(action) -> str:
+    return action.option_strings[0] if action.option_strings else action.dest
+
+
+def value_actions(parser):
+    return [a for a in parser._actions
+            if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and a.nargs != 0]
+
+
+def in_range(parse, text: str) -> bool:
+    try:
+        parse(text)
+        return True
+    except argparse.ArgumentTypeError:
+        return False
+
+
+def with_value(argv: list[str], command: str, parser, action, value: str) -> list[str]:
+    """``argv`` with ``action``'s value(s) replaced by ``value`` (the option added if absent)."""
+    argv = list(argv)
+    if not action.option_strings:  # a positional: after the command words, in parser order
+        positionals = [a for a in value_actions(parser) if not a.option_strings]
+        argv[len(command.split()) + positionals.index(action)] = value
+        return argv
+    opt = next((o for o in action.option_strings if o in argv), None)
+    if opt is None:
+        return argv + [action.option_strings[0], value]
+    k = argv.index(opt)
+    end = k + 2
+    if action.nargs in ("+", "*"):
+        while end < len(argv) and not argv[end].startswith("--"):
+            end += 1
+    return argv[:k + 1] + [value] + argv[end:]
+
+
+def cases():
+    out = []
+    for command, module, parser in parsers():
+        if command not in COMMANDS:
+            continue
+        for action in value_actions(parser):
+            name = option_name(action)
+            kind = action.type
+            if hasattr(kind, "item"):  # comma_list: each value of the list
+                kind = kind.item
+            if hasattr(kind, "range"):
+                for label, text in NUMBERS.items():
+                    if not in_range(kind, text):
+                        out.append(pytest.param(command, module, name, text, [name],
+                                                id=f"{command}-{name}-{label}"))
+            for label, (text, expect) in PATHS.get(action.type, {}).items():
+                out.append(pytest.param(command, module, name, text, [name if action.option_strings else "",
+                                                                      expect],
+                                        id=f"{command}-{name}-{label}"))
+    return out
+
+
+CASES = cases()
+
+
+def test_every_command_has_a_valid_command_line_in_the_table():
+    assert {c for c, _m, _p in parsers()} == set(COMMANDS)
+
+
+def test_every_option_has_a_range_or_a_role_or_is_free_text():
+    """A new numeric or path option without a checked type fails here."""
+    loose = []
+    for command, _module, parser in parsers():
+        for action in value_actions(parser):
+            if action.type in (int, float) or (action.type is None and action.choices is None
+                                               and option_name(action) not in FREE_TEXT):
+                loose.append(f"{command} {option_name(action)}")
+    assert not loose, f"options without a checked type: {loose}"
+
+
+def test_the_table_is_large():
+    per_command = {}
+    for case in CASES:
+        per_command[case.values[0]] = per_command.get(case.values[0], 0) + 1
+    assert len(CASES) >= 500
+    # these take only free text (a slug, a pseudonym, a URL) or nothing: test_bad_files.py has them
+    assert set(COMMANDS) - set(per_command) == {"status", "revoke", "list", "reset-admin-password", "health",
+                                                "check-images"}
+
+
+@pytest.fixture
+def locked(world):
+    from pathlib import Path
+    folder = unwritable_folder(Path(world["w"]))
+    world["locked"] = str(folder) if folder else None
+    yield folder
+    unlock(folder)
+
+
+@pytest.mark.parametrize("command,module,option,value,expect", CASES)
+def test_a_bad_option_value_is_refused_and_nothing_is_written(world, locked, capsys, command, module, option,
+                                                              value, expect):
+    from pathlib import Path
+    if "{locked}" in value and locked is None:
+        pytest.skip("this system cannot make an unwritable folder")
+    base_module, base = COMMANDS[command]
+    parser = next(p for c, _m, p in parsers() if c == command)
+    action = next(a for a in value_actions(parser) if option_name(a) == option)
+    argv = expand(with_value(base, command, parser, action, value), world)
+    before = state(Path(world["w"]))
+    status, out, err = run_in_process(base_module, argv, capsys)
+    line = check_refused(status, out, err, Refusal([e for e in expect if e]), " ".join(argv[:3]))
+    if action.option_strings:
+        assert f"argument {option}" in line or option in line
+    assert state(Path(world["w"])) == before, f"{command} {option} {value}: something was written or changed"
+
+
+@pytest.mark.parametrize("command,option,value", [
+    ("imsitu-cluster", "--n-jobs", "0"), ("matrix build-llm", "--batch-size", "0"),
+    ("simulate", "--noise", "nan"), ("score", "--json", "/dev/full"), ("agreement", "--out", "{a_file.txt}/r"),
+])
+def test_real_processes_refuse_the_same_way(world, command, option, value):
+    from pathlib import Path
+    module, base = COMMANDS[command]
+    parser = next(p for c, _m, p in parsers() if c == command)
+    action = next(a for a in value_actions(parser) if option_name(a) == option)
+    argv = expand(with_value(base, command, parser, action, value), world)
+    before = state(Path(world["w"]))
+    status, out, err = run_process(module, argv, {"STUDYAPP_DB": world["studyapp.sqlite"]})
+    check_refused(status, out, err, Refusal([option]), command)
+    assert state(Path(world["w"])) == before
+
+
+def test_numbers_at_the_ends_of_a_range_are_taken():
+    assert options.integer(1, 8)("8") == 8 and options.number(0, 1)("0") == 0.0
+    for bad in ("0", "9", "nan", "1e999", "2.5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            options.integer(1, 8)(bad)
+    assert math.isclose(options.number(0, 1, low_open=True)("1e-9"), 1e-9)
