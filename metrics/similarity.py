@@ -233,6 +233,18 @@ class SimilarityMatrix:
         np.fill_diagonal(dense, MAX_SCORE)
         return dense
 
+    def write_npz(self, handle) -> None:
+        """The ``.npz`` form (dense or sparse, as held) into a binary file object."""
+        from .jsonio import json_text
+
+        arrays = {"labels": self.labels.astype(str), "meta": np.array(json_text(self.meta, indent=None))}
+        if self.is_dense:
+            arrays["scores"] = self._dense
+        else:
+            i, j, vals = self.entries()
+            arrays.update(row=i.astype(np.int32), col=j.astype(np.int32), val=vals.astype(np.float32))
+        np.savez_compressed(handle, **arrays)
+
     def save(self, path: str | Path) -> Path:
         """Write as ``.csv`` (long form, with a ``.meta.json`` beside it) or ``.npz`` (dense or
         sparse, as held), by suffix; each file atomically (:mod:`metrics.jsonio`)."""
@@ -244,14 +256,8 @@ class SimilarityMatrix:
             if self.meta:
                 write_text_atomic(path.with_name(path.name + ".meta.json"), json_text(self.meta))
         elif path.suffix == ".npz":
-            arrays = {"labels": self.labels.astype(str), "meta": np.array(json_text(self.meta, indent=None))}
-            if self.is_dense:
-                arrays["scores"] = self._dense
-            else:
-                i, j, vals = self.entries()
-                arrays.update(row=i.astype(np.int32), col=j.astype(np.int32), val=vals.astype(np.float32))
             with atomic_file(path) as handle:
-                np.savez_compressed(handle, **arrays)
+                self.write_npz(handle)
         else:
             raise InputError(f"{path}: unknown matrix format (use .csv or .npz)")
         return path

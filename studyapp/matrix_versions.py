@@ -11,6 +11,7 @@ reused or overwritten), so backups carry them; ``export_version`` writes them as
 from __future__ import annotations
 
 import base64
+import io
 import json
 import re
 import tempfile
@@ -106,8 +107,9 @@ def _most_changed(result: dict, old: dict[str, SimilarityMatrix]) -> pd.DataFram
 
 def _matrix_text(matrix: SimilarityMatrix) -> str:
     """The matrix as its ``.npz`` file (exact), base64-encoded so backups (JSON rows) hold it."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return base64.b64encode(matrix.save(Path(tmp) / "m.npz").read_bytes()).decode("ascii")
+    buffer = io.BytesIO()
+    matrix.write_npz(buffer)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _matrix_from_text(text: str, what: str) -> SimilarityMatrix:

@@ -151,6 +151,9 @@ for command in ("agreement", "alignment", "tune-w", "recalibrate"):
         files={"ratings.csv": FILES["ratings.csv"] + b"s,i99,ann0,2,2030-01-01\n"})
     add(f"{command}-annotator-control-character", command, ["ratings.csv", "line 74", "control character"],
         files={"ratings.csv": FILES["ratings.csv"] + b's,i0,"ann\x07",2,2030-01-01\n'})
+for command in ("rater-model", "reliability"):
+    add(f"{command}-annotator-control-character", command, ["ratings.csv", "line 74", "control character"],
+        files={"ratings.csv": FILES["ratings.csv"] + b's,i0,"ann\x07",2,2030-01-01\n'})
 add("agreement-line-after-blank-line", "agreement", ["ratings.csv", "line 76", "rating '9'"],
     files={"ratings.csv": FILES["ratings.csv"] + b"\n\ns,i0,ann9,9,2030-01-01\n"})
 add("agreement-line-after-quoted-break", "agreement", ["ratings.csv", "line 76", "rating '9'"],
@@ -321,7 +324,8 @@ def _duplicate_row(data: bytes) -> bytes:
 
 # every command that opens the database, against databases that cannot be used
 DB_COMMANDS = ["create", "invite", "export", "status", "revoke", "simulate", "report", "list",
-               "reset-admin-password", "backup", "restore", "check-images", "health"]
+               "reset-admin-password", "backup", "restore", "check-images", "health", "recalibrate@studyapp",
+               "matrices list", "matrices export", "matrices compare"]
 DB_FAULTS = {
     "text-file": ({"STUDYAPP_DB": "{a_file.txt}"}, ["STUDYAPP_DB", "file is not a database"]),
     "folder": ({"STUDYAPP_DB": "{a_folder}"}, ["STUDYAPP_DB", "is a folder"]),
@@ -339,7 +343,8 @@ for command in DB_COMMANDS:
             add(f"{command}-db-{fault}", command, ["unhealthy", *expect[1:]], env=env, status=1, stream="out")
         else:
             add(f"{command}-db-{fault}", command, expect, env=env, argv=argv)
-for command in ("invite", "export", "status", "revoke", "simulate", "report", "check-images"):
+for command in ("invite", "export", "status", "revoke", "simulate", "report", "check-images",
+                "recalibrate@studyapp", "matrices list"):
     add(f"{command}-db-missing", command, ["STUDYAPP_DB", "no such database"], env={"STUDYAPP_DB": "{w}/none.sqlite"},
         argv={"target": "t"} if command == "check-images" else {})
 

@@ -7,20 +7,21 @@ import pandas as pd
 
 from ..agreement import rating_matrix, read_ratings
 from ..errors import InputError
+from ..options import input_file, integer, output_dir, seed
 from ..reliability import paired_metric_test, reliability, reliability_by_stratum
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
-    parser.add_argument("--items", help="items.csv: strata columns and metric columns")
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--items", type=input_file, help="items.csv: strata columns and metric columns")
     parser.add_argument("--strata", default="category,level",
                         help="item columns to split by, comma-separated (default category,level; "
                              "those the items lack are skipped)")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
                         help="paired bootstrap test of metric columns A and B against the mean rating")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0 = none)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="write report.html and the table as CSV here")
+    parser.add_argument("--bootstrap", type=integer(0, 1_000_000), default=1000, help="bootstrap resamples (0 = none)")
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--out", type=output_dir, help="write report.html and the table as CSV here")
 
 
 def run(args):
