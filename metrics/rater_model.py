@@ -43,7 +43,7 @@ LOG_PRIOR = -0.5 * GRID ** 2 - logsumexp(-0.5 * GRID ** 2)
 PRIOR_SD = {"log_discrimination": 2.0, "severity": 1.0, "log_gap": 2.0}
 CONSTANT_SD_RATIO, MIN_ITEMS_CONSTANT = 0.25, 5
 MIN_SPREAD = 0.125  # of the scale's range: others' means must vary this much to judge a rater
-RANDOM_CORRELATION, MIN_ITEMS_RANDOM = 0.2, 10
+RANDOM_CORRELATION, MIN_ITEMS_RANDOM, TYPICAL_CORRELATION = 0.2, 10, 0.5
 OPEN_END = 1e6
 
 
@@ -204,9 +204,11 @@ def careless_raters(matrix: pd.DataFrame, scale=SCALE) -> pd.Series:
     """Flag per rater (None, ``"constant"`` or ``"random"``), judged against the mean rating the
     other raters gave the same items (``o``), over the rater's items that others rated too:
     constant when SD(ratings) < ``CONSTANT_SD_RATIO`` · SD(o) (at least ``MIN_ITEMS_CONSTANT``
-    items), random when Pearson r(ratings, o) < ``RANDOM_CORRELATION`` (at least
-    ``MIN_ITEMS_RANDOM`` items); neither when SD(o) is below ``MIN_SPREAD`` of the scale's range
-    (items the others barely tell apart say nothing about a rater).
+    items), random when Pearson r(ratings, o) < ``RANDOM_CORRELATION`` while the median rater's
+    r is at least ``TYPICAL_CORRELATION`` (at least ``MIN_ITEMS_RANDOM`` items). Nobody is judged
+    where SD(o) is below ``MIN_SPREAD`` of the scale's range, and nobody is called random when
+    the raters hardly agree with each other at all (items that barely differ say nothing about
+    a rater).
 
     >>> m = pd.DataFrame({"x": [0, 1, 2, 3, 4.0], "y": [0, 1, 3, 3, 4.0], "z": [2.0] * 5})
     >>> careless_raters(m).tolist()
@@ -216,25 +218,22 @@ def careless_raters(matrix: pd.DataFrame, scale=SCALE) -> pd.Series:
     rated = ~np.isnan(values)
     totals, counts = np.nansum(values, axis=1), rated.sum(axis=1)
     min_spread = MIN_SPREAD * (max(scale) - min(scale))
-    flags = []
+    flags, correlations = [], []
     for j in range(values.shape[1]):
         others = counts - rated[:, j]
         shared = rated[:, j] & (others > 0)
         own = values[shared, j]
-        flags.append(_careless_flag(own, (totals[shared] - own) / others[shared], min_spread))
+        mean_others = (totals[shared] - own) / others[shared]
+        judged = len(own) >= MIN_ITEMS_CONSTANT and np.std(mean_others) >= min_spread
+        constant = judged and np.std(own) < CONSTANT_SD_RATIO * np.std(mean_others)
+        flags.append("constant" if constant else None)
+        correlations.append(np.corrcoef(own, mean_others)[0, 1]
+                            if judged and not constant and len(own) >= MIN_ITEMS_RANDOM
+                            and np.std(own) > 0 else np.nan)
+    correlations = np.array(correlations)
+    if np.isfinite(correlations).any() and np.nanmedian(correlations) >= TYPICAL_CORRELATION:
+        flags = ["random" if r < RANDOM_CORRELATION else f for f, r in zip(flags, correlations)]
     return pd.Series(flags, index=matrix.columns, dtype=object)
-
-
-def _careless_flag(own: np.ndarray, mean_others: np.ndarray, min_spread: float) -> str | None:
-    spread = np.std(mean_others) if len(own) else 0.0
-    if spread < min_spread:
-        return None
-    if len(own) >= MIN_ITEMS_CONSTANT and np.std(own) < CONSTANT_SD_RATIO * spread:
-        return "constant"
-    if len(own) >= MIN_ITEMS_RANDOM and np.std(own) > 0 \
-            and np.corrcoef(own, mean_others)[0, 1] < RANDOM_CORRELATION:
-        return "random"
-    return None
 
 
 def fit_rater_model(ratings: pd.DataFrame, *, scale=SCALE) -> RaterModel:

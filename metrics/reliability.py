@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .agreement import (LEVELS, SCALE, _delta2, _value_counts, alpha_from_counts, bootstrap_intervals,
+from .agreement import (LEVELS, SCALE, _delta2, _value_counts, bootstrap_intervals,
                         eq13_agreement, krippendorff_alpha)
 from .errors import InputError
 

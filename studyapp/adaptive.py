@@ -3,7 +3,9 @@
 After each rating of a main item the item's standard error (``item.model_se``) is recomputed
 with the study's fitted rater parameters (``study.rater_model``); every ``refit_every`` new
 ratings the model (``metrics.rater_model``) is refitted on all main ratings and every item's
-SE rewritten. The assignment (``studyapp.assignment``) then hands out items below
+SE rewritten. An item's SE stays None (not known: the item stays open) while fewer than
+``min_raters`` of its ratings count in the model, e.g. when the others came from raters flagged
+as careless. The assignment (``studyapp.assignment``) then hands out items below
 ``min_raters`` first, then those whose SE lies furthest above ``target_se``, never beyond
 ``max_raters`` (the claim slots, as ``raters_per_item``), and none that has retired (SE at
 target with at least ``min_raters`` claims). The model is fitted outside any transaction and
@@ -62,9 +64,10 @@ def after_rating(study: Study, spec: StudySpec, item_id: int, engine: Engine | N
     if ratings.empty:
         return
     if params is not None:
-        se = RaterModel.from_parameters(params).item_posterior(ratings)["se"]
+        scored = RaterModel.from_parameters(params).item_posterior(ratings)
         with write_session(engine) as session:
-            session.exec(update(Item).where(Item.id == item_id).values(model_se=float(se.iloc[0])))
+            session.exec(update(Item).where(Item.id == item_id).values(
+                model_se=_usable_se(scored.iloc[0], settings)))
         return
     refit(study, spec, ratings, n_ratings, engine)
 
@@ -77,12 +80,19 @@ def refit(study: Study, spec: StudySpec, ratings: pd.DataFrame, n_ratings: int,
     with write_session(engine) as session:
         ids = dict(session.exec(select(Item.item_key, Item.id).where(Item.study_id == study.id,
                                                                      Item.role == "main")).all())
-        for key, se in model.items["se"].items():
-            session.exec(update(Item).where(Item.id == ids[key]).values(model_se=float(se)))
+        for key, row in model.items.iterrows():
+            session.exec(update(Item).where(Item.id == ids[key]).values(
+                model_se=_usable_se(row, spec.adaptive)))
         session.exec(update(Study).where(Study.id == study.id).values(rater_model=stored))
         log_event(session, "rater_model_fitted", study.id, ratings=int(n_ratings),
                   mean_se=round(float(model.items["se"].mean()), 4))
     return model
+
+
+def _usable_se(scored: pd.Series, settings: dict) -> float | None:
+    """The item's SE, or None (not known: the item stays open) while fewer than ``min_raters``
+    of its ratings count in the model (e.g. the others came from raters flagged as careless)."""
+    return float(scored["se"]) if scored["n"] >= settings["min_raters"] else None
 
 
 def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = None) -> dict:

@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--noise", type=number(0, 10), default=0.6, help="rating noise SD on the 0-4 scale")
     sim.add_argument("--seed", type=seed, default=0)
     sim.add_argument("--profiles", help="comma-separated biases, one per annotator: "
-                                        "neutral, strict, lenient, mid (default: cycle through them)")
+                                        "neutral, strict, lenient, mid, random, constant (default: "
+                                        "cycle through the first four)")
 
     report = sub.add_parser("report", help="agreement / alignment / w report of a study (HTML)")
     report.add_argument("study", help="study slug")

@@ -150,3 +150,13 @@ def test_command_bad_rating_is_one_line_and_writes_nothing(tmp_path):
     assert len(res.stderr.strip().splitlines()) == 1
     assert res.stderr.startswith(f"metrics rater-model: error: {tmp_path / 'ratings.csv'}: line 3: rating")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_nobody_is_called_random_when_no_rater_agrees_with_the_others():
+    rng = np.random.default_rng(7)
+    noise_only = pd.DataFrame(rng.integers(0, 5, (40, 4)).astype(float), columns=list("wxyz"))
+    assert careless_raters(noise_only).isna().all()
+    signal = np.repeat(rng.uniform(0, 4, (40, 1)), 4, axis=1) + rng.normal(0, 0.4, (40, 4))
+    signal[:, 3] = rng.integers(0, 5, 40)  # one rater answers at random among three who agree
+    assert careless_raters(pd.DataFrame(np.clip(np.rint(signal), 0, 4), columns=list("wxyz"))).tolist() == [
+        None, None, None, "random"]
