@@ -21,7 +21,7 @@ from metrics.options import OneLineParser, input_file, integer, number, output_d
 from . import config
 
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
-NEEDS_DATABASE = ("invite", "export", "status", "revoke", "simulate", "report")
+NEEDS_DATABASE = ("invite", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
 APP = Path(__file__).resolve().parent / "app.py"
 
@@ -101,18 +101,18 @@ def build_parser() -> argparse.ArgumentParser:
     recal.add_argument("studies", nargs="+", help="study slugs whose main ratings are pooled")
     recal.add_argument("--name", required=True, help="name of the new matrix version (never reused)")
     recal.add_argument("--based-on", help="recalibrate this saved version (default: the baseline matrices)")
-    recal.add_argument("--w", type=float, default=0.5, help="verb weight used to read the ratings")
-    recal.add_argument("--prior-strength", type=float, default=5.0,
+    recal.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight used to read the ratings")
+    recal.add_argument("--prior-strength", type=number(0, 1_000_000), default=5.0,
                        help="ratings needed to move a rated entry halfway to its human evidence")
-    recal.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    recal.add_argument("--seed", type=int, default=0)
+    recal.add_argument("--folds", type=integer(2, 1000), default=5, help="cross-validation folds (default 5)")
+    recal.add_argument("--seed", type=seed, default=0)
 
     matrices = sub.add_parser("matrices", help="saved matrix versions: list, export, compare")
     msub = matrices.add_subparsers(dest="action", metavar="ACTION", required=True)
     msub.add_parser("list", help="the saved versions with their provenance")
     mexport = msub.add_parser("export", help="write a version as verb/object .csv and .npz")
     mexport.add_argument("name")
-    mexport.add_argument("--out", required=True, help="folder to write into")
+    mexport.add_argument("--out", required=True, type=output_dir, help="folder to write into")
     mcompare = msub.add_parser("compare", help="agreement of two versions' matrices")
     mcompare.add_argument("a")
     mcompare.add_argument("b")

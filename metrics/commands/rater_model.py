@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from ..agreement import read_ratings
+from ..options import input_file, output_dir
 from ..rater_model import fit_rater_model
 
 SHOWN_ITEMS = 20
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--ratings", required=True, help="ratings.csv (item_id, annotator, rating, ...)")
-    parser.add_argument("--out", help="write report.html (scores with error bars, rater chart) and CSV tables here")
+    parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--out", type=output_dir, help="write report.html (scores with error bars, rater chart) and CSV tables here")
 
 
 def run(args):
