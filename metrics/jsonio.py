@@ -10,11 +10,13 @@
 - :class:`StagedFolder` builds a multi-file output (reports, exports) in a hidden temporary
   folder beside the target and moves it into place at the end; ``unique=True`` gives the folder
   a name no other run has taken (exclusive creation).
-- :func:`all_or_nothing`: the outputs written inside the block land together when it ends, or
-  none of them on an exception (the command line wraps every command in one).
+- :func:`all_or_nothing`: when the block ends with an exception, every output published inside
+  it is taken back (a new file or folder removed, a replaced one restored from the hidden copy
+  kept until the block ends); the command lines wrap every command in one, so a command whose
+  last output fails leaves none of the earlier ones.
 
-Hidden temporaries of processes that no longer run are removed by the next write into the same
-folder.
+Hidden temporaries (and kept copies) of processes that no longer run are removed by the next
+write into the same folder.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .errors import InputError
 FILE_MODE = 0o644
 _TEMP_NAME = re.compile(r"^\..+\.(\d+)(\.[A-Za-z0-9_]+)?\.tmp$")
 _NO_TMPFILE = {errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT}
-_pending: contextvars.ContextVar[list | None] = contextvars.ContextVar("pending_outputs", default=None)
+_undo: contextvars.ContextVar[list | None] = contextvars.ContextVar("published_outputs", default=None)
 
 
 # ------------------------------------------------------------------ checks before anything runs
@@ -165,15 +167,21 @@ class _TempFile:
         remove_stale_temporaries(target.parent)
         self.fd, self.name = _temp_fd(target.parent, target.name)
 
-    def publish(self) -> None:
+    def publish(self, created: list[Path]) -> None:
         try:
             os.fsync(self.fd)
             if self.name is None:  # give the unnamed file a name, then rename it into place
                 self.name = _temp_name(self.target)
                 _link_unnamed(self.fd, self.name)
-            os.replace(self.name, self.target)
+            kept = _keep_previous(self.target)
+            try:
+                os.replace(self.name, self.target)
+            except BaseException:
+                _drop_kept(self.target, kept)
+                raise
             self.name = None
             _fsync_folder(self.target.parent)
+            _published(self.target, kept, created)
         finally:
             self.discard()
 
@@ -209,18 +217,54 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _finish(publish, discard, created: list[Path]) -> None:
-    """Publish now, or at the end of the enclosing :func:`all_or_nothing` block."""
-    pending = _pending.get()
-    if pending is None:
-        try:
-            publish()
-        except BaseException:
-            discard()
-            _remove_folders(created)
-            raise
+def _keep_previous(target: Path) -> Path | None:
+    """Inside :func:`all_or_nothing`, a hidden copy (hard link) of the file or folder
+    ``target`` is about to replace, so that it can be put back; None outside or when new."""
+    if _undo.get() is None or not (target.exists() or target.is_symlink()):
+        return None
+    kept = _temp_name(target)
+    if target.is_dir() and not target.is_symlink():
+        os.rename(target, kept)
+        return kept
+    try:
+        os.link(target, kept, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(target, kept, follow_symlinks=False)
+    return kept
+
+
+def _drop_kept(target: Path, kept: Path | None) -> None:
+    """Undo :func:`_keep_previous` when the replacement did not happen."""
+    if kept is None:
+        return
+    if kept.is_dir() and not kept.is_symlink():
+        os.rename(kept, target)  # the folder was moved aside: move it back
     else:
-        pending.append((publish, discard, created))
+        kept.unlink(missing_ok=True)  # a second name of the file still in place
+
+
+def _published(target: Path, kept: Path | None, created: list[Path]) -> None:
+    """Record an output just put in place (with what it replaced) for :func:`all_or_nothing`."""
+    undo = _undo.get()
+    if undo is not None:
+        undo.append((target, kept, created))
+
+
+def _take_back(target: Path, kept: Path | None, created: list[Path]) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+    if kept is not None:
+        os.rename(kept, target)
+    _remove_folders(created)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -237,11 +281,11 @@ def atomic_file(path: str | Path) -> Iterator:
     try:
         with os.fdopen(os.dup(temp.fd), "wb") as handle:
             yield handle
+        temp.publish(created)
     except BaseException:
         temp.discard()
         _remove_folders(created)
         raise
-    _finish(temp.publish, temp.discard, created)
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
@@ -305,8 +349,7 @@ class StagedFolder:
 
     ``out`` may exist: its other files stay, the new ones replace theirs by name. With
     ``unique=True`` the output gets a name nobody has taken (``out``, else ``out-2``, ...: the
-    rename itself claims it, as a folder cannot be renamed onto a folder that holds files) and
-    is published at once even inside :func:`all_or_nothing` (its name is needed right away)."""
+    rename itself claims it, as a folder cannot be renamed onto a folder that holds files)."""
 
     def __init__(self, out: str | Path, unique: bool = False):
         self.out = check_output_dir(out)
@@ -330,15 +373,11 @@ class StagedFolder:
         if exc_type is not None:
             self._discard()
             return
-        if self.unique:
-            try:
-                self._publish()
-            except BaseException:
-                self._discard()
-                raise
-        else:
-            self.path = self.out
-            _finish(self._publish, self._discard, self._created)
+        try:
+            self._publish()
+        except BaseException:
+            self._discard()
+            raise
 
     def _discard(self) -> None:
         if self._temp is not None:
@@ -349,17 +388,26 @@ class StagedFolder:
         temp = self._temp
         if self.unique:
             self.path = _rename_unique(temp, self.out)
+            _published(self.path, None, self._created)
         else:
             self.path = self.out
             try:
                 os.rename(temp, self.out)  # absent or empty: the whole folder at once
+                _published(self.out, None, self._created)
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                     raise
-                for entry in sorted(temp.iterdir()):
-                    if entry.is_dir() and (self.out / entry.name).is_dir():
-                        shutil.rmtree(self.out / entry.name)
-                    os.replace(entry, self.out / entry.name)
+                for entry in sorted(temp.iterdir()):  # into an existing folder: entry by entry
+                    target = self.out / entry.name
+                    kept = _keep_previous(target)
+                    try:
+                        if kept is None and target.is_dir() and not target.is_symlink():
+                            shutil.rmtree(target)
+                        os.replace(entry, target)
+                    except BaseException:
+                        _drop_kept(target, kept)
+                        raise
+                    _published(target, kept, [])
                 temp.rmdir()
         self._temp = None
         _fsync_folder(self.path.parent)
@@ -381,27 +429,22 @@ def _rename_unique(temp: Path, out: Path) -> Path:
 
 @contextmanager
 def all_or_nothing() -> Iterator[None]:
-    """Outputs written inside the block (by the functions above) are published together when
-    it ends without an exception; after an exception none is, and folders made for them go."""
-    if _pending.get() is not None:  # nested: the outer block decides
+    """Outputs published inside the block (by the functions above) are taken back when it ends
+    with an exception: new ones removed, replaced ones restored, folders made for them removed.
+    Without an exception the kept copies of replaced outputs are dropped."""
+    if _undo.get() is not None:  # nested: the outer block decides
         yield
         return
-    pending: list = []
-    token = _pending.set(pending)
+    published: list = []
+    token = _undo.set(published)
     try:
         yield
     except BaseException:
-        _pending.reset(token)
-        for _publish, discard, created in reversed(pending):
-            discard()
-            _remove_folders(created)
+        _undo.reset(token)
+        for target, kept, created in reversed(published):
+            _take_back(target, kept, created)
         raise
-    _pending.reset(token)
-    for k, (publish, _discard, _created) in enumerate(pending):
-        try:
-            publish()
-        except BaseException:
-            for _p, discard, created in reversed(pending[k:]):
-                discard()
-                _remove_folders(created)
-            raise
+    _undo.reset(token)
+    for _target, kept, _created in published:
+        if kept is not None:
+            _remove(kept)

@@ -347,26 +347,32 @@ _NPZ_KINDS = {"labels": "US", "scores": "iuf", "row": "iu", "col": "iu", "val": 
 
 def _npz_arrays(path: Path) -> dict[str, np.ndarray]:
     """The arrays of a matrix ``.npz``, each of the kind its role needs."""
-    try:
-        data = np.load(path, allow_pickle=False)
-        names = list(data.files)
-    except Exception as exc:  # numpy raises ValueError, OSError, zipfile and pickle errors here
-        raise InputError(f"{path}: not a readable .npz file ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
-    arrays = {}
-    with data:
-        for name in names:
-            try:
-                arrays[name] = data[name]
-            except ValueError:
-                raise InputError(f"{path}: array {name!r} holds Python objects; save numbers and "
-                                 "strings only") from None
-            except Exception as exc:  # a damaged member
-                raise InputError(f"{path}: array {name!r} cannot be read ({exc})") from None
-            kinds = _NPZ_KINDS.get(name)
-            if kinds and arrays[name].dtype.kind not in kinds:
-                wanted = "strings" if kinds == "US" else "whole numbers" if kinds == "iu" else "numbers"
-                raise InputError(f"{path}: array {name!r} holds {arrays[name].dtype} values, not {wanted}")
+    with open(path, "rb") as handle:
+        try:
+            data = np.load(handle, allow_pickle=False)
+            names = list(data.files)
+        except Exception as exc:  # numpy raises ValueError, OSError, zipfile and pickle errors here
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(f"{path}: not a readable .npz file ({reason})") from None
+        arrays = {}
+        with data:
+            for name in names:
+                arrays[name] = _npz_array(data, name, path)
     return arrays
+
+
+def _npz_array(data, name: str, path: Path) -> np.ndarray:
+    try:
+        array = data[name]
+    except ValueError:
+        raise InputError(f"{path}: array {name!r} holds Python objects; save numbers and strings only") from None
+    except Exception as exc:  # a damaged member
+        raise InputError(f"{path}: array {name!r} cannot be read ({exc})") from None
+    kinds = _NPZ_KINDS.get(name)
+    if kinds and array.dtype.kind not in kinds:
+        wanted = "strings" if kinds == "US" else "whole numbers" if kinds == "iu" else "numbers"
+        raise InputError(f"{path}: array {name!r} holds {array.dtype} values, not {wanted}")
+    return array
 
 
 def _load_npz(path: Path) -> "SimilarityMatrix":

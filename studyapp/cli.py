@@ -82,8 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--noise", type=number(0, 10), default=0.6, help="rating noise SD on the 0-4 scale")
     sim.add_argument("--seed", type=seed, default=0)
     sim.add_argument("--profiles", help="comma-separated biases, one per annotator: "
-                                        "neutral, strict, lenient, mid, random, constant (default: "
-                                        "cycle through the first four)")
+                                        "neutral, strict, lenient, mid (default: cycle through them)")
 
     report = sub.add_parser("report", help="agreement / alignment / w report of a study (HTML)")
     report.add_argument("study", help="study slug")
@@ -102,9 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     recal.add_argument("studies", nargs="+", help="study slugs whose main ratings are pooled")
     recal.add_argument("--name", required=True, help="name of the new matrix version (never reused)")
     recal.add_argument("--based-on", help="recalibrate this saved version (default: the baseline matrices)")
-    recal.add_argument("--w", type=number(0, 1, low_open=True, high_open=True), default=0.5,
-                       help="verb weight used to read the ratings")
-    recal.add_argument("--prior-strength", type=number(0, 1_000_000, low_open=True), default=5.0,
+    recal.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight used to read the ratings")
+    recal.add_argument("--prior-strength", type=number(0, 1_000_000), default=5.0,
                        help="ratings needed to move a rated entry halfway to its human evidence")
     recal.add_argument("--folds", type=integer(2, 1000), default=5, help="cross-validation folds (default 5)")
     recal.add_argument("--seed", type=seed, default=0)

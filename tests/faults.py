@@ -8,6 +8,7 @@ The world is built once per test session (``world_template``) and copied for eac
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -254,15 +255,11 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
                                      "--ratings", "{ratings.csv}", "--items", "{items.csv}",
                                      "--object-sim", "{object.csv}", "--w", "0.5", "--json", "{out}/r.json"]),
     "vocab": ("metrics", ["vocab", "--pos", "verb", "--json", "{out}/r.json"]),
+    "reliability": ("metrics", ["reliability", "--ratings", "{ratings.csv}", "--items", "{items.csv}", "--compare",
+                                "my_metric", "verb_sim", "--bootstrap", "20", "--seed", "1", "--out", "{out}/rel",
+                                "--json", "{out}/r.json"]),
     "rater-model": ("metrics", ["rater-model", "--ratings", "{ratings.csv}", "--out", "{out}/rm",
                                 "--json", "{out}/r.json"]),
-    "reliability": ("metrics", ["reliability", "--ratings", "{ratings.csv}", "--items", "{items.csv}",
-                                "--bootstrap", "20", "--seed", "1", "--out", "{out}/rel", "--json", "{out}/r.json"]),
-    "recalibrate@studyapp": ("studyapp", ["recalibrate", "t", "--name", "v1", "--w", "0.5", "--prior-strength",
-                                          "5", "--folds", "2", "--seed", "1"]),
-    "matrices list": ("studyapp", ["matrices", "list"]),
-    "matrices export": ("studyapp", ["matrices", "export", "v1", "--out", "{out}/v1"]),
-    "matrices compare": ("studyapp", ["matrices", "compare", "v1", "v1"]),
     "create": ("studyapp", ["create", "{study.toml}"]),
     "invite": ("studyapp", ["invite", "t", "--n", "2"]),
     "sample": ("studyapp", ["sample", "--n", "12", "--seed", "1", "--class-weights", "{weights.csv}", "--w", "0.5",
@@ -280,7 +277,72 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
     "list": ("studyapp", ["list"]),
     "reset-admin-password": ("studyapp", ["reset-admin-password"]),
     "serve": ("studyapp", ["serve", "--port", "8765", "--no-demo"]),
+    "studyapp recalibrate": ("studyapp", ["recalibrate", "t", "--name", "v1", "--w", "0.5", "--prior-strength",
+                                          "5", "--folds", "2", "--seed", "1"]),
+    "matrices list": ("studyapp", ["matrices", "list"]),
+    "matrices export": ("studyapp", ["matrices", "export", "v1", "--out", "{out}/m"]),
+    "matrices compare": ("studyapp", ["matrices", "compare", "v1", "v2"]),
 }
+
+
+# ------------------------------------------------------------------ the commands' parsers
+def parsers():
+    """(command name, module, parser) of every command and action (``matrix info``); a
+    platform command named like a metrics one is ``studyapp NAME``."""
+    from metrics import cli as metrics_cli
+    from studyapp import cli as studyapp_cli
+
+    out, taken = [], set()
+    for module, root in (("metrics", metrics_cli.build_parser("*")), ("studyapp", studyapp_cli.build_parser())):
+        for name, sub in _choices(root).items():
+            shown = f"studyapp {name}" if name in taken else name
+            taken.add(name)
+            nested = _choices(sub)
+            if nested:
+                out += [(f"{shown} {action}", module, p) for action, p in nested.items()]
+            else:
+                out.append((shown, module, sub))
+    return out
+
+
+def command_words(command: str) -> int:
+    """How many words of the command line name the command (``matrix info``: 2)."""
+    return len(command.split()) - command.startswith("studyapp ")
+
+
+def _choices(parser) -> dict:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def option_name(action) -> str:
+    return action.option_strings[0] if action.option_strings else action.dest
+
+
+def value_actions(parser):
+    return [a for a in parser._actions
+            if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and a.nargs != 0]
+
+
+def with_value(argv: list[str], command: str, parser, action, value: str) -> list[str]:
+    """``argv`` with ``action``'s value(s) replaced by ``value`` (the option added if absent)."""
+    argv = list(argv)
+    if not action.option_strings:  # a positional: after the command words, in parser order
+        positionals = [a for a in value_actions(parser) if not a.option_strings]
+        argv[command_words(command) + positionals.index(action)] = value
+        return argv
+    opt = next((o for o in action.option_strings if o in argv), None)
+    if opt is None:
+        return argv + [action.option_strings[0], value]
+    k = argv.index(opt)
+    end = k + 2
+    if action.nargs in ("+", "*"):
+        while end < len(argv) and not argv[end].startswith("--"):
+            end += 1
+    return argv[:k + 1] + [value] + argv[end:]
+
 
 
 # ------------------------------------------------------------------ the state that must not change

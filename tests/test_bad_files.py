@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faults import (COMMANDS, FILES, Refusal, check_refused, expand, hoi, jl, npy_bytes, npz_bytes,
-                    run_in_process, run_process, state, world, world_template)  # noqa: F401 (fixtures)
+from faults import (COMMANDS, FILES, Refusal, check_refused, expand, npy_bytes, npz_bytes, option_name, parsers,
+                    run_in_process, run_process, state, value_actions, with_value, world,
+                    world_template)  # noqa: F401 (fixtures)
 
 LABELS = np.array(["ride.v.01", "hold.v.01"])
 UTF16 = "utf-16"
@@ -151,9 +152,6 @@ for command in ("agreement", "alignment", "tune-w", "recalibrate"):
         files={"ratings.csv": FILES["ratings.csv"] + b"s,i99,ann0,2,2030-01-01\n"})
     add(f"{command}-annotator-control-character", command, ["ratings.csv", "line 74", "control character"],
         files={"ratings.csv": FILES["ratings.csv"] + b's,i0,"ann\x07",2,2030-01-01\n'})
-for command in ("rater-model", "reliability"):
-    add(f"{command}-annotator-control-character", command, ["ratings.csv", "line 74", "control character"],
-        files={"ratings.csv": FILES["ratings.csv"] + b's,i0,"ann\x07",2,2030-01-01\n'})
 add("agreement-line-after-blank-line", "agreement", ["ratings.csv", "line 76", "rating '9'"],
     files={"ratings.csv": FILES["ratings.csv"] + b"\n\ns,i0,ann9,9,2030-01-01\n"})
 add("agreement-line-after-quoted-break", "agreement", ["ratings.csv", "line 76", "rating '9'"],
@@ -203,6 +201,15 @@ add("pool-level-after-quoted-break", "matrix import-shoe-pool", ["pool.csv", "li
     files={"pool.csv": FILES["pool.csv"].replace(b"1,ride,horse", b'"1\n",ride,horse').replace(
         b"cup.n.01,2,3", b"cup.n.01,2,9")})
 encodings("matrix info", "pairs.csv")
+encodings("rater-model", "ratings.csv")
+encodings("reliability", "items.csv")
+add("reliability-unknown-item", "reliability", ["ratings.csv", "line 74", "'i99'", "items.csv"],
+    files={"ratings.csv": FILES["ratings.csv"] + b"s,i99,ann0,2,2030-01-01\n"})
+add("rater-model-rating-off-scale", "rater-model", ["ratings.csv", "line 74", "rating '7'"],
+    files={"ratings.csv": FILES["ratings.csv"] + b"s,i0,ann9,7,2030-01-01\n"})
+add("studyapp-recalibrate-unknown-study", "studyapp recalibrate", ["'nope'"], argv={"studies": "nope"})
+add("matrices-export-unknown-version", "matrices export", ["'v1'"])
+add("matrices-compare-unknown-version", "matrices compare", ["'v1'"])
 encodings("match", "verb.csv")
 encodings("sample", "weights.csv")
 add("sample-weight-line-after-blank", "sample", ["weights.csv", "line 5", "weight 'heavy'"],
@@ -324,7 +331,7 @@ def _duplicate_row(data: bytes) -> bytes:
 
 # every command that opens the database, against databases that cannot be used
 DB_COMMANDS = ["create", "invite", "export", "status", "revoke", "simulate", "report", "list",
-               "reset-admin-password", "backup", "restore", "check-images", "health", "recalibrate@studyapp",
+               "reset-admin-password", "backup", "restore", "check-images", "health", "studyapp recalibrate",
                "matrices list", "matrices export", "matrices compare"]
 DB_FAULTS = {
     "text-file": ({"STUDYAPP_DB": "{a_file.txt}"}, ["STUDYAPP_DB", "file is not a database"]),
@@ -344,14 +351,13 @@ for command in DB_COMMANDS:
         else:
             add(f"{command}-db-{fault}", command, expect, env=env, argv=argv)
 for command in ("invite", "export", "status", "revoke", "simulate", "report", "check-images",
-                "recalibrate@studyapp", "matrices list"):
+                "studyapp recalibrate", "matrices list", "matrices export", "matrices compare"):
     add(f"{command}-db-missing", command, ["STUDYAPP_DB", "no such database"], env={"STUDYAPP_DB": "{w}/none.sqlite"},
         argv={"target": "t"} if command == "check-images" else {})
 
 
 # ------------------------------------------------------------------ the runner
 def with_argv(argv: list[str], command: str, changes: dict) -> list[str]:
-    from test_bad_options import option_name, parsers, value_actions, with_value
     parser = next(p for c, _m, p in parsers() if c == command)
     for option, value in changes.items():
         action = next(a for a in value_actions(parser) if option_name(a) == option)

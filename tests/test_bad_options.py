@@ -16,11 +16,10 @@ import math
 
 import pytest
 
-from faults import (COMMANDS, Refusal, check_refused, expand, run_in_process, run_process, state,
-                    unlock, unwritable_folder, world, world_template)  # noqa: F401 (fixtures)
-from metrics import cli as metrics_cli
+from faults import (COMMANDS, Refusal, check_refused, expand, option_name, parsers, run_in_process, run_process,
+                    state, unlock, unwritable_folder, value_actions, with_value, world,
+                    world_template)  # noqa: F401 (fixtures)
 from metrics import options
-from studyapp import cli as studyapp_cli
 
 NUMBERS = {"zero": "0", "negative": "-1", "nan": "nan", "infinite": "inf", "huge": "1e400",
            "huge-integer": "9" * 30, "fraction": "1.5", "text": "many"}
@@ -38,40 +37,7 @@ PATHS = {
 # options that take free text (names, URLs, labels, expressions) and are checked by the command
 FREE_TEXT = {"--url", "--address", "--study", "--name", "--label", "--annotators-of", "--judge", "--metric",
              "--base-url", "--model", "--profiles", "--verb", "--gt-verb", "--object", "--gt-object",
-             "study", "pseudonym", "target", "--strata", "--compare", "studies", "--based-on", "name",
-             "a", "b"}
-
-
-def parsers():
-    """(command name, module, parser) of every command and ``matrix`` action."""
-    out = []
-    metrics_names = set(_choices(metrics_cli.build_parser("*")))
-    for module, root in (("metrics", metrics_cli.build_parser("*")), ("studyapp", studyapp_cli.build_parser())):
-        for name, sub in _choices(root).items():
-            if module == "studyapp" and name in metrics_names:  # both packages have `recalibrate`
-                name = f"{name}@studyapp"
-            nested = _choices(sub)
-            if nested:
-                out += [(f"{name} {action}", module, p) for action, p in nested.items()]
-            else:
-                out.append((name, module, sub))
-    return out
-
-
-def _choices(parser) -> dict:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def option_name(action) -> str:
-    return action.option_strings[0] if action.option_strings else action.dest
-
-
-def value_actions(parser):
-    return [a for a in parser._actions
-            if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and a.nargs != 0]
+             "--strata", "--compare", "--based-on", "study", "studies", "pseudonym", "target", "name", "a", "b"}
 
 
 def in_range(parse, text: str) -> bool:
@@ -80,24 +46,6 @@ def in_range(parse, text: str) -> bool:
         return True
     except argparse.ArgumentTypeError:
         return False
-
-
-def with_value(argv: list[str], command: str, parser, action, value: str) -> list[str]:
-    """``argv`` with ``action``'s value(s) replaced by ``value`` (the option added if absent)."""
-    argv = list(argv)
-    if not action.option_strings:  # a positional: after the command words, in parser order
-        positionals = [a for a in value_actions(parser) if not a.option_strings]
-        argv[len(command.split()) + positionals.index(action)] = value
-        return argv
-    opt = next((o for o in action.option_strings if o in argv), None)
-    if opt is None:
-        return argv + [action.option_strings[0], value]
-    k = argv.index(opt)
-    end = k + 2
-    if action.nargs in ("+", "*"):
-        while end < len(argv) and not argv[end].startswith("--"):
-            end += 1
-    return argv[:k + 1] + [value] + argv[end:]
 
 
 def cases():

@@ -19,29 +19,30 @@ def add_arguments(parser) -> None:
                              "those the items lack are skipped)")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
                         help="paired bootstrap test of metric columns A and B against the mean rating")
-    parser.add_argument("--bootstrap", type=integer(0, 1_000_000), default=1000, help="bootstrap resamples (0 = none)")
+    parser.add_argument("--bootstrap", type=integer(0, 100_000), default=1000, help="bootstrap resamples (0 = none)")
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--out", type=output_dir, help="write report.html and the table as CSV here")
 
 
 def run(args):
-    if args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
-    matrix = rating_matrix(read_ratings(args.ratings))
+    ratings = read_ratings(args.ratings)
+    matrix = rating_matrix(ratings)
     options = {"n_resamples": args.bootstrap, "seed": args.seed}
     result = reliability(matrix, **options)
     if args.compare and not args.items:
         raise InputError("--compare needs --items (the metric columns)")
     if args.items:
         from ..alignment import to_0_4
-        from ..study_items import join_ratings, read_items
+        from ..study_items import check_rated_items, join_ratings, read_items
 
-        items = read_items(args.items).set_index("item_id", drop=False)
+        items = read_items(args.items)
+        check_rated_items(items, ratings, args.items, args.ratings)
+        items = items.set_index("item_id", drop=False)
         result["by_stratum"] = {
             column: reliability_by_stratum(matrix, items[column], **options)
             for column in (c.strip() for c in args.strata.split(",") if c.strip()) if column in items.columns}
         if args.compare:
-            rated = join_ratings(items.reset_index(drop=True), read_ratings(args.ratings))
+            rated = join_ratings(items.reset_index(drop=True), ratings)
             for column in args.compare:
                 if column not in rated.columns:
                     raise InputError(f"{args.items}: no metric column {column!r}")
