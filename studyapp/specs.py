@@ -23,7 +23,7 @@ source = "csv"                  # csv (path = "...", relative to the spec) | sam
 path = "items.csv"
 # sampler options of the study type, e.g. n = 50, seed = 0, class_weights = "w.csv"
 
-[answers]                       # optional extras on every item (rating study types)
+[answers]                       # optional extras on every item (every study type)
 cant_judge = false              # a "can't judge" answer (key X), exported apart from the ratings
 comments = false                # an optional comment with each answer
 
@@ -222,10 +222,6 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     answers.unknown({"cant_judge", "comments"})
     spec.cant_judge = answers.boolean("cant_judge", False)
     spec.comments = answers.boolean("comments", False)
-    for key in ("cant_judge", "comments"):
-        if getattr(spec, key) and study_type.custom_response:
-            answers.fail(key, f"is not available for study type {study_type.name!r} "
-                              "(it draws its own answer form)")
 
     spec.adaptive = _adaptive(top, study_type)
     if spec.adaptive:

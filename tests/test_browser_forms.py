@@ -13,8 +13,8 @@ from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
 
 from metrics import hico
-from studyapp import crosshoi, storage, studies
-from studyapp.models import Assignment, Event, Item
+from studyapp import crosshoi, exports, storage, studies
+from studyapp.models import Assignment, Event, Item, Rating
 from studyapp.specs import load_spec
 from test_browser import (browser, button, choose, press, ratings, running_app, start,  # noqa: F401
                           wait_idle, wait_ratings, wait_text)
@@ -199,3 +199,85 @@ def test_imsitu_answer_given_while_the_server_restarts_is_kept(tmp_path, browser
         with storage.read_session() as session:
             on_screen = session.get(Item, session.get(Assignment, int(first)).item_id).item_key
         wait_ratings(study, {on_screen: ["100"]})
+
+
+ANSWERS = '[answers]\ncant_judge = true\ncomments = true\n'
+
+
+def stored_answers(study: int) -> list[tuple[str, str | None]]:
+    with storage.read_session() as session:
+        return [(r.response, r.comment) for r in session.exec(
+            select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
+
+
+def test_imsitu_cant_judge_and_a_comment_by_keys(tmp_path, browser):
+    """With ``[answers]`` on, the mark form takes a comment (typed digits are text, Esc leaves
+    the box) and "can't judge" by x; both go with the item on screen; revisiting shows the
+    comment and the can't-judge choice; the export lists it apart from the marks."""
+    from test_imsitu_study import write_study
+
+    spec = load_spec(write_study(tmp_path, extra=ANSWERS))
+    study = studies.create_study(spec)
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
+        wait_idle(browser)
+        assert "Enter submits · x can't judge" in form(browser).text
+        box = browser.find_element(By.CSS_SELECTOR, ".mark-form textarea")
+        box.send_keys("image 2 too dark")  # the 2 is text, not a mark
+        box.send_keys(Keys.ESCAPE)
+        assert chosen(browser) == []
+        press(browser, "x")
+        wait_text(browser, "Item 2 of 6")
+        first, = ratings(study)
+        wait_idle(browser)
+        press(browser, "1")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 3 of 6")
+        wait_idle(browser)
+        second = next(key for key in ratings(study) if key != first)
+        wait_ratings(study, {first: ["cant_judge"], second: ["100"]})
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave")
+        wait_idle(browser)
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave can't judge")
+        wait_idle(browser)
+        assert "✓ Can't judge (x)" in chosen(browser)
+        assert browser.find_element(By.CSS_SELECTOR, ".mark-form textarea").get_attribute(
+            "value") == "image 2 too dark"
+    assert stored_answers(study) == [("cant_judge", "image 2 too dark"), ("100", None)]
+    tables = exports.study_tables(spec.slug)
+    assert tables["cant_judge.csv"][["item_id", "comment"]].values.tolist() == [
+        [first, "image 2 too dark"]]
+    assert tables["ratings.csv"]["item_id"].tolist() == [second]
+
+
+def test_crosshoi_cant_judge_by_key_and_a_comment_with_marks(tmp_path, browser):
+    """CrossHOI curation with ``[answers]``: x stores "can't judge" with no candidate marked;
+    the next item's marks go with the comment typed in its box (c / i / a in the box are text)."""
+    from test_image_studies import curation_spec
+
+    study = studies.create_study(curation_spec(tmp_path, extra=ANSWERS))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
+        wait_idle(browser)
+        assert "· x can't judge" in form(browser).text
+        press(browser, "x")
+        wait_text(browser, "Item 2 of ")
+        first, = ratings(study)
+        wait_idle(browser)
+        box = browser.find_element(By.CSS_SELECTOR, ".mark-form textarea")
+        box.send_keys("a cat, I think")
+        box.send_keys(Keys.ESCAPE)
+        assert chosen(browser) == []
+        for key in "cia":
+            press(browser, key)
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 3 of ")
+        second = next(key for key in ratings(study) if key != first)
+        wait_ratings(study, {first: ["cant_judge"],
+                             second: [crosshoi.encode_response(["correct", "incorrect", "ambiguous"],
+                                                               [], [])]})
+    assert [c for _, c in stored_answers(study)] == [None, "a cat, I think"]

@@ -194,15 +194,16 @@ def test_model_votes_keep_only_unanimously_wrong_candidates(tmp_path):
     assert q.candidates == ["feed a/an horse"]  # walk: disagreement; hug: nobody judged it
 
 
-def curation_spec(tmp_path):
+def curation_spec(tmp_path, extra=""):
     folder = tmp_path / "scenes"
     crosshoi_scenes(folder, n_images=3, seed=1)
     spec = tmp_path / "cur.toml"
-    spec.write_text('''title = "Curate"
+    spec.write_text(f'''title = "Curate"
 study_type = "crosshoi_curation"
 instructions = "Mark the candidates."
 raters_per_item = 3
 order = "fixed"
+{extra}
 [items]
 source = "sampler"
 ground_truth = "scenes/gt.jsonl"

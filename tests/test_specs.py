@@ -90,9 +90,6 @@ BAD = [
     ("answers not boolean", GOOD + '[answers]\ncant_judge = "yes"\n', None,
      r"key 'answers\.cant_judge' must be true or false, got 'yes'"),
     ("answers unknown key", GOOD + "[answers]\nnotes = true\n", None, r"unknown key 'answers\.notes'"),
-    ("answers on a form type", GOOD.replace('"hoi_similarity"', '"crosshoi_curation"')
-     + "[answers]\ncomments = true\n", "item_id,image,image_root,positives,candidates\n",
-     r"key 'answers\.comments' is not available for study type 'crosshoi_curation'"),
 ]
 
 

@@ -62,14 +62,20 @@ _MARK_FORM = _component("mark_form", "mark-form")
 
 
 def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (), item_id: int,
-              can_go_back: bool, revising: bool, seen_nonce: str | None, on_action, key: str):
+              can_go_back: bool, revising: bool, seen_nonce: str | None, on_action, key: str,
+              cant_judge: bool = False, cant_judge_chosen: bool = False, comments: bool = False,
+              comment: str | None = None):
     """Mount the mark form for one item (``mode``: "verbs" or "candidates"; ``items``: one
     ``{label, note}`` per row; ``classes``: the actions the candidate pickers offer). Like
-    ``answer_bar``, ``on_action`` gets ``{item_id, kind, value, nonce}``; the value is the string
-    of 0/1 marks ("verbs") or ``{marks, plus, minus}`` ("candidates")."""
+    ``answer_bar``, ``on_action`` gets ``{item_id, kind, value, comment, nonce}``; the value is
+    the string of 0/1 marks ("verbs"), ``{marks, plus, minus}`` ("candidates") or "cant_judge".
+    ``cant_judge`` / ``comments`` as in ``answer_bar``; ``cant_judge_chosen``: the answer being
+    revised was "can't judge"."""
     return _MARK_FORM(key=key, data={"mode": mode, "items": items, "current": current,
                                      "classes": list(classes), "item_id": item_id,
                                      "can_go_back": can_go_back, "revising": revising,
                                      "seen_nonce": seen_nonce, "run": next_run(),
-                                     "scroll_top": True},
+                                     "scroll_top": True, "cant_judge": cant_judge,
+                                     "cant_judge_chosen": cant_judge_chosen,
+                                     "comments": comments, "comment": comment},
                       on_action_change=on_action)

@@ -3,7 +3,6 @@
 // item (a new mount, or a new server run of this one) takes input again. Every answer carries
 // the id of the item it was given for, so the server can refuse one that reaches another item.
 // A press made while the server is unreachable is kept and sent again (`delivery`, common.js).
-const CANT_JUDGE = "cant_judge";
 
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
@@ -62,17 +61,8 @@ export default function (component) {
     add(row, "Can't judge (X)", data.current === CANT_JUDGE ? "value chosen" : "value", "answer", CANT_JUDGE);
   }
   root.appendChild(row);
-  let comment = null;
-  if (data.comments) {
-    comment = document.createElement("textarea");
-    comment.className = "comment";
-    comment.rows = 2;
-    comment.maxLength = 2000;
-    comment.placeholder = "Optional comment, sent with your answer (Esc leaves the box)";
-    comment.value = data.comment || "";
-    comment.addEventListener("keydown", (event) => { if (event.key === "Escape") comment.blur(); });
-    root.appendChild(comment);
-  }
+  const comment = commentBox(data);
+  if (comment) root.appendChild(comment);
   const nav = document.createElement("div");
   nav.className = "nav";
   add(nav, "Back (Backspace)", "nav-button", "back", null, !data.can_go_back);

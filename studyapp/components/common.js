@@ -7,6 +7,7 @@
 // again. Meanwhile the controls say "reconnecting…" and Streamlit's developer "Connection
 // error" dialog is hidden.
 const PENDING = "studyapp.pending-answer";
+const CANT_JUDGE = "cant_judge";  // the "can't judge" answer (studyapp.models.CANT_JUDGE)
 const OFFLINE_CLASS = "studyapp-offline";
 const NOT_TYPED = ["checkbox", "radio", "button", "submit", "range", "reset"];
 
@@ -19,6 +20,20 @@ function typingInto(target) {
 function scrollToTop(root) {  // Streamlit scrolls its main container, not the window
   for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
   window.scrollTo(0, 0);
+}
+
+// The optional comment sent with an answer (spec: answers.comments), or null when the study
+// takes none; Esc leaves the box so that the keys answer again.
+function commentBox(data) {
+  if (!data.comments) return null;
+  const box = document.createElement("textarea");
+  box.className = "comment";
+  box.rows = 2;
+  box.maxLength = 2000;
+  box.placeholder = "Optional comment, sent with your answer (Esc leaves the box)";
+  box.value = data.comment || "";
+  box.addEventListener("keydown", (event) => { if (event.key === "Escape") box.blur(); });
+  return box;
 }
 
 function newNonce() {

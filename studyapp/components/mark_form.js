@@ -4,6 +4,8 @@
 // actions to add. Nothing leaves the browser until Submit (or Back / Continue); the first of
 // those locks the form and shows "saving…", and the answer carries the id of its item. A draft
 // survives a new server run of the same item (a save that failed); Back / Continue drop it.
+// With the spec's answers.cant_judge / answers.comments: a "Can't judge" answer (key x) and an
+// optional comment, sent with the answer as in the answer bar.
 // An answer made while the server is unreachable is kept and sent again (`delivery`, common.js).
 const drafts = new Map();
 const MARKS = [["correct", "c"], ["incorrect", "i"], ["ambiguous", "a"]];
@@ -62,7 +64,8 @@ export default function (component) {
     if (locked) return;
     if (kind !== "answer") drafts.delete(draftKey);
     lock();
-    post.transmit({ item_id: data.item_id, kind, value, nonce: newNonce() });
+    post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
+                    nonce: newNonce() });
   };
   const button = (parent, text, cls, onClick) => {
     const b = make("button", cls, text);
@@ -76,6 +79,7 @@ export default function (component) {
     return b;
   };
 
+  const comment = commentBox(data);
   const list = make("div", "rows");
   root.appendChild(list);
   const submitBar = make("div", "nav");
@@ -225,13 +229,20 @@ export default function (component) {
     }
   }
 
+  if (data.cant_judge) {
+    const label = "Can't judge (x)";
+    button(submitBar, data.cant_judge_chosen ? `✓ ${label}` : label,
+           data.cant_judge_chosen ? "cant-judge on" : "cant-judge", () => send("answer", CANT_JUDGE));
+  }
   const nav = make("div", "nav");
   const back = button(nav, "Back (Backspace)", "nav-button", () => send("back", null));
   back.disabled = !data.can_go_back;
   if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
   nav.appendChild(status);
+  if (comment) root.appendChild(comment);
   root.append(submitBar, nav);
   const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
+    (data.cant_judge ? " · x can't judge" : "") +
     (data.can_go_back ? " · Backspace goes back" : ""));
   root.appendChild(hint);
   render();
@@ -240,6 +251,7 @@ export default function (component) {
     if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (locked) return;
     if (event.key === "Enter") trySubmit();
+    else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (!onModeKey(event.key)) return;
     event.preventDefault();

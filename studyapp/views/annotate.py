@@ -266,9 +266,13 @@ def rate(info: assignment.AnnotatorSession) -> None:
     study_type.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         key = f"form-{task.assignment_id}"
-        study_type.response_form(task.fields, task.response, item_id=task.assignment_id,
-                                 can_go_back=task.number > 1, revising=revising, key=key,
+        cant = task.response == CANT_JUDGE
+        study_type.response_form(task.fields, None if cant else task.response,
+                                 item_id=task.assignment_id, can_go_back=task.number > 1,
+                                 revising=revising, key=key,
                                  seen_nonce=st.session_state.get("last_nonce"),
+                                 cant_judge=info.spec.cant_judge, cant_judge_chosen=cant,
+                                 comments=info.spec.comments, comment=task.comment,
                                  on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
         instructions_reminder(instructions_slot, info)
         return
