@@ -18,7 +18,7 @@ drawn once, so both designs see the same answers.
 
 Both designs' final SEs and RMSEs against the truth come from a full fit.
 
-    .venv/bin/python benchmarks/adaptive_collection.py [--seeds 3]
+    .venv/bin/python -m benchmarks.adaptive_collection [--seeds 3]
 """
 
 from __future__ import annotations
@@ -26,14 +26,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from metrics.rater_model import collection_priority, fit_rater_model  # noqa: E402
 

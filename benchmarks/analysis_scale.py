@@ -2,21 +2,18 @@
 (2) recalibration of a 7,150 × 117 verb matrix plus an 80-row object matrix from 2,500
 ratings with 5-fold cross-validation.
 
-    .venv/bin/python benchmarks/analysis_scale.py [--repeats 3]
+    .venv/bin/python -m benchmarks.analysis_scale [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from metrics import hico, wordnet  # noqa: E402
 from metrics.agreement import agreement_report  # noqa: E402

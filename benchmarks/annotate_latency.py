@@ -7,7 +7,7 @@ keydown event (``performance.now()`` in the page) to the moment the answer bar o
 is mounted and ready. Baseline in the same run: the server calls alone (``submit`` then
 ``next_item``). Targets: p50 <= 150 ms, p95 <= 300 ms.
 
-    .venv/bin/python benchmarks/annotate_latency.py [--items 10000] [--submissions 100]
+    .venv/bin/python -m benchmarks.annotate_latency [--items 10000] [--submissions 100]
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from datetime import timedelta
@@ -23,8 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> tuple[int, str]:
@@ -113,7 +110,6 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=100)
     parser.add_argument("--json", help="also write the figures as JSON")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "tests"))
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["STUDYAPP_DB"] = str(Path(tmp) / "studyapp.sqlite")
@@ -125,7 +121,7 @@ def main() -> None:
 
         from studyapp import assignment, storage
         from studyapp.models import Rating
-        from test_browser import CHROMEDRIVER, CHROMIUM, running_app
+        from tests.browserhelpers import CHROMEDRIVER, CHROMIUM, running_app
 
         t0 = time.perf_counter()
         study_id, token = build(args.items, args.annotators, args.per_annotator, args.raters)

@@ -9,7 +9,7 @@ Synthetic nodes: 700 sense centres on the unit sphere; each verb draws 2–4 sen
 is its sense centre plus Gaussian noise; 12,500 images. Peak memory is the process's maximum
 resident set size (``ru_maxrss``), which includes the interpreter and libraries.
 
-    .venv/bin/python benchmarks/clustering_scale.py [--runs 3] [--n-jobs 2] [--algorithm kmeans]
+    .venv/bin/python -m benchmarks.clustering_scale [--runs 3] [--n-jobs 2] [--algorithm kmeans]
 """
 
 from __future__ import annotations
@@ -17,13 +17,10 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from metrics.sense_clusters import Nodes, result_summary, summary_text, two_step_clustering  # noqa: E402
 

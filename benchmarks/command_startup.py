@@ -6,7 +6,7 @@
   (e) WordNet ready through the index: import metrics.wordnet, load the index, look up a gloss,
       a lemma's synsets and its base forms (target <= 0.5 s).
 
-    .venv/bin/python benchmarks/command_startup.py [--runs 5]
+    .venv/bin/python -m benchmarks.command_startup [--runs 5]
 """
 
 from __future__ import annotations

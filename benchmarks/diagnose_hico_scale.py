@@ -7,8 +7,8 @@ the nine single oracles (categorization, joint oracle assignment, ten mAPs), and
 the progressive fixes (§3.4) and the §4 sub-task analyses. Prints the median of several runs.
 Target (issue 8): categorization + nine single-oracle ΔmAPs ≤ 60 s.
 
-    .venv/bin/python benchmarks/diagnose_hico_scale.py            # full size, 3 runs
-    .venv/bin/python benchmarks/diagnose_hico_scale.py --quick    # 1,000 images, 1 run
+    .venv/bin/python -m benchmarks.diagnose_hico_scale            # full size, 3 runs
+    .venv/bin/python -m benchmarks.diagnose_hico_scale --quick    # 1,000 images, 1 run
 """
 
 from __future__ import annotations
@@ -17,16 +17,12 @@ import argparse
 import os
 import resource
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from score_hico_scale import workload  # noqa: E402
+from benchmarks.score_hico_scale import workload  # noqa: E402
 
 from metrics.diagnosis import ORACLES, diagnose, interaction_classification, pair_localization  # noqa: E402
 from metrics.scoring import evaluate  # noqa: E402

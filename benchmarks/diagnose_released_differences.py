@@ -13,24 +13,20 @@ wording) in three places; this script measures each on the synthetic workload of
 3. role-blind box matching: a detected pair is localized when its two boxes match the ground
    truth's two boxes in either order (human box against object box too).
 
-    .venv/bin/python benchmarks/diagnose_released_differences.py [--images 500]
+    .venv/bin/python -m benchmarks.diagnose_released_differences [--images 500]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from metrics.diagnosis import (_unique_pairs, diagnose, interaction_classification,  # noqa: E402
                                negative_ranking, pair_localization)
 from metrics.scoring import box_iou, image_pairs  # noqa: E402
-from score_hico_scale import workload  # noqa: E402
+from benchmarks.score_hico_scale import workload  # noqa: E402
 
 
 def released_negative_ap(negative_in_order: np.ndarray) -> float:

@@ -6,7 +6,7 @@ building, ``http.client`` keep-alive requests, strict parsing, one SQLite commit
 with a fresh cache each repeat. Prints the median requests per second over the repeats for each
 concurrency (and the per-request latency the server simulates).
 
-    .venv/bin/python benchmarks/llm_throughput.py [--pairs 2000] [--repeats 5] [--delay 0]
+    .venv/bin/python -m benchmarks.llm_throughput [--pairs 2000] [--repeats 5] [--delay 0]
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from metrics.llm.cache import AnswerCache  # noqa: E402
 from metrics.llm.config import Config, Endpoint, Model  # noqa: E402

@@ -18,8 +18,8 @@ no item has more than ``raters_per_item`` raters (main-phase assignments or answ
 every annotator got their ``ratings`` items. Prints ratings/s (acknowledged submits, revisions
 included, over the wall time of the run) and the submit latency percentiles.
 
-    .venv/bin/python benchmarks/load_annotators.py --backend sqlite
-    scripts/ci_postgres.sh .venv/bin/python benchmarks/load_annotators.py --backend both
+    .venv/bin/python -m benchmarks.load_annotators --backend sqlite
+    scripts/ci_postgres.sh .venv/bin/python -m benchmarks.load_annotators --backend both
     # options: --annotators 64 --ratings 500 --instances 4 --raters 3 --runs 3
 
 PostgreSQL comes from ``--postgres-url`` or ``STUDYAPP_TEST_POSTGRES_URL`` (each run gets its
@@ -44,9 +44,6 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",
          "walk", "straddle"]

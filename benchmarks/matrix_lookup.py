@@ -1,20 +1,17 @@
 """Time 1,000,000 vectorized similarity lookups on the shipped baseline verb matrix,
 and the baseline matrix build.
 
-    .venv/bin/python benchmarks/matrix_lookup.py [--pairs 1000000] [--repeats 5]
+    .venv/bin/python -m benchmarks.matrix_lookup [--pairs 1000000] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from metrics.baseline import build, load_default  # noqa: E402
 

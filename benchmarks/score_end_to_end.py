@@ -28,10 +28,10 @@ Prints medians, every run, the child processes' CPU time (user + system) and the
 (``os.getloadavg()``) next to each figure: on a shared 2-core machine wall time depends on the
 load, CPU time much less.
 
-    .venv/bin/python benchmarks/score_end_to_end.py                 # 5 runs of (a), (b), (c)
-    .venv/bin/python benchmarks/score_end_to_end.py --runs 3 --skip-baseline
-    .venv/bin/python benchmarks/score_end_to_end.py --quick         # 1,000 images
-    .venv/bin/python benchmarks/score_end_to_end.py --diag-hoi ../Diag-HOI   # with (e)'s released script
+    .venv/bin/python -m benchmarks.score_end_to_end                 # 5 runs of (a), (b), (c)
+    .venv/bin/python -m benchmarks.score_end_to_end --runs 3 --skip-baseline
+    .venv/bin/python -m benchmarks.score_end_to_end --quick         # 1,000 images
+    .venv/bin/python -m benchmarks.score_end_to_end --diag-hoi ../Diag-HOI   # with (e)'s released script
 """
 
 from __future__ import annotations
@@ -51,11 +51,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import reference_scoring as ref  # noqa: E402
-from score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
+from benchmarks import reference_scoring as ref  # noqa: E402
+from benchmarks.score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
 
 from metrics.detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402
 from metrics.scoring import evaluate  # noqa: E402

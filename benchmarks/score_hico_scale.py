@@ -16,8 +16,8 @@ Times, in one run:
       (list preparation not timed);
 checks that (a) and (c) agree to 1e-9, and prints medians, the ratio (c)/(a) and peak memory.
 
-    .venv/bin/python benchmarks/score_hico_scale.py            # full size, 3 runs of (a) and (b)
-    .venv/bin/python benchmarks/score_hico_scale.py --quick    # 1,000 images, 1 run each
+    .venv/bin/python -m benchmarks.score_hico_scale            # full size, 3 runs of (a) and (b)
+    .venv/bin/python -m benchmarks.score_hico_scale --quick    # 1,000 images, 1 run each
 """
 
 from __future__ import annotations
@@ -33,10 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import reference_scoring as ref  # noqa: E402
+from benchmarks import reference_scoring as ref  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
 from metrics.baseline import load_default  # noqa: E402
 from metrics.detections import Detections, read_detections, write_jsonl  # noqa: E402

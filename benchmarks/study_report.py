@@ -17,7 +17,7 @@ Builds, in a temporary SQLite database, a ``hoi_similarity`` study of 500 sample
 
 Prints every run and the load average (``os.getloadavg()``) next to each figure.
 
-    .venv/bin/python benchmarks/study_report.py [--runs 5]
+    .venv/bin/python -m benchmarks.study_report [--runs 5]
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 SPEC = """title = "Report benchmark"
 study_type = "hoi_similarity"

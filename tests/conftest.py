@@ -1,11 +1,9 @@
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ downloads an export. On failure, screenshots and page sources go to ``test-artif
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -18,24 +17,21 @@ import random
 import sys
 import os
 import shutil
-import socket
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from sqlmodel import select
 
+from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, running_app  # noqa: F401
 from conftest import ROOT
-from studyapp import cli, storage, studies
+from studyapp import storage, studies
 from studyapp.models import Event, Item, Rating
 from studyhelpers import make_study
 
 pytestmark = pytest.mark.slow
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
-WAIT_S = 60
 
 
 def _browser_available() -> bool:
@@ -52,48 +48,6 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def running_app(tmp_path, port: int | None = None):
-    """The app on ``port`` (default: a free one) over the database of the test; yields its
-    base URL."""
-    storage.dispose_all()
-    port = port or free_port()
-    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
-           "STUDYAPP_EXPORTS": str(tmp_path / "exports"), "STUDYAPP_ADMIN_PASSWORD": "browser-pw",
-           "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}"}
-    log = open(tmp_path / "server.log", "a")
-    proc = subprocess.Popen(cli.streamlit_command(port, "127.0.0.1"), cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"the app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
-        time.sleep(0.25)
-    try:
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture

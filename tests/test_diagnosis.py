@@ -222,8 +222,7 @@ def test_bad_input_raises_input_error():
 
 
 def _small_workload(seed=3):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from score_hico_scale import workload
+    from benchmarks.score_hico_scale import workload
     return workload(150, 500, 40, seed=seed)
 
 

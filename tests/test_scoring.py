@@ -4,18 +4,15 @@ Expected values are worked out by hand in the comments, or come from the plain-P
 reference transcription in benchmarks/reference_scoring.py (a second implementation).
 """
 
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
 from metrics import scoring as S
 from metrics.detections import Detections
 from metrics.similarity import SimilarityMatrix
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import reference_scoring as ref  # noqa: E402
+from benchmarks import reference_scoring as ref
 
 EPS = 1e-8
 A, B, C = [0, 0, 10, 10], [20, 20, 30, 30], [50, 50, 60, 60]

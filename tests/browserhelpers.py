@@ -1,0 +1,61 @@
+"""The app as a real server process for browser tests and ``benchmarks.annotate_latency``:
+``running_app`` starts ``python -m studyapp serve``'s Streamlit command on a free port over a
+given folder's database and stops it afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from studyapp import cli, storage
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+WAIT_S = 60
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app(tmp_path, port: int | None = None):
+    """The app on ``port`` (default: a free one) over the database of the test; yields its
+    base URL."""
+    storage.dispose_all()
+    port = port or free_port()
+    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
+           "STUDYAPP_EXPORTS": str(tmp_path / "exports"), "STUDYAPP_ADMIN_PASSWORD": "browser-pw",
+           "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}"}
+    log = open(tmp_path / "server.log", "a")
+    proc = subprocess.Popen(cli.streamlit_command(port, "127.0.0.1"), cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"the app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
+        time.sleep(0.25)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
