@@ -8,7 +8,7 @@ format), then, in one run:
       (start-up, reading, label resolution, matrices, scoring, writing) several times;
   (b) times ``python -m metrics diagnose --gt --pred --json`` the same way;
   (c) times reading alone, in this process: ``read_detections`` (pyarrow fast path) next to
-      the validating reader it falls back to (the reader before issue 16), for the JSON Lines
+      the validating reader it falls back to (the reader before issue 16 plus issue 18's checks), for the JSON Lines
       and the QPIC prediction files;
   (d) times the baseline: the plain transcription — the files read line by line with Python's
       ``json`` into lists, then Algorithms 1 and 2 (``benchmarks/reference_scoring.py``) and the
