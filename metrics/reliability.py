@@ -223,13 +223,46 @@ def icc(matrix: pd.DataFrame, item_weights: np.ndarray | None = None) -> dict:
 
 
 # ------------------------------------------------------------------ human ceiling, paired test
-def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman ρ of each row pair (resamples × n), ties averaged."""
-    rx, ry = stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1)
+RANK_TABLE_LIMIT = 20_000_000  # resamples × distinct values up to which ranks come from counts
+
+
+def resampled_ranks(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Ranks, ties averaged, of each bootstrap resample ``x[idx]`` (one row of ``idx`` each):
+    ``scipy.stats.rankdata(x[idx], axis=-1)``, from counts.
+
+    Ratings and their means take few distinct values: with ``c[r, v]`` the count of the v-th
+    smallest value in resample r, that value ranks ``Σ_{u<v} c[r, u] + (c[r, v] + 1) / 2``
+    (fast path; beyond ``RANK_TABLE_LIMIT`` counts, ``rankdata`` itself).
+
+    >>> resampled_ranks(np.array([2., 0., 1.]), np.array([[0, 1, 0, 2]]))
+    array([[3.5, 1. , 3.5, 2. ]])
+    """
+    values, codes = np.unique(np.asarray(x, float), return_inverse=True)
+    codes = codes[idx]
+    n_rows, k = codes.shape[0], len(values)
+    if n_rows * k > RANK_TABLE_LIMIT:   # many distinct values: the count table would be too big
+        return stats.rankdata(np.asarray(x, float)[idx], axis=-1)
+    counts = np.bincount((codes + k * np.arange(n_rows)[:, None]).ravel(),
+                         minlength=n_rows * k).reshape(n_rows, k)
+    below = np.cumsum(counts, axis=1) - counts
+    return np.take_along_axis(below + (counts + 1) / 2.0, codes, axis=1)
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+    """Spearman ρ of x and y (ties averaged), or of each resample ``x[idx], y[idx]``."""
+    if idx is None:
+        rx, ry = stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1)
+    else:
+        rx, ry = resampled_ranks(x, idx), resampled_ranks(y, idx)
     rx = rx - rx.mean(axis=-1, keepdims=True)
     ry = ry - ry.mean(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (rx * ry).sum(axis=-1) / np.sqrt((rx ** 2).sum(axis=-1) * (ry ** 2).sum(axis=-1))
+
+
+def _mean_agreement(x: np.ndarray, y: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+    """Mean Eq. 13 agreement of x and y, or of each resample ``x[idx], y[idx]``."""
+    return eq13_agreement(x, y).mean() if idx is None else eq13_agreement(x[idx], y[idx]).mean(axis=-1)
 
 
 def _mean_defined(values, axis=0):
@@ -264,7 +297,7 @@ def human_ceiling(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: 
                                 "agreement": float(eq13_agreement(own, others).mean())}
         if n_resamples:
             idx = _resampled(len(own), n_resamples, seed + j)
-            rho_boot.append(_spearman_rows(own[idx], others[idx]))
+            rho_boot.append(_spearman_rows(own, others, idx))
             agree_boot.append(eq13_agreement(own[idx], others[idx]).mean(axis=1))
     if not per_rater:
         raise InputError("the human ceiling needs raters who share at least 3 items with others")
@@ -289,10 +322,9 @@ def paired_metric_test(metric_a, metric_b, human, *, n_resamples: int = 10_000,
         raise InputError("the paired test needs at least 3 items with both metrics and ratings")
     idx = _resampled(len(a), n_resamples, seed)
     out = {"n": int(len(a))}
-    for name, fn in (("spearman", _spearman_rows),
-                     ("agreement", lambda x, y: eq13_agreement(x, y).mean(axis=-1))):
+    for name, fn in (("spearman", _spearman_rows), ("agreement", _mean_agreement)):
         delta = float(fn(a, h) - fn(b, h))
-        boot = fn(a[idx], h[idx]) - fn(b[idx], h[idx])
+        boot = fn(a, h, idx) - fn(b, h, idx)
         boot = boot[np.isfinite(boot)]
         p = float(min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0)))) if len(boot) else float("nan")
         out[name] = {"a": float(fn(a, h)), "b": float(fn(b, h)), "difference": delta,

@@ -249,3 +249,20 @@ def test_command_per_stratum_and_paired_test(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == (
         f"metrics reliability: error: {tmp_path / 'items.csv'}: no metric column 'nope'")
+
+
+@pytest.mark.parametrize("levels", [5, 40, None])
+def test_resampled_ranks_equal_scipy_rankdata_on_each_resample(levels, monkeypatch):
+    """The counting fast path (and its fallback beyond the table limit) rank every bootstrap
+    resample exactly as ``scipy.stats.rankdata(x[idx], axis=-1)``, ties averaged."""
+    from scipy import stats
+
+    from metrics import reliability as rel
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, levels, size=300).astype(float) if levels else rng.normal(size=300)
+    idx = rng.integers(0, len(x), size=(200, len(x)))
+    expected = stats.rankdata(x[idx], axis=-1)
+    assert np.array_equal(rel.resampled_ranks(x, idx), expected)
+    monkeypatch.setattr(rel, "RANK_TABLE_LIMIT", 0)
+    assert np.array_equal(rel.resampled_ranks(x, idx), expected)
