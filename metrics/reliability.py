@@ -216,8 +216,8 @@ def icc(matrix: pd.DataFrame, item_weights: np.ndarray | None = None) -> dict:
     >>> {k: round(v, 3) for k, v in icc(m).items()}
     {'agreement': 0.798, 'consistency': 0.91}
     """
-    vc = variance_components(matrix, item_weights)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    vc = {k: np.float64(v) for k, v in variance_components(matrix, item_weights).items()}
+    with np.errstate(invalid="ignore", divide="ignore"):   # no variance at all: NaN, not an error
         return {"agreement": vc["item"] / (vc["item"] + vc["rater"] + vc["residual"]),
                 "consistency": vc["item"] / (vc["item"] + vc["residual"])}
 

@@ -150,7 +150,8 @@ def _rater_chart(raters: pd.DataFrame):
     return fig
 
 
-def _reliability_frame(result: dict) -> pd.DataFrame:
+def reliability_frame(result: dict) -> pd.DataFrame:
+    """One row per statistic of :func:`metrics.reliability.reliability`: value and interval."""
     rows = []
 
     def add(name, entry):
@@ -181,9 +182,11 @@ def _table_html(df: pd.DataFrame, digits: int = 3) -> str:
     return df.to_html(float_format=lambda v: f"{v:.{digits}f}", border=0, classes="t", na_rep="–")
 
 
-def _alignment_frame(alignment: dict) -> pd.DataFrame:
+def alignment_frame(alignment: dict) -> pd.DataFrame:
+    """One row per metric of ``alignment["metrics"]``, best agreement first."""
+    metrics = alignment["metrics"]
     rows = []
-    for name in alignment["ranking"]:
+    for name in sorted(metrics, key=lambda k: -np.nan_to_num(metrics[k]["agreement"], nan=-1)):
         m = alignment["metrics"][name]
         rows.append({"metric": name, "agreement": m["agreement"], "spearman": m["spearman"],
                      "ci_low": m["spearman_ci"][0], "ci_high": m["spearman_ci"][1],
@@ -239,7 +242,7 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
                         + "<h3>Pairwise agreement (Eq. 13)</h3>" + _table_html(agreement.agreement)
                         + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
     if reliability is not None:  # metrics.reliability.reliability
-        frame = _reliability_frame(reliability)
+        frame = reliability_frame(reliability)
         tables["reliability"] = frame
         sections.append("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
                         "Krippendorff)</h2>" + _table_html(frame.set_index("statistic")))
@@ -251,11 +254,11 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
         sections.append("<h2>Rater model: item scores corrected for who rated them</h2>"
                         + _table_html(rater_model.raters) + "{model_scores}{raters_model}")
     if alignment is not None:
-        frame = _alignment_frame(alignment)
+        frame = alignment_frame(alignment)
         tables["alignment"] = frame
         block = "<h2>Metric–human alignment</h2>" + _table_html(frame.set_index("metric"))
         for cat, per in alignment.get("by_category", {}).items():
-            sub = _alignment_frame({"metrics": per, "ranking": sorted(per, key=lambda k: -np.nan_to_num(per[k]["agreement"], nan=-1))})
+            sub = alignment_frame({"metrics": per})
             tables[f"alignment_category_{cat}"] = sub
             block += f"<h3>Category {cat}</h3>" + _table_html(sub.set_index("metric"))
         sections.append(block)

@@ -49,18 +49,22 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     report = agreement_report(ratings, n_resamples=n_resamples)
     model = fit_rater_model(ratings)
     stats = reliability(rating_matrix(ratings), n_resamples=n_resamples)
-    items = tables["items.csv"]
-    alignment = tuning = None
-    if {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
-        items = items[items["role"] == "main"].drop(columns=["role", "expected"])
-        items = items.astype({"item_id": str})
-        for column in ("verb_sim", "object_sim"):
-            items[column] = pd.to_numeric(items[column], errors="coerce")
-        items = component_similarities(items, load_default("v"), load_default("n"))
-        rated = join_ratings(items, ratings)
-        alignment = alignment_table(rated, metrics=[], n_resamples=permutations)
-        tuning = tune_w(rated)
+    alignment, tuning = pair_analyses(tables["items.csv"], ratings, permutations)
     return StudyAnalysis(report, alignment, tuning, model, stats)
+
+
+def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict | None, dict | None]:
+    """Metric–human alignment (``permutations`` per p-value) and w tuning of an HOI-pair
+    study's main items and ratings; (None, None) for items that are not HOI pairs."""
+    if not {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
+        return None, None
+    items = items[items["role"] == "main"].drop(columns=["role", "expected"])
+    items = items.astype({"item_id": str})
+    for column in ("verb_sim", "object_sim"):
+        items[column] = pd.to_numeric(items[column], errors="coerce")
+    items = component_similarities(items, load_default("v"), load_default("n"))
+    rated = join_ratings(items, ratings)
+    return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w(rated)
 
 
 def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None) -> Path:

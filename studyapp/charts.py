@@ -30,3 +30,35 @@ def accuracy_intervals(table: pd.DataFrame) -> alt.LayerChart:
         y=alt.Y("model:N", title=None), color="metric:N", yOffset="metric:N")
     return (base.mark_rule().encode(x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]), title="accuracy"), x2="high:Q")
             + base.mark_point(filled=True).encode(x="accuracy:Q"))
+
+
+def agreement_over_time(frame: pd.DataFrame) -> alt.Chart:
+    """Krippendorff's α and the mean Eq. 13 agreement against the number of ratings so far."""
+    long = frame.melt(["ratings", "annotators"], ["alpha", "agreement"], var_name="statistic")
+    long["statistic"] = long["statistic"].map({"alpha": "Krippendorff's α", "agreement": "mean agreement (Eq. 13)"})
+    return alt.Chart(long, title="Agreement as ratings arrived").mark_line(point=True).encode(
+        x=alt.X("ratings:Q", title="ratings so far"), y=alt.Y("value:Q", title=None),
+        color=alt.Color("statistic:N", title=None), tooltip=["ratings", "annotators", "statistic", "value"])
+
+
+def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:
+    """Rater-model item scores, sorted, each with its 95% interval (± 1.96 SE within the scale)."""
+    ordered = items.sort_values("score").reset_index(names="item_id")
+    ordered["rank"] = range(len(ordered))
+    ordered["low"] = (ordered["score"] - 1.96 * ordered["se"]).clip(lower=min(scale))
+    ordered["high"] = (ordered["score"] + 1.96 * ordered["se"]).clip(upper=max(scale))
+    base = alt.Chart(ordered, title="Item scores corrected for the raters (95% intervals)").encode(
+        x=alt.X("rank:Q", title="items, by model score"))
+    return (base.mark_rule(opacity=0.4).encode(y=alt.Y("low:Q", title="score"), y2="high:Q")
+            + base.mark_point(filled=True, size=12).encode(y="score:Q", tooltip=["item_id", "score", "se", "n"]))
+
+
+def rater_chart(raters: pd.DataFrame) -> alt.LayerChart:
+    """Each rater's severity against consistency, flagged raters marked, names as labels."""
+    frame = raters.rename_axis("annotator").reset_index()
+    frame["flag"] = frame["flag"].fillna("none")
+    base = alt.Chart(frame, title="Raters: severity and consistency").encode(
+        x=alt.X("severity:Q", title="severity (scale points; > 0 = strict)"),
+        y=alt.Y("consistency:Q", title="consistency (1 = typical)"))
+    return (base.mark_point(filled=True, size=60).encode(color=alt.Color("flag:N", title="flag"))
+            + base.mark_text(dx=8, align="left", fontSize=10).encode(text="annotator:N"))

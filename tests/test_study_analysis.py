@@ -1,11 +1,9 @@
-"""Simulated raters and the console's report (issue 5): module functions and the page."""
+"""Simulated raters and the study report (issue 5); the console shows it on the dashboard (test_dashboard)."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from metrics.agreement import krippendorff_alpha, rating_matrix
-from studyapp import analysis, auth, exports, storage
+from studyapp import analysis, exports
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study
 
@@ -45,18 +43,3 @@ def test_study_analysis_matches_the_metric_package(simulated):
     assert path.name == "report.html" and "Pairwise agreement" in page
     assert "Rater model: item scores" in page and "AC2 (ordinal weights)" in page
     assert (path.parent / "items_model.csv").exists() and (path.parent / "reliability.csv").exists()
-
-
-def test_console_report_tab(simulated):
-    with storage.write_session() as session:
-        password = auth.ensure_admin_password(session)
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input[0].input(password)
-    at.button[0].click().run()
-    at.button(key=f"report-{simulated[0]}").click().run()
-    assert not at.exception and not at.error
-    labels = {m.label: m.value for m in at.metric}
-    assert "Krippendorff's alpha (ordinal)" in labels
-    downloads = [b for b in at.get("download_button") if b.label == "Download report.html"]
-    assert len(downloads) == 1   # the HTML report (with its plots) is drawn only when downloaded

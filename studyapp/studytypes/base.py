@@ -77,6 +77,11 @@ class StudyType(ABC):
         """Further export files (name -> DataFrame, or text) from the standard tables."""
         return {}
 
+    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+        """The type's own analyses on the console dashboard (``studyapp.dashboard.Section``
+        objects) from the study's export tables; InputError says why none can be shown yet."""
+        return []
+
     def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
         """A stored response in the annotator's words (the revision banner)."""
         try:

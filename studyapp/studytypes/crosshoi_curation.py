@@ -186,9 +186,25 @@ class CrosshoiCuration(StudyType):
             changes += crosshoi.change_rows(key, question, votes[key])
         columns = ["annotator", "question", "action", "change", "consensus"]
         changes_df = pd.DataFrame(changes, columns=columns)
-        per = (changes_df.groupby(["annotator", "change"]).size().unstack(fill_value=0)
-               if len(changes_df) else pd.DataFrame())
         answered = ratings.groupby("annotator").size().rename("questions")
-        summary = pd.concat([answered, per], axis=1).fillna(0).astype(int).reset_index(names="annotator")
+        if len(changes_df):
+            per = changes_df.groupby(["annotator", "change"]).size().unstack(fill_value=0)
+            answered = pd.concat([answered, per], axis=1).fillna(0).astype(int)
+        summary = answered.to_frame() if isinstance(answered, pd.Series) else answered
+        summary = summary.reset_index(names="annotator")
         return {"benchmark.json": json.dumps(crosshoi.export_bench(curated), indent=1) + "\n",
                 "changes.csv": changes_df, "annotator_changes.csv": summary}
+
+    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+        """Consensus so far: the changes the annotators made to the candidates, per change and
+        per annotator (the export's ``changes.csv`` and ``annotator_changes.csv``)."""
+        from ..dashboard import Section
+
+        changes = tables["changes.csv"]
+        if changes.empty:
+            raise InputError("no question has been curated yet")
+        counts = (changes.groupby(["change", "consensus"]).size().rename("actions").reset_index())
+        return [Section("Curation: consensus and changes",
+                        f"{changes['question'].nunique()} questions curated; each row counts the "
+                        "candidate actions by the change made and whether the annotators agree on it.",
+                        {"changes": counts, "per annotator": tables["annotator_changes.csv"]})]

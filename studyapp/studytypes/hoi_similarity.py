@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pandas as pd
+
 from metrics import InputError, SimilarityMatrix, hico, wordnet
 
 from .. import inert, sampler
@@ -171,3 +173,29 @@ class HoiSimilarity(StudyType):
             if len(out) == count:
                 break
         return out
+
+    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+        """Metric–human alignment (overall and per category) and w tuned per category."""
+        from metrics.agreement import validate_ratings
+        from metrics.report import alignment_frame
+
+        from ..analysis import pair_analyses
+        from ..dashboard import Section
+
+        ratings = tables["ratings.csv"]
+        ratings = ratings[ratings["phase"] == "main"]
+        if ratings.empty:
+            raise InputError("no main ratings yet: alignment and w need rated items")
+        alignment, tuning = pair_analyses(tables["items.csv"], validate_ratings(ratings, "ratings"), resamples)
+        frames = {"all items": alignment_frame(alignment)}
+        for category, per in alignment.get("by_category", {}).items():
+            frames[f"category {category}"] = alignment_frame({"metrics": per})
+        w = pd.DataFrame({"w": tuning["w_by_category"], "mae": tuning["mae_by_category"],
+                          "items": tuning["n_by_category"]}).rename_axis("category").reset_index()
+        return [Section("Metric–human alignment",
+                        f"Eq. 13 agreement and Spearman ρ of each baseline with the mean rating "
+                        f"(Fisher interval; permutation p from {resamples} permutations).", frames),
+                Section("w per category (Eq. 14)",
+                        f"Overall w = {tuning['w_overall']:.3f}; agreement with category-tuned w "
+                        f"{tuning['agreement_tuned']:.4f}, with w = 0.5 {tuning['agreement_w05']:.4f}.",
+                        {"w": w})]

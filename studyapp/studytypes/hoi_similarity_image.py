@@ -202,3 +202,21 @@ class HoiSimilarityImage(HoiSimilarity):
             box = out.get(f"{role}_box")
             out[f"{role}_box"] = " ".join(f"{v:g}" for v in box) if box else None
         return out
+
+    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+        """The pair analyses, then how often the image changed the earlier rating (SHOE supp. §6.2)."""
+        from metrics.image_update import image_update, pair_ratings, summary_frame
+
+        from ..dashboard import Section
+
+        sections = super().dashboard_sections(slug, tables, resamples)
+        ratings = tables["ratings.csv"]
+        paired = pair_ratings(ratings[ratings["phase"] == "main"])
+        if paired.empty:
+            return sections
+        result = image_update(paired)
+        return sections + [Section(
+            "Ratings changed with the image",
+            f"{result['n_updated']} of {result['n']} ratings with an earlier answer were updated "
+            f"({100 * result['share_updated']:.1f}%, 95% interval {100 * result['share_updated_ci'][0]:.1f}–"
+            f"{100 * result['share_updated_ci'][1]:.1f}%).", {"update rate": summary_frame(result)})]

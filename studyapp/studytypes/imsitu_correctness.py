@@ -129,3 +129,20 @@ class ImsituCorrectness(StudyType):
         items = [{"label": verb.replace("_", " ")} for verb in fields["predictions"]]
         mark_form(mode="verbs", items=items,
                   current=current if current and len(current) == len(items) else None, **mount)
+
+    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+        """Human Top-1 / Top-5 accuracy per model and, with gold verbs, Tables 5–6."""
+        from .. import charts, imsitu_study
+        from ..dashboard import Section
+
+        result = imsitu_study.analyse_study(slug, n_resamples=resamples)
+        accuracy = imsitu_study.human_accuracy_table(result)
+        sections = [Section("Human accuracy",
+                            f"{result['n_annotators']} annotators, {result['n_ratings']} ratings; "
+                            f"majority over annotators, 95% bootstrap intervals ({resamples} resamples).",
+                            {"accuracy": accuracy}, [charts.accuracy_intervals(accuracy)])]
+        if result["alignment"] is not None:
+            sections.append(Section("Criteria against the human marks (Tables 5–6)", "",
+                                    {"accuracy by criterion": imsitu_study.accuracy_frame(result["alignment"]),
+                                     "agreement": imsitu_study.alignment_frame(result["alignment"])}))
+        return sections

@@ -8,9 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import analysis, auth, charts, config, exports, inert, sampler, storage, studies
+from studyapp import analysis, auth, charts, config, dashboard, exports, inert, sampler, storage, studies
 from metrics.commands.matrix import compare_lines
-from studyapp import imsitu_study, matrix_versions
+from studyapp import matrix_versions
+from metrics.report import reliability_frame
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
 from studyapp.components import answer_bar
@@ -203,67 +204,72 @@ def export_tab(study) -> None:
     st.dataframe(tables["ratings.csv"], hide_index=True)
 
 
-def imsitu_report(study) -> None:
-    st.caption("Human Top-1 / Top-5 accuracy per model (majority over annotators, 95% bootstrap "
-               "intervals) and how the gold, WordNet and cluster criteria align with it (Tables 5–6).")
-    if not st.button("Compute report", key=f"report-{study.id}"):
-        return
-    try:
-        with st.spinner("Computing accuracy and alignment..."):
-            result = imsitu_study.analyse_study(study.slug)
-    except InputError as exc:
-        st.error(str(exc))
-        return
-    table = imsitu_study.human_accuracy_table(result)
-    st.markdown(f"**Human accuracy** ({result['n_annotators']} annotators, {result['n_ratings']} ratings)")
-    st.dataframe(table, hide_index=True)
-    st.altair_chart(charts.accuracy_intervals(table), use_container_width=True)
-    if result["alignment"] is None:
-        st.info("The items have no gold verbs, so there is no alignment table.")
-        return
-    st.markdown("**Accuracy by criterion, and its difference from the human accuracy** (Table 5)")
-    st.dataframe(imsitu_study.accuracy_frame(result["alignment"]), hide_index=True)
-    st.markdown("**Agreement with the human marks** (Table 6: Kendall's τ of the model ranking, "
-                "Krippendorff's α of the labels)")
-    st.dataframe(imsitu_study.alignment_frame(result["alignment"]), hide_index=True)
+def dashboard_tab(study) -> None:
+    st.caption(f"Live: refreshed every {DASHBOARD_REFRESH_S} s and recomputed when ratings arrive "
+               f"(intervals from {dashboard.LIVE_RESAMPLES} bootstrap resamples; the downloadable "
+               "report uses 1,000).")
+    dashboard_view(study.slug, study.study_type)
 
 
-def report_tab(study) -> None:
-    if study.study_type == "imsitu_correctness":
-        imsitu_report(study)
-        return
-    st.caption("Agreement of the main ratings (Krippendorff's alpha, Eq. 13 agreement, QWK, "
-               "Spearman), metric–human alignment and w tuning; the HTML report (tables and plots) "
-               "is written to exports/ when you download it.")
-    if not st.button("Compute report", key=f"report-{study.id}"):
-        return
+DASHBOARD_REFRESH_S = 10
+
+
+@st.fragment(run_every=DASHBOARD_REFRESH_S)
+def dashboard_view(slug: str, study_type: str) -> None:
     try:
-        with st.spinner("Computing agreement statistics..."):
-            result = analysis.analyse_study(study.slug)
+        board = dashboard.study_dashboard(slug)
     except InputError as exc:
         st.error(inert.text(exc))
         return
-    a = result.agreement
+    p = board.progress
     cols = st.columns(4)
-    cols[0].metric(f"Krippendorff's alpha ({a.level})", f"{a.krippendorff_alpha:.3f}")
-    cols[1].metric("Mean agreement (Eq. 13)", f"{a.mean_pairwise_agreement:.3f}")
-    cols[2].metric("Mean QWK", f"{a.mean_qwk:.3f}")
-    cols[3].metric("Mean Spearman", f"{a.mean_spearman:.3f}")
-    for name, table in (("Spearman ρ", a.spearman), ("Quadratic weighted κ", a.qwk)):
-        st.altair_chart(charts.heatmap(table, name), use_container_width=False)
-    st.altair_chart(charts.score_distributions(a.distributions), use_container_width=True)
-    if result.tuning:
-        t = result.tuning
-        st.markdown(f"**w tuning** — overall w = {t['w_overall']:.3f}; by category "
-                    + ", ".join(f"{c}: {w:.3f}" for c, w in t["w_by_category"].items())
-                    + f"; agreement tuned {t['agreement_tuned']:.4f} vs w = 0.5 {t['agreement_w05']:.4f}")
-    if result.alignment:
-        rows = [{"metric": m, **{k: v for k, v in result.alignment["metrics"][m].items() if k != "spearman_ci"}}
-                for m in result.alignment["ranking"]]
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
-    # the plots are drawn only when the report is downloaded (Streamlit calls data then)
-    st.download_button("Download report.html", lambda: analysis.write_study_report(study.slug, result).read_bytes(),
-                       "report.html", "text/html", key=f"report-download-{study.id}")
+    cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
+    cols[1].metric("Annotators", len(p["annotators"]))
+    if board.agreement:
+        for column, key, label in ((cols[2], "alpha", f"Krippendorff's α ({board.agreement['level']})"),
+                                   (cols[3], "eq13", "Mean agreement (Eq. 13)")):
+            value, ci = board.agreement[key]
+            column.metric(label, f"{value:.3f}", help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f}" if ci else None)
+            column.caption(f"95% interval {ci[0]:.3f}–{ci[1]:.3f}" if ci else "")
+        st.caption(f"Mean quadratic weighted κ {board.agreement['qwk'][0]:.3f} (no interval); "
+                   f"{board.agreement['n_ratings']} ratings of {board.agreement['n_items']} items by "
+                   f"{board.agreement['n_annotators']} annotators.")
+    for name, reason in board.unavailable.items():
+        st.info(f"{name.replace('_', ' ').capitalize()}: not shown yet — {inert.text(reason)}.")
+    if board.adaptive:
+        a = board.adaptive
+        st.markdown("**Adaptive collection** — " + ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in a.items()
+                                                               if not isinstance(v, (dict, list))))
+    st.markdown("**Annotators** (median seconds per item, attention checks passed)")
+    st.dataframe(board.annotators, hide_index=True)
+    if board.over_time is not None and len(board.over_time):
+        st.altair_chart(charts.agreement_over_time(board.over_time), use_container_width=True)
+    if board.agreement:
+        report = board.agreement["report"]
+        left, right = st.columns(2)
+        left.altair_chart(charts.heatmap(report.spearman, "Pairwise Spearman ρ"))
+        right.altair_chart(charts.heatmap(report.qwk, "Pairwise quadratic weighted κ"))
+        st.altair_chart(charts.score_distributions(report.distributions), use_container_width=True)
+    if board.reliability:
+        st.markdown("**Reliability** (bootstrap intervals over items)")
+        st.dataframe(reliability_frame(board.reliability), hide_index=True)
+    if board.rater_model is not None:
+        model = board.rater_model
+        st.altair_chart(charts.model_scores(model.items, model.scale), use_container_width=True)
+        st.altair_chart(charts.rater_chart(model.raters), use_container_width=True)
+    for section in board.sections:
+        st.markdown(f"**{inert.text(section.title)}**")
+        if section.text:
+            st.caption(inert.text(section.text))
+        for name, table in section.tables.items():
+            st.caption(inert.text(name))
+            st.dataframe(table, hide_index=True)
+        for chart in section.charts:
+            st.altair_chart(chart, use_container_width=True)
+    if not get_type(study_type).custom_response and board.agreement:
+        st.download_button("Download report.html (full resamples; takes a few seconds)",
+                           lambda: analysis.write_study_report(slug, analysis.analyse_study(slug)).read_bytes(),
+                           "report.html", "text/html", key=f"report-download-{slug}")
 
 
 def matrices_section(all_studies) -> None:
@@ -340,8 +346,8 @@ def main() -> None:
         slug = st.selectbox("Study", list(by_slug),
                             format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
         study = by_slug[slug]
-        tabs = st.tabs(["Progress", "Preview", "Invite", "Export", "Report"])
-        for tab, show in zip(tabs, (progress_tab, preview_tab, invite_tab, export_tab, report_tab)):
+        tabs = st.tabs(["Dashboard", "Progress", "Preview", "Invite", "Export"])
+        for tab, show in zip(tabs, (dashboard_tab, progress_tab, preview_tab, invite_tab, export_tab)):
             with tab:
                 show(study)
     else:

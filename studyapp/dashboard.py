@@ -1,0 +1,188 @@
+"""A study's live dashboard for the console: progress, annotators, agreement with intervals and
+how it has moved, the rater model, reliability and the study type's own analyses.
+
+:func:`study_dashboard` is computed once per state of the study's ratings (the number of
+rating rows and the last rating id, read with one query) and kept in this process, so the
+console shows an unchanged study at once and a study with new ratings after one
+recomputation. Live figures use ``LIVE_RESAMPLES`` bootstrap resamples and permutations (the
+count is shown); the downloadable HTML report uses the full counts of
+:func:`studyapp.analysis.analyse_study`. A statistic that cannot be computed yet says why in
+words (:attr:`Dashboard.unavailable`), never with a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from threading import Lock
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from metrics import InputError
+from metrics.agreement import (agreement_report, krippendorff_alpha, mean_offdiagonal,
+                               pairwise_agreement, rating_matrix, validate_ratings)
+
+from .exports import study_tables
+from .models import Rating, Study
+from .storage import get_engine, read_session
+from .studies import progress, spec_of, study_by_slug
+from .studytypes import get_type
+
+LIVE_RESAMPLES = 200   # bootstrap resamples and permutations of the live figures
+TIME_POINTS = 10       # agreement over time: at this many rating counts
+
+
+@dataclass
+class Section:
+    """One analysis of the study type: a title, a sentence, named tables and Altair charts."""
+
+    title: str
+    text: str = ""
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    charts: list = field(default_factory=list)
+
+
+@dataclass
+class Dashboard:
+    fingerprint: tuple[int, int]
+    progress: dict
+    annotators: pd.DataFrame
+    agreement: dict | None = None            # alpha, eq13, qwk: value and interval
+    over_time: pd.DataFrame | None = None    # ratings, annotators, alpha, agreement
+    rater_model: object | None = None        # metrics.rater_model.RaterModel
+    reliability: dict | None = None
+    adaptive: dict | None = None
+    sections: list[Section] = field(default_factory=list)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    resamples: int = LIVE_RESAMPLES
+
+
+_CACHE: dict[tuple, Dashboard] = {}   # (database URL, study slug, study id) -> last dashboard
+_LOCK = Lock()
+
+
+def ratings_fingerprint(study_id: int, engine: Engine | None = None) -> tuple[int, int]:
+    """(rating rows, last rating id) of a study: changes with every new answer or revision."""
+    with read_session(engine) as session:
+        count, last = session.exec(select(func.count(Rating.id), func.max(Rating.id))
+                                   .where(Rating.study_id == study_id)).one()
+    return int(count), int(last or 0)
+
+
+def study_dashboard(slug: str, engine: Engine | None = None) -> Dashboard:
+    """The dashboard of study ``slug``, recomputed only when its ratings changed."""
+    with read_session(engine) as session:
+        study = study_by_slug(session, slug)
+    fingerprint = ratings_fingerprint(study.id, engine)
+    key = (str((engine or get_engine()).url), slug, study.id)
+    with _LOCK:
+        cached = _CACHE.get(key)
+    if cached is not None and cached.fingerprint == fingerprint:
+        cached.progress = progress(study.id, engine)   # status and claims change without ratings
+        return cached
+    board = compute_dashboard(study, fingerprint, engine)
+    with _LOCK:
+        _CACHE[key] = board
+    return board
+
+
+def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine | None = None) -> Dashboard:
+    """Everything the dashboard shows, from the study's export tables."""
+    tables = study_tables(study.slug, engine)
+    ratings = tables["ratings.csv"]
+    main = ratings[ratings["phase"] == "main"]
+    board = Dashboard(fingerprint, progress(study.id, engine), annotator_table(tables["annotators.csv"]))
+    study_type = get_type(study.study_type)
+    if study_type.custom_response:
+        board.unavailable["agreement"] = ("the answers of this study type are marks, not ratings on a "
+                                          "scale: see the analyses below")
+    else:
+        rating_statistics(board, main)
+    spec = spec_of(study)
+    if spec.adaptive:
+        from .adaptive import adaptive_progress
+        board.adaptive = adaptive_progress(study, spec, engine)
+    try:
+        board.sections = study_type.dashboard_sections(study.slug, tables, LIVE_RESAMPLES)
+    except InputError as exc:
+        board.unavailable["analyses"] = str(exc)
+    return board
+
+
+def annotator_table(annotators: pd.DataFrame) -> pd.DataFrame:
+    """Per annotator: status, answers, median seconds per item and attention checks passed."""
+    columns = ["annotator", "status", "n_ratings", "median_seconds", "attention_checks", "attention_passed"]
+    return annotators[[c for c in columns if c in annotators.columns]].reset_index(drop=True)
+
+
+def why_no_agreement(main: pd.DataFrame) -> str | None:
+    """Why agreement cannot be computed yet from these main ratings, or None."""
+    if main.empty:
+        return "no main ratings yet"
+    n_annotators = main["annotator"].nunique()
+    if n_annotators < 2:
+        return f"only one annotator ({main['annotator'].iloc[0]}) has rated so far; agreement needs two"
+    shared = main.groupby("item_id")["annotator"].nunique()
+    if not (shared >= 2).any():
+        return (f"{n_annotators} annotators have rated, but no item has been rated by two of them yet "
+                "(each statistic compares annotators on the items they share)")
+    if main["rating"].astype(str).nunique() < 2:
+        return "every rating so far has the same value, so agreement beyond chance is undefined"
+    return None
+
+
+def rating_statistics(board: Dashboard, main: pd.DataFrame) -> None:
+    """Agreement with intervals, its course over time, the rater model and reliability."""
+    from metrics.rater_model import fit_rater_model
+    from metrics.reliability import reliability
+
+    reason = why_no_agreement(main)
+    if reason:
+        for name in ("agreement", "over_time", "rater_model", "reliability"):
+            board.unavailable[name] = reason
+        return
+    ratings = validate_ratings(main, "the study's ratings")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        report = agreement_report(ratings, n_resamples=LIVE_RESAMPLES)
+    if not np.isfinite(report.krippendorff_alpha):
+        board.unavailable["agreement"] = ("the items rated by two or more annotators all got the same "
+                                          "rating so far, so agreement beyond chance is undefined")
+        return
+    ci = report.intervals
+    board.agreement = {
+        "alpha": (report.krippendorff_alpha, ci.get("krippendorff_alpha")),
+        "eq13": (report.mean_pairwise_agreement, ci.get("mean_pairwise_agreement")),
+        "qwk": (report.mean_qwk, None),   # no interval: one scikit-learn kappa per pair and resample
+        "level": report.level, "n_items": report.n_items, "n_annotators": report.n_annotators,
+        "n_ratings": report.n_ratings, "report": report}
+    board.over_time = agreement_over_time(ratings)
+    try:
+        board.rater_model = fit_rater_model(ratings)
+    except InputError as exc:
+        board.unavailable["rater_model"] = str(exc)
+    try:
+        board.reliability = reliability(rating_matrix(ratings), n_resamples=LIVE_RESAMPLES)
+    except InputError as exc:
+        board.unavailable["reliability"] = str(exc)
+
+
+def agreement_over_time(ratings: pd.DataFrame, points: int = TIME_POINTS) -> pd.DataFrame:
+    """Krippendorff's α and the mean Eq. 13 agreement of the ratings given up to each of
+    ``points`` evenly spaced rating counts (in ``created_at`` order); counts at which α is not
+    defined yet are left out."""
+    ordered = ratings.sort_values("created_at", kind="stable")
+    rows = []
+    for n in sorted({int(round(k)) for k in np.linspace(len(ordered) / points, len(ordered), points)}):
+        head = ordered.iloc[:n]
+        if n < 2 or why_no_agreement(head):
+            continue
+        matrix = rating_matrix(head)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = krippendorff_alpha(matrix)
+        if np.isfinite(alpha):   # undefined while the items rated twice all got one value
+            rows.append({"ratings": n, "annotators": int(head["annotator"].nunique()), "alpha": alpha,
+                         "agreement": mean_offdiagonal(pairwise_agreement(matrix))})
+    return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "agreement"])
