@@ -10,7 +10,7 @@ import streamlit as st
 from metrics import InputError
 from studyapp import analysis, auth, charts, config, dashboard, exports, inert, sampler, storage, studies
 from metrics.commands.matrix import compare_lines
-from studyapp import matrix_versions
+from studyapp import matrix_versions, scoring
 from metrics.report import reliability_frame
 from studyapp.specs import load_spec
 from studyapp.studytypes import get_type
@@ -331,6 +331,42 @@ def matrices_section(all_studies) -> None:
             st.code(f"{role}: {pick} vs {other}\n" + compare_lines(a, b)[1], language=None)
 
 
+def scoring_section() -> None:
+    """Upload a ground truth and predictions, choose matrix versions, score (``metrics score``)."""
+    st.subheader("Score models")
+    st.caption("JSON Lines or QPIC/CDN files, exactly as `python -m metrics score` reads them; the "
+               "baseline WordNet matrices and each chosen version side by side.")
+    gt_file = st.file_uploader("Ground truth", type=["jsonl", "json"], key="score-gt")
+    pred_files = st.file_uploader("Predictions (one file per model)", type=["jsonl", "json"],
+                                  accept_multiple_files=True, key="score-pred")
+    chosen = st.multiselect("Recalibrated matrix versions", list(matrix_versions.list_versions()["name"]),
+                            key="score-versions")
+    if gt_file and pred_files and st.button("Score", key="score"):
+        bar = st.progress(0.0, text="reading the files...")
+        with tempfile.TemporaryDirectory() as tmp:
+            gt_path = Path(tmp) / gt_file.name   # under its own name, so errors name the file
+            gt_path.write_bytes(gt_file.getvalue())
+            models = {}
+            for k, upload in enumerate(pred_files):   # a model per file, named by the file
+                name = Path(upload.name).stem
+                name = f"{name} ({k + 1})" if name in models else name
+                folder = Path(tmp) / f"model{k}"
+                folder.mkdir()
+                models[name] = folder / upload.name
+                models[name].write_bytes(upload.getvalue())
+            try:
+                st.session_state["scores"] = scoring.score_models(
+                    gt_path, models, chosen, progress=lambda f, text: bar.progress(f, text=text))
+            except InputError as exc:
+                bar.empty()
+                st.error(inert.text(exc))
+    scores = st.session_state.get("scores")
+    if scores is not None:
+        st.dataframe(scores.table, hide_index=True)
+        st.download_button("Download scores.json", scores.to_json(), "scores.json", "application/json",
+                           key="scores-download")
+
+
 def main() -> None:
     if not login():
         return
@@ -358,6 +394,8 @@ def main() -> None:
     sampler_section()
     st.divider()
     matrices_section(all_studies)
+    st.divider()
+    scoring_section()
 
 
 main()

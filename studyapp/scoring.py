@@ -1,0 +1,78 @@
+"""Models scored in the console (issue 19): one ground truth, several prediction files, the
+baseline matrices and saved matrix versions side by side.
+
+Every figure is ``python -m metrics score``'s with its default options: the same reader
+(:func:`metrics.detections.read_detections`, JSON Lines or the QPIC format, errors naming the
+file, line and field) and the same scorer (:func:`metrics.scoring.score_detections`), with the
+version's matrices as ``--verb-sim`` / ``--object-sim`` would give them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from metrics import InputError
+from metrics.detections import read_detections
+from metrics.jsonio import json_text
+
+from .matrix_versions import load_version
+
+BASELINE = "baseline (WordNet)"
+
+
+@dataclass
+class ModelScores:
+    """``results[model][matrices]``: the full result of ``metrics score``; ``table``: one row per
+    model and matrices."""
+
+    results: dict[str, dict[str, dict]]
+    table: pd.DataFrame
+
+    def to_json(self) -> str:
+        return json_text({"models": self.results}) + "\n"
+
+
+def summary_row(model: str, matrices: str, result: dict) -> dict:
+    """The figures of one result, in % as the command prints them."""
+    def pct(value):
+        return None if value is None else round(100 * value, 2)
+
+    official = result["hico"]["default"] if result["hico"] else {}
+    return {"model": model, "matrices": matrices, "mAP (Full)": pct(official.get("full")),
+            "mAP (Rare)": pct(official.get("rare")), "mAP (Non-rare)": pct(official.get("non_rare")),
+            "SHOE mAP": pct(result["shoe_map"]), "SHOE mF1": pct(result["shoe_mf1"]),
+            "GT miss rate": pct(result["gt_miss_rate"]), "prediction miss rate": pct(result["pred_miss_rate"])}
+
+
+def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: list[str] = (), *,
+                 progress: Callable[[float, str], None] | None = None) -> ModelScores:
+    """Score each prediction file (``{model name: path}``) against ``gt`` with the baseline
+    matrices and each saved matrix version; ``progress(fraction, text)`` after each step."""
+    from metrics.scoring import score_detections
+
+    if not predictions:
+        raise InputError("give at least one predictions file")
+    matrices = {BASELINE: (None, None)}
+    for name in versions:
+        verb, obj, _ = load_version(name)
+        matrices[f"version {name}"] = (verb, obj)
+    truth = read_detections(gt)
+    steps, done = len(predictions) * len(matrices), 0
+    results: dict[str, dict[str, dict]] = {}
+    rows = []
+    for model, path in predictions.items():
+        pred = read_detections(path)
+        for label, (verb, obj) in matrices.items():
+            if progress:
+                progress(done / steps, f"scoring {model} with the {label} matrices")
+            result = score_detections(truth, pred, verb_sim=verb, object_sim=obj)
+            results.setdefault(model, {})[label] = result
+            rows.append(summary_row(model, label, result))
+            done += 1
+    if progress:
+        progress(1.0, f"scored {len(predictions)} model(s) with {len(matrices)} set(s) of matrices")
+    return ModelScores(results, pd.DataFrame(rows))
