@@ -197,7 +197,7 @@ def test_console_sign_in_and_export_download(server, browser):
         lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']"))
     field.send_keys("browser-pw")
     button(browser, "Sign in").click()
-    wait_text(browser, "Per annotator")
+    wait_text(browser, "only one annotator")   # the dashboard, first tab
     tab = WebDriverWait(browser, WAIT_S).until(
         lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
                         if t.text.strip() == "Export"), False))
