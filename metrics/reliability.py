@@ -216,10 +216,11 @@ def icc(matrix: pd.DataFrame, item_weights: np.ndarray | None = None) -> dict:
     >>> {k: round(v, 3) for k, v in icc(m).items()}
     {'agreement': 0.798, 'consistency': 0.91}
     """
-    vc = {k: np.float64(v) for k, v in variance_components(matrix, item_weights).items()}
+    vc = {k: np.asarray(v, float) for k, v in variance_components(matrix, item_weights).items()}
     with np.errstate(invalid="ignore", divide="ignore"):   # no variance at all: NaN, not an error
-        return {"agreement": vc["item"] / (vc["item"] + vc["rater"] + vc["residual"]),
-                "consistency": vc["item"] / (vc["item"] + vc["residual"])}
+        out = {"agreement": vc["item"] / (vc["item"] + vc["rater"] + vc["residual"]),
+               "consistency": vc["item"] / (vc["item"] + vc["residual"])}
+    return {k: float(v) if v.ndim == 0 else v for k, v in out.items()}
 
 
 # ------------------------------------------------------------------ human ceiling, paired test

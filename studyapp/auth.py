@@ -124,9 +124,12 @@ def _read_backoff(session: Session, key: str) -> tuple[Setting | None, int, date
     return row, int(data["failures"]), datetime.fromisoformat(data["last"])
 
 
-def admin_login(session: Session, password: str, source: str | None) -> LoginResult:
+def admin_login(session: Session, password: str, source: str | None, *, account: str = "owner",
+                check=None) -> LoginResult:
     """Check a console sign-in from ``source`` (an address) with backoff; every attempt is
-    recorded in the event log (in the caller's transaction, which must be a write session)."""
+    recorded in the event log (in the caller's transaction, which must be a write session).
+    ``check()`` tells whether the password is right (default: the console password, which
+    signs in as the first owner account, ``owner``)."""
     from .storage import log_event
 
     now = clock()
@@ -140,16 +143,16 @@ def admin_login(session: Session, password: str, source: str | None) -> LoginRes
             until = last + timedelta(seconds=backoff_delay(failures, free))
             wait = max(wait, (until - now).total_seconds())
     if wait > 0:
-        log_event(session, "admin_login_throttled", source=origin, wait_seconds=round(wait, 3),
+        log_event(session, "admin_login_throttled", source=origin, account=account, wait_seconds=round(wait, 3),
                   failures=states[0][1])
         return LoginResult(False, True, wait)
     if not password:  # an empty form is not a guess
         return LoginResult(False)
-    if check_admin_password(session, password):
+    if (check() if check else check_admin_password(session, password)):
         for row, _failures, _last in states:
             if row is not None:
                 session.delete(row)
-        log_event(session, "admin_login", source=origin)
+        log_event(session, "admin_login", actor=account, source=origin)
         return LoginResult(True)
     after = []
     for key, (row, failures, _last), free in zip(keys, states, frees):
@@ -160,6 +163,6 @@ def admin_login(session: Session, password: str, source: str | None) -> LoginRes
             row.value = value
             session.add(row)
         after.append(backoff_delay(failures + 1, free))
-    log_event(session, "admin_login_failed", source=origin, failures=states[0][1] + 1,
+    log_event(session, "admin_login_failed", source=origin, account=account, failures=states[0][1] + 1,
               global_failures=states[1][1] + 1)
     return LoginResult(False, False, max(after))

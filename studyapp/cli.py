@@ -120,6 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     from . import ops
     ops.add_parsers(sub)  # health, backup, restore
 
+    account = sub.add_parser("account", help="researcher accounts of the console: add, list, set-password")
+    asub = account.add_subparsers(dest="account_command", required=True)
+    aadd = asub.add_parser("add", help="create an account (password read from standard input, or "
+                                       "asked for on a terminal)")
+    aadd.add_argument("name")
+    aadd.add_argument("--role", required=True, choices=("owner", "researcher", "viewer"))
+    asub.add_parser("list", help="the accounts and their roles")
+    aset = asub.add_parser("set-password", help="a new password for an account (read as for add)")
+    aset.add_argument("name")
+
     sub.add_parser("list", help="list the studies")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")
@@ -388,7 +398,38 @@ def cmd_reset_admin_password(_args) -> int:
     return 0
 
 
-COMMANDS = {"serve": cmd_serve, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
+def read_password() -> str:
+    """A password from the terminal (asked twice) or the first line of standard input."""
+    if sys.stdin.isatty():
+        import getpass
+        first, second = getpass.getpass("password: "), getpass.getpass("again: ")
+        if first != second:
+            raise InputError("the two passwords differ")
+        return first
+    try:
+        return sys.stdin.readline().rstrip("\r\n")
+    except OSError:
+        raise InputError("the password could not be read from standard input (pipe it in, or run "
+                         "the command on a terminal)") from None
+
+
+def cmd_account(args) -> int:
+    from . import accounts
+
+    if args.account_command == "list":
+        table = accounts.list_accounts()
+        print(table.to_string(index=False) if len(table) else "no accounts yet (the console password "
+              "signs in as the platform owner)")
+    elif args.account_command == "add":
+        accounts.add_account(args.name, args.role, read_password())
+        print(f"created the {args.role} account {args.name!r}")
+    else:
+        accounts.set_password(args.name, read_password())
+        print(f"new password set for {args.name!r}")
+    return 0
+
+
+COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
             "simulate": cmd_simulate,
             "report": cmd_report, "list": cmd_list, "recalibrate": cmd_recalibrate,

@@ -32,6 +32,7 @@ from sqlmodel import select
 from metrics.jsonio import StagedFolder
 
 from . import config
+from .accounts import CLI, Actor, require
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating
 from .storage import log_event, read_session, write_session
 from .studies import annotator_status, spec_of, study_by_slug
@@ -157,11 +158,13 @@ def model_tables(ratings: pd.DataFrame, scale) -> dict[str, pd.DataFrame]:
 
 
 def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | None = None,
-                 now: datetime | None = None) -> Path:
+                 now: datetime | None = None, *, actor: Actor = CLI) -> Path:
     """Write the export tables into ``<out_dir>/<study>/<UTC timestamp>/``; returns that folder.
 
     The folder is built under a temporary name and renamed into place complete; a second export
     in the same second gets ``<timestamp>-2`` (names are claimed by exclusive creation)."""
+    with read_session(engine) as session:
+        require(actor, "change", study_by_slug(session, slug))
     tables = study_tables(slug, engine)
     with read_session(engine) as session:
         study = study_by_slug(session, slug)
@@ -175,7 +178,7 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
     try:
         with write_session(engine) as session:
             study = study_by_slug(session, slug)
-            log_event(session, "exported", study.id, folder=str(staged.path),
+            log_event(session, "exported", study.id, actor=actor.name, folder=str(staged.path),
                       ratings=len(tables["ratings.csv"]))
     except BaseException:
         shutil.rmtree(staged.path, ignore_errors=True)  # not logged: not exported

@@ -30,9 +30,11 @@ from metrics.recalibration import recalibrate
 from metrics.similarity import SimilarityMatrix
 from metrics.study_items import join_ratings
 
+from .accounts import CLI, Actor, require
 from .exports import study_tables
 from .models import MatrixVersion
 from .storage import log_event, read_session, write_session
+from .studies import study_by_slug
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PAIR_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
@@ -79,8 +81,12 @@ def rated_items(slugs: list[str], engine: Engine | None = None) -> pd.DataFrame:
 
 def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: float = 0.5,
                         prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
-                        engine: Engine | None = None) -> Recalibration:
-    """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings."""
+                        engine: Engine | None = None, actor: Actor = CLI) -> Recalibration:
+    """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings
+    (studies ``actor`` may change: a researcher's own)."""
+    with read_session(engine) as session:
+        for slug in slugs:
+            require(actor, "change", study_by_slug(session, slug))
     items = rated_items(slugs, engine)
     if based_on:
         verb, obj, _ = load_version(based_on, engine)
@@ -119,8 +125,12 @@ def _matrix_from_text(text: str, what: str) -> SimilarityMatrix:
         return SimilarityMatrix.load(path)
 
 
-def save_version(name: str, run: Recalibration, engine: Engine | None = None) -> MatrixVersion:
+def save_version(name: str, run: Recalibration, engine: Engine | None = None, *,
+                 actor: Actor = CLI) -> MatrixVersion:
     """Store the run's matrices as version ``name`` (refused when the name exists)."""
+    with read_session(engine) as session:
+        for slug in run.studies:
+            require(actor, "change", study_by_slug(session, slug))
     if not NAME.fullmatch(name or ""):
         raise InputError(f"version name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
                          "starting with a letter or digit")
@@ -131,7 +141,7 @@ def save_version(name: str, run: Recalibration, engine: Engine | None = None) ->
         with write_session(engine) as session:
             session.add(version)
             session.flush()
-            log_event(session, "matrix_version_saved", name=name, studies=run.studies)
+            log_event(session, "matrix_version_saved", actor=actor.name, name=name, studies=run.studies)
             session.expunge(version)
     except IntegrityError:
         raise InputError(f"a matrix version named {name!r} exists already (versions are never "

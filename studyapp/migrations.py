@@ -134,6 +134,17 @@ def _add_matrix_versions(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _add_accounts(conn: Connection) -> None:
+    md = MetaData()
+    Table("researcher", md, Column("id", Integer, primary_key=True),
+          Column("name", String(64), nullable=False, unique=True), Column("role", String(16), nullable=False),
+          Column("password_hash", String(200), nullable=False),
+          Column("created_at", DateTime(timezone=True), nullable=False))
+    md.create_all(conn)
+    conn.execute(text("ALTER TABLE study ADD COLUMN owner VARCHAR(64)"))
+    conn.execute(text("ALTER TABLE event ADD COLUMN actor VARCHAR(64)"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
@@ -141,6 +152,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (4, "optional comment per answer", _add_rating_comment),
     (5, "rater model per study and its standard error per item", _add_rater_model),
     (6, "named recalibrated matrix versions", _add_matrix_versions),
+    (7, "researcher accounts, study owners and the actor of each event", _add_accounts),
 ]
 LATEST = MIGRATIONS[-1][0]
 

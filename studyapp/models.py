@@ -45,6 +45,7 @@ class Study(SQLModel, table=True):
     access_code_hash: str | None = Field(default=None, max_length=128)
     created_at: datetime = Field(default_factory=utcnow)
     rater_model: str | None = Field(default=None, sa_type=Text)  # adaptive studies: fitted raters (JSON)
+    owner: str | None = Field(default=None, max_length=64)  # the researcher account that created it
 
 
 class Item(SQLModel, table=True):
@@ -126,6 +127,7 @@ class Event(SQLModel, table=True):
     annotator_id: int | None = Field(default=None, foreign_key="annotator.id")
     kind: str = Field(max_length=40)
     detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    actor: str | None = Field(default=None, max_length=64)  # the account (or "cli") that acted
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -140,3 +142,13 @@ class MatrixVersion(SQLModel, table=True):
     provenance_json: str = Field(sa_column=Column(Text, nullable=False))
     verb_npz: str = Field(sa_column=Column(Text, nullable=False))
     object_npz: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class Researcher(SQLModel, table=True):
+    """A console account (``studyapp.accounts``): unique name, role, scrypt password hash."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=64, unique=True)
+    role: str = Field(max_length=16)  # owner | researcher | viewer
+    password_hash: str = Field(max_length=200)
+    created_at: datetime = Field(default_factory=utcnow)

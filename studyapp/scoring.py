@@ -19,7 +19,9 @@ from metrics import InputError
 from metrics.detections import read_detections
 from metrics.jsonio import json_text
 
+from .accounts import CLI, Actor, require
 from .matrix_versions import load_version
+from .storage import log_event, write_session
 
 BASELINE = "baseline (WordNet)"
 
@@ -49,11 +51,13 @@ def summary_row(model: str, matrices: str, result: dict) -> dict:
 
 
 def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: list[str] = (), *,
-                 progress: Callable[[float, str], None] | None = None) -> ModelScores:
+                 progress: Callable[[float, str], None] | None = None, actor: Actor = CLI) -> ModelScores:
     """Score each prediction file (``{model name: path}``) against ``gt`` with the baseline
-    matrices and each saved matrix version; ``progress(fraction, text)`` after each step."""
+    matrices and each saved matrix version; ``progress(fraction, text)`` after each step. The
+    audit log records who scored which files."""
     from metrics.scoring import score_detections
 
+    require(actor, "score")
     if not predictions:
         raise InputError("give at least one predictions file")
     matrices = {BASELINE: (None, None)}
@@ -73,6 +77,9 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
             results.setdefault(model, {})[label] = result
             rows.append(summary_row(model, label, result))
             done += 1
+    with write_session() as session:
+        log_event(session, "models_scored", actor=actor.name, ground_truth=Path(gt).name,
+                  models={m: Path(p).name for m, p in predictions.items()}, versions=list(versions))
     if progress:
         progress(1.0, f"scored {len(predictions)} model(s) with {len(matrices)} set(s) of matrices")
     return ModelScores(results, pd.DataFrame(rows))

@@ -175,7 +175,8 @@ def write_session(engine: Engine | None = None) -> Iterator[Session]:
 
 
 def log_event(session: Session, kind: str, study_id: int | None = None,
-              annotator_id: int | None = None, **detail) -> None:
-    """Append one event to the log (in the caller's transaction)."""
-    session.add(Event(study_id=study_id, annotator_id=annotator_id, kind=kind,
+              annotator_id: int | None = None, *, actor: str | None = None, **detail) -> None:
+    """Append one event to the log (in the caller's transaction); ``actor``: the account (or
+    "cli") behind a console or command-line action (``studyapp.accounts``' audit log)."""
+    session.add(Event(study_id=study_id, annotator_id=annotator_id, kind=kind, actor=actor,
                       detail=json.dumps(detail, default=str, sort_keys=True)))

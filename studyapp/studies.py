@@ -15,6 +15,7 @@ from metrics import InputError
 from metrics.inputs import check_name
 
 from . import auth, config
+from .accounts import CLI, Actor, require
 from .models import Annotator, Assignment, Item, Rating, Study
 from .specs import StudySpec
 from .storage import log_event, read_session, write_session
@@ -31,22 +32,25 @@ class Invite:
         return f"{base or config.base_url()}/?token={self.token}"
 
 
-def create_study(spec: StudySpec, engine: Engine | None = None) -> int:
-    """Store a validated spec and its items in one transaction; returns the study id."""
+def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor = CLI) -> int:
+    """Store a validated spec and its items in one transaction, owned by ``actor``; returns the
+    study id."""
+    require(actor, "create")
     with write_session(engine) as session:
         if session.exec(select(Study.id).where(Study.slug == spec.slug)).first() is not None:
             raise InputError(f"a study named {spec.slug!r} already exists")
         study = Study(slug=spec.slug, title=spec.title, study_type=spec.study_type,
                       spec_json=spec.to_json(), raters_per_item=spec.raters_per_item,
                       items_per_annotator=spec.items_per_annotator,
-                      access_code_hash=auth.slow_hash(spec.access_code) if spec.access_code else None)
+                      access_code_hash=auth.slow_hash(spec.access_code) if spec.access_code else None,
+                      owner=actor.name)
         session.add(study)
         session.flush()
         for position, item in enumerate(spec.items):
             session.add(Item(study_id=study.id, item_key=item.key, role=item.role,
                              position=position, fields_json=json.dumps(item.fields),
                              expected=item.expected))
-        log_event(session, "study_created", study.id, n_items=len(spec.items),
+        log_event(session, "study_created", study.id, actor=actor.name, n_items=len(spec.items),
                   source=spec.items_source)
         return study.id
 
@@ -68,13 +72,14 @@ def spec_of(study: Study) -> StudySpec:
 
 
 def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
-           engine: Engine | None = None) -> list[Invite]:
+           engine: Engine | None = None, *, actor: Actor = CLI) -> list[Invite]:
     """Create ``count`` invite links (or one per label); the tokens are returned only here."""
     labels = labels or []
     if count < 1 and not labels:
         raise InputError("ask for at least one invite")
     out = []
     with write_session(engine) as session:
+        require(actor, "change", _study(session, study_id))
         taken = set(session.exec(select(Annotator.pseudonym).where(Annotator.study_id == study_id)))
         for k in range(max(count, len(labels))):
             if k < len(labels):
@@ -92,12 +97,12 @@ def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
             session.add(Annotator(study_id=study_id, pseudonym=name, source="invite",
                                   token_hash=auth.token_hash(token), seed=secrets.randbits(30)))
             out.append(Invite(name, token))
-        log_event(session, "invites_created", study_id, pseudonyms=[i.pseudonym for i in out])
+        log_event(session, "invites_created", study_id, actor=actor.name, pseudonyms=[i.pseudonym for i in out])
     return out
 
 
-def invite_names(study_id: int, names: list[str],
-                 engine: Engine | None = None) -> tuple[list[Invite], list[str]]:
+def invite_names(study_id: int, names: list[str], engine: Engine | None = None, *,
+                 actor: Actor = CLI) -> tuple[list[Invite], list[str]]:
     """One link per name, skipping names the study already has (or the list repeats): returns
     (the invites created, the names skipped) so the console can report each duplicate."""
     with read_session(engine) as session:
@@ -106,13 +111,14 @@ def invite_names(study_id: int, names: list[str],
     for name in (n.strip() for n in names if n.strip()):
         (duplicates if name in taken else fresh).append(name)
         taken.add(name)
-    return (invite(study_id, 0, fresh, engine) if fresh else []), duplicates
+    return (invite(study_id, 0, fresh, engine, actor=actor) if fresh else []), duplicates
 
 
-def revoke(study_id: int, pseudonym: str, engine: Engine | None = None) -> None:
+def revoke(study_id: int, pseudonym: str, engine: Engine | None = None, *, actor: Actor = CLI) -> None:
     """Withdraw an annotator's access: their link (and Prolific id) is refused from now on;
     their answers so far are kept."""
     with write_session(engine) as session:
+        require(actor, "change", _study(session, study_id))
         annotator = session.exec(select(Annotator).where(Annotator.study_id == study_id,
                                                          Annotator.pseudonym == pseudonym)).first()
         if annotator is None:
@@ -121,19 +127,25 @@ def revoke(study_id: int, pseudonym: str, engine: Engine | None = None) -> None:
             raise InputError(f"annotator {pseudonym!r} is already revoked")
         annotator.token_hash = auth.revoked_marker()
         session.add(annotator)
-        log_event(session, "annotator_revoked", study_id, annotator.id)
+        log_event(session, "annotator_revoked", study_id, annotator.id, actor=actor.name, pseudonym=pseudonym)
 
 
-def set_status(study_id: int, status: str, engine: Engine | None = None) -> None:
+def set_status(study_id: int, status: str, engine: Engine | None = None, *, actor: Actor = CLI) -> None:
     if status not in STATUSES:
         raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     with write_session(engine) as session:
-        study = session.get(Study, study_id)
-        if study is None:
-            raise InputError(f"no study with id {study_id}")
+        study = _study(session, study_id)
+        require(actor, "change", study)
         old, study.status = study.status, status
         session.add(study)
-        log_event(session, "status_changed", study_id, old=old, new=status)
+        log_event(session, "status_changed", study_id, actor=actor.name, old=old, new=status)
+
+
+def _study(session: Session, study_id: int) -> Study:
+    study = session.get(Study, study_id)
+    if study is None:
+        raise InputError(f"no study with id {study_id}")
+    return study
 
 
 def _current_ratings(session: Session, study_id: int):

@@ -282,6 +282,9 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
     "matrices list": ("studyapp", ["matrices", "list"]),
     "matrices export": ("studyapp", ["matrices", "export", "v1", "--out", "{out}/m"]),
     "matrices compare": ("studyapp", ["matrices", "compare", "v1", "v2"]),
+    "account add": ("studyapp", ["account", "add", "carol", "--role", "viewer"]),
+    "account list": ("studyapp", ["account", "list"]),
+    "account set-password": ("studyapp", ["account", "set-password", "carol"]),
 }
 
 

@@ -112,7 +112,7 @@ def console(password: str | None = None, **params) -> AppTest:
         at.query_params[key] = value
     at.switch_page("views/console.py").run()
     if password is not None:
-        at.text_input[0].input(password)
+        at.text_input(key="signin-password").input(password)
         at.button[0].click().run()
     return at
 
@@ -259,7 +259,7 @@ def test_many_sources_together_are_slowed_down_globally(clock):
 def test_console_page_shows_the_backoff(clock):
     for _ in range(3):
         at = console("guess")
-        assert at.error[0].value == "Wrong password."
+        assert at.error[0].value == "Wrong account or password."
     at = console("right-pw")
     assert at.error[0].value == "Too many failed sign-ins: wait 1 s, then try again."
     assert not at.tabs

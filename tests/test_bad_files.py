@@ -332,7 +332,7 @@ def _duplicate_row(data: bytes) -> bytes:
 # every command that opens the database, against databases that cannot be used
 DB_COMMANDS = ["create", "invite", "export", "status", "revoke", "simulate", "report", "list",
                "reset-admin-password", "backup", "restore", "check-images", "health", "studyapp recalibrate",
-               "matrices list", "matrices export", "matrices compare"]
+               "matrices list", "matrices export", "matrices compare", "account list"]
 DB_FAULTS = {
     "text-file": ({"STUDYAPP_DB": "{a_file.txt}"}, ["STUDYAPP_DB", "file is not a database"]),
     "folder": ({"STUDYAPP_DB": "{a_folder}"}, ["STUDYAPP_DB", "is a folder"]),
@@ -354,6 +354,11 @@ for command in ("invite", "export", "status", "revoke", "simulate", "report", "c
                 "studyapp recalibrate", "matrices list", "matrices export", "matrices compare"):
     add(f"{command}-db-missing", command, ["STUDYAPP_DB", "no such database"], env={"STUDYAPP_DB": "{w}/none.sqlite"},
         argv={"target": "t"} if command == "check-images" else {})
+
+
+# the password is read from standard input (unreadable under pytest) before the database is opened
+for command in ("account add", "account set-password"):
+    add(f"{command.replace(' ', '-')}-no-password", command, ["password", "standard input"])
 
 
 # ------------------------------------------------------------------ the runner

@@ -95,7 +95,8 @@ def test_the_table_is_large():
     assert len(CASES) >= 500
     # these take only free text (a slug, a pseudonym, a URL) or nothing: test_bad_files.py has them
     assert set(COMMANDS) - set(per_command) == {"status", "revoke", "list", "reset-admin-password", "health",
-                                                "check-images", "matrices list", "matrices compare"}
+                                                "check-images", "matrices list", "matrices compare",
+                                                "account add", "account list", "account set-password"}
 
 
 @pytest.fixture

@@ -122,7 +122,7 @@ def test_form_types_show_their_own_analyses(tmp_path):
 def console(password):
     at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
     at.switch_page("views/console.py").run()
-    at.text_input[0].input(password)
+    at.text_input(key="signin-password").input(password)
     at.button[0].click().run()
     return at
 

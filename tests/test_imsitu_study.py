@@ -151,7 +151,7 @@ def test_console_dashboard_shows_human_accuracy_and_alignment(tmp_path, monkeypa
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page("views/console.py").run()
-    at.text_input[0].input("pw")
+    at.text_input(key="signin-password").input("pw")
     at.button[0].click().run()
     assert not at.exception and not at.error
     assert any("not ratings on a scale" in i.value for i in at.info)

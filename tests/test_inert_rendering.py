@@ -206,7 +206,7 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     studies.invite(payload_study, labels=[PAYLOADS[0][:60], PAYLOADS[2][:60]])
     at = open_app("views/console.py")
-    at.text_input[0].input("pw")
+    at.text_input(key="signin-password").input("pw")
     at.button[0].click().run()
     assert not at.exception
     # progress, preview (the item as annotators see it), invite (completion code, revoke list);

@@ -81,7 +81,7 @@ def test_console_recalibrates_saves_and_offers_the_version(rated, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
     at.switch_page("views/console.py").run()
-    at.text_input[0].input("pw")
+    at.text_input(key="signin-password").input("pw")
     at.button[0].click().run()
     at.multiselect(key="recal-studies").select("t").run()
     at.button(key="recalibrate").click().run()

@@ -263,7 +263,7 @@ def console(at_password=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page("views/console.py").run()
     if at_password is not None:
-        at.text_input[0].input(at_password)
+        at.text_input(key="signin-password").input(at_password)
         at.button[0].click().run()
     return at
 
@@ -271,10 +271,10 @@ def console(at_password=None) -> AppTest:
 def test_console_refuses_a_missing_or_wrong_password(study, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
     at = console("")
-    assert at.error[0].value == "Enter the console password."
+    assert at.error[0].value == "Enter your password."
     assert not at.tabs and not at.dataframe
     at = console("guess")
-    assert at.error[0].value == "Wrong password."
+    assert at.error[0].value == "Wrong account or password."
     assert not at.tabs and not at.dataframe
 
 

@@ -25,7 +25,7 @@ def test_fresh_database_is_wal_with_foreign_keys_at_latest_version(db_backend):
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
-    assert versions == [1, 2, 3, 4, 5, 6] and migrations.LATEST == 6
+    assert versions == [1, 2, 3, 4, 5, 6, 7] and migrations.LATEST == 7
 
 
 def test_migrations_build_exactly_the_model_schema():
@@ -72,7 +72,10 @@ def test_upgrade_from_version_1_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 6
+        assert migrations.current_version(conn) == 7
+        # version 7 adds the study owner and the event actor, empty for the old rows, and the accounts
+        assert conn.execute(text("SELECT owner FROM study")).one() == (None,)
+        assert conn.execute(text("SELECT COUNT(*) FROM researcher")).scalar() == 0
         # version 5 adds the rater model columns, empty for the old rows
         assert conn.execute(text("SELECT model_se FROM item ORDER BY id")).all() == [(None,), (None,)]
         assert conn.execute(text("SELECT rater_model FROM study")).one() == (None,)

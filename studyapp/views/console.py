@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import analysis, auth, charts, config, dashboard, exports, inert, sampler, storage, studies
+from studyapp import accounts, analysis, charts, config, dashboard, exports, inert, sampler, storage, studies
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.report import reliability_frame
@@ -27,26 +27,29 @@ def source_address() -> str:
     return address if isinstance(address, str) and address else "local"
 
 
-def login() -> bool:
-    if st.session_state.get("admin"):
-        return True
+def login() -> accounts.Actor | None:
+    """The signed-in account, or None after drawing the sign-in form."""
+    if (actor := st.session_state.get("actor")) is not None:
+        return actor
     st.title("Researcher console")
     with st.form("login"):
-        password = st.text_input("Password", type="password")
+        name = st.text_input("Account (empty: the platform owner)", key="signin-account")
+        password = st.text_input("Password", type="password", key="signin-password")
         submitted = st.form_submit_button("Sign in")
     if submitted:
         with storage.write_session() as session:
-            result = auth.admin_login(session, password, source_address())
+            result, actor = accounts.sign_in(session, name, password, source_address())
         if result.ok:
-            st.session_state["admin"] = True
+            st.session_state["actor"] = actor
             st.rerun()
         if result.throttled:
             st.error(f"Too many failed sign-ins: wait {result.wait_seconds:.0f} s, then try again.")
         else:
-            st.error("Wrong password." if password else "Enter the console password.")
-    st.caption("The password is STUDYAPP_ADMIN_PASSWORD, or the one printed when the server "
-               "first started (`python -m studyapp reset-admin-password` makes a new one).")
-    return False
+            st.error("Wrong account or password." if password else "Enter your password.")
+    st.caption("Accounts: `python -m studyapp account add NAME --role researcher`. The platform owner's "
+               "password is STUDYAPP_ADMIN_PASSWORD, or the one printed when the server first started "
+               "(`python -m studyapp reset-admin-password` makes a new one).")
+    return None
 
 
 def create_section() -> None:
@@ -77,7 +80,7 @@ def create(path: Path) -> None:
     try:
         with st.spinner("Validating the spec and preparing the items..."):
             spec = load_spec(path)
-            studies.create_study(spec)
+            studies.create_study(spec, actor=actor())
     except InputError as exc:
         st.error(inert.text(exc))
         return
@@ -113,16 +116,17 @@ def progress_tab(study) -> None:
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
     st.markdown("**Per item**")
     st.dataframe(pd.DataFrame(p["per_item"]), hide_index=True)
-    st.markdown("**Study status**")
-    st.segmented_control("Status", studies.STATUSES, default=study.status, key=f"status-{study.id}",
-                         label_visibility="collapsed", on_change=on_status_change, args=(study.id,))
+    if accounts.may(actor(), "change", study):
+        st.markdown("**Study status**")
+        st.segmented_control("Status", studies.STATUSES, default=study.status, key=f"status-{study.id}",
+                             label_visibility="collapsed", on_change=on_status_change, args=(study.id,))
 
 
 def on_status_change(study_id: int) -> None:
     """A click on a status applies it at once (clicking the current one again changes nothing)."""
     choice = st.session_state[f"status-{study_id}"]
     if choice:
-        studies.set_status(study_id, choice)
+        studies.set_status(study_id, choice, actor=actor())
     else:
         del st.session_state[f"status-{study_id}"]  # a second click deselects: show the status again
 
@@ -154,9 +158,9 @@ def invite_tab(study) -> None:
         names = [line.strip() for line in labels.splitlines() if line.strip()]
         try:
             if names:
-                created, duplicates = studies.invite_names(study.id, names)
+                created, duplicates = studies.invite_names(study.id, names, actor=actor())
             else:
-                created, duplicates = studies.invite(study.id, int(count)), []
+                created, duplicates = studies.invite(study.id, int(count), actor=actor()), []
         except InputError as exc:
             st.error(inert.text(exc))
         else:
@@ -186,7 +190,7 @@ def revoke_section(study) -> None:
     who = st.selectbox("Annotator", active, key=f"revoke-who-{study.id}")
     if st.button("Revoke this annotator's link", key=f"revoke-{study.id}"):
         try:
-            studies.revoke(study.id, who)
+            studies.revoke(study.id, who, actor=actor())
         except InputError as exc:
             st.error(inert.text(exc))
         else:
@@ -195,7 +199,7 @@ def revoke_section(study) -> None:
 
 def export_tab(study) -> None:
     if st.button("Write export folder", key="export"):
-        folder = exports.export_study(study.slug)
+        folder = exports.export_study(study.slug, actor=actor())
         st.success(f"Wrote {folder}")
     tables = exports.study_tables(study.slug)
     cols = st.columns(len(tables))
@@ -276,7 +280,8 @@ def matrices_section(all_studies) -> None:
     """Recalibrate from finished HOI-pair studies, inspect, save as a named version; list,
     download and compare the saved versions."""
     st.subheader("Similarity matrices")
-    pair_studies = [s.slug for s in all_studies if s.study_type in ("hoi_similarity", "hoi_similarity_image")]
+    pair_studies = [s.slug for s in all_studies if s.study_type in ("hoi_similarity", "hoi_similarity_image")
+                    and accounts.may(actor(), "change", s)]
     chosen = st.multiselect("Studies whose ratings recalibrate the matrices", pair_studies,
                             key="recal-studies")
     left, middle, right = st.columns(3)
@@ -287,7 +292,7 @@ def matrices_section(all_studies) -> None:
         try:
             with st.spinner("Cross-validating and fitting..."):
                 st.session_state["recalibration"] = matrix_versions.recalibrate_studies(
-                    chosen, w=float(w), prior_strength=float(prior), folds=int(folds))
+                    chosen, w=float(w), prior_strength=float(prior), folds=int(folds), actor=actor())
         except InputError as exc:
             st.error(inert.text(exc))
     run = st.session_state.get("recalibration")
@@ -305,7 +310,7 @@ def matrices_section(all_studies) -> None:
         name = st.text_input("Version name", key="version-name")
         if st.button("Save version", key="save-version"):
             try:
-                matrix_versions.save_version(name, run)
+                matrix_versions.save_version(name, run, actor=actor())
             except InputError as exc:
                 st.error(inert.text(exc))
             else:
@@ -356,7 +361,7 @@ def scoring_section() -> None:
                 models[name].write_bytes(upload.getvalue())
             try:
                 st.session_state["scores"] = scoring.score_models(
-                    gt_path, models, chosen, progress=lambda f, text: bar.progress(f, text=text))
+                    gt_path, models, chosen, progress=lambda f, text: bar.progress(f, text=text), actor=actor())
             except InputError as exc:
                 bar.empty()
                 st.error(inert.text(exc))
@@ -367,35 +372,66 @@ def scoring_section() -> None:
                            key="scores-download")
 
 
+def accounts_section() -> None:
+    """The platform owner's accounts and audit log."""
+    st.subheader("Accounts")
+    st.dataframe(accounts.list_accounts(), hide_index=True)
+    with st.form("new-account"):
+        left, middle, right = st.columns(3)
+        name = left.text_input("Name")
+        role = middle.selectbox("Role", accounts.ROLES, index=1)
+        password = right.text_input("Password", type="password")
+        if st.form_submit_button("Create account"):
+            try:
+                accounts.add_account(name, role, password, actor=actor())
+            except InputError as exc:
+                st.error(inert.text(exc))
+            else:
+                st.success(f"Created the {role} account {inert.text(name)}.")
+    st.subheader("Audit log")
+    st.dataframe(accounts.audit_log(actor()), hide_index=True)
+
+
+def actor() -> accounts.Actor:
+    return st.session_state["actor"]
+
+
 def main() -> None:
-    if not login():
+    if login() is None:
         return
     st.title("Researcher console")
-    all_studies = studies.list_studies()
+    all_studies = accounts.visible(actor(), studies.list_studies())
     with st.sidebar:
+        st.markdown(f"Signed in as **{inert.text(actor().name)}** ({actor().role})")
         st.markdown(f"Database: `{config.database_url()}`")
         if st.button("Sign out"):
-            st.session_state["admin"] = False
+            del st.session_state["actor"]
             st.rerun()
     if all_studies:
         by_slug = {s.slug: s for s in all_studies}
         slug = st.selectbox("Study", list(by_slug),
                             format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
         study = by_slug[slug]
-        tabs = st.tabs(["Dashboard", "Progress", "Preview", "Invite", "Export"])
-        for tab, show in zip(tabs, (dashboard_tab, progress_tab, preview_tab, invite_tab, export_tab)):
+        views = [("Dashboard", dashboard_tab), ("Progress", progress_tab), ("Preview", preview_tab)]
+        if accounts.may(actor(), "change", study):
+            views += [("Invite", invite_tab), ("Export", export_tab)]
+        for tab, (_, show) in zip(st.tabs([name for name, _ in views]), views):
             with tab:
                 show(study)
     else:
-        st.info("No studies yet.")
-    st.divider()
-    create_section()
-    st.divider()
-    sampler_section()
+        st.info("No studies yet." if accounts.may(actor(), "create") else "No studies to show.")
+    if accounts.may(actor(), "create"):
+        st.divider()
+        create_section()
+        st.divider()
+        sampler_section()
     st.divider()
     matrices_section(all_studies)
     st.divider()
     scoring_section()
+    if accounts.may(actor(), "accounts"):
+        st.divider()
+        accounts_section()
 
 
 main()

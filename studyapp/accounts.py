@@ -1,0 +1,152 @@
+"""Researcher accounts, their roles and the audit log of what they did (issue 19).
+
+Roles:
+
+- ``owner``: the platform's owner — every study, the accounts and the audit log. The console
+  password of ``STUDYAPP_ADMIN_PASSWORD`` (or the one printed at the first start) signs in as
+  the first owner, named ``owner``; the command line acts as the owner too (``cli``), since
+  whoever runs commands on the server holds the database anyway.
+- ``researcher``: creates studies, which they then own; sees and changes only their own
+  studies (invite, status, revoke, export, recalibrate from them); scores models.
+- ``viewer``: sees every study (dashboard, progress, preview) and scores models; changes
+  nothing and downloads no ratings.
+
+Passwords are stored as salted scrypt hashes (``auth.slow_hash``), compared in constant time.
+The audit log is the event log's console actions: each is written with its actor in the same
+transaction as the action (``storage.log_event(..., actor=...)``), so an action that fails
+leaves no entry and an entry never lacks its action.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlmodel import Session, select
+
+from metrics import InputError
+
+from . import auth
+from .models import Event, Researcher, Study
+from .storage import log_event, read_session, write_session
+
+ROLES = ("owner", "researcher", "viewer")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MIN_PASSWORD = 8
+AUDITED = {"study_created": "created", "invites_created": "invited", "annotator_revoked": "revoked",
+           "status_changed": "status changed", "exported": "exported",
+           "matrix_version_saved": "recalibrated", "models_scored": "scored",
+           "account_created": "account created", "account_password_set": "password changed",
+           "admin_login": "signed in"}
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts: an account name and its role."""
+
+    name: str
+    role: str
+
+
+CLI = Actor("cli", "owner")
+FIRST_OWNER = Actor("owner", "owner")
+
+# what each role may do; "own" = only on studies the actor owns
+RIGHTS = {"owner": {"view": "all", "change": "all", "create": True, "score": True, "accounts": True},
+          "researcher": {"view": "own", "change": "own", "create": True, "score": True, "accounts": False},
+          "viewer": {"view": "all", "change": None, "create": False, "score": True, "accounts": False}}
+
+
+def may(actor: Actor, action: str, study: Study | None = None) -> bool:
+    """Whether ``actor`` may ``view`` / ``change`` ``study``, or ``create`` studies, ``score``
+    models, manage ``accounts`` (and read the audit log)."""
+    right = RIGHTS[actor.role][action]
+    if right in ("all", True):
+        return True
+    if right == "own":
+        return study is not None and study.owner == actor.name
+    return False
+
+
+def require(actor: Actor, action: str, study: Study | None = None) -> None:
+    """InputError naming the actor, role and action when ``may`` says no."""
+    if not may(actor, action, study):
+        what = {"view": "see", "change": "change", "create": "create studies", "score": "score models",
+                "accounts": "manage accounts"}[action]
+        target = f" study {study.slug!r}" if study is not None else ""
+        raise InputError(f"{actor.name} ({actor.role}) may not {what}{target}")
+
+
+def visible(actor: Actor, studies: list[Study]) -> list[Study]:
+    return [s for s in studies if may(actor, "view", s)]
+
+
+def _check_password(password: str) -> None:
+    if len(password or "") < MIN_PASSWORD:
+        raise InputError(f"password: at least {MIN_PASSWORD} characters")
+
+
+def add_account(name: str, role: str, password: str, *, actor: Actor = CLI) -> None:
+    """Create an account (owner only); names are unique and never reused."""
+    if not NAME.fullmatch(name or "") or name in (CLI.name, FIRST_OWNER.name):
+        raise InputError(f"account name {name!r}: 1-64 letters, digits, '.', '_' or '-' "
+                         f"(not {CLI.name!r} or {FIRST_OWNER.name!r})")
+    if role not in ROLES:
+        raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    _check_password(password)
+    require(actor, "accounts")
+    with write_session() as session:
+        if session.exec(select(Researcher.id).where(Researcher.name == name)).first() is not None:
+            raise InputError(f"an account named {name!r} exists already")
+        session.add(Researcher(name=name, role=role, password_hash=auth.slow_hash(password)))
+        log_event(session, "account_created", actor=actor.name, account=name, role=role)
+
+
+def set_password(name: str, password: str, *, actor: Actor = CLI) -> None:
+    """A new password for account ``name`` (its owner, or the platform owner)."""
+    _check_password(password)
+    if actor.name != name:
+        require(actor, "accounts")
+    with write_session() as session:
+        account = session.exec(select(Researcher).where(Researcher.name == name)).first()
+        if account is None:
+            raise InputError(f"no account named {name!r}")
+        account.password_hash = auth.slow_hash(password)
+        session.add(account)
+        log_event(session, "account_password_set", actor=actor.name, account=name)
+
+
+def list_accounts() -> pd.DataFrame:
+    with read_session() as session:
+        rows = [{"name": r.name, "role": r.role, "created_at": r.created_at}
+                for r in session.exec(select(Researcher).order_by(Researcher.id))]
+    return pd.DataFrame(rows, columns=["name", "role", "created_at"])
+
+
+def sign_in(session: Session, name: str, password: str, source: str | None) -> tuple[auth.LoginResult, Actor | None]:
+    """Check a console sign-in (with the sign-in backoff of ``auth.admin_login``): an empty
+    name or ``owner`` with the console password is the first owner; else the named account."""
+    name = (name or "").strip()
+    if name in ("", FIRST_OWNER.name):
+        result = auth.admin_login(session, password, source)
+        return result, FIRST_OWNER if result.ok else None
+    account = session.exec(select(Researcher).where(Researcher.name == name)).first()
+    result = auth.admin_login(session, password, source, account=name,
+                              check=lambda: account is not None
+                              and auth.check_slow_hash(password, account.password_hash))
+    return result, Actor(account.name, account.role) if result.ok else None
+
+
+def audit_log(actor: Actor, limit: int = 500) -> pd.DataFrame:
+    """The latest console and command-line actions, newest first (owner only)."""
+    require(actor, "accounts")
+    with read_session() as session:
+        slugs = dict(session.exec(select(Study.id, Study.slug)).all())
+        events = session.exec(select(Event).where(Event.kind.in_(list(AUDITED)))
+                              .order_by(Event.id.desc()).limit(limit)).all()
+    rows = [{"when": e.created_at, "who": e.actor or "", "action": AUDITED[e.kind],
+             "study": slugs.get(e.study_id, ""), "detail": json.dumps(json.loads(e.detail), sort_keys=True)}
+            for e in events]
+    return pd.DataFrame(rows, columns=["when", "who", "action", "study", "detail"])
