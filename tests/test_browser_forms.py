@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
@@ -18,6 +19,8 @@ from studyapp.models import Assignment, Event, Item, Rating
 from studyapp.specs import load_spec
 from test_browser import (browser, button, choose, press, ratings, running_app, start,  # noqa: F401
                           wait_idle, wait_ratings, wait_text)
+
+pytestmark = pytest.mark.slow
 
 
 def fields_of(study: int, key: str) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -18,6 +19,8 @@ from studyapp import exports, matrix_versions, scoring
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study
 from test_browser import WAIT_S, browser, button, running_app, wait_idle, wait_text  # noqa: F401
+
+pytestmark = pytest.mark.slow
 
 
 def widget(driver, testid: str, label: str):
