@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.study_report import SPEC, load, report, studyapp
+from benchmarks.study_report import build_study, load, report
 
 
 def fresh_process_view(slug: str) -> float:
@@ -93,13 +93,7 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["STUDYAPP_DB"] = str(Path(tmp) / "studyapp.sqlite")
-        os.environ["STUDYAPP_EXPORTS"] = str(Path(tmp) / "exports")
-        spec = Path(tmp) / "report_bench.toml"
-        spec.write_text(SPEC)
-        studyapp("create", str(spec))
-        studyapp("simulate", "report-bench", "--k", "5")
-        print(f"study: 500 items x 5 simulated raters (2,500 ratings); {os.cpu_count()} cores; {load()}", flush=True)
+        build_study(Path(tmp))
 
         loads = [load()]
         report("(a) dashboard, first view in a fresh process", [fresh_process_view("report-bench")], loads)

@@ -63,6 +63,17 @@ def studyapp(*argv: str) -> subprocess.CompletedProcess:
     return res
 
 
+def build_study(folder: Path) -> None:
+    """The 500-item x 5-rater study ``report-bench`` in ``folder``'s database (not timed)."""
+    os.environ["STUDYAPP_DB"] = str(folder / "studyapp.sqlite")
+    os.environ["STUDYAPP_EXPORTS"] = str(folder / "exports")
+    spec = folder / "report_bench.toml"
+    spec.write_text(SPEC)
+    studyapp("create", str(spec))
+    studyapp("simulate", "report-bench", "--k", "5")
+    print(f"study: 500 items x 5 simulated raters (2,500 ratings); {os.cpu_count()} cores; {load()}", flush=True)
+
+
 def console_download(slug: str, result) -> None:
     """What the tab's "Download report.html" runs: the HTML report with its tables and plots."""
     from studyapp import analysis
@@ -103,13 +114,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["STUDYAPP_DB"] = str(Path(tmp) / "study.sqlite")
-        os.environ["STUDYAPP_EXPORTS"] = str(Path(tmp) / "exports")
-        spec = Path(tmp) / "report_bench.toml"
-        spec.write_text(SPEC)
-        studyapp("create", str(spec))
-        studyapp("simulate", "report-bench", "--k", "5")
-        print(f"study: 500 items x 5 simulated raters (2,500 ratings); {os.cpu_count()} cores; {load()}", flush=True)
+        build_study(Path(tmp))
 
         times, loads = [], []
         for _ in range(args.runs):

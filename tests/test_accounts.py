@@ -141,21 +141,21 @@ def test_cli_account_commands(tmp_path):
     assert cli("set-password", "alice", stdin="new-alice-password\n").returncode == 0
 
 
-def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
+def signed_in(name: str, password: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
     at.switch_page("views/console.py").run()
-    at.text_input(key="signin-account").input("alice")
-    at.text_input(key="signin-password").input("alice-password")
+    at.text_input(key="signin-account").input(name)
+    at.text_input(key="signin-password").input(password)
     at.button[0].click().run()
     assert not at.exception and not at.error
+    return at
+
+
+def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
+    at = signed_in("alice", "alice-password")
     assert at.selectbox[0].options == ["sa — Test study (open)"]
     assert "Audit log" not in [h.value for h in at.subheader]
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-account").input("vera")
-    at.text_input(key="signin-password").input("vera-password")
-    at.button[0].click().run()
-    assert not at.exception and not at.error
+    at = signed_in("vera", "vera-password")
     assert len(at.selectbox[0].options) == 2
     assert "Create a study" not in [h.value for h in at.subheader]
     labels = [t.label for t in at.tabs]
