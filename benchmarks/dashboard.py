@@ -21,7 +21,6 @@ Prints every run and the load average next to each figure.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
