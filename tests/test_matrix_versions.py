@@ -91,3 +91,10 @@ def test_console_recalibrates_saves_and_offers_the_version(rated, monkeypatch):
     assert any("Saved matrix version from" in s.value for s in at.success), ([e.value for e in at.error], [s.value for s in at.success], at.exception)
     assert list(matrix_versions.list_versions()["name"]) == ["from-console"]
     assert at.selectbox(key="version-pick").value == "from-console"
+    assert not [c for c in at.code if " vs " in c.value]     # nothing compared until asked
+    matrix_versions.save_version("second", matrix_versions.recalibrate_studies(["t"], folds=3, w=0.3))
+    at.run()
+    at.selectbox(key="version-other").select("second").run()
+    assert not at.exception
+    assert [c.value.splitlines()[0] for c in at.code if " vs " in c.value] == [
+        "verb: from-console vs second", "object: from-console vs second"]

@@ -329,7 +329,8 @@ def matrices_section(all_studies) -> None:
             data = matrix.save(Path(tmp) / f"{role}{suffix}").read_bytes()
             column.download_button(f"{role}{suffix}", data, f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}")
     cols[4].download_button("provenance.json", json.dumps(provenance, indent=2), f"{pick}-provenance.json")
-    other = st.selectbox("Compare with", [v for v in versions["name"] if v != pick], key="version-other")
+    other = st.selectbox("Compare with", [v for v in versions["name"] if v != pick], key="version-other",
+                         index=None, placeholder="another version (the comparison takes a second)")
     if other:
         verb_b, obj_b, _ = matrix_versions.load_version(other)
         for role, a, b in (("verb", verb, verb_b), ("object", obj, obj_b)):
