@@ -7,8 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from metrics.agreement import (krippendorff_alpha, mean_offdiagonal, pairwise_agreement, pairwise_qwk,
-                               rating_matrix, validate_ratings)
+from metrics.agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
+                               pairwise_qwk, rating_matrix, validate_ratings)
 from studyapp import auth, dashboard, exports, storage, studies
 from studyapp.simulate import simulate_study
 from studyhelpers import make_annotators, make_study, rate_all
@@ -48,8 +48,13 @@ def test_agreement_over_time_is_alpha_of_the_ratings_given_so_far(simulated):
         head = ordered.iloc[:row.ratings]
         assert row.alpha == pytest.approx(krippendorff_alpha(rating_matrix(head)))
         assert row.annotators == head["annotator"].nunique()
+        ci = bootstrap_intervals(rating_matrix(head), n_resamples=dashboard.LIVE_RESAMPLES)
+        assert [row.alpha_low, row.alpha_high] == ci["krippendorff_alpha"]
+        assert [row.agreement_low, row.agreement_high] == ci["mean_pairwise_agreement"]
     assert board.over_time["ratings"].iloc[-1] == 36
-    assert board.over_time["alpha"].iloc[-1] == pytest.approx(board.agreement["alpha"][0])
+    last = board.over_time.iloc[-1]
+    assert last["alpha"] == pytest.approx(board.agreement["alpha"][0])
+    assert [last["alpha_low"], last["alpha_high"]] == pytest.approx(board.agreement["alpha"][1])
 
 
 def test_recomputed_when_ratings_arrive_and_equal_to_a_fresh_computation(tmp_path):
@@ -150,7 +155,7 @@ def test_console_dashboard_says_why_in_words(tmp_path):
     assert any("only one annotator" in i.value for i in at.info)
 
 
-def test_the_report_shows_the_dashboards_numbers(simulated):
+def test_the_report_shows_the_dashboards_numbers(simulated, tmp_path):
     """The downloadable report's analysis and the dashboard are one computation: equal point
     values, and equal intervals when run with the dashboard's resample count."""
     from studyapp import analysis
@@ -165,6 +170,13 @@ def test_the_report_shows_the_dashboards_numbers(simulated):
     assert live.agreement.intervals["krippendorff_alpha"] == board.agreement["alpha"][1]
     assert live.agreement.intervals["mean_pairwise_agreement"] == board.agreement["eq13"][1]
     assert live.reliability == board.reliability
+    pd.testing.assert_frame_equal(live.over_time, board.over_time)
+    assert full.over_time["alpha"].tolist() == board.over_time["alpha"].tolist()
+    html = analysis.write_study_report("t", full, tmp_path / "report")
+    assert "Agreement as ratings arrived" in html.read_text()
+    written = pd.read_csv(html.parent / "agreement_over_time.csv")
+    assert written["ratings"].tolist() == board.over_time["ratings"].tolist()
+    assert written["alpha"].to_numpy() == pytest.approx(board.over_time["alpha"].to_numpy())
 
 
 def with_image_study(tmp_path):
