@@ -19,6 +19,7 @@ arithmetic mean (w = 0.5), geometric mean and minimum (Eq. 1).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -74,22 +75,22 @@ def to_0_4(name: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
+@lru_cache(maxsize=100_000)
+def synset_pair_measures(a: str, b: str, pos: str) -> tuple[float, float, float]:
+    """WordNet path, WUP and LCH similarity (LCH divided by its maximum, a synset with itself)
+    of two synset names; fixed for a pair, so kept for the process (a live dashboard
+    recomputes the baselines of the same items on every new rating)."""
+    root = "be.v.01" if pos == "v" else "entity.n.01"
+    max_lch = wordnet.lch_similarity(root, root)
+    return (wordnet.path_similarity(a, b) or 0.0, wordnet.wup_similarity(a, b) or 0.0,
+            (wordnet.lch_similarity(a, b) or 0.0) / max_lch)
+
+
 def wordnet_baselines(items: pd.DataFrame) -> pd.DataFrame:
     """WordNet path / WUP / LCH HOI similarities (mean of verb and object), in [0, 1]."""
     syn = item_synsets(items)
-    # LCH of a synset with itself is its maximum: dividing by it maps LCH into [0, 1]
-    max_lch = {pos: wordnet.lch_similarity(name, name) for pos, name in (("v", "be.v.01"), ("n", "entity.n.01"))}
-    cache: dict[tuple, tuple[float, float, float]] = {}
-
-    def measures(a: str, b: str, pos: str) -> tuple[float, float, float]:
-        key = (a, b)
-        if key not in cache:
-            cache[key] = (wordnet.path_similarity(a, b) or 0.0, wordnet.wup_similarity(a, b) or 0.0,
-                          (wordnet.lch_similarity(a, b) or 0.0) / max_lch[pos])
-        return cache[key]
-
-    verb = np.array([measures(p, g, "v") for p, g in zip(syn["pred_verb"], syn["gt_verb"])])
-    obj = np.array([measures(p, g, "n") for p, g in zip(syn["pred_object"], syn["gt_object"])])
+    verb = np.array([synset_pair_measures(p, g, "v") for p, g in zip(syn["pred_verb"], syn["gt_verb"])])
+    obj = np.array([synset_pair_measures(p, g, "n") for p, g in zip(syn["pred_object"], syn["gt_object"])])
     both = (verb + obj) / 2.0
     return pd.DataFrame({"wordnet_path": both[:, 0], "wordnet_wup": both[:, 1],
                          "wordnet_lch": np.clip(both[:, 2], 0, 1)}, index=items.index)

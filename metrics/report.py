@@ -102,6 +102,18 @@ def _calibration(recal: dict):
     return fig
 
 
+def _over_time(frame: pd.DataFrame):
+    fig, ax = pyplot().subplots(figsize=(4.6, 2.8))
+    for key, label in (("alpha", "Krippendorff's α"), ("agreement", "mean agreement (Eq. 13)")):
+        ax.plot(frame["ratings"], frame[key], marker="o", ms=3, label=label)
+        ax.fill_between(frame["ratings"], frame[f"{key}_low"], frame[f"{key}_high"], alpha=0.2,
+                        color=ax.lines[-1].get_color())
+    ax.set_xlabel("ratings so far")
+    ax.set_title("Agreement as ratings arrived (95% intervals)")
+    ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
 def _image_update(result: dict):
     fig, ax = pyplot().subplots(figsize=(4.2, 2.6))
     groups = [("all", result)] + [(f"cat {c}", r) for c, r in result.get("by_category", {}).items()]
@@ -197,7 +209,8 @@ def alignment_frame(alignment: dict) -> pd.DataFrame:
 def write_report(out_dir, **sections) -> Path:
     """Write report.html, JSON, CSV tables and PNG plots into ``out_dir`` (built in a temporary
     folder and moved into place: all of them or none); returns the HTML path. ``sections``:
-    ``agreement``, ``alignment``, ``tuning``, ``recalibration``, ``image_update``, ``rater_model``,
+    ``agreement``, ``over_time`` (agreement at successive rating counts, with intervals),
+    ``alignment``, ``tuning``, ``recalibration``, ``image_update``, ``rater_model``,
     ``reliability``, ``title``."""
     staged = StagedFolder(out_dir)
     with staged as folder:
@@ -208,7 +221,8 @@ def write_report(out_dir, **sections) -> Path:
 def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
                   tuning: dict | None = None, recalibration: dict | None = None,
                   title: str = "Study report", image_update: dict | None = None,
-                  rater_model=None, reliability: dict | None = None) -> Path:
+                  rater_model=None, reliability: dict | None = None,
+                  over_time: pd.DataFrame | None = None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections: list[str] = []
@@ -241,6 +255,10 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
         sections.append("<h2>Inter-annotator agreement</h2>" + _table_html(summary.set_index("statistic"))
                         + "<h3>Pairwise agreement (Eq. 13)</h3>" + _table_html(agreement.agreement)
                         + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
+    if over_time is not None and len(over_time):
+        tables["agreement_over_time"] = over_time
+        plots["agreement_over_time"] = _png(_over_time(over_time))
+        sections.append("<h2>Agreement as ratings arrived</h2>{agreement_over_time}")
     if reliability is not None:  # metrics.reliability.reliability
         frame = reliability_frame(reliability)
         tables["reliability"] = frame

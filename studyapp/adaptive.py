@@ -96,9 +96,9 @@ def _usable_se(scored: pd.Series, settings: dict) -> float | None:
 
 
 def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = None) -> dict:
-    """Items retired (SE at target with ``min_raters`` claims), items open, main ratings so far,
-    the mean SE of the rated items, and the ratings a fixed design with ``max_raters`` per item
-    would take."""
+    """Items retired (SE at target with ``min_raters`` claims), main ratings so far, the ratings
+    saved so far (``max_raters`` minus the claims of each retired item), the mean SE of the rated
+    items, and the ratings a fixed design with ``max_raters`` per item would take."""
     settings = spec.adaptive
     with read_session(engine) as session:
         rows = session.exec(select(Item.n_claims, Item.model_se).where(
@@ -106,9 +106,10 @@ def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = Non
         n_ratings = session.exec(select(func.count(Assignment.id)).where(
             Assignment.study_id == study.id, Assignment.phase == "main",
             Assignment.answered_at.is_not(None))).one()
-    retired = sum(1 for claims, se in rows if claims >= settings["min_raters"]
-                  and se is not None and se <= settings["target_se"])
+    retired = [claims for claims, se in rows if claims >= settings["min_raters"]
+               and se is not None and se <= settings["target_se"]]
     rated = [se for _, se in rows if se is not None]
-    return {"items": len(rows), "retired": retired, "ratings": int(n_ratings),
+    return {"items": len(rows), "retired": len(retired), "ratings": int(n_ratings),
+            "ratings_saved": sum(max(settings["max_raters"] - claims, 0) for claims in retired),
             "mean_se": sum(rated) / len(rated) if rated else None,
             "fixed_design_ratings": len(rows) * settings["max_raters"]}

@@ -21,6 +21,7 @@ from metrics.study_items import component_similarities, join_ratings
 from metrics.tuning import tune_w
 
 from . import config
+from .dashboard import agreement_over_time
 from .exports import study_tables
 
 
@@ -31,6 +32,7 @@ class StudyAnalysis:
     tuning: dict | None
     rater_model: RaterModel | None = None
     reliability: dict | None = None
+    over_time: pd.DataFrame | None = None   # agreement at successive rating counts (the dashboard's)
 
 
 def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
@@ -50,7 +52,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     model = fit_rater_model(ratings)
     stats = reliability(rating_matrix(ratings), n_resamples=n_resamples)
     alignment, tuning = pair_analyses(tables["items.csv"], ratings, permutations)
-    return StudyAnalysis(report, alignment, tuning, model, stats)
+    return StudyAnalysis(report, alignment, tuning, model, stats, agreement_over_time(ratings, n_resamples))
 
 
 def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict | None, dict | None]:
@@ -73,4 +75,5 @@ def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path |
     target = Path(out_dir or config.exports_dir()) / slug / stamp / "report"
     return write_report(target, agreement=analysis.agreement, alignment=analysis.alignment,
                         tuning=analysis.tuning, title=f"Study report: {slug}",
-                        rater_model=analysis.rater_model, reliability=analysis.reliability)
+                        rater_model=analysis.rater_model, reliability=analysis.reliability,
+                        over_time=analysis.over_time)

@@ -32,13 +32,19 @@ def accuracy_intervals(table: pd.DataFrame) -> alt.LayerChart:
             + base.mark_point(filled=True).encode(x="accuracy:Q"))
 
 
-def agreement_over_time(frame: pd.DataFrame) -> alt.Chart:
-    """Krippendorff's α and the mean Eq. 13 agreement against the number of ratings so far."""
-    long = frame.melt(["ratings", "annotators"], ["alpha", "agreement"], var_name="statistic")
-    long["statistic"] = long["statistic"].map({"alpha": "Krippendorff's α", "agreement": "mean agreement (Eq. 13)"})
-    return alt.Chart(long, title="Agreement as ratings arrived").mark_line(point=True).encode(
-        x=alt.X("ratings:Q", title="ratings so far"), y=alt.Y("value:Q", title=None),
-        color=alt.Color("statistic:N", title=None), tooltip=["ratings", "annotators", "statistic", "value"])
+def agreement_over_time(frame: pd.DataFrame) -> alt.LayerChart:
+    """Krippendorff's α and the mean Eq. 13 agreement against the number of ratings so far,
+    each with its 95% bootstrap interval as a band."""
+    names = {"alpha": "Krippendorff's α", "agreement": "mean agreement (Eq. 13)"}
+    long = pd.concat([pd.DataFrame({"ratings": frame["ratings"], "annotators": frame["annotators"],
+                                    "statistic": label, "value": frame[key],
+                                    "low": frame[f"{key}_low"], "high": frame[f"{key}_high"]})
+                      for key, label in names.items()], ignore_index=True)
+    base = alt.Chart(long, title="Agreement as ratings arrived (95% intervals)").encode(
+        x=alt.X("ratings:Q", title="ratings so far"), color=alt.Color("statistic:N", title=None))
+    return (base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title=None), y2="high:Q")
+            + base.mark_line(point=True).encode(
+                y="value:Q", tooltip=["ratings", "annotators", "statistic", "value", "low", "high"]))
 
 
 def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:

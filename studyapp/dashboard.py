@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from metrics import InputError
-from metrics.agreement import (agreement_report, krippendorff_alpha, mean_offdiagonal,
+from metrics.agreement import (agreement_report, bootstrap_intervals, krippendorff_alpha, mean_offdiagonal,
                                pairwise_agreement, rating_matrix, validate_ratings)
 
 from .exports import study_tables
@@ -51,7 +51,7 @@ class Dashboard:
     progress: dict
     annotators: pd.DataFrame
     agreement: dict | None = None            # alpha, eq13, qwk: value and interval
-    over_time: pd.DataFrame | None = None    # ratings, annotators, alpha, agreement
+    over_time: pd.DataFrame | None = None    # ratings, annotators, alpha, agreement (with intervals)
     rater_model: object | None = None        # metrics.rater_model.RaterModel
     reliability: dict | None = None
     adaptive: dict | None = None
@@ -169,10 +169,11 @@ def rating_statistics(board: Dashboard, main: pd.DataFrame) -> None:
         board.unavailable["reliability"] = str(exc)
 
 
-def agreement_over_time(ratings: pd.DataFrame, points: int = TIME_POINTS) -> pd.DataFrame:
-    """Krippendorff's α and the mean Eq. 13 agreement of the ratings given up to each of
-    ``points`` evenly spaced rating counts (in ``created_at`` order); counts at which α is not
-    defined yet are left out."""
+def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES,
+                        points: int = TIME_POINTS) -> pd.DataFrame:
+    """Krippendorff's α and the mean Eq. 13 agreement, each with its bootstrap interval
+    (``n_resamples``), of the ratings given up to each of ``points`` evenly spaced rating counts
+    (in ``created_at`` order); counts at which α is not defined yet are left out."""
     ordered = ratings.sort_values("created_at", kind="stable")
     rows = []
     for n in sorted({int(round(k)) for k in np.linspace(len(ordered) / points, len(ordered), points)}):
@@ -183,6 +184,12 @@ def agreement_over_time(ratings: pd.DataFrame, points: int = TIME_POINTS) -> pd.
         with np.errstate(invalid="ignore", divide="ignore"):
             alpha = krippendorff_alpha(matrix)
         if np.isfinite(alpha):   # undefined while the items rated twice all got one value
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ci = bootstrap_intervals(matrix, n_resamples=n_resamples)
             rows.append({"ratings": n, "annotators": int(head["annotator"].nunique()), "alpha": alpha,
-                         "agreement": mean_offdiagonal(pairwise_agreement(matrix))})
-    return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "agreement"])
+                         "alpha_low": ci["krippendorff_alpha"][0], "alpha_high": ci["krippendorff_alpha"][1],
+                         "agreement": mean_offdiagonal(pairwise_agreement(matrix)),
+                         "agreement_low": ci["mean_pairwise_agreement"][0],
+                         "agreement_high": ci["mean_pairwise_agreement"][1]})
+    return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "alpha_low", "alpha_high",
+                                       "agreement", "agreement_low", "agreement_high"])

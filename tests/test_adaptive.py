@@ -81,7 +81,8 @@ def test_items_retire_at_the_target_and_hard_items_get_up_to_max_raters(tmp_path
     assert fitted and study.rater_model
     progress = adaptive.adaptive_progress(study, assignment.spec_for(study))
     retired = sum(1 for k in se if se[k] <= 0.4)
-    assert progress == {"items": 12, "retired": retired, "ratings": sum(counts.values()),
+    saved = sum(4 - counts[k] for k in se if se[k] <= 0.4)   # max_raters 4 minus each retired item's ratings
+    assert progress == {"items": 12, "retired": retired, "ratings": sum(counts.values()), "ratings_saved": saved,
                         "mean_se": pytest.approx(sum(se.values()) / 12), "fixed_design_ratings": 48}
     assert retired >= 6 and sum(counts.values()) < 48
 

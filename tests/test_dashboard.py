@@ -2,12 +2,13 @@
 ratings, it is recomputed when (and only when) ratings change, says in words why a statistic
 cannot be shown yet, and the console shows it for every study type."""
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from metrics.agreement import (krippendorff_alpha, mean_offdiagonal, pairwise_agreement, pairwise_qwk,
-                               rating_matrix, validate_ratings)
+from metrics.agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
+                               pairwise_qwk, rating_matrix, validate_ratings)
 from studyapp import auth, dashboard, exports, storage, studies
 from studyapp.simulate import simulate_study
 from studyhelpers import make_annotators, make_study, rate_all
@@ -47,8 +48,13 @@ def test_agreement_over_time_is_alpha_of_the_ratings_given_so_far(simulated):
         head = ordered.iloc[:row.ratings]
         assert row.alpha == pytest.approx(krippendorff_alpha(rating_matrix(head)))
         assert row.annotators == head["annotator"].nunique()
+        ci = bootstrap_intervals(rating_matrix(head), n_resamples=dashboard.LIVE_RESAMPLES)
+        assert [row.alpha_low, row.alpha_high] == ci["krippendorff_alpha"]
+        assert [row.agreement_low, row.agreement_high] == ci["mean_pairwise_agreement"]
     assert board.over_time["ratings"].iloc[-1] == 36
-    assert board.over_time["alpha"].iloc[-1] == pytest.approx(board.agreement["alpha"][0])
+    last = board.over_time.iloc[-1]
+    assert last["alpha"] == pytest.approx(board.agreement["alpha"][0])
+    assert [last["alpha_low"], last["alpha_high"]] == pytest.approx(board.agreement["alpha"][1])
 
 
 def test_recomputed_when_ratings_arrive_and_equal_to_a_fresh_computation(tmp_path):
@@ -147,3 +153,105 @@ def test_console_dashboard_says_why_in_words(tmp_path):
     at = console(password)
     assert not at.exception and not at.error
     assert any("only one annotator" in i.value for i in at.info)
+
+
+def test_the_report_shows_the_dashboards_numbers(simulated, tmp_path):
+    """The downloadable report's analysis and the dashboard are one computation: equal point
+    values, and equal intervals when run with the dashboard's resample count."""
+    from studyapp import analysis
+
+    board = dashboard.study_dashboard("t")
+    full = analysis.analyse_study("t")
+    assert full.agreement.krippendorff_alpha == pytest.approx(board.agreement["alpha"][0])
+    assert full.agreement.mean_pairwise_agreement == pytest.approx(board.agreement["eq13"][0])
+    assert full.agreement.mean_qwk == pytest.approx(board.agreement["qwk"][0])
+    pd.testing.assert_frame_equal(full.rater_model.items, board.rater_model.items)
+    live = analysis.analyse_study("t", n_resamples=dashboard.LIVE_RESAMPLES, permutations=dashboard.LIVE_RESAMPLES)
+    assert live.agreement.intervals["krippendorff_alpha"] == board.agreement["alpha"][1]
+    assert live.agreement.intervals["mean_pairwise_agreement"] == board.agreement["eq13"][1]
+    assert live.reliability == board.reliability
+    pd.testing.assert_frame_equal(live.over_time, board.over_time)
+    assert full.over_time["alpha"].tolist() == board.over_time["alpha"].tolist()
+    html = analysis.write_study_report("t", full, tmp_path / "report")
+    assert "Agreement as ratings arrived" in html.read_text()
+    written = pd.read_csv(html.parent / "agreement_over_time.csv")
+    assert written["ratings"].tolist() == board.over_time["ratings"].tolist()
+    assert written["alpha"].to_numpy() == pytest.approx(board.over_time["alpha"].to_numpy())
+
+
+def with_image_study(tmp_path):
+    """The with-image pass after the no-image study: alice 2 -> 2, 4, 2 and bob 3 -> 3, 3, 1."""
+    from test_image_studies import earlier_study, image_spec, invite_same
+
+    from studyapp import assignment
+    from studyapp.specs import load_spec
+
+    earlier_study(tmp_path)
+    spec = load_spec(image_spec(tmp_path))
+    people = invite_same(studies.create_study(spec), ["alice", "bob"])
+    for name, values in (("alice", [2, 4, 2]), ("bob", [3, 3, 1])):
+        for value in values:
+            task = assignment.next_item(people[name][0])
+            assignment.submit(people[name][0], task.assignment_id, value, 1.0)
+    return spec.slug
+
+
+def test_with_image_study_shows_the_update_rate(tmp_path):
+    slug = with_image_study(tmp_path)
+    board = dashboard.study_dashboard(slug)
+    titles = [s.title for s in board.sections]
+    assert titles == ["Metric–human alignment", "w per category (Eq. 14)", "Ratings changed with the image"]
+    # 6 ratings with an earlier answer, alice's 2 -> 4 and bob's 3 -> 1 changed: 2 of 6
+    assert board.sections[2].text.startswith("2 of 6 ratings with an earlier answer were updated (33.3%")
+    # alpha of the image pass itself: alice 2, 4, 2 and bob 3, 3, 1 on three pairs
+    assert board.agreement["alpha"][0] == pytest.approx(krippendorff_alpha(rating_matrix(main_ratings(slug))))
+
+
+def test_imsitu_study_says_why_before_any_mark(tmp_path):
+    from test_imsitu_study import write_study
+
+    from studyapp.specs import load_spec
+
+    studies.create_study(load_spec(write_study(tmp_path)))
+    board = dashboard.study_dashboard("verbs")
+    assert "marks, not ratings" in board.unavailable["agreement"]
+    assert board.unavailable["analyses"] == "study 'verbs' has no main ratings yet"
+    assert board.sections == []
+
+
+@pytest.mark.slow
+def test_console_dashboard_for_the_image_types(tmp_path):
+    """The with-image pass and a CrossHOI curation study, both on the console without error."""
+    from test_image_studies import curation_spec
+
+    with_image_study(tmp_path)
+    studies.create_study(curation_spec(tmp_path))
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    at = console(password)
+    assert not at.exception and not at.error
+    for slug, expect in (("second", "Ratings changed with the image"), ("cur", "no question has been curated yet")):
+        next(s for s in at.selectbox if s.label == "Study").select(slug).run()
+        assert not at.exception and not at.error
+        shown = [m.value for m in at.markdown] + [i.value for i in at.info] + [c.value for c in at.caption]
+        assert any(expect in text for text in shown), (slug, shown)
+
+
+def test_adaptive_study_shows_items_retired_and_ratings_saved(tmp_path):
+    from sqlmodel import select
+    from test_adaptive import rate_until_done, write_adaptive_spec
+
+    from studyapp.models import Item
+    from studyapp.specs import load_spec
+
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))   # target SE 0.4, max 4 raters
+    for index, annotator_id in enumerate(make_annotators(study_id, 6)):
+        rate_until_done(annotator_id, index)
+    board = dashboard.study_dashboard("a")
+    counts = main_ratings("a")["item_id"].value_counts()
+    with storage.read_session() as session:
+        se = dict(session.exec(select(Item.item_key, Item.model_se)).all())
+    retired = [key for key in se if se[key] <= 0.4]
+    assert board.adaptive["retired"] == len(retired) >= 6
+    assert board.adaptive["ratings"] == counts.sum() < 48
+    assert board.adaptive["ratings_saved"] == sum(4 - counts[key] for key in retired) > 0
