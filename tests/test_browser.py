@@ -45,6 +45,7 @@ if not _browser_available():
 
 selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -104,7 +105,9 @@ def button(driver, label_start: str):
             if b.text.strip().startswith(label_start) and b.is_displayed() and b.is_enabled():
                 return b
         return False
-    return WebDriverWait(driver, WAIT_S).until(find, message=f"waiting for button {label_start!r}")
+    # a rerun (or the console dashboard's timed refresh) may replace a button while it is read
+    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        find, message=f"waiting for button {label_start!r}")
 
 
 SCRIPT_FINISHED = """return document.querySelector('[data-testid="stApp"]')

@@ -6,6 +6,7 @@ progress."""
 from __future__ import annotations
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
@@ -17,6 +18,7 @@ from test_adaptive import EASY, HARD_BASE, answer, ratings_per_item, write_adapt
 from test_browser import WAIT_S, browser, button, press, running_app, wait_idle  # noqa: F401
 
 pytestmark = pytest.mark.slow
+STALE = (StaleElementReferenceException,)   # the bar is replaced by each rerun
 
 
 def bar_item(driver) -> int | None:
@@ -25,13 +27,13 @@ def bar_item(driver) -> int | None:
     return int(bars[0].get_attribute("data-item")) if bars else None
 
 
-def item_on_screen(driver) -> str:
-    """The key of the item whose answer bar is on screen."""
+def item_on_screen(driver) -> tuple[int, str]:
+    """(assignment id, item key) of the item whose answer bar is on screen."""
     wait_idle(driver)
-    assignment_id = bar_item(driver)
+    assignment_id = WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(bar_item)
     with storage.read_session() as session:
-        return session.exec(select(Item.item_key).join(Assignment, Assignment.item_id == Item.id)
-                            .where(Assignment.id == assignment_id)).one()
+        return assignment_id, session.exec(select(Item.item_key).join(Assignment, Assignment.item_id == Item.id)
+                                           .where(Assignment.id == assignment_id)).one()
 
 
 def rate_in_browser(driver, link: str, index: int) -> list[str]:
@@ -43,11 +45,10 @@ def rate_in_browser(driver, link: str, index: int) -> list[str]:
         wait_idle(driver)
         if "Thank you!" in driver.find_element(By.TAG_NAME, "body").text:
             return shown
-        key = item_on_screen(driver)
+        before, key = item_on_screen(driver)
         shown.append(key)
-        before = bar_item(driver)
         press(driver, str(answer(key, index)))
-        WebDriverWait(driver, WAIT_S).until(   # the next item's bar, or the completion page
+        WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(   # the next bar, or the end
             lambda d: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
 
 

@@ -9,6 +9,7 @@ import json
 import time
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -30,7 +31,8 @@ def widget(driver, testid: str, label: str):
             if element.text.strip().startswith(label) and element.is_displayed():
                 return element
         return False
-    return WebDriverWait(driver, WAIT_S).until(find, message=f"waiting for the {label!r} widget")
+    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        find, message=f"waiting for the {label!r} widget")
 
 
 def choose(driver, label: str, option: str) -> None:
