@@ -7,7 +7,6 @@ import sys
 
 import pytest
 from sqlmodel import select
-from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from metrics import InputError
@@ -15,7 +14,7 @@ from studyapp import accounts, auth, exports, storage, studies
 from studyapp.accounts import Actor
 from studyapp.models import Event, Researcher, Study
 from studyapp.specs import load_spec
-from studyhelpers import write_spec
+from studyhelpers import signed_in, write_spec
 
 ALICE, BOB, VIEW = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 
@@ -139,16 +138,6 @@ def test_cli_account_commands(tmp_path):
     refused = cli("add", "bob", "--role", "researcher", stdin="short\n")
     assert refused.returncode == 2 and refused.stderr.strip() == "error: password: at least 8 characters"
     assert cli("set-password", "alice", stdin="new-alice-password\n").returncode == 0
-
-
-def signed_in(name: str, password: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-account").input(name)
-    at.text_input(key="signin-password").input(password)
-    at.button[0].click().run()
-    assert not at.exception and not at.error
-    return at
 
 
 def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
