@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
 from studyapp import assignment, studies
 from studyapp.specs import load_spec
 from studyapp.storage import read_session
@@ -70,3 +73,14 @@ def rate_all(annotator_id: int, value: int = 2) -> list[str]:
         assignment.submit(annotator_id, task.assignment_id, value, 1.0)
         keys.append(task.item_key)
     return keys
+
+
+def signed_in(name: str, password: str) -> AppTest:
+    """The console page (AppTest) after signing in as account ``name``."""
+    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
+    at.switch_page("views/console.py").run()
+    at.text_input(key="signin-account").input(name)
+    at.text_input(key="signin-password").input(password)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    return at

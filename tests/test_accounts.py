@@ -7,15 +7,14 @@ import sys
 
 import pytest
 from sqlmodel import select
-from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from metrics import InputError
 from studyapp import accounts, auth, exports, storage, studies
 from studyapp.accounts import Actor
-from studyapp.models import Event, Researcher, Study
+from studyapp.models import Annotator, Event, Researcher, Study
 from studyapp.specs import load_spec
-from studyhelpers import write_spec
+from studyhelpers import signed_in, write_spec
 
 ALICE, BOB, VIEW = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 
@@ -141,16 +140,6 @@ def test_cli_account_commands(tmp_path):
     assert cli("set-password", "alice", stdin="new-alice-password\n").returncode == 0
 
 
-def signed_in(name: str, password: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-account").input(name)
-    at.text_input(key="signin-password").input(password)
-    at.button[0].click().run()
-    assert not at.exception and not at.error
-    return at
-
-
 def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
     at = signed_in("alice", "alice-password")
     assert at.selectbox[0].options == ["sa — Test study (open)"]
@@ -160,3 +149,23 @@ def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
     assert "Create a study" not in [h.value for h in at.subheader]
     labels = [t.label for t in at.tabs]
     assert labels == ["Dashboard", "Progress", "Preview"]     # no invite or export for a viewer
+
+
+def test_the_audit_entry_and_its_action_commit_together(two_studies, monkeypatch):
+    a, _ = two_studies
+    before = audit()
+    with storage.read_session() as session:
+        annotators = len(session.exec(select(Annotator)).all())
+
+    def entry_then_failure(*args, **kwargs):
+        storage.log_event(*args, **kwargs)
+        raise RuntimeError("disk full")           # the audit write fails inside the action's transaction
+
+    monkeypatch.setattr(studies, "log_event", entry_then_failure)
+    with pytest.raises(RuntimeError):
+        studies.invite(a, 2, actor=ALICE)
+    with pytest.raises(RuntimeError):
+        studies.set_status(a, "paused", actor=ALICE)
+    assert audit() == before and study(a).status == "open"
+    with storage.read_session() as session:
+        assert len(session.exec(select(Annotator)).all()) == annotators

@@ -11,9 +11,9 @@ import pytest
 from conftest import ROOT
 from metrics import InputError
 from metrics.detections import write_jsonl
-from studyapp import matrix_versions, scoring
+from studyapp import accounts, matrix_versions, scoring
 from studyapp.simulate import simulate_study
-from studyhelpers import make_study
+from studyhelpers import make_study, signed_in
 
 
 @pytest.fixture
@@ -65,3 +65,29 @@ def test_a_bad_predictions_file_is_named_with_its_line(files):
         scoring.score_models(files / "gt.jsonl", {"broken": bad})
     with pytest.raises(InputError, match="no matrix version named 'nope'"):
         scoring.score_models(files / "gt.jsonl", {"a": files / "model_a.jsonl"}, ["nope"])
+
+
+def test_console_scoring_tab_signs_in_uploads_and_shows_the_command_figures(files):
+    accounts.add_account("vera", "viewer", "vera-password")     # a viewer may score models
+    at = signed_in("vera", "vera-password")
+    gt, pred = at.file_uploader(key="score-gt"), at.file_uploader(key="score-pred")
+    gt.set_value(("gt.jsonl", (files / "gt.jsonl").read_bytes(), "application/octet-stream"))
+    pred.set_value([(name, (files / name).read_bytes(), "application/octet-stream")
+                    for name in ("model_a.jsonl", "model_b.jsonl")])
+    at.run()
+    at.button(key="score").click().run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "SHOE mAP" in d.value.columns)
+    assert list(table["model"]) == ["model_a", "model_b"]
+    for (_, row), pred_name in zip(table.iterrows(), ("model_a.jsonl", "model_b.jsonl")):
+        cli = cli_score(files, pred_name)
+        assert row["SHOE mAP"] == round(100 * cli["shoe_map"], 2)
+        assert row["mAP (Full)"] == round(100 * cli["hico"]["default"]["full"], 2)
+    assert accounts.audit_log(accounts.FIRST_OWNER)["who"].iloc[0] == "vera"
+    assert accounts.audit_log(accounts.FIRST_OWNER)["action"].iloc[0] == "scored"
+
+    broken = (files / "model_a.jsonl").read_text().splitlines()[0] + "\n{not json\n"
+    at.file_uploader(key="score-pred").set_value(("broken.jsonl", broken.encode(), "application/octet-stream"))
+    at.button(key="score").click().run()
+    shown = at.error[0].value.replace("\\", "").replace("\u2060", "")    # as read, without markdown escapes
+    assert len(at.error) == 1 and shown.startswith("broken.jsonl: line 2 column 2: invalid JSON")

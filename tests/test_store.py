@@ -10,8 +10,9 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel, select
 
-from studyapp import assignment, migrations, storage
-from studyapp.models import Event, Rating
+from studyapp import accounts, assignment, migrations, storage
+from studyapp.accounts import Actor
+from studyapp.models import Event, Rating, Study
 from studyhelpers import make_annotators, make_study, ratings_of
 
 pytestmark = pytest.mark.usefixtures("db_backend")
@@ -94,6 +95,43 @@ def test_upgrade_from_version_1_keeps_rows(fresh_db):
             conn.execute(text("INSERT INTO annotator (study_id, pseudonym, source, token_hash, "
                               "seed, created_at, prolific_pid) VALUES (1, 'q', 'prolific', 'ghi', "
                               "1, '2025-01-02', 'PID1')"))
+
+
+def test_upgrade_from_version_6_adds_accounts_and_keeps_rows(fresh_db):
+    url = fresh_db()
+    old = create_engine(url)
+    with old.begin() as conn:
+        assert migrations.upgrade(conn, target=6) == [1, 2, 3, 4, 5, 6]
+        conn.execute(text("INSERT INTO study (id, slug, title, study_type, spec_json, status, "
+                          "raters_per_item, created_at) VALUES (1, 'old', 'Old study', "
+                          "'hoi_similarity', '{}', 'open', 3, '2025-01-02 03:04:05')"))
+        conn.execute(text("INSERT INTO event (id, study_id, kind, detail, created_at) VALUES "
+                          "(4, 1, 'study_created', '{\"slug\": \"old\"}', '2025-01-02 03:04:05')"))
+        conn.execute(text("INSERT INTO matrix_version (id, name, created_at, provenance_json, verb_npz, "
+                          "object_npz) VALUES (2, 'v1', '2025-01-03', '{}', 'VERB', 'OBJ')"))
+    old.dispose()
+    with create_engine(url).connect() as conn:
+        assert not inspect(conn).has_table("researcher")
+        assert "owner" not in {c["name"] for c in inspect(conn).get_columns("study")}
+
+    engine = storage.get_engine(url)  # opening the database upgrades it
+    with engine.connect() as conn:
+        assert migrations.current_version(conn) == 7
+        assert conn.execute(text("SELECT slug, status, owner FROM study")).one() == ("old", "open", None)
+        assert conn.execute(text("SELECT id, kind, actor FROM event")).one() == (4, "study_created", None)
+        assert conn.execute(text("SELECT name, verb_npz, object_npz FROM matrix_version")).one() == (
+            "v1", "VERB", "OBJ")
+        assert conn.execute(text("SELECT COUNT(*) FROM researcher")).scalar() == 0
+    with storage.read_session(engine) as session:
+        study = session.get(Study, 1)
+    # a study from before accounts has no owner: the platform owner and viewers see it, no researcher does
+    assert accounts.may(accounts.FIRST_OWNER, "change", study)
+    assert accounts.may(Actor("vera", "viewer"), "view", study)
+    assert not accounts.may(Actor("vera", "viewer"), "change", study)
+    assert not accounts.may(Actor("alice", "researcher"), "view", study)
+    # the old event shows in the audit log with no actor
+    with storage.read_session(engine) as session:
+        assert [(e.kind, e.actor) for e in session.exec(select(Event))] == [("study_created", None)]
 
 
 def test_upgrade_is_idempotent(fresh_db):

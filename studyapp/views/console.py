@@ -365,7 +365,10 @@ def scoring_section() -> None:
                     gt_path, models, chosen, progress=lambda f, text: bar.progress(f, text=text), actor=actor())
             except InputError as exc:
                 bar.empty()
-                st.error(inert.text(exc))
+                message = str(exc)
+                for path in (gt_path, *models.values()):   # the uploaded name, not the temporary folder
+                    message = message.replace(str(path), path.name)
+                st.error(inert.text(message))
     scores = st.session_state.get("scores")
     if scores is not None:
         st.dataframe(scores.table, hide_index=True)
