@@ -51,6 +51,7 @@ class Actor:
 
 
 CLI = Actor("cli", "owner")
+_UNKNOWN_ACCOUNT_HASH = auth.slow_hash("no account has this password")
 FIRST_OWNER = Actor("owner", "owner")
 
 # what each role may do; "own" = only on studies the actor owns
@@ -77,6 +78,17 @@ def require(actor: Actor, action: str, study: Study | None = None) -> None:
                 "accounts": "manage accounts"}[action]
         target = f" study {study.slug!r}" if study is not None else ""
         raise InputError(f"{actor.name} ({actor.role}) may not {what}{target}")
+
+
+def require_studies(actor: Actor, action: str, slugs: list[str], engine=None) -> list[Study]:
+    """The studies named ``slugs``, in order, once ``actor`` may ``action`` each of them."""
+    with read_session(engine) as session:
+        found = {s.slug: s for s in session.exec(select(Study).where(Study.slug.in_(list(slugs))))}
+    for slug in slugs:
+        if slug not in found:
+            raise InputError(f"no study named {slug!r}")
+        require(actor, action, found[slug])
+    return [found[slug] for slug in slugs]
 
 
 def visible(actor: Actor, studies: list[Study]) -> list[Study]:
@@ -133,9 +145,10 @@ def sign_in(session: Session, name: str, password: str, source: str | None) -> t
         result = auth.admin_login(session, password, source)
         return result, FIRST_OWNER if result.ok else None
     account = session.exec(select(Researcher).where(Researcher.name == name)).first()
+    # an unknown name costs the same scrypt as a known one, so timing does not tell names apart
+    stored = account.password_hash if account is not None else _UNKNOWN_ACCOUNT_HASH
     result = auth.admin_login(session, password, source, account=name,
-                              check=lambda: account is not None
-                              and auth.check_slow_hash(password, account.password_hash))
+                              check=lambda: auth.check_slow_hash(password, stored) and account is not None)
     return result, Actor(account.name, account.role) if result.ok else None
 
 

@@ -3,15 +3,17 @@ tuning, and the HTML report."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.agreement import AgreementReport, agreement_report, rating_matrix, validate_ratings
+from metrics.agreement import (AgreementReport, agreement_report, bootstrap_intervals, krippendorff_alpha,
+                               mean_offdiagonal, pairwise_agreement, rating_matrix, validate_ratings)
 from metrics.alignment import alignment_table
 from metrics.baseline import load_default
 from metrics.rater_model import RaterModel, fit_rater_model
@@ -21,18 +23,21 @@ from metrics.study_items import component_similarities, join_ratings
 from metrics.tuning import tune_w
 
 from . import config
-from .dashboard import agreement_over_time
 from .exports import study_tables
+
+LIVE_RESAMPLES = 200   # bootstrap resamples and permutations of the console's live figures
+TIME_POINTS = 10       # agreement over time: at this many rating counts
 
 
 @dataclass
 class StudyAnalysis:
     agreement: AgreementReport
-    alignment: dict | None
-    tuning: dict | None
+    alignment: dict | None = None
+    tuning: dict | None = None
     rater_model: RaterModel | None = None
     reliability: dict | None = None
-    over_time: pd.DataFrame | None = None   # agreement at successive rating counts (the dashboard's)
+    over_time: pd.DataFrame | None = None   # agreement at successive rating counts
+    unavailable: dict = field(default_factory=dict)   # part -> why it could not be computed
 
 
 def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
@@ -48,11 +53,71 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     if ratings["annotator"].nunique() < 2:
         raise InputError("the analysis needs ratings from at least two annotators")
     ratings = validate_ratings(ratings, f"study {slug}")
-    report = agreement_report(ratings, n_resamples=n_resamples)
-    model = fit_rater_model(ratings)
-    stats = reliability(rating_matrix(ratings), n_resamples=n_resamples)
-    alignment, tuning = pair_analyses(tables["items.csv"], ratings, permutations)
-    return StudyAnalysis(report, alignment, tuning, model, stats, agreement_over_time(ratings, n_resamples))
+    result = rating_analyses(ratings, n_resamples)
+    result.alignment, result.tuning = pair_analyses(tables["items.csv"], ratings, permutations)
+    return result
+
+
+def rating_analyses(ratings: pd.DataFrame, n_resamples: int) -> StudyAnalysis:
+    """Agreement (``n_resamples`` bootstrap resamples), the rater model, reliability and agreement
+    over time of validated main ratings — one computation for the report and the console's
+    dashboard. A rater model or reliability table that cannot be fitted is None, with the
+    reason in ``unavailable``; undefined agreement (no variation) is an InputError."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        report = agreement_report(ratings, n_resamples=n_resamples)
+    if not np.isfinite(report.krippendorff_alpha):
+        raise InputError("the items rated by two or more annotators all got the same rating so far, "
+                         "so agreement beyond chance is undefined")
+    result = StudyAnalysis(report, over_time=agreement_over_time(ratings, n_resamples))
+    for name, fit in (("rater_model", lambda: fit_rater_model(ratings)),
+                      ("reliability", lambda: reliability(rating_matrix(ratings), n_resamples=n_resamples))):
+        try:
+            setattr(result, name, fit())
+        except InputError as exc:
+            result.unavailable[name] = str(exc)
+    return result
+
+
+def why_no_agreement(main: pd.DataFrame) -> str | None:
+    """Why agreement cannot be computed yet from these main ratings, or None."""
+    if main.empty:
+        return "no main ratings yet"
+    n_annotators = main["annotator"].nunique()
+    if n_annotators < 2:
+        return f"only one annotator ({main['annotator'].iloc[0]}) has rated so far; agreement needs two"
+    shared = main.groupby("item_id")["annotator"].nunique()
+    if not (shared >= 2).any():
+        return (f"{n_annotators} annotators have rated, but no item has been rated by two of them yet "
+                "(each statistic compares annotators on the items they share)")
+    if main["rating"].astype(str).nunique() < 2:
+        return "every rating so far has the same value, so agreement beyond chance is undefined"
+    return None
+
+
+def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES,
+                        points: int = TIME_POINTS) -> pd.DataFrame:
+    """Krippendorff's α and the mean Eq. 13 agreement, each with its bootstrap interval
+    (``n_resamples``), of the ratings given up to each of ``points`` evenly spaced rating counts
+    (in ``created_at`` order); counts at which α is not defined yet are left out."""
+    ordered = ratings.sort_values("created_at", kind="stable")
+    rows = []
+    for n in sorted({int(round(k)) for k in np.linspace(len(ordered) / points, len(ordered), points)}):
+        head = ordered.iloc[:n]
+        if n < 2 or why_no_agreement(head):
+            continue
+        matrix = rating_matrix(head)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = krippendorff_alpha(matrix)
+        if np.isfinite(alpha):   # undefined while the items rated twice all got one value
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ci = bootstrap_intervals(matrix, n_resamples=n_resamples)
+            rows.append({"ratings": n, "annotators": int(head["annotator"].nunique()), "alpha": alpha,
+                         "alpha_low": ci["krippendorff_alpha"][0], "alpha_high": ci["krippendorff_alpha"][1],
+                         "agreement": mean_offdiagonal(pairwise_agreement(matrix)),
+                         "agreement_low": ci["mean_pairwise_agreement"][0],
+                         "agreement_high": ci["mean_pairwise_agreement"][1]})
+    return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "alpha_low", "alpha_high",
+                                       "agreement", "agreement_low", "agreement_high"])
 
 
 def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict | None, dict | None]:

@@ -15,24 +15,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from threading import Lock
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from metrics import InputError
-from metrics.agreement import (agreement_report, bootstrap_intervals, krippendorff_alpha, mean_offdiagonal,
-                               pairwise_agreement, rating_matrix, validate_ratings)
+from metrics.agreement import validate_ratings
 
+from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
 from .exports import study_tables
 from .models import Rating, Study
 from .storage import get_engine, read_session
 from .studies import progress, spec_of, study_by_slug
 from .studytypes import get_type
 
-LIVE_RESAMPLES = 200   # bootstrap resamples and permutations of the live figures
-TIME_POINTS = 10       # agreement over time: at this many rating counts
 
 
 @dataclass
@@ -118,78 +115,25 @@ def annotator_table(annotators: pd.DataFrame) -> pd.DataFrame:
     return annotators[[c for c in columns if c in annotators.columns]].reset_index(drop=True)
 
 
-def why_no_agreement(main: pd.DataFrame) -> str | None:
-    """Why agreement cannot be computed yet from these main ratings, or None."""
-    if main.empty:
-        return "no main ratings yet"
-    n_annotators = main["annotator"].nunique()
-    if n_annotators < 2:
-        return f"only one annotator ({main['annotator'].iloc[0]}) has rated so far; agreement needs two"
-    shared = main.groupby("item_id")["annotator"].nunique()
-    if not (shared >= 2).any():
-        return (f"{n_annotators} annotators have rated, but no item has been rated by two of them yet "
-                "(each statistic compares annotators on the items they share)")
-    if main["rating"].astype(str).nunique() < 2:
-        return "every rating so far has the same value, so agreement beyond chance is undefined"
-    return None
-
-
 def rating_statistics(board: Dashboard, main: pd.DataFrame) -> None:
-    """Agreement with intervals, its course over time, the rater model and reliability."""
-    from metrics.rater_model import fit_rater_model
-    from metrics.reliability import reliability
-
+    """Agreement with intervals, its course over time, the rater model and reliability: the
+    report's computation (``analysis.rating_analyses``) with the live resample count."""
     reason = why_no_agreement(main)
     if reason:
         for name in ("agreement", "over_time", "rater_model", "reliability"):
             board.unavailable[name] = reason
         return
-    ratings = validate_ratings(main, "the study's ratings")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        report = agreement_report(ratings, n_resamples=LIVE_RESAMPLES)
-    if not np.isfinite(report.krippendorff_alpha):
-        board.unavailable["agreement"] = ("the items rated by two or more annotators all got the same "
-                                          "rating so far, so agreement beyond chance is undefined")
+    try:
+        result = rating_analyses(validate_ratings(main, "the study's ratings"), LIVE_RESAMPLES)
+    except InputError as exc:
+        board.unavailable["agreement"] = str(exc)
         return
-    ci = report.intervals
+    report, ci = result.agreement, result.agreement.intervals
     board.agreement = {
         "alpha": (report.krippendorff_alpha, ci.get("krippendorff_alpha")),
         "eq13": (report.mean_pairwise_agreement, ci.get("mean_pairwise_agreement")),
         "qwk": (report.mean_qwk, None),   # no interval: one scikit-learn kappa per pair and resample
         "level": report.level, "n_items": report.n_items, "n_annotators": report.n_annotators,
         "n_ratings": report.n_ratings, "report": report}
-    board.over_time = agreement_over_time(ratings)
-    try:
-        board.rater_model = fit_rater_model(ratings)
-    except InputError as exc:
-        board.unavailable["rater_model"] = str(exc)
-    try:
-        board.reliability = reliability(rating_matrix(ratings), n_resamples=LIVE_RESAMPLES)
-    except InputError as exc:
-        board.unavailable["reliability"] = str(exc)
-
-
-def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES,
-                        points: int = TIME_POINTS) -> pd.DataFrame:
-    """Krippendorff's α and the mean Eq. 13 agreement, each with its bootstrap interval
-    (``n_resamples``), of the ratings given up to each of ``points`` evenly spaced rating counts
-    (in ``created_at`` order); counts at which α is not defined yet are left out."""
-    ordered = ratings.sort_values("created_at", kind="stable")
-    rows = []
-    for n in sorted({int(round(k)) for k in np.linspace(len(ordered) / points, len(ordered), points)}):
-        head = ordered.iloc[:n]
-        if n < 2 or why_no_agreement(head):
-            continue
-        matrix = rating_matrix(head)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            alpha = krippendorff_alpha(matrix)
-        if np.isfinite(alpha):   # undefined while the items rated twice all got one value
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ci = bootstrap_intervals(matrix, n_resamples=n_resamples)
-            rows.append({"ratings": n, "annotators": int(head["annotator"].nunique()), "alpha": alpha,
-                         "alpha_low": ci["krippendorff_alpha"][0], "alpha_high": ci["krippendorff_alpha"][1],
-                         "agreement": mean_offdiagonal(pairwise_agreement(matrix)),
-                         "agreement_low": ci["mean_pairwise_agreement"][0],
-                         "agreement_high": ci["mean_pairwise_agreement"][1]})
-    return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "alpha_low", "alpha_high",
-                                       "agreement", "agreement_low", "agreement_high"])
+    board.over_time, board.rater_model, board.reliability = result.over_time, result.rater_model, result.reliability
+    board.unavailable.update(result.unavailable)

@@ -32,7 +32,7 @@ from sqlmodel import select
 from metrics.jsonio import StagedFolder
 
 from . import config
-from .accounts import CLI, Actor, require
+from .accounts import CLI, Actor, require_studies
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating
 from .storage import log_event, read_session, write_session
 from .studies import annotator_status, spec_of, study_by_slug
@@ -163,11 +163,8 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
 
     The folder is built under a temporary name and renamed into place complete; a second export
     in the same second gets ``<timestamp>-2`` (names are claimed by exclusive creation)."""
-    with read_session(engine) as session:
-        require(actor, "change", study_by_slug(session, slug))
+    (study,) = require_studies(actor, "change", [slug], engine)
     tables = study_tables(slug, engine)
-    with read_session(engine) as session:
-        study = study_by_slug(session, slug)
     if not get_type(study.study_type).custom_response:
         tables.update(model_tables(tables["ratings.csv"], spec_of(study).scale.values))
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
@@ -177,7 +174,6 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
             (folder / name).write_bytes(csv_bytes(frame))
     try:
         with write_session(engine) as session:
-            study = study_by_slug(session, slug)
             log_event(session, "exported", study.id, actor=actor.name, folder=str(staged.path),
                       ratings=len(tables["ratings.csv"]))
     except BaseException:

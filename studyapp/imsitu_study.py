@@ -120,7 +120,8 @@ def clusters_from_items(fields_list) -> SenseClusters | None:
     return SenseClusters(clusters, by_image) if found else None
 
 
-def analyse_study(slug: str, n_resamples: int = 1000, seed: int = 0, engine: Engine | None = None) -> dict:
+def analyse_study(slug: str, n_resamples: int = 1000, seed: int = 0, engine: Engine | None = None,
+                  tables: dict | None = None) -> dict:
     """Human accuracy per model, plus the alignment table when every image has a gold verb.
 
     Returns ``{"human_accuracy": {model: {...}}, "alignment": dict | None, "n_annotators",
@@ -130,7 +131,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, seed: int = 0, engine: Eng
     from .storage import read_session
     from .studies import study_by_slug, study_items
 
-    tables = study_tables(slug, engine)
+    tables = tables or study_tables(slug, engine)   # the caller's, when it has read them already
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]
     if ratings.empty:

@@ -30,11 +30,10 @@ from metrics.recalibration import recalibrate
 from metrics.similarity import SimilarityMatrix
 from metrics.study_items import join_ratings
 
-from .accounts import CLI, Actor, require
+from .accounts import CLI, Actor, require_studies
 from .exports import study_tables
 from .models import MatrixVersion
 from .storage import log_event, read_session, write_session
-from .studies import study_by_slug
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PAIR_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
@@ -84,9 +83,7 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
                         engine: Engine | None = None, actor: Actor = CLI) -> Recalibration:
     """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings
     (studies ``actor`` may change: a researcher's own)."""
-    with read_session(engine) as session:
-        for slug in slugs:
-            require(actor, "change", study_by_slug(session, slug))
+    require_studies(actor, "change", slugs, engine)
     items = rated_items(slugs, engine)
     if based_on:
         verb, obj, _ = load_version(based_on, engine)
@@ -128,9 +125,7 @@ def _matrix_from_text(text: str, what: str) -> SimilarityMatrix:
 def save_version(name: str, run: Recalibration, engine: Engine | None = None, *,
                  actor: Actor = CLI) -> MatrixVersion:
     """Store the run's matrices as version ``name`` (refused when the name exists)."""
-    with read_session(engine) as session:
-        for slug in run.studies:
-            require(actor, "change", study_by_slug(session, slug))
+    require_studies(actor, "change", run.studies, engine)
     if not NAME.fullmatch(name or ""):
         raise InputError(f"version name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
                          "starting with a letter or digit")

@@ -25,6 +25,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def answers_health_check(base: str) -> bool:
+    """Whether the server at ``base`` answers Streamlit's health check (False while it is not
+    listening yet)."""
+    try:
+        with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def running_app(tmp_path, port: int | None = None):
     """The app on ``port`` (default: a free one) over the database of the test; yields its
@@ -39,13 +49,7 @@ def running_app(tmp_path, port: int | None = None):
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + WAIT_S
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
+    while not answers_health_check(base):
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             raise RuntimeError(f"the app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")

@@ -138,6 +138,14 @@ def test_cli_account_commands(tmp_path):
     refused = cli("add", "bob", "--role", "researcher", stdin="short\n")
     assert refused.returncode == 2 and refused.stderr.strip() == "error: password: at least 8 characters"
     assert cli("set-password", "alice", stdin="new-alice-password\n").returncode == 0
+    assert "bob" not in cli("list").stdout                   # the refused account was not made
+    url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
+    with storage.write_session(storage.get_engine(url)) as session:   # the new password signs in
+        assert accounts.sign_in(session, "alice", "new-alice-password", "10.0.0.2")[0].ok
+        assert not accounts.sign_in(session, "alice", "alice-password", "10.0.0.2")[0].ok
+    with storage.read_session(storage.get_engine(url)) as session:
+        created = session.exec(select(Event).where(Event.kind == "account_created")).one()
+    assert created.actor == "cli"
 
 
 def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):

@@ -201,7 +201,7 @@ def test_console_sign_in_and_export_download(server, browser):
     field.send_keys("browser-pw")
     button(browser, "Sign in").click()
     wait_text(browser, "only one annotator")   # the dashboard, first tab
-    tab = WebDriverWait(browser, WAIT_S).until(
+    tab = WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
                         if t.text.strip() == "Export"), False))
     tab.click()
@@ -485,7 +485,8 @@ def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
         wait_text(browser, "you gave 3")
         press(browser, Keys.BACKSPACE)
         wait_text(browser, "you gave can't judge")
-        WebDriverWait(browser, WAIT_S).until(  # the bar of the revisited item shows its comment
+        WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+            # the bar of the revisited item shows its comment (a rerun may replace the bar while it is read)
             lambda d: d.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute("value")
             == "verb 2 unclear", message="waiting for the stored comment in the box")
     with storage.read_session() as session:

@@ -135,7 +135,7 @@ class ImsituCorrectness(StudyType):
         from .. import charts, imsitu_study
         from ..dashboard import Section
 
-        result = imsitu_study.analyse_study(slug, n_resamples=resamples)
+        result = imsitu_study.analyse_study(slug, n_resamples=resamples, tables=tables)
         accuracy = imsitu_study.human_accuracy_table(result)
         sections = [Section("Human accuracy",
                             f"{result['n_annotators']} annotators, {result['n_ratings']} ratings; "
