@@ -4,12 +4,15 @@ Builds, in a temporary SQLite database, a ``hoi_similarity`` study of 500 sample
 (``[items] source = "sampler"``, 5 raters per item) and lets ``studyapp simulate`` add 5 raters
 (2,500 ratings; about a minute, not timed). Then, in one run:
 
-  (a) ``python -m studyapp report SLUG`` as a fresh process (start-up, reading the study,
-      agreement, alignment with its permutation tests, w tuning, the HTML report with its PNG
-      plots), median of --runs;
-  (b) the console's "Download report.html" in this process: the full analysis
-      (``analyse_study``) and the HTML report with its PNG plots (``write_study_report``),
-      median of --runs each (the console's live dashboard: ``benchmarks.dashboard``);
+  (a) ``python -m studyapp report SLUG`` as a fresh process, median of --runs each way:
+      computed (``--no-cache``, what the first report after new ratings costs: start-up,
+      reading the study, agreement, alignment with its permutation tests, w tuning, the HTML
+      report with its PNG plots) and with the ratings unchanged since the last report (the
+      cached report copied: ``studyapp.report_cache``);
+  (b) the console's "Download report.html" in this process, computed (the full analysis,
+      ``analyse_study``, and the HTML report with its PNG plots, ``write_study_report``) and
+      from the cache (``report_cache.study_report``), median of --runs each (the console's live
+      dashboard: ``benchmarks.dashboard``);
   (c) before / after of the part issue 16 replaced: the WordNet path / Wu-Palmer / LCH
       baselines of the study's pairs with NLTK's reader (its load included, depths seeded as
       before) next to the same measures from the WordNet index (identical values, checked).
@@ -116,17 +119,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         build_study(Path(tmp))
 
-        times, loads = [], []
-        for _ in range(args.runs):
-            loads.append(load())
-            start = time.perf_counter()
-            studyapp("report", "report-bench")
-            times.append(time.perf_counter() - start)
-        report("(a) python -m studyapp report (fresh process)", times, loads)
+        for label, argv in (("computed (--no-cache)", ("--no-cache",)), ("ratings unchanged (cached)", ())):
+            times, loads = [], []
+            for _ in range(args.runs):
+                loads.append(load())
+                start = time.perf_counter()
+                studyapp("report", "report-bench", *argv)
+                times.append(time.perf_counter() - start)
+            report(f"(a) python -m studyapp report, {label}", times, loads)
 
-        from studyapp import analysis
+        from studyapp import analysis, report_cache
 
-        times, loads, downloads = [], [], []
+        times, loads, downloads, cached = [], [], [], []
         for _ in range(args.runs):
             loads.append(load())
             start = time.perf_counter()
@@ -135,8 +139,12 @@ def main() -> None:
             start = time.perf_counter()
             console_download("report-bench", result)
             downloads.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            report_cache.study_report("report-bench").path.read_bytes()
+            cached.append(time.perf_counter() - start)
         report("(b) console report.html: the full analysis", times, loads)
         report("    console report.html: the HTML report (plots drawn)", downloads, loads)
+        report("    console report.html: ratings unchanged (cached)", cached, loads)
 
         wordnet_before_after("report-bench")
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .diagnosis import ERROR_TYPES, ORACLES, SUBSETS
 from .jsonio import StagedFolder, write_json
-from .report import _png, _table_html, pyplot, write_page
+from .report import _png, _table_html, subplots, write_page
 
 _TITLES = {"human_box": "Human box", "object_box": "Object box", "both_boxes": "Both boxes",
            "association": "Association", "duplicate": "Duplicate", "interaction": "Interaction",
@@ -29,7 +29,7 @@ _TITLES = {"human_box": "Human box", "object_box": "Object box", "both_boxes": "
 def delta_map_chart(results: dict):
     """Grouped bars of ΔmAP (in mAP points, as the paper) per error type, one colour per model;
     the grouped FP / FN oracles on the right of a gap."""
-    fig, ax = pyplot().subplots(figsize=(7.0, 2.9))
+    fig, ax = subplots(figsize=(7.0, 2.9))
     names = list(results)
     width = 0.8 / max(len(names), 1)
     x = np.r_[np.arange(len(ERROR_TYPES)), len(ERROR_TYPES) + 0.6 + np.arange(2)]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pandas as pd
 from sqlmodel import Session, select
@@ -51,7 +52,6 @@ class Actor:
 
 
 CLI = Actor("cli", "owner")
-_UNKNOWN_ACCOUNT_HASH = auth.slow_hash("no account has this password")
 FIRST_OWNER = Actor("owner", "owner")
 
 # what each role may do; "own" = only on studies the actor owns
@@ -89,6 +89,13 @@ def require_studies(actor: Actor, action: str, slugs: list[str], engine=None) ->
             raise InputError(f"no study named {slug!r}")
         require(actor, action, found[slug])
     return [found[slug] for slug in slugs]
+
+
+@lru_cache(maxsize=1)
+def unknown_account_hash() -> str:
+    """A hash no password matches, checked for names without an account (made on first use:
+    scrypt costs ~0.1 s, which importing this module should not pay)."""
+    return auth.slow_hash("no account has this password")
 
 
 def visible(actor: Actor, studies: list[Study]) -> list[Study]:
@@ -146,7 +153,7 @@ def sign_in(session: Session, name: str, password: str, source: str | None) -> t
         return result, FIRST_OWNER if result.ok else None
     account = session.exec(select(Researcher).where(Researcher.name == name)).first()
     # an unknown name costs the same scrypt as a known one, so timing does not tell names apart
-    stored = account.password_hash if account is not None else _UNKNOWN_ACCOUNT_HASH
+    stored = account.password_hash if account is not None else unknown_account_hash()
     result = auth.admin_login(session, password, source, account=name,
                               check=lambda: auth.check_slow_hash(password, stored) and account is not None)
     return result, Actor(account.name, account.role) if result.ok else None

@@ -41,13 +41,14 @@ class StudyAnalysis:
 
 
 def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
-                  engine: Engine | None = None) -> StudyAnalysis:
+                  engine: Engine | None = None, tables: dict | None = None) -> StudyAnalysis:
     """Agreement of a study's main ratings, plus alignment and w tuning for HOI-pair studies.
 
     Sized for a report the researcher waits for: 1,000 bootstrap resamples and 1,000
     permutations per alignment p-value (p resolved to 1/1001; ``metrics alignment`` runs 10,000).
+    ``tables``: the study's export tables when the caller has read them already.
     """
-    tables = study_tables(slug, engine)
+    tables = tables or study_tables(slug, engine)
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]
     if ratings["annotator"].nunique() < 2:
@@ -134,9 +135,10 @@ def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int)
     return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w(rated)
 
 
-def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None) -> Path:
+def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None, *,
+                       now: datetime | None = None) -> Path:
     """Write report.html and its tables into ``exports/<study>/<timestamp>/report/``."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
     target = Path(out_dir or config.exports_dir()) / slug / stamp / "report"
     return write_report(target, agreement=analysis.agreement, alignment=analysis.alignment,
                         tuning=analysis.tuning, title=f"Study report: {slug}",

@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="agreement / alignment / w report of a study (HTML)")
     report.add_argument("study", help="study slug")
     report.add_argument("--out", type=output_dir, help="export folder (default exports/ or STUDYAPP_EXPORTS)")
+    report.add_argument("--no-cache", action="store_true",
+                        help="recompute even when the ratings, items and code are those of a cached report")
 
     check = sub.add_parser("check-images", help="check an image study's images before launch "
                                                 "(lists missing, unreadable or unsafe files)")
@@ -283,13 +285,15 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .analysis import analyse_study, write_study_report
+    from .report_cache import study_report
 
-    analysis = analyse_study(args.study)
-    a = analysis.agreement
-    print(f"{a.n_items} items, {a.n_annotators} annotators: alpha ({a.level}) {a.krippendorff_alpha:.4f}, "
-          f"mean agreement {a.mean_pairwise_agreement:.4f}, mean QWK {a.mean_qwk:.4f}")
-    print(f"wrote {write_study_report(args.study, analysis, args.out)}")
+    report = study_report(args.study, args.out, use_cache=not args.no_cache)
+    s = report.summary
+    print(f"{s['n_items']} items, {s['n_annotators']} annotators: alpha ({s['level']}) {s['alpha']:.4f}, "
+          f"mean agreement {s['agreement']:.4f}, mean QWK {s['qwk']:.4f}")
+    if report.cached:
+        print(f"ratings, items and code unchanged since {report.computed_at}: the report computed then")
+    print(f"wrote {report.path}")
     return 0
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..report import _heatmap, _png, _table_html, pyplot, write_page
+from ..report import _heatmap, _png, _table_html, subplots, write_page
 from . import aggregate
 from .runner import Ratings
 
@@ -34,7 +34,7 @@ def _fig3(ratings: dict[str, Ratings]) -> tuple[pd.DataFrame, object]:
 
 
 def _distribution_plot(ratings: dict[str, Ratings]):
-    fig, axes = pyplot().subplots(1, len(ratings), figsize=(4.2 * len(ratings), 2.8), squeeze=False)
+    fig, axes = subplots(1, len(ratings), figsize=(4.2 * len(ratings), 2.8), squeeze=False)
     for ax, (pos, r) in zip(axes[0], ratings.items()):
         dist = aggregate.distributions(r)
         width = 0.8 / max(len(dist.index), 1)
@@ -50,7 +50,7 @@ def _distribution_plot(ratings: dict[str, Ratings]):
 
 
 def _ablation_plot(abl: dict):
-    fig, ax = pyplot().subplots(figsize=(4.2, 2.8))
+    fig, ax = subplots(figsize=(4.2, 2.8))
     sizes = [row["size"] for row in abl["subsets"]]
     values = [100 * row["agreement"] for row in abl["subsets"]]
     ax.scatter(sizes, values, s=14, alpha=0.7)

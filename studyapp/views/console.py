@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import accounts, analysis, charts, config, dashboard, exports, inert, sampler, storage, studies
+from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, sampler, storage, studies
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.report import reliability_frame
@@ -271,8 +271,8 @@ def dashboard_view(slug: str, study_type: str) -> None:
         for chart in section.charts:
             st.altair_chart(chart, use_container_width=True)
     if not get_type(study_type).custom_response and board.agreement:
-        st.download_button("Download report.html (full resamples; takes a few seconds)",
-                           lambda: analysis.write_study_report(slug, analysis.analyse_study(slug)).read_bytes(),
+        st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
+                           lambda: report_cache.study_report(slug).path.read_bytes(),
                            "report.html", "text/html", key=f"report-download-{slug}")
 
 
