@@ -1,6 +1,6 @@
 # The app as README's install commands set it up (scripts/setup.sh, then ./run.sh), run as the
 # non-root user `studyapp`; the SQLite database and exports live on the volume /data (or set
-# DATABASE_URL to a PostgreSQL server; see README "Operations").
+# DATABASE_URL to a PostgreSQL server; see docs/operations.md).
 FROM python:3.11-slim
 RUN useradd --create-home --uid 10001 studyapp \
  && mkdir -p /app /data \

@@ -1,7 +1,8 @@
 """Load without loss: many annotators rating at once through several app instances.
 
-The deployment layout of the README's Operations section: several app processes ("instances",
-each with its own engine and connection pool, as behind a load balancer) on one database. Each
+The deployment layout of docs/operations.md ("Several app instances on one PostgreSQL
+database"): several app processes ("instances", each with its own engine and connection pool,
+as behind a load balancer) on one database. Each
 instance runs its annotators in threads, as Streamlit runs one thread per browser session, and
 every annotator goes through the calls the annotator page makes:
 

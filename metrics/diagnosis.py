@@ -33,7 +33,7 @@ object labels agree; θ = 0.5; the human label is always "person"):
   (§3.1.3 / §3.2.3: "after fixing all the above errors, there are still ground truth
   triplets that do not match any predictions").
 
-Decisions where the papers leave room (also in the README):
+Decisions where the papers leave room (also in docs/method.md, "Diag-HOI"):
 
 - *Which ground truth an error is fixed to* (human box, object box, association and
   interaction oracles): one joint assignment, computed once, so that "each ground truth pair is

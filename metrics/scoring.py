@@ -16,7 +16,7 @@ mAP) of every image act at once, as numpy operations. Items acting in the same s
 different images (or image-class blocks), so they never compete for the same partner and the
 result is exactly the sequential algorithm's.
 
-Decisions where the paper leaves room (also in the README):
+Decisions where the paper leaves room (also in docs/method.md, "SHOE mAP and SHOE mF1"):
 
 - SHOE candidate choice (Alg. 1 l.16, Alg. 2 l.15): highest σ, ties by higher confidence,
   then earlier prediction in file order. Alg. 1 l.30: the most similar ground truth of the

@@ -260,7 +260,8 @@ def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path):
 
 @pytest.mark.slow
 def test_readme_with_image_demo_commands_work_as_written(tmp_path):
-    """README 'The with-image pass': demo-images, simulate, create, invite --annotators-of.
+    """docs/study-types/hoi_similarity_image.md, the with-image pass: demo-images, simulate,
+    create, invite --annotators-of.
     demo-images used to write no_interaction rows that create refused; invite used to invite
     annotators who had rated nothing in the earlier study."""
     import os
@@ -312,8 +313,9 @@ def test_linking_to_an_unfinished_study_warns(tmp_path):
 
 
 def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
-    """The README's with-image demo: every row of the drawn images.csv must resolve (HICO-DET
-    has 600 classes, 80 of them no_interaction (one per object), which has no verb synset: 520 rows)."""
+    """The with-image demo of docs/study-types/hoi_similarity_image.md: every row of the drawn
+    images.csv must resolve (HICO-DET has 600 classes, 80 of them no_interaction (one per object),
+    which has no verb synset: 520 rows)."""
     from studyapp.demo_images import write_demo
     from studyapp.studytypes.hoi_similarity_image import read_image_map
     written = write_demo(tmp_path)

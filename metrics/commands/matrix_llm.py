@@ -3,7 +3,7 @@
 SHOE §4.1: candidate pairs (dataset synsets against their WordNet neighbourhood) are rated 0–4
 by several LLMs from the synsets' lemma names and glosses; the first model rates every pair and
 the others only those it scored above zero (plus a control sample of zero-rated pairs, §4.2);
-the matrix is the per-pair mean. See :mod:`metrics.llm` for the pieces and README
+the matrix is the per-pair mean. See :mod:`metrics.llm` for the pieces and docs/matrices.md
 "Building similarity matrices with LLM raters" for configuration and costs.
 """
 
