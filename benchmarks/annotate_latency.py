@@ -30,7 +30,7 @@ def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> t
     from metrics import hico
     from studyapp import auth, storage, studies
     from studyapp.models import Annotator, Assignment, Rating, utcnow
-    from studyapp.specs import ItemSpec, StudySpec
+    from studyapp.study_spec import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")

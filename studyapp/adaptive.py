@@ -24,8 +24,8 @@ from sqlmodel import Session, select
 from metrics.rater_model import RaterModel, fit_rater_model
 
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study
-from .specs import StudySpec
 from .storage import log_event, read_session, write_session
+from .study_spec import StudySpec
 
 
 def main_ratings(session: Session, study_id: int, item_id: int | None = None) -> pd.DataFrame:

@@ -1,5 +1,5 @@
-"""A study's analysis for the console: agreement, reliability, the rater model, alignment, w
-tuning, and the HTML report."""
+"""A study's analysis for the console: agreement, reliability, the rater model, the study type's
+alignment and w tuning (``report_analyses``), and the HTML report."""
 
 from __future__ import annotations
 
@@ -14,16 +14,15 @@ from sqlalchemy.engine import Engine
 from metrics import InputError
 from metrics.agreement import (AgreementReport, agreement_report, bootstrap_intervals, krippendorff_alpha,
                                mean_offdiagonal, pairwise_agreement, rating_matrix, validate_ratings)
-from metrics.alignment import alignment_table
-from metrics.baseline import load_default
 from metrics.rater_model import RaterModel, fit_rater_model
 from metrics.reliability import reliability
 from metrics.report import write_report
-from metrics.study_items import component_similarities, join_ratings
-from metrics.tuning import tune_w
 
 from . import config
 from .exports import study_tables
+from .storage import read_session
+from .studies import study_by_slug
+from .studytypes import get_type
 
 LIVE_RESAMPLES = 200   # bootstrap resamples and permutations of the console's live figures
 TIME_POINTS = 10       # agreement over time: at this many rating counts
@@ -42,12 +41,15 @@ class StudyAnalysis:
 
 def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
                   engine: Engine | None = None, tables: dict | None = None) -> StudyAnalysis:
-    """Agreement of a study's main ratings, plus alignment and w tuning for HOI-pair studies.
+    """Agreement of a study's main ratings, plus what its type adds (alignment and w tuning of
+    HOI-pair studies).
 
     Sized for a report the researcher waits for: 1,000 bootstrap resamples and 1,000
     permutations per alignment p-value (p resolved to 1/1001; ``metrics alignment`` runs 10,000).
     ``tables``: the study's export tables when the caller has read them already.
     """
+    with read_session(engine) as session:
+        study_type = get_type(study_by_slug(session, slug).study_type)
     tables = tables or study_tables(slug, engine)
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]
@@ -55,7 +57,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
         raise InputError("the analysis needs ratings from at least two annotators")
     ratings = validate_ratings(ratings, f"study {slug}")
     result = rating_analyses(ratings, n_resamples)
-    result.alignment, result.tuning = pair_analyses(tables["items.csv"], ratings, permutations)
+    result.alignment, result.tuning = study_type.report_analyses(tables["items.csv"], ratings, permutations)
     return result
 
 
@@ -119,20 +121,6 @@ def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES
                          "agreement_high": ci["mean_pairwise_agreement"][1]})
     return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "alpha_low", "alpha_high",
                                        "agreement", "agreement_low", "agreement_high"])
-
-
-def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict | None, dict | None]:
-    """Metric–human alignment (``permutations`` per p-value) and w tuning of an HOI-pair
-    study's main items and ratings; (None, None) for items that are not HOI pairs."""
-    if not {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
-        return None, None
-    items = items[items["role"] == "main"].drop(columns=["role", "expected"])
-    items = items.astype({"item_id": str})
-    for column in ("verb_sim", "object_sim"):
-        items[column] = pd.to_numeric(items[column], errors="coerce")
-    items = component_similarities(items, load_default("v"), load_default("n"))
-    rated = join_ratings(items, ratings)
-    return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w(rated)
 
 
 def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None, *,

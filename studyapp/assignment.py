@@ -47,8 +47,8 @@ from metrics.inputs import check_name
 
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
-from .specs import StudySpec
 from .storage import log_event, read_session, write_session
+from .study_spec import StudySpec
 from .studytypes import get_type
 
 PERMUTATION_MODULUS = 2_147_483_647  # prime; (id * a + b) mod p permutes ids below p

@@ -208,7 +208,7 @@ def cmd_invite(args) -> int:
 def cmd_sample(args) -> int:
     from metrics import SimilarityMatrix, hico
 
-    from .sampler import load_class_weights, sample_pairs, sample_pool
+    from .studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs, sample_pool
 
     if args.pool:
         from metrics.shoe_pool import read_shoe_csv

@@ -27,19 +27,8 @@ from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
 from .exports import study_tables
 from .models import Rating, Study
 from .storage import get_engine, read_session
-from .studies import progress, spec_of, study_by_slug
-from .studytypes import get_type
-
-
-
-@dataclass
-class Section:
-    """One analysis of the study type: a title, a sentence, named tables and Altair charts."""
-
-    title: str
-    text: str = ""
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    charts: list = field(default_factory=list)
+from .studies import progress, spec_of, study_by_slug, study_items
+from .studytypes import Section, get_type
 
 
 @dataclass
@@ -103,7 +92,8 @@ def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine
         from .adaptive import adaptive_progress
         board.adaptive = adaptive_progress(study, spec, engine)
     try:
-        board.sections = study_type.dashboard_sections(study.slug, tables, LIVE_RESAMPLES)
+        fields_by_key = {key: fields for key, _role, fields in study_items(study.id, engine)}
+        board.sections = study_type.dashboard_sections(study.slug, tables, fields_by_key, LIVE_RESAMPLES)
     except InputError as exc:
         board.unavailable["analyses"] = str(exc)
     return board

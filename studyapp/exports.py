@@ -5,9 +5,8 @@
   ``created_at`` is when that answer was given, ``seconds_spent`` the time on the item summed
   over every revision, ``revisions`` how many answers were given (1 = never changed).
 - ``ratings_history.csv``: every stored rating row, superseded ones included.
-- ``items.csv``: ``item_id, role, expected`` and the study type's columns (for
-  ``hoi_similarity``: ``category, gt_verb, gt_object, pred_verb, pred_object, level,
-  verb_sim, object_sim`` and the sampler's extra columns).
+- ``items.csv``: ``item_id, role, expected`` and the study type's columns (``export_item``;
+  its ``export_columns`` first).
 - ``annotators.csv``: pseudonym, how they joined, status, times, ratings and attention checks.
 - ``items_model.csv`` (``item_id, score, se, n``) and ``raters_model.csv`` (``annotator,
   severity, consistency, flag``): the ordinal rater model (``metrics.rater_model``) fitted to
@@ -40,8 +39,6 @@ from .studytypes import get_type
 
 RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",
                   "seconds_spent", "revisions"]
-HOI_ITEM_COLUMNS = ["item_id", "category", "gt_verb", "gt_object", "pred_verb", "pred_object",
-                    "level", "verb_sim", "object_sim"]
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -109,9 +106,8 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
                "role": item.role, "expected": item.expected}
         item_rows.append(row)
     items_df = pd.DataFrame(item_rows)
-    if study.study_type == "hoi_similarity":
-        rest = [c for c in items_df.columns if c not in HOI_ITEM_COLUMNS]
-        items_df = items_df[HOI_ITEM_COLUMNS + rest]
+    first = list(study_type.export_columns)
+    items_df = items_df[first + [c for c in items_df.columns if c not in first]]
 
     annotator_rows = []
     for a in annotators:

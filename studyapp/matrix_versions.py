@@ -32,8 +32,9 @@ from metrics.study_items import join_ratings
 
 from .accounts import CLI, Actor, require_studies
 from .exports import study_tables
-from .models import MatrixVersion
+from .models import MatrixVersion, Study
 from .storage import log_event, read_session, write_session
+from .studytypes import get_type
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PAIR_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
@@ -57,17 +58,18 @@ class Recalibration:
                              "by_category": r["by_category"]}}
 
 
-def rated_items(slugs: list[str], engine: Engine | None = None) -> pd.DataFrame:
+def rated_items(studies: list[Study], engine: Engine | None = None) -> pd.DataFrame:
     """The main items of the studies with their mean rating (``human_mean``, ``n_ratings``)."""
-    if not slugs:
+    if not studies:
         raise InputError("choose at least one study to recalibrate from")
     frames = []
-    for slug in slugs:
+    for study in studies:
+        slug = study.slug
+        if not get_type(study.study_type).recalibrates_matrices:
+            raise InputError(f"study {slug}: not an HOI-pair study (the ratings of a "
+                             f"{study.study_type} study do not recalibrate the similarity matrices)")
         tables = study_tables(slug, engine)
         items, ratings = tables["items.csv"], tables["ratings.csv"]
-        if not set(PAIR_COLUMNS) <= set(items.columns):
-            raise InputError(f"study {slug}: not an HOI-pair study (its items have no "
-                             "gt_/pred_ verb and object)")
         ratings = ratings[(ratings["phase"] == "main") & (ratings["rating"].astype(str) != "cant_judge")]
         if ratings.empty:
             raise InputError(f"study {slug}: no main ratings yet")
@@ -83,8 +85,7 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
                         engine: Engine | None = None, actor: Actor = CLI) -> Recalibration:
     """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings
     (studies ``actor`` may change: a researcher's own)."""
-    require_studies(actor, "change", slugs, engine)
-    items = rated_items(slugs, engine)
+    items = rated_items(require_studies(actor, "change", slugs, engine), engine)
     if based_on:
         verb, obj, _ = load_version(based_on, engine)
     else:

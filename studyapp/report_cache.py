@@ -4,8 +4,8 @@
 ``analysis.write_study_report``. The computed report is also kept in
 ``<exports>/<study>/.report-cache/<key>/``, where ``key`` is a SHA-256 of everything the report
 depends on: the study's ``ratings.csv`` and ``items.csv`` as exported, the resample and
-permutation counts, and the code (the metric package's files, ``studyapp.analysis`` /
-``studyapp.exports``, and the versions of the libraries that compute and draw it). While nothing
+permutation counts, and the code (the files of the ``metrics`` and ``studyapp`` packages, and the
+versions of the libraries that compute and draw it). While nothing
 of that changes, a report is the cached one copied into the new folder: no analysis, and none of
 scipy, scikit-learn or matplotlib imported (a fresh ``studyapp report`` of a 500 x 5 study
 ~0.8 s instead of ~4 s). A new rating, a revision, a new annotator or an upgrade makes a new key.
@@ -83,16 +83,14 @@ def report_key(tables: dict, n_resamples: int, permutations: int) -> str:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 of the files of the metric package, ``studyapp.analysis`` and ``studyapp.exports``,
-    and the versions of the libraries the report is computed and drawn with."""
+    """SHA-256 of the files of the ``metrics`` and ``studyapp`` packages (the study types'
+    analyses included) and the versions of the libraries the report is computed and drawn with."""
     import metrics
 
-    package = Path(metrics.__file__).parent
-    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    files += [Path(__file__).with_name("analysis.py"), Path(__file__).with_name("exports.py")]
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode() + path.read_bytes())
+    for package in (Path(metrics.__file__).parent, Path(__file__).parent):
+        for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(path.relative_to(package.parent)).encode() + path.read_bytes())
     for library in LIBRARIES:
         digest.update(f"{library}={metadata.version(library)}".encode())
     return digest.hexdigest()

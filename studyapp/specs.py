@@ -52,14 +52,13 @@ explanation = "..."             # a suggested rating and why
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from metrics import InputError
 
+from .study_spec import ItemSpec, StudySpec
 from .studytypes import Scale, get_type
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -67,52 +66,6 @@ TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
             "items", "quality", "prolific", "example", "answers", "practice", "adaptive"}
 ROLES = ("main", "attention", "practice")
-
-
-@dataclass
-class ItemSpec:
-    key: str
-    role: str
-    fields: dict
-    expected: str | None = None
-
-
-@dataclass
-class StudySpec:
-    slug: str
-    title: str
-    study_type: str
-    instructions: str
-    scale: Scale
-    raters_per_item: int = 3
-    items_per_annotator: int | None = None
-    order: str = "random"
-    access_code: str | None = None
-    claim_timeout_minutes: int = 30
-    attention_checks: int = 0
-    repeat_items: int = 0
-    cant_judge: bool = False
-    comments: bool = False
-    completion_code: str | None = None
-    completion_url: str | None = None
-    example: dict | None = None
-    adaptive: dict | None = None  # target_se, min_raters, max_raters, refit_every
-    items_source: dict = field(default_factory=dict)
-    items: list[ItemSpec] = field(default_factory=list)
-    source_report: str = ""
-
-    def to_json(self) -> str:
-        """The stored spec (without the items and the access code)."""
-        data = asdict(self)
-        for key in ("items", "access_code"):
-            data.pop(key)
-        return json.dumps(data, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> "StudySpec":
-        data = json.loads(text)
-        data["scale"] = Scale(tuple(data["scale"]["values"]), tuple(data["scale"]["labels"]))
-        return cls(**data)
 
 
 class _Checker:
@@ -261,8 +214,7 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     example = top.table_of("example")
     if example:
         ex = _Checker(name, example, "example.")
-        ex.unknown(set(study_type.required_fields) | {"rating", "explanation", "gt_verb_label",
-                                                      "gt_object_label"})
+        ex.unknown(study_type.example_fields() | {"rating", "explanation"})
         row = {k: v for k, v in example.items() if k not in ("rating", "explanation")}
         fields = study_type.normalize_item(row, f"{name}: [example]")
         rating = example.get("rating")
@@ -364,7 +316,9 @@ def _items(name: str, table: dict, study_type, base_dir: Path):
                 check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
             if kind is str and not (base_dir / value).exists():
                 check.fail(key, f"names a file that does not exist: {base_dir / value}")
-        frame, report = study_type.sample_items(options, base_dir)
+        from .exports import study_tables  # what a type that repeats an earlier study reads
+
+        frame, report = study_type.sample_items(options, base_dir, study_tables)
         items = [ItemSpec(str(row["item_id"]), "main",
                           study_type.normalize_item(row, f"{name}: sampled item {row['item_id']}"))
                  for row in frame.to_dict("records")]
@@ -377,14 +331,12 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None) -> li
     With ``role`` every row has that role (``practice``: ``expected`` required, an optional
     ``explanation`` column kept as the ``feedback`` field)."""
     from metrics.inputs import csv_rows, read_text
-    from metrics.shoe_pool import is_shoe_layout
 
     header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
     columns = header
-    # SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: the
-    # items are numbered by their line; the study type translates the row (accepts_shoe_layout)
-    shoe = getattr(study_type, "accepts_shoe_layout", False) and is_shoe_layout(columns)
-    for column in () if shoe else ("item_id", *study_type.required_fields):
+    # a layout of the type without item_id (SHOE's study files): items numbered by their line
+    numbered = study_type.line_numbered_ids(columns)
+    for column in () if numbered else ("item_id", *study_type.required_fields):
         if column not in columns:
             raise InputError(f"{path}: missing column '{column}'")
     items, seen = [], set()
@@ -393,7 +345,7 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None) -> li
         row = dict(zip(columns, values))
         if any("\x00" in (value or "") for value in row.values()):
             raise InputError(f"{where}: contains a NUL byte")
-        key = (row.get("item_id") or "").strip() or (f"shoe{line - 1:04d}" if shoe else "")
+        key = (row.get("item_id") or "").strip() or (f"{numbered}{line - 1:04d}" if numbered else "")
         if not key:
             raise InputError(f"{where}: item_id is empty")
         if len(key) > 64:

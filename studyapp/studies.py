@@ -17,8 +17,8 @@ from metrics.inputs import check_name
 from . import auth, config
 from .accounts import CLI, Actor, require
 from .models import Annotator, Assignment, Item, Rating, Study
-from .specs import StudySpec
 from .storage import log_event, read_session, write_session
+from .study_spec import StudySpec
 
 STATUSES = ("open", "paused", "closed")
 

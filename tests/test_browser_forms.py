@@ -14,9 +14,10 @@ from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
 
 from metrics import hico
-from studyapp import crosshoi, exports, storage, studies
+from studyapp import exports, storage, studies
 from studyapp.models import Assignment, Event, Item, Rating
 from studyapp.specs import load_spec
+from studyapp.studytypes.crosshoi_curation import crosshoi
 from test_browser import (browser, button, choose, press, ratings, running_app, start,  # noqa: F401
                           wait_idle, wait_ratings, wait_text)
 

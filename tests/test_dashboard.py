@@ -105,7 +105,7 @@ def test_says_why_before_any_rating(tmp_path):
 def test_form_types_show_their_own_analyses(tmp_path):
     from test_image_studies import curation_spec, invite_same
 
-    from studyapp import crosshoi
+    from studyapp.studytypes.crosshoi_curation import crosshoi
 
     spec = curation_spec(tmp_path)
     study_id = studies.create_study(spec)

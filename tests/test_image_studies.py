@@ -11,10 +11,11 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from metrics.image_update import image_update, pair_ratings
 from metrics.mcq import mcq_scores, parse_bench
-from studyapp import assignment, crosshoi, studies
+from studyapp import assignment, studies
 from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.exports import export_study, study_tables
 from studyapp.specs import load_spec
+from studyapp.studytypes.crosshoi_curation import crosshoi
 from studyhelpers import make_study
 from test_pages import answer_bar, press
 

@@ -11,9 +11,10 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from metrics import InputError
 from metrics.imsitu import read_examples_predictions
-from studyapp import assignment, exports, images, imsitu_study, storage, studies
+from studyapp import assignment, exports, images, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.specs import load_spec
+from studyapp.studytypes.imsitu_correctness import analysis
 from studyhelpers import make_annotators
 from test_pages import answer_bar, press
 
@@ -127,14 +128,15 @@ def rated_study(tmp_path) -> int:
 
 
 def test_exports_give_human_accuracy_and_the_alignment_table(tmp_path):
-    rated_study(tmp_path)
+    study_id = rated_study(tmp_path)
     tables = exports.study_tables("verbs")
     accuracy = tables["human_accuracy.csv"].set_index("model")
     # humans: m1 top-1 jumping ✓, competing ✓, sleeping ✗ -> 2/3; m2 falling ✗, riding ✓, lying ✓ -> 2/3
     assert accuracy.loc["m1", "top1"] == pytest.approx(2 / 3) and accuracy.loc["m2", "top5"] == 1.0
     assert set(tables["items.csv"].columns) >= {"image", "model", "predictions", "gold", "clusters"}
 
-    result = imsitu_study.analyse_study("verbs", n_resamples=200)
+    fields_by_key = {key: fields for key, _role, fields in studies.study_items(study_id)}
+    result = analysis.analyse_study("verbs", tables, fields_by_key, n_resamples=200)
     a = result["alignment"]
     assert a["criteria"]["gold"]["top1"]["accuracy"] == {"m1": pytest.approx(1 / 3), "m2": pytest.approx(2 / 3)}
     assert a["criteria"]["gold"]["top1"]["kendall_tau"] is None  # the human accuracies tie

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from metrics import InputError, hico
 from metrics.baseline import load_default
-from studyapp.sampler import sample_pairs, shoe_level
+from studyapp.studytypes.hoi_similarity.sampler import sample_pairs, shoe_level
 
 # With the baseline, two different synsets score at most 3.2 (similarity 0.8). Category 1
 # keeps the verb (similarity 1), so its HOI similarity is at least 0.5 -> level >= 2; the same
@@ -122,7 +122,7 @@ def test_cli_sample_writes_items_and_prints_the_table(tmp_path):
 
 def test_pool_sampling_fills_shoes_eleven_cells(shared_data):
     from metrics.shoe_pool import read_shoe_csv
-    from studyapp.sampler import CELLS, sample_pool
+    from studyapp.studytypes.hoi_similarity.sampler import CELLS, sample_pool
     pool = read_shoe_csv(shared_data / "shoe" / "shoe_candidate_pairs.csv")
     items, report = sample_pool(pool, 500, seed=0)
     assert len(items) == 500 and len(CELLS) == 11

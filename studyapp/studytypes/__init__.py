@@ -1,24 +1,33 @@
 """The study-type registry.
 
-A study type declares its item fields (``required_fields`` / ``normalize_item``), how an item
-is shown (``render_item``), its default rating scale and what a valid response is
-(``parse_response``), how its items are sampled or generated (``sample_items``,
-``attention_items``) and what it exports (``export_item``). A new type is one new module
-that subclasses :class:`StudyType` and is listed in ``REGISTRY``.
+A study type declares its item fields (``required_fields`` / ``normalize_item``), its default
+rating scale and what a valid response is (``parse_response``), how its items are sampled or
+generated (``sample_items``, ``attention_items``), what it exports (``export_item``,
+``export_tables``) and analyses (``dashboard_sections``, ``report_analyses``), and how an item
+is shown (its ``view`` module). A new type is one new package (or, without pages, one module)
+that subclasses :class:`StudyType`, plus one :func:`register` line: below for the types of
+the project, in the plugin's own code for a type from elsewhere.
 """
 
 from __future__ import annotations
 
 from metrics import InputError
 
-from .base import Scale, StudyType
+from .base import Scale, Section, StudyType
 from .crosshoi_curation import CrosshoiCuration
 from .hoi_similarity import HoiSimilarity
 from .hoi_similarity_image import HoiSimilarityImage
 from .imsitu_correctness import ImsituCorrectness
 
-REGISTRY: dict[str, StudyType] = {t.name: t for t in (HoiSimilarity(), HoiSimilarityImage(),
-                                                      CrosshoiCuration(), ImsituCorrectness())}
+REGISTRY: dict[str, StudyType] = {}
+
+
+def register(study_type: StudyType) -> StudyType:
+    """Make ``study_type`` available to specs, studies and pages under its ``name``."""
+    if study_type.name in REGISTRY:
+        raise ValueError(f"a study type named {study_type.name!r} is already registered")
+    REGISTRY[study_type.name] = study_type
+    return study_type
 
 
 def get_type(name: str) -> StudyType:
@@ -28,4 +37,9 @@ def get_type(name: str) -> StudyType:
         raise InputError(f"unknown study type {name!r} (known: {', '.join(REGISTRY)})") from None
 
 
-__all__ = ["REGISTRY", "Scale", "StudyType", "get_type"]
+register(HoiSimilarity())
+register(HoiSimilarityImage())
+register(CrosshoiCuration())
+register(ImsituCorrectness())
+
+__all__ = ["REGISTRY", "Scale", "Section", "StudyType", "get_type", "register"]

@@ -1,9 +1,19 @@
-"""What every study type provides (see the registry in ``studyapp.studytypes``)."""
+"""What every study type provides (see the registry in ``studyapp.studytypes``).
+
+A type is a package ``studyapp/studytypes/<name>/``: its ``__init__`` defines the
+:class:`StudyType` subclass (the logic hooks below, no Streamlit), further modules hold its
+sampler or importer and its analyses, and its ``view`` module shows its items with Streamlit:
+``render_item(fields)``, ``response_form(fields, current, **mount)`` for a type with
+``custom_response``, and optionally ``console_section()``, a tool of the type on the researcher
+console. Only the views import a type's ``view`` (``studyapp.ui.type_view``).
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -21,8 +31,18 @@ class Scale:
         return self.labels[self.values.index(value)]
 
 
+@dataclass
+class Section:
+    """One analysis of the study type: a title, a sentence, named tables and Altair charts."""
+
+    title: str
+    text: str = ""
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    charts: list = field(default_factory=list)
+
+
 class StudyType(ABC):
-    """Base class; subclasses fill in the item fields, rendering and exports."""
+    """Base class; subclasses fill in the item fields, responses, sampling and exports."""
 
     name: str = ""
     title: str = ""
@@ -35,15 +55,13 @@ class StudyType(ABC):
         """Checked and completed item fields (``where`` names the file and line for errors)."""
 
     @abstractmethod
-    def render_item(self, fields: dict) -> None:
-        """Show one item with Streamlit (the rating controls are the page's)."""
-
-    @abstractmethod
     def export_item(self, fields: dict) -> dict:
         """Columns of the item in items.csv (besides item_id and role)."""
 
-    def sample_items(self, options: dict, base_dir) -> tuple[pd.DataFrame, str]:
-        """Items from the type's sampler and a printable report."""
+    def sample_items(self, options: dict, base_dir: Path,
+                     tables_of: Callable[[str], dict]) -> tuple[pd.DataFrame, str]:
+        """Items from the type's sampler and a printable report; ``tables_of(slug)`` gives the
+        export tables of another study (e.g. the one a with-image pass repeats)."""
         raise InputError(f"study type {self.name!r} has no sampler; use an items CSV")
 
     def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:
@@ -51,9 +69,20 @@ class StudyType(ABC):
         raise InputError(f"study type {self.name!r} cannot generate attention checks; "
                          "give rows with role=attention in the items CSV")
 
+    def example_fields(self) -> set[str]:
+        """The item fields the spec's ``[example]`` table may give."""
+        return set(self.required_fields)
+
+    def line_numbered_ids(self, columns: list[str]) -> str | None:
+        """For an items CSV layout of the type without ``item_id`` (e.g. SHOE's study files):
+        the prefix of the ids its rows get from their line numbers; None: ``item_id`` is needed."""
+        return None
+
+    export_columns: tuple[str, ...] = ()  # items.csv begins with these columns, in this order
+
     # Hooks of image and linked studies (defaults: none of it applies).
-    custom_response = False  # True: the type draws its own answer form: ``response_form(fields,
-    # current, **mount)`` mounts ``components.mark_form`` with the page's ``mount`` arguments
+    custom_response = False  # True: the type's view draws its own answer form: ``response_form(
+    # fields, current, **mount)`` mounts ``components.mark_form`` with the page's ``mount`` arguments
 
     def image_paths(self, fields: dict) -> list[tuple[str, str]]:
         """(image root, path relative to it) of the images an item shows."""
@@ -73,14 +102,29 @@ class StudyType(ABC):
         """Extra columns of this annotator's row in ratings.csv."""
         return {}
 
+    # Exports, analyses and simulation.
     def export_tables(self, tables: dict, fields_by_key: dict) -> dict:
         """Further export files (name -> DataFrame, or text) from the standard tables."""
         return {}
 
-    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
-        """The type's own analyses on the console dashboard (``studyapp.dashboard.Section``
-        objects) from the study's export tables; InputError says why none can be shown yet."""
+    def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict,
+                           resamples: int) -> list[Section]:
+        """The type's own analyses on the console dashboard from the study's export tables and
+        its items' fields (by item key); InputError says why none can be shown yet."""
         return []
+
+    def report_analyses(self, items: pd.DataFrame, ratings: pd.DataFrame,
+                        permutations: int) -> tuple[dict | None, dict | None]:
+        """Metric–human alignment and w tuning for the study's HTML report, from items.csv and the
+        validated main ratings (``permutations`` per p-value); None where the type has neither."""
+        return None, None
+
+    recalibrates_matrices = False  # True: the ratings recalibrate the similarity matrices
+
+    def simulated_scores(self, fields_list: list[dict]) -> list[float]:
+        """The true answer (0–4) of each item that simulated annotators perturb
+        (``python -m studyapp simulate``)."""
+        raise InputError(f"simulate does not support {self.name!r} studies")
 
     def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
         """A stored response in the annotator's words (the revision banner)."""

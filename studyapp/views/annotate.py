@@ -19,7 +19,7 @@ from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
 from studyapp.components import answer_bar
 from studyapp.models import CANT_JUDGE
-from studyapp.ui import base_url, time_left
+from studyapp.ui import base_url, time_left, type_view
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -108,8 +108,7 @@ def instructions(info: assignment.AnnotatorSession) -> None:
     example = info.spec.example
     if example:
         st.subheader("Example")
-        study_type = get_type(info.study_type)
-        study_type.render_item(example["fields"])
+        type_view(get_type(info.study_type)).render_item(example["fields"])
         if example["rating"] is not None:
             st.markdown(f"A fitting rating: **{example['rating']} — "
                         f"{inert.text(info.spec.scale.label(example['rating']))}**. "
@@ -252,6 +251,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
     if st.session_state.get("shown", (None,))[0] != task.assignment_id:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
+    view = type_view(study_type)
     progress(task)
     instructions_slot = st.container()  # filled last: the item and its controls are sent first
     if task.phase == "practice":
@@ -263,17 +263,17 @@ def rate(info: assignment.AnnotatorSession) -> None:
         given = in_words(info, task.fields, task.response)
         st.info(f"Revising an earlier answer (you gave {inert.text(given)}). "
                 "Change it, or continue where you stopped.")
-    study_type.render_item(task.fields)
+    view.render_item(task.fields)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         key = f"form-{task.assignment_id}"
         cant = task.response == CANT_JUDGE
-        study_type.response_form(task.fields, None if cant else task.response,
-                                 item_id=task.assignment_id, can_go_back=task.number > 1,
-                                 revising=revising, key=key,
-                                 seen_nonce=st.session_state.get("last_nonce"),
-                                 cant_judge=info.spec.cant_judge, cant_judge_chosen=cant,
-                                 comments=info.spec.comments, comment=task.comment,
-                                 on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
+        view.response_form(task.fields, None if cant else task.response,
+                           item_id=task.assignment_id, can_go_back=task.number > 1,
+                           revising=revising, key=key,
+                           seen_nonce=st.session_state.get("last_nonce"),
+                           cant_judge=info.spec.cant_judge, cant_judge_chosen=cant,
+                           comments=info.spec.comments, comment=task.comment,
+                           on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
         instructions_reminder(instructions_slot, info)
         return
     current = task.response

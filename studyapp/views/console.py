@@ -8,14 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, sampler, storage, studies
+from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.report import reliability_frame
 from studyapp.specs import load_spec
-from studyapp.studytypes import get_type
+from studyapp.studytypes import REGISTRY, get_type
 from studyapp.components import answer_bar
-from studyapp.ui import base_url
+from studyapp.ui import base_url, type_view
 
 
 def source_address() -> str:
@@ -89,22 +89,6 @@ def create(path: Path) -> None:
         st.code(spec.source_report, language=None)
 
 
-def sampler_section() -> None:
-    st.subheader("Sample HOI pairs")
-    left, right = st.columns(2)
-    n = left.number_input("Pairs", min_value=1, max_value=5000, value=500, step=50)
-    seed = right.number_input("Seed", min_value=0, value=0, step=1)
-    if st.button("Sample", key="sample"):
-        with st.spinner("Sampling..."):
-            items, report = sampler.sample_pairs(int(n), int(seed))
-        st.session_state["sampled"] = (items, report.text())
-    if "sampled" in st.session_state:
-        items, text = st.session_state["sampled"]
-        st.code(text, language=None)
-        st.download_button("Download items.csv", exports.csv_bytes(items), "items.csv", "text/csv")
-        st.dataframe(items, hide_index=True)
-
-
 def progress_tab(study) -> None:
     p = studies.progress(study.id)
     cols = st.columns(3)
@@ -139,12 +123,13 @@ def preview_tab(study) -> None:
     index = st.selectbox("Item", range(len(items)), format_func=keys.__getitem__,
                          key=f"preview-item-{study.id}")
     study_type = get_type(study.study_type)
+    view = type_view(study_type)
     fields = items[index][2]
-    study_type.render_item(fields)
+    view.render_item(fields)
     mount = {"item_id": -1 - index, "can_go_back": False, "revising": False, "seen_nonce": None,
              "on_action": lambda: None, "key": f"preview-{study.id}-{index}"}
     if study_type.custom_response:
-        study_type.response_form(fields, None, **mount)
+        view.response_form(fields, None, **mount)
     else:
         scale = studies.spec_of(study).scale
         answer_bar(values=scale.values, labels=scale.labels, current=None, **mount)
@@ -280,7 +265,7 @@ def matrices_section(all_studies) -> None:
     """Recalibrate from finished HOI-pair studies, inspect, save as a named version; list,
     download and compare the saved versions."""
     st.subheader("Similarity matrices")
-    pair_studies = [s.slug for s in all_studies if s.study_type in ("hoi_similarity", "hoi_similarity_image")
+    pair_studies = [s.slug for s in all_studies if get_type(s.study_type).recalibrates_matrices
                     and accounts.may(actor(), "change", s)]
     chosen = st.multiselect("Studies whose ratings recalibrate the matrices", pair_studies,
                             key="recal-studies")
@@ -427,8 +412,10 @@ def main() -> None:
     if accounts.may(actor(), "create"):
         st.divider()
         create_section()
-        st.divider()
-        sampler_section()
+        for study_type in REGISTRY.values():
+            if (section := getattr(type_view(study_type), "console_section", None)) is not None:
+                st.divider()
+                section()
     st.divider()
     matrices_section(all_studies)
     st.divider()

@@ -5,7 +5,7 @@ An item is an image and one model's ranked verb predictions (imSitu gerunds); th
 marks each of the first k (default 5) as correctly describing the image, by clicking a verb or
 pressing its rank's digit key (1–k), then submits with Enter (``studyapp.components.mark_form``,
 which also enlarges the image on request). The model is never shown, and
-items of several models for one image are shuffled (``studyapp.imsitu_study``). The stored
+items of several models for one image are shuffled (``imsitu_correctness.items``). The stored
 response is one character per shown prediction, ``1`` correct and ``0`` not: ``"10100"``.
 
 Spec ``[items]`` (``source = "sampler"``): ``examples = "<imSitu examples folder>"`` or
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from metrics import InputError
 from metrics.imsitu import split_verbs
+from studyapp import images
 
-from .. import images
-from .base import Scale, StudyType
+from ..base import Scale, Section, StudyType
 
 MARK_SCALE = Scale(values=(0, 1), labels=("incorrect", "correct"))
 MAX_K = 9  # one digit key per shown prediction
@@ -64,8 +64,8 @@ class ImsituCorrectness(StudyType):
             fields["clusters"] = {str(c): split_verbs(v) for c, v in clusters.items()}
         return fields
 
-    def sample_items(self, options: dict, base_dir: Path):
-        from ..imsitu_study import build_items
+    def sample_items(self, options: dict, base_dir: Path, tables_of):
+        from .items import build_items
 
         return build_items(options, base_dir)
 
@@ -84,7 +84,7 @@ class ImsituCorrectness(StudyType):
         """``human_accuracy.csv``: Top-1 / Top-5 per model (majority over annotators, intervals)."""
         from metrics.imsitu import human_accuracy, majority_labels, study_human_labels
 
-        from ..imsitu_study import human_accuracy_table
+        from .analysis import human_accuracy_table
 
         ratings = tables["ratings.csv"]
         ratings = ratings[ratings["phase"] == "main"]
@@ -107,42 +107,20 @@ class ImsituCorrectness(StudyType):
                              "(one per shown prediction)")
         return text
 
-    # ----------------------------------------------------------------- display
-    def render_item(self, fields: dict) -> None:
-        import streamlit as st  # imported here: the command line never renders
-
-        try:
-            png = images.render_png(fields["image_root"], fields["image"])
-        except InputError:
-            png = None
-        if png is None:
-            st.warning(images.missing_notice(fields["image"]))
-        else:
-            st.image(png)
-        st.markdown("**Which of these verbs correctly describe what is happening in the image?** "
-                    "Mark every one that does.")
-
-    def response_form(self, fields: dict, current: str | None, **mount) -> None:
-        """A mark per prediction (click, or its digit key), then Submit (Enter): ``mark_form``."""
-        from ..components import mark_form
-
-        items = [{"label": verb.replace("_", " ")} for verb in fields["predictions"]]
-        mark_form(mode="verbs", items=items,
-                  current=current if current and len(current) == len(items) else None, **mount)
-
-    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+    def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """Human Top-1 / Top-5 accuracy per model and, with gold verbs, Tables 5–6."""
-        from .. import charts, imsitu_study
-        from ..dashboard import Section
+        from studyapp import charts
 
-        result = imsitu_study.analyse_study(slug, n_resamples=resamples, tables=tables)
-        accuracy = imsitu_study.human_accuracy_table(result)
+        from . import analysis
+
+        result = analysis.analyse_study(slug, tables, fields_by_key, n_resamples=resamples)
+        accuracy = analysis.human_accuracy_table(result)
         sections = [Section("Human accuracy",
                             f"{result['n_annotators']} annotators, {result['n_ratings']} ratings; "
                             f"majority over annotators, 95% bootstrap intervals ({resamples} resamples).",
                             {"accuracy": accuracy}, [charts.accuracy_intervals(accuracy)])]
         if result["alignment"] is not None:
             sections.append(Section("Criteria against the human marks (Tables 5–6)", "",
-                                    {"accuracy by criterion": imsitu_study.accuracy_frame(result["alignment"]),
-                                     "agreement": imsitu_study.alignment_frame(result["alignment"])}))
+                                    {"accuracy by criterion": analysis.accuracy_frame(result["alignment"]),
+                                     "agreement": analysis.alignment_frame(result["alignment"])}))
         return sections

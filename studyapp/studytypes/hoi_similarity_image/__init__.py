@@ -30,10 +30,10 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError
+from studyapp import images
 
-from .. import images
-from .base import StudyType
-from .hoi_similarity import HoiSimilarity, _resolve
+from ..base import Section, StudyType
+from ..hoi_similarity import HoiSimilarity, _resolve
 
 OWN_FIELDS = ("image", "image_root", "human_box", "object_box", "earlier", "linked_study")
 
@@ -80,6 +80,7 @@ class HoiSimilarityImage(HoiSimilarity):
     title = "HOI pair similarity with an image (SHOE supp. §6.2)"
     sampler_options = {"linked_study": object, "images": str, "image_root": str}
     restricts_items = True
+    export_columns = ()
 
     def normalize_item(self, row: dict, where: str) -> dict:
         own = {k: row.get(k) for k in OWN_FIELDS}
@@ -100,9 +101,7 @@ class HoiSimilarityImage(HoiSimilarity):
                       linked_study=str(own["linked_study"] or ""))
         return fields
 
-    def sample_items(self, options: dict, base_dir: Path):
-        from ..exports import study_tables  # the earlier study's items and current ratings
-
+    def sample_items(self, options: dict, base_dir: Path, tables_of):
         for key in ("linked_study", "images", "image_root"):
             if key not in options:
                 raise InputError(f"[items] of a {self.name} study needs '{key}'")
@@ -113,7 +112,7 @@ class HoiSimilarityImage(HoiSimilarity):
         if not root.is_dir():
             raise InputError(f"key 'items.image_root' names no folder: {root}")
         image_map = read_image_map(base_dir / options["images"])
-        tables = study_tables(slug)
+        tables = tables_of(slug)  # the earlier study's items and current ratings
         ratings = tables["ratings.csv"]
         ratings = ratings[ratings["phase"] == "main"]
         earlier: dict[str, dict[str, str]] = {}
@@ -158,29 +157,8 @@ class HoiSimilarityImage(HoiSimilarity):
     def attention_items(self, items, count):
         return StudyType.attention_items(self, items, count)
 
-    IMAGE_HEIGHT = 300  # px: image, pair and answer buttons fit in one 1280 x 800 screen
-
-    def render_item(self, fields: dict) -> None:
-        import streamlit as st  # imported here: the command line never renders
-
-        """The image (boxes can be hidden) beside the pair."""
-        boxes = [(role, fields[f"{role}_box"]) for role in ("human", "object") if fields.get(f"{role}_box")]
-        image_column, pair_column = st.columns(2)
-        with image_column:
-            if boxes and not st.toggle("Show the boxes", value=True, key="show-boxes",
-                                       help="Hide them to see what they cover"):
-                boxes = []
-            try:
-                png = images.render_png(fields["image_root"], fields["image"], boxes)
-            except InputError:
-                png = None
-            if png is None:
-                st.warning(images.missing_notice(fields["image"]))
-            else:
-                st.image(png, caption="An image of the ground-truth interaction",
-                         width=images.width_for_height(png, self.IMAGE_HEIGHT))
-        with pair_column:
-            super().render_item(fields)
+    def simulated_scores(self, fields_list):
+        return StudyType.simulated_scores(self, fields_list)
 
     def image_paths(self, fields: dict) -> list[tuple[str, str]]:
         return [(fields["image_root"], fields["image"])]
@@ -203,13 +181,11 @@ class HoiSimilarityImage(HoiSimilarity):
             out[f"{role}_box"] = " ".join(f"{v:g}" for v in box) if box else None
         return out
 
-    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+    def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """The pair analyses, then how often the image changed the earlier rating (SHOE supp. §6.2)."""
         from metrics.image_update import image_update, pair_ratings, summary_frame
 
-        from ..dashboard import Section
-
-        sections = super().dashboard_sections(slug, tables, resamples)
+        sections = super().dashboard_sections(slug, tables, fields_by_key, resamples)
         ratings = tables["ratings.csv"]
         paired = pair_ratings(ratings[ratings["phase"] == "main"])
         if paired.empty:

@@ -3,7 +3,9 @@
 An item pairs a ground-truth HOI with a predicted one (verb and object each a WordNet synset or a
 HICO-DET label). Both are shown side by side, every verb and object with its synset and gloss
 (SHOE supplementary §5.1, Fig. 1); glosses are looked up once, when the study is created, and
-kept with the item.
+kept with the item. Items come from an items CSV (SHOE's study files too) or from the pair
+sampler (``sampler``); the ratings are analysed against the metrics (``analysis``), simulated
+(``python -m studyapp simulate``) and recalibrate the similarity matrices.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from metrics import InputError, SimilarityMatrix, hico, wordnet
+from metrics import InputError, SimilarityMatrix, combine, hico, wordnet
+from metrics.baseline import load_default
+from metrics.shoe_pool import is_shoe_layout
 
-from .. import inert, sampler
-from .base import Scale, StudyType
+from ..base import Scale, Section, StudyType
+from . import sampler
 
 SHOE_SCALE = Scale(values=(0, 1, 2, 3, 4), labels=(
     "completely dissimilar",
@@ -52,6 +56,18 @@ def _category(fields: dict) -> int:
     return 1 if same_verb else 2 if same_object else 3
 
 
+def latent_similarity(fields: dict, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
+                      w: float = 0.5) -> float:
+    """The true similarity (0–4) of an HOI pair item, as the simulated raters see it."""
+    v = fields.get("verb_sim")
+    o = fields.get("object_sim")
+    if v is None:
+        v = verb_matrix.sim(fields["pred_verb"], fields["gt_verb"])
+    if o is None:
+        o = object_matrix.sim(fields["pred_object"], fields["gt_object"])
+    return float(4.0 * combine(v, o, "arithmetic", w))
+
+
 class HoiSimilarity(StudyType):
     name = "hoi_similarity"
     title = "HOI pair similarity (SHOE user study)"
@@ -59,7 +75,9 @@ class HoiSimilarity(StudyType):
     required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")
     sampler_options = {"n": int, "seed": int, "class_weights": str, "verb_sim": str,
                        "object_sim": str, "w": float, "redistribute": bool}
-    accepts_shoe_layout = True
+    export_columns = ("item_id", "category", "gt_verb", "gt_object", "pred_verb", "pred_object",
+                      "level", "verb_sim", "object_sim")
+    recalibrates_matrices = True
 
     @staticmethod
     def from_shoe_row(row: dict) -> dict:
@@ -74,6 +92,14 @@ class HoiSimilarity(StudyType):
         for k in ("gt_verb_synset", "gt_object_synset", "pred_verb_synset", "pred_object_synset"):
             out.pop(k)
         return out
+
+    def line_numbered_ids(self, columns: list[str]) -> str | None:
+        """SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: their
+        rows are numbered ``shoe0001``, ... (the row is translated by ``normalize_item``)."""
+        return "shoe" if is_shoe_layout(columns) else None
+
+    def example_fields(self) -> set[str]:
+        return {*self.required_fields, "gt_verb_label", "gt_object_label"}
 
     def normalize_item(self, row: dict, where: str) -> dict:
         if "gt_verb_synset" in row and "similarity_level" in row:
@@ -124,28 +150,13 @@ class HoiSimilarity(StudyType):
         fields["display"] = {**display, **{f"{f}_gloss": wordnet.gloss(fields[f]) for f, _ in SLOTS}}
         return fields
 
-    def render_item(self, fields: dict) -> None:
-        """Both sides of the pair, one Markdown element per side (each element is a message
-        the browser renders on its own: fewer of them bring the answer bar sooner)."""
-        import streamlit as st  # imported here: the command line never renders
-
-        d = fields["display"]
-        for column, side, title in zip(st.columns(2, border=True), ("gt", "pred"),
-                                       ("Ground truth", "Prediction")):
-            lines = [f"_{title}_", f"### {inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}"]
-            for part in ("verb", "object"):
-                key = f"{side}_{part}"
-                lines.append(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
-                             f"{inert.text(d[key + '_gloss'])}")
-            column.markdown("\n\n".join(lines))
-
     def export_item(self, fields: dict) -> dict:
         out = {k: v for k, v in fields.items() if k != "display"}
         for column in ("level", "verb_sim", "object_sim"):
             out.setdefault(column, None)
         return out
 
-    def sample_items(self, options: dict, base_dir: Path):
+    def sample_items(self, options: dict, base_dir: Path, tables_of):
         def matrix(key: str):
             return SimilarityMatrix.load(base_dir / options[key]) if key in options else None
 
@@ -174,13 +185,23 @@ class HoiSimilarity(StudyType):
                 break
         return out
 
-    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+    def simulated_scores(self, fields_list: list[dict]) -> list[float]:
+        """``4 · (w·v + (1 − w)·o)`` with w = 0.5, v and o from the item's ``verb_sim`` /
+        ``object_sim`` when it has them, else from the baseline matrices."""
+        verb_matrix, object_matrix = load_default("v"), load_default("n")
+        return [latent_similarity(fields, verb_matrix, object_matrix) for fields in fields_list]
+
+    def report_analyses(self, items: pd.DataFrame, ratings: pd.DataFrame, permutations: int):
+        from .analysis import pair_analyses
+
+        return pair_analyses(items, ratings, permutations)
+
+    def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """Metric–human alignment (overall and per category) and w tuned per category."""
         from metrics.agreement import validate_ratings
         from metrics.report import alignment_frame
 
-        from ..analysis import pair_analyses
-        from ..dashboard import Section
+        from .analysis import pair_analyses
 
         ratings = tables["ratings.csv"]
         ratings = ratings[ratings["phase"] == "main"]

@@ -1,6 +1,6 @@
 """``crosshoi_curation``: build or re-audit a CrossHOI-Bench question set as a study.
 
-Stages 1–2 run when the study is created (``studyapp.crosshoi``): questions from ground truth
+Stages 1–2 run when the study is created (``crosshoi``): questions from ground truth
 (JSON Lines) or from a released CrossHOI JSON file, then negative candidates proposed from the
 vocabulary and optionally filtered by imported model votes. Stage 3 is the study: an annotator
 sees the image with the person's (and object's) box, the correct actions, and each candidate, and
@@ -30,9 +30,11 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError, hico
+from studyapp import images
 
-from .. import crosshoi, images, inert
-from .base import Scale, StudyType
+from ..base import Scale, Section, StudyType
+from . import crosshoi
+
 
 class CrosshoiCuration(StudyType):
     name = "crosshoi_curation"
@@ -44,7 +46,7 @@ class CrosshoiCuration(StudyType):
     custom_response = True
 
     # ----------------------------------------------------------------- items
-    def sample_items(self, options: dict, base_dir: Path):
+    def sample_items(self, options: dict, base_dir: Path, tables_of):
         if ("ground_truth" in options) == ("bench" in options):
             raise InputError("[items] of a crosshoi_curation study needs exactly one of "
                              "'ground_truth' and 'bench'")
@@ -113,23 +115,7 @@ class CrosshoiCuration(StudyType):
     def image_paths(self, fields: dict) -> list[tuple[str, str]]:
         return [(fields["image_root"], fields["image"])]
 
-    # ----------------------------------------------------------------- showing and answering
-    def render_item(self, fields: dict) -> None:
-        import streamlit as st  # imported here: the command line never renders
-
-        q = fields["question"]
-        try:
-            png = images.render_png(fields["image_root"], fields["image"], q.get("boxes") or None)
-        except InputError:
-            png = None
-        if png is None:
-            st.warning(images.missing_notice(fields["image"]))
-        else:
-            st.image(png, caption="Blue: the person asked about" +
-                     ("; orange: the object" if "object" in (q.get("boxes") or {}) else ""))
-        st.markdown("**Correct for this person (ground truth):** " +
-                    (", ".join(inert.code(p) for p in q["positives"]) or "none"))
-
+    # ----------------------------------------------------------------- answering
     def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
         marks, plus, minus = crosshoi.decode_response(value)
         table = hico().classes
@@ -150,22 +136,6 @@ class CrosshoiCuration(StudyType):
                 raise InputError("the answer form sent an incomplete response") from None
         marks, plus, minus = crosshoi.decode_response(value)
         return crosshoi.encode_response(marks, plus, minus)
-
-    def response_form(self, fields: dict, current: str | None, **mount) -> None:
-        """Correct / incorrect / ambiguous for every candidate (none preselected) and two pickers
-        of actions to add, keyed in the browser: ``mark_form``."""
-        from ..components import mark_form
-
-        q = fields["question"]
-        items = [{"label": c, "note": "similar to a correct action"
-                  if q["flags"].get(c) == "near_synonym" else ""} for c in q["candidates"]]
-        if current:
-            marks, plus, minus = crosshoi.decode_response(current)
-            current = {"marks": marks, "plus": plus, "minus": minus}
-        table = hico().classes
-        mark_form(mode="candidates", items=items, current=current,
-                  classes=[crosshoi.option(v, o) for v, o in zip(table["verb"], table["object"])],
-                  **mount)
 
     # ----------------------------------------------------------------- export
     def export_tables(self, tables: dict, fields_by_key: dict) -> dict:
@@ -195,11 +165,9 @@ class CrosshoiCuration(StudyType):
         return {"benchmark.json": json.dumps(crosshoi.export_bench(curated), indent=1) + "\n",
                 "changes.csv": changes_df, "annotator_changes.csv": summary}
 
-    def dashboard_sections(self, slug: str, tables: dict, resamples: int) -> list:
+    def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """Consensus so far: the changes the annotators made to the candidates, per change and
         per annotator (the export's ``changes.csv`` and ``annotator_changes.csv``)."""
-        from ..dashboard import Section
-
         changes = tables["changes.csv"]
         if changes.empty:
             raise InputError("no question has been curated yet")

@@ -1,6 +1,6 @@
-"""imSitu correctness studies: building items from predictions, and the study's analysis.
+"""Items of an imSitu correctness study, built from a model's predictions.
 
-Plain module (no Streamlit). Items come from
+Items come from
 
 - an imSitu examples folder (``images/*.jpg`` + ``predictions/*.predictions``, one model's
   ranked verbs per image; the gold verb is the image name's prefix, ``jumping_10.jpg``), or
@@ -12,10 +12,6 @@ Plain module (no Streamlit). Items come from
 with images served from the study's ``image_root``. One item is (image, model); the items are
 shuffled with the spec's seed and get opaque ids (``q0001`` …), so neither the order nor the id
 reveals the model, and the model is never shown to annotators.
-
-The analysis (:func:`analyse_study`) gives human Top-1 / Top-5 accuracy per model (majority over
-annotators, bootstrap intervals) and, when the gold verbs are known, the alignment of the gold,
-WordNet and cluster criteria with the human marks (Tables 5–6 of Yao et al.).
 """
 
 from __future__ import annotations
@@ -24,13 +20,10 @@ import random
 from pathlib import Path
 
 import pandas as pd
-from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.imsitu import (SenseClusters, align_study, gold_from_image_names, human_accuracy, majority_labels,
-                            read_clusters, read_examples_predictions, read_gold, study_human_labels)
-
-from . import images
+from metrics.imsitu import gold_from_image_names, read_clusters, read_examples_predictions, read_gold
+from studyapp import images
 
 
 def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list[str]]]:
@@ -103,79 +96,3 @@ def build_items(options: dict, base_dir: Path) -> tuple[pd.DataFrame, str]:
               + (f"; gold verbs for {sum(1 for i in all_images if i in gold)} images" if gold else "; no gold verbs")
               + ("; sense clusters attached" if clusters is not None else ""))
     return pd.DataFrame(rows), report
-
-
-def clusters_from_items(fields_list) -> SenseClusters | None:
-    """The sense clusters carried by the items (None when no item has any)."""
-    clusters: dict[str, frozenset[str]] = {}
-    by_image: dict[str, tuple[str, ...]] = {}
-    found = False
-    for fields in fields_list:
-        if "clusters" not in fields:
-            continue
-        found = True
-        for c, verbs in fields["clusters"].items():
-            clusters[c] = frozenset(verbs)
-        by_image[fields["image"]] = tuple(fields["clusters"])
-    return SenseClusters(clusters, by_image) if found else None
-
-
-def analyse_study(slug: str, n_resamples: int = 1000, seed: int = 0, engine: Engine | None = None,
-                  tables: dict | None = None) -> dict:
-    """Human accuracy per model, plus the alignment table when every image has a gold verb.
-
-    Returns ``{"human_accuracy": {model: {...}}, "alignment": dict | None, "n_annotators",
-    "n_ratings"}`` (see :func:`metrics.imsitu.align_study`).
-    """
-    from .exports import study_tables
-    from .storage import read_session
-    from .studies import study_by_slug, study_items
-
-    tables = tables or study_tables(slug, engine)   # the caller's, when it has read them already
-    ratings = tables["ratings.csv"]
-    ratings = ratings[ratings["phase"] == "main"]
-    if ratings.empty:
-        raise InputError(f"study {slug!r} has no main ratings yet")
-    items = tables["items.csv"]
-    items = items[items["role"] == "main"].astype({"item_id": str})
-    labels = study_human_labels(ratings, items)
-    human = majority_labels(labels)
-    out = {"human_accuracy": human_accuracy(human, n_resamples, seed), "alignment": None,
-           "n_annotators": int(labels["annotator"].nunique()), "n_ratings": int(len(ratings))}
-    with read_session(engine) as session:
-        study_id = study_by_slug(session, slug).id
-    fields = [f for _, role, f in study_items(study_id, engine) if role == "main"]
-    if items["gold"].fillna("").astype(str).str.strip().ne("").all():
-        out["alignment"] = align_study(ratings, items, clusters=clusters_from_items(fields),
-                                       n_resamples=n_resamples, seed=seed)
-    return out
-
-
-def human_accuracy_table(analysis: dict) -> pd.DataFrame:
-    """One row per model: human Top-1 / Top-5 with their 95% intervals."""
-    rows = [{"model": m, "top1": h["top1"], "top1_low": h["top1_ci"][0], "top1_high": h["top1_ci"][1],
-             "top5": h["top5"], "top5_low": h["top5_ci"][0], "top5_high": h["top5_ci"][1],
-             "n_images": h["n_images"]} for m, h in analysis["human_accuracy"].items()]
-    return pd.DataFrame(rows)
-
-
-def alignment_frame(alignment: dict) -> pd.DataFrame:
-    """Table 6 as rows: criterion, Kendall's tau and Krippendorff's alpha at Top-1 / Top-5."""
-    return pd.DataFrame([{"criterion": name,
-                          "tau_top1": c["top1"]["kendall_tau"], "tau_top5": c["top5"]["kendall_tau"],
-                          "alpha_top1": c["top1"]["krippendorff_alpha"], "alpha_top5": c["top5"]["krippendorff_alpha"]}
-                         for name, c in alignment["criteria"].items()])
-
-
-def accuracy_frame(alignment: dict) -> pd.DataFrame:
-    """Table 5 as rows: model, then each criterion's Top-1 / Top-5 accuracy and human accuracy."""
-    rows = []
-    for m in alignment["models"]:
-        row = {"model": m}
-        for t in ("top1", "top5"):
-            for name, c in alignment["criteria"].items():
-                row[f"{name}_{t}"] = c[t]["accuracy"][m]
-                row[f"{name}_{t}_diff"] = c[t]["difference"][m]
-            row[f"human_{t}"] = alignment["human"][m][t]
-        rows.append(row)
-    return pd.DataFrame(rows)

@@ -1,0 +1,55 @@
+"""A validated study spec and its items, as stored with the study (``studyapp.specs`` reads
+them from a spec file)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from .studytypes import Scale
+
+
+@dataclass
+class ItemSpec:
+    key: str
+    role: str
+    fields: dict
+    expected: str | None = None
+
+
+@dataclass
+class StudySpec:
+    slug: str
+    title: str
+    study_type: str
+    instructions: str
+    scale: Scale
+    raters_per_item: int = 3
+    items_per_annotator: int | None = None
+    order: str = "random"
+    access_code: str | None = None
+    claim_timeout_minutes: int = 30
+    attention_checks: int = 0
+    repeat_items: int = 0
+    cant_judge: bool = False
+    comments: bool = False
+    completion_code: str | None = None
+    completion_url: str | None = None
+    example: dict | None = None
+    adaptive: dict | None = None  # target_se, min_raters, max_raters, refit_every
+    items_source: dict = field(default_factory=dict)
+    items: list[ItemSpec] = field(default_factory=list)
+    source_report: str = ""
+
+    def to_json(self) -> str:
+        """The stored spec (without the items and the access code)."""
+        data = asdict(self)
+        for key in ("items", "access_code"):
+            data.pop(key)
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "StudySpec":
+        data = json.loads(text)
+        data["scale"] = Scale(tuple(data["scale"]["values"]), tuple(data["scale"]["labels"]))
+        return cls(**data)

@@ -1,0 +1,41 @@
+"""How a CrossHOI question is shown, and its answer form (``mark_form``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from metrics import InputError, hico
+from studyapp import images, inert
+from studyapp.components import mark_form
+
+from . import crosshoi
+
+
+def render_item(fields: dict) -> None:
+    q = fields["question"]
+    try:
+        png = images.render_png(fields["image_root"], fields["image"], q.get("boxes") or None)
+    except InputError:
+        png = None
+    if png is None:
+        st.warning(images.missing_notice(fields["image"]))
+    else:
+        st.image(png, caption="Blue: the person asked about" +
+                 ("; orange: the object" if "object" in (q.get("boxes") or {}) else ""))
+    st.markdown("**Correct for this person (ground truth):** " +
+                (", ".join(inert.code(p) for p in q["positives"]) or "none"))
+
+
+def response_form(fields: dict, current: str | None, **mount) -> None:
+    """Correct / incorrect / ambiguous for every candidate (none preselected) and two pickers
+    of actions to add, keyed in the browser: ``mark_form``."""
+    q = fields["question"]
+    items = [{"label": c, "note": "similar to a correct action"
+              if q["flags"].get(c) == "near_synonym" else ""} for c in q["candidates"]]
+    if current:
+        marks, plus, minus = crosshoi.decode_response(current)
+        current = {"marks": marks, "plus": plus, "minus": minus}
+    table = hico().classes
+    mark_form(mode="candidates", items=items, current=current,
+              classes=[crosshoi.option(v, o) for v, o in zip(table["verb"], table["object"])],
+              **mount)

@@ -1,0 +1,22 @@
+"""Analyses of an HOI-similarity study: metric–human alignment and w tuning (SHOE §4.3, Eq. 14)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from metrics.alignment import alignment_table
+from metrics.baseline import load_default
+from metrics.study_items import component_similarities, join_ratings
+from metrics.tuning import tune_w
+
+
+def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict, dict]:
+    """Metric–human alignment (``permutations`` per p-value) and w tuning of an HOI-pair
+    study's main items and ratings."""
+    items = items[items["role"] == "main"].drop(columns=["role", "expected"])
+    items = items.astype({"item_id": str})
+    for column in ("verb_sim", "object_sim"):
+        items[column] = pd.to_numeric(items[column], errors="coerce")
+    items = component_similarities(items, load_default("v"), load_default("n"))
+    rated = join_ratings(items, ratings)
+    return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w(rated)

@@ -1,0 +1,39 @@
+"""How an HOI pair is shown, and the pair sampler on the researcher console."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from studyapp import exports, inert
+
+from . import sampler
+
+
+def render_item(fields: dict) -> None:
+    """Both sides of the pair, one Markdown element per side (each element is a message
+    the browser renders on its own: fewer of them bring the answer bar sooner)."""
+    d = fields["display"]
+    for column, side, title in zip(st.columns(2, border=True), ("gt", "pred"),
+                                   ("Ground truth", "Prediction")):
+        lines = [f"_{title}_", f"### {inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}"]
+        for part in ("verb", "object"):
+            key = f"{side}_{part}"
+            lines.append(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
+                         f"{inert.text(d[key + '_gloss'])}")
+        column.markdown("\n\n".join(lines))
+
+
+def console_section() -> None:
+    st.subheader("Sample HOI pairs")
+    left, right = st.columns(2)
+    n = left.number_input("Pairs", min_value=1, max_value=5000, value=500, step=50)
+    seed = right.number_input("Seed", min_value=0, value=0, step=1)
+    if st.button("Sample", key="sample"):
+        with st.spinner("Sampling..."):
+            items, report = sampler.sample_pairs(int(n), int(seed))
+        st.session_state["sampled"] = (items, report.text())
+    if "sampled" in st.session_state:
+        items, text = st.session_state["sampled"]
+        st.code(text, language=None)
+        st.download_button("Download items.csv", exports.csv_bytes(items), "items.csv", "text/csv")
+        st.dataframe(items, hide_index=True)
