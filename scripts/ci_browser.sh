@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's chromium and chromium-driver for the real-browser end-to-end test (tests/test_browser.py).
+# Debian's chromium and chromium-driver for the real-browser end-to-end test (tests/e2e/test_browser.py).
 #
 #   source scripts/ci_browser.sh       # in a script (.ci/run), before ./test.sh
 #   scripts/ci_browser.sh              # or on its own

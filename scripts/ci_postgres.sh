@@ -4,7 +4,7 @@
 #   source scripts/ci_postgres.sh      # in a script (.ci/run): exports STUDYAPP_TEST_POSTGRES_URL,
 #                                      # stops the server and removes its data at exit
 #   scripts/ci_postgres.sh ./test.sh   # or run one command with the server up, e.g.
-#   scripts/ci_postgres.sh ./test.sh tests/test_store.py
+#   scripts/ci_postgres.sh ./test.sh tests/studyapp/test_store.py
 #
 # Installs Debian's `postgresql` package when its binaries are missing (needs root), runs
 # initdb as the `postgres` user (when root) into a temporary directory, starts the server on

@@ -1,9 +1,12 @@
+"""Fixtures for every test folder: ``tests/metrics/`` (the metric package, no database),
+``tests/studyapp/`` (the platform) and ``tests/e2e/`` (real processes and a real browser). The
+latter two put each test on its own database through their conftest's autouse fixture."""
+
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+from projectpaths import SHARED_DATA
 
 
 @pytest.fixture(scope="session")
@@ -14,9 +17,9 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def isolated_database(tmp_path, monkeypatch):
-    """Every test gets its own SQLite file and export folder (never the developer's .data/)."""
+    """The test gets its own SQLite file and export folder (never the developer's .data/)."""
     monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.delenv("STUDYAPP_ADMIN_PASSWORD", raising=False)
     monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "studyapp.sqlite"))

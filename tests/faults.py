@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from projectpaths import ROOT
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
-from studyapp import assignment, studies
+from projectpaths import ROOT
+from sqlmodel import select
+
+from studyapp import assignment, storage, studies
+from studyapp.models import Assignment, Item, Rating
 from studyapp.specs import load_spec
 from studyapp.storage import read_session
 
@@ -84,3 +88,48 @@ def signed_in(name: str, password: str) -> AppTest:
     at.button[0].click().run()
     assert not at.exception and not at.error
     return at
+
+
+# An adaptive study of 12 items (spec [adaptive]): six easy ones everyone rates 4, six whose
+# answers spread by one around a base.
+EASY = {f"i{k:02d}" for k in range(1, 7)}            # everyone answers 4
+HARD_BASE = {"i07": 1, "i08": 2, "i09": 3, "i10": 1, "i11": 2, "i12": 3}  # answers spread ±1
+
+
+def write_adaptive_spec(folder, extra="", adaptive_keys="target_se = 0.4\nmin_raters = 2\nmax_raters = 4\n"
+                        "refit_every = 3\n"):
+    write_items(folder / "items.csv", 12)
+    spec = folder / "a.toml"
+    spec.write_text(f'''title = "Adaptive"
+study_type = "hoi_similarity"
+instructions = "Rate the pair."
+{extra}
+[adaptive]
+{adaptive_keys}
+[items]
+source = "csv"
+path = "items.csv"
+''')
+    return spec
+
+
+def answer(key: str, annotator_index: int) -> int:
+    if key in EASY:
+        return 4
+    return min(4, max(0, HARD_BASE[key] + (annotator_index + int(key[1:])) % 3 - 1))
+
+
+def rate_until_done(annotator_id: int, index: int) -> list[str]:
+    keys = []
+    while (task := assignment.next_item(annotator_id)) is not None:
+        assignment.submit(annotator_id, task.assignment_id, answer(task.item_key, index), 1.0)
+        keys.append(task.item_key)
+    return keys
+
+
+def ratings_per_item() -> Counter:
+    with storage.read_session() as session:
+        rows = session.exec(select(Item.item_key).join(Rating, Rating.item_id == Item.id)
+                            .join(Assignment, Assignment.id == Rating.assignment_id)
+                            .where(Assignment.phase == "main")).all()
+    return Counter(rows)

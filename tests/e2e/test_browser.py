@@ -1,0 +1,542 @@
+"""End to end in a real headless browser (Debian's chromium + chromedriver, via selenium).
+
+The app runs on 127.0.0.1 on a free port with a fresh database; the browser is started with
+networking features off and a fresh profile, and only ever opens loopback addresses. One run
+is an annotator (invite link, instructions, three ratings by click and by digit key, back and
+change, reload and continue, the database checked); the other signs into the console and
+downloads an export. On failure, screenshots and page sources go to ``test-artifacts/browser/``
+(the path is printed). Skipped without chromium outside CI; under ``CI=true`` it fails instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import sys
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, running_app  # noqa: F401
+from projectpaths import ROOT
+from studyapp import storage, studies
+from studyapp.models import Event, Item, Rating
+from studyhelpers import make_study
+
+pytestmark = pytest.mark.slow
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+
+
+def _browser_available() -> bool:
+    return Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()
+
+
+if not _browser_available():
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("CI=true but chromium / chromedriver are missing (scripts/ci_browser.sh)")
+    pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
+
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """(base URL, study id, invite token) of a running app on a fresh database."""
+    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
+    with running_app(tmp_path) as base:
+        yield base, study, invite.token
+
+
+@pytest.fixture
+def browser(tmp_path, request):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--disable-default-apps", "--disable-extensions", "--window-size=1400,1200",
+                f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(arg)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(WAIT_S)
+    driver.downloads = downloads
+    failures_before = request.session.testsfailed
+    yield driver
+    if request.session.testsfailed > failures_before:  # the call phase failed
+        folder = ARTIFACTS / request.node.name
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        driver.save_screenshot(str(folder / "final.png"))
+        (folder / "final.html").write_text(driver.page_source)
+        print(f"\nbrowser artifacts: {folder}")
+    driver.quit()
+
+
+def wait_text(driver, text: str, timeout: float = WAIT_S):
+    WebDriverWait(driver, timeout).until(lambda d: text in d.find_element(By.TAG_NAME, "body").text,
+                                         message=f"waiting for {text!r}")
+
+
+def button(driver, label_start: str):
+    """The enabled button whose label starts so, once Streamlit has finished its rerun (a click
+    on the controls of an item being replaced is lost, like a press)."""
+    wait_idle(driver)
+
+    def find(d):
+        for b in d.find_elements(By.TAG_NAME, "button"):
+            if b.text.strip().startswith(label_start) and b.is_displayed() and b.is_enabled():
+                return b
+        return False
+    # a rerun (or the console dashboard's timed refresh) may replace a button while it is read
+    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        find, message=f"waiting for button {label_start!r}")
+
+
+SCRIPT_FINISHED = """return document.querySelector('[data-testid="stApp"]')
+                          ?.dataset.testScriptState === 'notRunning'"""
+CONTROLS_READY = """return [...document.querySelectorAll('.answer-bar, .mark-form')]
+                         .every((c) => c.dataset.state === 'ready')"""
+
+
+def wait_idle(driver):
+    """Until Streamlit has finished its rerun and the answer controls on the page have run their
+    script (a key pressed before that reaches no controls, as it would for a person)."""
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(SCRIPT_FINISHED) and not [
+        e for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]') if e.is_displayed()],
+        message="waiting for the app to finish running")
+    time.sleep(0.5)
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(CONTROLS_READY),
+                                        message="waiting for the answer controls to be ready")
+
+
+def start(driver, link: str, first_item: str):
+    """Open an annotator link, press Start, wait for the first item."""
+    driver.get(link)
+    button(driver, "Start").click()
+    wait_text(driver, first_item)
+
+
+def press(driver, key: str):
+    wait_idle(driver)
+    driver.find_element(By.TAG_NAME, "body").send_keys(key)
+
+
+def ratings(study_id) -> dict[str, list[str]]:
+    with storage.read_session() as session:
+        keys = {i.id: i.item_key for i in session.exec(select(Item).where(Item.study_id == study_id))}
+        out: dict[str, list[str]] = {}
+        for r in session.exec(select(Rating).where(Rating.study_id == study_id).order_by(Rating.id)):
+            out.setdefault(keys[r.item_id], []).append(r.response)
+    return out
+
+
+def wait_ratings(study_id, expected, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while (got := ratings(study_id)) != expected:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"database has {got}, expected {expected}")
+        time.sleep(0.2)
+
+
+def test_annotator_rates_goes_back_reloads_and_continues(server, browser):
+    base, study, token = server
+    browser.get(f"{base}/?token={token}")
+    wait_text(browser, "Rate the pair.")  # the instructions
+    button(browser, "Start").click()
+    wait_text(browser, "Item 1 of 4")
+    button(browser, "2 —").click()  # by clicking
+    wait_text(browser, "Item 2 of 4")
+    wait_ratings(study, {"i01": ["2"]})
+    press(browser, "3")  # by keyboard
+    wait_text(browser, "Item 3 of 4")
+    wait_ratings(study, {"i01": ["2"], "i02": ["3"]})
+    press(browser, "4")
+    wait_text(browser, "Item 4 of 4")
+    wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4"]})
+    button(browser, "Back").click()  # revise item 3
+    wait_text(browser, "you gave 4")
+    press(browser, "0")
+    wait_text(browser, "Item 4 of 4")
+    wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4", "0"]})
+    browser.refresh()  # reload: resumes at the first unanswered item
+    wait_text(browser, "Item 4 of 4")
+    button(browser, "1 —").click()
+    wait_text(browser, "Thank you!")
+    wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4", "0"], "i04": ["1"]})
+    with storage.read_session() as session:
+        revised = session.exec(select(Rating).where(Rating.revision == 1)).one()
+        assert revised.supersedes_id is not None and revised.response == "0"
+
+
+def test_console_sign_in_and_export_download(server, browser):
+    base, study, token = server
+    annotator = studies.invite(study, labels=["alice"])[0]
+    from studyapp import assignment
+    annotator_id = assignment.resolve_token(annotator.token)
+    for value in (3, 1):
+        task = assignment.next_item(annotator_id)
+        assignment.submit(annotator_id, task.assignment_id, value, 2.0)
+    browser.get(f"{base}/console")
+    wait_text(browser, "Researcher console")
+    field = WebDriverWait(browser, WAIT_S).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']"))
+    field.send_keys("browser-pw")
+    button(browser, "Sign in").click()
+    wait_text(browser, "only one annotator")   # the dashboard, first tab
+    tab = WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
+                        if t.text.strip() == "Export"), False))
+    tab.click()
+    button(browser, "ratings.csv").click()
+    target = browser.downloads / "ratings.csv"
+    deadline = time.monotonic() + WAIT_S
+    while not target.exists() or target.stat().st_size == 0:
+        assert time.monotonic() < deadline, f"no download in {browser.downloads}: {list(browser.downloads.iterdir())}"
+        time.sleep(0.2)
+    rows = list(csv.DictReader(io.StringIO(target.read_text())))
+    assert [(r["item_id"], r["annotator"], r["rating"]) for r in rows] == [("i01", "alice", "3"),
+                                                                          ("i02", "alice", "1")]
+
+
+PRESS_LOG = """
+window.__presses = [];
+window.addEventListener('keydown', (e) => {
+  const bar = document.querySelector('.answer-bar');
+  window.__presses.push({key: e.key, item: bar ? Number(bar.dataset.item) : null,
+                         state: bar ? bar.dataset.state : null, t: performance.now()});
+}, true);
+"""
+
+
+def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
+    """Digits pressed 0, 50, 150 and 300 ms after the previous one while a process keeps a core
+    busy. A press counts for the item whose answer bar was on screen and ready when it happened
+    (logged in the page, before the bar sees the key); every stored answer must be the first such
+    press for its item, with no revision, and a press on a bar already saving stores nothing."""
+    study = make_study(tmp_path, n_items=60, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with running_app(tmp_path) as base:
+            start(browser, f"{base}/?token={invite.token}", "Item 1 of 60")
+            wait_idle(browser)
+            browser.execute_script(PRESS_LOG)
+            body = browser.find_element(By.TAG_NAME, "body")
+            rng = random.Random(13)
+            gaps = [0.0, 0.05, 0.15, 0.3] * 12
+            for gap in gaps:
+                time.sleep(gap)
+                body.send_keys(str(rng.randrange(5)))
+            wait_idle(browser)
+            presses = browser.execute_script("return window.__presses")
+    finally:
+        burner.kill()
+        burner.wait()
+    ready = {}  # a press while the bar's script is still loading has no controls to reach
+    for p in presses:  # the first press on each item's ready bar is its answer
+        if p["state"] == "ready":
+            ready.setdefault(p["item"], p["key"])
+    deadline = time.monotonic() + WAIT_S
+    while True:  # the last answer may still be on its way
+        with storage.read_session() as session:
+            stored = [(r.assignment_id, r.revision, r.response) for r in session.exec(
+                select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
+            refused = len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all())
+        if len(stored) >= len(ready) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    misapplied = [(a, v) for a, _, v in stored if ready.get(a) != v]
+    print(f"\nrace: {len(presses)} presses, {len(stored)} stored answers, {len(misapplied)} "
+          f"misapplied, {refused} refused stale presses, "
+          f"{sum(p['state'] == 'saving' for p in presses)} presses on a saving bar, "
+          f"{sum(p['state'] == 'loading' for p in presses)} on a bar still loading")
+    assert len(presses) == len(gaps)
+    assert not misapplied, misapplied
+    assert all(revision == 0 for _, revision, _ in stored), stored
+    assert len({a for a, _, _ in stored}) == len(stored) == len(ready)  # each ready press stored once
+
+
+def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
+    """Two tabs on the same link: item 1 answered in the second, then a key pressed in the
+    first (still showing item 1) is refused and counted, never stored as a revision."""
+    base, study, token = server
+    start(browser, f"{base}/?token={token}", "Item 1 of 4")
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(f"{base}/?token={token}")
+    wait_text(browser, "Item 1 of 4")
+    press(browser, "2")
+    wait_ratings(study, {"i01": ["2"]})
+    browser.switch_to.window(first)
+    press(browser, "4")  # meant for item 1, which the other tab answered
+    wait_text(browser, "already answered")
+    wait_text(browser, "Item 2 of 4")
+    assert ratings(study) == {"i01": ["2"]}
+    with storage.read_session() as session:
+        assert len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()) == 1
+
+
+def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+    """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
+    it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
+    from test_image_studies import earlier_study, image_spec, invite_same
+    from studyapp.specs import load_spec
+
+    earlier_study(tmp_path)
+    study = studies.create_study(load_spec(image_spec(tmp_path)))
+    token = invite_same(study, ["alice"])["alice"][1]
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={token}", "Item 1 of 3")
+        WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
+            "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
+            message="waiting for the class image")
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {  # a 1280 x 800 viewport
+            "width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+        bottom, height = browser.execute_script(  # item and controls fit in one screen
+            "return [document.querySelector('.answer-bar').getBoundingClientRect().bottom,"
+            " window.innerHeight]")
+        assert bottom <= height, f"the answer bar ends at {bottom} px, below the fold ({height} px)"
+        with_boxes = image_source(browser)
+        browser.find_element(By.XPATH, "//label[contains(., 'Show the boxes')]").click()
+        WebDriverWait(browser, WAIT_S).until(lambda d: image_source(d) not in (None, with_boxes),
+                                             message="waiting for the image without boxes")
+        press(browser, Keys.ENTER)  # keep the earlier rating (the toggle does not take the key)
+        wait_text(browser, "Item 2 of 3")
+        button(browser, "4 —").click()  # change it by mouse
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4"]})
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave 4")
+        press(browser, "1")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"]})
+        browser.refresh()
+        wait_text(browser, "Item 3 of 3")
+        press(browser, "0")
+        wait_text(browser, "Thank you!")
+        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
+
+
+def image_source(driver) -> str | None:
+    images = [i for i in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stImage"] img')
+              if i.is_displayed()]
+    return images[0].get_attribute("src") if images else None
+
+
+def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+    """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
+    revises; reload resumes; six items finish the study. Stored marks are checked per item."""
+    from test_imsitu_study import write_study
+    from studyapp.specs import load_spec
+
+    study = studies.create_study(load_spec(write_study(tmp_path)))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
+        press(browser, "1")  # mark prediction 1 correct
+        wait_text(browser, "✓ correct")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 2 of 6")
+        button(browser, "2. ").click()  # mark prediction 2 by mouse
+        wait_text(browser, "✓ correct")
+        button(browser, "Submit").click()
+        wait_text(browser, "Item 3 of 6")
+        assert sorted(ratings(study).values()) == [["010"], ["100"]]  # stored before item 3 shows
+        button(browser, "Back").click()
+        wait_text(browser, "Revising an earlier answer (you gave")
+        press(browser, "3")
+        wait_text(browser, "Item 2 of 6")
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 3 of 6")
+        browser.refresh()
+        wait_text(browser, "Item 3 of 6")
+        for number in range(3, 7):
+            wait_text(browser, f"Item {number} of 6")
+            press(browser, Keys.ENTER)  # nothing marked: all three wrong
+        wait_text(browser, "Thank you!")
+    got = ratings(study)
+    assert sorted(got.values()) == [["000"]] * 4 + [["010", "011"], ["100"]]
+
+
+def choose(driver, group: int, mark: str):
+    """Click ``mark`` (correct / incorrect / ambiguous) for the ``group``-th candidate."""
+    wait_idle(driver)
+    candidate = driver.find_elements(By.CSS_SELECTOR, ".mark-form .candidate")[group]
+    next(b for b in candidate.find_elements(By.TAG_NAME, "button")
+         if b.text.removeprefix("✓ ").startswith(f"{mark} (")).click()
+
+
+def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
+    """crosshoi_curation: every candidate marked by mouse (nothing preselected; Submit without a
+    mark is refused), Back revises, reload resumes, the last question finishes."""
+    from test_image_studies import curation_spec
+
+    study = studies.create_study(curation_spec(tmp_path))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
+        total = int(browser.find_element(By.TAG_NAME, "body").text.split("Item 1 of ")[1].split()[0])
+        button(browser, "Submit").click()
+        wait_text(browser, "Mark every candidate")
+        assert ratings(study) == {}
+        for number in range(1, total + 1):
+            wait_text(browser, f"Item {number} of {total}")
+            for group, mark in enumerate(("correct", "incorrect", "ambiguous")):
+                choose(browser, group, mark)
+            button(browser, "Submit").click()
+            if number == 1:
+                wait_text(browser, f"Item 2 of {total}")
+                button(browser, "Back").click()
+                wait_text(browser, "Revising an earlier answer (you gave")
+                choose(browser, 0, "incorrect")
+                button(browser, "Submit").click()
+                wait_text(browser, f"Item 2 of {total}")
+                browser.refresh()
+        wait_text(browser, "Thank you!")
+    got = ratings(study)
+    assert len(got) == total and sum(len(v) for v in got.values()) == total + 1
+    revised = next(v for v in got.values() if len(v) == 2)
+    assert revised[0].startswith("m=cia") and revised[1].startswith("m=iia")
+
+
+def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, monkeypatch):
+    """Issue 15: SHOE's 500 pairs from its own file — glosses and the prediction's lemma on
+    screen, a key press stored for the pair that was shown."""
+    from studyapp.specs import load_spec
+    study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 500")
+        wait_idle(browser)
+        shown = browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "3")
+        wait_text(browser, "Item 2 of 500")
+        got = ratings(study)
+        assert list(got.values()) == [["3"]]
+        (key,) = got
+        with storage.read_session() as session:
+            item = session.exec(select(Item).where(Item.study_id == study, Item.item_key == key)).one()
+        display = json.loads(item.fields_json)["display"]
+        for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
+            assert display[part] in shown, part
+        assert display["pred_object_gloss"][:40] in shown
+
+
+def test_a_press_while_the_server_restarts_is_kept_and_says_reconnecting(tmp_path, browser):
+    """The server stops; the annotator presses 2; the page says "reconnecting…" (not
+    Streamlit's "Connection error" dialog); once the server is back on the same port the press
+    is stored for the item that was on screen, once, and the next item comes."""
+    study = make_study(tmp_path, n_items=3, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    port = free_port()
+    with running_app(tmp_path, port) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 3")
+    browser.find_element(By.TAG_NAME, "body").send_keys("2")
+    wait_text(browser, "reconnecting…")
+    dialogs = [d for d in browser.find_elements(By.CSS_SELECTOR, '[data-testid="stDialog"]')
+               if d.is_displayed()]
+    assert not dialogs and "Connection error" not in browser.find_element(By.TAG_NAME, "body").text
+    assert ratings(study) == {}
+    with running_app(tmp_path, port):
+        wait_ratings(study, {"i01": ["2"]})
+        wait_text(browser, "Item 2 of 3")
+        assert "reconnecting" not in browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "3")
+        wait_ratings(study, {"i01": ["2"], "i02": ["3"]})
+
+
+def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
+    """With ``[answers]`` on: a comment typed in the bar goes with the answer; Esc leaves the
+    box, X answers "can't judge"; digits typed in the box are text, not answers."""
+    study = make_study(tmp_path, n_items=3, raters=1,
+                       extra='order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n')
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Item 1 of 3")
+        wait_text(browser, "X can't judge")
+        wait_idle(browser)
+        box = browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea")
+        box.send_keys("verb 2 unclear")
+        box.send_keys(Keys.ESCAPE)
+        press(browser, "x")
+        wait_text(browser, "Item 2 of 3")
+        press(browser, "3")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"i01": ["cant_judge"], "i02": ["3"]})
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave 3")
+        press(browser, Keys.BACKSPACE)
+        wait_text(browser, "you gave can't judge")
+        WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+            # the bar of the revisited item shows its comment (a rerun may replace the bar while it is read)
+            lambda d: d.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute("value")
+            == "verb 2 unclear", message="waiting for the stored comment in the box")
+    with storage.read_session() as session:
+        stored = [(r.response, r.comment) for r in session.exec(
+            select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
+    assert stored == [("cant_judge", "verb 2 unclear"), ("3", None)]
+
+
+def scrolled(driver) -> float:
+    """How far the page is scrolled down: the window and every container around the bar."""
+    return driver.execute_script(
+        "let total = window.scrollY;"
+        "for (let n = document.querySelector('.answer-bar'); n; n = n.parentElement)"
+        " total += n.scrollTop;"
+        "return total;")
+
+
+def test_on_a_phone_a_tap_brings_the_next_item_into_view(server, browser):
+    """At 390 x 700 the answer buttons are below the item: after a tap on one (scrolled to),
+    the next item is shown from its top, not left scrolled down."""
+    base, study, token = server
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 700, "deviceScaleFactor": 2, "mobile": True})
+    start(browser, f"{base}/?token={token}", "Item 1 of 4")
+    last = button(browser, "4 —")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'end'})", last)
+    assert scrolled(browser) > 0
+    last.click()
+    wait_text(browser, "Item 2 of 4")
+    wait_idle(browser)
+    assert scrolled(browser) == 0
+    wait_ratings(study, {"i01": ["4"]})
+
+
+def test_a_practice_item_shows_its_feedback_before_the_main_items(tmp_path, browser):
+    from test_assignment import write_practice
+    extra = 'order = "fixed"\n' + write_practice(tmp_path, ["p1,ride,horse,feed,horse,1,Feeding is not riding."])
+    study = make_study(tmp_path, n_items=2, raters=1, extra=extra)
+    (invite,) = studies.invite(study, 1)
+    with running_app(tmp_path) as base:
+        start(browser, f"{base}/?token={invite.token}", "Practice item: after your answer")
+        wait_text(browser, "Item 1 of 3")
+        press(browser, "3")
+        wait_text(browser, "the expected answer is 1")
+        wait_text(browser, "Feeding is not riding.")
+        assert "You answered 3" in browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "2")  # no answer bar on the feedback page: nothing is stored
+        press(browser, Keys.ENTER)
+        wait_text(browser, "Item 2 of 3")
+        assert "Practice item" not in browser.find_element(By.TAG_NAME, "body").text
+        press(browser, "4")
+        wait_text(browser, "Item 3 of 3")
+        wait_ratings(study, {"p1": ["3"], "i01": ["4"]})

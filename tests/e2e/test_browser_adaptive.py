@@ -1,0 +1,72 @@
+"""An adaptive study (spec ``[adaptive]``) in a real headless Chromium (issue 20): annotators
+rate by keys until the items whose rater-model SE reached the target retire; the database
+shows the retired items got no further rating, and the console's dashboard shows the adaptive
+progress."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from sqlmodel import select
+
+from studyapp import adaptive, assignment, storage, studies
+from studyapp.models import Assignment, Item, Study
+from studyapp.specs import load_spec
+from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
+from test_browser import WAIT_S, browser, button, press, running_app, wait_idle  # noqa: F401
+
+pytestmark = pytest.mark.slow
+STALE = (StaleElementReferenceException,)   # the bar is replaced by each rerun
+
+
+def bar_item(driver) -> int | None:
+    """The assignment id the answer bar on screen carries, or None when there is no bar."""
+    bars = driver.find_elements(By.CSS_SELECTOR, ".answer-bar")
+    return int(bars[0].get_attribute("data-item")) if bars else None
+
+
+def item_on_screen(driver) -> tuple[int, str]:
+    """(assignment id, item key) of the item whose answer bar is on screen."""
+    wait_idle(driver)
+    assignment_id = WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(bar_item)
+    with storage.read_session() as session:
+        return assignment_id, session.exec(select(Item.item_key).join(Assignment, Assignment.item_id == Item.id)
+                                           .where(Assignment.id == assignment_id)).one()
+
+
+def rate_in_browser(driver, link: str, index: int) -> list[str]:
+    """Open the link and answer every item shown, by key, as annotator ``index`` would."""
+    driver.get(link)
+    button(driver, "Start").click()
+    shown = []
+    while True:
+        wait_idle(driver)
+        if "Thank you!" in driver.find_element(By.TAG_NAME, "body").text:
+            return shown
+        before, key = item_on_screen(driver)
+        shown.append(key)
+        press(driver, str(answer(key, index)))
+        WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(   # the next bar, or the end
+            lambda d: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
+
+
+def test_an_adaptive_study_retires_items_at_the_target_in_the_browser(tmp_path, browser):
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path, extra='order = "fixed"\n')))
+    invites = studies.invite(study_id, 3)
+    with running_app(tmp_path) as base:
+        first = rate_in_browser(browser, f"{base}/?token={invites[0].token}", 0)
+        second = rate_in_browser(browser, f"{base}/?token={invites[1].token}", 1)
+        assert sorted(first) == sorted(second) == sorted(EASY | set(HARD_BASE))  # none had min_raters
+        third = rate_in_browser(browser, f"{base}/?token={invites[2].token}", 2)
+    counts = ratings_per_item()
+    with storage.read_session() as session:
+        se = dict(session.exec(select(Item.item_key, Item.model_se)).all())
+        study = session.get(Study, study_id)
+    retired = {k for k in se if se[k] is not None and se[k] <= 0.4 and counts[k] >= 2}
+    assert EASY <= retired                               # everyone agreed on these: SE at target
+    assert third and set(third) <= set(HARD_BASE)       # the third annotator saw only open items
+    assert {k: counts[k] for k in EASY} == {k: 2 for k in EASY}
+    progress = adaptive.adaptive_progress(study, assignment.spec_for(study))
+    assert progress["retired"] >= len(EASY) and progress["ratings"] == 24 + len(third)

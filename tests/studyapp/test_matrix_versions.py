@@ -1,0 +1,100 @@
+"""Recalibrated matrices as named versions (issue 19): the studyapp commands against the metric
+package's own ``recalibrate`` on the study's export, immutability, export and compare."""
+
+import json
+
+import numpy as np
+import pytest
+from sqlmodel import select
+
+from metrics.baseline import default_path
+from metrics.cli import main as metrics_main
+from metrics.similarity import SimilarityMatrix
+from studyapp import exports, matrix_versions, storage
+from studyapp.cli import main as studyapp_main
+from studyapp.models import MatrixVersion
+from studyapp.simulate import simulate_study
+from studyhelpers import make_study
+
+
+@pytest.fixture
+def rated(tmp_path):
+    make_study(tmp_path, n_items=30, raters=3, slug="t")
+    simulate_study("t", k=3, noise=0.5, seed=1)
+    return tmp_path
+
+
+def test_a_version_equals_the_metric_package_run_on_the_export(rated, capsys):
+    tmp_path = rated
+    assert studyapp_main(["recalibrate", "t", "--name", "v1", "--folds", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "held-out agreement (Eq. 13)" in printed and "saved matrix version 'v1'" in printed
+    # the same ratings through `python -m metrics recalibrate` on the study's export files
+    folder = exports.export_study("t", tmp_path / "exports")
+    assert metrics_main(["recalibrate", "--ratings", str(folder / "ratings.csv"),
+                         "--items", str(folder / "items.csv"), "--verb-sim", str(default_path("v")),
+                         "--object-sim", str(default_path("n")), "--folds", "3",
+                         "--out", str(tmp_path / "direct")]) == 0
+    assert studyapp_main(["matrices", "export", "v1", "--out", str(tmp_path / "v1")]) == 0
+    evidence = matrix_versions.recalibrate_studies(["t"], folds=3).result["evidence"]
+    for role in ("verb", "object"):
+        saved = SimilarityMatrix.load(tmp_path / "v1" / f"{role}.npz")
+        direct = SimilarityMatrix.load(tmp_path / "direct" / f"{role}_recalibrated.npz")
+        assert sorted(saved.labels) == sorted(direct.labels)
+        labels = np.array(sorted(saved.labels), dtype=object)
+        rng = np.random.default_rng(0)  # every rated pair, and a sample of the others
+        ev = evidence[role]
+        a = np.concatenate([ev.a, rng.choice(labels, 100_000)])
+        b = np.concatenate([ev.b, rng.choice(labels, 100_000)])
+        np.testing.assert_array_equal(saved.scores(a, b), direct.scores(a, b))
+    provenance = json.loads((tmp_path / "v1" / "provenance.json").read_text())
+    assert provenance["studies"] == ["t"] and provenance["based_on"] == "baseline"
+    assert provenance["n_ratings"] == 90 and provenance["parameters"]["folds"] == 3
+    assert set(provenance["held_out"]["by_category"]) == {"2"}  # the helper's items are category 2
+
+
+def test_versions_are_never_overwritten_and_compare_to_themselves(rated, capsys):
+    run = matrix_versions.recalibrate_studies(["t"], folds=3)
+    matrix_versions.save_version("v1", run)
+    with pytest.raises(Exception, match="exists already"):
+        matrix_versions.save_version("v1", matrix_versions.recalibrate_studies(["t"], folds=3, w=0.3))
+    assert studyapp_main(["recalibrate", "t", "--name", "bad name!"]) == 2
+    assert "version name 'bad name!'" in capsys.readouterr().err
+    with storage.read_session() as session:
+        assert [v.name for v in session.exec(select(MatrixVersion))] == ["v1"]
+    table = matrix_versions.list_versions()
+    assert list(table["name"]) == ["v1"] and table["n_ratings"].iloc[0] == 90
+    # the most-changed table: |after - before| in decreasing order
+    change = run.changed["change"].abs().to_numpy()
+    assert (np.diff(change) <= 1e-12).all() and len(run.changed) > 0
+    assert studyapp_main(["matrices", "compare", "v1", "v1"]) == 0
+    assert capsys.readouterr().out.count("Eq. 13 agreement 1.000") == 2
+    assert studyapp_main(["matrices", "export", "nope", "--out", "x"]) == 2
+    assert "no matrix version named 'nope'" in capsys.readouterr().err
+
+
+def test_console_recalibrates_saves_and_offers_the_version(rated, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from projectpaths import ROOT
+
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
+    at.switch_page("views/console.py").run()
+    at.text_input(key="signin-password").input("pw")
+    at.button[0].click().run()
+    at.multiselect(key="recal-studies").select("t").run()
+    at.button(key="recalibrate").click().run()
+    assert not at.exception and not at.error
+    at.text_input(key="version-name").input("from-console")
+    at.button(key="save-version").click().run()
+    assert any("Saved matrix version from" in s.value for s in at.success), ([e.value for e in at.error], [s.value for s in at.success], at.exception)
+    assert list(matrix_versions.list_versions()["name"]) == ["from-console"]
+    assert at.selectbox(key="version-pick").value == "from-console"
+    assert not [c for c in at.code if " vs " in c.value]     # nothing compared until asked
+    matrix_versions.save_version("second", matrix_versions.recalibrate_studies(["t"], folds=3, w=0.3))
+    at.run()
+    at.selectbox(key="version-other").select("second").run()
+    assert not at.exception
+    assert [c.value.splitlines()[0] for c in at.code if " vs " in c.value] == [
+        "verb: from-console vs second", "object: from-console vs second"]

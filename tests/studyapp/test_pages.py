@@ -1,0 +1,314 @@
+"""The Streamlit pages, headless with AppTest: annotator flow and researcher console."""
+
+import json
+import uuid
+
+import pytest
+from sqlmodel import select
+from streamlit.testing.v1 import AppTest
+
+from projectpaths import ROOT
+from studyapp import auth, storage, studies
+from studyapp.models import Annotator, Event, Item, Rating
+from studyhelpers import make_study
+
+APP = str(ROOT / "studyapp" / "app.py")
+PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'
+
+
+@pytest.fixture
+def study(tmp_path):
+    return make_study(tmp_path, n_items=3, raters=1, extra='order = "fixed"\naccess_code = "open sesame"\n' + PROLIFIC)
+
+
+def open_app(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def answer_bar(at: AppTest) -> dict:
+    """The data the answer bar of the page was mounted with (item id, values, current, ...)."""
+    (bar,) = at.get("bidi_component")
+    return json.loads(bar.proto.json)
+
+
+def press(at: AppTest, kind: str = "answer", value=None, item_id: int | None = None) -> AppTest:
+    """What the answer bar sends when a key is pressed or one of its buttons clicked:
+    ``{item_id, kind, value, nonce}`` as the component's trigger (``item_id``: the one shown)."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    (bar,) = at.get("bidi_component")
+    shown = json.loads(bar.proto.json)["item_id"]
+    action = {"item_id": shown if item_id is None else item_id, "kind": kind, "value": value,
+              "nonce": uuid.uuid4().hex}
+    states = WidgetStates()
+    state = states.widgets.add()
+    state.id = _make_trigger_id(bar.proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": "action", "value": action}])
+    return at._run(states)
+
+
+class _Rating:
+    """A rating "button" of the answer bar: ``rating_button(at, 2).click().run()``."""
+
+    def __init__(self, at: AppTest, value: int):
+        self.at, self.value = at, value
+        assert value in answer_bar(at)["values"]
+
+    def click(self):
+        return self
+
+    def run(self) -> AppTest:
+        return press(self.at, "answer", self.value)
+
+
+def rating_button(at: AppTest, value: int) -> _Rating:
+    return _Rating(at, value)
+
+
+def ratings_by_item(study_id):
+    """item key -> [(revision, response, supersedes)] from the database."""
+    keys = {}
+    with storage.read_session() as session:
+        for item in session.exec(select(Item).where(Item.study_id == study_id)):
+            keys[item.id] = item.item_key
+        out = {}
+        for r in session.exec(select(Rating).order_by(Rating.id)):
+            out.setdefault(keys[r.item_id], []).append((r.revision, r.response, r.supersedes_id))
+    return out
+
+
+def started(study_id) -> AppTest:
+    (invite,) = studies.invite(study_id, 1)
+    at = open_app(token=invite.token)
+    at.button(key="start").click().run()
+    assert not at.exception
+    return at
+
+
+def progress_text(at, with_left: bool = False):
+    """"Item 2 of 3" (and " · 2 left" with ``with_left``)."""
+    text = at.get("progress")[0].proto.text
+    return text if with_left else text.split(" · ")[0]
+
+
+def test_invite_link_opens_the_instructions(study):
+    (invite,) = studies.invite(study, 1)
+    at = open_app(token=invite.token)
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Test study"
+    assert any("Rate the pair." in m.value for m in at.markdown)
+    assert [b.label for b in at.button] == ["Start"]
+    assert any(invite.token in c.value for c in at.code)  # the personal link to come back
+
+
+def test_wrong_token_is_refused(study):
+    at = open_app(token="not-a-real-token")
+    assert "This link is not valid" in at.error[0].value
+    assert not at.button and not at.title
+
+
+def test_rating_by_button_is_stored_and_the_next_item_shown(study):
+    at = started(study)
+    assert progress_text(at) == "Item 1 of 3"
+    assert any("`ride.v.01`" in m.value for m in at.markdown)  # i01: ride bicycle vs push bicycle
+    rating_button(at, 2).click().run()
+    assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
+    assert progress_text(at) == "Item 2 of 3"
+    ground_truth = [m.value for m in at.markdown if m.value.startswith("_Ground truth_")]
+    assert len(ground_truth) == 1 and "`push.v.01`" in ground_truth[0]  # i02: push bicycle vs ...
+    assert not any("`ride.v.01`" in m.value for m in at.markdown)
+
+
+def test_rating_by_shortcut_is_stored(study):
+    at = started(study)
+    bar = answer_bar(at)
+    assert (bar["values"], bar["current"], bar["revising"]) == ([0, 1, 2, 3, 4], None, False)
+    assert progress_text(at, with_left=True) == "Item 1 of 3 · 3 left"
+    rating_button(at, 4).click().run()  # what the bar sends for the key "4"
+    assert ratings_by_item(study) == {"i01": [(0, "4", None)]}
+    assert progress_text(at, with_left=True) == "Item 2 of 3 · 2 left"
+
+
+def test_a_press_for_an_item_no_longer_on_screen_is_refused(study):
+    """The old item's answer arriving after the next item is shown (a late key press, or an
+    out-of-date tab) is refused, said so, and never stored as a revision."""
+    at = started(study)
+    first = answer_bar(at)["item_id"]
+    rating_button(at, 2).click().run()
+    press(at, "answer", 4, item_id=first)
+    assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
+    assert "already answered" in at.error[0].value
+    assert progress_text(at) == "Item 2 of 3"
+    with storage.read_session() as session:
+        (refused,) = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
+    assert json.loads(refused.detail)["assignment"] == first
+
+
+def test_back_and_change_supersedes(study):
+    at = started(study)
+    rating_button(at, 2).click().run()
+    press(at, "back")
+    assert progress_text(at) == "Item 1 of 3"
+    assert "you gave 2 — related but easily distinguishable" in at.info[0].value
+    assert (answer_bar(at)["current"], answer_bar(at)["revising"]) == ("2", True)
+    rating_button(at, 3).click().run()
+    first = ratings_by_item(study)["i01"]
+    assert [(rev, resp) for rev, resp, _ in first] == [(0, "2"), (1, "3")]
+    with storage.read_session() as session:
+        original = session.exec(select(Rating).where(Rating.revision == 0)).one()
+    assert first[1][2] == original.id
+    assert progress_text(at) == "Item 2 of 3"  # back where the annotator stopped
+
+
+def test_last_item_shows_the_completion_page(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    assert "You rated 3 items" in at.success[0].value
+    assert at.code[0].value == "C0MPL3TE"
+
+
+def test_closed_tab_resumes_at_the_first_unanswered_item(study):
+    (invite,) = studies.invite(study, 1)
+    at = open_app(token=invite.token)
+    at.button(key="start").click().run()
+    rating_button(at, 0).click().run()
+    storage.dispose_all()  # and the server restarted
+    again = open_app(token=invite.token)  # a new browser session, same link
+    assert progress_text(again) == "Item 2 of 3"
+    assert any("`push.v.01`" in m.value for m in again.markdown)
+
+
+def test_access_code_and_pseudonym_join(study):
+    at = open_app(study="t")
+    at.text_input[0].input("wrong")
+    at.text_input[1].input("ann")
+    at.button[0].click().run()
+    assert "wrong access code" in at.error[0].value
+    at.text_input[0].input("open sesame")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.title[0].value == "Test study" and at.query_params["token"]
+    with storage.read_session() as session:
+        annotator = session.exec(select(Annotator)).one()
+    assert (annotator.pseudonym, annotator.source) == ("ann", "code")
+    assert annotator.token_hash == auth.token_hash(at.query_params["token"])
+
+
+def test_prolific_parameters_are_recorded_and_the_completion_code_shown(study):
+    params = {"study": "t", "PROLIFIC_PID": "5f1234", "STUDY_ID": "st-9", "SESSION_ID": "se-7"}
+    at = open_app(**params)
+    at.button(key="start").click().run()
+    for value in (4, 4, 4):
+        rating_button(at, value).click().run()
+    assert at.code[0].value == "C0MPL3TE"
+    again = open_app(**params)  # same participant later: same annotator, still completed
+    assert again.title[0].value == "Thank you!"
+    with storage.read_session() as session:
+        (annotator,) = session.exec(select(Annotator)).all()
+    assert (annotator.prolific_pid, annotator.prolific_study_id, annotator.prolific_session_id) == (
+        "5f1234", "st-9", "se-7")
+
+
+def test_the_completion_page_goes_back_to_revise_the_last_answer(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    at.button(key="back-from-end").click().run()
+    assert progress_text(at) == "Item 3 of 3" and "you gave 3" in at.info[0].value
+    press(at, "answer", 0)
+    assert at.title[0].value == "Thank you!"
+    assert [(rev, resp) for rev, resp, _ in ratings_by_item(study)["i03"]] == [(0, "3"), (1, "0")]
+
+
+def test_paused_study_says_so(study):
+    (invite,) = studies.invite(study, 1)
+    studies.set_status(study, "paused")
+    at = open_app(token=invite.token)
+    assert "paused" in at.warning[0].value and not at.button
+
+
+def test_prolific_link_needs_a_prolific_study_that_is_open(tmp_path):
+    no_prolific = make_study(tmp_path, n_items=2, raters=1, extra='access_code = "secret"\n')
+    at = open_app(study="t", PROLIFIC_PID="P1")  # no [prolific]: the access code is needed
+    assert "does not take Prolific participants" in at.error[0].value and not at.button
+    studies.set_status(no_prolific, "paused")
+    (tmp_path / "p").mkdir()
+    paused = make_study(tmp_path / "p", n_items=2, raters=1, slug="p", extra=PROLIFIC)
+    studies.set_status(paused, "paused")
+    at = open_app(study="p", PROLIFIC_PID="P2")
+    assert "paused" in at.error[0].value and not at.button
+    with storage.read_session() as session:
+        assert session.exec(select(Annotator)).all() == []  # nobody joined
+
+
+def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
+    at = open_app()
+    assert not at.exception and not at.selectbox and not at.text_input
+    assert not any("Test study" in e.value for e in (*at.markdown, *at.title, *at.info))
+    at = open_app(study="t")
+    assert at.title[0].value == "Join “Test study”"
+    studies.set_status(study, "paused")
+    at = open_app(study="t")
+    assert "not open for joining" in at.error[0].value and not at.text_input
+
+
+def console(at_password=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("views/console.py").run()
+    if at_password is not None:
+        at.text_input(key="signin-password").input(at_password)
+        at.button[0].click().run()
+    return at
+
+
+def test_console_refuses_a_missing_or_wrong_password(study, monkeypatch):
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
+    at = console("")
+    assert at.error[0].value == "Enter your password."
+    assert not at.tabs and not at.dataframe
+    at = console("guess")
+    assert at.error[0].value == "Wrong account or password."
+    assert not at.tabs and not at.dataframe
+
+
+def test_console_with_the_generated_password_shows_progress(study):
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    with storage.write_session() as session:
+        assert auth.ensure_admin_password(session) is None  # generated once only
+    at = console(password)
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Researcher console"
+    assert [m.value for m in at.metric][:2] == ["0 / 3", "0"]
+
+
+def test_console_status_applies_on_click_invites_report_duplicates_and_preview_shows_the_bar(
+        study, monkeypatch):
+    """A status click takes effect at once; a list of pseudonyms with one already used and one
+    repeated creates the others and warns for each; the preview mounts the annotators' answer
+    bar (for the selected study's scale) and stores nothing."""
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    studies.invite(study, 0, ["ann"])
+    at = console("pw")
+    (control,) = [c for c in at.get("button_group")]
+    control.set_value("paused").run()
+    with storage.read_session() as session:
+        assert session.get(studies.Study, study).status == "paused"
+    at.text_area(key="invite-labels").input("bob\nann\ncarl\nbob").run()
+    at.button(key="invite").click().run()
+    assert [w.value for w in at.warning if w.value.startswith("Not created")] == [
+        "Not created: the pseudonym ann is already used in this study.",
+        "Not created: the pseudonym bob is already used in this study."]
+    with storage.read_session() as session:
+        assert sorted(session.exec(select(Annotator.pseudonym))) == ["ann", "bob", "carl"]
+    (bar,) = at.get("bidi_component")
+    data = json.loads(bar.proto.json)
+    assert data["values"] == [0, 1, 2, 3, 4] and data["item_id"] == -1
+    assert any(c.value == "Preview: answers given here are not stored." for c in at.caption)

@@ -1,0 +1,119 @@
+"""The study report computed once per state of the ratings (issue 16, target 5: studyapp.report_cache)."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from projectpaths import ROOT
+from metrics import InputError
+from metrics.agreement import krippendorff_alpha, rating_matrix
+from studyapp import exports, report_cache
+from studyapp.simulate import simulate_study
+from studyhelpers import make_study
+
+T0 = datetime(2026, 11, 24, 12, 0, 0, tzinfo=timezone.utc)
+FAST = {"n_resamples": 30, "permutations": 30}
+
+
+def at(seconds: int) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def files_of(report: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(report.parent.iterdir())}
+
+
+def cache_entries(tmp_path: Path) -> list[Path]:
+    folder = tmp_path / "exports" / "t" / ".report-cache"
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
+
+
+def alpha_of_export() -> float:
+    ratings = exports.study_tables("t")["ratings.csv"]
+    return krippendorff_alpha(rating_matrix(ratings.assign(rating=ratings["rating"].astype(float))))
+
+
+@pytest.fixture
+def rated(tmp_path):
+    make_study(tmp_path, n_items=12, raters=4, slug="t")
+    simulate_study("t", k=3, noise=0.7, seed=1)
+    return tmp_path
+
+
+def test_unchanged_ratings_give_the_cached_report_byte_for_byte(rated):
+    first = report_cache.study_report("t", now=at(0), **FAST)
+    second = report_cache.study_report("t", now=at(1), **FAST)
+    assert (first.cached, second.cached) == (False, True)
+    assert first.path != second.path and second.path.parent.parent.name == "20261124T120001Z"
+    assert files_of(first.path) == files_of(second.path)
+    assert second.computed_at == first.computed_at == "2026-11-24T12:00:00+00:00"
+    assert second.summary == first.summary
+    assert first.summary["alpha"] == pytest.approx(alpha_of_export())
+    assert first.summary["n_items"] == 12 and first.summary["n_annotators"] == 3
+    # recomputing (no cache) gives the same bytes: the intervals and p-values are seeded
+    fresh = report_cache.study_report("t", now=at(2), use_cache=False, **FAST)
+    assert not fresh.cached and files_of(fresh.path) == files_of(first.path)
+
+
+def test_new_ratings_and_other_options_make_a_new_report(rated):
+    before = report_cache.study_report("t", now=at(0), **FAST)
+    simulate_study("t", k=1, noise=0.7, seed=2)             # a fourth annotator rates every item
+    after = report_cache.study_report("t", now=at(1), **FAST)
+    assert not after.cached and after.summary["n_annotators"] == 4
+    assert after.summary["alpha"] == pytest.approx(alpha_of_export())
+    assert after.summary["alpha"] != pytest.approx(before.summary["alpha"])
+    more = report_cache.study_report("t", now=at(2), n_resamples=31, permutations=30)
+    assert not more.cached
+    assert len(cache_entries(rated)) == 3
+
+
+def test_only_the_newest_entries_are_kept(rated, monkeypatch):
+    monkeypatch.setattr(report_cache, "KEEP", 2)
+    keys = []
+    for seconds, resamples in enumerate((20, 21, 22)):
+        report_cache.study_report("t", now=at(seconds), n_resamples=resamples, permutations=20)
+        keys.append(report_cache.report_key(exports.study_tables("t"), resamples, 20))
+        os.utime(cache_entries(rated)[0].parent / keys[-1], (seconds + 1e9, seconds + 1e9))
+    assert [p.name for p in cache_entries(rated)] == sorted(keys[1:])
+
+
+def test_a_failed_report_writes_nothing(tmp_path):
+    make_study(tmp_path, n_items=6, raters=2, slug="t")
+    simulate_study("t", k=1, noise=0.7, seed=1)              # one annotator: no agreement
+    with pytest.raises(InputError, match="at least two annotators"):
+        report_cache.study_report("t", now=at(0), **FAST)
+    assert not (tmp_path / "exports").exists() or not any((tmp_path / "exports").rglob("*.html"))
+    assert cache_entries(tmp_path) == []
+
+
+def test_the_key_follows_the_code(rated, monkeypatch):
+    tables = exports.study_tables("t")
+    key = report_cache.report_key(tables, 30, 30)
+    monkeypatch.setattr(report_cache, "code_fingerprint", lambda: "another version")
+    assert report_cache.report_key(tables, 30, 30) != key
+
+
+def test_cli_report_from_the_cache_imports_no_analysis_library(rated):
+    """The second ``studyapp report`` of unchanged ratings reads the cache: its process never
+    imports scipy, scikit-learn or matplotlib, and prints the figures of the first."""
+    env = {**os.environ}
+    first = subprocess.run([sys.executable, "-m", "studyapp", "report", "t"], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['studyapp', 'report', 't']\n"
+             "try:\n    runpy.run_module('studyapp', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('scipy', 'sklearn', 'matplotlib', 'streamlit') if m in sys.modules))\n")
+    second = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    lines = second.stdout.splitlines()
+    assert lines[0] == first.stdout.splitlines()[0]                  # the same figures
+    assert "unchanged since" in lines[1] and lines[-1] == "[]"
+    summary = json.loads(next(p for p in cache_entries(rated)).joinpath("summary.json").read_text())
+    assert f"alpha (ordinal) {summary['summary']['alpha']:.4f}" in lines[0]
