@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .inputs import parse_json, read_text
+from .inputs import parse_json, read_bytes, read_text
 
 # QPIC/CDN `_valid_obj_ids`: the COCO category id of each of the 80 HICO-DET objects, in order.
 COCO_OBJECT_IDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -163,10 +163,7 @@ def read_detections(path: str | Path) -> Detections:
     culprit.
     """
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    data = path.read_bytes()
-    fast = _read_fast(data, path)
+    fast = _read_fast(read_bytes(path), path)
     return fast if fast is not None else _read_validating(path)
 
 

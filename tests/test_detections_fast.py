@@ -227,6 +227,13 @@ def test_values_rejected_after_reading_give_the_same_message(tmp_path, name):
     assert str(fast.value) == str(reference.value) and "line 1" in str(fast.value)
 
 
+def test_a_missing_file_or_a_folder_is_a_one_line_error(tmp_path):
+    with pytest.raises(InputError, match="nope.jsonl: no such file"):
+        read_detections(tmp_path / "nope.jsonl")
+    with pytest.raises(InputError, match="is a folder; give a file"):
+        read_detections(tmp_path)
+
+
 def test_invalid_utf8_is_reported_as_before(tmp_path):
     path = write(tmp_path / "d.jsonl", b'{"image": "a\xff.jpg", "hois": []}\n')
     assert_same(path, fast=False)
