@@ -7,9 +7,12 @@ format), then, in one run:
   (a) times the real ``python -m metrics score --gt --pred --json`` as a fresh subprocess
       (start-up, reading, label resolution, matrices, scoring, writing) several times;
   (b) times ``python -m metrics diagnose --gt --pred --json`` the same way;
-  (c) times reading alone, in this process: ``read_detections`` (pyarrow fast path) next to
-      the validating reader it falls back to (the reader before issue 16 plus issue 18's checks), for the JSON Lines
-      and the QPIC prediction files;
+  (c) times reading alone, for the JSON Lines and the QPIC prediction files, the three readers
+      taking turns run after run: the reader from before issue 16 (the metric package of
+      commit b283132^, taken out with ``git archive`` and run in a process of its own, each
+      read timed inside it), today's validating reader (that reader plus issue 18's checks,
+      which the fast path falls back to) and ``read_detections``, whose fast path parses
+      with pyarrow; with the fast path's speed-up over each, in wall and in CPU time;
   (d) times the baseline: the plain transcription — the files read line by line with Python's
       ``json`` into lists, then Algorithms 1 and 2 (``benchmarks/reference_scoring.py``) and the
       official HICO-DET evaluation, Default setting (``tests/reference/hico_official.py``), given
@@ -37,6 +40,7 @@ load, CPU time much less.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import pickle
@@ -44,6 +48,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -61,8 +66,32 @@ from metrics.vocabulary import hico  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
 
 
+BEFORE_ISSUE_16 = "b283132^"   # the last commit before issue 16's fast reader
+FAST = "read_detections (pyarrow fast path)"
+
+# reads each path given on its standard input with the metric package in the folder argv[1]
+# and answers [wall seconds, CPU seconds] of that read
+OLD_READER = """
+import json, resource, sys, time
+import metrics.detections as detections
+assert detections.__file__.startswith(sys.argv[1]), detections.__file__
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+for path in sys.stdin:
+    c, t = cpu(), time.perf_counter()
+    detections.read_detections(path.strip())
+    print(json.dumps([time.perf_counter() - t, cpu() - c]), flush=True)
+"""
+
+
 def load() -> str:
     return "load %.2f" % os.getloadavg()[0]
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def children_cpu() -> float:
@@ -84,13 +113,52 @@ def time_command(argv: list[str], runs: int) -> tuple[list[float], list[float], 
     return walls, cpus, loads
 
 
-def time_call(fn, runs: int) -> list[float]:
-    out = []
+def old_reader(folder: Path) -> subprocess.Popen | None:
+    """A process reading with the metric package of :data:`BEFORE_ISSUE_16`; None, with a line
+    saying why, when git cannot give that commit (a copy without the history)."""
+    res = subprocess.run(["git", "archive", BEFORE_ISSUE_16, "metrics"], cwd=ROOT, capture_output=True)
+    if res.returncode != 0:
+        print(f"    the reader before issue 16 not run: git archive {BEFORE_ISSUE_16} failed "
+              f"({res.stderr.decode().strip()[:80]})", flush=True)
+        return None
+    folder.mkdir()
+    tarfile.open(fileobj=io.BytesIO(res.stdout)).extractall(folder, filter="data")
+    return subprocess.Popen([sys.executable, "-c", OLD_READER, str(folder)], cwd=folder, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def time_readers(readers: dict, path: Path, runs: int) -> tuple[dict, list[str]]:
+    """Wall and CPU seconds of each reader on ``path``, the readers taking turns ``runs`` times;
+    a reader is a function, or the :func:`old_reader` process."""
+    times = {name: ([], []) for name in readers}
+    loads = []
     for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
+        loads.append(load())
+        for name, reader in readers.items():
+            if isinstance(reader, subprocess.Popen):
+                reader.stdin.write(f"{path}\n")
+                reader.stdin.flush()
+                wall, cpu = json.loads(reader.stdout.readline())
+            else:
+                cpu, t = self_cpu(), time.perf_counter()
+                reader(path)
+                wall, cpu = time.perf_counter() - t, self_cpu() - cpu
+            times[name][0].append(wall)
+            times[name][1].append(cpu)
+    return times, loads
+
+
+def report_readers(label: str, times: dict, loads: list[str]) -> None:
+    """Each reader's medians, then the fast path's speed-up over the others."""
+    print(f"(c) read {label} predictions ({', '.join(loads)})", flush=True)
+    for name, (walls, cpus) in times.items():
+        print(f"    {name:40} median {statistics.median(walls):7.2f} s  CPU median {statistics.median(cpus):6.2f} s"
+              f"  runs {[round(x, 2) for x in walls]}", flush=True)
+    fast_wall, fast_cpu = (statistics.median(x) for x in times[FAST])
+    for name, (walls, cpus) in times.items():
+        if name != FAST:
+            print(f"    fast path vs {name}: {statistics.median(walls) / fast_wall:.1f}x in wall time, "
+                  f"{statistics.median(cpus) / fast_cpu:.1f}x in CPU time", flush=True)
 
 
 def report(label: str, walls: list[float], cpus: list[float] | None = None, loads: list[str] | None = None) -> None:
@@ -178,12 +246,14 @@ def main() -> None:
                                            "--json", str(tmp / "diagnose.json")], args.runs)
         report("(b) python -m metrics diagnose", walls, cpus, loads)
 
+        old = old_reader(tmp / "before_issue_16")
+        readers = {f"the reader before issue 16 ({BEFORE_ISSUE_16})": old} if old else {}
+        readers |= {"validating reader (today)": _read_validating, FAST: read_detections}
         for label, path in (("JSON Lines", pred_path), ("QPIC", qpic_path)):
-            fast = time_call(lambda: read_detections(path), args.runs)
-            report(f"(c) read {label} predictions, fast path", fast)
-            slow = time_call(lambda: _read_validating(path), max(1, min(args.runs, 3)))
-            report(f"    read {label} predictions, validating reader", slow)
-            print(f"    reading speed-up {statistics.median(slow) / statistics.median(fast):.1f}x", flush=True)
+            report_readers(label, *time_readers(readers, path, args.runs))
+        if old:
+            old.stdin.close()
+            old.wait()
 
         if not args.skip_baseline:
             baseline = plain_transcription(gt, pred, gt_path, pred_path, "(d)")

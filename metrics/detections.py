@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .inputs import parse_json, read_text
+from .inputs import parse_json, read_bytes, read_text
 
 # QPIC/CDN `_valid_obj_ids`: the COCO category id of each of the 80 HICO-DET objects, in order.
 COCO_OBJECT_IDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -163,10 +163,7 @@ def read_detections(path: str | Path) -> Detections:
     culprit.
     """
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    data = path.read_bytes()
-    fast = _read_fast(data, path)
+    fast = _read_fast(read_bytes(path), path)
     return fast if fast is not None else _read_validating(path)
 
 
@@ -428,10 +425,12 @@ def _read_fast(data: bytes, path: Path) -> Detections | None:
     It takes JSON Lines and the QPIC/CDN records (a JSON list, or one record per line) when
     the file is UTF-8, every line holds exactly one JSON object (``}`` + line break + ``{``
     between lines, no blank line; LF or CRLF endings), and every field has the type and range
-    the validating reader accepts; everything else returns None. pyarrow refuses duplicate
-    keys, where Python's ``json`` keeps the last value, so such files take the validating
-    reader too. Both readers accept ``NaN`` / ``Infinity`` (rejected afterwards by
-    :class:`Detections`, as before) and parse numbers to the same, correctly rounded doubles.
+    the validating reader accepts; everything else returns None. Fields the readers do not use
+    are parsed too (pyarrow infers their types), as the validating reader applies its policy
+    to the whole file: a repeated key anywhere is a pyarrow error, refused numbers are looked
+    for in every column (:func:`_require_numbers_as_json_reads_them`), and unknown fields
+    pyarrow cannot type (a list of numbers and strings) take the validating reader. Both
+    readers parse numbers to the same, correctly rounded doubles.
     """
     if data[:1] not in (b"{", b"["):
         return None
@@ -473,15 +472,18 @@ def _require_no_integer_minus_zero(data: bytes, *columns) -> None:
 
 
 def _object_lines(data: bytes) -> int:
-    """Number of lines when every line is one ``{...}`` (no blank line, no lone CR)."""
+    """Number of lines when every line is one ``{...}``: ``}`` before and ``{`` after each line
+    break, LF or CRLF (then no other CR), and maybe one line break at the end."""
     sep = b"\r\n" if b"\r" in data else b"\n"
     end = len(data) - len(sep) if data.endswith(sep) else len(data)
-    breaks = data.count(sep, 0, end)
-    trailing = int(end < len(data))
+    body = np.frombuffer(data, np.uint8, count=end)
+    breaks = np.flatnonzero(body == ord("\n"))
+    starts = breaks - (len(sep) - 1)
+    _require(data[end - 1:end] == b"}" and (body[starts - 1] == ord("}")).all()
+             and (body[breaks + 1] == ord("{")).all())
     if sep == b"\r\n":
-        _require(data.count(b"\r") == data.count(b"\n") == breaks + trailing)
-    _require(data[end - 1:end] == b"}" and data.count(b"}" + sep + b"{", 0, end) == breaks)
-    return breaks + 1
+        _require((body[starts] == ord("\r")).all() and data.count(b"\r") == len(breaks) + (end < len(data)))
+    return len(breaks) + 1
 
 
 def _parse_lines(data: bytes, schema):
@@ -490,7 +492,7 @@ def _parse_lines(data: bytes, schema):
 
     return pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=1 << 22),
                         parse_options=pj.ParseOptions(explicit_schema=schema,
-                                                      unexpected_field_behavior="ignore"))
+                                                      unexpected_field_behavior="infer"))
 
 
 def _parse_qpic_list(data: bytes):
@@ -533,7 +535,7 @@ def _parse_wrapped(data: bytes, record_type):
                          read_options=pj.ReadOptions(block_size=len(wrapped) + 1),
                          parse_options=pj.ParseOptions(
                              explicit_schema=pa.schema([("r", pa.list_(record_type))]),
-                             newlines_in_values=True, unexpected_field_behavior="ignore"))
+                             newlines_in_values=True, unexpected_field_behavior="infer"))
     records = table.column("r")
     _require(table.num_rows == 1 and records.null_count == 0)
     return pa.Table.from_struct_array(pc.list_flatten(records))
@@ -605,13 +607,41 @@ def _unique_names(column) -> list:
     return names
 
 
-def _require_finite(score_column, score: np.ndarray, *boxes: np.ndarray) -> None:
-    """NaN (a literal, not a missing score) and infinities go to the validating reader, which
-    refuses them naming the field."""
+def _require_numbers_as_json_reads_them(table, data: bytes) -> None:
+    """Every number of the file, in the fields the readers use and in the unknown ones pyarrow
+    inferred, is one the validating reader takes for the same double, or the file goes to it.
+
+    It refuses NaN and infinities (``NaN``, ``Infinity``, also pyarrow's ``Inf``, or a number
+    beyond the doubles) and integers of more than 300 digits, anywhere in the file, naming the
+    field; and Python's ``json`` keeps an integer beyond int64 exact, which numpy may then
+    refuse as a box: a value that large (2**63 or more) with such an integer literal in the
+    file takes the validating reader.
+    """
     import pyarrow.compute as pc
 
-    _require(all(np.isfinite(b).all() for b in boxes) and not np.isinf(score).any()
-             and not pc.any(pc.is_nan(score_column)).as_py())
+    for values in _float_leaves(table):
+        if not len(values) or values.null_count == len(values):
+            continue
+        _require(not pc.any(pc.is_nan(values)).as_py() and not pc.any(pc.is_inf(values)).as_py())
+        if pc.max(pc.abs(values)).as_py() >= 2.0 ** 63:
+            _require(_LONG_INTEGER.search(data) is None)
+
+
+def _float_leaves(data):
+    """The floating-point arrays inside a table or array (through lists and structs)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(data, pa.Table):
+        for column in data.columns:
+            yield from _float_leaves(column)
+    elif pa.types.is_floating(data.type):
+        yield data
+    elif pa.types.is_list(data.type):
+        yield from _float_leaves(pc.list_flatten(data))
+    elif pa.types.is_struct(data.type):
+        for child in data.type:
+            yield from _float_leaves(pc.struct_field(data, child.name))
 
 
 def _fast_jsonl(table, data: bytes, path: Path) -> Detections:
@@ -625,12 +655,8 @@ def _fast_jsonl(table, data: bytes, path: Path) -> Detections:
     _require(hois.null_count == 0)
     field = lambda name: pc.struct_field(hois, name)  # noqa: E731
     human, obj = _box_values(field("human_box")), _box_values(field("object_box"))
-    # Python's json keeps integers beyond int64 exact and numpy may then refuse the column:
-    # a file with such an integer goes to the validating reader for today's outcome
-    if (np.abs(human) >= 2.0 ** 63).any() or (np.abs(obj) >= 2.0 ** 63).any():
-        _require(_LONG_INTEGER.search(data) is None)
     score = field("score").to_numpy(zero_copy_only=False).astype(np.float64)
-    _require_finite(field("score"), score, human, obj)
+    _require_numbers_as_json_reads_them(table, data)
     _require_no_integer_minus_zero(data, human, obj, score)
     rows = np.arange(len(names))
     return Detections(images=np.asarray(names, dtype=object), image=np.repeat(rows, counts),
@@ -684,7 +710,7 @@ def _fast_qpic(table, data: bytes, path: Path) -> Detections:
     object_index = object_of_coco[coco]
     _require((object_index >= 0).all())
     score = pc.struct_field(hois, "score").to_numpy(zero_copy_only=False).astype(np.float64)
-    _require_finite(pc.struct_field(hois, "score"), score, bbox)
+    _require_numbers_as_json_reads_them(table, data)
     _require_no_integer_minus_zero(data, bbox, score)
     return Detections(images=np.asarray(names, dtype=object), image=record, line=record + 1,
                       human_box=bbox[subject_row], object_box=bbox[object_row],

@@ -4,7 +4,8 @@
 everything else to the validating reader (Python's ``json``, every field checked). These tests
 compare the two on valid files of every format (field by field, numbers bit for bit) and
 check, for malformed or unusual files, that the fast path declines and the outcome — result or
-one-line error — is the validating reader's.
+one-line error — is the validating reader's; hypothesis writes further files token by token,
+valid or with defects, on which the two readers must agree.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from metrics.detections import (COCO_OBJECT_IDS, _read_fast, _read_validating,
                                 read_detections)
@@ -63,7 +66,7 @@ def random_jsonl(rng, n_images=40, with_scores=True):
             if with_scores:
                 h["score"] = rng.choice([rng.random(), 1, 0, round(rng.random(), 3)])
             if rng.random() < 0.2:
-                h["extra"] = {"ignored": [1, "x"]}
+                h["extra"] = {"ignored": [1, 2.5], "note": "x"}
             keys = list(h)
             rng.shuffle(keys)
             hois.append({k: h[k] for k in keys})
@@ -174,6 +177,16 @@ DECLINED = {
     "a null line": GOOD + "\nnull\n",                 # pyarrow 26 crashes on some null lines
     "first line null": "null\n" + GOOD + "\n",
     "null then an object": "null, " + GOOD + "\n",
+    # the validating reader's policy covers fields it does not use: pyarrow parses them too
+    "unknown field of mixed types": json.dumps({"image": "a.jpg", "hois": [hoi(extra=[1, "x"])]}) + "\n",
+    "NaN in an unknown field": GOOD[:-1] + ', "note": NaN}\n',
+    "Infinity in an unknown field": json.dumps({"image": "a.jpg", "hois": [hoi()]})[:-3] + ', "x": -Infinity}]}\n',
+    "Inf (pyarrow's) in an unknown field": GOOD[:-1] + ', "note": [Inf]}\n',
+    "number beyond the doubles in an unknown field": GOOD[:-1] + ', "note": {"x": 2e308}}\n',
+    "301-digit integer in an unknown field": GOOD[:-1] + ', "note": ' + "1" * 301 + "}\n",
+    "301-digit integer as a score": GOOD.replace("0.5", "1" * 301) + "\n",
+    "repeated unknown key": GOOD[:-1] + ', "note": 1, "note": 2}\n',
+    "repeated key inside an unknown field": GOOD[:-1] + ', "note": {"k": 1, "k": 1}}\n',
 }
 
 # files the fast path takes although they are odd: its result must still be the reference's
@@ -212,6 +225,13 @@ def test_values_rejected_after_reading_give_the_same_message(tmp_path, name):
     with pytest.raises(InputError) as reference:
         _read_validating(path)
     assert str(fast.value) == str(reference.value) and "line 1" in str(fast.value)
+
+
+def test_a_missing_file_or_a_folder_is_a_one_line_error(tmp_path):
+    with pytest.raises(InputError, match="nope.jsonl: no such file"):
+        read_detections(tmp_path / "nope.jsonl")
+    with pytest.raises(InputError, match="is a folder; give a file"):
+        read_detections(tmp_path)
 
 
 def test_invalid_utf8_is_reported_as_before(tmp_path):
@@ -280,6 +300,10 @@ def test_qpic_files_with_defects_take_the_validating_reader(tmp_path):
         "null record last": json.dumps(base + [None]),
         "records without a comma": json.dumps(base).replace('}, {"file_name"', '} {"file_name"', 1),
         "two lists": json.dumps(base) + json.dumps(base),
+        "NaN in an unknown field": variant(lambda r: r.update(img_id=0)).replace('"img_id": 0', '"img_id": NaN'),
+        "repeated unknown key": variant(lambda r: r.update(img_id=0)).replace('"img_id": 0', '"img_id": 0, "img_id": 0'),
+        "301-digit integer as a box corner": variant(lambda r: r["annotations"][0].update(bbox=[0, 0, 1, 10 ** 300])),
+        "301-digit integer as a score": variant(lambda r: r["hoi_annotation"][0].update(score=10 ** 300)),
     }
     for name, text in cases.items():
         path = write(tmp_path / f"{len(name)}.json", text)
@@ -303,3 +327,141 @@ def test_columns_are_writable_arrays(tmp_path):
     assert _read_fast(path.read_bytes(), path) is not None
     det = read_detections(path)
     assert all(np.asarray(getattr(det, name)).flags.writeable for name in FIELDS)
+
+
+# ---------------------------------------------------------------------------- generated files
+# Files written token by token, so that they may hold what json.dumps never writes: odd number
+# literals, escaped, repeated or missing keys, values of the wrong type, blank lines, CRLF. Half
+# of them are valid (the fast path's ground), the other half have a defect here and there.
+NUMBERS = st.one_of(
+    st.integers(-10 ** 4, 10 ** 4).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["-0", "-0.0", "0.0", "1E+2", "2.5e-3", "-1e-7", "1e-400", "9007199254740993",
+                     "0.1000000000000000055511151231257827", "4.9406564584124654e-324", "1e308"]))
+ODD_NUMBERS = st.sampled_from(["1e400", "-1e400", "NaN", "Infinity", "-Infinity", "9223372036854775807",
+                               "9223372036854775808", "-9223372036854775809", "18446744073709551616",
+                               "123456789012345678901234567890", "1" * 301, "1e300", "01", "+1", ".5",
+                               "Inf", "true", "null", '"1"', "[1]", "{}"])
+LABEL_TEXTS = st.one_of(
+    st.sampled_from(LABELS + ["ride"]).flatmap(
+        lambda s: st.sampled_from([json.dumps(s), json.dumps(s, ensure_ascii=False)])),
+    st.text(min_size=1, max_size=6).map(json.dumps),
+    st.just('"r\u0069de"'))
+EXTRAS = ['{"score": "x"}', "[1, null]", '"verb"', "[[]]", "-0", "12345678901234567890", "1e300", "NaN",
+          "-Infinity", '{"k": 1, "k": 2}', "[1, \"x\"]", "1" * 301]
+ODD_LABELS = st.sampled_from(['""', "null", "3", '["ride"]', '{"a": 1}', '"\\ud800"'])
+
+
+class Writer:
+    """Draws the text of one file; ``odd`` files get a defect at about one site in ten."""
+
+    def __init__(self, draw, odd: bool):
+        self.draw, self.odd = draw, odd
+
+    def defect(self) -> bool:
+        return self.odd and not self.draw(st.integers(0, 9))
+
+    def pick(self, good, bad):
+        return self.draw(bad if self.defect() else good)
+
+    def number(self) -> str:
+        return self.pick(NUMBERS, ODD_NUMBERS)
+
+    def label(self) -> str:
+        return self.pick(LABEL_TEXTS, ODD_LABELS)
+
+    def box(self) -> str:
+        if self.defect():
+            return self.draw(st.one_of(st.lists(self.draw(st.just(NUMBERS)), max_size=5).map(
+                lambda v: "[" + ", ".join(v) + "]"), st.sampled_from(["null", '"[0, 0, 1, 1]"', "{}"])))
+        values = sorted(self.draw(st.lists(NUMBERS, min_size=4, max_size=4)), key=float)
+        return f"[{values[0]}, {values[2]}, {values[1]}, {values[3]}]"   # x1 <= x2, y1 <= y2
+
+    def key(self, name: str) -> str:
+        """Plain, or now and then with an escaped first letter."""
+        return json.dumps(name) if self.draw(st.integers(0, 9)) else f'"\\u{ord(name[0]):04x}{name[1:]}"'
+
+    def members(self, fields: dict) -> str:
+        """``{...}`` of ``fields`` (name -> value text) in drawn order, with now and then an
+        unknown field; a defect drops or repeats one."""
+        items = [(self.key(k), v) for k, v in fields.items()]
+        if items and self.defect():
+            items.pop(self.draw(st.integers(0, len(items) - 1)))
+        if items and self.defect():
+            items.append(self.draw(st.sampled_from(items)))
+        if not self.draw(st.integers(0, 4)):
+            items.append(('"extra"', self.draw(st.sampled_from(EXTRAS))))
+        items = self.draw(st.permutations(items))
+        sep, colon = self.draw(st.sampled_from([", ", ",", " , "])), self.draw(st.sampled_from([": ", ":"]))
+        return "{" + sep.join(f"{k}{colon}{v}" for k, v in items) + "}"
+
+    def name(self, i: int) -> str:
+        return self.pick(st.just(json.dumps(f"img_{i}.jpg")), st.one_of(ODD_LABELS, st.just('"img_0.jpg"')))
+
+    def listing(self, items: list) -> str:
+        return self.pick(st.just("[" + ", ".join(items) + "]"), st.sampled_from(["null", "{}"]))
+
+
+@st.composite
+def jsonl_files(draw) -> bytes:
+    w = Writer(draw, draw(st.booleans()))
+    lines = []
+    for i in range(draw(st.integers(0, 4))):
+        hois = []
+        for _ in range(draw(st.integers(0, 3))):
+            fields = {"human_box": w.box(), "object_box": w.box(), "verb": w.label(), "object": w.label()}
+            if draw(st.booleans()):
+                fields["score"] = w.number()
+            hois.append(w.members(fields))
+        lines.append(w.members({"image": w.name(i), "hois": w.listing(hois)}))
+    if w.defect():
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "null", "3", "[]"])))
+    sep = draw(st.sampled_from(["\n", "\r\n"]))
+    # a defect: a line break before or after the one drawn, or a value over two lines
+    seps = [w.pick(st.just(sep), st.sampled_from(["\n", "\r\n", "\r", " ", "\n\n", "\n "])) for _ in lines]
+    text = "".join(line + s for line, s in zip(lines, seps))
+    if lines and draw(st.booleans()):   # no line break at the end
+        text = text[:-len(seps[-1])]
+    if w.defect():
+        text = text.replace(", ", draw(st.sampled_from([",\n", ",\r\n"])), 1)
+    return (w.pick(st.just(""), st.sampled_from(["\ufeff", " "])) + text).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=jsonl_files())
+def test_generated_json_lines_read_the_same(tmp_path, data):
+    path = write(tmp_path / "d.jsonl", data)
+    assert outcome(read_detections, path) == outcome(_read_validating, path)
+
+
+@st.composite
+def qpic_files(draw) -> bytes:
+    w = Writer(draw, draw(st.booleans()))
+    predictions = draw(st.booleans())
+    box_key, hoi_key = ("predictions", "hoi_prediction") if predictions else ("annotations", "hoi_annotation")
+    records = []
+    for i in range(draw(st.integers(0, 4))):
+        n_boxes = draw(st.integers(0, 3))
+        boxes = [w.members({"bbox": w.box(), "category_id": w.pick(st.sampled_from(COCO_OBJECT_IDS).map(str),
+                                                                   st.sampled_from(["12", "0", "91", "null"]))})
+                 for _ in range(n_boxes)]
+        hois = []
+        for _ in range(draw(st.integers(0, 3)) if n_boxes else 0):
+            index = st.integers(0, n_boxes - 1).map(str)
+            fields = {"subject_id": w.pick(index, st.sampled_from(["-1", "3", "0.0", "true", "null", '"0"'])),
+                      "object_id": w.pick(index, st.sampled_from(["-1", "3", "0.0", "null"])),
+                      "category_id": w.pick(st.integers(1, 117).map(str), st.sampled_from(["0", "118", "1.0", "true"]))}
+            if predictions or not draw(st.integers(0, 4)):
+                fields["score"] = w.number()
+            hois.append(w.members(fields))
+        records.append(w.members({"file_name": w.name(i), box_key: w.listing(boxes), hoi_key: w.listing(hois)}))
+    layout = draw(st.sampled_from([", ", ",", ",\n  ", "lines"]))
+    text = "".join(r + "\n" for r in records) if layout == "lines" else "[" + layout.join(records) + "]"
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=qpic_files())
+def test_generated_qpic_files_read_the_same(tmp_path, data):
+    path = write(tmp_path / "d.json", data)
+    assert outcome(read_detections, path) == outcome(_read_validating, path)
