@@ -25,7 +25,8 @@ import numpy as np
 
 from metrics.diagnosis import (_unique_pairs, diagnose, interaction_classification,  # noqa: E402
                                negative_ranking, pair_localization)
-from metrics.scoring import box_iou, image_pairs  # noqa: E402
+from metrics.boxes import box_iou  # noqa: E402
+from metrics.scoring import image_pairs  # noqa: E402
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from .errors import InputError
 from .inputs import check_name, line_of, read_csv
+from .validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 SCALE = (0, 1, 2, 3, 4)
@@ -136,8 +137,7 @@ def krippendorff_alpha(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE
     (alpha is invariant to the 1/(k − 1)² factor).
     """
     import krippendorff
-    if level not in LEVELS:
-        raise InputError(f"unknown level {level!r} (choose {', '.join(LEVELS)})")
+    check_choice("level", level, LEVELS)
     return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
                                      level_of_measurement=level))
 
@@ -217,6 +217,8 @@ def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resample
     distinct rows (probabilities = their shares), which is exact and makes 1,000 resamples of
     100,000 items a matter of milliseconds.
     """
+    check_choice("level", level, LEVELS)
+    check_confidence("confidence", confidence)
     scale_max = float(max(scale) - min(scale))
     coded = np.nan_to_num(matrix.to_numpy(), nan=-1.0)
     patterns, share = np.unique(coded, axis=0, return_counts=True)
@@ -320,8 +322,9 @@ class AgreementReport:
 def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
                      seed: int = 0, scale=SCALE) -> AgreementReport:
     """Every agreement statistic of the study in one object."""
-    if level not in LEVELS:
-        raise InputError(f"unknown level {level!r} (choose {', '.join(LEVELS)})")
+    check_choice("level", level, LEVELS)
+    check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
+    check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
     if matrix.shape[1] < 2:
         raise InputError("agreement needs ratings from at least two annotators")

@@ -82,8 +82,11 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .hico_eval import MAP_PROTOCOLS, best_overlap_assignment, class_ap
-from .scoring import _segments, box_iou, image_pairs, sequential_greedy
+from .validation import check_choice, check_choices, check_in_range
+from .choices import MAP_PROTOCOLS
+from .hico_eval import best_overlap_assignment, class_ap
+from .boxes import box_iou
+from .scoring import image_pairs, sequential_greedy
 
 NO_INTERACTION = "no_interaction"
 SUBSETS = ("full", "rare", "non_rare")
@@ -182,10 +185,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     from .hoi_labels import resolve_labels
     from .vocabulary import hico
 
-    if not 0.0 < iou <= 1.0:
-        raise InputError(f"--iou must lie in (0, 1], got {iou}")
-    if map_protocol not in MAP_PROTOCOLS:
-        raise InputError(f"unknown --map-protocol {map_protocol!r} (choose {', '.join(MAP_PROTOCOLS)})")
+    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
+    check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     if need_scores and len(pred) and not pred.has_scores:
@@ -597,9 +598,7 @@ class Diagnosis:
     def apply(self, *names: str) -> OracleState:
         """The state after applying the named oracles in order (e.g. ``"duplicate"``)."""
         state = self.base_state()
-        for name in names:
-            if name not in _BY_NAME:
-                raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
+        for name in check_choices("oracles", names, ORACLES):
             _BY_NAME[name].fix(state, self)
         return state
 
@@ -770,9 +769,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
     >>> round(diagnose(gt, pred).delta_map["interaction"]["full"] * 520, 9)   # official: over 520 classes
     1.0
     """
-    for name in oracles:
-        if name not in _BY_NAME:
-            raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
+    oracles = check_choices("oracles", oracles, ORACLES)
     s = prepare(gt, pred, iou=iou, keep_no_interaction=keep_no_interaction, vocabulary=vocabulary,
                 map_protocol=map_protocol)
     d = categorize(s)

@@ -29,9 +29,8 @@ import math
 
 import numpy as np
 
-from .choices import MAP_PROTOCOLS  # noqa: F401 (re-exported)
-from .scoring import (_by_class_then_position, _segment_cumsum, _segment_suffix_max, _segments, _stable_by,
-                      box_iou)
+from .boxes import box_iou
+from .scoring import _by_class_then_position, _segment_cumsum, _segment_suffix_max, _segments, _stable_by
 
 
 
@@ -50,16 +49,6 @@ def matlab_colon(a: float, d: float, b: float) -> np.ndarray:
 
 
 RECALL_THRESHOLDS = matlab_colon(0.0, 0.1, 1.0)
-
-
-def pair_min_iou(ah, ao, bh, bo, *, pixel_offset: float = 1.0) -> np.ndarray:
-    """Row-wise min(IoU of the human boxes, IoU of the object boxes) of box pairs.
-
-    >>> pair_min_iou(np.array([[0., 0, 9, 9]]), np.array([[0., 0, 9, 9]]),
-    ...              np.array([[5., 0, 14, 9]]), np.array([[0., 0, 9, 9]])).tolist()   # 50/150
-    [0.3333333333333333]
-    """
-    return np.minimum(box_iou(ah, bh, pixel_offset=pixel_offset), box_iou(ao, bo, pixel_offset=pixel_offset))
 
 
 def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class, pred_human,
@@ -81,8 +70,8 @@ def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class
     edge_det = np.repeat(np.arange(len(dets)), count)
     edge_gt = gt_sorted[np.repeat(lo, count) + np.arange(len(edge_det)) - np.repeat(first_edge, count)]
     p = dets[edge_det]
-    ov = pair_min_iou(pred_human[p], pred_object[p], gt_human[edge_gt], gt_object[edge_gt],
-                      pixel_offset=pixel_offset)
+    ov = np.minimum(box_iou(pred_human[p], gt_human[edge_gt], pixel_offset=pixel_offset),
+                    box_iou(pred_object[p], gt_object[edge_gt], pixel_offset=pixel_offset))
     j_max = np.full(len(pred_class), -1)
     ov_max = np.full(len(pred_class), -np.inf)
     has = count > 0

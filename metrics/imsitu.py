@@ -46,6 +46,7 @@ import pandas as pd
 
 from . import wordnet
 from .errors import InputError
+from .validation import check_whole
 
 CRITERIA = ("gold", "wn_syn", "cluster")
 
@@ -250,8 +251,7 @@ def prediction_marks(gold: dict, pred: dict, clusters: SenseClusters | None = No
     >>> m["gold"].tolist(), m["wn_syn"].tolist()
     ([[False, False]], [[True, False]])
     """
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
+    check_whole("k", k, 1)
     gold, pred = _as_gold(gold), _as_pred(pred)
     images = list(gold)
     n = len(images)

@@ -31,6 +31,7 @@ from scipy import stats
 from .agreement import (LEVELS, SCALE, _delta2, _value_counts, bootstrap_intervals,
                         eq13_agreement, krippendorff_alpha)
 from .errors import InputError
+from .validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
 WEIGHTS = ("identity", "ordinal", "quadratic")
 
@@ -136,6 +137,7 @@ def agreement_weights(kind: str, scale=SCALE) -> np.ndarray:
     >>> agreement_weights("ordinal", (1, 2, 3))[0].tolist()
     [1.0, 0.6666666666666667, 0.0]
     """
+    check_choice("weights", kind, WEIGHTS)
     values = np.asarray(scale, float)
     k = np.arange(len(values))
     if kind == "identity":
@@ -144,9 +146,7 @@ def agreement_weights(kind: str, scale=SCALE) -> np.ndarray:
         span = np.abs(k[:, None] - k[None, :]) + 1
         raw = span * (span - 1) / 2
         return 1 - raw / raw.max()
-    if kind == "quadratic":
-        return 1 - ((values[:, None] - values[None, :]) / (values.max() - values.min())) ** 2
-    raise InputError(f"unknown weights {kind!r} (choose {', '.join(WEIGHTS)})")
+    return 1 - ((values[:, None] - values[None, :]) / (values.max() - values.min())) ** 2   # quadratic
 
 
 def gwet_ac2(matrix: pd.DataFrame, *, weights: str = "ordinal", scale=SCALE,
@@ -337,6 +337,9 @@ def paired_metric_test(metric_a, metric_b, human, *, n_resamples: int = 10_000,
 def reliability(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95,
                 seed: int = 0, scale=SCALE) -> dict:
     """α at every level, AC2 (ordinal, quadratic), ICC and the human ceiling, with intervals."""
+    check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
+    check_confidence("confidence", confidence)
+    check_whole("seed", seed, 0, MAX_SEED)
     weights = _item_weights(len(matrix), n_resamples, seed) if n_resamples else None
     out = {"n_items": int(len(matrix)), "n_raters": int(matrix.shape[1]),
            "n_ratings": int((~matrix.isna()).to_numpy().sum()),

@@ -49,8 +49,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .choices import FN_MODES, INTERPOLATIONS, SPLITS
+from .boxes import box_iou
+from .choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from .errors import InputError
+from .validation import check_choice, check_fraction, check_in_range
 
 EPS = 1e-8
 SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
@@ -74,49 +76,6 @@ class _Inline:
             def result(self):
                 return self.value
         return _Done(fn(*args))
-
-
-# ---------------------------------------------------------------------------- geometry
-def box_iou(a: np.ndarray, b: np.ndarray, *, pixel_offset: float = 0.0) -> np.ndarray:
-    """Row-wise IoU of two (n, 4) arrays of ``[x1, y1, x2, y2]`` boxes.
-
-    IoU = |a ∩ b| / (|a| + |b| − |a ∩ b|); 0 when the union is empty. Widths are
-    ``x2 − x1 + pixel_offset``: 0 for continuous coordinates (the default), 1 for the
-    inclusive-pixel convention of the official HICO-DET and VOC code (``iw = x2 − x1 + 1``).
-
-    >>> box_iou(np.array([[0., 0, 2, 2]]), np.array([[1., 0, 3, 2]])).round(4).tolist()
-    [0.3333]
-    """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    return _iou_columns(a[:, 0], a[:, 1], a[:, 2], a[:, 3], b[:, 0], b[:, 1], b[:, 2], b[:, 3],
-                        pixel_offset=pixel_offset)
-
-
-def _iou_columns(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, area_a=None, area_b=None, *,
-                 pixel_offset: float = 0.0) -> np.ndarray:
-    iw = np.minimum(ax2, bx2)
-    iw -= np.maximum(ax1, bx1)
-    if pixel_offset:
-        iw += pixel_offset
-    np.maximum(iw, 0.0, out=iw)
-    ih = np.minimum(ay2, by2)
-    ih -= np.maximum(ay1, by1)
-    if pixel_offset:
-        ih += pixel_offset
-    np.maximum(ih, 0.0, out=ih)
-    inter = iw
-    inter *= ih
-    if area_a is None:
-        area_a = (ax2 - ax1 + pixel_offset) * (ay2 - ay1 + pixel_offset)
-    if area_b is None:
-        area_b = (bx2 - bx1 + pixel_offset) * (by2 - by1 + pixel_offset)
-    union = area_a + area_b
-    union -= inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inter /= union
-    inter[union <= 0] = 0.0
-    return inter
 
 
 @dataclass(frozen=True)
@@ -322,8 +281,7 @@ def _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou):
     for G, P in _image_blocks(gt_group, pred_group):
         gbh, gbo = gh.take(G, axis=0)[:, :, None, :], go.take(G, axis=0)[:, :, None, :]
         pbh, pbo = ph.take(P, axis=0)[:, None, :, :], po.take(P, axis=0)[:, None, :, :]
-        iou_h = _iou_columns(*(pbh[..., k] for k in range(4)), *(gbh[..., k] for k in range(4)))
-        iou_o = _iou_columns(*(pbo[..., k] for k in range(4)), *(gbo[..., k] for k in range(4)))
+        iou_h, iou_o = box_iou(pbh, gbh), box_iou(pbo, gbo)
         i, j, c = np.nonzero((iou_h >= iou) & (iou_o >= iou))
         out.append((G[i, j], P[i, c], iou_h[i, j, c], iou_o[i, j, c]))
     if not out:
@@ -551,8 +509,8 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
 
     Returns ``(ap, n_gt)`` over ``range(n_classes)``; AP is NaN for a class without ground truth.
     """
-    if interpolation not in INTERPOLATIONS:
-        raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
+    check_choice("interpolation", interpolation, INTERPOLATIONS)
+    check_fraction("delta", delta)
     gt_class = np.asarray(gt_class, dtype=np.int64)
     n_gt_all, n_pred = len(gt_class), len(pairs.pred_image)
     n_gt = np.bincount(gt_class, minlength=n_classes)
@@ -650,8 +608,8 @@ def shoe_f1(gt_class, match: ShoeMatch, *, n_classes: int, delta: float = 0.0,
     prediction: FP += 1 in the class of its image's most similar ground truth when σ ≥ δ.
     P = TP / (TP + FP + ε), R = TP / (TP + FN + ε), F1 = 2PR / (P + R + ε).
     """
-    if fn_mode not in FN_MODES:
-        raise InputError(f"unknown FN mode {fn_mode!r} (choose {', '.join(FN_MODES)})")
+    check_choice("fn_mode", fn_mode, FN_MODES)
+    check_fraction("delta", delta)
     gt_class = np.asarray(gt_class, dtype=np.int64)
     matched = match.gt_pred >= 0
     sigma = match.gt_sigma
@@ -764,23 +722,19 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
     (both :class:`metrics.detections.Detections`); see :func:`score_detections`."""
     from .baseline import load_default
-    from .hico_eval import MAP_PROTOCOLS, HicoMap
+    from .hico_eval import HicoMap
     from .hoi_labels import resolve_labels
-    from .similarity import COMBINATIONS, combine as combine_fn
+    from .similarity import combine as combine_fn
     from .vocabulary import hico
 
-    if combine not in COMBINATIONS:
-        raise InputError(f"unknown combination {combine!r} (choose {', '.join(COMBINATIONS)})")
-    if not 0.0 <= w <= 1.0:
-        raise InputError(f"--w must lie in [0, 1], got {w}")
-    if not 0.0 < iou <= 1.0:
-        raise InputError(f"--iou must lie in (0, 1], got {iou}")
-    if interpolation not in INTERPOLATIONS:
-        raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
-    if fn_mode not in FN_MODES:
-        raise InputError(f"unknown FN mode {fn_mode!r} (choose {', '.join(FN_MODES)})")
-    if map_protocol not in MAP_PROTOCOLS:
-        raise InputError(f"unknown --map-protocol {map_protocol!r} (choose {', '.join(MAP_PROTOCOLS)})")
+    check_choice("combine", combine, COMBINATIONS)
+    check_fraction("w", w)
+    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
+    check_fraction("delta", delta)
+    check_fraction("tau", tau)
+    check_choice("interpolation", interpolation, INTERPOLATIONS)
+    check_choice("fn_mode", fn_mode, FN_MODES)
+    check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     vocabulary = hico() if vocabulary is None else vocabulary
@@ -809,10 +763,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
         gt_combo, gt_v, gt_o = _label_pairs(verbs.gt_code, objects.gt_code, n_o)
         pred_combo, pred_v, pred_o = _label_pairs(verbs.pred_code, objects.pred_code, n_o)
         gt_class, class_keys = _classes_of(gt_combo, gt_v, gt_o, verbs.gt_class_key, objects.gt_class_key)
-        class_of_key = {k: i for i, k in enumerate(class_keys)}
         n_classes = len(class_keys)
-        pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
-                                 class_of_key)[0]
         classes = _class_table(class_keys, vocabulary)
         # σ of every (predicted label pair, ground-truth label pair), looked up per detection pair;
         # per detection pair when there are too many distinct label pairs for one table
@@ -894,8 +845,8 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     one record per ground-truth class, ``resolution`` how labels resolved, ``counts`` and
     ``params`` the rest. Classes outside HICO-DET count in Full only.
     """
-    if split is not None and split not in SPLITS:
-        raise InputError(f"unknown split {split!r} (choose {', '.join(SPLITS)})")
+    if split is not None:
+        check_choice("split", split, SPLITS)
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
     subsets = list(SUBSETS_ALWAYS) + ([f"{split}_seen", f"{split}_unseen"] if split else [])

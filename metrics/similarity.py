@@ -15,7 +15,6 @@ Two file formats (DESIGN.md):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -26,6 +25,7 @@ import pandas as pd
 from .choices import COMBINATIONS
 from .errors import InputError
 from .inputs import line_of, parse_json, read_csv, read_json
+from .validation import check_choice, check_fraction
 
 MAX_SCORE = 4.0
 
@@ -424,12 +424,10 @@ def combine(verb_sim, object_sim, method: str = "arithmetic", w: float = 0.5) ->
     """
     v = np.asarray(verb_sim, dtype=np.float64)
     o = np.asarray(object_sim, dtype=np.float64)
+    check_choice("combine", method, COMBINATIONS)
     if method == "arithmetic":
-        if not 0.0 <= w <= 1.0:
-            raise InputError(f"w must lie in [0, 1], got {w}")
+        check_fraction("w", w)
         return w * v + (1.0 - w) * o
     if method == "geometric":
         return np.sqrt(v * o)
-    if method == "min":
-        return np.minimum(v, o)
-    raise InputError(f"unknown combination {method!r} (choose {', '.join(COMBINATIONS)})")
+    return np.minimum(v, o)

@@ -77,13 +77,13 @@ class Question:
 
 
 def _iou(a, b) -> float:
-    from metrics.mcq import iou
-    return iou(a, b)
+    from metrics.boxes import box_iou
+    return float(box_iou(a, b))
 
 
 def _box(value, where):
-    from metrics.mcq import _box as check
-    return check(value, where)
+    from metrics.boxes import parse_box
+    return parse_box(value, where)
 
 
 def questions_from_ground_truth(path: str | Path, setting: str = "human_box") -> list[Question]:

@@ -210,7 +210,7 @@ def test_interaction_classification_by_hand(d):
 
 def test_bad_input_raises_input_error():
     gt, pred = scene()
-    with pytest.raises(InputError, match="unknown oracle"):
+    with pytest.raises(InputError, match="oracles must be one of .*, got .nope."):
         diagnose(gt, pred, oracles=("nope",))
     with pytest.raises(InputError, match="iou"):
         diagnose(gt, pred, iou=0)

@@ -12,6 +12,8 @@ from ..inputs import line_of, read_csv
 from ..options import input_file, integer, seed
 from ..imsitu import align_study, alignment_text, read_clusters, read_gold, read_judge
 
+FLAGS = {"n_resamples": "--resamples"}   # parameter -> option
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv of an imsitu_correctness study "

@@ -26,7 +26,7 @@ def add_arguments(parser) -> None:
 
 def run(args):
     questions = read_bench(args.bench)
-    answers, kind = read_answers(args.pred, questions, args.score_threshold, args.iou)
+    answers, kind = read_answers(args.pred, questions, score_threshold=args.score_threshold, iou=args.iou)
     result = mcq_scores(questions, answers)
     result = {**result, "setting": args.setting, "bench": str(Path(args.bench)),
               "pred": str(Path(args.pred)), "pred_kind": kind,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..options import input_file, integer, number, output_dir, seed
-from ..recalibration import recalibrate
+from ..recalibration import MAX_FOLDS, MAX_PRIOR_STRENGTH, recalibrate
 from ..report import write_report
 from ._study import load_matrices, load_rated_items
 
@@ -17,10 +17,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--verb-sim", required=True, type=input_file, help="verb matrix to recalibrate (.csv/.npz)")
     parser.add_argument("--object-sim", required=True, type=input_file, help="object matrix to recalibrate")
     parser.add_argument("--out", required=True, type=output_dir, help="output folder, e.g. exports/<study>/<timestamp>")
-    parser.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight used to read the ratings")
-    parser.add_argument("--prior-strength", type=number(0, 1_000_000), default=5.0,
+    parser.add_argument("--w", type=number(0, 1, low_open=True, high_open=True), default=0.5,
+                        help="verb weight used to read the ratings")
+    parser.add_argument("--prior-strength", type=number(0, MAX_PRIOR_STRENGTH), default=5.0,
                         help="ratings needed to move a rated entry halfway to its human evidence")
-    parser.add_argument("--folds", type=integer(2, 1000), default=5)
+    parser.add_argument("--folds", type=integer(2, MAX_FOLDS), default=5)
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--study", help="study name for the provenance (default: from ratings.csv)")
 

@@ -7,6 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ..choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from ..options import input_file, integer, number
 
+FLAGS = {"interpolation": "--ap-interpolation", "fn_mode": "--mf1-fn"}   # parameter -> option
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--gt", required=True, type=input_file, help="ground truth: JSON Lines (one image per line) "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from ..options import number, output_dir
 from ..report import write_report
-from ..tuning import tune_w
+from ..tuning import MAX_STEP, MIN_STEP, tune_w
 from ._study import add_study_arguments, load_rated_items
 
 
 def add_arguments(parser) -> None:
     add_study_arguments(parser)
-    parser.add_argument("--step", type=number(0.00001, 0.5), default=0.001, help="grid step of the MAE curve")
+    parser.add_argument("--step", type=number(MIN_STEP, MAX_STEP), default=0.001, help="grid step of the MAE curve")
     parser.add_argument("--out", type=output_dir, help="write report.html, tables and the MAE-vs-w plot here")
 
 
