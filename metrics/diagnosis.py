@@ -87,6 +87,7 @@ from .choices import MAP_PROTOCOLS
 from .hico_eval import best_overlap_assignment, class_ap
 from .boxes import box_iou
 from .scoring import image_pairs, sequential_greedy
+from .segments import distinct_indices, rank_within_blocks, run_starts
 
 NO_INTERACTION = "no_interaction"
 SUBSETS = ("full", "rare", "non_rare")
@@ -97,25 +98,6 @@ TRUE_POSITIVE = "true_positive"
 def _pixel_offset(s) -> float:
     """+1-pixel IoU under the official protocol, continuous coordinates otherwise."""
     return 1.0 if s.protocol == "official" else 0.0
-
-
-def _distinct(rows: np.ndarray, n: int) -> np.ndarray:
-    """The distinct values of ``rows`` (indices < n), ascending: ``np.unique`` in linear time
-    (numpy 2.4's ``np.unique`` hashes, ~100x slower on millions of candidate rows)."""
-    return np.flatnonzero(np.bincount(rows, minlength=n))
-
-
-def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
-    """For ``rows`` (indices < n), their turn within their ``block`` by ascending ``pos``."""
-    rank = np.zeros(n, dtype=np.int64)
-    if not len(rows):
-        return rank
-    o = np.lexsort((pos, block))
-    b = block[o]
-    first = np.r_[True, b[1:] != b[:-1]]
-    i = np.arange(len(o))
-    rank[rows[o]] = i - np.maximum.accumulate(np.where(first, i, 0))
-    return rank
 
 
 # ---------------------------------------------------------------------------- prepared input
@@ -530,9 +512,9 @@ def match_standard(s: Scene, e: Edges) -> np.ndarray:
     cand = np.flatnonzero(e.localized & e.same_verb)
     ep, eg = e.p[cand], e.g[cand]
     n = s.n_pred
-    preds = _distinct(ep, n)
+    preds = distinct_indices(ep, n)
     block = s.pred_image[preds] * (len(s.classes) + 1) + s.pred_class[preds]
-    rank = _rank_within(block, s.pos[preds], n, preds)
+    rank = rank_within_blocks(block, s.pos[preds], n, preds)
     chosen = sequential_greedy(ep, eg, rank, n, len(s.gt_image),
                                keys=(np.minimum(e.iou_h[cand], e.iou_o[cand]),))
     out = np.full(n, -1, dtype=np.int64)
@@ -557,8 +539,8 @@ def assign_fixes(s: Scene, e: Edges, kind: np.ndarray, gt_tp: np.ndarray) -> np.
     sel = np.flatnonzero(ok)
     ep, eg = e.p[sel], e.g[sel]
     n = s.n_pred
-    preds = _distinct(ep, n)
-    rank = _rank_within(s.pred_image[preds], s.pos[preds], n, preds)
+    preds = distinct_indices(ep, n)
+    rank = rank_within_blocks(s.pred_image[preds], s.pos[preds], n, preds)
     chosen = sequential_greedy(ep, eg, rank, n, len(s.gt_image),
                                keys=(e.same_verb[sel].astype(np.float64), kept[sel]))
     out = np.full(n, -1, dtype=np.int64)
@@ -785,7 +767,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
 
 
 # ---------------------------------------------------------------------------- §4 sub-tasks
-def _unique_pairs(image, human, obj_box, obj):
+def unique_pairs(image, human, obj_box, obj):
     """Distinct (image, human box, object box, object label) rows: (pair id per row, first row
     of each pair), pairs numbered by first appearance.
 
@@ -814,16 +796,16 @@ def _first_rows(pid: np.ndarray) -> np.ndarray:
 
 
 def _prediction_pairs(s: Scene):
-    """:func:`_unique_pairs` of the scene's predictions (computed once per scene)."""
+    """:func:`unique_pairs` of the scene's predictions (computed once per scene)."""
     if "prediction_pairs" not in s.cache:
-        s.cache["prediction_pairs"] = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+        s.cache["prediction_pairs"] = unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
     return s.cache["prediction_pairs"]
 
 
 def _gt_pairs(s: Scene):
-    """:func:`_unique_pairs` of the scene's ground truth (computed once per scene)."""
+    """:func:`unique_pairs` of the scene's ground truth (computed once per scene)."""
     if "gt_pairs" not in s.cache:
-        s.cache["gt_pairs"] = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
+        s.cache["gt_pairs"] = unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
     return s.cache["gt_pairs"]
 
 
@@ -853,8 +835,8 @@ def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos
         candidates = _pair_candidates(s, det_image, det_human, det_object_box, det_obj)
     gpid, gfirst, ep, eg, min_iou = candidates
     n = len(det_image)
-    preds = _distinct(ep, n)
-    rank = _rank_within(det_image[preds], det_pos[preds], n, preds)
+    preds = distinct_indices(ep, n)
+    rank = rank_within_blocks(det_image[preds], det_pos[preds], n, preds)
     chosen = sequential_greedy(ep, eg, rank, n, len(gfirst), keys=(min_iou,))
     matched = np.full(n, -1, dtype=np.int64)
     hit = chosen >= 0
@@ -879,7 +861,7 @@ def pair_localization(s: Scene, pairs=None) -> dict:
     else:
         pairs = pairs.with_images(_extend_images(s, pairs))
         obj = _object_codes(s, pairs)
-        pid, first = _unique_pairs(pairs.image, pairs.human_box, pairs.object_box, obj)
+        pid, first = unique_pairs(pairs.image, pairs.human_box, pairs.object_box, obj)
         pscore = np.full(len(first), -np.inf)
         np.maximum.at(pscore, pid, np.nan_to_num(pairs.score, nan=0.0))
         img = pairs.image[first]
@@ -1008,7 +990,7 @@ def interaction_classification(s: Scene, d: Diagnosis | None = None) -> dict:
     if len(loc):
         o2 = np.lexsort((s.pos[loc], pid[loc] * n_v + s.pred_verb[loc]))
         k2 = (pid[loc] * n_v + s.pred_verb[loc])[o2]
-        first_of_key[o2] = np.r_[True, k2[1:] != k2[:-1]]
+        first_of_key[o2] = run_starts(k2)
     tp = is_gt & first_of_key
     found_pair = np.zeros(len(gfirst), dtype=bool)
     found_pair[matched[matched >= 0]] = True

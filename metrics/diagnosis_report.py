@@ -19,7 +19,7 @@ import pandas as pd
 
 from .diagnosis import ERROR_TYPES, ORACLES, SUBSETS
 from .jsonio import StagedFolder, write_json
-from .report import _png, _table_html, subplots, write_page
+from .report import png_bytes, table_html, subplots, write_page
 
 _TITLES = {"human_box": "Human box", "object_box": "Object box", "both_boxes": "Both boxes",
            "association": "Association", "duplicate": "Duplicate", "interaction": "Interaction",
@@ -101,7 +101,7 @@ def _write_diagnosis_report(out_dir, results: dict, errors: dict | None, title: 
         df.to_csv(out / f"{name}.csv", index=False)
     for name, df in (errors or {}).items():
         df.to_csv(out / f"errors_{_slug(name)}.csv", index=False)
-    png = _png(delta_map_chart(results))
+    png = png_bytes(delta_map_chart(results))
     (out / "delta_map.png").write_bytes(png)
     img = f'<img alt="delta_map" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
@@ -115,20 +115,20 @@ def _write_diagnosis_report(out_dir, results: dict, errors: dict | None, title: 
 
     parts = [f"<p>Scores in percent (mAP points). Models: {html.escape(', '.join(results))}.</p>", img,
              "<h2>mAP and ΔmAP per oracle (Eq. 2)</h2>",
-             _table_html(pct(frames["delta_map"]).set_index(["model", "split"]), 2),
+             table_html(pct(frames["delta_map"]).set_index(["model", "split"]), 2),
              "<h2>Error counts (Fig. 2 categories)</h2>",
-             _table_html(frames["error_counts"].set_index(["model", "split"]), 0),
+             table_html(frames["error_counts"].set_index(["model", "split"]), 0),
              "<h2>Progressive fixes (§3.4)</h2>",
              "<p>Fixing the error types cumulatively, in this order, reaches mAP 100 (Eq. 4). The "
              "single-oracle ΔmAPs above do not add up to 100 − mAP: fixing several errors together gains "
              "more than fixing each alone (Eqs. 3–10).</p>",
-             _table_html(pct(frames["progressive"]).set_index(["model", "oracle"]), 2)]
+             table_html(pct(frames["progressive"]).set_index(["model", "oracle"]), 2)]
     if "pair_localization" in frames:
         parts += ["<h2>Human-object pair localization (§4.1)</h2>",
-                  _table_html(pct(frames["pair_localization"]).set_index("model"), 2)]
+                  table_html(pct(frames["pair_localization"]).set_index("model"), 2)]
     if "interaction_classification" in frames:
         parts += ["<h2>Interaction classification (§4.2)</h2>",
-                  _table_html(pct(frames["interaction_classification"]).set_index("model"), 2)]
+                  table_html(pct(frames["interaction_classification"]).set_index("model"), 2)]
     if errors:
         parts.append("<p>Per-prediction categories: " + ", ".join(
             f'<a href="errors_{_slug(n)}.csv">errors_{html.escape(_slug(n))}.csv</a>' for n in errors) + "</p>")

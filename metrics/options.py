@@ -16,10 +16,9 @@ argparse.ArgumentTypeError: must be a number in (0, 1], got 0
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 from .errors import InputError
+from .inputs import check_readable
 from .validation import MAX_SEED, range_problem, short, whole_problem
 
 class OneLineParser(argparse.ArgumentParser):
@@ -95,27 +94,12 @@ def _checked(check):
     return parse
 
 
-def _input(text: str, folder_ok: bool) -> None:
-    path = Path(text)
-    try:
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
-        if path.is_dir() and not folder_ok:
-            raise InputError(f"{path}: is a folder; give a file")
-        if not (path.is_dir() or path.is_file()):
-            raise InputError(f"{path}: is not a regular file")
-        if not os.access(path, os.R_OK):
-            raise InputError(f"{path}: not readable (permission denied)")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
-
-
 def _input_file(text: str) -> None:
-    _input(text, folder_ok=False)
+    check_readable(text)
 
 
 def _input_path(text: str) -> None:
-    _input(text, folder_ok=True)
+    check_readable(text, folder_ok=True)
 
 
 def _output_file(text: str) -> None:

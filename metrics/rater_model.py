@@ -61,7 +61,7 @@ class RaterModel:
     log_likelihood: float
     excluded: tuple = ()  # flagged raters, left out of the fit
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "items": {str(i): {"score": float(r.score), "se": float(r.se), "n": int(r.n)}
                       for i, r in self.items.iterrows()},

@@ -33,15 +33,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .agreement import eq13_agreement
-from .errors import InputError
+from .inputs import require_columns
 from .similarity import SimilarityMatrix, combine
 from .study_items import item_synsets
 from .validation import MAX_SEED, ParameterError, check_in_range, check_whole
+
+if TYPE_CHECKING:
+    from sklearn.isotonic import IsotonicRegression
 
 MAX_PRIOR_STRENGTH = 1_000_000
 MAX_FOLDS = 1000
@@ -188,9 +192,7 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     ``method``, ``parameters``, ``n_items``, ``n_ratings``, ``calibration_curves``.
     """
     from sklearn.model_selection import KFold
-    for column in ("human_mean", "n_ratings"):
-        if column not in rated_items.columns:
-            raise InputError(f"recalibration needs rated items (column {column!r})")
+    require_columns(rated_items.columns, ("human_mean", "n_ratings"), "rated items")
     check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)
     check_in_range("prior_strength", prior_strength, 0.0, MAX_PRIOR_STRENGTH)
     check_whole("folds", folds, 2, MAX_FOLDS)

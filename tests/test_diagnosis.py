@@ -327,13 +327,6 @@ def test_cli_missing_file_and_unscored_predictions(tmp_path):
     assert out.returncode == 2 and "no 'score'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_distinct_rows_equal_numpy_unique():
-    from metrics.diagnosis import _distinct
-    rows = np.random.default_rng(16).integers(0, 500, 3000)
-    assert np.array_equal(_distinct(rows, 600), np.unique(rows))
-    assert len(_distinct(np.zeros(0, dtype=np.int64), 5)) == 0
-
-
 def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computation():
     """The §4.1 candidates of the distinct prediction pairs, taken from the scene's edges, are
     those :func:`_pair_candidates` computes from the boxes (same rows, order and IoUs)."""
@@ -367,14 +360,14 @@ def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computat
 
 
 def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
-    from metrics.diagnosis import _unique_pairs
+    from metrics.diagnosis import unique_pairs
     rng = np.random.default_rng(17)
     n = 3000
     image = rng.integers(0, 20, n)
     human, obj_box = rng.integers(0, 3, (n, 4)).astype(float), rng.integers(0, 3, (n, 4)).astype(float)
     human[rng.random(n) < 0.2, 0] = -0.0                  # -0.0 and 0.0 are one value
     obj = rng.integers(0, 2, n)
-    pid, first = _unique_pairs(image, human, obj_box, obj)
+    pid, first = unique_pairs(image, human, obj_box, obj)
     rows = pd.DataFrame(np.column_stack([image, human, obj_box, obj]).astype(np.float64))
     expected = rows.groupby(list(rows.columns), sort=False).ngroup().to_numpy()
     assert len(first) < n and np.array_equal(pid, expected)
@@ -384,7 +377,7 @@ def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
 def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
     """Two rows built to share the 64-bit key (the last two values offset against each other)
     stay two pairs: the check finds them and pandas groups the columns."""
-    from metrics.diagnosis import _unique_pairs
+    from metrics.diagnosis import unique_pairs
     m = np.uint64(0x9E3779B97F4A7C15)
     x = np.array([7.0]).view(np.uint64)[0]
     y = np.array([1.0]).view(np.uint64)[0]
@@ -395,5 +388,5 @@ def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
     human = np.zeros((3, 4))
     obj_box = np.array([[1.0, 2, 3, 7.0], [1.0, 2, 3, other[0]], [1.0, 2, 3, 7.0]])
     obj = np.array([1.0, other[1], 1.0])
-    pid, first = _unique_pairs(image, human, obj_box, obj)
+    pid, first = unique_pairs(image, human, obj_box, obj)
     assert pid.tolist() == [0, 1, 0] and first.tolist() == [0, 1]

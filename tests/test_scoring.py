@@ -304,14 +304,3 @@ def test_free_text_prediction_resolves_against_ground_truth():
     assert r["map"] == pytest.approx(1 / 600) and r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
     assert r["resolution"]["verb"]["pred"]["free_text"] == {"riding": "ride.v.01"}
 
-
-def test_segment_suffix_max_equals_a_plain_loop_per_segment():
-    from metrics.scoring import _segment_suffix_max
-    rng = np.random.default_rng(16)
-    values = np.round(rng.random(2000), 2)          # many ties
-    starts = np.r_[0, np.sort(rng.choice(np.arange(1, 2000), 60, replace=False))]
-    ends = np.r_[starts[1:], len(values)]
-    expected = np.concatenate([[values[i:e].max() for i in range(s, e)] for s, e in zip(starts, ends)])
-    assert np.array_equal(_segment_suffix_max(values, starts), expected)
-    assert np.array_equal(_segment_suffix_max(np.array([0.5]), np.array([0])), [0.5])
-    assert len(_segment_suffix_max(np.zeros(0), np.zeros(0, dtype=np.int64))) == 0

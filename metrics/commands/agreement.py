@@ -22,7 +22,7 @@ def add_arguments(parser) -> None:
 def run(args):
     ratings = read_ratings(args.ratings)
     report = agreement_report(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
-    result = report.to_json()
+    result = report.to_dict()
     alignment = items = None
     if args.items:
         from ..alignment import alignment_table
