@@ -118,28 +118,14 @@ def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None, *,
 
 
 def factorize_labels(labels) -> tuple[np.ndarray, np.ndarray]:
-    """``(code per row, distinct texts in order of first appearance)``, as ``pd.factorize``.
-
-    Label columns typically hold a few distinct texts repeated as the *same* string objects,
-    so rows are first grouped by object identity (a hash of machine integers, several times
-    faster than hashing strings), then the first object of each group by text, which merges
-    equal texts held in different objects. The result is the same as ``pd.factorize``: the
-    groups are in order of first appearance, so the texts are too.
+    """``(code per row, distinct texts in order of first appearance)`` of a label column.
 
     >>> codes, texts = factorize_labels(["ride", "".join(["ri", "de"]), "hold"])
     >>> codes.tolist(), texts.tolist()
     ([0, 0, 1], ['ride', 'hold'])
     """
-    labels = np.ascontiguousarray(labels, dtype=object)
-    if not len(labels):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    address = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_size_t * len(labels))
-                                    .from_address(labels.ctypes.data)).copy()
-    by_object, _ = pd.factorize(address)
-    # codes appear in increasing order, so a group starts where the running maximum grows
-    first_row = np.flatnonzero(np.diff(np.maximum.accumulate(by_object), prepend=-1) > 0)
-    object_code, texts = pd.factorize(labels[first_row])
-    return object_code[by_object].astype(np.int64), np.asarray(texts, dtype=object)
+    codes, texts = pd.factorize(np.asarray(labels, dtype=object))
+    return codes.astype(np.int64), np.asarray(texts, dtype=object)
 
 
 def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,

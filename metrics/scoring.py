@@ -58,26 +58,6 @@ from .validation import check_choice, check_fraction, check_in_range
 
 EPS = 1e-8
 SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
-PARALLEL = True  # overlap independent numpy work in a second thread (numpy releases the GIL)
-
-
-class _Inline:
-    """Drop-in for a one-worker executor that runs jobs immediately (PARALLEL = False)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, fn, *args):
-        class _Done:
-            def __init__(self, value):
-                self.value = value
-
-            def result(self):
-                return self.value
-        return _Done(fn(*args))
 
 
 @dataclass(frozen=True)
@@ -223,7 +203,7 @@ class PendingPairs:
         self.pred_group = _group(pred_image, self.n_img)
         boxes = [np.asarray(b, dtype=np.float64).reshape(n, 4)
                  for b, n in ((gt_human, n_gt), (gt_object, n_gt), (pred_human, n_pred), (pred_object, n_pred))]
-        self._pool = ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()
+        self._pool = ThreadPoolExecutor(max_workers=1)
         self._pool.__enter__()
         self._geometry = self._pool.submit(self._compute_geometry, boxes)
 
@@ -712,7 +692,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     ap = shoe = match_all = hico_map = None
     # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
     # table), then the τ-filtered matching when τ filters something
-    with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
+    with ThreadPoolExecutor(max_workers=1) as pool:
         if has_scores:
             active = pred.score >= tau
             map_job = pool.submit(lambda: HicoMap.compute(

@@ -6,6 +6,7 @@ import json
 import secrets
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
@@ -67,8 +68,14 @@ def list_studies(engine: Engine | None = None) -> list[Study]:
         return list(session.exec(select(Study).order_by(Study.id)))
 
 
+@lru_cache(maxsize=64)
+def _spec(spec_json: str) -> StudySpec:
+    return StudySpec.from_json(spec_json)
+
+
 def spec_of(study: Study) -> StudySpec:
-    return StudySpec.from_json(study.spec_json)
+    """The study's spec (parsed once per spec text)."""
+    return _spec(study.spec_json)
 
 
 def invite(study_id: int, count: int = 1, labels: list[str] | None = None,

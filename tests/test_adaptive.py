@@ -79,7 +79,7 @@ def test_items_retire_at_the_target_and_hard_items_get_up_to_max_raters(tmp_path
         study = session.get(Study, study_id)
         fitted = session.exec(select(Event).where(Event.kind == "rater_model_fitted")).all()
     assert fitted and study.rater_model
-    progress = adaptive.adaptive_progress(study, assignment.spec_for(study))
+    progress = adaptive.adaptive_progress(study, studies.spec_of(study))
     retired = sum(1 for k in se if se[k] <= 0.4)
     saved = sum(4 - counts[k] for k in se if se[k] <= 0.4)   # max_raters 4 minus each retired item's ratings
     assert progress == {"items": 12, "retired": retired, "ratings": sum(counts.values()), "ratings_saved": saved,
