@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 from metrics.detections import Detections, write_jsonl
-from metrics.diagnosis import (ERROR_TYPES, ORACLES, PREDICTION_KINDS, class_ap, diagnose,
+from metrics.diagnosis import (ERROR_REGISTRY, class_ap, diagnose,
                                interaction_classification, pair_localization)
 from metrics.errors import InputError
 
@@ -80,7 +80,7 @@ def test_every_category_of_the_scene(d):
     assert counts["rare"] == dict.fromkeys(counts["full"], 0) | {"missed_gt": 1, "false_negative": 1}
     assert counts["non_rare"]["missed_gt"] == 1 and counts["non_rare"]["false_negative"] == 4
     # exhaustive and exclusive
-    assert sum(counts["full"][k] for k in PREDICTION_KINDS) == len(PRED)
+    assert sum(counts["full"][k] for k in ERROR_REGISTRY.prediction_kinds) == len(PRED)
 
 
 def test_every_single_oracle_by_hand(d):
@@ -104,7 +104,7 @@ def test_every_single_oracle_by_hand(d):
                      "duplicate": 1 / 90, "interaction": 0.2, "missed_gt": 0.25, "false_positive": 2 / 15,
                      "false_negative": 0.45}
     delta = d.delta_map
-    assert set(delta) == set(ORACLES)
+    assert set(delta) == set(ERROR_REGISTRY.oracles)
     for oracle, changes in after.items():
         new = ap | changes
         full = sum(new.values()) / 5
@@ -117,7 +117,7 @@ def test_every_single_oracle_by_hand(d):
 
 def test_progressive_fixes_reach_one_and_single_deltas_do_not_sum(d):
     prog = d.progressive()
-    assert [p["oracle"] for p in prog] == list(ERROR_TYPES)
+    assert [p["oracle"] for p in prog] == list(ERROR_REGISTRY.names)
     # human box: C 1 | + object box: D 1/2 | + both boxes: A 5/9 | + association: D 1 |
     # + duplicate: A 2/3 | + interaction: B 1 | + missed GT: A 1, E 1
     expected = [1.5 / 5, 2 / 5, 37 / 90, 23 / 45, 8 / 15, 11 / 15, 1.0]
@@ -131,7 +131,7 @@ def test_progressive_fixes_reach_one_and_single_deltas_do_not_sum(d):
 def test_result_dict_has_the_design_keys(d):
     r = d.to_dict()
     assert r["map"] == pytest.approx(0.2)
-    assert set(r["delta_map"]) == set(ORACLES) == set(r["error_counts"])
+    assert set(r["delta_map"]) == set(ERROR_REGISTRY.oracles) == set(r["error_counts"])
     assert r["delta_map"]["interaction"] == pytest.approx(0.2)
     assert r["error_counts"]["missed_gt"] == 2
     assert r["splits"]["non_rare"]["map_after"]["false_negative"] == pytest.approx(0.5625)
@@ -236,7 +236,7 @@ def test_exhaustive_exclusive_and_same_map_as_score_on_a_random_workload(protoco
         assert dk.map[sub] == pytest.approx(r["hico"]["default"][sub], abs=1e-12), sub
     for diag, n_classes in ((dk, 600), (diagnose(gt, pred, map_protocol=protocol), 520)):
         c = diag.error_counts()["full"]
-        assert sum(c[k] for k in PREDICTION_KINDS) == len(diag.kind)
+        assert sum(c[k] for k in ERROR_REGISTRY.prediction_kinds) == len(diag.kind)
         assert c["false_positive"] == len(diag.kind) - c["true_positive"]
         # fixing everything gives AP 1 to every class with ground truth; officially the mean
         # runs over the whole HICO-DET class set (600, or 520 without no_interaction)

@@ -63,7 +63,7 @@ def run(args):
     # the diagnosis modules (pandas) are imported; the ground truth's error is reported first
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
-        from ..diagnosis import ORACLES, diagnose, interaction_classification, pair_localization
+        from ..diagnosis import ERROR_REGISTRY, diagnose, interaction_classification, pair_localization
         gt, first_pred = (f.result() for f in files)
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
@@ -98,11 +98,11 @@ def run(args):
                  + ("" if args.keep_no_interaction else " (no_interaction removed, §2.4)"))
     lines += ["", "mAP and ΔmAP (Full; rare / non-rare in the JSON)", head]
     lines.append(f"{'mAP':22}" + "".join(f"{_fmt(results[n]['map']):>15}" for n in names))
-    for o in ORACLES:
+    for o in ERROR_REGISTRY.oracles:
         lines.append(f"{'Δ ' + o:22}" + "".join(f"{_fmt(results[n]['delta_map'][o]):>15}" for n in names))
     lines += ["", "error counts (Full)", head]
     lines.append(f"{'true_positive':22}" + "".join(f"{results[n]['counts']['true_positive']:>15d}" for n in names))
-    for o in ORACLES:
+    for o in ERROR_REGISTRY.oracles:
         lines.append(f"{o:22}" + "".join(f"{results[n]['error_counts'][o]:>15d}" for n in names))
     lines += ["", "progressive fixes (§3.4): mAP after fixing this and all above", head]
     for i, o in enumerate(r["oracle"] for r in first["progressive"]):
