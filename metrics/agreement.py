@@ -16,13 +16,12 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from .choices import LEVELS, SCALE
 from .errors import InputError
 from .inputs import check_name, line_of, read_csv, refuse_first_row, require_columns
 from .intervals import percentile_interval
 from .validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-SCALE = (0, 1, 2, 3, 4)
 
 
 def read_ratings(path) -> pd.DataFrame:
@@ -277,8 +276,17 @@ def rating_precision(matrix: pd.DataFrame, raters: int | None = None) -> dict:
     return {"within_item_sd": sigma, "raters": k, "se_mean_rating": sigma / np.sqrt(k)}
 
 
-@dataclass
+def table_dict(table: pd.DataFrame) -> dict:
+    """An annotator × annotator table as JSON: ``{row: {column: value or None}}``."""
+    return {str(r): {str(c): (None if pd.isna(v) else float(v)) for c, v in row.items()}
+            for r, row in table.iterrows()}
+
+
+@dataclass(frozen=True)
 class AgreementReport:
+    """Every agreement statistic of a study (:func:`agreement_report`): the numbers, the
+    annotator × annotator tables and the distributions behind the report."""
+
     n_items: int
     n_annotators: int
     n_ratings: int
@@ -296,16 +304,14 @@ class AgreementReport:
     intervals: dict
 
     def to_dict(self) -> dict:
-        def table(df):
-            return {str(r): {str(c): (None if pd.isna(v) else float(v)) for c, v in row.items()}
-                    for r, row in df.iterrows()}
+        """The ``agreement`` command's result."""
         return {
             "n_items": self.n_items, "n_annotators": self.n_annotators, "n_ratings": self.n_ratings,
             "level": self.level, "krippendorff_alpha": self.krippendorff_alpha,
             "mean_pairwise_agreement": self.mean_pairwise_agreement, "mean_qwk": self.mean_qwk,
             "mean_spearman": self.mean_spearman, "intervals": self.intervals,
-            "precision": self.precision, "pairwise_agreement": table(self.agreement),
-            "pairwise_spearman": table(self.spearman), "pairwise_qwk": table(self.qwk),
+            "precision": self.precision, "pairwise_agreement": table_dict(self.agreement),
+            "pairwise_spearman": table_dict(self.spearman), "pairwise_qwk": table_dict(self.qwk),
             "annotator_distributions": {str(a): {str(s): int(c) for s, c in row.items()}
                                         for a, row in self.distributions.iterrows()},
         }

@@ -48,7 +48,6 @@ from .errors import InputError
 from .inputs import parse_json, read_json, read_text
 from .validation import check_fraction, check_in_range
 
-SETTINGS = ("full_detection", "human_box", "image_level")
 BOX_ROLES = ("human", "object")
 
 

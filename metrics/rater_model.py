@@ -35,7 +35,8 @@ import pandas as pd
 from scipy import optimize, sparse
 from scipy.special import expit, logsumexp
 
-from .agreement import SCALE, rating_matrix
+from .agreement import rating_matrix
+from .choices import SCALE
 from .errors import InputError
 
 GRID = np.linspace(-6.0, 6.0, 121)

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .agreement import (LEVELS, SCALE, delta_squared, value_counts, bootstrap_intervals,
-                        eq13_agreement, krippendorff_alpha)
+from .agreement import bootstrap_intervals, delta_squared, eq13_agreement, krippendorff_alpha, value_counts
+from .choices import LEVELS, SCALE
 from .errors import InputError
 from .intervals import kalpha_interval, percentile_interval
 from .validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole

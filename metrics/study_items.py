@@ -24,7 +24,15 @@ def read_items(path) -> pd.DataFrame:
     """Read ``items.csv``; ``item_id`` is required, every other column is optional."""
     df = read_csv(path, required=("item_id",), dtype={"item_id": str}, keep_default_na=False,
                   na_values=[""])
-    source = str(path)
+    return validate_items(df, str(path))
+
+
+def validate_items(df: pd.DataFrame, source: str = "items") -> pd.DataFrame:
+    """The items of an HOI-similarity study, checked (``source`` names them in messages): a
+    unique, non-empty ``item_id``; ``category`` 1–3 and ``verb_sim`` / ``object_sim`` in [0, 1]
+    where present (an empty similarity is looked up later)."""
+    require_columns(df.columns, ("item_id",), source)
+    df = df.copy()
     if df.empty:
         raise InputError(f"{source}: no items (only a header)")
     refuse_first_row(source, df["item_id"].isna() | (df["item_id"].astype(str).str.strip() == ""),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..agreement import LEVELS, agreement_report, read_ratings
+from ..agreement import read_ratings
+from ..api import annotator_agreement
+from ..choices import LEVELS
 from ..options import input_file, integer, output_dir, seed
 from ..report import write_report
 from ..validation import MAX_RESAMPLES
@@ -21,7 +23,7 @@ def add_arguments(parser) -> None:
 
 def run(args):
     ratings = read_ratings(args.ratings)
-    report = agreement_report(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
+    report = annotator_agreement(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
     result = report.to_dict()
     alignment = items = None
     if args.items:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..api import recalibrate
 from ..options import input_file, integer, number, output_dir, seed
-from ..recalibration import MAX_FOLDS, MAX_PRIOR_STRENGTH, recalibrate
+from ..recalibration import MAX_FOLDS, MAX_PRIOR_STRENGTH
 from ..report import write_report
-from ._study import load_matrices, load_rated_items
 
 
 def add_arguments(parser) -> None:
@@ -27,21 +27,13 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    ratings, rated = load_rated_items(args, need_similarities=False)
-    verb, obj = load_matrices(args)
-    study = args.study or (str(ratings["study"].iloc[0]) if "study" in ratings.columns and len(ratings) else None)
-    result = recalibrate(rated, verb, obj, w=args.w, prior_strength=args.prior_strength,
-                         folds=args.folds, seed=args.seed, study=study)
+    result = recalibrate(args.ratings, args.items, args.verb_sim, args.object_sim, w=args.w,
+                         prior_strength=args.prior_strength, folds=args.folds, seed=args.seed, study=args.study)
     out = Path(args.out)
-    files = []
-    for role in ("verb", "object"):
-        for suffix in (".npz", ".csv"):
-            files.append(str(result[role].save(out / f"{role}_recalibrated{suffix}")))
-    report = write_report(out, recalibration=result, title="Recalibrated similarity matrices")
-    summary = {k: result[k] for k in ("before", "after", "method", "parameters", "folds", "n_items", "n_ratings")}
-    summary["files"] = files
-    lines = [f"{result['n_items']} rated items, {result['n_ratings']} ratings, {args.folds}-fold cross-validation",
-             f"held-out agreement (Eq. 13): before {result['before']['agreement']:.4f} -> after {result['after']['agreement']:.4f}",
-             f"held-out Spearman:           before {result['before']['spearman']:.4f} -> after {result['after']['spearman']:.4f}",
+    summary = {**result.to_dict(), "files": result.save(out)}
+    report = write_report(out, recalibration=result.details, title="Recalibrated similarity matrices")
+    lines = [f"{result.n_items} rated items, {result.n_ratings} ratings, {args.folds}-fold cross-validation",
+             f"held-out agreement (Eq. 13): before {result.before['agreement']:.4f} -> after {result.after['agreement']:.4f}",
+             f"held-out Spearman:           before {result.before['spearman']:.4f} -> after {result.after['spearman']:.4f}",
              f"matrices: {out}/verb_recalibrated.npz, object_recalibrated.npz (+ .csv); report: {report}"]
     return summary, "\n".join(lines)
