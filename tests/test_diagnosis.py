@@ -14,6 +14,7 @@ from metrics.detections import Detections, write_jsonl
 from metrics.diagnosis import (ERROR_REGISTRY, class_ap, diagnose,
                                interaction_classification, pair_localization)
 from metrics.errors import InputError
+from tests.reference import pairs as reference
 
 # boxes: ground-truth humans H*, objects O*; X* / Y* overlap nothing
 H1, O1 = [0, 0, 10, 10], [20, 0, 30, 10]          # pair P1 (horse): ride, feed
@@ -372,6 +373,7 @@ def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
     expected = rows.groupby(list(rows.columns), sort=False).ngroup().to_numpy()
     assert len(first) < n and np.array_equal(pid, expected)
     assert np.array_equal(first, [np.flatnonzero(expected == k)[0] for k in range(len(first))])
+    assert (pid.tolist(), first.tolist()) == reference.unique_pairs(image, human, obj_box, obj)
 
 
 def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():

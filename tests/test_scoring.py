@@ -1,7 +1,7 @@
 """SHOE mAP (Algorithm 1), SHOE mF1 (Algorithm 2), miss rates and standard mAP.
 
 Expected values are worked out by hand in the comments, or come from the plain-Python
-reference transcription in benchmarks/reference_scoring.py (a second implementation).
+reference transcription in tests/reference/shoe_algorithms.py (a second implementation).
 """
 
 
@@ -13,7 +13,7 @@ from metrics.boxes import box_iou
 from metrics.detections import Detections
 from metrics.similarity import SimilarityMatrix
 
-from benchmarks import reference_scoring as ref
+from tests.reference import shoe_algorithms as ref
 
 EPS = 1e-8
 A, B, C = [0, 0, 10, 10], [20, 20, 30, 30], [50, 50, 60, 60]
