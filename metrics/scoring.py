@@ -52,6 +52,7 @@ import pandas as pd
 from .boxes import box_iou
 from .choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from .errors import InputError
+from .hico_eval import class_ap   # the one AP over true-positive flags (all-point or 11-point)
 from .segments import (class_bounds, run_starts, segment_cumsum, segment_diff, segment_suffix_max,
                        segment_sums_into, segments, stable_order)
 from .validation import check_choice, check_fraction, check_in_range
@@ -585,7 +586,6 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     rank[ranked] = np.arange(len(ranked)) - np.repeat(block_start, np.diff(np.r_[block_start, len(ranked)]))
     chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class), keys=(min_iou,))
     tp = chosen >= 0
-    from .hico_eval import class_ap   # the one all-point AP (shared with metrics.diagnosis)
     n_gt = np.bincount(gt_class, minlength=n_classes)
     rank[order_desc] = np.arange(n_pred)
     valid = pred_class >= 0

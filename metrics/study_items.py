@@ -41,13 +41,13 @@ def validate_items(df: pd.DataFrame, source: str = "items") -> pd.DataFrame:
     if "category" in df.columns:
         cat = pd.to_numeric(df["category"], errors="coerce")
         refuse_first_row(source, ~cat.isin([1, 2, 3]),
-                         lambda k: f"category {df['category'].iloc[k]!r} is not 1, 2 or 3")
+                         lambda k: f"category {str(df['category'].iloc[k])!r} is not 1, 2 or 3")
         df["category"] = cat.astype(int)
     for column in ("verb_sim", "object_sim"):
         if column in df.columns:
             values = pd.to_numeric(df[column], errors="coerce")  # an empty cell: look it up
             refuse_first_row(source, (values.isna() & df[column].notna()) | (values < 0) | (values > 1),
-                             lambda k: f"{column} {df[column].iloc[k]!r} is not in [0, 1]")
+                             lambda k: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
             df[column] = values.astype(float)
     df["item_id"] = df["item_id"].astype(str)
     return df
