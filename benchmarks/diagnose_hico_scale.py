@@ -24,7 +24,7 @@ import numpy as np
 
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
-from metrics.diagnosis import ORACLES, diagnose, interaction_classification, pair_localization  # noqa: E402
+from metrics.diagnosis import ERROR_REGISTRY, diagnose, interaction_classification, pair_localization  # noqa: E402
 from metrics.scoring import evaluate  # noqa: E402
 
 
@@ -53,7 +53,7 @@ def main() -> None:
     single, prog, sub = [], [], []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        d = diagnose(gt, pred, oracles=ORACLES, progressive=False)
+        d = diagnose(gt, pred, oracles=ERROR_REGISTRY.oracles, progressive=False)
         single.append(time.perf_counter() - t)
         t = time.perf_counter()
         dp = diagnose(gt, pred, oracles=(), progressive=True)
@@ -67,7 +67,7 @@ def main() -> None:
     counts = r["error_counts"]
     print(f"mAP {r['map']:.4f}; predictions {len(d.kind)} = "
           + " + ".join(f"{k} {v}" for k, v in [("true_positive", int((d.kind == 0).sum()))]
-                       + [(k, counts[k]) for k in ORACLES[:6]])
+                       + [(k, counts[k]) for k in ERROR_REGISTRY.oracles[:6]])
           + f"; missed GT {counts['missed_gt']}")
     print("ΔmAP: " + ", ".join(f"{k} {v:+.4f}" for k, v in r["delta_map"].items()))
     final = dp.progressive()[-1]["map"]["full"]

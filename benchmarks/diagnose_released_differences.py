@@ -23,9 +23,10 @@ import argparse
 import numpy as np
 
 
-from metrics.diagnosis import (_unique_pairs, diagnose, interaction_classification,  # noqa: E402
+from metrics.diagnosis import (unique_pairs, diagnose, interaction_classification,  # noqa: E402
                                negative_ranking, pair_localization)
-from metrics.scoring import box_iou, image_pairs  # noqa: E402
+from metrics.boxes import box_iou  # noqa: E402
+from metrics.scoring import image_pairs  # noqa: E402
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
 
@@ -52,8 +53,8 @@ def main() -> None:
     s = d.scene
     ours = pair_localization(s)
     # detected pairs and ground-truth pairs, every same-image combination
-    pid, first = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
-    gpid, gfirst = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
+    pid, first = unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+    gpid, gfirst = unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
     g_img = s.gt_image[gfirst]
     p, g = image_pairs(g_img, s.pred_image[first], by="pred")
     dh, do, dobj = s.pred_human[first][p], s.pred_object_box[first][p], s.pred_obj[first][p]

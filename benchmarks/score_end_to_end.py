@@ -14,7 +14,7 @@ format), then, in one run:
       which the fast path falls back to) and ``read_detections``, whose fast path parses
       with pyarrow; with the fast path's speed-up over each, in wall and in CPU time;
   (d) times the baseline: the plain transcription — the files read line by line with Python's
-      ``json`` into lists, then Algorithms 1 and 2 (``benchmarks/reference_scoring.py``) and the
+      ``json`` into lists, then Algorithms 1 and 2 (``tests/reference/shoe_algorithms.py``) and the
       official HICO-DET evaluation, Default setting (``tests/reference/hico_official.py``), given
       the resolved labels and similarity tables (their preparation not timed; Known-Object not
       included, so the baseline is a lower bound);
@@ -57,7 +57,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from benchmarks import reference_scoring as ref  # noqa: E402
+from tests.reference import shoe_algorithms as ref  # noqa: E402
 from benchmarks.score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
 
 from metrics.detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402

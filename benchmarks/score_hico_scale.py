@@ -11,7 +11,7 @@ Times, in one run:
   (a) the project's scorer (metrics.scoring.evaluate) from in-memory arrays;
   (b) the same from the JSON Lines files (reading included);
   (c) the plain per-image, per-ground-truth Python transcriptions: Algorithms 1 and 2 in
-      benchmarks/reference_scoring.py and the official HICO-DET evaluation in
+      tests/reference/shoe_algorithms.py and the official HICO-DET evaluation in
       tests/reference/hico_official.py, given the same resolved labels and similarity tables
       (list preparation not timed);
 checks that (a) and (c) agree to 1e-9, and prints medians, the ratio (c)/(a) and peak memory.
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 
-from benchmarks import reference_scoring as ref  # noqa: E402
+from tests.reference import shoe_algorithms as ref  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
 from metrics.baseline import load_default  # noqa: E402
 from metrics.detections import Detections, read_detections, write_jsonl  # noqa: E402

@@ -1,19 +1,54 @@
 """Semantic evaluation of human–object interaction detectors.
 
+The public API is the names in ``__all__``, imported from here (``from metrics import
+shoe_map``); every other module of the package is an implementation detail that may change.
+
+Naming convention: a function is named for what it computes (``shoe_map``,
+``krippendorff_alpha``) or reads (``read_detections``), in snake_case, and a class for what it
+holds (``SimilarityMatrix``, ``DetectionScores``), in CamelCase. The data come first and
+positionally — :class:`~metrics.detections.Detections`, DataFrames or dicts, or the paths of
+their files; every option is keyword-only and named as the command-line option that sets it,
+without dashes (``delta`` is ``--delta``). A score that is one number is returned as a float;
+anything more as a frozen dataclass whose ``to_dict()`` is the JSON the matching ``python -m
+metrics`` command writes. A bad option raises :class:`ParameterError` (an
+:class:`InputError`) naming the parameter; bad input data an :class:`InputError` naming the
+file, line and field.
+
+>>> from metrics import Detections, score_detections
+>>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+>>> score_detections(gt, gt, delta=7)
+Traceback (most recent call last):
+metrics.validation.ParameterError: delta must be a number in [0, 1], got 7
+
 Pure Python + numpy/scipy/pandas; never imports streamlit, sqlmodel or studyapp.
 """
 
 import importlib
 
 from .errors import InputError
+from .validation import ParameterError
 
 # name -> module; imported on first use (PEP 562), so ``import metrics`` and ``--help`` stay
 # light: no numpy-heavy modules, nltk, scikit-learn or matplotlib until a function needs them
-_LAZY = {"candidate_synsets": "matching", "match_synset": "matching", "match_synsets": "matching",
-         "resolve": "matching", "SimilarityMatrix": "similarity", "combine": "similarity",
-         "Vocabulary": "vocabulary", "hico": "vocabulary"}
+_LAZY = {
+    # scores and their results (metrics.api)
+    **dict.fromkeys(("score_detections", "hico_map", "shoe_map", "shoe_f1", "miss_rates", "diagnose",
+                     "crosshoi_scores", "sense_accuracy", "annotator_agreement", "krippendorff_alpha",
+                     "pairwise_agreement", "tune_w", "recalibrate", "rated_items", "Result", "DetectionScores",
+                     "HicoMap", "ShoeMap", "ShoeF1", "MissRates", "DiagnosisResult", "CrossHoiScores",
+                     "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration"), "api"),
+    "AgreementReport": "agreement",
+    # inputs
+    "Detections": "detections", "read_detections": "detections", "read_ratings": "agreement",
+    "read_items": "study_items", "SimilarityMatrix": "similarity", "combine": "similarity",
+    # Diag-HOI error types
+    "ErrorType": "diagnosis", "ERROR_REGISTRY": "diagnosis", "register_error_type": "diagnosis",
+    # labels and synsets
+    "candidate_synsets": "matching", "match_synset": "matching", "match_synsets": "matching",
+    "resolve": "matching", "Vocabulary": "vocabulary", "hico": "vocabulary",
+}
 
-__all__ = ["InputError", *sorted(_LAZY)]
+__all__ = ["InputError", "ParameterError", *sorted(_LAZY)]
 
 
 def __getattr__(name: str):

@@ -16,11 +16,12 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from .choices import LEVELS, SCALE
 from .errors import InputError
-from .inputs import check_name, line_of, read_csv
+from .inputs import check_name, line_of, read_csv, refuse_first_row, require_columns
+from .intervals import percentile_interval
+from .validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-SCALE = (0, 1, 2, 3, 4)
 
 
 def read_ratings(path) -> pd.DataFrame:
@@ -30,23 +31,15 @@ def read_ratings(path) -> pd.DataFrame:
 
 
 def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> pd.DataFrame:
-    missing = {"item_id", "annotator", "rating"} - set(df.columns)
-    if missing:
-        raise InputError(f"{source}: missing column(s) {', '.join(sorted(missing))}")
+    require_columns(df.columns, ("item_id", "annotator", "rating"), source)
     if df.empty:
         raise InputError(f"{source}: no ratings (only a header)")
     rating = pd.to_numeric(df["rating"], errors="coerce")
-    bad = rating.isna() | ~rating.isin(scale)
-    if bad.any():
-        k = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{source}: line {line_of(source, k)}: rating '{df['rating'].iloc[k]}' is not one of "
-                         f"{', '.join(map(str, scale))}")
+    refuse_first_row(source, rating.isna() | ~rating.isin(scale),
+                     lambda k: f"rating '{df['rating'].iloc[k]}' is not one of {', '.join(map(str, scale))}")
     for column in ("item_id", "annotator"):
         text = df[column].astype(str)
-        empty = text.str.strip() == ""
-        if empty.any():
-            raise InputError(f"{source}: line {line_of(source, int(np.flatnonzero(empty.to_numpy())[0]))}: "
-                             f"empty {column}")
+        refuse_first_row(source, text.str.strip() == "", lambda k: f"empty {column}")
         control = text.str.contains(r"[\x00-\x1f\x7f]", regex=True)
         if control.any():
             k = int(np.flatnonzero(control.to_numpy())[0])
@@ -136,19 +129,20 @@ def krippendorff_alpha(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE
     (alpha is invariant to the 1/(k − 1)² factor).
     """
     import krippendorff
-    if level not in LEVELS:
-        raise InputError(f"unknown level {level!r} (choose {', '.join(LEVELS)})")
+    check_choice("level", level, LEVELS)
     return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
                                      level_of_measurement=level))
 
 
-def _value_counts(matrix: pd.DataFrame, scale=SCALE) -> np.ndarray:
+def value_counts(matrix: pd.DataFrame, scale=SCALE) -> np.ndarray:
+    """Items × scale values: how many raters gave the item each value."""
     values = matrix.to_numpy()
     return np.stack([(values == v).sum(axis=1) for v in scale], axis=1).astype(float)
 
 
-def _delta2(level: str, scale, marginals: np.ndarray) -> np.ndarray:
-    """Squared distance between scale values (rows of ``marginals``: resamples × values)."""
+def delta_squared(level: str, scale, marginals: np.ndarray) -> np.ndarray:
+    """Krippendorff's squared distance δ² between scale values at ``level`` (rows of
+    ``marginals``: resamples × values; the ordinal metric depends on them)."""
     v = np.asarray(scale, dtype=float)
     c, k = np.meshgrid(v, v, indexing="ij")
     if level == "nominal":
@@ -187,7 +181,7 @@ def alpha_from_counts(value_counts: np.ndarray, weights: np.ndarray, level: str 
     coincidence = np.tensordot(w, per_item, axes=(1, 0))          # resamples × V × V
     n_c = coincidence.sum(axis=2)
     n = n_c.sum(axis=1)
-    d2 = _delta2(level, scale, n_c)
+    d2 = delta_squared(level, scale, n_c)
     observed = (coincidence * d2).sum(axis=(1, 2))
     expected = (n_c[:, :, None] * n_c[:, None, :] * d2).sum(axis=(1, 2)) / (n - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -217,11 +211,13 @@ def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resample
     distinct rows (probabilities = their shares), which is exact and makes 1,000 resamples of
     100,000 items a matter of milliseconds.
     """
+    check_choice("level", level, LEVELS)
+    check_confidence("confidence", confidence)
     scale_max = float(max(scale) - min(scale))
     coded = np.nan_to_num(matrix.to_numpy(), nan=-1.0)
     patterns, share = np.unique(coded, axis=0, return_counts=True)
     distinct = pd.DataFrame(np.where(patterns < 0, np.nan, patterns), columns=matrix.columns)
-    counts = _value_counts(distinct, scale)
+    counts = value_counts(distinct, scale)
     agree, shared = _pair_agreement_table(distinct, scale_max)
     rng = np.random.default_rng(seed)
     n_items = int(share.sum())
@@ -229,11 +225,8 @@ def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resample
     alphas = alpha_from_counts(counts, weights, level, scale)
     with np.errstate(invalid="ignore", divide="ignore"):
         agreements = np.nanmean((weights @ agree) / (weights @ shared), axis=1)
-    tail = (1 - confidence) / 2 * 100
-    out = {}
-    for name, values in (("krippendorff_alpha", alphas), ("mean_pairwise_agreement", agreements)):
-        lo, hi = np.nanpercentile(values, [tail, 100 - tail])
-        out[name] = [float(lo), float(hi)]
+    out = {"krippendorff_alpha": list(percentile_interval(alphas, confidence)),
+           "mean_pairwise_agreement": list(percentile_interval(agreements, confidence))}
     out["n_resamples"] = n_resamples
     out["confidence"] = confidence
     return out
@@ -248,7 +241,7 @@ def annotator_distributions(matrix: pd.DataFrame, scale=SCALE) -> pd.DataFrame:
 def majority_scores(matrix: pd.DataFrame, scale=SCALE) -> pd.Series:
     """Most frequent score per item; ties go to the score nearest the item's median rating,
     then to the lower score."""
-    counts = _value_counts(matrix, scale)
+    counts = value_counts(matrix, scale)
     median = np.nanmedian(matrix.to_numpy(), axis=1)
     values = np.asarray(scale, float)
     best = counts == counts.max(axis=1, keepdims=True)
@@ -283,8 +276,17 @@ def rating_precision(matrix: pd.DataFrame, raters: int | None = None) -> dict:
     return {"within_item_sd": sigma, "raters": k, "se_mean_rating": sigma / np.sqrt(k)}
 
 
-@dataclass
+def table_dict(table: pd.DataFrame) -> dict:
+    """An annotator × annotator table as JSON: ``{row: {column: value or None}}``."""
+    return {str(r): {str(c): (None if pd.isna(v) else float(v)) for c, v in row.items()}
+            for r, row in table.iterrows()}
+
+
+@dataclass(frozen=True)
 class AgreementReport:
+    """Every agreement statistic of a study (:func:`agreement_report`): the numbers, the
+    annotator × annotator tables and the distributions behind the report."""
+
     n_items: int
     n_annotators: int
     n_ratings: int
@@ -301,17 +303,15 @@ class AgreementReport:
     precision: dict
     intervals: dict
 
-    def to_json(self) -> dict:
-        def table(df):
-            return {str(r): {str(c): (None if pd.isna(v) else float(v)) for c, v in row.items()}
-                    for r, row in df.iterrows()}
+    def to_dict(self) -> dict:
+        """The ``agreement`` command's result."""
         return {
             "n_items": self.n_items, "n_annotators": self.n_annotators, "n_ratings": self.n_ratings,
             "level": self.level, "krippendorff_alpha": self.krippendorff_alpha,
             "mean_pairwise_agreement": self.mean_pairwise_agreement, "mean_qwk": self.mean_qwk,
             "mean_spearman": self.mean_spearman, "intervals": self.intervals,
-            "precision": self.precision, "pairwise_agreement": table(self.agreement),
-            "pairwise_spearman": table(self.spearman), "pairwise_qwk": table(self.qwk),
+            "precision": self.precision, "pairwise_agreement": table_dict(self.agreement),
+            "pairwise_spearman": table_dict(self.spearman), "pairwise_qwk": table_dict(self.qwk),
             "annotator_distributions": {str(a): {str(s): int(c) for s, c in row.items()}
                                         for a, row in self.distributions.iterrows()},
         }
@@ -320,8 +320,9 @@ class AgreementReport:
 def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
                      seed: int = 0, scale=SCALE) -> AgreementReport:
     """Every agreement statistic of the study in one object."""
-    if level not in LEVELS:
-        raise InputError(f"unknown level {level!r} (choose {', '.join(LEVELS)})")
+    check_choice("level", level, LEVELS)
+    check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
+    check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
     if matrix.shape[1] < 2:
         raise InputError("agreement needs ratings from at least two annotators")

@@ -18,7 +18,6 @@ arithmetic mean (w = 0.5), geometric mean and minimum (Eq. 1).
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
@@ -27,25 +26,12 @@ import pandas as pd
 from . import wordnet
 from .agreement import eq13_agreement
 from .errors import InputError
+from .intervals import fisher_interval
 from .similarity import combine
 from .study_items import item_synsets
 
 NOT_METRICS = {"item_id", "category", "level", "gt_verb", "gt_object", "pred_verb", "pred_object",
                "verb_sim", "object_sim", "human_mean", "n_ratings", "gt_image", "image"}
-
-
-def fisher_interval(rho: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Fisher-z interval for a correlation: ``tanh(atanh(ρ) ± z / √(n − 3))``.
-
-    >>> [round(x, 3) for x in fisher_interval(0.799, 500)]
-    [0.765, 0.829]
-    """
-    from scipy import stats
-    if n <= 3 or not np.isfinite(rho):
-        return (float("nan"), float("nan"))
-    z = math.atanh(min(max(rho, -0.999999999), 0.999999999))
-    half = stats.norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
-    return (math.tanh(z - half), math.tanh(z + half))
 
 
 def permutation_pvalue(x, y, n_resamples: int = 10_000, seed: int = 0) -> float:

@@ -2,11 +2,16 @@
 
 Every command module in ``metrics.commands`` defines ``add_arguments(parser)`` and
 ``run(args) -> (result, text)``: ``result`` is the JSON-able dict written by ``--json PATH``,
-``text`` the readable table printed to stdout. Options are checked as they are parsed
-(:mod:`metrics.options`), the command's outputs land together or not at all
-(:func:`metrics.jsonio.all_or_nothing`), and bad input -- :class:`InputError`, or a file the
-system refuses (``OSError``) -- ends as a one-line message on stderr with exit status 2. Any
-other exception is a bug and keeps its traceback.
+``text`` the readable table printed to stdout. A command computes its result with the public
+functions of :mod:`metrics`, whose parameters are its options: ``delta`` is ``--delta``, and a
+command whose option is named otherwise lists it in ``FLAGS`` (``{"fn_mode": "--mf1-fn"}``).
+Options are checked as they are parsed (:mod:`metrics.options`, with the checks of
+:mod:`metrics.validation`); a value the function refuses later (a
+:class:`~metrics.validation.ParameterError`) is reported with its option, as argparse does.
+The command's outputs land together or not at all (:func:`metrics.jsonio.all_or_nothing`), and
+bad input -- :class:`InputError`, or a file the system refuses (``OSError``) -- ends as a
+one-line message on stderr with exit status 2. Any other exception is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import sys
 from .errors import InputError, interruptible, os_error_message
 from .jsonio import all_or_nothing, write_json
 from .options import OneLineParser, output_file
+from .validation import ParameterError, flag_of
 
 # name -> (one-line help, implementing module)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -78,12 +84,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    _, module = COMMANDS[args.command]
+    command = importlib.import_module(COMMANDS[args.command][1])
     try:
         with interruptible(), all_or_nothing():
-            result, text = importlib.import_module(module).run(args)
+            result, text = command.run(args)
             if getattr(args, "json", None):
                 write_json(result, args.json)
+    except ParameterError as exc:
+        flag = flag_of(exc.parameter, getattr(command, "FLAGS", None))
+        print(f"metrics {args.command}: error: argument {flag}: {exc.problem}", file=sys.stderr)
+        return 2
     except (InputError, KeyboardInterrupt) as exc:
         print(f"metrics {args.command}: error: {exc or 'interrupted'}", file=sys.stderr)
         return 2

@@ -4,12 +4,15 @@ Source: Zhu et al., *Diagnosing Human-object Interaction Detectors* — journal 
 §3 (error categories, oracles, grouped oracles, oddities of ΔmAP), §4 (pair localization,
 interaction classification) and Fig. 2 (categorization flow); conference version Appendix B.
 
-The design follows TIDE (Bolya et al., 2020): every error type is one small class in
-:data:`ERRORS` that owns (a) the test that puts a prediction in it, in the priority of Fig. 2,
-and (b) its oracle ``fix``, which edits an :class:`OracleState` (which predictions are kept,
-their class, whether they are true positives, the ground-truth count per class). mAP after a
-fix is computed from that state. Adding an error type is one new class added to
-:data:`ERRORS`.
+The design follows TIDE (Bolya et al., 2020): every error type is one small class (an
+:class:`ErrorType`) that owns (a) the test that puts a prediction in it, in the priority of
+Fig. 2, (b) its oracle ``fix``, which edits an :class:`OracleState` (which predictions are kept,
+their class, whether they are true positives, the ground-truth count per class), (c) how its
+errors are counted, and (d) its title, paper section and group, which the report shows. mAP
+after a fix is computed from that state. The error types are listed in
+:data:`ERROR_REGISTRY`; adding one is one new class (in a module of its own if you like) and
+one line: an entry of that list, or ``register_error_type(NewError())`` from outside the
+package. Its name then keys ``delta_map`` and ``error_counts`` and the report shows it.
 
 Everything works on flat arrays; the (prediction, ground truth) pairs of each image are built
 once, and greedy matching uses :func:`metrics.scoring.sequential_greedy` (one numpy step per
@@ -82,8 +85,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .hico_eval import MAP_PROTOCOLS, best_overlap_assignment, class_ap
-from .scoring import _segments, box_iou, image_pairs, sequential_greedy
+from .validation import check_choice, check_choices, check_in_range
+from .choices import MAP_PROTOCOLS
+from .hico_eval import best_overlap_assignment, class_ap
+from .boxes import box_iou
+from .scoring import image_pairs, sequential_greedy
+from .segments import distinct_indices, rank_within_blocks, run_starts
 
 NO_INTERACTION = "no_interaction"
 SUBSETS = ("full", "rare", "non_rare")
@@ -94,25 +101,6 @@ TRUE_POSITIVE = "true_positive"
 def _pixel_offset(s) -> float:
     """+1-pixel IoU under the official protocol, continuous coordinates otherwise."""
     return 1.0 if s.protocol == "official" else 0.0
-
-
-def _distinct(rows: np.ndarray, n: int) -> np.ndarray:
-    """The distinct values of ``rows`` (indices < n), ascending: ``np.unique`` in linear time
-    (numpy 2.4's ``np.unique`` hashes, ~100x slower on millions of candidate rows)."""
-    return np.flatnonzero(np.bincount(rows, minlength=n))
-
-
-def _rank_within(block: np.ndarray, pos: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
-    """For ``rows`` (indices < n), their turn within their ``block`` by ascending ``pos``."""
-    rank = np.zeros(n, dtype=np.int64)
-    if not len(rows):
-        return rank
-    o = np.lexsort((pos, block))
-    b = block[o]
-    first = np.r_[True, b[1:] != b[:-1]]
-    i = np.arange(len(o))
-    rank[rows[o]] = i - np.maximum.accumulate(np.where(first, i, 0))
-    return rank
 
 
 # ---------------------------------------------------------------------------- prepared input
@@ -182,10 +170,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     from .hoi_labels import resolve_labels
     from .vocabulary import hico
 
-    if not 0.0 < iou <= 1.0:
-        raise InputError(f"--iou must lie in (0, 1], got {iou}")
-    if map_protocol not in MAP_PROTOCOLS:
-        raise InputError(f"unknown --map-protocol {map_protocol!r} (choose {', '.join(MAP_PROTOCOLS)})")
+    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
+    check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     if need_scores and len(pred) and not pred.has_scores:
@@ -343,18 +329,20 @@ class OracleState:
 
 # ---------------------------------------------------------------------------- error types
 class ErrorType(ABC):
-    """One error type: its name, where it sits in the paper, and its oracle ``fix``.
+    """One error type: its name, where it sits in the paper, its oracle ``fix`` and its count.
 
-    Prediction errors also define ``test(flags)`` (Fig. 2: the first type, by ``priority``,
-    whose test holds names the prediction) and get ``code`` (their index in
-    :data:`PREDICTION_KINDS`).
+    ``title`` and ``section`` are what the report shows; ``group`` names the grouped oracle
+    (§3.3) that covers the type. Prediction errors also define ``test(flags)`` (Fig. 2: the
+    first type, by ``priority``, whose test holds names the prediction) and get ``code``
+    (their index in :attr:`ErrorRegistry.prediction_kinds`); an error type about ground truths
+    (no ``priority``) defines ``count`` instead.
     """
 
     name = ""
     title = ""
     section = ""
     group = "false_positive"
-    priority: int | None = None
+    priority: float | None = None
     code: int = -1
 
     def test(self, f: Flags) -> np.ndarray:
@@ -365,8 +353,17 @@ class ErrorType(ABC):
     def fix(self, state: OracleState, d: "Diagnosis") -> None:
         """Apply this type's oracle to ``state`` (which predictions are kept / true positives)."""
 
+    def count(self, d: "Diagnosis", predictions: np.ndarray, ground_truths: np.ndarray) -> int:
+        """How many errors of this type are among the ``predictions`` and ``ground_truths``
+        (masks of a subset: Full, Rare, Non-rare)."""
+        return int(np.sum(predictions & (d.kind == self.code)))
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+class GroupedOracle(ErrorType):
+    """A grouped oracle of §3.3: fixes every error of its group at once."""
 
 
 class _RemovedByOracle(ErrorType):
@@ -474,8 +471,11 @@ class MissedGTError(ErrorType):
     def fix(self, state, d):
         state.n_gt -= np.bincount(d.scene.gt_class[d.missed], minlength=len(state.n_gt))
 
+    def count(self, d, predictions, ground_truths):
+        return int(np.sum(ground_truths & d.missed))
 
-class FalsePositiveGroup(ErrorType):
+
+class FalsePositiveGroup(GroupedOracle):
     """Grouped oracle (§3.3): remove every false positive."""
 
     name, title, section = "false_positive", "False positives", "§3.3"
@@ -483,8 +483,11 @@ class FalsePositiveGroup(ErrorType):
     def fix(self, state, d):
         state.keep[d.kind != 0] = False
 
+    def count(self, d, predictions, ground_truths):
+        return int(np.sum(predictions & (d.kind != 0)))
 
-class FalseNegativeGroup(ErrorType):
+
+class FalseNegativeGroup(GroupedOracle):
     """Grouped oracle (§3.3): the ground-truth count of each class becomes its true positives."""
 
     name, title, section, group = "false_negative", "False negatives", "§3.3", "false_negative"
@@ -492,21 +495,93 @@ class FalseNegativeGroup(ErrorType):
     def fix(self, state, d):
         state.n_gt = np.bincount(state.cls[d.kind == 0], minlength=len(state.n_gt))
 
+    def count(self, d, predictions, ground_truths):
+        return int(np.sum(ground_truths & (d.gt_tp < 0)))
 
-#: The seven error types in the paper's order (Fig. 5/7; also the progressive order, §3.4).
-ERRORS: tuple[ErrorType, ...] = (HumanBoxError(), ObjectBoxError(), BothBoxesError(), AssociationError(),
-                                 DuplicateError(), InteractionError(), MissedGTError())
-#: The grouped oracles of §3.3.
-GROUPED: tuple[ErrorType, ...] = (FalsePositiveGroup(), FalseNegativeGroup())
-ERROR_TYPES = tuple(e.name for e in ERRORS)
-ORACLES = ERROR_TYPES + tuple(e.name for e in GROUPED)
-_PRED_ERRORS = tuple(sorted((e for e in ERRORS if e.priority is not None), key=lambda e: e.priority))
-#: Prediction categories: code 0 is a true positive, then the prediction error types.
-PREDICTION_KINDS = (TRUE_POSITIVE,) + tuple(e.name for e in ERRORS if e.priority is not None)
-for _e in ERRORS:
-    if _e.priority is not None:
-        _e.code = PREDICTION_KINDS.index(_e.name)
-_BY_NAME = {e.name: e for e in ERRORS + GROUPED}
+
+class ErrorRegistry:
+    """The error types of a diagnosis, in the paper's order (Fig. 5/7), which is also the
+    order of the progressive fixes (§3.4); the grouped oracles (§3.3) after them.
+
+    >>> ERROR_REGISTRY.oracles[:3], ERROR_REGISTRY["duplicate"].title
+    (('human_box', 'object_box', 'both_boxes'), 'Duplicate')
+    """
+
+    def __init__(self, *error_types: ErrorType):
+        self._types: list[ErrorType] = []
+        for error_type in error_types:
+            self.register(error_type)
+
+    def register(self, error_type: ErrorType) -> ErrorType:
+        """Add an error type (after the others of its kind); its name must be new."""
+        if not error_type.name or error_type.name in self.oracles or error_type.name == TRUE_POSITIVE:
+            raise ValueError(f"an error type needs a new name, got {error_type.name!r}")
+        self._types.append(error_type)
+        self._number_prediction_kinds()
+        return error_type
+
+    def unregister(self, name: str) -> None:
+        """Remove the error type called ``name``."""
+        self._types.remove(self[name])
+        self._number_prediction_kinds()
+
+    def _number_prediction_kinds(self) -> None:
+        for error_type in self.prediction_errors:
+            error_type.code = self.prediction_kinds.index(error_type.name)
+
+    def __getitem__(self, name: str) -> ErrorType:
+        return next(e for e in self._types if e.name == check_choice("oracles", name, self.oracles))
+
+    @property
+    def errors(self) -> tuple[ErrorType, ...]:
+        """The error types (single oracles), in the paper's order."""
+        return tuple(e for e in self._types if not isinstance(e, GroupedOracle))
+
+    @property
+    def grouped(self) -> tuple[ErrorType, ...]:
+        return tuple(e for e in self._types if isinstance(e, GroupedOracle))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.errors)
+
+    @property
+    def oracles(self) -> tuple[str, ...]:
+        """Every oracle: the error types, then the grouped oracles."""
+        return self.names + tuple(e.name for e in self.grouped)
+
+    @property
+    def prediction_errors(self) -> tuple[ErrorType, ...]:
+        """The error types of predictions, in the priority of Fig. 2."""
+        return tuple(sorted((e for e in self.errors if e.priority is not None), key=lambda e: e.priority))
+
+    @property
+    def prediction_kinds(self) -> tuple[str, ...]:
+        """Prediction categories: code 0 is a true positive, then the prediction error types."""
+        return (TRUE_POSITIVE,) + tuple(e.name for e in self.errors if e.priority is not None)
+
+    @property
+    def counted(self) -> tuple[ErrorType, ...]:
+        """Every type in the order of ``error_counts``: prediction errors, ground-truth errors,
+        grouped oracles."""
+        return (tuple(e for e in self.errors if e.priority is not None)
+                + tuple(e for e in self.errors if e.priority is None) + self.grouped)
+
+
+#: The registry: one line per error type (the seven of the paper, then the grouped oracles).
+ERROR_REGISTRY = ErrorRegistry(
+    HumanBoxError(),
+    ObjectBoxError(),
+    BothBoxesError(),
+    AssociationError(),
+    DuplicateError(),
+    InteractionError(),
+    MissedGTError(),
+    FalsePositiveGroup(),
+    FalseNegativeGroup(),
+)
+register_error_type = ERROR_REGISTRY.register
+
 
 
 # ---------------------------------------------------------------------------- matching
@@ -529,9 +604,9 @@ def match_standard(s: Scene, e: Edges) -> np.ndarray:
     cand = np.flatnonzero(e.localized & e.same_verb)
     ep, eg = e.p[cand], e.g[cand]
     n = s.n_pred
-    preds = _distinct(ep, n)
+    preds = distinct_indices(ep, n)
     block = s.pred_image[preds] * (len(s.classes) + 1) + s.pred_class[preds]
-    rank = _rank_within(block, s.pos[preds], n, preds)
+    rank = rank_within_blocks(block, s.pos[preds], n, preds)
     chosen = sequential_greedy(ep, eg, rank, n, len(s.gt_image),
                                keys=(np.minimum(e.iou_h[cand], e.iou_o[cand]),))
     out = np.full(n, -1, dtype=np.int64)
@@ -543,7 +618,7 @@ def match_standard(s: Scene, e: Edges) -> np.ndarray:
 def assign_fixes(s: Scene, e: Edges, kind: np.ndarray, gt_tp: np.ndarray) -> np.ndarray:
     """The joint assignment of fixable predictions to ground truths (module docstring).
     Returns the assigned ground truth per prediction (−1: none or not fixable)."""
-    fixable = [err for err in _PRED_ERRORS if isinstance(err, _FixedToTruePositive)]
+    fixable = [err for err in ERROR_REGISTRY.prediction_errors if isinstance(err, _FixedToTruePositive)]
     ok = np.zeros(len(e.p), dtype=bool)
     kept = np.zeros(len(e.p))
     kind_p = kind[e.p] if len(e.p) else np.zeros(0, dtype=np.int64)
@@ -556,8 +631,8 @@ def assign_fixes(s: Scene, e: Edges, kind: np.ndarray, gt_tp: np.ndarray) -> np.
     sel = np.flatnonzero(ok)
     ep, eg = e.p[sel], e.g[sel]
     n = s.n_pred
-    preds = _distinct(ep, n)
-    rank = _rank_within(s.pred_image[preds], s.pos[preds], n, preds)
+    preds = distinct_indices(ep, n)
+    rank = rank_within_blocks(s.pred_image[preds], s.pos[preds], n, preds)
     chosen = sequential_greedy(ep, eg, rank, n, len(s.gt_image),
                                keys=(e.same_verb[sel].astype(np.float64), kept[sel]))
     out = np.full(n, -1, dtype=np.int64)
@@ -571,11 +646,11 @@ def assign_fixes(s: Scene, e: Edges, kind: np.ndarray, gt_tp: np.ndarray) -> np.
 class Diagnosis:
     """Result of :func:`diagnose`: categories, oracle mAPs and their breakdowns.
 
-    ``kind``: category code per prediction (index into :data:`PREDICTION_KINDS`);
+    ``kind``: category code per prediction (index into ``ERROR_REGISTRY.prediction_kinds``);
     ``tp_gt``: matched ground truth per prediction; ``gt_tp``: matching prediction per ground
     truth; ``fix_gt`` / ``gt_fix``: the joint oracle assignment; ``missed``: missed-GT flags.
     ``ap``: per-class AP before any fix; ``oracle_ap``: per oracle the per-class AP after it;
-    ``progressive_ap``: per-class AP after the first k error types of :data:`ERRORS`.
+    ``progressive_ap``: per-class AP after the first k error types of :data:`ERROR_REGISTRY`.
     """
 
     scene: Scene
@@ -598,9 +673,7 @@ class Diagnosis:
         """The state after applying the named oracles in order (e.g. ``"duplicate"``)."""
         state = self.base_state()
         for name in names:
-            if name not in _BY_NAME:
-                raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
-            _BY_NAME[name].fix(state, self)
+            ERROR_REGISTRY[name].fix(state, self)
         return state
 
     def mean_ap(self, ap: np.ndarray) -> dict:
@@ -631,7 +704,7 @@ class Diagnosis:
         return out
 
     def kind_names(self) -> np.ndarray:
-        return np.asarray(PREDICTION_KINDS, dtype=object)[self.kind]
+        return np.asarray(ERROR_REGISTRY.prediction_kinds, dtype=object)[self.kind]
 
     def error_counts(self) -> dict:
         """Counts per error type (and grouped), Full / Rare / Non-rare."""
@@ -641,10 +714,7 @@ class Diagnosis:
         for sub, m in masks.items():
             pm = m[s.pred_class]
             gm = m[s.gt_class]
-            c = {name: int(np.sum(pm & (self.kind == k))) for k, name in enumerate(PREDICTION_KINDS) if k}
-            c["missed_gt"] = int(np.sum(gm & self.missed))
-            c["false_positive"] = int(np.sum(pm & (self.kind != 0)))
-            c["false_negative"] = int(np.sum(gm & (self.gt_tp < 0)))
+            c = {e.name: e.count(self, pm, gm) for e in ERROR_REGISTRY.counted}
             c[TRUE_POSITIVE] = int(np.sum(pm & (self.kind == 0)))
             out[sub] = c
         return out
@@ -652,7 +722,7 @@ class Diagnosis:
     def progressive(self) -> list[dict]:
         """Cumulative fixes in the paper's order: mAP after each and ΔmAP_{o_i | o_1..o_{i−1}}."""
         rows, prev = [], self.map
-        for err, ap in zip(ERRORS, self.progressive_ap):
+        for err, ap in zip(ERROR_REGISTRY.errors, self.progressive_ap):
             now = self.mean_ap(ap)
             rows.append({"oracle": err.name, "map": now,
                          "delta_map": {k: None if now[k] is None else now[k] - prev[k] for k in SUBSETS}})
@@ -706,21 +776,22 @@ class Diagnosis:
         counts = self.error_counts()
         prog = self.progressive()
         s = self.scene
+        oracles = tuple(self.oracle_ap)
         return {
             "map": base["full"],
             "delta_map": {k: v["full"] for k, v in delta.items()},
-            "error_counts": {k: counts["full"][k] for k in ORACLES},
+            "error_counts": {k: counts["full"][k] for k in ERROR_REGISTRY.oracles},
             "splits": {sub: {"map": base[sub],
                              "map_after": {k: (None if base[sub] is None or delta[k][sub] is None
-                                               else base[sub] + delta[k][sub]) for k in ORACLES},
-                             "delta_map": {k: delta[k][sub] for k in ORACLES},
+                                               else base[sub] + delta[k][sub]) for k in oracles},
+                             "delta_map": {k: delta[k][sub] for k in oracles},
                              "error_counts": counts[sub]} for sub in SUBSETS},
             "progressive": prog,
             "progressive_note": (
                 "Fixing the seven error types cumulatively in this order reaches mAP 1 (Eq. 4); "
                 "the single-oracle ΔmAPs do not sum to 1 − mAP because fixing several errors "
                 "together gains more than fixing each alone (§3.4, Eqs. 3–10)."),
-            "sum_delta_map": float(sum(delta[k]["full"] or 0.0 for k in ERROR_TYPES)),
+            "sum_delta_map": float(sum(delta[k]["full"] or 0.0 for k in ERROR_REGISTRY.names if k in delta)),
             "protocol": {"name": s.protocol, "class_set": (f"HICO-DET ({s.class_totals['full']} classes)"
                                                            if s.class_totals else "classes with ground truth"),
                          "images_left_out_no_interaction_only": s.images_left_out},
@@ -740,7 +811,7 @@ def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
     flags = Flags.build(e, tp_gt >= 0)
     kind = np.zeros(n, dtype=np.int64)
     todo = ~flags.tp
-    for err in _PRED_ERRORS:
+    for err in ERROR_REGISTRY.prediction_errors:
         hit = todo & err.test(flags)
         kind[hit] = err.code
         todo &= ~hit
@@ -753,13 +824,13 @@ def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
     return Diagnosis(s, kind, tp_gt, gt_tp, fix_gt, gt_fix, missed)
 
 
-def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=ORACLES,
+def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=None,
              progressive: bool = True, vocabulary=None, map_protocol: str = "official") -> Diagnosis:
     """Diag-HOI holistic analysis of ``pred`` against ``gt`` (§3): categories (Fig. 2), mAP
     after each oracle (Eq. 2), grouped oracles (§3.3) and progressive fixes (§3.4).
 
     ``gt`` / ``pred``: :class:`~metrics.detections.Detections` (predictions need scores).
-    ``oracles``: which single oracles to evaluate (default all nine).
+    ``oracles``: which oracles to evaluate (default every one of :data:`ERROR_REGISTRY`).
 
     >>> from metrics.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
@@ -770,9 +841,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
     >>> round(diagnose(gt, pred).delta_map["interaction"]["full"] * 520, 9)   # official: over 520 classes
     1.0
     """
-    for name in oracles:
-        if name not in _BY_NAME:
-            raise InputError(f"unknown oracle {name!r} (choose {', '.join(ORACLES)})")
+    oracles = check_choices("oracles", ERROR_REGISTRY.oracles if oracles is None else oracles, ERROR_REGISTRY.oracles)
     s = prepare(gt, pred, iou=iou, keep_no_interaction=keep_no_interaction, vocabulary=vocabulary,
                 map_protocol=map_protocol)
     d = categorize(s)
@@ -781,14 +850,14 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
         d.oracle_ap[name] = d.apply(name).ap(s.pos, s.protocol)
     if progressive:
         state = d.base_state()
-        for err in ERRORS:
+        for err in ERROR_REGISTRY.errors:
             err.fix(state, d)
             d.progressive_ap.append(state.ap(s.pos, s.protocol))
     return d
 
 
 # ---------------------------------------------------------------------------- §4 sub-tasks
-def _unique_pairs(image, human, obj_box, obj):
+def unique_pairs(image, human, obj_box, obj):
     """Distinct (image, human box, object box, object label) rows: (pair id per row, first row
     of each pair), pairs numbered by first appearance.
 
@@ -817,16 +886,16 @@ def _first_rows(pid: np.ndarray) -> np.ndarray:
 
 
 def _prediction_pairs(s: Scene):
-    """:func:`_unique_pairs` of the scene's predictions (computed once per scene)."""
+    """:func:`unique_pairs` of the scene's predictions (computed once per scene)."""
     if "prediction_pairs" not in s.cache:
-        s.cache["prediction_pairs"] = _unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
+        s.cache["prediction_pairs"] = unique_pairs(s.pred_image, s.pred_human, s.pred_object_box, s.pred_obj)
     return s.cache["prediction_pairs"]
 
 
 def _gt_pairs(s: Scene):
-    """:func:`_unique_pairs` of the scene's ground truth (computed once per scene)."""
+    """:func:`unique_pairs` of the scene's ground truth (computed once per scene)."""
     if "gt_pairs" not in s.cache:
-        s.cache["gt_pairs"] = _unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
+        s.cache["gt_pairs"] = unique_pairs(s.gt_image, s.gt_human, s.gt_object_box, s.gt_obj)
     return s.cache["gt_pairs"]
 
 
@@ -856,8 +925,8 @@ def match_pairs(s: Scene, det_image, det_human, det_object_box, det_obj, det_pos
         candidates = _pair_candidates(s, det_image, det_human, det_object_box, det_obj)
     gpid, gfirst, ep, eg, min_iou = candidates
     n = len(det_image)
-    preds = _distinct(ep, n)
-    rank = _rank_within(det_image[preds], det_pos[preds], n, preds)
+    preds = distinct_indices(ep, n)
+    rank = rank_within_blocks(det_image[preds], det_pos[preds], n, preds)
     chosen = sequential_greedy(ep, eg, rank, n, len(gfirst), keys=(min_iou,))
     matched = np.full(n, -1, dtype=np.int64)
     hit = chosen >= 0
@@ -882,7 +951,7 @@ def pair_localization(s: Scene, pairs=None) -> dict:
     else:
         pairs = pairs.with_images(_extend_images(s, pairs))
         obj = _object_codes(s, pairs)
-        pid, first = _unique_pairs(pairs.image, pairs.human_box, pairs.object_box, obj)
+        pid, first = unique_pairs(pairs.image, pairs.human_box, pairs.object_box, obj)
         pscore = np.full(len(first), -np.inf)
         np.maximum.at(pscore, pid, np.nan_to_num(pairs.score, nan=0.0))
         img = pairs.image[first]
@@ -1011,7 +1080,7 @@ def interaction_classification(s: Scene, d: Diagnosis | None = None) -> dict:
     if len(loc):
         o2 = np.lexsort((s.pos[loc], pid[loc] * n_v + s.pred_verb[loc]))
         k2 = (pid[loc] * n_v + s.pred_verb[loc])[o2]
-        first_of_key[o2] = np.r_[True, k2[1:] != k2[:-1]]
+        first_of_key[o2] = run_starts(k2)
     tp = is_gt & first_of_key
     found_pair = np.zeros(len(gfirst), dtype=bool)
     found_pair[matched[matched >= 0]] = True

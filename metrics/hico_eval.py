@@ -29,9 +29,9 @@ import math
 
 import numpy as np
 
-from .choices import MAP_PROTOCOLS  # noqa: F401 (re-exported)
-from .scoring import (_by_class_then_position, _segment_cumsum, _segment_suffix_max, _segments, _stable_by,
-                      box_iou)
+from .boxes import box_iou
+from .segments import (first_occurrences, order_by_class_then_position, segment_cumsum, segment_suffix_max,
+                       segments, stable_order)
 
 
 
@@ -50,16 +50,6 @@ def matlab_colon(a: float, d: float, b: float) -> np.ndarray:
 
 
 RECALL_THRESHOLDS = matlab_colon(0.0, 0.1, 1.0)
-
-
-def pair_min_iou(ah, ao, bh, bo, *, pixel_offset: float = 1.0) -> np.ndarray:
-    """Row-wise min(IoU of the human boxes, IoU of the object boxes) of box pairs.
-
-    >>> pair_min_iou(np.array([[0., 0, 9, 9]]), np.array([[0., 0, 9, 9]]),
-    ...              np.array([[5., 0, 14, 9]]), np.array([[0., 0, 9, 9]])).tolist()   # 50/150
-    [0.3333333333333333]
-    """
-    return np.minimum(box_iou(ah, bh, pixel_offset=pixel_offset), box_iou(ao, bo, pixel_offset=pixel_offset))
 
 
 def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class, pred_human,
@@ -81,8 +71,8 @@ def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class
     edge_det = np.repeat(np.arange(len(dets)), count)
     edge_gt = gt_sorted[np.repeat(lo, count) + np.arange(len(edge_det)) - np.repeat(first_edge, count)]
     p = dets[edge_det]
-    ov = pair_min_iou(pred_human[p], pred_object[p], gt_human[edge_gt], gt_object[edge_gt],
-                      pixel_offset=pixel_offset)
+    ov = np.minimum(box_iou(pred_human[p], gt_human[edge_gt], pixel_offset=pixel_offset),
+                    box_iou(pred_object[p], gt_object[edge_gt], pixel_offset=pixel_offset))
     j_max = np.full(len(pred_class), -1)
     ov_max = np.full(len(pred_class), -np.inf)
     has = count > 0
@@ -102,7 +92,7 @@ def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, io
     its best ground truth when that overlap is ≥ θ and no earlier prediction took it.
 
     ``confidence_order``: all predictions in descending score, ties in image, then row order
-    (as :func:`metrics.scoring._score_order` gives it; computed here when not given).
+    (as :meth:`metrics.scoring.PairTable.confidence_order` gives it; computed here when not given).
 
     Returns ``(order, matched)``: ``order`` lists the predictions with ``pred_class ≥ 0`` grouped
     by class, each class in descending score (stable in image, then row order); ``matched[i]``
@@ -112,27 +102,13 @@ def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, io
     if confidence_order is None:
         confidence_order = np.lexsort((np.arange(len(pred_class)), pred_image, -np.asarray(pred_score)))
     kept = confidence_order[pred_class[confidence_order] >= 0]
-    order = kept[_stable_by(pred_class[kept], int(pred_class.max(initial=0)) + 1)]
+    order = kept[stable_order(pred_class[kept], int(pred_class.max(initial=0)) + 1)]
     claim = np.where(ov_max[order] >= iou, j_max[order], -1)
     matched = np.full(len(order), -1)
     claimed = np.flatnonzero(claim >= 0)
-    first = _first_occurrences(claim[claimed])                 # earliest claim of each GT wins
+    first = first_occurrences(claim[claimed])                 # earliest claim of each GT wins
     matched[claimed[first]] = claim[claimed[first]]
     return order, matched
-
-
-def _first_occurrences(values: np.ndarray) -> np.ndarray:
-    """Positions of the first occurrence of each distinct non-negative integer in ``values``
-    (in linear time, where ``np.unique(..., return_index=True)`` sorts).
-
-    >>> _first_occurrences(np.array([3, 1, 3, 0, 1])).tolist()
-    [0, 1, 3]
-    """
-    if not len(values):
-        return np.zeros(0, dtype=np.int64)
-    first = np.full(int(values.max()) + 1, len(values), dtype=np.int64)
-    np.minimum.at(first, values, np.arange(len(values)))
-    return np.sort(first[first < len(values)])
 
 
 def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class,
@@ -158,14 +134,14 @@ def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray):
     rec_end = np.zeros(n_classes)
     if not len(cls_sorted):
         return ap, rec_end
-    starts, ends = _segments(cls_sorted)
+    starts, ends = segments(cls_sorted)
     lengths = ends - starts
-    ctp = _segment_cumsum(tp.astype(np.float64), starts)
+    ctp = segment_cumsum(tp.astype(np.float64), starts)
     rank = np.arange(1, len(cls_sorted) + 1) - np.repeat(starts, lengths)   # = tp + fp (l.82-86)
     with np.errstate(divide="ignore", invalid="ignore"):
         rec = ctp / n_gt[cls_sorted].astype(np.float64)
     prec = ctp / rank
-    suffix = _segment_suffix_max(prec, starts)     # max(prec(i:end of class))
+    suffix = segment_suffix_max(prec, starts)     # max(prec(i:end of class))
     cls = cls_sorted[starts]
     total = np.zeros(len(starts))
     for t in RECALL_THRESHOLDS:
@@ -199,17 +175,17 @@ def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray,
     ap = np.where(n_gt > 0, 0.0, np.where(has_pred, 0.0, 1.0))
     if not len(cls):
         return ap
-    o = _by_class_then_position(cls, pos, n_classes)
+    o = order_by_class_then_position(cls, pos, n_classes)
     if protocol == "official":
         pos_gt = n_gt > 0
         ap[pos_gt] = eleven_point_ap(cls[o], np.asarray(tp, dtype=bool)[o], n_gt.astype(np.int64))[0][pos_gt]
         return ap
     c = cls[o]
     t = np.asarray(tp, dtype=np.float64)[o]
-    starts, ends = _segments(c)
-    ctp = _segment_cumsum(t, starts)
+    starts, ends = segments(c)
+    ctp = segment_cumsum(t, starts)
     prec = ctp / (np.arange(1, len(c) + 1) - np.repeat(starts, ends - starts))
-    env = _segment_suffix_max(prec, starts)          # max(P_j, j ≥ i) within the class
+    env = segment_suffix_max(prec, starts)          # max(P_j, j ≥ i) within the class
     gain = np.bincount(c, weights=t * env, minlength=n_classes)
     pos_gt = n_gt > 0
     ap[pos_gt] = gain[pos_gt] / n_gt[pos_gt]
@@ -241,14 +217,14 @@ class HicoMap:
         """Class set: the 600 HICO-DET classes (``eval_one.m`` evaluates ``num_action`` = 600)
         when every ground-truth class is one, listed after the ground truth's own classes;
         otherwise the ground truth's classes. Predictions of other classes take no part."""
-        from .scoring import _class_table, _classes_of
+        from .hoi_labels import class_table, classes_of
         keys = list(class_keys)
         all_hico = bool(table["hoi_id"].notna().all()) and protocol == "official"
         if all_hico:
             seen = set(keys)
             keys += [k for k in zip(vocabulary.classes["verb"], vocabulary.classes["object"]) if k not in seen]
         n = len(keys)
-        pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
+        pred_class = classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
                                  {k: i for i, k in enumerate(keys)})[0]
         # Known-Object: the (image, object) pairs present in the ground truth
         object_code = {o: i for i, o in enumerate(dict.fromkeys([k[1] for k in keys]
@@ -264,8 +240,7 @@ class HicoMap:
             n_gt = np.bincount(gt_class, minlength=n)
             j_max, ov_max = best_overlap(gt.image, gt_class, gt.human_box, gt.object_box, pred.image, pred_class,
                                          pred.human_box, pred.object_box, n_classes=n)
-            from .scoring import _score_order
-            confidence_order = _score_order(pairs, pred.score)[0]   # shared with SHOE AP
+            confidence_order = pairs.confidence_order(pred.score)[0]   # shared with SHOE AP
             out = []
             for pcls in (pred_class, pred_class_ko):
                 order, matched = assign_best_overlap(pred.image, pcls, pred.score, j_max, ov_max, iou=iou,
@@ -277,7 +252,7 @@ class HicoMap:
                 gt_only = np.where(pcls < len(class_keys), pcls, -1)
                 ap, rec = _ap_and_recall_all_point(pairs, gt_class, gt_only, pred.score, len(class_keys))
                 out += [np.r_[ap, np.zeros(n - len(class_keys))], np.r_[rec, np.zeros(n - len(class_keys))]]
-        classes = _class_table(keys, vocabulary)
+        classes = class_table(keys, vocabulary)
         return cls(classes, *out, protocol=protocol, class_set="hico600" if all_hico else "ground truth")
 
     def subsets(self, masks: dict) -> dict:

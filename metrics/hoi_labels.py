@@ -118,28 +118,14 @@ def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None, *,
 
 
 def factorize_labels(labels) -> tuple[np.ndarray, np.ndarray]:
-    """``(code per row, distinct texts in order of first appearance)``, as ``pd.factorize``.
-
-    Label columns typically hold a few distinct texts repeated as the *same* string objects,
-    so rows are first grouped by object identity (a hash of machine integers, several times
-    faster than hashing strings), then the first object of each group by text, which merges
-    equal texts held in different objects. The result is the same as ``pd.factorize``: the
-    groups are in order of first appearance, so the texts are too.
+    """``(code per row, distinct texts in order of first appearance)`` of a label column.
 
     >>> codes, texts = factorize_labels(["ride", "".join(["ri", "de"]), "hold"])
     >>> codes.tolist(), texts.tolist()
     ([0, 0, 1], ['ride', 'hold'])
     """
-    labels = np.ascontiguousarray(labels, dtype=object)
-    if not len(labels):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    address = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_size_t * len(labels))
-                                    .from_address(labels.ctypes.data)).copy()
-    by_object, _ = pd.factorize(address)
-    # codes appear in increasing order, so a group starts where the running maximum grows
-    first_row = np.flatnonzero(np.diff(np.maximum.accumulate(by_object), prepend=-1) > 0)
-    object_code, texts = pd.factorize(labels[first_row])
-    return object_code[by_object].astype(np.int64), np.asarray(texts, dtype=object)
+    codes, texts = pd.factorize(np.asarray(labels, dtype=object))
+    return codes.astype(np.int64), np.asarray(texts, dtype=object)
 
 
 def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
@@ -193,3 +179,34 @@ def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
         gt_class_key=gt_class_key, pred_texts=pred_texts, pred_code=pred_code.astype(np.int64),
         pred_kind=[k for k, _, _ in pred_res], pred_synset=[c[0] if c else None for _, c, _ in pred_res],
         pred_n_candidates=sizes.tolist(), pred_class_key=[key for _, _, key in pred_res], table=table)
+
+
+def label_pairs(v_code, o_code, n_o):
+    """Distinct (verb, object) label-code pairs of detections: ``(pair per detection, verb
+    code per pair, object code per pair)``, pairs in order of first appearance."""
+    combo, uniq = pd.factorize(np.asarray(v_code, dtype=np.int64) * n_o + np.asarray(o_code, dtype=np.int64))
+    uniq = np.asarray(uniq, dtype=np.int64)
+    return combo.astype(np.int64), uniq // n_o, uniq % n_o
+
+
+def classes_of(combo, v, o, v_key, o_key, class_of_key=None):
+    """Class index of each detection from its label pair (:func:`label_pairs`), working on
+    the distinct pairs only. Without ``class_of_key`` the classes are created in order of
+    first appearance; with it, unknown pairs get −1."""
+    keys = [(v_key[a], o_key[b]) for a, b in zip(v.tolist(), o.tolist())]
+    if class_of_key is None:
+        class_of_key, class_keys = {}, []
+        for k in keys:
+            if k not in class_of_key:
+                class_of_key[k] = len(class_keys)
+                class_keys.append(k)
+    else:
+        class_keys = None
+    per_combo = np.array([class_of_key.get(k, -1) for k in keys], dtype=np.int64)
+    return (per_combo[combo] if len(combo) else np.zeros(0, np.int64)), class_keys
+
+
+def class_table(class_keys: list, vocabulary) -> pd.DataFrame:
+    """Class keys with their HICO-DET id, rare flag and zero-shot flags (NaN outside HICO)."""
+    frame = pd.DataFrame({"verb": [str(v) for v, _ in class_keys], "object": [str(o) for _, o in class_keys]})
+    return frame.merge(vocabulary.classes, on=["verb", "object"], how="left")

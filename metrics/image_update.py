@@ -22,37 +22,19 @@ rating ``before`` (no image) and ``after`` (with image):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from .errors import InputError
-
-Z95 = 1.959963984540054
-
-
-def _wald(p: float, n: int) -> list[float]:
-    half = Z95 * math.sqrt(p * (1 - p) / n)
-    return [max(0.0, p - half), min(1.0, p + half)]
+from .intervals import t_interval, wald_interval, wilson_interval
 
 
-def _wilson(p: float, n: int) -> list[float]:
-    z2 = Z95 ** 2
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+def _mean(values: np.ndarray) -> float | None:
+    return float(values.mean()) if len(values) else None
 
 
-def _mean_ci(values: np.ndarray) -> tuple[float | None, list[float] | None]:
-    from scipy import stats
-    if len(values) == 0:
-        return None, None
-    mean = float(values.mean())
-    if len(values) < 2:
-        return mean, None
-    half = float(stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values)))
-    return mean, [mean - half, mean + half]
+def _listed(interval) -> list[float] | None:
+    return None if interval is None else list(interval)
 
 
 def _summary(before: np.ndarray, after: np.ndarray) -> dict:
@@ -61,12 +43,11 @@ def _summary(before: np.ndarray, after: np.ndarray) -> dict:
     updated = change != 0
     k = int(updated.sum())
     p = k / n
-    mean_abs, mean_ci = _mean_ci(np.abs(change[updated]).astype(float))
-    all_abs, all_ci = _mean_ci(np.abs(change).astype(float))
-    return {"n": n, "n_updated": k, "share_updated": p, "share_updated_ci": _wald(p, n),
-            "share_updated_ci_wilson": _wilson(p, n),
-            "mean_abs_change": mean_abs, "mean_abs_change_ci": mean_ci,
-            "mean_abs_change_all": all_abs, "mean_abs_change_all_ci": all_ci,
+    size, size_all = np.abs(change[updated]).astype(float), np.abs(change).astype(float)
+    return {"n": n, "n_updated": k, "share_updated": p, "share_updated_ci": list(wald_interval(p, n)),
+            "share_updated_ci_wilson": list(wilson_interval(p, n)),
+            "mean_abs_change": _mean(size), "mean_abs_change_ci": _listed(t_interval(size)),
+            "mean_abs_change_all": _mean(size_all), "mean_abs_change_all_ci": _listed(t_interval(size_all)),
             "direction": {"up": int((change > 0).sum()), "down": int((change < 0).sum()),
                           "mean_signed_change": float(change[updated].mean()) if k else None,
                           "by_size": {str(int(s)): int((change == s).sum())
@@ -105,17 +86,14 @@ def image_update(table: pd.DataFrame) -> dict:
 def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=(0, 1, 2, 3, 4)) -> None:
     """An ``earlier_rating`` column holds, per row, nothing or a rating on the scale (a value
     off the scale is refused, naming its line)."""
-    from .inputs import line_of
+    from .inputs import refuse_first_row
 
     if "earlier_rating" not in ratings.columns:
         return
     text = ratings["earlier_rating"].astype(str).str.strip()
     values = pd.to_numeric(text, errors="coerce")
-    bad = (text != "") & (text != "nan") & ~values.isin(scale)
-    if bad.any():
-        k = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{source}: line {line_of(source, k)}: earlier_rating "
-                         f"'{text.iloc[k]}' is not one of {', '.join(map(str, scale))}")
+    refuse_first_row(source, (text != "") & (text != "nan") & ~values.isin(scale),
+                     lambda k: f"earlier_rating '{text.iloc[k]}' is not one of {', '.join(map(str, scale))}")
 
 
 def pair_ratings(after: pd.DataFrame, before: pd.DataFrame | None = None,

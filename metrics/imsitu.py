@@ -46,6 +46,9 @@ import pandas as pd
 
 from . import wordnet
 from .errors import InputError
+from .inputs import check_readable, read_json, refuse_first_row, require_columns
+from .intervals import bootstrap_mean_interval
+from .validation import check_whole
 
 CRITERIA = ("gold", "wn_syn", "cluster")
 
@@ -84,11 +87,6 @@ def wn_synonyms(a: str, b: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------- reading
-def _load_json(path) -> object:
-    from .inputs import read_json
-    return read_json(path)
-
-
 def _verb_list(value, where: str, allow_empty: bool) -> list[str]:
     if isinstance(value, str):
         value = [value]
@@ -120,7 +118,7 @@ def parse_predictions(data, source: str = "pred") -> dict[str, list[str]]:
 
 
 def read_gold(path) -> dict[str, tuple[str, ...]]:
-    return parse_gold(_load_json(path), str(path))
+    return parse_gold(read_json(path), str(path))
 
 
 def read_predictions(path) -> dict[str, list[str]]:
@@ -128,12 +126,12 @@ def read_predictions(path) -> dict[str, list[str]]:
     path = Path(path)
     if path.is_dir():
         return read_examples_predictions(path)
-    return parse_predictions(_load_json(path), str(path))
+    return parse_predictions(read_json(path), str(path))
 
 
 def read_prediction_file(path) -> list[str]:
     """Verbs of one imSitu ``.predictions`` file ranked by descending score (stable)."""
-    data = _load_json(path)
+    data = read_json(path)
     if not isinstance(data, list) or not data:
         raise InputError(f"{path}: expected a non-empty JSON list of {{'verb', 'score'}} objects")
     rows = []
@@ -184,7 +182,7 @@ class SenseClusters:
         """Every verb of every cluster that contains the image."""
         return frozenset().union(*(self.clusters[c] for c in self.images.get(image, ())))
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         out = {"clusters": {c: sorted(v) for c, v in self.clusters.items()},
                "images": {i: list(c) for i, c in self.images.items()}}
         if self.meta:
@@ -211,7 +209,7 @@ def parse_clusters(data, source: str = "clusters") -> SenseClusters:
 
 
 def read_clusters(path) -> SenseClusters:
-    return parse_clusters(_load_json(path), str(path))
+    return parse_clusters(read_json(path), str(path))
 
 
 # ---------------------------------------------------------------------------------- accuracy
@@ -250,8 +248,7 @@ def prediction_marks(gold: dict, pred: dict, clusters: SenseClusters | None = No
     >>> m["gold"].tolist(), m["wn_syn"].tolist()
     ([[False, False]], [[True, False]])
     """
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
+    check_whole("k", k, 1)
     gold, pred = _as_gold(gold), _as_pred(pred)
     images = list(gold)
     n = len(images)
@@ -362,9 +359,7 @@ def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
     counts as incorrect). Returns ``model, image, top1, top5, n_annotators``: ``top1`` the
     first prediction's label, ``top5`` whether any of ranks 1–5 is correct.
     """
-    need = {"model", "image", "rank", "annotator", "correct"}
-    if missing := need - set(labels.columns):
-        raise InputError(f"human labels: missing column(s) {', '.join(sorted(missing))}")
+    require_columns(labels.columns, ("model", "image", "rank", "annotator", "correct"), "human labels")
     grouped = labels.groupby(["model", "image", "rank"], sort=True).agg(
         share=("correct", "mean"), n=("annotator", "nunique")).reset_index()
     grouped["correct"] = grouped["share"] > 0.5
@@ -379,19 +374,6 @@ def _topk_table(per_rank: pd.DataFrame, extra: dict | None = None) -> pd.DataFra
         top1=("top1", "any"), top5=("top5", "any"), **(extra or {})).reset_index()
 
 
-def bootstrap_ci(values: np.ndarray, n_resamples: int = 1000, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of a mean (values resampled with replacement)."""
-    values = np.asarray(values, dtype=float)
-    if len(values) == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(n_resamples, len(values)))].mean(axis=1)
-    tail = (1 - confidence) / 2
-    lo, hi = np.quantile(means, [tail, 1 - tail])
-    return (float(lo), float(hi))
-
-
 def human_accuracy(table: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> dict:
     """Human Top-1 / Top-5 accuracy per model with percentile bootstrap intervals over images.
 
@@ -404,7 +386,7 @@ def human_accuracy(table: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) 
         for key in ("top1", "top5"):
             values = rows[key].to_numpy(dtype=float)
             entry[key] = float(values.mean())
-            entry[f"{key}_ci"] = list(bootstrap_ci(values, n_resamples, seed))
+            entry[f"{key}_ci"] = list(bootstrap_mean_interval(values, n_resamples=n_resamples, seed=seed))
         out[str(model)] = entry
     return out
 
@@ -434,22 +416,19 @@ def criterion_tables(items: pd.DataFrame, gold: dict, clusters: SenseClusters | 
 def read_judge(path, name: str) -> pd.DataFrame:
     """An extra judge's labels (CSV): ``model, image, top1, top5`` (0/1, yes/no, true/false),
     or per prediction ``model, image, rank, correct``."""
-    from .inputs import line_of, read_csv
+    from .inputs import read_csv
 
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"--judge {name}: {path}: no such file")
-    frame = read_csv(path)
+    try:
+        frame = read_csv(check_readable(path))
+    except InputError as exc:
+        raise InputError(f"--judge {name}: {exc}") from None
     columns = set(frame.columns)
 
     def boolean(column: str) -> pd.Series:
         text = frame[column].str.strip().str.lower()
         known = {"1": True, "0": False, "yes": True, "no": False, "true": True, "false": False}
-        bad = ~text.isin(list(known))
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"{path}: line {line_of(path, row)}: {column} {frame[column].iloc[row]!r} "
-                             "is not 0/1, yes/no or true/false")
+        refuse_first_row(path, ~text.isin(list(known)),
+                         lambda k: f"{column} {frame[column].iloc[k]!r} is not 0/1, yes/no or true/false")
         return text.map(known).astype(bool)
 
     if {"model", "image", "top1", "top5"} <= columns:
@@ -457,9 +436,8 @@ def read_judge(path, name: str) -> pd.DataFrame:
                              "top1": boolean("top1"), "top5": boolean("top5")})
     if {"model", "image", "rank", "correct"} <= columns:
         ranks = pd.to_numeric(frame["rank"], errors="coerce")
-        if ranks.isna().any() or (ranks < 1).any():
-            row = int(np.flatnonzero((ranks.isna() | (ranks < 1)).to_numpy())[0])
-            raise InputError(f"{path}: line {line_of(path, row)}: rank {frame['rank'].iloc[row]!r} is not a whole number ≥ 1")
+        refuse_first_row(path, ranks.isna() | (ranks < 1),
+                         lambda k: f"rank {frame['rank'].iloc[k]!r} is not a whole number ≥ 1")
         per_rank = pd.DataFrame({"model": frame["model"], "image": frame["image"],
                                  "rank": ranks.astype(int), "correct": boolean("correct")})
         return _topk_table(per_rank)
@@ -551,9 +529,7 @@ def study_human_labels(ratings: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     """
     if "phase" in ratings.columns:
         ratings = ratings[ratings["phase"].fillna("main") == "main"]
-    for column in ("item_id", "annotator", "rating"):
-        if column not in ratings.columns:
-            raise InputError(f"ratings: missing column '{column}'")
+    require_columns(ratings.columns, ("item_id", "annotator", "rating"), "ratings")
     items = items.set_index(items["item_id"].astype(str))
     rows = []
     for record in ratings.itertuples(index=False):

@@ -8,7 +8,9 @@
   quoted line breaks do not shift them);
 - names (ids, pseudonyms, labels) may not hold control characters.
 
-Every refusal is a one-line :class:`InputError` naming the file, then the line or field.
+Every refusal is a one-line :class:`InputError` naming the file, then the line or field, in
+the words of the functions here: :func:`check_readable` (a path), :func:`require_columns` (a
+table's columns) and :func:`refuse_first_row` (a value in a row), besides the readers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import csv
 import io
 import json
 import math
+import os
 import unicodedata
 from pathlib import Path
 
@@ -27,8 +30,31 @@ _WIDE = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
          (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
+def check_readable(path: str | Path, *, folder_ok: bool = False) -> Path:
+    """``path`` when it names an existing, readable file (or folder, with ``folder_ok``).
+
+    >>> check_readable("/nonexistent/ratings.csv")
+    Traceback (most recent call last):
+    metrics.errors.InputError: /nonexistent/ratings.csv: no such file
+    """
+    path = Path(path)
+    try:
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+        if path.is_dir() and not folder_ok:
+            raise InputError(f"{path}: is a folder; give a file")
+        if not (path.is_dir() or path.is_file()):
+            raise InputError(f"{path}: is not a regular file")
+        if not os.access(path, os.R_OK):
+            raise InputError(f"{path}: not readable (permission denied)")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+    return path
+
+
 def read_bytes(path: str | Path) -> bytes:
-    """The bytes of a file; a missing, folder or unreadable path is a one-line error."""
+    """The bytes of a file; a missing, folder or unreadable path is a one-line error
+    (:func:`check_readable`'s words)."""
     path = Path(path)
     try:
         return path.read_bytes()
@@ -197,16 +223,44 @@ def read_csv(path: str | Path, required: tuple[str, ...] = (), **pandas_options)
     where = str(path)
     text = read_text(path)
     header, _rows = csv_rows(text, where)
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise InputError(f"{where}: missing column {', '.join(repr(c) for c in missing)} "
-                         f"(the header is {','.join(header)})")
+    require_columns(header, required, where, why=f"the header is {','.join(header)}")
     if len(set(header)) != len(header):
         seen: set = set()
         duplicate = next(c for c in header if c in seen or seen.add(c))
         raise InputError(f"{where}: line 1: the column {duplicate!r} appears twice")
     options = {"dtype": str, "keep_default_na": False, **pandas_options}
     return pd.read_csv(io.StringIO(text), **options)
+
+
+def require_columns(columns, required, where: str, *, why: str | None = None) -> None:
+    """Refuse a table whose ``columns`` lack any of ``required``: ``where`` names the table,
+    ``why`` says what needs them.
+
+    >>> require_columns(["item_id"], ("item_id", "rating"), "ratings.csv")
+    Traceback (most recent call last):
+    metrics.errors.InputError: ratings.csv: missing column 'rating'
+    """
+    have = set(columns)
+    missing = [c for c in required if c not in have]
+    if missing:
+        raise InputError(f"{where}: missing column {', '.join(repr(c) for c in missing)}"
+                         + (f" ({why})" if why else ""))
+
+
+def refuse_first_row(source: str | Path, bad, problem) -> None:
+    """Refuse the first data row flagged in ``bad`` (a boolean mask over the rows of a table
+    read by :func:`read_csv` from ``source``): ``{source}: line {n}: {problem(k)}`` for row k.
+
+    >>> refuse_first_row("r.csv", [False, True], lambda k: f"row {k} is bad")
+    Traceback (most recent call last):
+    metrics.errors.InputError: r.csv: line 3: row 1 is bad
+    """
+    import numpy as np
+
+    flagged = np.flatnonzero(np.asarray(bad, dtype=bool))
+    if len(flagged):
+        k = int(flagged[0])
+        raise InputError(f"{source}: line {line_of(source, k)}: {problem(k)}")
 
 
 def line_of(source: str | Path, k: int) -> int:

@@ -42,12 +42,12 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
+from .boxes import box_iou, parse_box
 from .errors import InputError
 from .inputs import parse_json, read_json, read_text
+from .validation import check_fraction, check_in_range
 
-SETTINGS = ("full_detection", "human_box", "image_level")
 BOX_ROLES = ("human", "object")
 
 
@@ -79,17 +79,6 @@ def option_class(text: str) -> tuple[str, str] | None:
     if "no_interaction" in act:
         act = "no_interaction"
     return (act, obj) if act and obj else None
-
-
-def _box(value, where: str) -> list[float]:
-    if (not isinstance(value, (list, tuple)) or len(value) != 4
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                       for v in value)):
-        raise InputError(f"{where} must be four numbers [x1, y1, x2, y2], got {value!r}")
-    x1, y1, x2, y2 = (float(v) for v in value)
-    if x2 < x1 or y2 < y1:
-        raise InputError(f"{where} has x2 < x1 or y2 < y1: {value!r}")
-    return [x1, y1, x2, y2]
 
 
 def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
@@ -124,20 +113,13 @@ def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
             for role, value in entry["boxes"].items():
                 if role not in BOX_ROLES:
                     raise InputError(f"{where}: boxes.{role} is not one of {', '.join(BOX_ROLES)}")
-                boxes[role] = _box(value, f"{where}: boxes.{role}")
+                boxes[role] = parse_box(value, f"{where}: boxes.{role}")
         out[key] = Question(key, correct, options, boxes, image)
     return out
 
 
 def read_bench(path: str | Path) -> dict[str, Question]:
     return parse_bench(read_json(path), str(path))
-
-
-def iou(a, b) -> float:
-    """Intersection over union of two [x1, y1, x2, y2] boxes (continuous coordinates, no +1),
-    by the one IoU of the package (:func:`metrics.scoring.box_iou`)."""
-    from .scoring import box_iou
-    return float(box_iou(np.asarray([a], dtype=np.float64), np.asarray([b], dtype=np.float64))[0])
 
 
 @dataclass(frozen=True)
@@ -148,14 +130,15 @@ class Detection:
     score: float
 
 
-def answers_from_detections(questions: dict[str, Question], detections: dict[str, list[Detection]],
-                            score_threshold: float = 0.5, iou_threshold: float = 0.5
-                            ) -> dict[str, list[str]]:
+def answers_from_detections(questions: dict[str, Question], detections: dict[str, list[Detection]], *,
+                            score_threshold: float = 0.5, iou: float = 0.5) -> dict[str, list[str]]:
     """Answers per question from detections (see the module docstring), in descending score.
 
     A detection's label is matched to an option by its class (so ``potted_plant`` answers the
     option ``... a/an potted plant``); a label that is no option stays as written and is later
     counted as out-of-options."""
+    check_fraction("score_threshold", score_threshold)
+    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     out = {}
     for key, question in questions.items():
         by_class = {}
@@ -166,10 +149,10 @@ def answers_from_detections(questions: dict[str, Question], detections: dict[str
             if det.score < score_threshold:
                 continue
             if "human" in question.boxes:
-                if det.human_box is None or iou(det.human_box, question.boxes["human"]) < iou_threshold:
+                if det.human_box is None or box_iou(det.human_box, question.boxes["human"]) < iou:
                     continue
             if "object" in question.boxes:
-                if det.object_box is None or iou(det.object_box, question.boxes["object"]) < iou_threshold:
+                if det.object_box is None or box_iou(det.object_box, question.boxes["object"]) < iou:
                     continue
             label = normalize_label(det.label)
             chosen.append(by_class.get(option_class(label) or label, label))
@@ -285,8 +268,8 @@ def _detection(entry: dict, where: str) -> Detection:
     score = entry.get("score", 1.0)
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         raise InputError(f"{where}: score must be a number, got {score!r}")
-    human = _box(entry["human_box"], f"{where}: human_box") if entry.get("human_box") is not None else None
-    obj_box = _box(entry["object_box"], f"{where}: object_box") if entry.get("object_box") is not None else None
+    human = parse_box(entry["human_box"], f"{where}: human_box") if entry.get("human_box") is not None else None
+    obj_box = parse_box(entry["object_box"], f"{where}: object_box") if entry.get("object_box") is not None else None
     return Detection(human, obj_box, label, float(score))
 
 
@@ -303,8 +286,8 @@ def _released_detections(key: str, entry: dict, where: str) -> list[Detection]:
                        f"{where}: detection {i}") for i in range(len(names))]
 
 
-def read_answers(path: str | Path, questions: dict[str, Question], score_threshold: float = 0.5,
-                 iou_threshold: float = 0.5) -> tuple[dict[str, list[str]], str]:
+def read_answers(path: str | Path, questions: dict[str, Question], *, score_threshold: float = 0.5,
+                 iou: float = 0.5) -> tuple[dict[str, list[str]], str]:
     """Answers per question from ``--pred`` and its kind (``options`` or ``detections``).
 
     An image with several questions (``QA_0``, ``QA_1``, ... in the benchmark) is answered with
@@ -339,7 +322,7 @@ def read_answers(path: str | Path, questions: dict[str, Question], score_thresho
                 raise InputError(f"{path}: {key!r} must be a list of option strings or a "
                                  "detection record with ao_names")
             detections[str(key)] = _released_detections(key, value, f"{path}: {key!r}")
-        return answers_from_detections(questions, detections, score_threshold, iou_threshold), "detections"
+        return answers_from_detections(questions, detections, score_threshold=score_threshold, iou=iou), "detections"
     detections = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -357,7 +340,7 @@ def read_answers(path: str | Path, questions: dict[str, Question], score_thresho
         detections[key] = [_detection(h, f"{where}: hois[{i}]") for i, h in enumerate(hois)]
     if not detections:
         raise InputError(f"{path}: no predictions")
-    answers = answers_from_detections(questions, detections, score_threshold, iou_threshold)
+    answers = answers_from_detections(questions, detections, score_threshold=score_threshold, iou=iou)
     for key in detections:
         answers.setdefault(key, [])
     return answers, "detections"

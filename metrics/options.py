@@ -16,14 +16,10 @@ argparse.ArgumentTypeError: must be a number in (0, 1], got 0
 from __future__ import annotations
 
 import argparse
-import math
-import os
-from pathlib import Path
 
 from .errors import InputError
-
-MAX_SEED = 2**32 - 1  # numpy's seeds
-
+from .inputs import check_readable
+from .validation import MAX_SEED, range_problem, short, whole_problem
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line (``prog: error: message``)."""
@@ -33,15 +29,17 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def integer(low: int, high: int):
-    """An option type: a whole number in ``low..high``."""
+    """An option type: a whole number in ``low..high`` (checked by :mod:`metrics.validation`)."""
     def parse(text: str) -> int:
         stripped = text.strip()
         digits = stripped.lstrip("+-")
         if not digits.isdigit():
-            raise argparse.ArgumentTypeError(f"must be a whole number in {low}..{high}, got {text!r}")
-        if len(digits) > 20 or not low <= int(stripped) <= high:
-            raise argparse.ArgumentTypeError(f"must be a whole number in {low}..{high}, got {_short(text)}")
-        return int(stripped)
+            raise argparse.ArgumentTypeError(whole_problem(None, low, high, given=repr(text)))
+        value = int(stripped) if len(digits) <= 20 else None
+        problem = whole_problem(value, low, high, given=short(text))
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
     parse.range = (low, high)
     parse.__name__ = "integer"
     return parse
@@ -49,17 +47,16 @@ def integer(low: int, high: int):
 
 def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
     """An option type: a finite number between ``low`` and ``high`` (ends included unless
-    ``low_open`` / ``high_open``)."""
-    interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-
+    ``low_open`` / ``high_open``; checked by :mod:`metrics.validation`)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number in {interval}, got {text!r}") from None
-        inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
-        if not math.isfinite(value) or not inside:
-            raise argparse.ArgumentTypeError(f"must be a number in {interval}, got {_short(text)}")
+            raise argparse.ArgumentTypeError(range_problem(None, low, high, low_open=low_open,
+                                                           high_open=high_open, given=repr(text))) from None
+        problem = range_problem(value, low, high, low_open=low_open, high_open=high_open, given=short(text))
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
         return value
     parse.range = (low, high, low_open, high_open)
     parse.__name__ = "number"
@@ -84,10 +81,6 @@ def comma_list(item):
     return parse
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
-
-
 def _checked(check):
     def parse(text: str) -> str:
         if not text.strip():
@@ -101,27 +94,12 @@ def _checked(check):
     return parse
 
 
-def _input(text: str, folder_ok: bool) -> None:
-    path = Path(text)
-    try:
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
-        if path.is_dir() and not folder_ok:
-            raise InputError(f"{path}: is a folder; give a file")
-        if not (path.is_dir() or path.is_file()):
-            raise InputError(f"{path}: is not a regular file")
-        if not os.access(path, os.R_OK):
-            raise InputError(f"{path}: not readable (permission denied)")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
-
-
 def _input_file(text: str) -> None:
-    _input(text, folder_ok=False)
+    check_readable(text)
 
 
 def _input_path(text: str) -> None:
-    _input(text, folder_ok=True)
+    check_readable(text, folder_ok=True)
 
 
 def _output_file(text: str) -> None:

@@ -35,7 +35,8 @@ import pandas as pd
 from scipy import optimize, sparse
 from scipy.special import expit, logsumexp
 
-from .agreement import SCALE, rating_matrix
+from .agreement import rating_matrix
+from .choices import SCALE
 from .errors import InputError
 
 GRID = np.linspace(-6.0, 6.0, 121)
@@ -61,7 +62,7 @@ class RaterModel:
     log_likelihood: float
     excluded: tuple = ()  # flagged raters, left out of the fit
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "items": {str(i): {"score": float(r.score), "se": float(r.se), "n": int(r.n)}
                       for i, r in self.items.iterrows()},

@@ -33,15 +33,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .agreement import eq13_agreement
-from .errors import InputError
+from .inputs import require_columns
 from .similarity import SimilarityMatrix, combine
 from .study_items import item_synsets
+from .validation import MAX_SEED, ParameterError, check_in_range, check_whole
 
+if TYPE_CHECKING:
+    from sklearn.isotonic import IsotonicRegression
+
+MAX_PRIOR_STRENGTH = 1_000_000
+MAX_FOLDS = 1000
 METHOD = "isotonic calibration of every entry + shrinkage of rated entries toward human evidence"
 
 
@@ -80,8 +87,7 @@ def _pool(a, b, old, implied, weight) -> Evidence:
 def evidence(items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
              w: float = 0.5) -> tuple[Evidence, Evidence]:
     """Verb and object evidence implied by rated items (needs ``human_mean``, ``n_ratings``)."""
-    if not 0.0 < w < 1.0:
-        raise InputError("recalibration needs 0 < w < 1 to attribute ratings to verbs and objects")
+    check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)  # ratings split between verbs and objects
     syn = item_synsets(items)
     v = verb_matrix.sims(syn["pred_verb"].to_numpy(object), syn["gt_verb"].to_numpy(object))
     o = object_matrix.sims(syn["pred_object"].to_numpy(object), syn["gt_object"].to_numpy(object))
@@ -129,8 +135,7 @@ class Calibration:
 def fit_calibration(ev: Evidence, prior_strength: float = 5.0) -> Calibration:
     """Isotonic map old → implied (weighted) and shrunk values for the rated pairs."""
     from sklearn.isotonic import IsotonicRegression
-    if prior_strength < 0:
-        raise InputError("prior strength must be ≥ 0")
+    check_in_range("prior_strength", prior_strength, 0.0, MAX_PRIOR_STRENGTH)
     if len(ev.old) < 2 or np.ptp(ev.old) == 0:
         iso = None
     else:
@@ -187,12 +192,14 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     ``method``, ``parameters``, ``n_items``, ``n_ratings``, ``calibration_curves``.
     """
     from sklearn.model_selection import KFold
-    for column in ("human_mean", "n_ratings"):
-        if column not in rated_items.columns:
-            raise InputError(f"recalibration needs rated items (column {column!r})")
+    require_columns(rated_items.columns, ("human_mean", "n_ratings"), "rated items")
+    check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)
+    check_in_range("prior_strength", prior_strength, 0.0, MAX_PRIOR_STRENGTH)
+    check_whole("folds", folds, 2, MAX_FOLDS)
+    check_whole("seed", seed, 0, MAX_SEED)
     items = rated_items.reset_index(drop=True)
-    if len(items) < folds or folds < 2:
-        raise InputError(f"{len(items)} rated items cannot be split into {folds} folds")
+    if len(items) < folds:
+        raise ParameterError("folds", f"must be at most the number of rated items ({len(items)}), got {folds}")
     syn = item_synsets(items)
     v_old = verb_matrix.sims(syn["pred_verb"].to_numpy(object), syn["gt_verb"].to_numpy(object))
     o_old = object_matrix.sims(syn["pred_object"].to_numpy(object), syn["gt_object"].to_numpy(object))

@@ -28,21 +28,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .agreement import (LEVELS, SCALE, _delta2, _value_counts, bootstrap_intervals,
-                        eq13_agreement, krippendorff_alpha)
+from .agreement import bootstrap_intervals, delta_squared, eq13_agreement, krippendorff_alpha, value_counts
+from .choices import LEVELS, SCALE
 from .errors import InputError
+from .intervals import kalpha_interval, percentile_interval
+from .validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
 WEIGHTS = ("identity", "ordinal", "quadratic")
-
-
-def _percentile_interval(values, confidence: float) -> list[float]:
-    tail = (1 - confidence) / 2 * 100
-    values = np.asarray(values, float)
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return [float("nan"), float("nan")]
-    lo, hi = np.percentile(values, [tail, 100 - tail])
-    return [float(lo), float(hi)]
 
 
 def _item_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
@@ -65,7 +57,7 @@ def hayes_krippendorff_bootstrap(matrix: pd.DataFrame, *, level: str = "ordinal"
     (all of them when only one value occurs on the diagonal). ``uniforms`` (resamples × M) replaces
     the random draws (for tests).
     """
-    counts = _value_counts(matrix, scale)
+    counts = value_counts(matrix, scale)
     m = counts.sum(axis=1)
     counts, m = counts[m >= 2], m[m >= 2]
     coincidence = (counts[:, :, None] * counts[:, None, :]
@@ -73,7 +65,7 @@ def hayes_krippendorff_bootstrap(matrix: pd.DataFrame, *, level: str = "ordinal"
     o = coincidence.sum(axis=0)
     n_c = o.sum(axis=1)
     n = n_c.sum()
-    delta = _delta2(level, scale, n_c[None, :])[0]
+    delta = delta_squared(level, scale, n_c[None, :])[0]
     expected = (np.outer(n_c, n_c) - np.diag(n_c)) / (n - 1)
     d_e = float((expected * delta).sum() / n)
     q = int((o > 0).sum())
@@ -99,16 +91,6 @@ def hayes_krippendorff_bootstrap(matrix: pd.DataFrame, *, level: str = "ordinal"
     return alphas
 
 
-def kalpha_interval(alphas: np.ndarray, confidence: float = 0.95) -> list[float]:
-    """KALPHA's interval: the sorted bootstrap values at 1-based ranks ``trunc((1 − c)/2 · B)``
-    and ``trunc((1 + c)/2 · B) + 1``."""
-    ordered = np.sort(alphas)
-    b = len(ordered)
-    lo = max(int((1 - confidence) / 2 * b), 1)
-    hi = min(int((1 + confidence) / 2 * b) + 1, b)
-    return [float(ordered[lo - 1]), float(ordered[hi - 1])]
-
-
 def alpha_all_levels(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95,
                      seed: int = 0, scale=SCALE) -> dict:
     """α at every level with the Hayes & Krippendorff interval (``ci``) and the interval from
@@ -120,8 +102,8 @@ def alpha_all_levels(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidenc
         value = krippendorff_alpha(matrix, level, scale)
         entry = {"value": value}
         if n_resamples:
-            entry["ci"] = kalpha_interval(hayes_krippendorff_bootstrap(
-                matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale), confidence)
+            entry["ci"] = list(kalpha_interval(hayes_krippendorff_bootstrap(
+                matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale), confidence))
             entry["ci_units"] = bootstrap_intervals(matrix, level, n_resamples, confidence, seed,
                                                     scale)["krippendorff_alpha"]
         out[level] = entry
@@ -136,6 +118,7 @@ def agreement_weights(kind: str, scale=SCALE) -> np.ndarray:
     >>> agreement_weights("ordinal", (1, 2, 3))[0].tolist()
     [1.0, 0.6666666666666667, 0.0]
     """
+    check_choice("weights", kind, WEIGHTS)
     values = np.asarray(scale, float)
     k = np.arange(len(values))
     if kind == "identity":
@@ -144,9 +127,7 @@ def agreement_weights(kind: str, scale=SCALE) -> np.ndarray:
         span = np.abs(k[:, None] - k[None, :]) + 1
         raw = span * (span - 1) / 2
         return 1 - raw / raw.max()
-    if kind == "quadratic":
-        return 1 - ((values[:, None] - values[None, :]) / (values.max() - values.min())) ** 2
-    raise InputError(f"unknown weights {kind!r} (choose {', '.join(WEIGHTS)})")
+    return 1 - ((values[:, None] - values[None, :]) / (values.max() - values.min())) ** 2   # quadratic
 
 
 def gwet_ac2(matrix: pd.DataFrame, *, weights: str = "ordinal", scale=SCALE,
@@ -163,7 +144,7 @@ def gwet_ac2(matrix: pd.DataFrame, *, weights: str = "ordinal", scale=SCALE,
     0.9416
     """
     w = agreement_weights(weights, scale)
-    counts = _value_counts(matrix, scale)
+    counts = value_counts(matrix, scale)
     r = counts.sum(axis=1)
     rated = r >= 1
     counts, r = counts[rated], r[rated]
@@ -306,8 +287,8 @@ def human_ceiling(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: 
            "agreement": float(np.mean([r["agreement"] for r in per_rater.values()])),
            "per_rater": per_rater}
     if n_resamples:
-        out["spearman_ci"] = _percentile_interval(_mean_defined(np.array(rho_boot)), confidence)
-        out["agreement_ci"] = _percentile_interval(np.mean(agree_boot, axis=0), confidence)
+        out["spearman_ci"] = list(percentile_interval(_mean_defined(np.array(rho_boot)), confidence))
+        out["agreement_ci"] = list(percentile_interval(np.mean(agree_boot, axis=0), confidence))
     return out
 
 
@@ -329,7 +310,7 @@ def paired_metric_test(metric_a, metric_b, human, *, n_resamples: int = 10_000,
         boot = boot[np.isfinite(boot)]
         p = float(min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0)))) if len(boot) else float("nan")
         out[name] = {"a": float(fn(a, h)), "b": float(fn(b, h)), "difference": delta,
-                     "ci": _percentile_interval(boot, confidence), "p_value": p}
+                     "ci": list(percentile_interval(boot, confidence)), "p_value": p}
     return out
 
 
@@ -337,6 +318,9 @@ def paired_metric_test(metric_a, metric_b, human, *, n_resamples: int = 10_000,
 def reliability(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95,
                 seed: int = 0, scale=SCALE) -> dict:
     """α at every level, AC2 (ordinal, quadratic), ICC and the human ceiling, with intervals."""
+    check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
+    check_confidence("confidence", confidence)
+    check_whole("seed", seed, 0, MAX_SEED)
     weights = _item_weights(len(matrix), n_resamples, seed) if n_resamples else None
     out = {"n_items": int(len(matrix)), "n_raters": int(matrix.shape[1]),
            "n_ratings": int((~matrix.isna()).to_numpy().sum()),
@@ -346,13 +330,13 @@ def reliability(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     for kind in ("ordinal", "quadratic"):
         entry = {"value": gwet_ac2(matrix, weights=kind, scale=scale)}
         if weights is not None:
-            entry["ci"] = _percentile_interval(gwet_ac2(matrix, weights=kind, scale=scale,
-                                                        item_weights=weights), confidence)
+            entry["ci"] = list(percentile_interval(gwet_ac2(matrix, weights=kind, scale=scale,
+                                                            item_weights=weights), confidence))
         out["gwet_ac2"][kind] = entry
     point = icc(matrix)
     boot = icc(matrix, weights) if weights is not None else None
     out["icc"] = {kind: {"value": float(point[kind]),
-                         **({"ci": _percentile_interval(boot[kind], confidence)} if boot else {})}
+                         **({"ci": list(percentile_interval(boot[kind], confidence))} if boot else {})}
                   for kind in ("agreement", "consistency")}
     out["icc"]["variance_components"] = variance_components(matrix)
     try:

@@ -23,7 +23,8 @@ from .jsonio import StagedFolder
 
 
 
-def _heatmap(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
+def heatmap_figure(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
+    """A labelled heat map of a square table (annotator × annotator statistics)."""
     fig, ax = subplots(figsize=(3.6, 3.0))
     im = ax.imshow(table.to_numpy(float), vmin=vmin, vmax=vmax, cmap="viridis")
     ax.set_xticks(range(len(table.columns)), table.columns, rotation=45, ha="right")
@@ -183,13 +184,15 @@ def reliability_frame(result: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _png(fig) -> bytes:
+def png_bytes(fig) -> bytes:
+    """A figure as PNG bytes."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
 
 
-def _table_html(df: pd.DataFrame, digits: int = 3) -> str:
+def table_html(df: pd.DataFrame, digits: int = 3) -> str:
+    """A table as the reports' HTML (``digits`` decimals, missing values as a dash)."""
     return df.to_html(float_format=lambda v: f"{v:.{digits}f}", border=0, classes="t", na_rep="–")
 
 
@@ -229,7 +232,7 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
     tables: dict[str, pd.DataFrame] = {}
 
     if agreement is not None:
-        (out / "agreement.json").write_text(json.dumps(agreement.to_json(), indent=2) + "\n")
+        (out / "agreement.json").write_text(json.dumps(agreement.to_dict(), indent=2) + "\n")
         summary = pd.DataFrame([
             ("items", agreement.n_items), ("annotators", agreement.n_annotators),
             ("ratings", agreement.n_ratings),
@@ -247,52 +250,52 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
                       pairwise_spearman=agreement.spearman, pairwise_qwk=agreement.qwk,
                       annotator_distributions=agreement.distributions,
                       votes_by_majority=agreement.votes_by_majority)
-        plots.update(spearman_heatmap=_png(_heatmap(agreement.spearman, "Pairwise Spearman ρ")),
-                     qwk_heatmap=_png(_heatmap(agreement.qwk, "Pairwise quadratic weighted κ")),
-                     annotator_distributions=_png(_distributions(agreement.distributions)),
-                     votes_by_majority=_png(_votes(agreement.votes_by_majority)))
-        sections.append("<h2>Inter-annotator agreement</h2>" + _table_html(summary.set_index("statistic"))
-                        + "<h3>Pairwise agreement (Eq. 13)</h3>" + _table_html(agreement.agreement)
+        plots.update(spearman_heatmap=png_bytes(heatmap_figure(agreement.spearman, "Pairwise Spearman ρ")),
+                     qwk_heatmap=png_bytes(heatmap_figure(agreement.qwk, "Pairwise quadratic weighted κ")),
+                     annotator_distributions=png_bytes(_distributions(agreement.distributions)),
+                     votes_by_majority=png_bytes(_votes(agreement.votes_by_majority)))
+        sections.append("<h2>Inter-annotator agreement</h2>" + table_html(summary.set_index("statistic"))
+                        + "<h3>Pairwise agreement (Eq. 13)</h3>" + table_html(agreement.agreement)
                         + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
     if over_time is not None and len(over_time):
         tables["agreement_over_time"] = over_time
-        plots["agreement_over_time"] = _png(_over_time(over_time))
+        plots["agreement_over_time"] = png_bytes(_over_time(over_time))
         sections.append("<h2>Agreement as ratings arrived</h2>{agreement_over_time}")
     if reliability is not None:  # metrics.reliability.reliability
         frame = reliability_frame(reliability)
         tables["reliability"] = frame
         sections.append("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
-                        "Krippendorff)</h2>" + _table_html(frame.set_index("statistic")))
+                        "Krippendorff)</h2>" + table_html(frame.set_index("statistic")))
     if rater_model is not None:  # metrics.rater_model.RaterModel
         tables.update(items_model=rater_model.items.rename_axis("item_id"),
                       raters_model=rater_model.raters.rename_axis("annotator"))
-        plots.update(model_scores=_png(_model_scores(rater_model.items, rater_model.scale)),
-                     raters_model=_png(_rater_chart(rater_model.raters)))
+        plots.update(model_scores=png_bytes(_model_scores(rater_model.items, rater_model.scale)),
+                     raters_model=png_bytes(_rater_chart(rater_model.raters)))
         sections.append("<h2>Rater model: item scores corrected for who rated them</h2>"
-                        + _table_html(rater_model.raters) + "{model_scores}{raters_model}")
+                        + table_html(rater_model.raters) + "{model_scores}{raters_model}")
     if alignment is not None:
         frame = alignment_frame(alignment)
         tables["alignment"] = frame
-        block = "<h2>Metric–human alignment</h2>" + _table_html(frame.set_index("metric"))
+        block = "<h2>Metric–human alignment</h2>" + table_html(frame.set_index("metric"))
         for cat, per in alignment.get("by_category", {}).items():
             sub = alignment_frame({"metrics": per})
             tables[f"alignment_category_{cat}"] = sub
-            block += f"<h3>Category {cat}</h3>" + _table_html(sub.set_index("metric"))
+            block += f"<h3>Category {cat}</h3>" + table_html(sub.set_index("metric"))
         sections.append(block)
     if tuning is not None:
         frame = pd.DataFrame({"w": tuning["w_by_category"], "mae": tuning["mae_by_category"],
                               "n": tuning["n_by_category"]})
         frame.loc["overall"] = (tuning["w_overall"], tuning["mae_overall"], np.nan)
         tables["w_tuning"] = frame
-        plots["mae_vs_w"] = _png(_mae_curves(tuning))
-        sections.append("<h2>Tuning w (Eq. 14)</h2>" + _table_html(frame)
+        plots["mae_vs_w"] = png_bytes(_mae_curves(tuning))
+        sections.append("<h2>Tuning w (Eq. 14)</h2>" + table_html(frame)
                         + f"<p>Agreement with category-tuned w: {tuning['agreement_tuned']:.4f}; "
                           f"with w = 0.5: {tuning['agreement_w05']:.4f}.</p>{{mae_vs_w}}")
     if recalibration is not None:
         frame = pd.DataFrame([{"": "before", **recalibration["before"]}, {"": "after", **recalibration["after"]}]).set_index("")
         tables["recalibration"] = frame
-        plots["calibration_curves"] = _png(_calibration(recalibration))
-        sections.append("<h2>Recalibrated matrices (held-out, cross-validated)</h2>" + _table_html(frame)
+        plots["calibration_curves"] = png_bytes(_calibration(recalibration))
+        sections.append("<h2>Recalibrated matrices (held-out, cross-validated)</h2>" + table_html(frame)
                         + f"<p>{html.escape(recalibration['method'])}; parameters "
                           f"{html.escape(json.dumps(recalibration['parameters']))}.</p>{{calibration_curves}}")
 
@@ -300,9 +303,9 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
         from .image_update import summary_frame
         frame = summary_frame(image_update)
         tables["image_update"] = frame
-        plots["image_update"] = _png(_image_update(image_update))
+        plots["image_update"] = png_bytes(_image_update(image_update))
         sections.append("<h2>With-image pass: updated ratings (SHOE supp. §6.2)</h2>"
-                        + _table_html(frame.set_index("group"))
+                        + table_html(frame.set_index("group"))
                         + "<p>Share updated with its 95% Wald interval; mean absolute change of the "
                           "updated ratings with its 95% t interval; up / down = direction.</p>{image_update}")
     for name, df in tables.items():

@@ -49,74 +49,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .choices import FN_MODES, INTERPOLATIONS, SPLITS
+from .boxes import box_iou
+from .choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from .errors import InputError
+from .hico_eval import class_ap   # the one AP over true-positive flags (all-point or 11-point)
+from .segments import (class_bounds, run_starts, segment_cumsum, segment_diff, segment_suffix_max,
+                       segment_sums_into, segments, stable_order)
+from .validation import check_choice, check_fraction, check_in_range
 
 EPS = 1e-8
 SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
-PARALLEL = True  # overlap independent numpy work in a second thread (numpy releases the GIL)
-
-
-class _Inline:
-    """Drop-in for a one-worker executor that runs jobs immediately (PARALLEL = False)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, fn, *args):
-        class _Done:
-            def __init__(self, value):
-                self.value = value
-
-            def result(self):
-                return self.value
-        return _Done(fn(*args))
-
-
-# ---------------------------------------------------------------------------- geometry
-def box_iou(a: np.ndarray, b: np.ndarray, *, pixel_offset: float = 0.0) -> np.ndarray:
-    """Row-wise IoU of two (n, 4) arrays of ``[x1, y1, x2, y2]`` boxes.
-
-    IoU = |a ∩ b| / (|a| + |b| − |a ∩ b|); 0 when the union is empty. Widths are
-    ``x2 − x1 + pixel_offset``: 0 for continuous coordinates (the default), 1 for the
-    inclusive-pixel convention of the official HICO-DET and VOC code (``iw = x2 − x1 + 1``).
-
-    >>> box_iou(np.array([[0., 0, 2, 2]]), np.array([[1., 0, 3, 2]])).round(4).tolist()
-    [0.3333]
-    """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    return _iou_columns(a[:, 0], a[:, 1], a[:, 2], a[:, 3], b[:, 0], b[:, 1], b[:, 2], b[:, 3],
-                        pixel_offset=pixel_offset)
-
-
-def _iou_columns(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, area_a=None, area_b=None, *,
-                 pixel_offset: float = 0.0) -> np.ndarray:
-    iw = np.minimum(ax2, bx2)
-    iw -= np.maximum(ax1, bx1)
-    if pixel_offset:
-        iw += pixel_offset
-    np.maximum(iw, 0.0, out=iw)
-    ih = np.minimum(ay2, by2)
-    ih -= np.maximum(ay1, by1)
-    if pixel_offset:
-        ih += pixel_offset
-    np.maximum(ih, 0.0, out=ih)
-    inter = iw
-    inter *= ih
-    if area_a is None:
-        area_a = (ax2 - ax1 + pixel_offset) * (ay2 - ay1 + pixel_offset)
-    if area_b is None:
-        area_b = (bx2 - bx1 + pixel_offset) * (by2 - by1 + pixel_offset)
-    union = area_a + area_b
-    union -= inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inter /= union
-    inter[union <= 0] = 0.0
-    return inter
 
 
 @dataclass(frozen=True)
@@ -207,7 +149,16 @@ class PairTable:
     gt_order: np.ndarray
     pred_order: np.ndarray
     n_images: int
-    _score_cache: tuple | None = None
+    confidence_cache: tuple | None = None   # (score array, its confidence order) last asked for
+
+    def confidence_order(self, score: np.ndarray):
+        """Descending-score order of the predictions (ties: image order, then file order within
+        the image — the file order for JSON Lines input), their dense confidence levels
+        (0 = highest distinct value) and the level of the confidence 0 (given to unmatched
+        ground truths) among the same values; kept for the last score array asked for."""
+        if self.confidence_cache is None or self.confidence_cache[0] is not score:
+            self.confidence_cache = (score, _score_levels(np.asarray(score, dtype=np.float64), self.pred_order))
+        return self.confidence_cache[1]
 
     @classmethod
     def build(cls, gt_image, gt_human, gt_object, pred_image, pred_human, pred_object,
@@ -253,7 +204,7 @@ class PendingPairs:
         self.pred_group = _group(pred_image, self.n_img)
         boxes = [np.asarray(b, dtype=np.float64).reshape(n, 4)
                  for b, n in ((gt_human, n_gt), (gt_object, n_gt), (pred_human, n_pred), (pred_object, n_pred))]
-        self._pool = ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()
+        self._pool = ThreadPoolExecutor(max_workers=1)
         self._pool.__enter__()
         self._geometry = self._pool.submit(self._compute_geometry, boxes)
 
@@ -277,7 +228,7 @@ class PendingPairs:
                          best_gt=best_gt, best_sigma=best_sigma, gt_image=self.gt_image,
                          pred_image=self.pred_image, gt_rank=self.gt_group[3], gt_order=self.gt_group[0],
                          pred_order=self.pred_group[0], n_images=self.n_img,
-                         _score_cache=None if score is None else (self.pred_score, score))
+                         confidence_cache=None if score is None else (self.pred_score, score))
 
 
 BLOCK = 1 << 16  # pairs per dense block: keeps a block's temporaries in the CPU cache
@@ -298,7 +249,7 @@ def _image_blocks(gt_group, pred_group):
         return
     shape = g_count[images] * (int(p_count.max()) + 1) + p_count[images]
     images = images[np.argsort(shape, kind="stable")]
-    starts, ends = _segments(np.sort(shape))
+    starts, ends = segments(np.sort(shape))
     for lo, hi in zip(starts.tolist(), ends.tolist()):
         k, m = int(g_count[images[lo]]), int(p_count[images[lo]])
         step = max(1, BLOCK // (k * m))
@@ -322,8 +273,7 @@ def _candidate_edges(gt_group, pred_group, gh, go, ph, po, iou):
     for G, P in _image_blocks(gt_group, pred_group):
         gbh, gbo = gh.take(G, axis=0)[:, :, None, :], go.take(G, axis=0)[:, :, None, :]
         pbh, pbo = ph.take(P, axis=0)[:, None, :, :], po.take(P, axis=0)[:, None, :, :]
-        iou_h = _iou_columns(*(pbh[..., k] for k in range(4)), *(gbh[..., k] for k in range(4)))
-        iou_o = _iou_columns(*(pbo[..., k] for k in range(4)), *(gbo[..., k] for k in range(4)))
+        iou_h, iou_o = box_iou(pbh, gbh), box_iou(pbo, gbo)
         i, j, c = np.nonzero((iou_h >= iou) & (iou_o >= iou))
         out.append((G[i, j], P[i, c], iou_h[i, j, c], iou_o[i, j, c]))
     if not out:
@@ -364,13 +314,6 @@ def _call_sigma(sigma, p, g):
 
 
 # ---------------------------------------------------------------------------- greedy core
-def _segments(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if not len(key):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    return starts, np.r_[starts[1:], len(key)]
-
-
 def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.ndarray,
                       n_agents: int, n_resources: int, keys: tuple = ()) -> np.ndarray:
     """Exact vectorized form of "agents in turn take their best still-free resource".
@@ -388,11 +331,11 @@ def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.nd
     if not len(agent):
         return chosen
     taken = np.zeros(n_resources, dtype=bool)
-    starts, ends = _segments(agent)
+    starts, ends = segments(agent)
     turn = agent_rank[agent[starts]]
     n_turns = int(turn.max()) + 1
     # reorder the agents' edge runs by turn once, so that each turn is one contiguous slice
-    seg = _stable_by(turn, n_turns)
+    seg = stable_order(turn, n_turns)
     lens = ends[seg] - starts[seg]
     seg_start = np.cumsum(lens) - lens
     edge = np.repeat(starts[seg] - seg_start, lens) + np.arange(len(agent))
@@ -417,28 +360,15 @@ def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.nd
         if not len(hit):
             continue
         seg_hit = seg_of[hit]
-        first = hit[np.r_[True, seg_hit[1:] != seg_hit[:-1]]]
+        first = hit[run_starts(seg_hit)]
         chosen[agent[edge[first]]] = edge[first]
         taken[res[first]] = True
     return chosen
 
 
-def _score_order(pairs: "PairTable", score: np.ndarray):
-    """Descending-score order of the predictions (ties: image order, then file order within
-    the image — the file order for JSON Lines input), their dense confidence levels
-    (0 = highest distinct value) and the level of the confidence 0 (given to unmatched ground
-    truths) among the same values. Cached on ``pairs`` for the same score array."""
-    cached = pairs._score_cache
-    if cached is not None and cached[0] is score:
-        return cached[1]
-    out = _score_levels(np.asarray(score, dtype=np.float64), pairs.pred_order)
-    pairs._score_cache = (score, out)
-    return out
-
-
 def _score_levels(score: np.ndarray, by_image: np.ndarray):
     """Descending confidence order (ties: ``by_image`` order), dense level per prediction and
-    the level of an appended confidence 0 (see :func:`_score_order`).
+    the level of an appended confidence 0 (see :meth:`PairTable.confidence_order`).
 
     Confidences usually take few distinct values: they are then hashed to their distinct
     values, which are ranked, and the order is one stable radix sort of the 16-bit levels;
@@ -455,7 +385,7 @@ def _score_levels(score: np.ndarray, by_image: np.ndarray):
         order = np.argsort(-values, kind="stable")
         v = values[order]
         level_local = np.empty(n + 1, dtype=np.int64)
-        level_local[order] = np.cumsum(np.r_[False, v[1:] != v[:-1]])
+        level_local[order] = np.cumsum(run_starts(v)) - 1
     level = np.empty(n, dtype=np.int64)
     level[by_image] = level_local[:n]
     return by_image[order[order != n]], level, int(level_local[n])  # appended 0: last among zeros
@@ -502,36 +432,6 @@ def shoe_match(pairs: PairTable, pred_score: np.ndarray, *, active: np.ndarray |
     return ShoeMatch(gt_pred, gt_sigma, active, pred_matched, pairs.best_gt, pairs.best_sigma)
 
 
-def _stable_by(key: np.ndarray, n_keys: int) -> np.ndarray:
-    """Stable argsort of integer keys in ``[0, n_keys)`` (a radix sort when they fit 16 bits)."""
-    return np.argsort(key.astype(np.int16) if n_keys < 2 ** 15 else key, kind="stable")
-
-
-def _by_class_then_position(cls: np.ndarray, pos: np.ndarray, n_classes: int) -> np.ndarray:
-    """``np.lexsort((pos, cls))`` for integer classes in ``[0, n_classes)``: the rows in
-    ``pos`` order — scattered into place in linear time when the positions are distinct
-    non-negative integers of moderate range (ranks), else a stable sort — then one stable
-    (radix) sort by class."""
-    pos = np.asarray(pos)
-    n = len(pos)
-    by_pos = None
-    if n and pos.dtype.kind in "iu" and pos.min() >= 0 and pos.max() < 4 * n + 1024:
-        slot = np.full(int(pos.max()) + 1, -1, dtype=np.int64)
-        slot[pos] = np.arange(n)
-        by_pos = slot[slot >= 0]
-        if len(by_pos) != n:   # repeated positions: ties keep row order in a stable sort
-            by_pos = None
-    if by_pos is None:
-        by_pos = np.argsort(pos, kind="stable")
-    cls = np.asarray(cls)[by_pos]
-    return by_pos[_stable_by(cls, max(n_classes, int(cls.max(initial=-1)) + 1))]
-
-
-def _class_bounds(sorted_class: np.ndarray, n_classes: int) -> np.ndarray:
-    """Start of each class (and the end) in an array sorted by class."""
-    return np.r_[0, np.cumsum(np.bincount(sorted_class, minlength=n_classes))]
-
-
 def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_classes: int,
             delta: float = 0.0, interpolation: str = "none") -> tuple[np.ndarray, np.ndarray]:
     """Per-class SHOE AP (Algorithm 1, lines 25–48) from a :class:`ShoeMatch`.
@@ -551,13 +451,13 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
 
     Returns ``(ap, n_gt)`` over ``range(n_classes)``; AP is NaN for a class without ground truth.
     """
-    if interpolation not in INTERPOLATIONS:
-        raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
+    check_choice("interpolation", interpolation, INTERPOLATIONS)
+    check_fraction("delta", delta)
     gt_class = np.asarray(gt_class, dtype=np.int64)
     n_gt_all, n_pred = len(gt_class), len(pairs.pred_image)
     n_gt = np.bincount(gt_class, minlength=n_classes)
     ap = np.where(n_gt > 0, 0.0, np.nan)
-    order_desc, level, zero_level = _score_order(pairs, pred_score)
+    order_desc, level, zero_level = pairs.confidence_order(pred_score)
     # sort key within a class: confidence level, then Algorithm 1's append position t (per
     # image its ground truths, then its predictions, each in file order); < 2^63 for any
     # workload below 3·10^9 detections
@@ -572,7 +472,7 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
     is_fp = match.active & ~match.pred_matched & (match.pred_best_gt >= 0) & (match.pred_best_sigma >= delta)
     fp = order_desc[is_fp.take(order_desc)]
     fp_class = gt_class.take(match.pred_best_gt.take(fp))
-    by_class = _stable_by(fp_class, n_classes)
+    by_class = stable_order(fp_class, n_classes)
     fp_key = (level * n_t + t_pred).take(fp.take(by_class))
     fp_bounds = np.r_[0, np.cumsum(np.bincount(fp_class, minlength=n_classes))]
     # ground-truth entries, sorted by class and key
@@ -582,52 +482,22 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
     gt_key = gt_level * n_t + t_gt
     o = np.lexsort((gt_key, gt_class))
     gt_key, label, cls = gt_key[o], match.gt_sigma[o], gt_class[o]
-    gt_bounds = _class_bounds(cls, n_classes)
+    gt_bounds = class_bounds(cls, n_classes)
     at = np.flatnonzero(label > 0)
     c_at = cls[at]
-    starts, ends = _segments(c_at)
+    starts, ends = segments(c_at)
     i = at - gt_bounds[c_at] + 1
     for s, e in zip(starts.tolist(), ends.tolist()):  # one binary search per class
         c = int(c_at[s])
         i[s:e] += np.searchsorted(fp_key[fp_bounds[c]:fp_bounds[c + 1]], gt_key[at[s:e]])
-    tp = _segment_cumsum(label[at], starts)
+    tp = segment_cumsum(label[at], starts)
     fp_i = i - tp
     precision = tp / (tp + fp_i + EPS)
     recall = tp / (n_gt[c_at] + EPS)
     if interpolation == "all-point":
-        precision = _segment_suffix_max(precision, starts)
-    _class_sums(ap, c_at, starts, _segment_diff(recall, starts) * precision)
+        precision = segment_suffix_max(precision, starts)
+    segment_sums_into(ap, c_at, starts, segment_diff(recall, starts) * precision)
     return ap, n_gt
-
-
-def _segment_cumsum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Cumulative sum restarting at each segment start (segments are contiguous runs)."""
-    total = np.cumsum(values)
-    before = total[starts] - values[starts]
-    return total - np.repeat(before, np.diff(np.r_[starts, len(values)]))
-
-
-def _segment_diff(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``values[i] − values[i − 1]`` within each segment, ``values[i]`` at a segment start."""
-    out = np.diff(values, prepend=0.0)
-    out[starts] = values[starts]
-    return out
-
-
-def _segment_suffix_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``max(values[i:end of i's segment])`` for every i, exactly: a running maximum per segment
-    (pandas' grouped ``cummax``, linear time) over the reversed values."""
-    n = len(values)
-    if not n:
-        return values
-    segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
-    return pd.Series(values[::-1]).groupby(segment[::-1], sort=False).cummax().to_numpy()[::-1]
-
-
-def _class_sums(out: np.ndarray, cls: np.ndarray, starts: np.ndarray, terms: np.ndarray) -> None:
-    """``out[c] = Σ terms`` over each class segment (classes given per term, contiguous)."""
-    if len(starts):
-        out[cls[starts]] = np.add.reduceat(terms, starts)
 
 
 @dataclass
@@ -650,8 +520,8 @@ def shoe_f1(gt_class, match: ShoeMatch, *, n_classes: int, delta: float = 0.0,
     prediction: FP += 1 in the class of its image's most similar ground truth when σ ≥ δ.
     P = TP / (TP + FP + ε), R = TP / (TP + FN + ε), F1 = 2PR / (P + R + ε).
     """
-    if fn_mode not in FN_MODES:
-        raise InputError(f"unknown FN mode {fn_mode!r} (choose {', '.join(FN_MODES)})")
+    check_choice("fn_mode", fn_mode, FN_MODES)
+    check_fraction("delta", delta)
     gt_class = np.asarray(gt_class, dtype=np.int64)
     matched = match.gt_pred >= 0
     sigma = match.gt_sigma
@@ -695,7 +565,7 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     gt_class = np.asarray(gt_class, dtype=np.int64)
     pred_class = np.asarray(pred_class, dtype=np.int64)
     n_pred = len(pred_class)
-    order_desc, _, _ = _score_order(pairs, pred_score)
+    order_desc, _, _ = pairs.confidence_order(pred_score)
     edge_class = pred_class[pairs.p]
     same = np.flatnonzero((edge_class == gt_class[pairs.g]) & (edge_class >= 0))
     ep, eg = pairs.p[same], pairs.g[same]
@@ -703,20 +573,19 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
     by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
     ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
     # all predictions in descending score, grouped stably by class: the greedy turn order below
-    by_class = order_desc.take(_stable_by(pred_class.take(order_desc), n_classes))
+    by_class = order_desc.take(stable_order(pred_class.take(order_desc), n_classes))
     # turn of a prediction = its rank by score within its (image, class) block: the
     # predictions with candidates in class lists, grouped stably by image
     has_edge = np.zeros(n_pred, dtype=bool)
     has_edge[ep] = True
     ranked = by_class[has_edge[by_class]]
-    ranked = ranked[_stable_by(pairs.pred_image[ranked], pairs.n_images)]
+    ranked = ranked[stable_order(pairs.pred_image[ranked], pairs.n_images)]
     block = pairs.pred_image[ranked] * (n_classes + 1) + pred_class[ranked]
-    block_start, _ = _segments(block)
+    block_start, _ = segments(block)
     rank = np.zeros(n_pred, dtype=np.int64)
     rank[ranked] = np.arange(len(ranked)) - np.repeat(block_start, np.diff(np.r_[block_start, len(ranked)]))
     chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class), keys=(min_iou,))
     tp = chosen >= 0
-    from .hico_eval import class_ap   # the one all-point AP (shared with metrics.diagnosis)
     n_gt = np.bincount(gt_class, minlength=n_classes)
     rank[order_desc] = np.arange(n_pred)
     valid = pred_class >= 0
@@ -764,23 +633,19 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
     (both :class:`metrics.detections.Detections`); see :func:`score_detections`."""
     from .baseline import load_default
-    from .hico_eval import MAP_PROTOCOLS, HicoMap
-    from .hoi_labels import resolve_labels
-    from .similarity import COMBINATIONS, combine as combine_fn
+    from .hico_eval import HicoMap
+    from .hoi_labels import class_table, classes_of, label_pairs, resolve_labels
+    from .similarity import combine as combine_fn
     from .vocabulary import hico
 
-    if combine not in COMBINATIONS:
-        raise InputError(f"unknown combination {combine!r} (choose {', '.join(COMBINATIONS)})")
-    if not 0.0 <= w <= 1.0:
-        raise InputError(f"--w must lie in [0, 1], got {w}")
-    if not 0.0 < iou <= 1.0:
-        raise InputError(f"--iou must lie in (0, 1], got {iou}")
-    if interpolation not in INTERPOLATIONS:
-        raise InputError(f"unknown AP interpolation {interpolation!r} (choose {', '.join(INTERPOLATIONS)})")
-    if fn_mode not in FN_MODES:
-        raise InputError(f"unknown FN mode {fn_mode!r} (choose {', '.join(FN_MODES)})")
-    if map_protocol not in MAP_PROTOCOLS:
-        raise InputError(f"unknown --map-protocol {map_protocol!r} (choose {', '.join(MAP_PROTOCOLS)})")
+    check_choice("combine", combine, COMBINATIONS)
+    check_fraction("w", w)
+    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
+    check_fraction("delta", delta)
+    check_fraction("tau", tau)
+    check_choice("interpolation", interpolation, INTERPOLATIONS)
+    check_choice("fn_mode", fn_mode, FN_MODES)
+    check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     vocabulary = hico() if vocabulary is None else vocabulary
@@ -806,14 +671,11 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
 
         # classes = distinct (verb, object) class keys of the ground truth, in order of appearance
         n_o = max(len(objects.gt_texts), len(objects.pred_texts), 1)
-        gt_combo, gt_v, gt_o = _label_pairs(verbs.gt_code, objects.gt_code, n_o)
-        pred_combo, pred_v, pred_o = _label_pairs(verbs.pred_code, objects.pred_code, n_o)
-        gt_class, class_keys = _classes_of(gt_combo, gt_v, gt_o, verbs.gt_class_key, objects.gt_class_key)
-        class_of_key = {k: i for i, k in enumerate(class_keys)}
+        gt_combo, gt_v, gt_o = label_pairs(verbs.gt_code, objects.gt_code, n_o)
+        pred_combo, pred_v, pred_o = label_pairs(verbs.pred_code, objects.pred_code, n_o)
+        gt_class, class_keys = classes_of(gt_combo, gt_v, gt_o, verbs.gt_class_key, objects.gt_class_key)
         n_classes = len(class_keys)
-        pred_class = _classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
-                                 class_of_key)[0]
-        classes = _class_table(class_keys, vocabulary)
+        classes = class_table(class_keys, vocabulary)
         # σ of every (predicted label pair, ground-truth label pair), looked up per detection pair;
         # per detection pair when there are too many distinct label pairs for one table
         if len(pred_v) * len(gt_v) <= SIGMA_TABLE_MAX:
@@ -830,7 +692,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     ap = shoe = match_all = hico_map = None
     # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
     # table), then the τ-filtered matching when τ filters something
-    with (ThreadPoolExecutor(max_workers=1) if PARALLEL else _Inline()) as pool:
+    with ThreadPoolExecutor(max_workers=1) as pool:
         if has_scores:
             active = pred.score >= tau
             map_job = pool.submit(lambda: HicoMap.compute(
@@ -854,37 +716,6 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
                       n_pred=len(pred), n_pred_tau=int(active.sum()), has_scores=has_scores)
 
 
-def _label_pairs(v_code, o_code, n_o):
-    """Distinct (verb, object) label-code pairs of detections: ``(pair per detection, verb
-    code per pair, object code per pair)``, pairs in order of first appearance."""
-    combo, uniq = pd.factorize(np.asarray(v_code, dtype=np.int64) * n_o + np.asarray(o_code, dtype=np.int64))
-    uniq = np.asarray(uniq, dtype=np.int64)
-    return combo.astype(np.int64), uniq // n_o, uniq % n_o
-
-
-def _classes_of(combo, v, o, v_key, o_key, class_of_key=None):
-    """Class index of each detection from its label pair (:func:`_label_pairs`), working on
-    the distinct pairs only. Without ``class_of_key`` the classes are created in order of
-    first appearance; with it, unknown pairs get −1."""
-    keys = [(v_key[a], o_key[b]) for a, b in zip(v.tolist(), o.tolist())]
-    if class_of_key is None:
-        class_of_key, class_keys = {}, []
-        for k in keys:
-            if k not in class_of_key:
-                class_of_key[k] = len(class_keys)
-                class_keys.append(k)
-    else:
-        class_keys = None
-    per_combo = np.array([class_of_key.get(k, -1) for k in keys], dtype=np.int64)
-    return (per_combo[combo] if len(combo) else np.zeros(0, np.int64)), class_keys
-
-
-def _class_table(class_keys: list, vocabulary) -> pd.DataFrame:
-    """Class keys with their HICO-DET id, rare flag and zero-shot flags (NaN outside HICO)."""
-    frame = pd.DataFrame({"verb": [str(v) for v, _ in class_keys], "object": [str(o) for _, o in class_keys]})
-    return frame.merge(vocabulary.classes, on=["verb", "object"], how="left")
-
-
 def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     """The ``score`` command's result: JSON-able dict with the DESIGN.md keys.
 
@@ -894,8 +725,8 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     one record per ground-truth class, ``resolution`` how labels resolved, ``counts`` and
     ``params`` the rest. Classes outside HICO-DET count in Full only.
     """
-    if split is not None and split not in SPLITS:
-        raise InputError(f"unknown split {split!r} (choose {', '.join(SPLITS)})")
+    if split is not None:
+        check_choice("split", split, SPLITS)
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
     subsets = list(SUBSETS_ALWAYS) + ([f"{split}_seen", f"{split}_unseen"] if split else [])

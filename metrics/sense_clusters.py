@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .inputs import csv_rows, read_text
+from .inputs import check_readable, csv_rows, read_text, require_columns
 
 STEP1_KS = tuple(range(2, 17))
 STEP2_RATIOS = tuple(i / 10 for i in range(6, 17))
@@ -79,8 +79,7 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     """The ``.npy`` matrix and the CSV (``image, verb`` per row, header required), validated."""
     embeddings_path, nodes_path = Path(embeddings_path), Path(nodes_path)
     for path in (embeddings_path, nodes_path):
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
+        check_readable(path)
     try:
         x = np.load(embeddings_path, allow_pickle=False)
     except Exception as exc:  # numpy raises ValueError, OSError, EOFError and pickle errors here
@@ -94,9 +93,7 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     x = np.asarray(x, dtype=np.float32)
     images, verbs = [], []
     header, rows = csv_rows(read_text(nodes_path), str(nodes_path))
-    for column in ("image", "verb"):
-        if column not in header:
-            raise InputError(f"{nodes_path}: missing column '{column}'")
+    require_columns(header, ("image", "verb"), str(nodes_path))
     at = {column: header.index(column) for column in ("image", "verb")}
     for line, fields in rows:
         fields = fields + [""] * (len(header) - len(fields))

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .inputs import csv_rows, read_text
+from .inputs import csv_rows, read_text, require_columns
 from .similarity import SimilarityMatrix
 
 SHOE_COLUMNS = ("image_id", "gt_verb", "gt_object", "gt_verb_synset", "gt_object_synset",
@@ -36,9 +36,7 @@ def read_shoe_csv(path) -> pd.DataFrame:
     """
     path = Path(path)
     header, records = csv_rows(read_text(path), str(path))
-    missing = [c for c in SHOE_COLUMNS if c not in header]
-    if missing:
-        raise InputError(f"{path}: missing column {missing[0]!r} (SHOE's layout: {', '.join(SHOE_COLUMNS)})")
+    require_columns(header, SHOE_COLUMNS, str(path), why=f"SHOE's layout: {', '.join(SHOE_COLUMNS)}")
     at = {c: header.index(c) for c in SHOE_COLUMNS}
     rows, lines = [], []
     for line, fields in records:

@@ -15,7 +15,6 @@ Two file formats (DESIGN.md):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -25,7 +24,8 @@ import pandas as pd
 
 from .choices import COMBINATIONS
 from .errors import InputError
-from .inputs import line_of, parse_json, read_csv, read_json
+from .inputs import check_readable, parse_json, read_csv, read_json, refuse_first_row
+from .validation import check_choice, check_fraction
 
 MAX_SCORE = 4.0
 
@@ -266,8 +266,7 @@ class SimilarityMatrix:
     def load(cls, path: str | Path) -> "SimilarityMatrix":
         """Read a ``.csv`` or ``.npz`` matrix; bad files raise a one-line InputError."""
         path = Path(path)
-        if not path.exists():
-            raise InputError(f"{path}: no such file")
+        check_readable(path)
         if path.suffix == ".csv":
             return _load_csv(path)
         if path.suffix == ".npz":
@@ -315,18 +314,12 @@ def _load_csv(path: Path) -> "SimilarityMatrix":
     if list(df.columns[:3]) != ["a", "b", "score"]:
         raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(score) | (score < 0) | (score > MAX_SCORE)
     for column in ("a", "b"):
-        empty = (df[column].str.strip() == "").to_numpy()
-        if empty.any():
-            raise InputError(f"{path}: line {line_of(path, int(np.flatnonzero(empty)[0]))}: empty '{column}'")
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{path}: line {line_of(path, k)}: score {df['score'].iloc[k]!r} is not a number in 0–4")
-    selfpair = (df["a"] == df["b"]).to_numpy() & (score != MAX_SCORE)
-    if selfpair.any():
-        k = int(np.flatnonzero(selfpair)[0])
-        raise InputError(f"{path}: line {line_of(path, k)}: a label compared with itself must score 4")
+        refuse_first_row(path, df[column].str.strip() == "", lambda k: f"empty '{column}'")
+    refuse_first_row(path, ~np.isfinite(score) | (score < 0) | (score > MAX_SCORE),
+                     lambda k: f"score {df['score'].iloc[k]!r} is not a number in 0–4")
+    refuse_first_row(path, (df["a"] == df["b"]).to_numpy() & (score != MAX_SCORE),
+                     lambda k: "a label compared with itself must score 4")
     meta_path = path.with_name(path.name + ".meta.json")
     meta = _meta(read_json(meta_path), str(meta_path)) if meta_path.exists() else {"source": str(path)}
     try:
@@ -424,12 +417,10 @@ def combine(verb_sim, object_sim, method: str = "arithmetic", w: float = 0.5) ->
     """
     v = np.asarray(verb_sim, dtype=np.float64)
     o = np.asarray(object_sim, dtype=np.float64)
+    check_choice("combine", method, COMBINATIONS)
     if method == "arithmetic":
-        if not 0.0 <= w <= 1.0:
-            raise InputError(f"w must lie in [0, 1], got {w}")
+        check_fraction("w", w)
         return w * v + (1.0 - w) * o
     if method == "geometric":
         return np.sqrt(v * o)
-    if method == "min":
-        return np.minimum(v, o)
-    raise InputError(f"unknown combination {method!r} (choose {', '.join(COMBINATIONS)})")
+    return np.minimum(v, o)

@@ -9,11 +9,10 @@ similarity matrices looked up on the items' synsets.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .inputs import line_of, read_csv
+from .inputs import read_csv, refuse_first_row, require_columns
 from .matching import resolve
 from .similarity import SimilarityMatrix
 from .vocabulary import Vocabulary, hico
@@ -25,33 +24,30 @@ def read_items(path) -> pd.DataFrame:
     """Read ``items.csv``; ``item_id`` is required, every other column is optional."""
     df = read_csv(path, required=("item_id",), dtype={"item_id": str}, keep_default_na=False,
                   na_values=[""])
-    source = str(path)
+    return validate_items(df, str(path))
+
+
+def validate_items(df: pd.DataFrame, source: str = "items") -> pd.DataFrame:
+    """The items of an HOI-similarity study, checked (``source`` names them in messages): a
+    unique, non-empty ``item_id``; ``category`` 1–3 and ``verb_sim`` / ``object_sim`` in [0, 1]
+    where present (an empty similarity is looked up later)."""
+    require_columns(df.columns, ("item_id",), source)
+    df = df.copy()
     if df.empty:
         raise InputError(f"{source}: no items (only a header)")
-    empty = df["item_id"].isna() | (df["item_id"].astype(str).str.strip() == "")
-    if empty.any():
-        raise InputError(f"{source}: line {line_of(source, int(np.flatnonzero(empty.to_numpy())[0]))}: "
-                         "empty item_id")
-    dup = df["item_id"].duplicated()
-    if dup.any():
-        k = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(f"{source}: line {line_of(source, k)}: duplicate item_id {df['item_id'].iloc[k]!r}")
+    refuse_first_row(source, df["item_id"].isna() | (df["item_id"].astype(str).str.strip() == ""),
+                     lambda k: "empty item_id")
+    refuse_first_row(source, df["item_id"].duplicated(), lambda k: f"duplicate item_id {df['item_id'].iloc[k]!r}")
     if "category" in df.columns:
         cat = pd.to_numeric(df["category"], errors="coerce")
-        bad = ~cat.isin([1, 2, 3])
-        if bad.any():
-            k = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"{source}: line {line_of(source, k)}: category {df['category'].iloc[k]!r} "
-                             "is not 1, 2 or 3")
+        refuse_first_row(source, ~cat.isin([1, 2, 3]),
+                         lambda k: f"category {str(df['category'].iloc[k])!r} is not 1, 2 or 3")
         df["category"] = cat.astype(int)
     for column in ("verb_sim", "object_sim"):
         if column in df.columns:
             values = pd.to_numeric(df[column], errors="coerce")  # an empty cell: look it up
-            bad = (values.isna() & df[column].notna()) | (values < 0) | (values > 1)
-            if bad.any():
-                k = int(np.flatnonzero(bad.to_numpy())[0])
-                raise InputError(f"{source}: line {line_of(source, k)}: {column} {df[column].iloc[k]!r} "
-                                 "is not in [0, 1]")
+            refuse_first_row(source, (values.isna() & df[column].notna()) | (values < 0) | (values > 1),
+                             lambda k: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
             df[column] = values.astype(float)
     df["item_id"] = df["item_id"].astype(str)
     return df
@@ -61,19 +57,14 @@ def check_rated_items(items: pd.DataFrame, ratings: pd.DataFrame, items_source: 
                       ratings_source: str) -> None:
     """Every rated item must be in the items file (a rating of an unknown item is refused,
     naming its line in the ratings file)."""
-    unknown = ~ratings["item_id"].astype(str).isin(set(items["item_id"].astype(str)))
-    if unknown.any():
-        k = int(np.flatnonzero(unknown.to_numpy())[0])
-        raise InputError(f"{ratings_source}: line {line_of(ratings_source, k)}: item_id "
-                         f"{ratings['item_id'].iloc[k]!r} is not in {items_source}")
+    refuse_first_row(ratings_source, ~ratings["item_id"].astype(str).isin(set(items["item_id"].astype(str))),
+                     lambda k: f"item_id {ratings['item_id'].iloc[k]!r} is not in {items_source}")
 
 
 def item_synsets(items: pd.DataFrame, vocabulary: Vocabulary | None = None) -> pd.DataFrame:
     """Synset names of the four HOI columns (labels resolved through the vocabulary)."""
     vocabulary = vocabulary or hico()
-    missing = [c for c in HOI_COLUMNS if c not in items.columns]
-    if missing:
-        raise InputError(f"items need column(s) {', '.join(missing)} to look up similarities")
+    require_columns(items.columns, HOI_COLUMNS, "items", why="needed to look up similarities")
     out = pd.DataFrame(index=items.index)
     for column in HOI_COLUMNS:
         pos = "v" if column.endswith("verb") else "n"

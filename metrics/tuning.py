@@ -18,6 +18,10 @@ import pandas as pd
 
 from .agreement import eq13_agreement
 from .errors import InputError
+from .inputs import require_columns
+from .validation import check_in_range
+
+MIN_STEP, MAX_STEP = 0.00001, 0.5   # grid steps of the MAE curve
 
 
 def mae_curve(v, o, y, grid) -> np.ndarray:
@@ -80,9 +84,8 @@ def tune_w(rated_items: pd.DataFrame, step: float = 0.001) -> dict:
     ``rated_items`` needs ``verb_sim``, ``object_sim`` (in [0, 1]) and ``human_mean`` (0–4);
     ``category`` is optional (without it only the overall w is tuned).
     """
-    for column in ("verb_sim", "object_sim", "human_mean"):
-        if column not in rated_items.columns:
-            raise InputError(f"tune-w needs column {column!r}")
+    check_in_range("step", step, MIN_STEP, MAX_STEP)
+    require_columns(rated_items.columns, ("verb_sim", "object_sim", "human_mean"), "rated items")
     v = rated_items["verb_sim"].to_numpy(float)
     o = rated_items["object_sim"].to_numpy(float)
     y = rated_items["human_mean"].to_numpy(float) / 4.0

@@ -34,7 +34,6 @@ import secrets
 import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 from sqlalchemy import BigInteger, case, cast, exists, func, or_, update
 from sqlalchemy.engine import Engine
@@ -48,7 +47,7 @@ from metrics.inputs import check_name
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
 from .storage import log_event, read_session, write_session
-from .study_spec import StudySpec
+from .study_spec import StudySpec, spec_of
 from .studytypes import get_type
 
 PERMUTATION_MODULUS = 2_147_483_647  # prime; (id * a + b) mod p permutes ids below p
@@ -78,15 +77,6 @@ class Task:
         return max(left, 0) * self.seconds_per_item
 
 
-@lru_cache(maxsize=64)
-def _spec(spec_json: str) -> StudySpec:
-    return StudySpec.from_json(spec_json)
-
-
-def spec_for(study: Study) -> StudySpec:
-    return _spec(study.spec_json)
-
-
 def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
     """How many items an annotator is meant to rate (practice + main + attention checks +
     repeats)."""
@@ -96,7 +86,7 @@ def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
 
 def _plan(session: Session, annotator: Annotator, study: Study) -> int:
     """``planned_total`` for this annotator (their eligible main items, the practice items)."""
-    return planned_total(spec_for(study), _n_items_for(session, annotator, study),
+    return planned_total(spec_of(study), _n_items_for(session, annotator, study),
                          _n_items(session, study.id, "practice"))
 
 
@@ -165,7 +155,7 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                 if study.status != "open":
                     raise InputError(f"this study is {study.status}; please come back later"
                                      if study.status == "paused" else "this study is closed")
-                spec = spec_for(study)
+                spec = spec_of(study)
                 if not (spec.completion_code or spec.completion_url):
                     raise InputError("this study does not take Prolific participants; open the "
                                      "invite link you were given")
@@ -259,7 +249,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, annotator.study_id)
-    spec = spec_for(study)
+    spec = spec_of(study)
     n_main_items = _n_items_for(session, annotator, study)
     n_practice = _n_items(session, study.id, "practice")
     total = planned_total(spec, n_main_items, n_practice)
@@ -492,7 +482,7 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
                                  revise, comment)
                 study = session.get(Study, rating.study_id)
                 phase = session.get(Assignment, rating.assignment_id).phase
-            spec = spec_for(study)
+            spec = spec_of(study)
             if spec.adaptive and phase == "main":
                 from . import adaptive
                 adaptive.after_rating(study, spec, rating.item_id, engine)
@@ -547,7 +537,7 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
     study = session.get(Study, assignment.study_id)
     if study.status != "open":
         raise InputError(f"this study is {study.status}; your answer was not stored")
-    spec = spec_for(study)
+    spec = spec_of(study)
     if response == CANT_JUDGE and spec.cant_judge:
         value = CANT_JUDGE
     else:
@@ -604,7 +594,7 @@ def annotator_session(annotator_id: int, engine: Engine | None = None) -> Annota
         study = session.get(Study, annotator.study_id)
         return AnnotatorSession(annotator.id, annotator.pseudonym, annotator.started_at is not None,
                         annotator.completed_at is not None, study.slug, study.title,
-                        study.status, study.study_type, spec_for(study))
+                        study.status, study.study_type, spec_of(study))
 
 
 def resolve_token(token: str, engine: Engine | None = None) -> int | None:

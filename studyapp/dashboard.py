@@ -27,7 +27,8 @@ from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
 from .exports import study_tables
 from .models import Rating, Study
 from .storage import get_engine, read_session
-from .studies import progress, spec_of, study_by_slug, study_items
+from .studies import progress, study_by_slug, study_items
+from .study_spec import spec_of
 from .studytypes import Section, get_type
 
 

@@ -34,7 +34,8 @@ from . import config
 from .accounts import CLI, Actor, require_studies
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating
 from .storage import log_event, read_session, write_session
-from .studies import annotator_status, spec_of, study_by_slug
+from .studies import annotator_status, study_by_slug
+from .study_spec import spec_of
 from .studytypes import get_type
 
 RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",

@@ -24,15 +24,6 @@ class Setting(SQLModel, table=True):
     value: str = Field(sa_column=Column(Text, nullable=False))
 
 
-class SchemaVersion(SQLModel, table=True):
-    """One row per applied migration."""
-
-    __tablename__ = "schema_version"
-    version: int = Field(primary_key=True)
-    description: str = Field(max_length=200)
-    applied_at: datetime = Field(default_factory=utcnow)
-
-
 class Study(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     slug: str = Field(unique=True, max_length=64)

@@ -18,7 +18,7 @@ from . import auth, config
 from .accounts import CLI, Actor, require
 from .models import Annotator, Assignment, Item, Rating, Study
 from .storage import log_event, read_session, write_session
-from .study_spec import StudySpec
+from .study_spec import StudySpec, spec_of
 
 STATUSES = ("open", "paused", "closed")
 
@@ -65,10 +65,6 @@ def study_by_slug(session: Session, slug: str) -> Study:
 def list_studies(engine: Engine | None = None) -> list[Study]:
     with read_session(engine) as session:
         return list(session.exec(select(Study).order_by(Study.id)))
-
-
-def spec_of(study: Study) -> StudySpec:
-    return StudySpec.from_json(study.spec_json)
 
 
 def invite(study_id: int, count: int = 1, labels: list[str] | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 from .studytypes import Scale
 
@@ -53,3 +54,13 @@ class StudySpec:
         data = json.loads(text)
         data["scale"] = Scale(tuple(data["scale"]["values"]), tuple(data["scale"]["labels"]))
         return cls(**data)
+
+
+@lru_cache(maxsize=64)
+def _parsed(spec_json: str) -> StudySpec:
+    return StudySpec.from_json(spec_json)
+
+
+def spec_of(study) -> StudySpec:
+    """The spec of a stored study (``models.Study``), parsed once per spec text."""
+    return _parsed(study.spec_json)

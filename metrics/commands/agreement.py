@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-from ..agreement import LEVELS, agreement_report, read_ratings
+from ..agreement import read_ratings
+from ..api import annotator_agreement
+from ..choices import LEVELS
 from ..options import input_file, integer, output_dir, seed
 from ..report import write_report
+from ..validation import MAX_RESAMPLES
+
+FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
     parser.add_argument("--items", type=input_file, help="items.csv: adds metric–human alignment to the report")
     parser.add_argument("--level", choices=LEVELS, default="ordinal", help="Krippendorff's alpha level (default ordinal)")
-    parser.add_argument("--bootstrap", type=integer(0, 100_000), default=1000, help="bootstrap resamples for intervals (0 = none)")
+    parser.add_argument("--bootstrap", type=integer(0, MAX_RESAMPLES), default=1000, help="bootstrap resamples for intervals (0 = none)")
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--out", type=output_dir, help="write report.html, agreement.json, CSV tables and PNG plots here")
 
 
 def run(args):
     ratings = read_ratings(args.ratings)
-    report = agreement_report(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
-    result = report.to_json()
+    report = annotator_agreement(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
+    result = report.to_dict()
     alignment = items = None
     if args.items:
         from ..alignment import alignment_table

@@ -6,6 +6,8 @@ from ..alignment import alignment_table
 from ..options import integer, seed
 from ._study import add_study_arguments, load_rated_items
 
+FLAGS = {"n_resamples": "--permutations"}   # parameter -> option
+
 
 def add_arguments(parser) -> None:
     add_study_arguments(parser)

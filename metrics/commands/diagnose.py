@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..api import diagnose
 from ..detections import read_detections
 from ..errors import InputError
 from ..jsonio import write_text_atomic
@@ -63,22 +64,17 @@ def run(args):
     # the diagnosis modules (pandas) are imported; the ground truth's error is reported first
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
-        from ..diagnosis import ORACLES, diagnose, interaction_classification, pair_localization
+        from ..diagnosis import ERROR_REGISTRY
         gt, first_pred = (f.result() for f in files)
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
-        pred = first_pred if k == 0 else read_detections(path)
-        d = diagnose(gt, pred, iou=args.iou, keep_no_interaction=args.keep_no_interaction,
-                     map_protocol=args.map_protocol)
-        r = d.to_dict()
-        pairs = read_detections(args.pairs[k]) if args.pairs else None
-        r["pair_localization"] = pair_localization(d.scene, pairs)
-        r["interaction_classification"] = interaction_classification(d.scene, d)
+        d = diagnose(gt, first_pred if k == 0 else path, iou=args.iou, keep_no_interaction=args.keep_no_interaction,
+                     map_protocol=args.map_protocol, pairs=args.pairs[k] if args.pairs else None)
+        results[name] = r = d.to_dict()
         r["params"] = {"iou": args.iou, "keep_no_interaction": args.keep_no_interaction, "gt": str(args.gt),
                        "pred": str(path), "pairs": args.pairs[k] if args.pairs else None}
-        results[name] = r
         if args.out or (args.errors and k == 0):
-            errors[name] = d.errors_frame()
+            errors[name] = d.errors()
     first = results[names[0]]
     result = {key: first[key] for key in ("map", "delta_map", "error_counts")}
     result.update({key: v for key, v in first.items() if key not in result})
@@ -98,11 +94,11 @@ def run(args):
                  + ("" if args.keep_no_interaction else " (no_interaction removed, §2.4)"))
     lines += ["", "mAP and ΔmAP (Full; rare / non-rare in the JSON)", head]
     lines.append(f"{'mAP':22}" + "".join(f"{_fmt(results[n]['map']):>15}" for n in names))
-    for o in ORACLES:
+    for o in ERROR_REGISTRY.oracles:
         lines.append(f"{'Δ ' + o:22}" + "".join(f"{_fmt(results[n]['delta_map'][o]):>15}" for n in names))
     lines += ["", "error counts (Full)", head]
     lines.append(f"{'true_positive':22}" + "".join(f"{results[n]['counts']['true_positive']:>15d}" for n in names))
-    for o in ORACLES:
+    for o in ERROR_REGISTRY.oracles:
         lines.append(f"{o:22}" + "".join(f"{results[n]['error_counts'][o]:>15d}" for n in names))
     lines += ["", "progressive fixes (§3.4): mAP after fixing this and all above", head]
     for i, o in enumerate(r["oracle"] for r in first["progressive"]):

@@ -3,8 +3,9 @@ and sense-cluster criteria, and the Top-1 improvement breakdown (Tables 3–4)."
 
 from __future__ import annotations
 
+from ..api import sense_accuracy
+from ..imsitu import accuracy_text
 from ..options import input_file, input_path
-from ..imsitu import accuracy_text, gold_from_image_names, read_clusters, read_gold, read_predictions, sense_accuracy
 
 
 def add_arguments(parser) -> None:
@@ -19,10 +20,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    pred = read_predictions(args.pred)
-    gold = read_gold(args.gold) if args.gold else gold_from_image_names(pred)
-    clusters = read_clusters(args.clusters) if args.clusters else None
-    result = sense_accuracy(gold, pred, clusters, include_gold=args.include_gold)
+    result = sense_accuracy(args.gold, args.pred, clusters=args.clusters, include_gold=args.include_gold).to_dict()
     text = accuracy_text(result)
     if not args.gold:
         text = "gold verbs taken from the image names\n" + text

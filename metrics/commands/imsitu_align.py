@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..inputs import line_of, read_csv
+from ..inputs import read_csv, refuse_first_row
 from ..options import input_file, integer, seed
 from ..imsitu import align_study, alignment_text, read_clusters, read_gold, read_judge
+
+FLAGS = {"n_resamples": "--resamples"}   # parameter -> option
 
 
 def add_arguments(parser) -> None:
@@ -27,10 +29,7 @@ def add_arguments(parser) -> None:
 
 def read_study_items(path) -> pd.DataFrame:
     items = read_csv(path, required=("item_id", "image", "model", "predictions"))
-    dup = items["item_id"].duplicated()
-    if dup.any():
-        k = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(f"{path}: line {line_of(path, k)}: duplicate item_id {items['item_id'].iloc[k]!r}")
+    refuse_first_row(path, items["item_id"].duplicated(), lambda k: f"duplicate item_id {items['item_id'].iloc[k]!r}")
     if "role" in items.columns:
         items = items[items["role"].isin(["", "main"])]
     return items
@@ -40,11 +39,8 @@ def read_study_ratings(path, items: pd.DataFrame) -> pd.DataFrame:
     """The marks of a correctness study; each rated item must be in the items file."""
     ratings = read_csv(path, required=("item_id", "annotator", "rating"))
     main = ratings["phase"].isin(["", "main"]) if "phase" in ratings.columns else np.ones(len(ratings), bool)
-    unknown = np.flatnonzero(np.asarray(main) & ~ratings["item_id"].isin(set(items["item_id"])).to_numpy())
-    if len(unknown):
-        k = int(unknown[0])
-        raise InputError(f"{path}: line {line_of(path, k)}: item_id {ratings['item_id'].iloc[k]!r} "
-                         "is not a main item of --items")
+    refuse_first_row(path, np.asarray(main) & ~ratings["item_id"].isin(set(items["item_id"])).to_numpy(),
+                     lambda k: f"item_id {ratings['item_id'].iloc[k]!r} is not a main item of --items")
     return ratings[np.asarray(main)].drop(columns=["phase"], errors="ignore")
 
 

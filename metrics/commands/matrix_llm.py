@@ -141,7 +141,7 @@ def run(args):
 
 
 def _dry_run(config, cache, sets, args):
-    from ..llm.runner import _duration, estimate
+    from ..llm.runner import duration_text, estimate
     result = {"dry_run": True, "models": [m.name for m in config.models], "plan": config.plan.__dict__.copy()}
     lines = [f"dry run: nothing is sent. Models in plan order (first filters): {', '.join(result['models'])}"]
     total = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cost_usd": 0.0}
@@ -155,12 +155,12 @@ def _dry_run(config, cache, sets, args):
         for name, e in est["models"].items():
             flag = "" if e["exact"] else "  (estimated: filter not yet run)"
             lines.append(f"{name:24} {e['pairs']:9d} {e['requests']:9d} {e['prompt_tokens']:11d} "
-                         f"{e['completion_tokens']:10d} {_duration(e['seconds']):>9} {e['cost_usd']:8.2f}{flag}")
+                         f"{e['completion_tokens']:10d} {duration_text(e['seconds']):>9} {e['cost_usd']:8.2f}{flag}")
         for k in total:
             total[k] += est[k]
     result["total"] = total
     lines.append(f"\ntotal: {total['requests']} requests, {total['prompt_tokens']} prompt + "
-                 f"{total['completion_tokens']} completion tokens, ≈{_duration(total['seconds'])} wall time, "
+                 f"{total['completion_tokens']} completion tokens, ≈{duration_text(total['seconds'])} wall time, "
                  f"≈{total['cost_usd']:.2f} USD (prices from the config)")
     return result, "\n".join(lines)
 

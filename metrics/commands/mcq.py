@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from ..api import crosshoi_scores
+from ..choices import SETTINGS
 from ..options import input_file, integer, number
-from ..mcq import SETTINGS, mcq_scores, read_answers, read_bench
 
 
 def add_arguments(parser) -> None:
@@ -25,13 +24,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    questions = read_bench(args.bench)
-    answers, kind = read_answers(args.pred, questions, args.score_threshold, args.iou)
-    result = mcq_scores(questions, answers)
-    result = {**result, "setting": args.setting, "bench": str(Path(args.bench)),
-              "pred": str(Path(args.pred)), "pred_kind": kind,
-              "score_threshold": args.score_threshold if kind == "detections" else None,
-              "iou": args.iou if kind == "detections" else None}
+    result = crosshoi_scores(args.bench, args.pred, score_threshold=args.score_threshold, iou=args.iou,
+                             setting=args.setting).to_dict()
     c = result["counts"]
     lines = [f"{result['n_questions']} questions ({args.setting or 'setting not given'}), "
              f"{c['answered_questions']} answered; {c['tp']} TP, {c['fp']} FP of "

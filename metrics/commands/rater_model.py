@@ -30,4 +30,4 @@ def run(args):
     if args.out:
         from ..report import write_report
         lines.append(f"report: {write_report(args.out, rater_model=model, title='Rater model')}")
-    return model.to_json(), "\n".join(lines)
+    return model.to_dict(), "\n".join(lines)

@@ -9,6 +9,9 @@ from ..agreement import rating_matrix, read_ratings
 from ..errors import InputError
 from ..options import input_file, integer, output_dir, seed
 from ..reliability import paired_metric_test, reliability, reliability_by_stratum
+from ..validation import MAX_RESAMPLES
+
+FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
 
 def add_arguments(parser) -> None:
@@ -19,7 +22,7 @@ def add_arguments(parser) -> None:
                              "those the items lack are skipped)")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
                         help="paired bootstrap test of metric columns A and B against the mean rating")
-    parser.add_argument("--bootstrap", type=integer(0, 100_000), default=1000, help="bootstrap resamples (0 = none)")
+    parser.add_argument("--bootstrap", type=integer(0, MAX_RESAMPLES), default=1000, help="bootstrap resamples (0 = none)")
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--out", type=output_dir, help="write report.html and the table as CSV here")
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 from concurrent.futures import ThreadPoolExecutor
 
 from ..choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from ..options import input_file, integer, number
+
+FLAGS = {"interpolation": "--ap-interpolation", "fn_mode": "--mf1-fn"}   # parameter -> option
 
 
 def add_arguments(parser) -> None:
@@ -46,21 +49,19 @@ def _fmt(x) -> str:
 
 
 def run(args):
+    from ..api import score_detections
     from ..detections import read_detections
 
-    # pyarrow parses both files at once without the GIL while the scorer's imports (pandas)
-    # run; the ground truth's error, if any, is reported first
+    # pyarrow parses both files at once without the GIL while the scorer's modules (pandas) are
+    # imported; the ground truth's error, if any, is reported first
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred)]
-        from ..scoring import score_detections
-        from ..similarity import SimilarityMatrix
+        importlib.import_module("metrics.scoring")
         gt, pred = (f.result() for f in files)
-    verb_sim = SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None
-    object_sim = SimilarityMatrix.load(args.object_sim) if args.object_sim else None
-    result = score_detections(gt, pred, split=args.split, verb_sim=verb_sim, object_sim=object_sim,
-                              combine=args.combine, w=args.w, iou=args.iou, delta=args.delta,
-                              tau=args.tau, interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,
-                              map_protocol=args.map_protocol)
+    result = score_detections(gt, pred, verb_sim=args.verb_sim, object_sim=args.object_sim, combine=args.combine,
+                              w=args.w, iou=args.iou, delta=args.delta, tau=args.tau, split=args.split,
+                              interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,
+                              map_protocol=args.map_protocol).to_dict()
     c = result["counts"]
     lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes "
              f"({c['classes_outside_hico']} outside HICO-DET), {c['predictions']} predictions "

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+from ..api import tune_w
 from ..options import number, output_dir
 from ..report import write_report
-from ..tuning import tune_w
-from ._study import add_study_arguments, load_rated_items
+from ..tuning import MAX_STEP, MIN_STEP
+from ._study import add_study_arguments
 
 
 def add_arguments(parser) -> None:
     add_study_arguments(parser)
-    parser.add_argument("--step", type=number(0.00001, 0.5), default=0.001, help="grid step of the MAE curve")
+    parser.add_argument("--step", type=number(MIN_STEP, MAX_STEP), default=0.001, help="grid step of the MAE curve")
     parser.add_argument("--out", type=output_dir, help="write report.html, tables and the MAE-vs-w plot here")
 
 
 def run(args):
-    _, rated = load_rated_items(args, need_similarities=True)
-    result = tune_w(rated, step=args.step)
-    lines = [f"{len(rated)} rated items", f"{'category':>8} {'w':>7} {'MAE':>7} {'n':>6}"]
+    tuning = tune_w(args.ratings, args.items, verb_sim=args.verb_sim, object_sim=args.object_sim, step=args.step)
+    result = tuning.to_dict()
+    lines = [f"{tuning.n_items} rated items", f"{'category':>8} {'w':>7} {'MAE':>7} {'n':>6}"]
     for cat, w in result["w_by_category"].items():
         lines.append(f"{cat:>8} {w:7.3f} {result['mae_by_category'][cat]:7.4f} {result['n_by_category'][cat]:6d}")
-    lines.append(f"{'overall':>8} {result['w_overall']:7.3f} {result['mae_overall']:7.4f} {len(rated):6d}")
+    lines.append(f"{'overall':>8} {result['w_overall']:7.3f} {result['mae_overall']:7.4f} {tuning.n_items:6d}")
     lines.append(f"agreement (Eq. 13): category-tuned w {result['agreement_tuned']:.4f}, "
                  f"w = 0.5 {result['agreement_w05']:.4f}")
     if args.out:

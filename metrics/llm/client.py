@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 from .config import Endpoint, Model
 from .prompt import MalformedReply, parse_reply
 
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 FATAL_STATUS = {400, 401, 403, 404, 405, 422}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..report import _heatmap, _png, _table_html, subplots, write_page
+from ..report import heatmap_figure, png_bytes, table_html, subplots, write_page
 from . import aggregate
 from .runner import Ratings
 
@@ -30,7 +30,7 @@ def _fig3(ratings: dict[str, Ratings]) -> tuple[pd.DataFrame, object]:
     for m in models:
         frame.loc[m, m] = 1.0
     title = "Pearson r (upper: verbs, lower: objects)" if len(ratings) > 1 else f"Pearson r ({next(iter(ratings))}s)"
-    return frame, _heatmap(frame, title, vmin=0.0, vmax=1.0)
+    return frame, heatmap_figure(frame, title, vmin=0.0, vmax=1.0)
 
 
 def _distribution_plot(ratings: dict[str, Ratings]):
@@ -81,25 +81,25 @@ def write(out_dir, ratings: dict[str, Ratings], result: dict, title: str = "LLM 
         parts.append(f"<h2>{pos.capitalize()}s</h2><p>{info['n_pairs']} pairs, {info['n_kept']} asked of "
                      f"every model, {info['n_filtered']} filtered by the first model "
                      f"({info['n_control']} re-rated as control), {info['n_nonzero']} non-zero in the mean "
-                     f"matrix, {info['n_missing']} without any answer.</p>" + _table_html(frame, 2))
+                     f"matrix, {info['n_missing']} without any answer.</p>" + table_html(frame, 2))
         agree = aggregate.pairwise_frame(r, "agreement")
-        parts.append("<h3>Pairwise Eq. 13 agreement between models</h3>" + _table_html(agree))
+        parts.append("<h3>Pairwise Eq. 13 agreement between models</h3>" + table_html(agree))
         if info.get("control"):
             ctrl = pd.DataFrame(info["control"]).T
-            parts.append("<h3>Control set (§4.2): disagreement with the filter's zero</h3>" + _table_html(ctrl, 4))
+            parts.append("<h3>Control set (§4.2): disagreement with the filter's zero</h3>" + table_html(ctrl, 4))
     fig3, fig = _fig3(ratings)
-    plots["pearson"] = _png(fig)
-    plots["distributions"] = _png(_distribution_plot(ratings))
-    parts.append("<h2>Inter-model Pearson r (Fig. 3)</h2>" + _table_html(fig3) + "{pearson}{distributions}")
+    plots["pearson"] = png_bytes(fig)
+    plots["distributions"] = png_bytes(_distribution_plot(ratings))
+    parts.append("<h2>Inter-model Pearson r (Fig. 3)</h2>" + table_html(fig3) + "{pearson}{distributions}")
     abl = result.get("ablation")
     if abl:
         table = pd.DataFrame([{"models": " + ".join(row["models"]), "size": row["size"],
                                "agreement": row["agreement"], "spearman": row["spearman"]}
                               for row in abl["subsets"]]).set_index("models")
-        plots["ablation"] = _png(_ablation_plot(abl))
+        plots["ablation"] = png_bytes(_ablation_plot(abl))
         parts.append(f"<h2>Ablation against the human study (supplementary Table 1)</h2>"
                      f"<p>{abl['n_items']} rated items, HOI similarity 4·(w·v + (1 − w)·o) with w = {abl['w']}; "
-                     f"agreement = mean of Eq. 13.</p>" + _table_html(table, 4) + "{ablation}")
+                     f"agreement = mean of Eq. 13.</p>" + table_html(table, 4) + "{ablation}")
     for name, png in plots.items():
         (out / f"llm_{name}.png").write_bytes(png)
     return write_page(out / "llm_report.html", title, "\n".join(parts), plots)

@@ -162,12 +162,17 @@ class Progress:
         rate = self.requests / elapsed
         left = self.total - self.done
         eta = left / (self.done / elapsed) if self.done else float("nan")
-        tail = f"done in {elapsed:.1f} s" if final else f"ETA {_duration(eta)}"
+        tail = f"done in {elapsed:.1f} s" if final else f"ETA {duration_text(eta)}"
         print(f"[{self.label}] {self.done}/{self.total} pairs ({self.done / max(self.total, 1):.0%}), "
               f"{rate:.1f} req/s, {self.missing} missing, {tail}", file=self.stream, flush=True)
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
+    """A duration as a person reads it.
+
+    >>> duration_text(75), duration_text(3700), duration_text(float("inf"))
+    ('1m15s', '1h01m', '?')
+    """
     if not math.isfinite(seconds):
         return "?"
     seconds = int(round(seconds))

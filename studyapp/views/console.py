@@ -13,6 +13,7 @@ from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.report import reliability_frame
 from studyapp.specs import load_spec
+from studyapp.study_spec import spec_of
 from studyapp.studytypes import REGISTRY, get_type
 from studyapp.components import answer_bar
 from studyapp.ui import base_url, type_view
@@ -131,7 +132,7 @@ def preview_tab(study) -> None:
     if study_type.custom_response:
         view.response_form(fields, None, **mount)
     else:
-        scale = studies.spec_of(study).scale
+        scale = spec_of(study).scale
         answer_bar(values=scale.values, labels=scale.labels, current=None, **mount)
     st.caption("Preview: answers given here are not stored.")
 
@@ -156,7 +157,7 @@ def invite_tab(study) -> None:
         st.warning("Copy these links now: tokens are stored only as hashes and cannot be shown again.")
         st.dataframe(pd.DataFrame(st.session_state["invites"], columns=["pseudonym", "link"]),
                      hide_index=True)
-    spec = studies.spec_of(study)
+    spec = spec_of(study)
     prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
                     "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
     st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL"

@@ -11,9 +11,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
 
-from studyapp import adaptive, assignment, storage, studies
+from studyapp import adaptive, storage, studies
 from studyapp.models import Assignment, Item, Study
 from studyapp.specs import load_spec
+from studyapp.study_spec import spec_of
 from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
 from test_browser import WAIT_S, browser, button, press, running_app, wait_idle  # noqa: F401
 
@@ -68,5 +69,5 @@ def test_an_adaptive_study_retires_items_at_the_target_in_the_browser(tmp_path, 
     assert EASY <= retired                               # everyone agreed on these: SE at target
     assert third and set(third) <= set(HARD_BASE)       # the third annotator saw only open items
     assert {k: counts[k] for k in EASY} == {k: 2 for k in EASY}
-    progress = adaptive.adaptive_progress(study, assignment.spec_for(study))
+    progress = adaptive.adaptive_progress(study, spec_of(study))
     assert progress["retired"] >= len(EASY) and progress["ratings"] == 24 + len(third)

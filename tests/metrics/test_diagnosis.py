@@ -11,9 +11,10 @@ import pytest
 
 from projectpaths import ROOT
 from metrics.detections import Detections, write_jsonl
-from metrics.diagnosis import (ERROR_TYPES, ORACLES, PREDICTION_KINDS, class_ap, diagnose,
+from metrics.diagnosis import (ERROR_REGISTRY, class_ap, diagnose,
                                interaction_classification, pair_localization)
 from metrics.errors import InputError
+from tests.reference import pairs as reference
 
 # boxes: ground-truth humans H*, objects O*; X* / Y* overlap nothing
 H1, O1 = [0, 0, 10, 10], [20, 0, 30, 10]          # pair P1 (horse): ride, feed
@@ -80,7 +81,7 @@ def test_every_category_of_the_scene(d):
     assert counts["rare"] == dict.fromkeys(counts["full"], 0) | {"missed_gt": 1, "false_negative": 1}
     assert counts["non_rare"]["missed_gt"] == 1 and counts["non_rare"]["false_negative"] == 4
     # exhaustive and exclusive
-    assert sum(counts["full"][k] for k in PREDICTION_KINDS) == len(PRED)
+    assert sum(counts["full"][k] for k in ERROR_REGISTRY.prediction_kinds) == len(PRED)
 
 
 def test_every_single_oracle_by_hand(d):
@@ -104,7 +105,7 @@ def test_every_single_oracle_by_hand(d):
                      "duplicate": 1 / 90, "interaction": 0.2, "missed_gt": 0.25, "false_positive": 2 / 15,
                      "false_negative": 0.45}
     delta = d.delta_map
-    assert set(delta) == set(ORACLES)
+    assert set(delta) == set(ERROR_REGISTRY.oracles)
     for oracle, changes in after.items():
         new = ap | changes
         full = sum(new.values()) / 5
@@ -117,7 +118,7 @@ def test_every_single_oracle_by_hand(d):
 
 def test_progressive_fixes_reach_one_and_single_deltas_do_not_sum(d):
     prog = d.progressive()
-    assert [p["oracle"] for p in prog] == list(ERROR_TYPES)
+    assert [p["oracle"] for p in prog] == list(ERROR_REGISTRY.names)
     # human box: C 1 | + object box: D 1/2 | + both boxes: A 5/9 | + association: D 1 |
     # + duplicate: A 2/3 | + interaction: B 1 | + missed GT: A 1, E 1
     expected = [1.5 / 5, 2 / 5, 37 / 90, 23 / 45, 8 / 15, 11 / 15, 1.0]
@@ -131,7 +132,7 @@ def test_progressive_fixes_reach_one_and_single_deltas_do_not_sum(d):
 def test_result_dict_has_the_design_keys(d):
     r = d.to_dict()
     assert r["map"] == pytest.approx(0.2)
-    assert set(r["delta_map"]) == set(ORACLES) == set(r["error_counts"])
+    assert set(r["delta_map"]) == set(ERROR_REGISTRY.oracles) == set(r["error_counts"])
     assert r["delta_map"]["interaction"] == pytest.approx(0.2)
     assert r["error_counts"]["missed_gt"] == 2
     assert r["splits"]["non_rare"]["map_after"]["false_negative"] == pytest.approx(0.5625)
@@ -210,7 +211,7 @@ def test_interaction_classification_by_hand(d):
 
 def test_bad_input_raises_input_error():
     gt, pred = scene()
-    with pytest.raises(InputError, match="unknown oracle"):
+    with pytest.raises(InputError, match="oracles must be one of .*, got .nope."):
         diagnose(gt, pred, oracles=("nope",))
     with pytest.raises(InputError, match="iou"):
         diagnose(gt, pred, iou=0)
@@ -236,7 +237,7 @@ def test_exhaustive_exclusive_and_same_map_as_score_on_a_random_workload(protoco
         assert dk.map[sub] == pytest.approx(r["hico"]["default"][sub], abs=1e-12), sub
     for diag, n_classes in ((dk, 600), (diagnose(gt, pred, map_protocol=protocol), 520)):
         c = diag.error_counts()["full"]
-        assert sum(c[k] for k in PREDICTION_KINDS) == len(diag.kind)
+        assert sum(c[k] for k in ERROR_REGISTRY.prediction_kinds) == len(diag.kind)
         assert c["false_positive"] == len(diag.kind) - c["true_positive"]
         # fixing everything gives AP 1 to every class with ground truth; officially the mean
         # runs over the whole HICO-DET class set (600, or 520 without no_interaction)
@@ -327,13 +328,6 @@ def test_cli_missing_file_and_unscored_predictions(tmp_path):
     assert out.returncode == 2 and "no 'score'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_distinct_rows_equal_numpy_unique():
-    from metrics.diagnosis import _distinct
-    rows = np.random.default_rng(16).integers(0, 500, 3000)
-    assert np.array_equal(_distinct(rows, 600), np.unique(rows))
-    assert len(_distinct(np.zeros(0, dtype=np.int64), 5)) == 0
-
-
 def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computation():
     """The §4.1 candidates of the distinct prediction pairs, taken from the scene's edges, are
     those :func:`_pair_candidates` computes from the boxes (same rows, order and IoUs)."""
@@ -367,24 +361,25 @@ def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computat
 
 
 def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
-    from metrics.diagnosis import _unique_pairs
+    from metrics.diagnosis import unique_pairs
     rng = np.random.default_rng(17)
     n = 3000
     image = rng.integers(0, 20, n)
     human, obj_box = rng.integers(0, 3, (n, 4)).astype(float), rng.integers(0, 3, (n, 4)).astype(float)
     human[rng.random(n) < 0.2, 0] = -0.0                  # -0.0 and 0.0 are one value
     obj = rng.integers(0, 2, n)
-    pid, first = _unique_pairs(image, human, obj_box, obj)
+    pid, first = unique_pairs(image, human, obj_box, obj)
     rows = pd.DataFrame(np.column_stack([image, human, obj_box, obj]).astype(np.float64))
     expected = rows.groupby(list(rows.columns), sort=False).ngroup().to_numpy()
     assert len(first) < n and np.array_equal(pid, expected)
     assert np.array_equal(first, [np.flatnonzero(expected == k)[0] for k in range(len(first))])
+    assert (pid.tolist(), first.tolist()) == reference.unique_pairs(image, human, obj_box, obj)
 
 
 def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
     """Two rows built to share the 64-bit key (the last two values offset against each other)
     stay two pairs: the check finds them and pandas groups the columns."""
-    from metrics.diagnosis import _unique_pairs
+    from metrics.diagnosis import unique_pairs
     m = np.uint64(0x9E3779B97F4A7C15)
     x = np.array([7.0]).view(np.uint64)[0]
     y = np.array([1.0]).view(np.uint64)[0]
@@ -395,5 +390,5 @@ def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
     human = np.zeros((3, 4))
     obj_box = np.array([[1.0, 2, 3, 7.0], [1.0, 2, 3, other[0]], [1.0, 2, 3, 7.0]])
     obj = np.array([1.0, other[1], 1.0])
-    pid, first = _unique_pairs(image, human, obj_box, obj)
+    pid, first = unique_pairs(image, human, obj_box, obj)
     assert pid.tolist() == [0, 1, 0] and first.tolist() == [0, 1]

@@ -9,7 +9,8 @@ import pytest
 
 from metrics import InputError
 from metrics.cli import main
-from metrics.imsitu import (alignment_table, base_forms, bootstrap_ci, gold_from_image_names, human_accuracy,
+from metrics.intervals import bootstrap_mean_interval
+from metrics.imsitu import (alignment_table, base_forms, gold_from_image_names, human_accuracy,
                             majority_labels, parse_clusters, parse_marks, read_examples_predictions,
                             read_gold, read_judge, sense_accuracy, verb_synsets, wn_synonyms)
 
@@ -150,7 +151,7 @@ def test_bootstrap_interval_matches_a_direct_resampling():
     values = np.array([1, 0, 1, 1, 0, 1, 0, 1], dtype=float)
     rng = np.random.default_rng(5)
     means = values[rng.integers(0, 8, size=(500, 8))].mean(axis=1)
-    assert bootstrap_ci(values, 500, seed=5) == tuple(np.quantile(means, [0.025, 0.975]))
+    assert bootstrap_mean_interval(values, n_resamples=500, seed=5) == tuple(np.quantile(means, [0.025, 0.975]))
 
 
 def test_alignment_tau_and_alpha_by_hand(tmp_path):

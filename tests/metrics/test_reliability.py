@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from metrics.agreement import krippendorff_alpha, rating_matrix
-from metrics.reliability import (gwet_ac2, hayes_krippendorff_bootstrap, human_ceiling, icc,
-                                 kalpha_interval, paired_metric_test, reliability,
-                                 reliability_by_stratum, variance_components)
+from metrics.intervals import kalpha_interval
+from metrics.reliability import (gwet_ac2, hayes_krippendorff_bootstrap, human_ceiling, icc, paired_metric_test,
+                                 reliability, reliability_by_stratum, variance_components)
 from metrics.simulation import simulate_ratings
 
 NAN = np.nan
@@ -133,7 +133,7 @@ def test_kalpha_correction_of_perfect_resamples_matches_the_macro():
 
 def test_kalpha_interval_ranks():
     alphas = np.arange(1000) / 1000
-    assert kalpha_interval(alphas) == [0.024, 0.975]  # ranks 25 and 976 (1-based)
+    assert kalpha_interval(alphas) == (0.024, 0.975)  # ranks 25 and 976 (1-based)
 
 
 def test_icc_equals_pingouin_icc2_and_icc3_on_a_complete_design():

@@ -1,7 +1,7 @@
 """SHOE mAP (Algorithm 1), SHOE mF1 (Algorithm 2), miss rates and standard mAP.
 
 Expected values are worked out by hand in the comments, or come from the plain-Python
-reference transcription in benchmarks/reference_scoring.py (a second implementation).
+reference transcription in tests/reference/shoe_algorithms.py (a second implementation).
 """
 
 
@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from metrics import scoring as S
+from metrics.boxes import box_iou
 from metrics.detections import Detections
 from metrics.similarity import SimilarityMatrix
 
-from benchmarks import reference_scoring as ref
+from tests.reference import shoe_algorithms as ref
 
 EPS = 1e-8
 A, B, C = [0, 0, 10, 10], [20, 20, 30, 30], [50, 50, 60, 60]
@@ -51,7 +52,7 @@ def _shoe_ap(**kw):
 def test_box_iou_by_hand():
     a = np.array([[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 0, 0]], float)
     b = np.array([[5, 0, 15, 10], [20, 20, 30, 30], [0, 0, 0, 0]], float)
-    assert S.box_iou(a, b).tolist() == [50 / 150, 0.0, 0.0]
+    assert box_iou(a, b).tolist() == [50 / 150, 0.0, 0.0]
 
 
 def test_algorithm1_matching_by_hand():
@@ -303,14 +304,3 @@ def test_free_text_prediction_resolves_against_ground_truth():
     assert r["map"] == pytest.approx(1 / 600) and r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
     assert r["resolution"]["verb"]["pred"]["free_text"] == {"riding": "ride.v.01"}
 
-
-def test_segment_suffix_max_equals_a_plain_loop_per_segment():
-    from metrics.scoring import _segment_suffix_max
-    rng = np.random.default_rng(16)
-    values = np.round(rng.random(2000), 2)          # many ties
-    starts = np.r_[0, np.sort(rng.choice(np.arange(1, 2000), 60, replace=False))]
-    ends = np.r_[starts[1:], len(values)]
-    expected = np.concatenate([[values[i:e].max() for i in range(s, e)] for s, e in zip(starts, ends)])
-    assert np.array_equal(_segment_suffix_max(values, starts), expected)
-    assert np.array_equal(_segment_suffix_max(np.array([0.5]), np.array([0])), [0.5])
-    assert len(_segment_suffix_max(np.zeros(0), np.zeros(0, dtype=np.int64))) == 0

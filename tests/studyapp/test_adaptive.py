@@ -11,6 +11,7 @@ from metrics import InputError
 from studyapp import adaptive, assignment, storage, studies
 from studyapp.models import Assignment, Event, Item, Study
 from studyapp.specs import load_spec
+from studyapp.study_spec import spec_of
 from studyhelpers import EASY, HARD_BASE, make_annotators, rate_until_done, ratings_per_item, write_adaptive_spec
 
 pytestmark = pytest.mark.usefixtures("db_backend")
@@ -35,7 +36,7 @@ def test_items_retire_at_the_target_and_hard_items_get_up_to_max_raters(tmp_path
         study = session.get(Study, study_id)
         fitted = session.exec(select(Event).where(Event.kind == "rater_model_fitted")).all()
     assert fitted and study.rater_model
-    progress = adaptive.adaptive_progress(study, assignment.spec_for(study))
+    progress = adaptive.adaptive_progress(study, spec_of(study))
     retired = sum(1 for k in se if se[k] <= 0.4)
     saved = sum(4 - counts[k] for k in se if se[k] <= 0.4)   # max_raters 4 minus each retired item's ratings
     assert progress == {"items": 12, "retired": retired, "ratings": sum(counts.values()), "ratings_saved": saved,

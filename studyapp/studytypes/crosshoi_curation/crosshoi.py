@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics import InputError, hico
+from metrics.inputs import check_readable, require_columns
 
 SETTINGS = ("human_box", "human_object_box", "image_level")
 MARKS = {"c": "correct", "i": "incorrect", "a": "ambiguous"}
@@ -77,22 +78,20 @@ class Question:
 
 
 def _iou(a, b) -> float:
-    from metrics.mcq import iou
-    return iou(a, b)
+    from metrics.boxes import box_iou
+    return float(box_iou(a, b))
 
 
 def _box(value, where):
-    from metrics.mcq import _box as check
-    return check(value, where)
+    from metrics.boxes import parse_box
+    return parse_box(value, where)
 
 
 def questions_from_ground_truth(path: str | Path, setting: str = "human_box") -> list[Question]:
     """Stage 1 from JSON Lines ground truth (see the module docstring)."""
     if setting not in SETTINGS:
         raise InputError(f"setting must be one of {', '.join(SETTINGS)}, got {setting!r}")
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"ground truth not found: {path}")
+    path = check_readable(path)
     out: list[Question] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -204,15 +203,11 @@ def filter_by_models(questions: list[Question], path: str | Path) -> list[Questi
     CSV columns ``question, candidate, model, vote`` with vote ``wrong`` or ``correct``
     (``incorrect`` / ``0`` read as wrong, ``1`` as correct). A candidate no model judged is
     dropped; candidates from a re-audited benchmark file stay."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"model judgments not found: {path}")
+    path = check_readable(path)
     votes: dict[tuple[str, str], list[str]] = {}
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        for column in ("question", "candidate", "model", "vote"):
-            if column not in (reader.fieldnames or []):
-                raise InputError(f"{path}: missing column '{column}'")
+        require_columns(reader.fieldnames or [], ("question", "candidate", "model", "vote"), str(path))
         for row in reader:
             vote = (row["vote"] or "").strip().lower()
             if vote in ("wrong", "incorrect", "0"):

@@ -27,9 +27,10 @@ from studyapp import images
 
 
 def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list[str]]]:
-    from metrics.imsitu import _load_json, parse_predictions
+    from metrics.imsitu import parse_predictions
+    from metrics.inputs import read_json
 
-    data = _load_json(path)
+    data = read_json(path)
     if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
         return {str(m): parse_predictions(per, f"{path}: model {m!r}") for m, per in data.items()}
     if not model:

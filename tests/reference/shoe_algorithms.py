@@ -2,7 +2,7 @@
 and the standard HICO-DET mAP — one image, one ground truth, one prediction at a time.
 
 Deliberately straightforward and independent of ``metrics.scoring`` (no numpy in the
-algorithms), so that it can check the vectorized scorer (tests and
+algorithms), so that it can check the vectorized scorer (tests/metrics/test_scoring.py and
 ``benchmarks/score_hico_scale.py``). Inputs are plain lists:
 
 - ``images``: list over images (in image order) of ``(gts, preds)``;
@@ -24,6 +24,23 @@ def iou(a, b) -> float:
     inter = max(iw, 0.0) * max(ih, 0.0)
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def envelope(precision: list[float]) -> list[float]:
+    """All-point interpolation: each precision raised to the highest one at a higher recall."""
+    out = list(precision)
+    for i in range(len(out) - 2, -1, -1):
+        out[i] = max(out[i], out[i + 1])
+    return out
+
+
+def area(precision: list[float], recall: list[float]) -> float:
+    """AP = Σ_i (R_i − R_{i−1}) P_i (SHOE Eq. 11; the all-point AP with an envelope)."""
+    ap, prev = 0.0, 0.0
+    for p, r in zip(precision, recall):
+        ap += (r - prev) * p
+        prev = r
+    return ap
 
 
 def _match_image(gts, preds, sigma_i, theta, use):
@@ -97,14 +114,7 @@ def shoe_map(images, sigma, n_classes, *, theta=0.5, delta=0.0, interpolation="n
             fp = i - tp
             precision.append(tp / (tp + fp + EPS))
             recall.append(tp / (n_gt[k] + EPS))
-        if interpolation == "all-point":
-            for i in range(len(precision) - 2, -1, -1):
-                precision[i] = max(precision[i], precision[i + 1])
-        ap, prev = 0.0, 0.0
-        for p, r in zip(precision, recall):
-            ap += (r - prev) * p
-            prev = r
-        aps.append(ap)
+        aps.append(area(envelope(precision) if interpolation == "all-point" else precision, recall))
     return aps
 
 
@@ -198,11 +208,5 @@ def standard_map(images, n_classes, *, theta=0.5):
             tp += f
             precision.append(tp / i)
             recall.append(tp / n_gt[k])
-        for i in range(len(precision) - 2, -1, -1):
-            precision[i] = max(precision[i], precision[i + 1])
-        ap, prev = 0.0, 0.0
-        for p, r in zip(precision, recall):
-            ap += (r - prev) * p
-            prev = r
-        aps.append(ap)
+        aps.append(area(envelope(precision), recall))
     return aps

@@ -1,0 +1,566 @@
+"""The public functions of the metric package (re-exported by :mod:`metrics`; see its
+docstring for the naming convention).
+
+Each takes plain inputs — :class:`~metrics.detections.Detections` or a path, DataFrames or a
+path, dicts or a path — and keyword-only options, checks the options with
+:mod:`metrics.validation`, and returns a float (a score that is one number) or a frozen result
+dataclass whose :meth:`Result.to_dict` is the JSON the matching command writes. The commands of
+``python -m metrics`` compute their results through these functions, so a function and its
+command give the same numbers.
+
+This module imports nothing heavy: numpy, pandas and the scorers load on the first call.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .choices import SCALE, SETTINGS
+from .validation import check_choice, check_fraction, check_in_range
+
+
+def hidden(**options):
+    """A result field that ``to_dict`` leaves out (tables and objects behind the JSON)."""
+    return field(metadata={"json": False}, repr=False, compare=False, **options)
+
+
+def optional(**options):
+    """A result field that ``to_dict`` leaves out when it is None (a key the JSON has only
+    in some cases)."""
+    return field(default=None, metadata={"optional": True}, **options)
+
+
+@dataclass(frozen=True)
+class Result:
+    """Base of the result dataclasses: one field per key of the JSON result, in its order."""
+
+    def to_dict(self) -> dict:
+        """The JSON-able result (a copy): the keys the command writes, in its order."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.metadata.get("json") is False or (f.metadata.get("optional") and value is None):
+                continue
+            out[f.name] = copy.deepcopy(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, result: dict, **hidden_fields):
+        """The result holding ``result``'s keys (each field's, the others ignored)."""
+        names = {f.name for f in fields(cls) if f.metadata.get("json") is not False}
+        return cls(**{k: v for k, v in result.items() if k in names}, **hidden_fields)
+
+
+# ---------------------------------------------------------------------------- inputs
+def _detections(value):
+    """Detections, or the Detections a path holds."""
+    if isinstance(value, (str, Path)):
+        from .detections import read_detections
+        return read_detections(value)
+    return value
+
+
+def _matrix(value):
+    """A SimilarityMatrix, the one a path holds, or None."""
+    if isinstance(value, (str, Path)):
+        from .similarity import SimilarityMatrix
+        return SimilarityMatrix.load(value)
+    return value
+
+
+def _ratings(value):
+    """(ratings, source name): a ratings DataFrame checked as ``ratings.csv`` is, or read from a path."""
+    from .agreement import read_ratings, validate_ratings
+    if isinstance(value, (str, Path)):
+        return read_ratings(value), str(value)
+    return validate_ratings(value, "ratings"), "ratings"
+
+
+def _items(value):
+    """(items, source name): an items DataFrame checked as ``items.csv`` is, or read from a path."""
+    from .study_items import read_items, validate_items
+    if isinstance(value, (str, Path)):
+        return read_items(value), str(value)
+    return validate_items(value, "items"), "items"
+
+
+def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similarities: bool = True):
+    """``(ratings, rated items)``: the items that have ratings, with ``human_mean``,
+    ``n_ratings`` and (with ``need_similarities``) ``verb_sim`` / ``object_sim``, looked up in
+    the matrices where the items lack them. Every rated item must be in ``items``."""
+    from .study_items import check_rated_items, component_similarities, join_ratings
+    ratings, ratings_source = _ratings(ratings)
+    items, items_source = _items(items)
+    check_rated_items(items, ratings, items_source, ratings_source)
+    if need_similarities:
+        items = component_similarities(items, _matrix(verb_sim), _matrix(object_sim))
+    return ratings, join_ratings(items, ratings)
+
+
+# ---------------------------------------------------------------------------- HOI detection scores
+@dataclass(frozen=True)
+class DetectionScores(Result):
+    """The ``score`` command's result (DESIGN.md): plain numbers for the Full split under
+    ``map``, ``shoe_map``, ``shoe_mf1``, ``gt_miss_rate``, ``pred_miss_rate``; the breakdowns
+    under the other keys."""
+
+    map: float | None
+    hico: dict | None
+    mrec: float | None
+    mrec_by_subset: dict | None
+    protocol: dict | None
+    shoe_map: float | None
+    shoe_mf1: float | None
+    gt_miss_rate: float
+    pred_miss_rate: float
+    splits: dict
+    per_class: list
+    counts: dict
+    resolution: dict
+    params: dict
+
+
+def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+                     iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
+                     interpolation: str = "none", fn_mode: str = "algorithm2",
+                     map_protocol: str = "official") -> DetectionScores:
+    """Standard HICO-DET mAP, SHOE mAP (SHOE supp. Algorithm 1), SHOE mF1 (Algorithm 2) and the
+    miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detections.Detections`
+    or paths of JSON Lines / QPIC files).
+
+    ``verb_sim`` / ``object_sim``: similarity matrices (or their files; default the WordNet
+    baseline); HOI similarity σ = ``combine``(verb, object) (Eq. 1, weight ``w``); ``iou`` is
+    θ for both boxes; an unmatched prediction is a false positive when σ to its image's most
+    similar ground truth is ≥ ``delta``; SHOE mF1 and the miss rates use predictions with score
+    ≥ ``tau``; ``split`` adds a zero-shot split's seen / unseen classes; ``interpolation``
+    (SHOE AP), ``fn_mode`` (mF1 false negatives) and ``map_protocol`` (standard mAP) choose
+    conventions (``metrics.scoring``).
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
+    >>> r = score_detections(gt, pred, map_protocol="all-point")
+    >>> r.map, round(r.shoe_map, 6), round(r.shoe_mf1, 6), r.gt_miss_rate
+    (1.0, 1.0, 1.0, 0.0)
+    """
+    from .scoring import score_detections as score
+    result = score(_detections(gt), _detections(pred), split=split, verb_sim=_matrix(verb_sim),
+                   object_sim=_matrix(object_sim), combine=combine, w=w, iou=iou, delta=delta, tau=tau,
+                   interpolation=interpolation, fn_mode=fn_mode, map_protocol=map_protocol)
+    return DetectionScores.from_dict(result)
+
+
+def _class_rows(scores: DetectionScores, *keys: str) -> list[dict]:
+    return [{k: row[k] for k in ("verb", "object", "hoi_id", "rare", "n_gt", *keys)} for row in scores.per_class]
+
+
+def _split_values(scores: DetectionScores, key: str, count: str = "n_classes") -> dict:
+    return {name: {key: s[key], count: s[count]} for name, s in scores.splits.items()}
+
+
+@dataclass(frozen=True)
+class HicoMap(Result):
+    """Standard HICO-DET mAP: ``map`` (Default, Full), the Default / Known-Object ×
+    Full / Rare / Non-rare table ``hico``, mean recall and the protocol card; per-class AP."""
+
+    map: float | None
+    hico: dict | None
+    mrec: float | None
+    mrec_by_subset: dict | None
+    protocol: dict | None
+    per_class: list
+
+
+def hico_map(gt, pred, *, iou: float = 0.5, map_protocol: str = "official", split: str | None = None) -> HicoMap:
+    """Standard HICO-DET mAP of ``pred`` against ``gt`` (``map_protocol="official"``: the
+    ywchao/ho-rcnn evaluation, 11-point AP, +1-pixel IoU, 600 classes; ``"all-point"``:
+    all-point AP, continuous IoU); see :func:`score_detections`, whose numbers these are.
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
+    >>> round(hico_map(gt, pred).map * 600, 9)      # one of the 600 classes found perfectly
+    1.0
+    """
+    scores = score_detections(gt, pred, iou=iou, map_protocol=map_protocol, split=split)
+    return HicoMap(map=scores.map, hico=scores.hico, mrec=scores.mrec, mrec_by_subset=scores.mrec_by_subset,
+                   protocol=scores.protocol, per_class=_class_rows(scores, "ap"))
+
+
+@dataclass(frozen=True)
+class ShoeMap(Result):
+    """SHOE mAP: ``shoe_map`` (Full), per split and per class."""
+
+    shoe_map: float | None
+    splits: dict
+    per_class: list
+
+
+@dataclass(frozen=True)
+class ShoeF1(Result):
+    """SHOE mF1: ``shoe_mf1`` (Full), per split and per class (soft TP / FP / FN)."""
+
+    shoe_mf1: float | None
+    splits: dict
+    per_class: list
+
+
+def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+             iou: float = 0.5, delta: float = 0.0, split: str | None = None,
+             interpolation: str = "none") -> ShoeMap:
+    """SHOE mAP (SHOE supp. Algorithm 1; AP by Eq. 11) of ``pred`` against ``gt``; options as in
+    :func:`score_detections`, whose numbers these are.
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["straddle"], ["horse"], [0.9])
+    >>> 0 < shoe_map(gt, pred).shoe_map < 1      # a similar verb earns part of the AP
+    True
+    """
+    scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
+                              delta=delta, split=split, interpolation=interpolation)
+    return ShoeMap(shoe_map=scores.shoe_map, splits=_split_values(scores, "shoe_map"),
+                   per_class=_class_rows(scores, "shoe_ap"))
+
+
+def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+            iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
+            fn_mode: str = "algorithm2") -> ShoeF1:
+    """SHOE mF1 (SHOE supp. Algorithm 2; ``fn_mode="eq5"``: main text Eq. 5) of the predictions
+    with score ≥ ``tau``; options as in :func:`score_detections`, whose numbers these are.
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> round(shoe_f1(gt, pred).shoe_mf1, 6)        # no scores: every prediction counts
+    1.0
+    """
+    scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
+                              delta=delta, tau=tau, split=split, fn_mode=fn_mode)
+    return ShoeF1(shoe_mf1=scores.shoe_mf1, splits=_split_values(scores, "shoe_mf1"),
+                  per_class=_class_rows(scores, "shoe_f1", "shoe_precision", "shoe_recall", "shoe_tp", "shoe_fp",
+                                        "shoe_fn"))
+
+
+@dataclass(frozen=True)
+class MissRates(Result):
+    """SHOE supp. §2: the share of ground truths no prediction matched, and of (τ-filtered)
+    predictions matched to no ground truth."""
+
+    gt_miss_rate: float
+    pred_miss_rate: float
+
+
+def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+               iou: float = 0.5, tau: float = 0.5) -> MissRates:
+    """Ground-truth and prediction miss rates (SHOE supp. §2) under SHOE's matching of the
+    predictions with score ≥ ``tau``; options as in :func:`score_detections`.
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a", "a"], [[0, 0, 10, 10]] * 2, [[10, 10, 20, 20], [50, 50, 60, 60]],
+    ...                             ["ride", "hold"], ["horse", "cup"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> miss_rates(gt, pred)
+    MissRates(gt_miss_rate=0.5, pred_miss_rate=0.0)
+    """
+    scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
+                              tau=tau)
+    return MissRates(gt_miss_rate=scores.gt_miss_rate, pred_miss_rate=scores.pred_miss_rate)
+
+
+# ---------------------------------------------------------------------------- Diag-HOI
+@dataclass(frozen=True)
+class DiagnosisResult(Result):
+    """One model's ``diagnose`` result: ``map``, ``delta_map`` and ``error_counts`` keyed by
+    error type (Full split), the breakdowns, §4.1 pair localization and §4.2 interaction
+    classification. The command adds ``params`` (its options and file names) and the model
+    names. ``errors()`` gives the per-prediction categories."""
+
+    map: float | None
+    delta_map: dict
+    error_counts: dict
+    splits: dict
+    progressive: list
+    progressive_note: str
+    sum_delta_map: float
+    protocol: dict
+    counts: dict
+    per_class: list
+    pair_localization: dict
+    interaction_classification: dict
+    diagnosis: Any = hidden()
+
+    def errors(self):
+        """One row per prediction (category, score, labels, its ground truth) and one per
+        missed ground truth (a DataFrame)."""
+        return self.diagnosis.errors_frame()
+
+
+def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, map_protocol: str = "official",
+             pairs=None) -> DiagnosisResult:
+    """Diag-HOI (Zhu et al., §3–4): every prediction's error category (Fig. 2), mAP after
+    each oracle (Eq. 2) and the grouped oracles (§3.3), progressive fixes (§3.4), pair
+    localization (§4.1, of ``pairs`` — first-stage pair detections — or of the predictions'
+    distinct pairs) and interaction classification (§4.2). Error types:
+    :data:`metrics.diagnosis.ERROR_REGISTRY`.
+
+    >>> from metrics.detections import Detections
+    >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
+    >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["feed"], ["horse"], [0.9])
+    >>> d = diagnose(gt, pred, map_protocol="all-point")
+    >>> d.map, d.delta_map["interaction"], d.error_counts["interaction"]
+    (0.0, 1.0, 1)
+    """
+    from .diagnosis import diagnose as run_diagnosis, interaction_classification, pair_localization
+    d = run_diagnosis(_detections(gt), _detections(pred), iou=iou, keep_no_interaction=keep_no_interaction,
+                      map_protocol=map_protocol)
+    result = d.to_dict()
+    result["pair_localization"] = pair_localization(d.scene, None if pairs is None else _detections(pairs))
+    result["interaction_classification"] = interaction_classification(d.scene, d)
+    return DiagnosisResult.from_dict(result, diagnosis=d)
+
+
+# ---------------------------------------------------------------------------- CrossHOI-Bench
+@dataclass(frozen=True)
+class CrossHoiScores(Result):
+    """The ``mcq`` command's result: Macro-F1, Instance-F1, Micro-F1, exact match, average
+    precision and recall (fractions), the counts behind them, and how the answers were read."""
+
+    macro_f1: float
+    instance_f1: float
+    micro_f1: float
+    exact_match: float
+    avg_precision: float
+    avg_recall: float
+    n_questions: int
+    counts: dict
+    macro: dict
+    per_class: list
+    setting: str | None
+    bench: str | None
+    pred: str | None
+    pred_kind: str
+    score_threshold: float | None
+    iou: float | None
+
+
+def crosshoi_scores(bench, answers, *, score_threshold: float = 0.5, iou: float = 0.5,
+                    setting: str | None = None) -> CrossHoiScores:
+    """CrossHOI-Bench multiple-choice scores (the released scorer's semantics,
+    :mod:`metrics.mcq`) of ``answers`` on ``bench``.
+
+    ``bench``: the benchmark (a path or its JSON object); ``answers``: a path (option strings
+    per question, the released detection records, or JSON Lines detections) or a dict question
+    key → chosen option strings. Detections answer with score ≥ ``score_threshold`` and IoU ≥
+    ``iou`` with the question's boxes. ``setting`` is recorded.
+
+    >>> bench = {"q": {"gt_choices": ["ride a/an horse"], "wrong_choices": ["feed a/an horse"]}}
+    >>> r = crosshoi_scores(bench, {"q": ["ride a/an horse", "feed a/an horse"]})
+    >>> round(r.instance_f1, 4), r.exact_match
+    (0.6667, 0.0)
+    """
+    from .mcq import mcq_scores, parse_bench, read_answers, read_bench
+    check_fraction("score_threshold", score_threshold)
+    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
+    if setting is not None:
+        check_choice("setting", setting, SETTINGS)
+    questions = read_bench(bench) if isinstance(bench, (str, Path)) else parse_bench(bench)
+    if isinstance(answers, (str, Path)):
+        chosen, kind = read_answers(answers, questions, score_threshold=score_threshold, iou=iou)
+    else:
+        chosen, kind = answers, "options"
+    result = mcq_scores(questions, chosen)
+    detections = kind == "detections"
+    return CrossHoiScores.from_dict({
+        **result, "setting": setting, "bench": str(Path(bench)) if isinstance(bench, (str, Path)) else None,
+        "pred": str(Path(answers)) if isinstance(answers, (str, Path)) else None, "pred_kind": kind,
+        "score_threshold": score_threshold if detections else None, "iou": iou if detections else None})
+
+
+# ---------------------------------------------------------------------------- imSitu
+@dataclass(frozen=True)
+class SenseAccuracy(Result):
+    """The ``imsitu`` command's result: Top-1 / Top-5 accuracy under the gold, WordNet-synonym
+    and (with clusters) sense-cluster criteria (Tables 3–4), and the counts behind them."""
+
+    gold: dict
+    wn_syn: dict
+    cluster: dict | None
+    breakdown: dict | None
+    n_images_without_clusters: int | None = optional()
+    n_gold_outside_clusters: int | None = optional()
+    include_gold: bool | None = optional()
+    n_images: int = 0
+    n_missing_predictions: int = 0
+    n_extra_predictions: int = 0
+
+
+def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> SenseAccuracy:
+    """imSitu verb accuracy with sense clusters (Yao, Jarvis & Jiang §4.2, :mod:`metrics.imsitu`).
+
+    ``pred``: image → ranked verbs (a dict or its JSON file, or a folder of imSitu
+    ``*.predictions`` files); ``gold``: image → gold verb(s) (a dict or its file; None: from
+    imSitu image names ``<verb>_<n>.jpg``); ``clusters``: sense clusters (a dict or its file);
+    ``include_gold`` counts an image's gold verbs as cluster targets too.
+
+    >>> r = sense_accuracy({"a.jpg": "jumping"}, {"a.jpg": ["leaping", "jumping"]})
+    >>> r.gold, r.wn_syn
+    ({'top1': 0.0, 'top5': 1.0}, {'top1': 1.0, 'top5': 1.0})
+    """
+    from .imsitu import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
+                         sense_accuracy as accuracy)
+    pred = read_predictions(pred) if isinstance(pred, (str, Path)) else pred
+    if gold is None:
+        gold = gold_from_image_names(pred)
+    elif isinstance(gold, (str, Path)):
+        gold = read_gold(gold)
+    if isinstance(clusters, (str, Path)):
+        clusters = read_clusters(clusters)
+    elif isinstance(clusters, dict):
+        clusters = parse_clusters(clusters)
+    return SenseAccuracy.from_dict(accuracy(gold, pred, clusters, include_gold=include_gold))
+
+
+# ---------------------------------------------------------------------------- rating studies
+def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1000, seed: int = 0):
+    """Inter-annotator agreement of a rating study (SHOE §4.3, supp. §5.2–5.3, §6.3):
+    Krippendorff's alpha at ``level``, mean pairwise Eq. 13 agreement, quadratic weighted
+    kappa and Spearman ρ, with bootstrap intervals (``n_resamples``, 0 for none).
+
+    ``ratings``: ``ratings.csv`` or its DataFrame (``item_id, annotator, rating``). Returns an
+    :class:`~metrics.agreement.AgreementReport`, whose ``to_dict()`` is the ``agreement``
+    command's result and whose tables feed the report.
+
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"item_id": list("aabbcc"), "annotator": ["x", "y"] * 3, "rating": [0, 0, 2, 3, 4, 4]})
+    >>> round(annotator_agreement(r, n_resamples=0).mean_pairwise_agreement, 4)
+    0.9167
+    """
+    from .agreement import agreement_report
+    return agreement_report(_ratings(ratings)[0], level=level, n_resamples=n_resamples, seed=seed)
+
+
+def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float:
+    """Krippendorff's alpha of a rating study at ``level`` (nominal, ordinal, interval,
+    ratio) over the values of ``scale``; items rated once are left out.
+
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"item_id": list("aabbcc"), "annotator": ["x", "y"] * 3, "rating": [0, 0, 2, 2, 4, 4]})
+    >>> krippendorff_alpha(r)
+    1.0
+    """
+    from .agreement import krippendorff_alpha as alpha, rating_matrix
+    return alpha(rating_matrix(_ratings(ratings)[0]), level, scale)
+
+
+@dataclass(frozen=True)
+class PairwiseAgreement(Result):
+    """SHOE Eq. 13 agreement, ``1 − |r_i − r_j| / (max − min of the scale)``, of every
+    annotator pair over the items both rated: the mean over pairs and the annotator ×
+    annotator table."""
+
+    mean_pairwise_agreement: float
+    pairwise_agreement: dict
+
+
+def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
+    """Eq. 13 agreement of every pair of annotators (``ratings`` as in
+    :func:`annotator_agreement`).
+
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"item_id": list("aabb"), "annotator": ["x", "y"] * 2, "rating": [0, 1, 4, 4]})
+    >>> pairwise_agreement(r).mean_pairwise_agreement
+    0.875
+    """
+    from .agreement import mean_offdiagonal, pairwise_agreement as agreement, rating_matrix, table_dict
+    table = agreement(rating_matrix(_ratings(ratings)[0]), float(max(scale) - min(scale)))
+    return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
+
+
+@dataclass(frozen=True)
+class WTuning(Result):
+    """The ``tune-w`` command's result: the verb weight w minimizing the mean absolute error
+    against the mean human rating (SHOE §4.5, Eq. 14), per category and overall."""
+
+    w_overall: float
+    mae_overall: float
+    w_by_category: dict
+    mae_by_category: dict
+    n_by_category: dict
+    curve: dict
+    agreement_tuned: float
+    agreement_w05: float
+    n_items: int = hidden()
+
+
+def tune_w(ratings, items, *, verb_sim=None, object_sim=None, step: float = 0.001) -> WTuning:
+    """Per-category verb weight w of the HOI similarity (SHOE §4.5, Eq. 14; exact optimum,
+    MAE curve on a grid of ``step``). ``ratings`` / ``items``: ``ratings.csv`` / ``items.csv``
+    or their DataFrames; ``verb_sim`` / ``object_sim`` fill ``verb_sim`` / ``object_sim`` where
+    the items lack them.
+
+    >>> import pandas as pd
+    >>> items = pd.DataFrame({"item_id": ["a", "b"], "verb_sim": [1.0, 0.0], "object_sim": [0.0, 1.0]})
+    >>> ratings = pd.DataFrame({"item_id": ["a", "b"], "annotator": ["x", "x"], "rating": [1, 3]})
+    >>> tune_w(ratings, items).w_overall
+    0.25
+    """
+    from .tuning import tune_w as tune
+    _, rated = rated_items(ratings, items, verb_sim=verb_sim, object_sim=object_sim)
+    return WTuning.from_dict(tune(rated, step=step), n_items=len(rated))
+
+
+@dataclass(frozen=True)
+class Recalibration(Result):
+    """The ``recalibrate`` command's result (held-out agreement ``before`` / ``after``, the
+    method and its parameters); the new matrices are ``verb`` and ``object``, and
+    :meth:`save` writes them as the command does."""
+
+    before: dict
+    after: dict
+    method: str
+    parameters: dict
+    folds: list
+    n_items: int
+    n_ratings: int
+    verb: Any = hidden()
+    object: Any = hidden()
+    details: dict = hidden()
+
+    def save(self, folder) -> list[str]:
+        """Write ``{verb,object}_recalibrated.{npz,csv}`` into ``folder``; returns the paths."""
+        folder = Path(folder)
+        return [str(matrix.save(folder / f"{role}_recalibrated{suffix}"))
+                for role, matrix in (("verb", self.verb), ("object", self.object)) for suffix in (".npz", ".csv")]
+
+
+def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_strength: float = 5.0,
+                folds: int = 5, seed: int = 0, study: str | None = None) -> Recalibration:
+    """New verb and object similarity matrices from the ratings of an HOI-similarity study
+    (isotonic calibration of every entry, shrinkage of rated entries toward the human evidence;
+    ``metrics.recalibration``), with ``folds``-fold cross-validated agreement before and after.
+    ``study`` names the study in the matrices' provenance (default: the ratings' ``study``
+    column).
+
+    >>> from metrics.baseline import load_default
+    >>> import pandas as pd
+    >>> items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "category": [2, 2, 1, 1],
+    ...                       "gt_verb": ["ride", "ride", "hold", "hold"], "gt_object": ["horse", "bicycle", "cup", "cup"],
+    ...                       "pred_verb": ["straddle", "sit_on", "hold", "hold"],
+    ...                       "pred_object": ["horse", "bicycle", "bowl", "bottle"]})
+    >>> ratings = pd.DataFrame({"item_id": list("abcd"), "annotator": "x", "rating": [4, 2, 3, 2]})
+    >>> r = recalibrate(ratings, items, load_default("v"), load_default("n"), folds=2)
+    >>> sorted(r.to_dict())
+    ['after', 'before', 'folds', 'method', 'n_items', 'n_ratings', 'parameters']
+    """
+    from .recalibration import recalibrate as fit
+    ratings, rated = rated_items(ratings, items, need_similarities=False)
+    if not study and "study" in ratings.columns and len(ratings):
+        study = str(ratings["study"].iloc[0])
+    result = fit(rated, _matrix(verb_sim), _matrix(object_sim), w=w, prior_strength=prior_strength, folds=folds,
+                 seed=seed, study=study)
+    return Recalibration.from_dict(result, verb=result["verb"], object=result["object"], details=result)
+
