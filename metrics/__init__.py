@@ -8,8 +8,9 @@ Naming convention: a function is named for what it computes (``shoe_map``,
 holds (``SimilarityMatrix``, ``DetectionScores``), in CamelCase. The data come first and
 positionally — :class:`~metrics.detections.Detections`, DataFrames or dicts, or the paths of
 their files; every option is keyword-only and named as the command-line option that sets it,
-without dashes (``delta`` is ``--delta``). A score that is one number is returned as a float;
-anything more as a frozen dataclass whose ``to_dict()`` is the JSON the matching ``python -m
+without dashes (``delta`` is ``--delta``; a command that names one otherwise, such as
+``--mf1-fn`` for ``fn_mode``, lists it in its ``FLAGS``). A score that is one number is a float;
+anything more a frozen dataclass whose ``to_dict()`` is the JSON the matching ``python -m
 metrics`` command writes. A bad option raises :class:`ParameterError` (an
 :class:`InputError`) naming the parameter; bad input data an :class:`InputError` naming the
 file, line and field.

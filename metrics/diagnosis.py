@@ -84,13 +84,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .validation import check_choice, check_choices, check_in_range
-from .choices import MAP_PROTOCOLS
-from .hico_eval import best_overlap_assignment, class_ap
 from .boxes import box_iou
+from .choices import MAP_PROTOCOLS
+from .errors import InputError
+from .hico_eval import best_overlap_assignment, class_ap
 from .scoring import image_pairs, sequential_greedy
 from .segments import distinct_indices, rank_within_blocks, run_starts
+from .validation import check_choice, check_choices, check_in_range
 
 NO_INTERACTION = "no_interaction"
 SUBSETS = ("full", "rare", "non_rare")
