@@ -569,8 +569,7 @@ def _qpic_type():
 
 def _strings(column) -> np.ndarray:
     """A pyarrow string column without nulls or empty strings as an object array in which
-    equal texts are one Python object (what :func:`metrics.hoi_labels.factorize_labels` is
-    fastest on)."""
+    equal texts are one Python object (decoded once per distinct text)."""
     import pyarrow.compute as pc
 
     _require(column.null_count == 0)
