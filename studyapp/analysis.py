@@ -4,7 +4,7 @@ alignment and w tuning (``report_analyses``), and the HTML report."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +18,7 @@ from metrics.rater_model import RaterModel, fit_rater_model
 from metrics.reliability import reliability
 from metrics.report import write_report
 
-from . import config
-from .exports import study_tables
+from .exports import study_folder, study_tables
 from .storage import read_session
 from .studies import study_by_slug
 from .studytypes import get_type
@@ -126,9 +125,7 @@ def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES
 def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None, *,
                        now: datetime | None = None) -> Path:
     """Write report.html and its tables into ``exports/<study>/<timestamp>/report/``."""
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    target = Path(out_dir or config.exports_dir()) / slug / stamp / "report"
-    return write_report(target, agreement=analysis.agreement, alignment=analysis.alignment,
+    return write_report(study_folder(slug, out_dir, now) / "report", agreement=analysis.agreement, alignment=analysis.alignment,
                         tuning=analysis.tuning, title=f"Study report: {slug}",
                         rater_model=analysis.rater_model, reliability=analysis.reliability,
                         over_time=analysis.over_time)

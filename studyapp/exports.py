@@ -164,8 +164,7 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
     tables = study_tables(slug, engine)
     if not get_type(study.study_type).custom_response:
         tables.update(model_tables(tables["ratings.csv"], spec_of(study).scale.values))
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    staged = StagedFolder(Path(out_dir or config.exports_dir()) / slug / stamp, unique=True)
+    staged = StagedFolder(study_folder(slug, out_dir, now), unique=True)
     with staged as folder:
         for name, frame in tables.items():
             (folder / name).write_bytes(csv_bytes(frame))
@@ -177,6 +176,12 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
         shutil.rmtree(staged.path, ignore_errors=True)  # not logged: not exported
         raise
     return staged.path
+
+
+def study_folder(slug: str, out_dir: str | Path | None = None, now: datetime | None = None) -> Path:
+    """``<out_dir or exports>/<study>/<UTC time>``: where an export or a report of ``now`` goes."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    return Path(out_dir or config.exports_dir()) / slug / stamp
 
 
 def csv_bytes(frame: pd.DataFrame | str) -> bytes:

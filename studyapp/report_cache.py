@@ -31,7 +31,7 @@ from sqlalchemy.engine import Engine
 from metrics.jsonio import StagedFolder
 
 from . import config
-from .exports import csv_bytes, study_tables
+from .exports import csv_bytes, study_folder, study_tables
 
 KEEP = 3   # cached reports kept per study
 LIBRARIES = ("numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "krippendorff")
@@ -51,13 +51,13 @@ def study_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: i
     """The study's report in ``<out_dir or exports>/<study>/<timestamp>/report/``, from the
     cache when the ratings, items, options and code are those of a cached one."""
     now = now or datetime.now(timezone.utc)
-    root = Path(out_dir or config.exports_dir())
-    target = root / slug / now.strftime("%Y%m%dT%H%M%SZ") / "report"
     tables = study_tables(slug, engine)
-    entry = root / slug / ".report-cache" / report_key(tables, n_resamples, permutations)
-    if use_cache and (entry / "summary.json").is_file():
-        cached = json.loads((entry / "summary.json").read_text())
-        return StudyReport(_copy_report(entry, target), cached["summary"], cached["computed_at"], True)
+    entry = (Path(out_dir or config.exports_dir()) / slug / ".report-cache"
+             / report_key(tables, n_resamples, permutations))
+    cached = _cached_meta(entry) if use_cache else None
+    if cached is not None:
+        path = _copy_report(entry, study_folder(slug, out_dir, now) / "report")
+        return StudyReport(path, cached["summary"], cached["computed_at"], True)
 
     from .analysis import analyse_study, write_study_report
 
@@ -94,6 +94,17 @@ def code_fingerprint() -> str:
     for library in LIBRARIES:
         digest.update(f"{library}={metadata.version(library)}".encode())
     return digest.hexdigest()
+
+
+def _cached_meta(entry: Path) -> dict | None:
+    """The entry's ``summary.json``, or None when the entry is absent or damaged (a missing or
+    unreadable summary or report.html: the report is then computed again and the entry rewritten)."""
+    try:
+        meta = json.loads((entry / "summary.json").read_text())
+        complete = (entry / "report.html").is_file() and {"summary", "computed_at"} <= set(meta)
+    except (OSError, ValueError, TypeError):
+        return None
+    return meta if complete else None
 
 
 def _copy_report(entry: Path, target: Path) -> Path:

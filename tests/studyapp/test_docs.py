@@ -143,7 +143,7 @@ def check_command(program: str, words: str) -> list[str]:
             problems.append(f"{program}: no command {token!r}")
             break
         else:
-            break                                     # a placeholder such as COMMAND / ...
+            break                                     # stop at a placeholder word (COMMAND, ...)
     return problems
 
 

@@ -117,3 +117,25 @@ def test_cli_report_from_the_cache_imports_no_analysis_library(rated):
     assert "unchanged since" in lines[1] and lines[-1] == "[]"
     summary = json.loads(next(p for p in cache_entries(rated)).joinpath("summary.json").read_text())
     assert f"alpha (ordinal) {summary['summary']['alpha']:.4f}" in lines[0]
+
+
+@pytest.mark.parametrize("damage", ["summary.json:{truncated", "summary.json:[1, 2]", "report.html:"])
+def test_a_damaged_cache_entry_is_computed_again(rated, damage):
+    name, text = damage.split(":", 1)
+    first = report_cache.study_report("t", now=at(0), **FAST)
+    (entry,) = cache_entries(rated)
+    if text:
+        (entry / name).write_text(text)
+    else:
+        (entry / name).unlink()
+    again = report_cache.study_report("t", now=at(1), **FAST)
+    assert not again.cached and files_of(again.path) == files_of(first.path)
+    assert report_cache.study_report("t", now=at(2), **FAST).cached      # the entry was rewritten
+
+
+def test_cli_report_of_an_unknown_study_is_one_line(rated):
+    res = subprocess.run([sys.executable, "-m", "studyapp", "report", "nope"], cwd=ROOT, env={**os.environ},
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "nope" in res.stderr
+    assert cache_entries(rated) == []
