@@ -18,6 +18,14 @@ drawn once, so both designs see the same answers.
 
 Both designs' final SEs and RMSEs against the truth come from a full fit.
 
+- Hindsight bound (mean SE only): the fewest ratings *any* allocation of ratings to items could
+  take to reach the fixed design's mean SE, knowing in advance every item's SE after each of
+  its first 1 … ``max_raters`` ratings (raters in a random order per item, rater parameters
+  from a fit of all 20 ratings per item; the fixed design's target recomputed the same way).
+  It is solved exactly as a multiple-choice knapsack by dynamic programming over the total
+  number of ratings (:func:`fewest_ratings`). No adaptive policy that hands items to raters as
+  they come can save more than this in the simulated study, because the policy sees less.
+
     .venv/bin/python -m benchmarks.adaptive_collection [--seeds 3]
 """
 
@@ -70,6 +78,39 @@ def fixed_design(truth, answers, k: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     rated = np.argsort(rng.random(answers.shape), axis=1) < k
     return summary(truth, rated, answers)
+
+
+def fewest_ratings(se: np.ndarray, target_mean: float, min_raters: int) -> int:
+    """The fewest ratings Σ n_i (``min_raters`` ≤ n_i ≤ columns) with mean_i se[i, n_i − 1] ≤
+    ``target_mean``, ``se[i, n − 1]`` being item i's SE after n ratings: best[b] is the least
+    total SE of the items so far using b ratings, extended item by item.
+
+    >>> fewest_ratings(np.array([[1.0, 0.1], [1.0, 0.9]]), 0.55, 1)  # one item twice: 0.1 + 1.0
+    3
+    """
+    best = np.zeros(1)
+    for row in se:
+        options = [(n, value) for n, value in enumerate(row, start=1) if n >= min_raters]
+        extended = np.full(len(best) + len(row), np.inf)
+        for n, value in options:
+            extended[n:n + len(best)] = np.minimum(extended[n:n + len(best)], best + value)
+        best = extended
+    reachable = np.flatnonzero(best <= target_mean * len(se) + 1e-12)
+    return int(reachable[0])
+
+
+def hindsight_bound(truth, answers, k: int, seed: int, min_raters: int, max_raters: int) -> dict:
+    """The fixed design's ratings and the hindsight optimum's, for the fixed design's mean SE."""
+    model = fit_rater_model(long_ratings(np.ones(answers.shape, bool), answers, truth.index))
+    order = np.argsort(np.random.default_rng(seed).random(answers.shape), axis=1)
+    se = np.empty((len(truth), max_raters))
+    for n in range(1, max_raters + 1):
+        rated = np.zeros(answers.shape, bool)
+        np.put_along_axis(rated, order[:, :n], True, axis=1)
+        se[:, n - 1] = model.item_posterior(long_ratings(rated, answers, truth.index)) \
+            .reindex(truth.index)["se"].to_numpy()
+    fixed = len(truth) * k
+    return {"fixed": fixed, "fewest": fewest_ratings(se, se[:, k - 1].mean(), min_raters)}
 
 
 def adaptive_design(truth, answers, target: float, criterion: str, seed: int, min_raters: int,
@@ -125,15 +166,20 @@ def main() -> None:
             med = {f"{side}_{key}": statistics.median(run[i][key] for run in per_seed)
                    for i, side in enumerate(("fixed", "adaptive")) for key in ("ratings", criterion, "rmse")}
             med["saved"] = statistics.median(1 - a["ratings"] / f["ratings"] for f, a in per_seed)
+            if criterion == "mean":
+                bounds = [hindsight_bound(*shoe_like_study(seed), k, seed + 300, args.min_raters,
+                                          args.max_raters) for seed in range(args.seeds)]
+                med["bound"] = statistics.median(1 - b["fewest"] / b["fixed"] for b in bounds)
             rows.append((criterion, k, med))
     print(f"adaptive vs fixed collection, {N_ITEMS} items, {N_RATERS} raters, median of "
           f"{args.seeds} simulated studies; load average {os.getloadavg()[0]:.2f}")
     print(f"{'SE':>4} {'fixed k':>7} {'target':>6} | {'fixed ratings':>13} {'RMSE':>6} | "
-          f"{'adaptive ratings':>16} {'SE':>6} {'RMSE':>6} | {'saved':>6}")
+          f"{'adaptive ratings':>16} {'SE':>6} {'RMSE':>6} | {'saved':>6} | {'hindsight bound':>15}")
     for criterion, k, m in rows:
         print(f"{criterion:>4} {k:7d} {m['fixed_' + criterion]:6.3f} | {m['fixed_ratings']:13.0f} "
               f"{m['fixed_rmse']:6.3f} | {m['adaptive_ratings']:16.0f} {m['adaptive_' + criterion]:6.3f} "
-              f"{m['adaptive_rmse']:6.3f} | {100 * m['saved']:5.1f}%")
+              f"{m['adaptive_rmse']:6.3f} | {100 * m['saved']:5.1f}% | "
+              + (f"{100 * m['bound']:14.1f}%" if "bound" in m else f"{'—':>15}"))
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
