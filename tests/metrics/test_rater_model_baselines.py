@@ -1,0 +1,37 @@
+"""The ordinal rater model against crowd-kit's nominal aggregators (the issue's baselines), on
+the rater-model tests' simulated study: the five ratings as unordered labels lose what the
+order and the raters' severities say. Values come from crowd-kit itself, run here."""
+
+import pytest
+
+from benchmarks.rater_model_baselines import accuracy, item_scores, rater_tests_study
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crowdkit.*")
+
+
+@pytest.fixture(scope="module")
+def results():
+    truth, ratings = rater_tests_study(0)
+    methods = ("model", "dawid-skene", "majority", "mean", "median")
+    return {name: accuracy(scores, truth) for name, (scores, _) in item_scores(ratings, methods).items()}
+
+
+def test_model_tracks_the_truth_better_than_dawid_skene_and_majority_vote(results):
+    r_model, rmse_model = results["model"]
+    for baseline in ("dawid-skene", "majority", "mean", "median"):
+        r, rmse = results[baseline]
+        assert r_model > r + 0.02, (baseline, r_model, r)
+        assert rmse_model < 0.85 * rmse, (baseline, rmse_model, rmse)
+
+
+def test_dawid_skene_beats_majority_vote_as_its_paper_says(results):
+    # a sanity check on the baseline itself: per-rater confusion matrices help over the mode
+    assert results["dawid-skene"][1] < results["majority"][1]
+
+
+@pytest.mark.slow
+def test_model_tracks_the_truth_better_than_mace():
+    truth, ratings = rater_tests_study(0)
+    scores = item_scores(ratings, ("model", "mace"))
+    (r_model, rmse_model), (r_mace, rmse_mace) = (accuracy(scores[n][0], truth) for n in ("model", "mace"))
+    assert r_model > r_mace + 0.05 and rmse_model < 0.85 * rmse_mace
