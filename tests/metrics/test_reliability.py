@@ -1,6 +1,6 @@
 """Reliability statistics against their references: irrCAC's published AC1/AC2 values, a plain
 transcription of Hayes's KALPHA bootstrap, pingouin's ICC(2,1) / ICC(3,1), brute-force pair
-enumeration for the incomplete-design ICC."""
+enumeration and statsmodels' REML mixed model for the incomplete-design ICC."""
 
 import math
 from itertools import combinations
@@ -179,6 +179,36 @@ def test_icc_of_a_simulated_incomplete_design_is_near_the_truth():
     ours = icc(matrix)
     assert ours["agreement"] == pytest.approx(1 / (1 + truth_rater + 0.36), abs=0.05)
     assert ours["consistency"] == pytest.approx(1 / 1.36, abs=0.03)
+
+
+@pytest.mark.slow
+def test_icc_of_an_incomplete_design_is_near_statsmodels_reml():
+    """Crossed random item and rater effects fitted by statsmodels' MixedLM (REML; one group,
+    item and rater as variance components) estimate the same components another way, so the two
+    ICCs agree up to sampling error, not exactly. On 150 items with 3 of 10 raters each, over
+    12 simulated studies: mean |ours − REML| 0.017 (agreement) and 0.033 (consistency), at most
+    0.054 / 0.088; against the truth the consistency ICC's RMSE was 0.055 here, 0.041 with REML
+    (16 studies). A formula that left out or double-counted a component misses by 0.1 or more."""
+    import statsmodels.formula.api as smf
+
+    differences = []
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n, k = 150, 10
+        y = rng.normal(0, 1, (n, 1)) + rng.normal(0, 0.5, (1, k)) + rng.normal(0, 0.7, (n, k))
+        keep = np.argsort(rng.random((n, k)), axis=1) < 3
+        item, rater = np.nonzero(keep)
+        long = pd.DataFrame({"item": item.astype(str), "rater": rater.astype(str),
+                             "y": y[item, rater], "group": 1})
+        model = smf.mixedlm("y ~ 1", long, groups="group", re_formula="0",
+                            vc_formula={"item": "0 + C(item)", "rater": "0 + C(rater)"})
+        fit = model.fit(reml=True)
+        vc = dict(zip(model.exog_vc.names, fit.vcomp))
+        ours = icc(pd.DataFrame(np.where(keep, y, np.nan)))
+        differences.append((ours["agreement"] - vc["item"] / (vc["item"] + vc["rater"] + fit.scale),
+                            ours["consistency"] - vc["item"] / (vc["item"] + fit.scale)))
+    mean_abs = np.abs(np.array(differences)).mean(axis=0)
+    assert mean_abs[0] < 0.04 and mean_abs[1] < 0.07, mean_abs
 
 
 def test_human_ceiling_by_hand():
