@@ -1,31 +1,50 @@
 """Adaptive collection (spec ``[adaptive]``): ratings go where the rater model is least sure.
 
 After each rating of a main item the item's standard error (``item.model_se``) is recomputed
-with the study's fitted rater parameters (``study.rater_model``); every ``refit_every`` new
-ratings the model (``metrics.rater_model``) is refitted on all main ratings and every item's
-SE rewritten. An item's SE stays None (not known: the item stays open) while fewer than
-``min_raters`` of its ratings count in the model, e.g. when the others came from raters flagged
-as careless. The assignment (``studyapp.assignment``) then hands out items below
-``min_raters`` first, then those whose SE lies furthest above ``target_se``, never beyond
-``max_raters`` (the claim slots, as ``raters_per_item``), and none that has retired (SE at
-target with at least ``min_raters`` claims). The model is fitted outside any transaction and
-written in short ones; two refits racing both write a valid fit.
+at once with the study's fitted rater parameters (``study.rater_model``); once ``refit_every``
+ratings have come in since the last fit, the model (``metrics.rater_model``) is refitted on all
+main ratings and every item's SE rewritten. An item's SE stays None (not known: the item stays
+open) while fewer than ``min_raters`` of its ratings count in the model, e.g. when the others
+came from raters flagged as careless. The assignment (``studyapp.assignment``) then hands out
+items below ``min_raters`` first, then those whose SE lies furthest above ``target_se``, never
+beyond ``max_raters`` (the claim slots, as ``raters_per_item``), and none that has retired (SE
+at target with at least ``min_raters`` claims).
+
+The refit (its time grows with the ratings) runs off the annotator's request, on one background
+thread per process, and reads the ratings as they are when it starts. Requests coalesce per
+study: one for a study whose refit is queued is already covered; one for a study whose refit is
+running makes it run once more afterwards (if a refit is still due then), so there is never a
+backlog. :func:`wait_for_refits` waits for them (tests, benchmarks). With a connection passed
+in as the engine (one open transaction, as ``studyapp.simulate`` uses) everything runs inline
+instead. None of this can fail a submit once the rating is committed: an error is logged as an
+event (``rater_model_update_failed``, ``rater_model_refit_failed``). The model is fitted outside
+any transaction and written in short ones; two processes refitting at once both write a valid
+fit, and an item's SE is rewritten with the rater parameters it was computed from only while
+they are still the stored ones.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 from sqlalchemy import func, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
 from metrics.rater_model import RaterModel, fit_rater_model
 
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study
-from .storage import log_event, read_session, write_session
+from .storage import get_engine, log_event, read_session, write_session
 from .study_spec import StudySpec
+
+LOG = logging.getLogger("studyapp.adaptive")
+_refit_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rater-model-refit")
+_refit_lock = threading.Condition()            # guards _refit_state; notified when it empties
+_refit_state: dict[tuple[str, int], str] = {}  # (database, study id) -> "queued" | "running" | "again"
 
 
 def main_ratings(session: Session, study_id: int, item_id: int | None = None) -> pd.DataFrame:
@@ -47,42 +66,122 @@ def main_ratings(session: Session, study_id: int, item_id: int | None = None) ->
                          "rating": [float(r[2]) for r in rows]})
 
 
+def _answered_main(session: Session, study_id: int) -> int:
+    """How many main assignments of the study have been answered (what ``refit_every`` counts)."""
+    return session.exec(select(func.count(Assignment.id)).where(
+        Assignment.study_id == study_id, Assignment.phase == "main",
+        Assignment.answered_at.is_not(None))).one()
+
+
 def after_rating(study: Study, spec: StudySpec, item_id: int, engine: Engine | None = None) -> None:
-    """Bring the SEs up to date after a rating of ``item_id``: the item's alone with the stored
-    rater parameters, or every item's after a refit when ``refit_every`` ratings have come in."""
-    settings = spec.adaptive
+    """Bring the SEs up to date after a committed rating of ``item_id``: the item's now, every
+    item's by a background refit when one is due. Never raises: an error is logged as a
+    ``rater_model_update_failed`` event. With a connection passed in (its transaction holds the
+    rating), the refit runs inline and errors reach the caller."""
+    if isinstance(engine, Connection):
+        if _update_item_se(study, spec, item_id, engine):
+            refit(study, spec, engine)
+        return
+    try:
+        engine = engine or get_engine()
+        if _update_item_se(study, spec, item_id, engine):
+            _request_refit(study, spec, engine)
+    except Exception as error:  # noqa: BLE001 - the rating is stored; the next one tries again
+        _log_failure("rater_model_update_failed", study.id, error, engine)
+
+
+def _stored_fit(session: Session, study: Study, spec: StudySpec) -> tuple[str | None, bool]:
+    """The stored fit (JSON; None before the first) and whether a refit is due: no fit yet, or
+    ``refit_every`` main ratings answered since the one stored."""
+    stored = session.exec(select(Study.rater_model).where(Study.id == study.id)).one()
+    due = stored is None or (_answered_main(session, study.id) - json.loads(stored)["n_ratings"]
+                             >= spec.adaptive["refit_every"])
+    return stored, due
+
+
+def _update_item_se(study: Study, spec: StudySpec, item_id: int, engine: Engine) -> bool:
+    """Rescore ``item_id`` with the stored rater parameters, unless another fit replaced them
+    meanwhile; True when a refit is due."""
     with read_session(engine) as session:
-        stored = session.exec(select(Study.rater_model).where(Study.id == study.id)).one()
-        n_ratings = session.exec(select(func.count(Assignment.id)).where(
-            Assignment.study_id == study.id, Assignment.phase == "main",
-            Assignment.answered_at.is_not(None))).one()
-        params = json.loads(stored) if stored else None
-        if params is not None and n_ratings - params["n_ratings"] < settings["refit_every"]:
-            ratings = main_ratings(session, study.id, item_id)
-        else:
-            ratings, params = main_ratings(session, study.id), None
-    if ratings.empty:
-        return
-    if params is not None:
-        scored = RaterModel.from_parameters(params).item_posterior(ratings)
+        stored, due = _stored_fit(session, study, spec)
+        ratings = main_ratings(session, study.id, item_id) if stored else None
+    if stored is not None and not ratings.empty:
+        scored = RaterModel.from_parameters(json.loads(stored)).item_posterior(ratings)
+        still_stored = select(Study.rater_model).where(Study.id == study.id).scalar_subquery() == stored
         with write_session(engine) as session:
-            session.exec(update(Item).where(Item.id == item_id).values(
-                model_se=_usable_se(scored.iloc[0], settings)))
-        return
-    refit(study, spec, ratings, n_ratings, engine)
+            session.exec(update(Item).where(Item.id == item_id, still_stored).values(
+                model_se=_usable_se(scored.iloc[0], spec.adaptive)))
+    return due
 
 
-def refit(study: Study, spec: StudySpec, ratings: pd.DataFrame, n_ratings: int,
-          engine: Engine | None = None) -> RaterModel:
-    """Fit the rater model to the study's main ratings; store it and every rated item's SE."""
-    model = fit_rater_model(ratings, scale=spec.scale.values)
-    stored = json.dumps({**model.parameters(), "n_ratings": int(n_ratings)})
-    with write_session(engine) as session:
+def _request_refit(study: Study, spec: StudySpec, engine: Engine) -> None:
+    """Have this process's background thread refit the study's model (coalesced, see above)."""
+    key = (str(engine.url), study.id)
+    with _refit_lock:
+        state = _refit_state.get(key)
+        if state is None:
+            _refit_worker.submit(_refit_until_current, study, spec, engine, key)
+            _refit_state[key] = "queued"
+        elif state == "running":
+            _refit_state[key] = "again"
+
+
+def _refit_until_current(study: Study, spec: StudySpec, engine: Engine, key: tuple[str, int]) -> None:
+    """The background task: refit, and once more if a request came in meanwhile; each time only
+    while a refit is still due (the ratings, or another process's fit, may have caught up)."""
+    again = True
+    while again:
+        with _refit_lock:
+            _refit_state[key] = "running"
+        try:
+            with read_session(engine) as session:
+                due = _stored_fit(session, study, spec)[1]
+            if due:
+                refit(study, spec, engine)
+        except Exception as error:  # noqa: BLE001 - logged; the next request tries again
+            _log_failure("rater_model_refit_failed", study.id, error, engine)
+        finally:
+            with _refit_lock:
+                again = _refit_state[key] == "again"
+                if not again:
+                    del _refit_state[key]
+                    _refit_lock.notify_all()
+
+
+def wait_for_refits(timeout: float | None = None) -> bool:
+    """Wait until this process has no refit queued or running; False if ``timeout`` seconds
+    passed first."""
+    with _refit_lock:
+        return _refit_lock.wait_for(lambda: not _refit_state, timeout)
+
+
+def _log_failure(kind: str, study_id: int, error: Exception, engine: Engine | None) -> None:
+    """Record a failed SE update in the server log and as an event."""
+    message = f"{type(error).__name__}: {error}"
+    LOG.error("%s (study %s): %s", kind, study_id, message, exc_info=error)
+    try:
+        with write_session(engine) as session:
+            log_event(session, kind, study_id, error=message)
+    except Exception:  # noqa: BLE001 - e.g. the database is unreachable; logged above
+        LOG.exception("could not record %s for study %s", kind, study_id)
+
+
+def refit(study: Study, spec: StudySpec, engine: Engine | None = None) -> RaterModel | None:
+    """Fit the rater model to the study's main ratings as they are now; store it and every rated
+    item's SE. None when there is nothing to fit yet."""
+    with read_session(engine) as session:
+        n_ratings = _answered_main(session, study.id)
+        ratings = main_ratings(session, study.id)
         ids = dict(session.exec(select(Item.item_key, Item.id).where(Item.study_id == study.id,
                                                                      Item.role == "main")).all())
-        for key, row in model.items.iterrows():
-            session.exec(update(Item).where(Item.id == ids[key]).values(
-                model_se=_usable_se(row, spec.adaptive)))
+    if ratings.empty:
+        return None
+    model = fit_rater_model(ratings, scale=spec.scale.values)
+    stored = json.dumps({**model.parameters(), "n_ratings": int(n_ratings)})
+    ses = [{"id": ids[key], "model_se": _usable_se(row, spec.adaptive)}
+           for key, row in model.items.iterrows()]
+    with write_session(engine) as session:   # short: the annotators' submits wait for it
+        session.exec(update(Item), params=ses)  # one executemany, by primary key
         session.exec(update(Study).where(Study.id == study.id).values(rater_model=stored))
         log_event(session, "rater_model_fitted", study.id, ratings=int(n_ratings),
                   mean_se=round(float(model.items["se"].mean()), 4))
@@ -103,9 +202,7 @@ def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = Non
     with read_session(engine) as session:
         rows = session.exec(select(Item.n_claims, Item.model_se).where(
             Item.study_id == study.id, Item.role == "main")).all()
-        n_ratings = session.exec(select(func.count(Assignment.id)).where(
-            Assignment.study_id == study.id, Assignment.phase == "main",
-            Assignment.answered_at.is_not(None))).one()
+        n_ratings = _answered_main(session, study.id)
     retired = [claims for claims, se in rows if claims >= settings["min_raters"]
                and se is not None and se <= settings["target_se"]]
     rated = [se for _, se in rows if se is not None]

@@ -474,19 +474,30 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     row; a different one is a new revision that supersedes it, allowed only with ``revise``
     (the annotator went back to the item). An answer to an item that is not the annotator's
     current one is refused (``StaleAnswer``) and logged. ``CANT_JUDGE`` and a ``comment`` are
-    accepted when the study's spec enables them (``[answers]``)."""
+    accepted when the study's spec enables them (``[answers]``). In an adaptive study the SEs
+    are brought up to date afterwards (``adaptive.after_rating``): the rating is committed by
+    then, so an error there is logged, not raised, and never retried."""
+    rating, study, phase = _store_rating(annotator_id, assignment_id, response, seconds_spent,
+                                         engine, revise, comment)
+    spec = spec_of(study)
+    if spec.adaptive and phase == "main":
+        from . import adaptive
+        adaptive.after_rating(study, spec, rating.item_id, engine)
+    return rating
+
+
+def _store_rating(annotator_id: int, assignment_id: int, response, seconds_spent: float,
+                  engine: Engine | None, revise: bool,
+                  comment: str | None) -> tuple[Rating, Study, str]:
+    """``_submit`` in its own transaction, retried after a unique-constraint race; returns the
+    rating, its study and the assignment's phase."""
     for attempt in range(3):
         try:
             with write_session(engine) as session:
                 rating = _submit(session, annotator_id, assignment_id, response, seconds_spent,
                                  revise, comment)
-                study = session.get(Study, rating.study_id)
-                phase = session.get(Assignment, rating.assignment_id).phase
-            spec = spec_of(study)
-            if spec.adaptive and phase == "main":
-                from . import adaptive
-                adaptive.after_rating(study, spec, rating.item_id, engine)
-            return rating
+                return (rating, session.get(Study, rating.study_id),
+                        session.get(Assignment, rating.assignment_id).phase)
         except StaleAnswer as exc:
             with write_session(engine) as session:
                 study_id = session.exec(select(Annotator.study_id)

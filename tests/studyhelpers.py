@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from projectpaths import ROOT
 from sqlmodel import select
 
-from studyapp import assignment, storage, studies
+from studyapp import adaptive, assignment, storage, studies
 from studyapp.models import Assignment, Item, Rating
 from studyapp.specs import load_spec
 from studyapp.storage import read_session
@@ -120,9 +120,12 @@ def answer(key: str, annotator_index: int) -> int:
 
 
 def rate_until_done(annotator_id: int, index: int) -> list[str]:
+    """Rate every item handed out as annotator ``index`` would; each next item is chosen once
+    the refits the last rating asked for are done (the background refit keeps up)."""
     keys = []
     while (task := assignment.next_item(annotator_id)) is not None:
         assignment.submit(annotator_id, task.assignment_id, answer(task.item_key, index), 1.0)
+        assert adaptive.wait_for_refits(timeout=60)
         keys.append(task.item_key)
     return keys
 

@@ -1,9 +1,12 @@
 """An adaptive study (spec ``[adaptive]``) in a real headless Chromium (issue 20): annotators
 rate by keys until the items whose rater-model SE reached the target retire; the database
 shows the retired items got no further rating, and the console's dashboard shows the adaptive
-progress."""
+progress. The server refits the rater model in the background, so the test waits, by polling the
+database, until its refits have caught up before the next annotator starts."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
@@ -53,6 +56,20 @@ def rate_in_browser(driver, link: str, index: int) -> list[str]:
             lambda d: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
 
 
+def wait_for_server_refits(study_id: int) -> None:
+    """Until the server's stored fit is fewer than ``refit_every`` ratings behind (no refit due:
+    those asked for have run; the server is another process, so only the database tells)."""
+    def caught_up(_) -> bool:
+        with storage.read_session() as session:
+            study = session.get(Study, study_id)
+        spec = spec_of(study)
+        fitted = json.loads(study.rater_model)["n_ratings"] if study.rater_model else None
+        ratings = adaptive.adaptive_progress(study, spec)["ratings"]
+        return fitted is not None and ratings - fitted < spec.adaptive["refit_every"]
+    WebDriverWait(None, WAIT_S, poll_frequency=0.1).until(
+        caught_up, message="waiting for the server's rater-model refits")
+
+
 def test_an_adaptive_study_retires_items_at_the_target_in_the_browser(tmp_path, browser):
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path, extra='order = "fixed"\n')))
     invites = studies.invite(study_id, 3)
@@ -60,7 +77,9 @@ def test_an_adaptive_study_retires_items_at_the_target_in_the_browser(tmp_path, 
         first = rate_in_browser(browser, f"{base}/?token={invites[0].token}", 0)
         second = rate_in_browser(browser, f"{base}/?token={invites[1].token}", 1)
         assert sorted(first) == sorted(second) == sorted(EASY | set(HARD_BASE))  # none had min_raters
+        wait_for_server_refits(study_id)
         third = rate_in_browser(browser, f"{base}/?token={invites[2].token}", 2)
+        wait_for_server_refits(study_id)
     counts = ratings_per_item()
     with storage.read_session() as session:
         se = dict(session.exec(select(Item.item_key, Item.model_se)).all())

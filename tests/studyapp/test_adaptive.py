@@ -1,20 +1,71 @@
 """Adaptive collection (spec ``[adaptive]``) on SQLite and PostgreSQL: items retire at the target
 SE, nobody exceeds max_raters, the neediest item comes first, and concurrent annotators keep
-the caps."""
+the caps. The refit runs in the background: the submit does not wait for it, requests during a
+refit coalesce into one more, the SEs it stores are those of a fit on all ratings, and a
+failure of the SE bookkeeping is logged, never raised by the submit."""
 
+import json
 import threading
+from types import SimpleNamespace
 
+import pandas as pd
 import pytest
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from metrics import InputError
+from metrics.rater_model import fit_rater_model
 from studyapp import adaptive, assignment, storage, studies
-from studyapp.models import Assignment, Event, Item, Study
+from studyapp.models import Annotator, Assignment, Event, Item, Study
+from studyapp.simulate import simulate_study
 from studyapp.specs import load_spec
 from studyapp.study_spec import spec_of
-from studyhelpers import EASY, HARD_BASE, make_annotators, rate_until_done, ratings_per_item, write_adaptive_spec
+from studyhelpers import (EASY, HARD_BASE, answer, make_annotators, rate_until_done, ratings_of,
+                          ratings_per_item, write_adaptive_spec)
 
 pytestmark = pytest.mark.usefixtures("db_backend")
+
+
+@pytest.fixture(autouse=True)
+def refits_done(db_backend):
+    """No background refit outlives the test's database."""
+    yield
+    assert adaptive.wait_for_refits(timeout=60)
+
+
+@pytest.fixture
+def held_refits(monkeypatch):
+    """Every refit of the test waits for ``release`` before fitting; ``started`` is set when one
+    has begun, ``fits`` lists the number of ratings each was given."""
+    held = SimpleNamespace(started=threading.Event(), release=threading.Event(), fits=[])
+
+    def held_fit(ratings, **kwargs):
+        held.fits.append(len(ratings))
+        held.started.set()
+        assert held.release.wait(60)
+        return fit_rater_model(ratings, **kwargs)
+    monkeypatch.setattr(adaptive, "fit_rater_model", held_fit)
+    yield held
+    held.release.set()
+
+
+def events(kind: str) -> list[dict]:
+    with storage.read_session() as session:
+        return [json.loads(e.detail) for e in session.exec(select(Event).where(Event.kind == kind)
+                                                           .order_by(Event.id))]
+
+
+def stored_ses() -> dict:
+    with storage.read_session() as session:
+        return dict(session.exec(select(Item.item_key, Item.model_se)).all())
+
+
+def rate_next(annotator_id: int, index: int = 0):
+    """Rate the annotator's next item as annotator ``index`` would (no waiting for refits)."""
+    task = assignment.next_item(annotator_id)
+    return assignment.submit(annotator_id, task.assignment_id, answer(task.item_key, index), 1.0)
+
+
 def test_items_retire_at_the_target_and_hard_items_get_up_to_max_raters(tmp_path):
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))
     annotators = make_annotators(study_id, 6)
@@ -87,3 +138,125 @@ def test_bad_adaptive_spec_is_one_line_naming_the_key(tmp_path, extra, keys, mes
         load_spec(spec)
     assert message in str(err.value) and str(err.value).startswith(str(spec))
     assert "\n" not in str(err.value)
+
+
+def test_submit_returns_while_the_refit_runs_in_the_background(tmp_path, held_refits):
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))
+    (annotator_id,) = make_annotators(study_id, 1)
+    rating = rate_next(annotator_id)                # the first rating: a fit is due
+    assert held_refits.started.wait(30)             # ... and is being fitted, held
+    assert [r.id for r in ratings_of(annotator_id)] == [rating.id]
+    with storage.read_session() as session:
+        assert session.get(Study, study_id).rater_model is None
+    assert not adaptive.wait_for_refits(timeout=0.2) and events("rater_model_fitted") == []
+    held_refits.release.set()
+    assert adaptive.wait_for_refits(timeout=60)
+    assert [e["ratings"] for e in events("rater_model_fitted")] == [1]
+
+
+@pytest.mark.parametrize("meanwhile,refit_every,fits", [
+    (8, 1, [1, 9]),   # the held refit, then one on all ratings
+    (8, 3, [1, 9]),
+    (2, 3, [1]),      # 3 ratings, 1 fitted: the next refit is not due yet
+])
+def test_ratings_during_a_refit_ask_for_one_more_refit_at_most(tmp_path, held_refits, meanwhile,
+                                                               refit_every, fits):
+    spec = write_adaptive_spec(tmp_path, adaptive_keys="target_se = 0.4\nmin_raters = 2\n"
+                                                       f"max_raters = 4\nrefit_every = {refit_every}\n")
+    study_id = studies.create_study(load_spec(spec))
+    (annotator_id,) = make_annotators(study_id, 1)
+    rate_next(annotator_id)
+    assert held_refits.started.wait(30)
+    for _ in range(meanwhile):                      # each asks for a refit (none stored yet)
+        rate_next(annotator_id)
+    held_refits.release.set()
+    assert adaptive.wait_for_refits(timeout=60)
+    assert held_refits.fits == fits
+    assert [e["ratings"] for e in events("rater_model_fitted")] == fits
+
+
+def test_the_background_refit_stores_the_ses_of_a_fit_on_all_ratings(tmp_path):
+    spec = write_adaptive_spec(tmp_path, adaptive_keys="target_se = 0.4\nmin_raters = 2\n"
+                                                       "max_raters = 4\nrefit_every = 1\n")
+    study_id = studies.create_study(load_spec(spec))
+    given = []
+    for index, annotator_id in enumerate(make_annotators(study_id, 3)):
+        while (task := assignment.next_item(annotator_id)) is not None:   # refits run meanwhile
+            assignment.submit(annotator_id, task.assignment_id, answer(task.item_key, index), 1.0)
+            given.append((task.item_key, annotator_id, answer(task.item_key, index)))
+    assert adaptive.wait_for_refits(timeout=60)
+    background = stored_ses()
+    with storage.read_session() as session:
+        pseudonym = dict(session.exec(select(Annotator.id, Annotator.pseudonym)).all())
+        study = session.get(Study, study_id)
+    expected = fit_rater_model(pd.DataFrame({"item_id": [k for k, _, _ in given],
+                                             "annotator": [pseudonym[a] for _, a, _ in given],
+                                             "rating": [float(r) for _, _, r in given]}),
+                               scale=(0, 1, 2, 3, 4)).items
+    assert background == {key: pytest.approx(row.se, abs=1e-9) if row.n >= 2 else None
+                          for key, row in expected.iterrows()}
+    assert json.loads(study.rater_model)["n_ratings"] == len(given)
+    adaptive.refit(study, spec_of(study))           # synchronously, on the same ratings
+    assert stored_ses() == {key: pytest.approx(se, abs=1e-9) if se is not None else None
+                            for key, se in background.items()}
+
+
+def test_a_failing_refit_is_logged_and_the_submit_returns_the_stored_rating(tmp_path, monkeypatch):
+    def broken_fit(ratings, **kwargs):
+        raise RuntimeError("no convergence")
+    monkeypatch.setattr(adaptive, "fit_rater_model", broken_fit)
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))
+    (annotator_id,) = make_annotators(study_id, 1)
+    rating = rate_next(annotator_id)
+    assert adaptive.wait_for_refits(timeout=60)
+    assert [(r.id, r.response) for r in ratings_of(annotator_id)] == [(rating.id, rating.response)]
+    assert events("rater_model_refit_failed") == [{"error": "RuntimeError: no convergence"}]
+    monkeypatch.setattr(adaptive, "fit_rater_model", fit_rater_model)   # nothing is stuck:
+    rate_next(annotator_id)                                              # the next rating refits
+    assert adaptive.wait_for_refits(timeout=60)
+    assert [e["ratings"] for e in events("rater_model_fitted")] == [2]
+
+
+def test_a_failing_se_update_is_logged_neither_raised_nor_retried(tmp_path, monkeypatch):
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))
+    (annotator_id,) = make_annotators(study_id, 1)
+    rate_next(annotator_id)
+    assert adaptive.wait_for_refits(timeout=60)     # a stored fit: the next rating rescores its item
+
+    def broken(self, ratings):
+        raise IntegrityError("UPDATE item", {}, Exception("simulated"))
+    monkeypatch.setattr(adaptive.RaterModel, "item_posterior", broken)
+    rating = rate_next(annotator_id)
+    assert ratings_of(annotator_id)[-1].id == rating.id and len(ratings_of(annotator_id)) == 2
+    assert [e["error"].split(":")[0] for e in events("rater_model_update_failed")] == ["IntegrityError"]
+
+
+def test_an_se_computed_with_replaced_rater_parameters_is_not_written(tmp_path, monkeypatch):
+    spec = write_adaptive_spec(tmp_path, adaptive_keys="target_se = 0.01\nmin_raters = 2\n"
+                                                       "max_raters = 4\nrefit_every = 100\n")
+    study_id = studies.create_study(load_spec(spec))
+    first, second = make_annotators(study_id, 2)
+    rate_until_done(first, 0)                       # one fit, on the first rating
+    with storage.read_session() as session:
+        study = session.get(Study, study_id)
+    posterior, computed, refitted = adaptive.RaterModel.item_posterior, [], []
+
+    def refitted_meanwhile(self, ratings):          # another process stores a new fit meanwhile
+        computed.append(posterior(self, ratings).iloc[0]["se"])
+        refitted.append(adaptive.refit(study, spec_of(study)))
+        return posterior(self, ratings)
+    monkeypatch.setattr(adaptive.RaterModel, "item_posterior", refitted_meanwhile)
+    task = assignment.next_item(second)
+    assignment.submit(second, task.assignment_id, answer(task.item_key, 1), 1.0)
+    stored = stored_ses()[task.item_key]
+    assert stored == pytest.approx(refitted[0].items.loc[task.item_key, "se"], abs=1e-12)
+    assert stored != pytest.approx(computed[0], abs=1e-6)   # the stale value was not written
+
+
+def test_simulate_refits_inline_in_its_transaction(tmp_path):
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))   # refit_every 3
+    result = simulate_study("a", k=3)
+    assert adaptive.wait_for_refits(timeout=0)      # nothing was left to the background
+    with storage.read_session() as session:
+        fitted = json.loads(session.get(Study, study_id).rater_model)["n_ratings"]
+    assert result.ratings - 3 < fitted <= result.ratings
