@@ -194,6 +194,19 @@ def _usable_se(scored: pd.Series, settings: dict) -> float | None:
     return float(scored["se"]) if scored["n"] >= settings["min_raters"] else None
 
 
+def item_state(n_claims: int, model_se: float | None, settings: dict) -> str:
+    """``retired`` (``min_raters`` claims and SE at or below ``target_se``), ``at max_raters``
+    (every slot claimed, SE still above the target) or ``open``.
+
+    >>> settings = {"min_raters": 2, "max_raters": 4, "target_se": 0.3}
+    >>> [item_state(n, se, settings) for n, se in [(2, 0.2), (1, 0.2), (4, 0.5), (3, None)]]
+    ['retired', 'open', 'at max_raters', 'open']
+    """
+    if n_claims >= settings["min_raters"] and model_se is not None and model_se <= settings["target_se"]:
+        return "retired"
+    return "at max_raters" if n_claims >= settings["max_raters"] else "open"
+
+
 def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = None) -> dict:
     """Items retired (SE at target with ``min_raters`` claims), main ratings so far, the ratings
     saved so far (``max_raters`` minus the claims of each retired item), the mean SE of the rated
@@ -203,8 +216,7 @@ def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = Non
         rows = session.exec(select(Item.n_claims, Item.model_se).where(
             Item.study_id == study.id, Item.role == "main")).all()
         n_ratings = _answered_main(session, study.id)
-    retired = [claims for claims, se in rows if claims >= settings["min_raters"]
-               and se is not None and se <= settings["target_se"]]
+    retired = [claims for claims, se in rows if item_state(claims, se, settings) == "retired"]
     rated = [se for _, se in rows if se is not None]
     return {"items": len(rows), "retired": len(retired), "ratings": int(n_ratings),
             "ratings_saved": sum(max(settings["max_raters"] - claims, 0) for claims in retired),

@@ -249,8 +249,13 @@ def cmd_status(args) -> int:
     if args.set:
         set_status(study_id, args.set)
     p = progress(study_id)
-    print(f"{p['study']}: {p['status']}, {p['ratings_done']} of {p['ratings_needed']} ratings "
-          f"({p['items']} items), {len(p['annotators'])} annotators")
+    if "items_done" in p:
+        print(f"{p['study']}: {p['status']}, {p['items_done']} of {p['items']} items done (adaptive: at "
+              f"the target SE or at max_raters), {p['ratings_done']} ratings (at most "
+              f"{p['ratings_needed']}), {len(p['annotators'])} annotators")
+    else:
+        print(f"{p['study']}: {p['status']}, {p['ratings_done']} of {p['ratings_needed']} ratings "
+              f"({p['items']} items), {len(p['annotators'])} annotators")
     for a in p["annotators"]:
         print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
               f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")

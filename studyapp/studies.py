@@ -156,7 +156,10 @@ def _current_ratings(session: Session, study_id: int):
 
 
 def progress(study_id: int, engine: Engine | None = None) -> dict:
-    """Per annotator (done, target, median seconds, status) and per item (done / needed)."""
+    """Per annotator (done, target, median seconds, status) and per item (done / needed). In an
+    adaptive study ``ratings_needed`` is the ``max_raters`` ceiling; each item also has its
+    ``state`` (``adaptive.item_state``) and ``model_se``, and ``items_done`` counts the items
+    no longer open (retired at the target SE, or at ``max_raters``)."""
     from .assignment import planned_total  # the plan lives with the assignment rules
 
     with read_session(engine) as session:
@@ -198,9 +201,18 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     } for item in items if item.role == "main"]
     total_needed = n_main * study.raters_per_item
     total_done = sum(min(d, study.raters_per_item) for d in done_by_item.values())
-    return {"study": study.slug, "status": study.status, "items": n_main,
-            "ratings_done": total_done, "ratings_needed": total_needed,
-            "annotators": per_annotator, "per_item": per_item}
+    out = {"study": study.slug, "status": study.status, "items": n_main,
+           "ratings_done": total_done, "ratings_needed": total_needed,
+           "annotators": per_annotator, "per_item": per_item}
+    if spec.adaptive:  # ratings_needed is only a ceiling: items retire at the target SE
+        from .adaptive import item_state
+
+        main_items = [item for item in items if item.role == "main"]
+        for row, item in zip(per_item, main_items):
+            row["state"] = item_state(item.n_claims, item.model_se, spec.adaptive)
+            row["model_se"] = item.model_se
+        out["items_done"] = sum(row["state"] != "open" for row in per_item)
+    return out
 
 
 def annotator_status(annotator: Annotator, n_answered: int) -> str:

@@ -93,10 +93,15 @@ def create(path: Path) -> None:
 def progress_tab(study) -> None:
     p = studies.progress(study.id)
     cols = st.columns(3)
-    cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
+    if "items_done" in p:  # adaptive: items retire at the target SE, ratings_needed is a ceiling
+        cols[0].metric("Items done", f"{p['items_done']} / {p['items']}",
+                       help=f"{p['ratings_done']} ratings so far, at most {p['ratings_needed']}")
+        st.progress(p["items_done"] / p["items"] if p["items"] else 0.0)
+    else:
+        cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
+        st.progress(p["ratings_done"] / p["ratings_needed"] if p["ratings_needed"] else 0.0)
     cols[1].metric("Annotators", len(p["annotators"]))
     cols[2].metric("Status", p["status"])
-    st.progress(p["ratings_done"] / p["ratings_needed"] if p["ratings_needed"] else 0.0)
     st.markdown("**Per annotator**")
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
     st.markdown("**Per item**")

@@ -1,7 +1,7 @@
 """An adaptive study (spec ``[adaptive]``) in a real headless Chromium (issue 20): annotators
 rate by keys until the items whose rater-model SE reached the target retire; the database
-shows the retired items got no further rating, and the console's dashboard shows the adaptive
-progress. The server refits the rater model in the background, so the test waits, by polling the
+shows the retired items got no further rating, and the console's progress tab counts the items
+done (retired, or at max_raters). The server refits the rater model in the background, so the test waits, by polling the
 database, until its refits have caught up before the next annotator starts."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from studyapp.models import Assignment, Item, Study
 from studyapp.specs import load_spec
 from studyapp.study_spec import spec_of
 from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
-from test_browser import WAIT_S, browser, button, press, running_app, wait_idle  # noqa: F401
+from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 STALE = (StaleElementReferenceException,)   # the bar is replaced by each rerun
@@ -80,7 +80,20 @@ def test_an_adaptive_study_retires_items_at_the_target_in_the_browser(tmp_path, 
         wait_for_server_refits(study_id)
         third = rate_in_browser(browser, f"{base}/?token={invites[2].token}", 2)
         wait_for_server_refits(study_id)
-    counts = ratings_per_item()
+        counts = ratings_per_item()
+        with storage.read_session() as session:
+            se = dict(session.exec(select(Item.item_key, Item.model_se)).all())
+        done = sum(1 for k in se if (se[k] is not None and se[k] <= 0.4 and counts[k] >= 2) or counts[k] == 4)
+        # the console's progress counts items done (retired or at max_raters), not ratings of 12 × 4
+        browser.get(f"{base}/console")
+        WebDriverWait(browser, WAIT_S).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']")).send_keys("browser-pw")
+        button(browser, "Sign in").click()
+        wait_idle(browser)
+        WebDriverWait(browser, WAIT_S).until(
+            lambda d: [t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']") if t.text == "Progress"])[0].click()
+        wait_text(browser, "Items done")
+        wait_text(browser, f"{done} / 12")
     with storage.read_session() as session:
         se = dict(session.exec(select(Item.item_key, Item.model_se)).all())
         study = session.get(Study, study_id)

@@ -15,7 +15,7 @@ from sqlmodel import select
 
 from metrics import InputError
 from metrics.rater_model import fit_rater_model
-from studyapp import adaptive, assignment, storage, studies
+from studyapp import adaptive, assignment, cli, storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item, Study
 from studyapp.simulate import simulate_study
 from studyapp.specs import load_spec
@@ -93,6 +93,28 @@ def test_items_retire_at_the_target_and_hard_items_get_up_to_max_raters(tmp_path
     assert progress == {"items": 12, "retired": retired, "ratings": sum(counts.values()), "ratings_saved": saved,
                         "mean_se": pytest.approx(sum(se.values()) / 12), "fixed_design_ratings": 48}
     assert retired >= 6 and sum(counts.values()) < 48
+    # progress counts items done (retired, or hard items at max_raters), not ratings against 12 × 4
+    shown = studies.progress(study_id)
+    states = {row["item_id"]: row["state"] for row in shown["per_item"]}
+    assert states == {k: "retired" if se[k] <= 0.4 else "at max_raters" if counts[k] == 4 else "open"
+                      for k in se}
+    assert shown["items_done"] == sum(state != "open" for state in states.values()) == 12
+    assert (shown["ratings_done"], shown["ratings_needed"]) == (sum(counts.values()), 48)
+
+
+def test_status_command_reports_items_done_for_an_adaptive_study(tmp_path, capsys):
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))
+    first, second = make_annotators(study_id, 2)
+    rate_until_done(first, 0)
+    rate_until_done(second, 1)
+    counts, ses = ratings_per_item(), stored_ses()
+    done = sum(1 for k in ses if counts[k] >= 2 and ses[k] <= 0.4)  # EASY items retire at 2 ratings
+    with storage.read_session() as session:
+        slug = session.get(Study, study_id).slug
+    assert cli.main(["status", slug]) == 0
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert f"{done} of 12 items done" in first_line and "24 ratings (at most 48)" in first_line
+    assert done >= len(EASY)
 
 
 def test_max_raters_holds_under_12_concurrent_annotators(tmp_path):
