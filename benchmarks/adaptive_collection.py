@@ -149,8 +149,10 @@ def main() -> None:
     parser.add_argument("--ks", default="3,5", help="fixed raters per item to compare with")
     parser.add_argument("--min-raters", type=int, default=2)
     parser.add_argument("--max-raters", type=int, default=12)
-    parser.add_argument("--batch", type=int, default=25, help="ratings handed out between SE updates")
-    parser.add_argument("--refit-every", type=int, default=500)
+    parser.add_argument("--batch", type=int, default=5,
+                        help="ratings handed out between SE updates (the platform: 1)")
+    parser.add_argument("--refit-every", type=int, default=100,
+                        help="ratings between full refits (the platform's default: 25)")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
