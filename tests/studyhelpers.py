@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
+from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from projectpaths import ROOT
 from sqlmodel import select
 
 from studyapp import adaptive, assignment, storage, studies
+from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.models import Assignment, Item, Rating
 from studyapp.specs import load_spec
 from studyapp.storage import read_session
@@ -79,13 +82,24 @@ def rate_all(annotator_id: int, value: int = 2) -> list[str]:
     return keys
 
 
+def console_page(password: str | None = None, *, account: str | None = None, **params) -> AppTest:
+    """The console page (AppTest) with ``params`` in the URL, signed in with ``password`` (as
+    ``account`` when given; the admin otherwise) unless ``password`` is None."""
+    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.switch_page("views/console.py").run()
+    if password is not None:
+        if account is not None:
+            at.text_input(key="signin-account").input(account)
+        at.text_input(key="signin-password").input(password)
+        at.button[0].click().run()
+    return at
+
+
 def signed_in(name: str, password: str) -> AppTest:
     """The console page (AppTest) after signing in as account ``name``."""
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-account").input(name)
-    at.text_input(key="signin-password").input(password)
-    at.button[0].click().run()
+    at = console_page(password, account=name)
     assert not at.exception and not at.error
     return at
 
@@ -136,3 +150,102 @@ def ratings_per_item() -> Counter:
                             .join(Assignment, Assignment.id == Rating.assignment_id)
                             .where(Assignment.phase == "main")).all()
     return Counter(rows)
+
+
+# an imsitu_correctness study: two models' top-3 verbs for three images, their sense clusters
+IMSITU_PRED = {"m1": {"jumping_1.jpg": ["jumping", "leaping", "falling"],
+               "riding_2.jpg": ["competing", "riding", "racing"],
+               "lying_3.jpg": ["sleeping", "lying", "resting"]},
+        "m2": {"jumping_1.jpg": ["falling", "jumping", "sleeping"],
+               "riding_2.jpg": ["riding", "driving", "eating"],
+               "lying_3.jpg": ["lying", "eating", "sleeping"]}}
+IMSITU_CLUSTERS = {"clusters": {"c1": ["jumping", "leaping"], "c2": ["competing", "racing"], "c3": ["riding", "driving"],
+                         "c4": ["lying", "resting"]},
+            "images": {"jumping_1.jpg": ["c1"], "riding_2.jpg": ["c2", "c3"], "lying_3.jpg": ["c4"]}}
+# what every annotator judges correct for each image
+IMSITU_TRUTH = {"jumping_1.jpg": {"jumping", "leaping"}, "riding_2.jpg": {"competing", "riding"},
+         "lying_3.jpg": {"lying", "resting"}}
+
+
+def write_imsitu_study(folder, extra=""):
+    """An imsitu_correctness study (3 generated images, 2 models, top 3) in ``folder``; its spec path."""
+    (folder / "images").mkdir()
+    for n, image in enumerate(IMSITU_TRUTH):
+        Image.new("RGB", (64, 48), (40 * n, 120, 200)).save(folder / "images" / image)
+    (folder / "pred.json").write_text(json.dumps(IMSITU_PRED))
+    (folder / "clusters.json").write_text(json.dumps(IMSITU_CLUSTERS))
+    spec = folder / "verbs.toml"
+    spec.write_text(f'''title = "Verb check"
+study_type = "imsitu_correctness"
+instructions = "Mark the verbs that describe the image."
+raters_per_item = 2
+order = "fixed"
+{extra}
+[items]
+source = "sampler"
+predictions = "pred.json"
+image_root = "images"
+clusters = "clusters.json"
+k = 3
+seed = 1
+''')
+    return spec
+
+
+def curation_spec(tmp_path, extra=""):
+    """A crosshoi_curation study spec over 3 generated scenes (3 candidates each), loaded."""
+    folder = tmp_path / "scenes"
+    crosshoi_scenes(folder, n_images=3, seed=1)
+    spec = tmp_path / "cur.toml"
+    spec.write_text(f'''title = "Curate"
+study_type = "crosshoi_curation"
+instructions = "Mark the candidates."
+raters_per_item = 3
+order = "fixed"
+{extra}
+[items]
+source = "sampler"
+ground_truth = "scenes/gt.jsonl"
+image_root = "scenes"
+n_candidates = 3
+''')
+    return load_spec(spec)
+
+
+def invite_same(study_id: int, labels) -> dict[str, tuple[int, str]]:
+    """Invite ``labels`` as pseudonyms (the names an earlier study used): pseudonym ->
+    (annotator id, token)."""
+    out = {}
+    for inv in studies.invite(study_id, 0, list(labels)):
+        with read_session() as session:
+            out[inv.pseudonym] = (assignment.annotator_by_token(session, inv.token).id, inv.token)
+    return out
+
+
+def earlier_study(tmp_path):
+    """The no-image study: 3 pairs, alice rates 2, 2, 2 and bob 3, 3, 3."""
+    study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
+    ids = {name: person[0] for name, person in invite_same(study, ["alice", "bob"]).items()}
+    for name, value in (("alice", 2), ("bob", 3)):
+        while (task := assignment.next_item(ids[name])) is not None:
+            assignment.submit(ids[name], task.assignment_id, value, 1.0)
+    return study
+
+
+def image_spec(tmp_path):
+    """A hoi_similarity_image study linked to :func:`earlier_study` (three class images); its spec path."""
+    folder = tmp_path / "imgs"
+    class_images(folder, [("ride", "bicycle"), ("push", "bicycle"), ("hold", "bicycle")])
+    spec = tmp_path / "second.toml"
+    spec.write_text('''title = "With images"
+study_type = "hoi_similarity_image"
+instructions = "Keep or change your rating."
+raters_per_item = 2
+order = "fixed"
+[items]
+source = "sampler"
+linked_study = "first"
+images = "imgs/images.csv"
+image_root = "imgs"
+''')
+    return spec

@@ -134,6 +134,17 @@ def start(driver, link: str, first_item: str):
     wait_text(driver, first_item)
 
 
+def start_in_two_tabs(driver, link: str, first_item: str) -> str:
+    """Start the link in this tab, then open it in a second one (showing the same item, which
+    is now on screen); returns the first tab's handle."""
+    start(driver, link, first_item)
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(link)
+    wait_text(driver, first_item)
+    return first
+
+
 def press(driver, key: str):
     wait_idle(driver)
     driver.find_element(By.TAG_NAME, "body").send_keys(key)
@@ -278,11 +289,7 @@ def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
     """Two tabs on the same link: item 1 answered in the second, then a key pressed in the
     first (still showing item 1) is refused and counted, never stored as a revision."""
     base, study, token = server
-    start(browser, f"{base}/?token={token}", "Item 1 of 4")
-    first = browser.current_window_handle
-    browser.switch_to.new_window("tab")
-    browser.get(f"{base}/?token={token}")
-    wait_text(browser, "Item 1 of 4")
+    first = start_in_two_tabs(browser, f"{base}/?token={token}", "Item 1 of 4")
     press(browser, "2")
     wait_ratings(study, {"i01": ["2"]})
     browser.switch_to.window(first)
@@ -297,7 +304,7 @@ def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
 def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
     """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
     it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
-    from test_image_studies import earlier_study, image_spec, invite_same
+    from studyhelpers import earlier_study, image_spec, invite_same
     from studyapp.specs import load_spec
 
     earlier_study(tmp_path)
@@ -344,7 +351,7 @@ def image_source(driver) -> str | None:
 def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
     """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
     revises; reload resumes; six items finish the study. Stored marks are checked per item."""
-    from test_imsitu_study import write_study
+    from studyhelpers import write_imsitu_study as write_study
     from studyapp.specs import load_spec
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
@@ -387,7 +394,7 @@ def choose(driver, group: int, mark: str):
 def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
     """crosshoi_curation: every candidate marked by mouse (nothing preselected; Submit without a
     mark is refused), Back revises, reload resumes, the last question finishes."""
-    from test_image_studies import curation_spec
+    from studyhelpers import curation_spec
 
     study = studies.create_study(curation_spec(tmp_path))
     (invite,) = studies.invite(study, 1)

@@ -18,7 +18,7 @@ from studyapp import exports, storage, studies
 from studyapp.models import Assignment, Event, Item, Rating
 from studyapp.specs import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
-from test_browser import (browser, button, choose, press, ratings, running_app, start,  # noqa: F401
+from test_browser import (browser, button, choose, press, ratings, running_app, start, start_in_two_tabs,  # noqa: F401
                           wait_idle, wait_ratings, wait_text)
 
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ def test_crosshoi_marks_by_mouse_and_keys_pickers_and_revision(tmp_path, browser
     """Enter after a mouse choice names the unmarked candidates; arrows / digits and c / i / a
     mark (moving on to an unmarked candidate); Enter in a picker adds the one chosen match; Enter submits once all are marked. In
     revision only Submit is Enter, and Continue stores nothing."""
-    from test_image_studies import curation_spec
+    from studyhelpers import curation_spec
 
     study = studies.create_study(curation_spec(tmp_path))
     (invite,) = studies.invite(study, 1)
@@ -116,7 +116,7 @@ def test_crosshoi_marks_by_mouse_and_keys_pickers_and_revision(tmp_path, browser
 def test_imsitu_one_hint_marks_in_green_enter_after_click_and_zoom(tmp_path, browser):
     """One key hint naming the real keys; a marked verb is a green check, not red; Enter works
     after a click; z enlarges the image and the choice holds on the next item."""
-    from test_imsitu_study import write_study
+    from studyhelpers import write_imsitu_study as write_study
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
@@ -154,16 +154,12 @@ def test_imsitu_one_hint_marks_in_green_enter_after_click_and_zoom(tmp_path, bro
 def test_imsitu_answer_from_an_out_of_date_tab_is_refused(tmp_path, browser):
     """Two tabs on item 1: it is answered in the second; marks and Enter in the first are
     refused (logged), stored neither as a revision of item 1 nor as an answer to item 2."""
-    from test_imsitu_study import write_study
+    from studyhelpers import write_imsitu_study as write_study
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
-        first = browser.current_window_handle
-        browser.switch_to.new_window("tab")
-        browser.get(f"{base}/?token={invite.token}")
-        wait_text(browser, "Item 1 of 6")
+        first = start_in_two_tabs(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
         press(browser, "1")
         press(browser, Keys.ENTER)
         wait_text(browser, "Item 2 of 6")
@@ -185,7 +181,7 @@ def test_imsitu_answer_given_while_the_server_restarts_is_kept(tmp_path, browser
     """The mark form shares the answer bar's delivery: marks and Enter while the server is down
     say "reconnecting…", and the answer is stored for that item once the server is back."""
     from test_browser import free_port
-    from test_imsitu_study import write_study
+    from studyhelpers import write_imsitu_study as write_study
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
@@ -218,7 +214,7 @@ def test_imsitu_cant_judge_and_a_comment_by_keys(tmp_path, browser):
     """With ``[answers]`` on, the mark form takes a comment (typed digits are text, Esc leaves
     the box) and "can't judge" by x; both go with the item on screen; revisiting shows the
     comment and the can't-judge choice; the export lists it apart from the marks."""
-    from test_imsitu_study import write_study
+    from studyhelpers import write_imsitu_study as write_study
 
     spec = load_spec(write_study(tmp_path, extra=ANSWERS))
     study = studies.create_study(spec)
@@ -260,7 +256,7 @@ def test_imsitu_cant_judge_and_a_comment_by_keys(tmp_path, browser):
 def test_crosshoi_cant_judge_by_key_and_a_comment_with_marks(tmp_path, browser):
     """CrossHOI curation with ``[answers]``: x stores "can't judge" with no candidate marked;
     the next item's marks go with the comment typed in its box (c / i / a in the box are text)."""
-    from test_image_studies import curation_spec
+    from studyhelpers import curation_spec
 
     study = studies.create_study(curation_spec(tmp_path, extra=ANSWERS))
     (invite,) = studies.invite(study, 1)

@@ -15,7 +15,7 @@ from projectpaths import ROOT
 from metrics import InputError
 from studyapp import assignment, auth, cli, storage, studies
 from studyapp.models import Annotator, Event, Rating, Setting
-from studyhelpers import make_study
+from studyhelpers import console_page, make_study
 
 APP = str(ROOT / "studyapp" / "app.py")
 
@@ -106,23 +106,12 @@ def test_revoked_prolific_participant_is_refused(tmp_path):
     assert "withdrawn" in at.error[0].value and not at.button
 
 
-def console(password: str | None = None, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page("views/console.py").run()
-    if password is not None:
-        at.text_input(key="signin-password").input(password)
-        at.button[0].click().run()
-    return at
-
-
 def test_console_revoke_control(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
     study = make_study(tmp_path, n_items=2)
     (alice,) = studies.invite(study, labels=["alice"])
     studies.invite(study, labels=["bob"])
-    at = console("s3cret-pw")
+    at = console_page("s3cret-pw")
     assert not at.exception
     at.selectbox(key=f"revoke-who-{study}").select("alice")
     at.button(key=f"revoke-{study}").click().run()
@@ -176,7 +165,7 @@ def test_an_annotator_link_does_not_open_the_console(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
     study = make_study(tmp_path, n_items=2)
     (invite,) = studies.invite(study, 1)
-    at = console(token=invite.token)
+    at = console_page(token=invite.token)
     assert at.title[0].value == "Researcher console"
     assert not at.tabs and not at.dataframe and [b.label for b in at.button] == ["Sign in"]
     at = open_app(token=invite.token)  # the annotator page shows no other annotator's answers
@@ -258,13 +247,13 @@ def test_many_sources_together_are_slowed_down_globally(clock):
 
 def test_console_page_shows_the_backoff(clock):
     for _ in range(3):
-        at = console("guess")
+        at = console_page("guess")
         assert at.error[0].value == "Wrong account or password."
-    at = console("right-pw")
+    at = console_page("right-pw")
     assert at.error[0].value == "Too many failed sign-ins: wait 1 s, then try again."
     assert not at.tabs
     clock.advance(1.0)
-    at = console("right-pw")
+    at = console_page("right-pw")
     assert not at.error and not at.exception
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import faults
 from projectpaths import ROOT
 from metrics import cli as metrics_cli
 from studyapp import cli as studyapp_cli
@@ -41,28 +42,7 @@ GOOD_GT = jl({"image": "a.jpg", "hois": [{k: v for k, v in hoi().items() if k !=
 GOOD_PRED = jl({"image": "a.jpg", "hois": [hoi(score=0.8)]}, {"image": "b.jpg", "hois": [hoi(verb="hold", object="cup", score=0.4)]})
 
 
-def good_items_and_ratings() -> tuple[bytes, bytes]:
-    rng = np.random.default_rng(0)
-    verbs = ["ride", "push", "hold", "walk", "carry", "sit_on"]
-    objects = ["bicycle", "horse", "dog", "car", "bench", "cup"]
-    items = ["item_id,category,gt_verb,gt_object,pred_verb,pred_object,verb_sim,object_sim,my_metric"]
-    ratings = ["study,item_id,annotator,rating,created_at"]
-    for k in range(24):
-        cat = k % 3 + 1
-        gv, go = verbs[k % 6], objects[(k * 5) % 6]
-        pv = gv if cat == 1 else verbs[(k + 1) % 6]
-        po = go if cat == 2 else objects[(k * 5 + 1) % 6]
-        vs = 1.0 if cat == 1 else round(float(rng.random()), 3)
-        os_ = 1.0 if cat == 2 else round(float(rng.random()), 3)
-        items.append(f"i{k},{cat},{gv},{go},{pv},{po},{vs},{os_},{round((vs + os_) / 2, 3)}")
-        for a in range(3):
-            r = int(np.clip(round(4 * (vs + os_) / 2 + rng.normal(0, 0.6)), 0, 4))
-            ratings.append(f"s,i{k},ann{a},{r},2030-01-01T00:00:{k:02d}")
-    return ("\n".join(items) + "\n").encode(), ("\n".join(ratings) + "\n").encode()
-
-
-GOOD_ITEMS, GOOD_RATINGS = good_items_and_ratings()
-GOOD_MATRIX = b"a,b,score\nride.v.01,hold.v.01,2\nhorse.n.01,cup.n.01,1\n"
+GOOD_ITEMS, GOOD_RATINGS, GOOD_MATRIX = faults.ITEMS, faults.RATINGS, faults.MATRIX
 GOOD_STUDY_ITEMS = (b"item_id,gt_verb,gt_object,pred_verb,pred_object\n"
                     b"i1,ride,bicycle,push,bicycle\ni2,hold,cup,carry,cup\n")
 GOOD_SPEC = b'''title = "T"

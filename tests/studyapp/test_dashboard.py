@@ -4,14 +4,12 @@ cannot be shown yet, and the console shows it for every study type."""
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from projectpaths import ROOT
 from metrics.agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
                                pairwise_qwk, rating_matrix, validate_ratings)
 from studyapp import auth, dashboard, exports, storage, studies
 from studyapp.simulate import simulate_study
-from studyhelpers import make_annotators, make_study, rate_all
+from studyhelpers import console_page, make_annotators, make_study, rate_all
 
 
 def main_ratings(slug):
@@ -103,7 +101,7 @@ def test_says_why_before_any_rating(tmp_path):
 
 
 def test_form_types_show_their_own_analyses(tmp_path):
-    from test_image_studies import curation_spec, invite_same
+    from studyhelpers import curation_spec, invite_same
 
     from studyapp.studytypes.crosshoi_curation import crosshoi
 
@@ -125,18 +123,10 @@ def test_form_types_show_their_own_analyses(tmp_path):
     assert section.tables["per annotator"]["annotator"].tolist() == ["a", "b"]
 
 
-def console(password):
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-password").input(password)
-    at.button[0].click().run()
-    return at
-
-
 def test_console_dashboard_tab_for_a_rating_study(simulated):
     with storage.write_session() as session:
         password = auth.ensure_admin_password(session)
-    at = console(password)
+    at = console_page(password)
     assert not at.exception and not at.error
     labels = {m.label: m.value for m in at.metric}
     alpha = krippendorff_alpha(rating_matrix(main_ratings("t")))
@@ -150,7 +140,7 @@ def test_console_dashboard_says_why_in_words(tmp_path):
     rate_all(make_annotators(study_id, 1)[0], 2)
     with storage.write_session() as session:
         password = auth.ensure_admin_password(session)
-    at = console(password)
+    at = console_page(password)
     assert not at.exception and not at.error
     assert any("only one annotator" in i.value for i in at.info)
 
@@ -181,7 +171,7 @@ def test_the_report_shows_the_dashboards_numbers(simulated, tmp_path):
 
 def with_image_study(tmp_path):
     """The with-image pass after the no-image study: alice 2 -> 2, 4, 2 and bob 3 -> 3, 3, 1."""
-    from test_image_studies import earlier_study, image_spec, invite_same
+    from studyhelpers import earlier_study, image_spec, invite_same
 
     from studyapp import assignment
     from studyapp.specs import load_spec
@@ -208,7 +198,7 @@ def test_with_image_study_shows_the_update_rate(tmp_path):
 
 
 def test_imsitu_study_says_why_before_any_mark(tmp_path):
-    from test_imsitu_study import write_study
+    from studyhelpers import write_imsitu_study as write_study
 
     from studyapp.specs import load_spec
 
@@ -222,13 +212,13 @@ def test_imsitu_study_says_why_before_any_mark(tmp_path):
 @pytest.mark.slow
 def test_console_dashboard_for_the_image_types(tmp_path):
     """The with-image pass and a CrossHOI curation study, both on the console without error."""
-    from test_image_studies import curation_spec
+    from studyhelpers import curation_spec
 
     with_image_study(tmp_path)
     studies.create_study(curation_spec(tmp_path))
     with storage.write_session() as session:
         password = auth.ensure_admin_password(session)
-    at = console(password)
+    at = console_page(password)
     assert not at.exception and not at.error
     for slug, expect in (("second", "Ratings changed with the image"), ("cur", "no question has been curated yet")):
         next(s for s in at.selectbox if s.label == "Study").select(slug).run()

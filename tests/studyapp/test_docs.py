@@ -143,7 +143,7 @@ def check_command(program: str, words: str) -> list[str]:
             problems.append(f"{program}: no command {token!r}")
             break
         else:
-            break                                     # stop at a placeholder word (COMMAND, ...)
+            break                                     # a word standing for a value (COMMAND, ...): stop
     return problems
 
 

@@ -12,24 +12,13 @@ from projectpaths import ROOT
 from metrics.image_update import image_update, pair_ratings
 from metrics.mcq import mcq_scores, parse_bench
 from studyapp import assignment, studies
-from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.exports import export_study, study_tables
 from studyapp.specs import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
-from studyhelpers import make_study
+from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study
 from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")
-
-
-def annotator_ids(study, names) -> dict[str, int]:
-    """Invite ``names`` to ``study``: pseudonym -> annotator id."""
-    from studyapp.storage import read_session
-    ids = {}
-    for inv in studies.invite(study, 0, list(names)):
-        with read_session() as session:
-            ids[inv.pseudonym] = assignment.annotator_by_token(session, inv.token).id
-    return ids
 
 
 def started_page(token: str) -> AppTest:
@@ -39,43 +28,6 @@ def started_page(token: str) -> AppTest:
     at.run()
     at.button(key="start").click().run()
     return at
-
-
-def earlier_study(tmp_path):
-    """The no-image study: 3 pairs, alice rates 2, 2, 2 and bob 3, 3, 3."""
-    study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
-    ids = annotator_ids(study, ["alice", "bob"])
-    for name, value in (("alice", 2), ("bob", 3)):
-        while (task := assignment.next_item(ids[name])) is not None:
-            assignment.submit(ids[name], task.assignment_id, value, 1.0)
-    return study
-
-
-def image_spec(tmp_path):
-    folder = tmp_path / "imgs"
-    class_images(folder, [("ride", "bicycle"), ("push", "bicycle"), ("hold", "bicycle")])
-    spec = tmp_path / "second.toml"
-    spec.write_text('''title = "With images"
-study_type = "hoi_similarity_image"
-instructions = "Keep or change your rating."
-raters_per_item = 2
-order = "fixed"
-[items]
-source = "sampler"
-linked_study = "first"
-images = "imgs/images.csv"
-image_root = "imgs"
-''')
-    return spec
-
-
-def invite_same(study_id, labels):
-    out = {}
-    for inv in studies.invite(study_id, 0, labels):
-        from studyapp.storage import read_session
-        with read_session() as session:
-            out[inv.pseudonym] = (assignment.annotator_by_token(session, inv.token).id, inv.token)
-    return out
 
 
 def test_with_image_pass_preselects_the_earlier_rating_and_keeps_both(tmp_path):
@@ -97,7 +49,7 @@ def test_with_image_pass_preselects_the_earlier_rating_and_keeps_both(tmp_path):
             assignment.submit(person, task.assignment_id, value, 1.0)
         assert assignment.next_item(person) is None
     assert assignment.next_item(carol) is None  # carol rated nothing before: nothing to re-rate
-    ratings = study_tables("t")["ratings.csv"] if False else study_tables(spec.slug)["ratings.csv"]
+    ratings = study_tables(spec.slug)["ratings.csv"]
     assert ratings[["annotator", "rating", "earlier_rating"]].values.tolist() == [
         ["alice", "2", "2"], ["alice", "4", "2"], ["alice", "2", "2"],
         ["bob", "3", "3"], ["bob", "3", "3"], ["bob", "1", "3"]]
@@ -195,25 +147,6 @@ def test_model_votes_keep_only_unanimously_wrong_candidates(tmp_path):
     assert q.candidates == ["feed a/an horse"]  # walk: disagreement; hug: nobody judged it
 
 
-def curation_spec(tmp_path, extra=""):
-    folder = tmp_path / "scenes"
-    crosshoi_scenes(folder, n_images=3, seed=1)
-    spec = tmp_path / "cur.toml"
-    spec.write_text(f'''title = "Curate"
-study_type = "crosshoi_curation"
-instructions = "Mark the candidates."
-raters_per_item = 3
-order = "fixed"
-{extra}
-[items]
-source = "sampler"
-ground_truth = "scenes/gt.jsonl"
-image_root = "scenes"
-n_candidates = 3
-''')
-    return load_spec(spec)
-
-
 def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path):
     spec = curation_spec(tmp_path)
     study = studies.create_study(spec)
@@ -292,7 +225,7 @@ def test_readme_with_image_demo_commands_work_as_written(tmp_path):
 def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
     """Issue 13: the with-image pass said "Item 1 of 50" to an annotator with 2 pairs."""
     study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
-    ids = annotator_ids(study, ["alice", "bob"])
+    ids = {name: person[0] for name, person in invite_same(study, ["alice", "bob"]).items()}
     task = assignment.next_item(ids["alice"])                 # alice rates one pair only
     assignment.submit(ids["alice"], task.assignment_id, 2, 1.0)
     while (task := assignment.next_item(ids["bob"])) is not None:
@@ -305,7 +238,7 @@ def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
 
 def test_linking_to_an_unfinished_study_warns(tmp_path):
     study = make_study(tmp_path, n_items=3, raters=1, slug="first", extra='order = "fixed"\n')
-    alice = annotator_ids(study, ["alice"])["alice"]
+    alice = invite_same(study, ["alice"])["alice"][0]
     task = assignment.next_item(alice)
     assignment.submit(alice, task.assignment_id, 2, 1.0)          # 1 of 3 pairs rated
     spec = load_spec(image_spec(tmp_path))

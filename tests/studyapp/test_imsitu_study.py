@@ -4,7 +4,6 @@ images) → exports (human accuracy) → console report (alignment table); and t
 import json
 
 import pytest
-from PIL import Image
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
@@ -15,48 +14,11 @@ from studyapp import assignment, exports, images, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.specs import load_spec
 from studyapp.studytypes.imsitu_correctness import analysis
-from studyhelpers import make_annotators
+from studyhelpers import IMSITU_PRED as PRED, IMSITU_TRUTH as TRUTH, console_page, make_annotators
+from studyhelpers import write_imsitu_study as write_study
 from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")
-PRED = {"m1": {"jumping_1.jpg": ["jumping", "leaping", "falling"],
-               "riding_2.jpg": ["competing", "riding", "racing"],
-               "lying_3.jpg": ["sleeping", "lying", "resting"]},
-        "m2": {"jumping_1.jpg": ["falling", "jumping", "sleeping"],
-               "riding_2.jpg": ["riding", "driving", "eating"],
-               "lying_3.jpg": ["lying", "eating", "sleeping"]}}
-CLUSTERS = {"clusters": {"c1": ["jumping", "leaping"], "c2": ["competing", "racing"], "c3": ["riding", "driving"],
-                         "c4": ["lying", "resting"]},
-            "images": {"jumping_1.jpg": ["c1"], "riding_2.jpg": ["c2", "c3"], "lying_3.jpg": ["c4"]}}
-# what every annotator judges correct for each image
-TRUTH = {"jumping_1.jpg": {"jumping", "leaping"}, "riding_2.jpg": {"competing", "riding"},
-         "lying_3.jpg": {"lying", "resting"}}
-
-
-def write_study(folder, extra=""):
-    (folder / "images").mkdir()
-    for n, image in enumerate(TRUTH):
-        Image.new("RGB", (64, 48), (40 * n, 120, 200)).save(folder / "images" / image)
-    (folder / "pred.json").write_text(json.dumps(PRED))
-    (folder / "clusters.json").write_text(json.dumps(CLUSTERS))
-    spec = folder / "verbs.toml"
-    spec.write_text(f'''title = "Verb check"
-study_type = "imsitu_correctness"
-instructions = "Mark the verbs that describe the image."
-raters_per_item = 2
-order = "fixed"
-{extra}
-[items]
-source = "sampler"
-predictions = "pred.json"
-image_root = "images"
-clusters = "clusters.json"
-k = 3
-seed = 1
-''')
-    return spec
-
-
 def marks_for(fields) -> str:
     return "".join("1" if v in TRUTH[fields["image"]] else "0" for v in fields["predictions"])
 
@@ -149,12 +111,9 @@ def test_exports_give_human_accuracy_and_the_alignment_table(tmp_path):
 
 @pytest.mark.slow
 def test_console_dashboard_shows_human_accuracy_and_alignment(tmp_path, monkeypatch):
-    study_id = rated_study(tmp_path)
+    rated_study(tmp_path)
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-password").input("pw")
-    at.button[0].click().run()
+    at = console_page("pw")
     assert not at.exception and not at.error
     assert any("not ratings on a scale" in i.value for i in at.info)
     frames = [d.value for d in at.dataframe]

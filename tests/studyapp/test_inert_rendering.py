@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from projectpaths import ROOT
+from studyhelpers import console_page
 from studyapp import assignment, inert, studies
 from studyapp.specs import load_spec
 from test_pages import answer_bar, press
@@ -205,9 +206,7 @@ def test_payloads_in_urls_and_pseudonyms_are_inert(payload_study):
 def test_console_renders_payloads_inert(payload_study, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     studies.invite(payload_study, labels=[PAYLOADS[0][:60], PAYLOADS[2][:60]])
-    at = open_app("views/console.py")
-    at.text_input(key="signin-password").input("pw")
-    at.button[0].click().run()
+    at = console_page("pw")
     assert not at.exception
     # progress, preview (the item as annotators see it), invite (completion code, revoke list);
     # the preview's scale labels go to the answer bar, which writes them as text (textContent)

@@ -14,7 +14,7 @@ from studyapp import exports, matrix_versions, storage
 from studyapp.cli import main as studyapp_main
 from studyapp.models import MatrixVersion
 from studyapp.simulate import simulate_study
-from studyhelpers import make_study
+from studyhelpers import console_page, make_study
 
 
 @pytest.fixture
@@ -74,15 +74,8 @@ def test_versions_are_never_overwritten_and_compare_to_themselves(rated, capsys)
 
 
 def test_console_recalibrates_saves_and_offers_the_version(rated, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from projectpaths import ROOT
-
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
-    at.switch_page("views/console.py").run()
-    at.text_input(key="signin-password").input("pw")
-    at.button[0].click().run()
+    at = console_page("pw")
     at.multiselect(key="recal-studies").select("t").run()
     at.button(key="recalibrate").click().run()
     assert not at.exception and not at.error

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from projectpaths import ROOT
 from studyapp import auth, storage, studies
 from studyapp.models import Annotator, Event, Item, Rating
-from studyhelpers import make_study
+from studyhelpers import console_page, make_study
 
 APP = str(ROOT / "studyapp" / "app.py")
 PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'
@@ -259,21 +259,12 @@ def test_public_page_lists_no_study_and_the_join_page_names_its_study(study):
     assert "not open for joining" in at.error[0].value and not at.text_input
 
 
-def console(at_password=None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("views/console.py").run()
-    if at_password is not None:
-        at.text_input(key="signin-password").input(at_password)
-        at.button[0].click().run()
-    return at
-
-
 def test_console_refuses_a_missing_or_wrong_password(study, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
-    at = console("")
+    at = console_page("")
     assert at.error[0].value == "Enter your password."
     assert not at.tabs and not at.dataframe
-    at = console("guess")
+    at = console_page("guess")
     assert at.error[0].value == "Wrong account or password."
     assert not at.tabs and not at.dataframe
 
@@ -283,7 +274,7 @@ def test_console_with_the_generated_password_shows_progress(study):
         password = auth.ensure_admin_password(session)
     with storage.write_session() as session:
         assert auth.ensure_admin_password(session) is None  # generated once only
-    at = console(password)
+    at = console_page(password)
     assert not at.exception and not at.error
     assert at.title[0].value == "Researcher console"
     assert [m.value for m in at.metric][:2] == ["0 / 3", "0"]
@@ -296,7 +287,7 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
     bar (for the selected study's scale) and stores nothing."""
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     studies.invite(study, 0, ["ann"])
-    at = console("pw")
+    at = console_page("pw")
     (control,) = [c for c in at.get("button_group")]
     control.set_value("paused").run()
     with storage.read_session() as session:
