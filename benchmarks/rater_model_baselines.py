@@ -28,7 +28,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
 
 from benchmarks.adaptive_collection import long_ratings, shoe_like_study
 from metrics.rater_model import fit_rater_model
@@ -56,6 +55,12 @@ def shoe_study(seed: int, k: int = 3) -> tuple[pd.Series, pd.DataFrame]:
     return truth, long_ratings(rated, answers, truth.index)
 
 
+def _crowdkit(name: str, **options):
+    """A crowd-kit aggregator (imported here: crowd-kit takes about 2 s to import)."""
+    from crowdkit import aggregation
+    return getattr(aggregation, name)(**options)
+
+
 def _expected_label(aggregator, tasks: pd.DataFrame) -> pd.Series:
     probas = aggregator.fit(tasks).probas_
     return pd.Series(probas.to_numpy() @ probas.columns.to_numpy(float), index=probas.index)
@@ -65,9 +70,9 @@ METHODS = {
     "model": lambda r, t: fit_rater_model(r).items["score"],
     "mean": lambda r, t: r.groupby("item_id")["rating"].mean(),
     "median": lambda r, t: r.groupby("item_id")["rating"].median(),
-    "majority": lambda r, t: MajorityVote().fit_predict(t).astype(float),
-    "dawid-skene": lambda r, t: _expected_label(DawidSkene(n_iter=100), t),
-    "mace": lambda r, t: _expected_label(MACE(n_iter=100, random_state=0), t),
+    "majority": lambda r, t: _crowdkit("MajorityVote").fit_predict(t).astype(float),
+    "dawid-skene": lambda r, t: _expected_label(_crowdkit("DawidSkene", n_iter=100), t),
+    "mace": lambda r, t: _expected_label(_crowdkit("MACE", n_iter=100, random_state=0), t),
 }
 
 

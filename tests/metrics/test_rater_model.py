@@ -13,20 +13,15 @@ from scipy.special import expit
 from projectpaths import ROOT
 from metrics.agreement import rating_matrix
 from metrics.rater_model import PRIOR_SD, _long, _objective, careless_raters, fit_rater_model
+from benchmarks.rater_model_baselines import rater_tests_study
 from metrics.simulation import simulate_ratings
-
-PROFILES = ["neutral", "strict", "lenient", "strict", "lenient", "neutral", "mid", "random", "constant"]
-SHIFTS = [0.0, 1.0, 1.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0]
 
 
 @pytest.fixture(scope="module")
 def study():
     """250 items with a uniform true similarity, 9 raters (two strict, two lenient, one random,
     one constant), 3 raters per item."""
-    rng = np.random.default_rng(0)
-    truth = pd.Series(rng.uniform(0, 4, 250), index=[f"i{k}" for k in range(250)])
-    ratings = simulate_ratings(truth.index, truth.to_numpy(), k=len(PROFILES), profiles=PROFILES,
-                               shift=SHIFTS, noise=0.6, raters_per_item=3, seed=1)
+    truth, ratings = rater_tests_study(0)
     return truth, ratings, fit_rater_model(ratings)
 
 
