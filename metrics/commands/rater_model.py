@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..agreement import read_ratings
+from ..errors import InputError
 from ..options import input_file, output_dir
 from ..rater_model import fit_rater_model
 
@@ -15,7 +16,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    model = fit_rater_model(read_ratings(args.ratings))
+    ratings = read_ratings(args.ratings)
+    raters = ratings["annotator"].unique()
+    if len(raters) < 2:  # the fit would run, with a consistency judged against nobody
+        raise InputError(f"{args.ratings}: the rater model needs ratings from at least two raters "
+                         f"(severity and consistency are relative to the others); only {str(raters[0])!r} rated")
+    model = fit_rater_model(ratings)
     items, raters = model.items, model.raters
     lines = [f"{len(items)} items, {len(raters)} raters, {int(items['n'].sum())} ratings in the fit; "
              f"mean SE {items['se'].mean():.3f}",

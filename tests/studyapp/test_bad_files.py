@@ -207,6 +207,9 @@ add("reliability-unknown-item", "reliability", ["ratings.csv", "line 74", "'i99'
     files={"ratings.csv": FILES["ratings.csv"] + b"s,i99,ann0,2,2030-01-01\n"})
 add("rater-model-rating-off-scale", "rater-model", ["ratings.csv", "line 74", "rating '7'"],
     files={"ratings.csv": FILES["ratings.csv"] + b"s,i0,ann9,7,2030-01-01\n"})
+add("rater-model-one-rater", "rater-model", ["ratings.csv", "at least two raters", "'ann0'"],
+    files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,ann0,3,2030-01-01\n"
+                          b"s,i1,ann0,1,2030-01-01\n"})
 add("studyapp-recalibrate-unknown-study", "studyapp recalibrate", ["'nope'"], argv={"studies": "nope"})
 add("matrices-export-unknown-version", "matrices export", ["'v1'"])
 add("matrices-compare-unknown-version", "matrices compare", ["'v1'"])
