@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 from metrics.llm.cache import AnswerCache  # noqa: E402
 from metrics.llm.config import Config, Endpoint, Model  # noqa: E402
 from metrics.llm.runner import Runner, candidate_pairs  # noqa: E402
-from metrics.vocabulary import hico  # noqa: E402
+from metrics.datasets.hico_det.vocabulary import hico  # noqa: E402
 
 
 def free_port() -> int:

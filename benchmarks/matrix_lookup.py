@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 
-from metrics.baseline import build, load_default  # noqa: E402
+from metrics.vocab.baseline import build, load_default  # noqa: E402
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ shoe_map``); every other module of the package is an implementation detail that 
 Naming convention: a function is named for what it computes (``shoe_map``,
 ``krippendorff_alpha``) or reads (``read_detections``), in snake_case, and a class for what it
 holds (``SimilarityMatrix``, ``DetectionScores``), in CamelCase. The data come first and
-positionally — :class:`~metrics.detections.Detections`, DataFrames or dicts, or the paths of
+positionally — :class:`~metrics.detection.detections.Detections`, DataFrames or dicts, or the paths of
 their files; every option is keyword-only and named as the command-line option that sets it,
 without dashes (``delta`` is ``--delta``; a command that names one otherwise, such as
 ``--mf1-fn`` for ``fn_mode``, lists it in its ``FLAGS``). A score that is one number is a float;
@@ -19,15 +19,15 @@ file, line and field.
 >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
 >>> score_detections(gt, gt, delta=7)
 Traceback (most recent call last):
-metrics.validation.ParameterError: delta must be a number in [0, 1], got 7
+metrics.core.validation.ParameterError: delta must be a number in [0, 1], got 7
 
 Pure Python + numpy/scipy/pandas; never imports streamlit, sqlmodel or studyapp.
 """
 
 import importlib
 
-from .errors import InputError
-from .validation import ParameterError
+from metrics.core.errors import InputError
+from metrics.core.validation import ParameterError
 
 # name -> module; imported on first use (PEP 562), so ``import metrics`` and ``--help`` stay
 # light: no numpy-heavy modules, nltk, scikit-learn or matplotlib until a function needs them
@@ -38,15 +38,15 @@ _LAZY = {
                      "pairwise_agreement", "tune_w", "recalibrate", "rated_items", "Result", "DetectionScores",
                      "HicoMap", "ShoeMap", "ShoeF1", "MissRates", "DiagnosisResult", "CrossHoiScores",
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration"), "api"),
-    "AgreementReport": "agreement",
+    "AgreementReport": "study.agreement",
     # inputs
-    "Detections": "detections", "read_detections": "detections", "read_ratings": "agreement",
-    "read_items": "study_items", "SimilarityMatrix": "similarity", "combine": "similarity",
+    "Detections": "detection.detections", "read_detections": "detection.detections", "read_ratings": "study.agreement",
+    "read_items": "study.study_items", "SimilarityMatrix": "vocab.similarity", "combine": "vocab.similarity",
     # Diag-HOI error types
-    "ErrorType": "diagnosis", "ERROR_REGISTRY": "diagnosis", "register_error_type": "diagnosis",
+    "ErrorType": "diagnosis.core", "ERROR_REGISTRY": "diagnosis.core", "register_error_type": "diagnosis.core",
     # labels and synsets
-    "candidate_synsets": "matching", "match_synset": "matching", "match_synsets": "matching",
-    "resolve": "matching", "Vocabulary": "vocabulary", "hico": "vocabulary",
+    "candidate_synsets": "vocab.matching", "match_synset": "vocab.matching", "match_synsets": "vocab.matching",
+    "resolve": "vocab.matching", "Vocabulary": "datasets.hico_det.vocabulary", "hico": "datasets.hico_det.vocabulary",
 }
 
 __all__ = ["InputError", "ParameterError", *sorted(_LAZY)]

@@ -1,9 +1,9 @@
 """The public functions of the metric package (re-exported by :mod:`metrics`; see its
 docstring for the naming convention).
 
-Each takes plain inputs — :class:`~metrics.detections.Detections` or a path, DataFrames or a
+Each takes plain inputs — :class:`~metrics.detection.detections.Detections` or a path, DataFrames or a
 path, dicts or a path — and keyword-only options, checks the options with
-:mod:`metrics.validation`, and returns a float (a score that is one number) or a frozen result
+:mod:`metrics.core.validation`, and returns a float (a score that is one number) or a frozen result
 dataclass whose :meth:`Result.to_dict` is the JSON the matching command writes. The commands of
 ``python -m metrics`` compute their results through these functions, so a function and its
 command give the same numbers.
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .choices import SCALE, SETTINGS
-from .validation import check_choice, check_fraction, check_in_range
+from metrics.core.choices import SCALE, SETTINGS
+from metrics.core.validation import check_choice, check_fraction, check_in_range
 
 
 def hidden(**options):
@@ -58,7 +58,7 @@ class Result:
 def _detections(value):
     """Detections, or the Detections a path holds."""
     if isinstance(value, (str, Path)):
-        from .detections import read_detections
+        from metrics.detection.detections import read_detections
         return read_detections(value)
     return value
 
@@ -66,14 +66,14 @@ def _detections(value):
 def _matrix(value):
     """A SimilarityMatrix, the one a path holds, or None."""
     if isinstance(value, (str, Path)):
-        from .similarity import SimilarityMatrix
+        from metrics.vocab.similarity import SimilarityMatrix
         return SimilarityMatrix.load(value)
     return value
 
 
 def _ratings(value):
     """(ratings, source name): a ratings DataFrame checked as ``ratings.csv`` is, or read from a path."""
-    from .agreement import read_ratings, validate_ratings
+    from metrics.study.agreement import read_ratings, validate_ratings
     if isinstance(value, (str, Path)):
         return read_ratings(value), str(value)
     return validate_ratings(value, "ratings"), "ratings"
@@ -81,7 +81,7 @@ def _ratings(value):
 
 def _items(value):
     """(items, source name): an items DataFrame checked as ``items.csv`` is, or read from a path."""
-    from .study_items import read_items, validate_items
+    from metrics.study.study_items import read_items, validate_items
     if isinstance(value, (str, Path)):
         return read_items(value), str(value)
     return validate_items(value, "items"), "items"
@@ -91,7 +91,7 @@ def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similari
     """``(ratings, rated items)``: the items that have ratings, with ``human_mean``,
     ``n_ratings`` and (with ``need_similarities``) ``verb_sim`` / ``object_sim``, looked up in
     the matrices where the items lack them. Every rated item must be in ``items``."""
-    from .study_items import check_rated_items, component_similarities, join_ratings
+    from metrics.study.study_items import check_rated_items, component_similarities, join_ratings
     ratings, ratings_source = _ratings(ratings)
     items, items_source = _items(items)
     check_rated_items(items, ratings, items_source, ratings_source)
@@ -128,7 +128,7 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
                      interpolation: str = "none", fn_mode: str = "algorithm2",
                      map_protocol: str = "official") -> DetectionScores:
     """Standard HICO-DET mAP, SHOE mAP (SHOE supp. Algorithm 1), SHOE mF1 (Algorithm 2) and the
-    miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detections.Detections`
+    miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detection.detections.Detections`
     or paths of JSON Lines / QPIC files).
 
     ``verb_sim`` / ``object_sim``: similarity matrices (or their files; default the WordNet
@@ -137,16 +137,16 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
     similar ground truth is ≥ ``delta``; SHOE mF1 and the miss rates use predictions with score
     ≥ ``tau``; ``split`` adds a zero-shot split's seen / unseen classes; ``interpolation``
     (SHOE AP), ``fn_mode`` (mF1 false negatives) and ``map_protocol`` (standard mAP) choose
-    conventions (``metrics.scoring``).
+    conventions (``metrics.detection.scoring``).
 
-    >>> from metrics.detections import Detections
+    >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
     >>> r = score_detections(gt, pred, map_protocol="all-point")
     >>> r.map, round(r.shoe_map, 6), round(r.shoe_mf1, 6), r.gt_miss_rate
     (1.0, 1.0, 1.0, 0.0)
     """
-    from .scoring import score_detections as score
+    from metrics.detection.scoring import score_detections as score
     result = score(_detections(gt), _detections(pred), split=split, verb_sim=_matrix(verb_sim),
                    object_sim=_matrix(object_sim), combine=combine, w=w, iou=iou, delta=delta, tau=tau,
                    interpolation=interpolation, fn_mode=fn_mode, map_protocol=map_protocol)
@@ -179,7 +179,7 @@ def hico_map(gt, pred, *, iou: float = 0.5, map_protocol: str = "official", spli
     ywchao/ho-rcnn evaluation, 11-point AP, +1-pixel IoU, 600 classes; ``"all-point"``:
     all-point AP, continuous IoU); see :func:`score_detections`, whose numbers these are.
 
-    >>> from metrics.detections import Detections
+    >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
     >>> round(hico_map(gt, pred).map * 600, 9)      # one of the 600 classes found perfectly
@@ -214,7 +214,7 @@ def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithm
     """SHOE mAP (SHOE supp. Algorithm 1; AP by Eq. 11) of ``pred`` against ``gt``; options as in
     :func:`score_detections`, whose numbers these are.
 
-    >>> from metrics.detections import Detections
+    >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["straddle"], ["horse"], [0.9])
     >>> 0 < shoe_map(gt, pred).shoe_map < 1      # a similar verb earns part of the AP
@@ -232,7 +232,7 @@ def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithme
     """SHOE mF1 (SHOE supp. Algorithm 2; ``fn_mode="eq5"``: main text Eq. 5) of the predictions
     with score ≥ ``tau``; options as in :func:`score_detections`, whose numbers these are.
 
-    >>> from metrics.detections import Detections
+    >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> round(shoe_f1(gt, pred).shoe_mf1, 6)        # no scores: every prediction counts
@@ -259,7 +259,7 @@ def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arit
     """Ground-truth and prediction miss rates (SHOE supp. §2) under SHOE's matching of the
     predictions with score ≥ ``tau``; options as in :func:`score_detections`.
 
-    >>> from metrics.detections import Detections
+    >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a", "a"], [[0, 0, 10, 10]] * 2, [[10, 10, 20, 20], [50, 50, 60, 60]],
     ...                             ["ride", "hold"], ["horse", "cup"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
@@ -305,16 +305,16 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, m
     each oracle (Eq. 2) and the grouped oracles (§3.3), progressive fixes (§3.4), pair
     localization (§4.1, of ``pairs`` — first-stage pair detections — or of the predictions'
     distinct pairs) and interaction classification (§4.2). Error types:
-    :data:`metrics.diagnosis.ERROR_REGISTRY`.
+    :data:`metrics.diagnosis.core.ERROR_REGISTRY`.
 
-    >>> from metrics.detections import Detections
+    >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["feed"], ["horse"], [0.9])
     >>> d = diagnose(gt, pred, map_protocol="all-point")
     >>> d.map, d.delta_map["interaction"], d.error_counts["interaction"]
     (0.0, 1.0, 1)
     """
-    from .diagnosis import diagnose as run_diagnosis, interaction_classification, pair_localization
+    from metrics.diagnosis.core import diagnose as run_diagnosis, interaction_classification, pair_localization
     d = run_diagnosis(_detections(gt), _detections(pred), iou=iou, keep_no_interaction=keep_no_interaction,
                       map_protocol=map_protocol)
     result = d.to_dict()
@@ -350,7 +350,7 @@ class CrossHoiScores(Result):
 def crosshoi_scores(bench, answers, *, score_threshold: float = 0.5, iou: float = 0.5,
                     setting: str | None = None) -> CrossHoiScores:
     """CrossHOI-Bench multiple-choice scores (the released scorer's semantics,
-    :mod:`metrics.mcq`) of ``answers`` on ``bench``.
+    :mod:`metrics.crosshoi.mcq`) of ``answers`` on ``bench``.
 
     ``bench``: the benchmark (a path or its JSON object); ``answers``: a path (option strings
     per question, the released detection records, or JSON Lines detections) or a dict question
@@ -362,7 +362,7 @@ def crosshoi_scores(bench, answers, *, score_threshold: float = 0.5, iou: float 
     >>> round(r.instance_f1, 4), r.exact_match
     (0.6667, 0.0)
     """
-    from .mcq import mcq_scores, parse_bench, read_answers, read_bench
+    from metrics.crosshoi.mcq import mcq_scores, parse_bench, read_answers, read_bench
     check_fraction("score_threshold", score_threshold)
     check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     if setting is not None:
@@ -399,7 +399,7 @@ class SenseAccuracy(Result):
 
 
 def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> SenseAccuracy:
-    """imSitu verb accuracy with sense clusters (Yao, Jarvis & Jiang §4.2, :mod:`metrics.imsitu`).
+    """imSitu verb accuracy with sense clusters (Yao, Jarvis & Jiang §4.2, :mod:`metrics.imsitu.accuracy`).
 
     ``pred``: image → ranked verbs (a dict or its JSON file, or a folder of imSitu
     ``*.predictions`` files); ``gold``: image → gold verb(s) (a dict or its file; None: from
@@ -410,7 +410,7 @@ def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> 
     >>> r.gold, r.wn_syn
     ({'top1': 0.0, 'top5': 1.0}, {'top1': 1.0, 'top5': 1.0})
     """
-    from .imsitu import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
+    from metrics.imsitu.accuracy import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
                          sense_accuracy as accuracy)
     pred = read_predictions(pred) if isinstance(pred, (str, Path)) else pred
     if gold is None:
@@ -431,7 +431,7 @@ def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1
     kappa and Spearman ρ, with bootstrap intervals (``n_resamples``, 0 for none).
 
     ``ratings``: ``ratings.csv`` or its DataFrame (``item_id, annotator, rating``). Returns an
-    :class:`~metrics.agreement.AgreementReport`, whose ``to_dict()`` is the ``agreement``
+    :class:`~metrics.study.agreement.AgreementReport`, whose ``to_dict()`` is the ``agreement``
     command's result and whose tables feed the report.
 
     >>> import pandas as pd
@@ -439,7 +439,7 @@ def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1
     >>> round(annotator_agreement(r, n_resamples=0).mean_pairwise_agreement, 4)
     0.9167
     """
-    from .agreement import agreement_report
+    from metrics.study.agreement import agreement_report
     return agreement_report(_ratings(ratings)[0], level=level, n_resamples=n_resamples, seed=seed)
 
 
@@ -452,7 +452,7 @@ def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float
     >>> krippendorff_alpha(r)
     1.0
     """
-    from .agreement import krippendorff_alpha as alpha, rating_matrix
+    from metrics.study.agreement import krippendorff_alpha as alpha, rating_matrix
     return alpha(rating_matrix(_ratings(ratings)[0]), level, scale)
 
 
@@ -475,7 +475,7 @@ def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
     >>> pairwise_agreement(r).mean_pairwise_agreement
     0.875
     """
-    from .agreement import mean_offdiagonal, pairwise_agreement as agreement, rating_matrix, table_dict
+    from metrics.study.agreement import mean_offdiagonal, pairwise_agreement as agreement, rating_matrix, table_dict
     table = agreement(rating_matrix(_ratings(ratings)[0]), float(max(scale) - min(scale)))
     return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
 
@@ -508,7 +508,7 @@ def tune_w(ratings, items, *, verb_sim=None, object_sim=None, step: float = 0.00
     >>> tune_w(ratings, items).w_overall
     0.25
     """
-    from .tuning import tune_w as tune
+    from metrics.study.tuning import tune_w as tune
     _, rated = rated_items(ratings, items, verb_sim=verb_sim, object_sim=object_sim)
     return WTuning.from_dict(tune(rated, step=step), n_items=len(rated))
 
@@ -541,11 +541,11 @@ def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_s
                 folds: int = 5, seed: int = 0, study: str | None = None) -> Recalibration:
     """New verb and object similarity matrices from the ratings of an HOI-similarity study
     (isotonic calibration of every entry, shrinkage of rated entries toward the human evidence;
-    ``metrics.recalibration``), with ``folds``-fold cross-validated agreement before and after.
+    ``metrics.study.recalibration``), with ``folds``-fold cross-validated agreement before and after.
     ``study`` names the study in the matrices' provenance (default: the ratings' ``study``
     column).
 
-    >>> from metrics.baseline import load_default
+    >>> from metrics.vocab.baseline import load_default
     >>> import pandas as pd
     >>> items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "category": [2, 2, 1, 1],
     ...                       "gt_verb": ["ride", "ride", "hold", "hold"], "gt_object": ["horse", "bicycle", "cup", "cup"],
@@ -556,7 +556,7 @@ def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_s
     >>> sorted(r.to_dict())
     ['after', 'before', 'folds', 'method', 'n_items', 'n_ratings', 'parameters']
     """
-    from .recalibration import recalibrate as fit
+    from metrics.study.recalibration import recalibrate as fit
     ratings, rated = rated_items(ratings, items, need_similarities=False)
     if not study and "study" in ratings.columns and len(ratings):
         study = str(ratings["study"].iloc[0])

@@ -5,10 +5,10 @@ Every command module in ``metrics.commands`` defines ``add_arguments(parser)`` a
 ``text`` the readable table printed to stdout. A command computes its result with the public
 functions of :mod:`metrics`, whose parameters are its options: ``delta`` is ``--delta``, and a
 command whose option is named otherwise lists it in ``FLAGS`` (``{"fn_mode": "--mf1-fn"}``).
-Options are checked as they are parsed (:mod:`metrics.options`, with the checks of
-:mod:`metrics.validation`); a value the function refuses later (a
-:class:`~metrics.validation.ParameterError`) is reported with its option, as argparse does.
-The command's outputs land together or not at all (:func:`metrics.jsonio.all_or_nothing`), and
+Options are checked as they are parsed (:mod:`metrics.core.options`, with the checks of
+:mod:`metrics.core.validation`); a value the function refuses later (a
+:class:`~metrics.core.validation.ParameterError`) is reported with its option, as argparse does.
+The command's outputs land together or not at all (:func:`metrics.core.jsonio.all_or_nothing`), and
 bad input -- :class:`InputError`, or a file the system refuses (``OSError``) -- ends as a
 one-line message on stderr with exit status 2. Any other exception is a bug and keeps its
 traceback.
@@ -20,10 +20,10 @@ import argparse
 import importlib
 import sys
 
-from .errors import InputError, interruptible, os_error_message
-from .jsonio import all_or_nothing, write_json
-from .options import OneLineParser, output_file
-from .validation import ParameterError, flag_of
+from metrics.core.errors import InputError, interruptible, os_error_message
+from metrics.core.jsonio import all_or_nothing, write_json
+from metrics.core.options import OneLineParser, output_file
+from metrics.core.validation import ParameterError, flag_of
 
 # name -> (one-line help, implementing module)
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -1,10 +1,10 @@
 """Re-type the HICO-DET class facts into the project's own vocabulary file.
 
 Reads ``../shared/data/hico/hoi_classes.csv`` (when present) and writes
-``metrics/data/hico_hoi_classes.csv``: one row per HOI class with its verb and object
+``metrics/datasets/hico_det/data/hico_hoi_classes.csv``: one row per HOI class with its verb and object
 labels, the rare flag (fewer than 10 training instances) and the four zero-shot splits
 (1 = unseen in that split). Verb and object labels, in HICO-DET's index order, are in
-``metrics/data/hico_verbs.csv`` and ``hico_objects.csv`` together with their synsets.
+``metrics/datasets/hico_det/data/hico_verbs.csv`` and ``hico_objects.csv`` together with their synsets.
 """
 
 from pathlib import Path

@@ -42,7 +42,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
 from metrics import InputError
-from metrics.inputs import check_name
+from metrics.core.inputs import check_name
 
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 
 from metrics import InputError
-from metrics.jsonio import atomic_file
+from metrics.core.jsonio import atomic_file
 
 from . import config, migrations
 from .auth import ADMIN_KEY

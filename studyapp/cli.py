@@ -1,6 +1,6 @@
 """``python -m studyapp``: serve the app, create studies, invite annotators, sample, export.
 
-Options are checked as they are parsed (:mod:`metrics.options`), a command's files land
+Options are checked as they are parsed (:mod:`metrics.core.options`), a command's files land
 together or not at all and its database changes are one transaction. Bad input, a file the
 system refuses or a database that cannot be used ends as a one-line message on stderr with
 exit status 2; any other exception is a bug and keeps its traceback.
@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from metrics import InputError
-from metrics.errors import interruptible, os_error_message
-from metrics.jsonio import all_or_nothing
-from metrics.options import OneLineParser, input_file, integer, number, output_dir, output_file, seed
+from metrics.core.errors import interruptible, os_error_message
+from metrics.core.jsonio import all_or_nothing
+from metrics.core.options import OneLineParser, input_file, integer, number, output_dir, output_file, seed
 
 from . import config
 
@@ -211,7 +211,7 @@ def cmd_sample(args) -> int:
     from .studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs, sample_pool
 
     if args.pool:
-        from metrics.shoe_pool import read_shoe_csv
+        from metrics.study.shoe_pool import read_shoe_csv
         if args.verb_sim or args.object_sim or args.class_weights:
             raise InputError("--pool takes its levels from the pool: drop --verb-sim, --object-sim, --class-weights")
         items, report = sample_pool(read_shoe_csv(args.pool), args.n, args.seed, redistribute=not args.strict)
@@ -226,7 +226,7 @@ def cmd_sample(args) -> int:
 
 
 def _write_sample(items, report, out) -> int:
-    from metrics.jsonio import write_text_atomic
+    from metrics.core.jsonio import write_text_atomic
     write_text_atomic(out, items.to_csv(index=False))
     print(report.text())
     print(f"wrote {len(items)} pairs to {out}")

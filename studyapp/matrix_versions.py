@@ -1,7 +1,7 @@
 """Recalibrated similarity matrices as named, immutable versions with their provenance.
 
 ``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies and runs
-:func:`metrics.recalibration.recalibrate` (cross-validated: held-out agreement before / after,
+:func:`metrics.study.recalibration.recalibrate` (cross-validated: held-out agreement before / after,
 overall and per category) on the baseline matrices (or on earlier versions). ``save_version``
 stores both matrices under a new name in the database (``matrix_version``; a name is never
 reused or overwritten), so backups carry them; ``export_version`` writes them as the
@@ -24,11 +24,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from metrics import InputError
-from metrics.baseline import load_default
-from metrics.jsonio import write_text_atomic
-from metrics.recalibration import recalibrate
-from metrics.similarity import SimilarityMatrix
-from metrics.study_items import join_ratings
+from metrics.vocab.baseline import load_default
+from metrics.core.jsonio import write_text_atomic
+from metrics.study.recalibration import recalibrate
+from metrics.vocab.similarity import SimilarityMatrix
+from metrics.study.study_items import join_ratings
 
 from .accounts import CLI, Actor, require_studies
 from .exports import study_tables
@@ -46,7 +46,7 @@ class Recalibration:
     """What a run produced, before it is saved: the new matrices and their evidence."""
 
     studies: list[str]
-    result: dict            # metrics.recalibration.recalibrate's result
+    result: dict            # metrics.study.recalibration.recalibrate's result
     changed: pd.DataFrame   # the rated pairs, most changed first
     based_on: str           # "baseline" or the version recalibrated
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from metrics.jsonio import StagedFolder
+from metrics.core.jsonio import StagedFolder
 
 from . import config
 from .exports import csv_bytes, study_folder, study_tables

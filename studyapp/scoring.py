@@ -2,8 +2,8 @@
 baseline matrices and saved matrix versions side by side.
 
 Every figure is ``python -m metrics score``'s with its default options: the same reader
-(:func:`metrics.detections.read_detections`, JSON Lines or the QPIC format, errors naming the
-file, line and field) and the same scorer (:func:`metrics.scoring.score_detections`), with the
+(:func:`metrics.detection.detections.read_detections`, JSON Lines or the QPIC format, errors naming the
+file, line and field) and the same scorer (:func:`metrics.detection.scoring.score_detections`), with the
 version's matrices as ``--verb-sim`` / ``--object-sim`` would give them.
 """
 
@@ -16,8 +16,8 @@ from typing import Callable
 import pandas as pd
 
 from metrics import InputError
-from metrics.detections import read_detections
-from metrics.jsonio import json_text
+from metrics.detection.detections import read_detections
+from metrics.core.jsonio import json_text
 
 from .accounts import CLI, Actor, require
 from .matrix_versions import load_version
@@ -55,7 +55,7 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
     """Score each prediction file (``{model name: path}``) against ``gt`` with the baseline
     matrices and each saved matrix version; ``progress(fraction, text)`` after each step. The
     audit log records who scored which files."""
-    from metrics.scoring import score_detections
+    from metrics.detection.scoring import score_detections
 
     require(actor, "score")
     if not predictions:

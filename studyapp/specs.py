@@ -128,7 +128,7 @@ class _Checker:
 
 def load_spec(path: str | Path) -> StudySpec:
     """Read and validate a spec file and its items (nothing is written)."""
-    from metrics.inputs import read_text
+    from metrics.core.inputs import read_text
 
     path = Path(path)
     if not path.exists():
@@ -330,7 +330,7 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None) -> li
     """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``).
     With ``role`` every row has that role (``practice``: ``expected`` required, an optional
     ``explanation`` column kept as the ``feedback`` field)."""
-    from metrics.inputs import csv_rows, read_text
+    from metrics.core.inputs import csv_rows, read_text
 
     header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
     columns = header

@@ -3,7 +3,7 @@ recalibrate)."""
 
 from __future__ import annotations
 
-from ..options import input_file
+from metrics.core.options import input_file
 
 
 def add_study_arguments(parser, items_required: bool = True, matrices: bool = True) -> None:
@@ -17,6 +17,6 @@ def add_study_arguments(parser, items_required: bool = True, matrices: bool = Tr
 def load_rated_items(args, need_similarities: bool):
     """``(ratings, rated items)`` of the command's ``--ratings`` and ``--items`` (see
     :func:`metrics.api.rated_items`)."""
-    from ..api import rated_items
+    from metrics.api import rated_items
     return rated_items(args.ratings, args.items, verb_sim=getattr(args, "verb_sim", None),
                        object_sim=getattr(args, "object_sim", None), need_similarities=need_similarities)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..agreement import read_ratings
-from ..api import annotator_agreement
-from ..choices import LEVELS
-from ..options import input_file, integer, output_dir, seed
-from ..report import write_report
-from ..validation import MAX_RESAMPLES
+from metrics.study.agreement import read_ratings
+from metrics.api import annotator_agreement
+from metrics.core.choices import LEVELS
+from metrics.core.options import input_file, integer, output_dir, seed
+from metrics.study.report import write_report
+from metrics.core.validation import MAX_RESAMPLES
 
 FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
@@ -27,8 +27,8 @@ def run(args):
     result = report.to_dict()
     alignment = items = None
     if args.items:
-        from ..alignment import alignment_table
-        from ..study_items import check_rated_items, join_ratings, read_items
+        from metrics.study.alignment import alignment_table
+        from metrics.study.study_items import check_rated_items, join_ratings, read_items
 
         items = read_items(args.items)
         check_rated_items(items, ratings, args.items, args.ratings)
@@ -36,7 +36,7 @@ def run(args):
         result["alignment"] = alignment
     image_update = None
     if "earlier_rating" in ratings.columns:  # a with-image pass: how ratings moved (supp. §6.2)
-        from ..image_update import check_earlier_ratings, image_update as update_stats, pair_ratings
+        from metrics.study.image_update import check_earlier_ratings, image_update as update_stats, pair_ratings
 
         check_earlier_ratings(ratings, args.ratings)
         image_update = update_stats(pair_ratings(ratings, None, items))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..alignment import alignment_table
-from ..options import integer, seed
-from ._study import add_study_arguments, load_rated_items
+from metrics.study.alignment import alignment_table
+from metrics.core.options import integer, seed
+from metrics.commands._study import add_study_arguments, load_rated_items
 
 FLAGS = {"n_resamples": "--permutations"}   # parameter -> option
 

@@ -1,16 +1,16 @@
 """``python -m metrics diagnose``: Diag-HOI error diagnosis, oracle ΔmAP, pair localization and
-interaction classification of one or several models (see :mod:`metrics.diagnosis`)."""
+interaction classification of one or several models (see :mod:`metrics.diagnosis.core`)."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..api import diagnose
-from ..detections import read_detections
-from ..errors import InputError
-from ..jsonio import write_text_atomic
-from ..options import input_file, number, output_dir, output_file
+from metrics.api import diagnose
+from metrics.detection.detections import read_detections
+from metrics.core.errors import InputError
+from metrics.core.jsonio import write_text_atomic
+from metrics.core.options import input_file, number, output_dir, output_file
 
 
 def add_arguments(parser) -> None:
@@ -64,7 +64,7 @@ def run(args):
     # the diagnosis modules (pandas) are imported; the ground truth's error is reported first
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
-        from ..diagnosis import ERROR_REGISTRY
+        from metrics.diagnosis.core import ERROR_REGISTRY
         gt, first_pred = (f.result() for f in files)
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
@@ -84,7 +84,7 @@ def run(args):
     if args.errors:
         write_text_atomic(args.errors, errors[names[0]].to_csv(index=False))
     if args.out:
-        from ..diagnosis_report import write_diagnosis_report
+        from metrics.diagnosis.report import write_diagnosis_report
         write_diagnosis_report(args.out, results, errors)
 
     lines = []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..agreement import read_ratings
-from ..options import input_file, output_dir
-from ..image_update import check_earlier_ratings, image_update, pair_ratings, summary_frame
-from ..report import write_report
-from ..study_items import check_rated_items, read_items
+from metrics.study.agreement import read_ratings
+from metrics.core.options import input_file, output_dir
+from metrics.study.image_update import check_earlier_ratings, image_update, pair_ratings, summary_frame
+from metrics.study.report import write_report
+from metrics.study.study_items import check_rated_items, read_items
 
 
 def add_arguments(parser) -> None:

@@ -3,9 +3,9 @@ and sense-cluster criteria, and the Top-1 improvement breakdown (Tables 3–4)."
 
 from __future__ import annotations
 
-from ..api import sense_accuracy
-from ..imsitu import accuracy_text
-from ..options import input_file, input_path
+from metrics.api import sense_accuracy
+from metrics.imsitu.accuracy import accuracy_text
+from metrics.core.options import input_file, input_path
 
 
 def add_arguments(parser) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..inputs import read_csv, refuse_first_row
-from ..options import input_file, integer, seed
-from ..imsitu import align_study, alignment_text, read_clusters, read_gold, read_judge
+from metrics.core.errors import InputError
+from metrics.core.inputs import read_csv, refuse_first_row
+from metrics.core.options import input_file, integer, seed
+from metrics.imsitu.accuracy import align_study, alignment_text, read_clusters, read_gold, read_judge
 
 FLAGS = {"n_resamples": "--resamples"}   # parameter -> option
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..sense_clusters import ALGORITHMS, MAX_EXACT, STEP1_KS, STEP2_RATIOS, read_nodes, result_summary, summary_text, two_step_clustering
-from ..jsonio import write_text_atomic
-from ..options import comma_list, input_file, integer, number, output_file, seed
+from metrics.imsitu.sense_clusters import ALGORITHMS, MAX_EXACT, STEP1_KS, STEP2_RATIOS, read_nodes, result_summary, summary_text, two_step_clustering
+from metrics.core.jsonio import write_text_atomic
+from metrics.core.options import comma_list, input_file, integer, number, output_file, seed
 
 
 def add_arguments(parser) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..baseline import load_default
-from ..errors import InputError
-from ..matching import match_synset
-from ..options import input_file
-from ..similarity import SimilarityMatrix
-from ..vocabulary import hico
-from .. import wordnet
+from metrics.vocab.baseline import load_default
+from metrics.core.errors import InputError
+from metrics.vocab.matching import match_synset
+from metrics.core.options import input_file
+from metrics.vocab.similarity import SimilarityMatrix
+from metrics.datasets.hico_det.vocabulary import hico
+from metrics.vocab import wordnet
 
 
 def add_arguments(parser) -> None:

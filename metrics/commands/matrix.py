@@ -6,10 +6,10 @@ import json
 import time
 from pathlib import Path
 
-from ..baseline import DATA, build
-from ..errors import InputError
-from ..options import input_file, output_dir, output_file
-from ..similarity import SimilarityMatrix
+from metrics.vocab.baseline import DATA, build
+from metrics.core.errors import InputError
+from metrics.core.options import input_file, output_dir, output_file
+from metrics.vocab.similarity import SimilarityMatrix
 
 
 def add_arguments(parser) -> None:
@@ -32,20 +32,20 @@ def add_arguments(parser) -> None:
     compare.add_argument("b", type=input_file, help="second matrix (.csv/.npz)")
     for p in (info, base, pool, compare):
         p.add_argument("--json", metavar="PATH", type=output_file, help="also write the result as JSON to PATH")
-    from . import matrix_llm  # build-llm: SHOE matrices rated by LLMs (issue 10)
+    from metrics.commands import matrix_llm  # build-llm: SHOE matrices rated by LLMs (issue 10)
     matrix_llm.add_parser(sub)
 
 
 def run(args):
     if args.action == "build-llm":
-        from . import matrix_llm
+        from metrics.commands import matrix_llm
         return matrix_llm.run(args)
     return {"info": _info, "baseline": _baseline, "import-shoe-pool": _import_pool,
             "compare": _compare}[args.action](args)
 
 
 def _import_pool(args):
-    from ..shoe_pool import pool_matrices, read_shoe_csv
+    from metrics.study.shoe_pool import pool_matrices, read_shoe_csv
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")
@@ -66,7 +66,7 @@ def _compare(args):
 
 def compare_lines(a: SimilarityMatrix, b: SimilarityMatrix) -> tuple[dict, str]:
     """``compare_matrices`` of A and B, and its text for the terminal."""
-    from ..shoe_pool import compare_matrices
+    from metrics.study.shoe_pool import compare_matrices
     r = compare_matrices(a, b)
     rho = "n/a" if r["spearman"] is None else f"{r['spearman']:.3f}"
     lines = [f"{r['n_pairs']} shared pairs ({r['n_labels_shared']} shared labels)",
@@ -86,7 +86,7 @@ def _info(args):
     lines = [f"{args.file}: {matrix.n_labels} labels, {matrix.n_pairs} non-zero pairs "
              f"({result['storage']}, sparsity {matrix.sparsity:.4%})"]
     if args.pairs:
-        from ..inputs import read_csv
+        from metrics.core.inputs import read_csv
         path = Path(args.pairs)
         pairs = read_csv(path, required=("a", "b"))
         cov = matrix.coverage(pairs["a"], pairs["b"])

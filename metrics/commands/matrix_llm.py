@@ -16,9 +16,9 @@ from datetime import date
 from pathlib import Path
 
 
-from ..errors import InputError
-from ..jsonio import StagedFolder
-from ..options import input_file, integer, number, output_dir, output_file, seed
+from metrics.core.errors import InputError
+from metrics.core.jsonio import StagedFolder
+from metrics.core.options import input_file, integer, number, output_dir, output_file, seed
 
 DEFAULT_OUT = "exports/llm_matrices"
 
@@ -73,13 +73,13 @@ def _safe(name: str) -> str:
 
 
 def _seeds(path: str | None, pos: str) -> tuple[list[str], str]:
-    from ..vocabulary import hico
+    from metrics.datasets.hico_det.vocabulary import hico
     if path is None:
         vocab = hico()
         table = vocab.verbs if pos == "v" else vocab.objects
         return [s for s in table["synset"] if s], vocab.name
-    from .. import wordnet
-    from ..inputs import line_of, read_csv
+    from metrics.vocab import wordnet
+    from metrics.core.inputs import line_of, read_csv
 
     p = Path(path)
     table = read_csv(p, required=("synset",))
@@ -93,7 +93,7 @@ def _seeds(path: str | None, pos: str) -> tuple[list[str], str]:
 
 
 def _pair_sets(args):
-    from ..llm.runner import candidate_pairs, pairs_from_file
+    from metrics.llm.runner import candidate_pairs, pairs_from_file
     poses = ["v", "n"] if args.pos == "both" else ["v" if args.pos == "verb" else "n"]
     if args.pairs and len(poses) > 1:
         raise InputError("--pairs needs --pos verb or --pos object")
@@ -103,7 +103,7 @@ def _pair_sets(args):
             ps, dataset = pairs_from_file(args.pairs, pos), Path(args.pairs).stem
         else:
             seeds, dataset = _seeds(args.verbs if pos == "v" else args.objects, pos)
-            ps = candidate_pairs(seeds, pos, "wordnet neighbourhood (metrics.baseline candidates)")
+            ps = candidate_pairs(seeds, pos, "wordnet neighbourhood (metrics.vocab.baseline candidates)")
         if args.limit is not None:
             if args.limit < 1:
                 raise InputError("--limit must be >= 1")
@@ -113,8 +113,8 @@ def _pair_sets(args):
 
 
 def run(args):
-    from ..llm import config as llm_config
-    from ..llm.cache import AnswerCache
+    from metrics.llm import config as llm_config
+    from metrics.llm.cache import AnswerCache
 
     if (args.ratings is None) != (args.items is None):
         raise InputError("give both --ratings and --items for the ablation, or neither")
@@ -141,7 +141,7 @@ def run(args):
 
 
 def _dry_run(config, cache, sets, args):
-    from ..llm.runner import duration_text, estimate
+    from metrics.llm.runner import duration_text, estimate
     result = {"dry_run": True, "models": [m.name for m in config.models], "plan": config.plan.__dict__.copy()}
     lines = [f"dry run: nothing is sent. Models in plan order (first filters): {', '.join(result['models'])}"]
     total = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cost_usd": 0.0}
@@ -166,9 +166,9 @@ def _dry_run(config, cache, sets, args):
 
 
 def _build(config, cache, sets, args, out, study):
-    from ..llm import aggregate, prompt
-    from ..llm import report as llm_report
-    from ..llm.runner import Runner, rate_pairs
+    from metrics.llm import aggregate, prompt
+    from metrics.llm import report as llm_report
+    from metrics.llm.runner import Runner, rate_pairs
 
     runner = Runner(config, cache, retry_missing=args.retry_missing,
                     progress_stream=False if args.quiet else sys.stderr)
@@ -248,9 +248,9 @@ def _build(config, cache, sets, args, out, study):
 
 def _study_inputs(args):
     """The human study of the ablation, read and checked before anything is asked."""
-    from ..agreement import read_ratings
-    from ..similarity import SimilarityMatrix
-    from ..study_items import check_rated_items, item_synsets, join_ratings, read_items
+    from metrics.study.agreement import read_ratings
+    from metrics.vocab.similarity import SimilarityMatrix
+    from metrics.study.study_items import check_rated_items, item_synsets, join_ratings, read_items
 
     items = read_items(args.items)
     study = read_ratings(args.ratings)
@@ -262,7 +262,7 @@ def _study_inputs(args):
 
 
 def _ablation(ratings, study):
-    from ..llm.aggregate import ablation
+    from metrics.llm.aggregate import ablation
 
     rated, synsets, matrices, w = study
     rated = rated.copy()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..api import crosshoi_scores
-from ..choices import SETTINGS
-from ..options import input_file, integer, number
+from metrics.api import crosshoi_scores
+from metrics.core.choices import SETTINGS
+from metrics.core.options import input_file, integer, number
 
 
 def add_arguments(parser) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..agreement import read_ratings
-from ..errors import InputError
-from ..options import input_file, output_dir
-from ..rater_model import fit_rater_model
+from metrics.study.agreement import read_ratings
+from metrics.core.errors import InputError
+from metrics.core.options import input_file, output_dir
+from metrics.study.rater_model import fit_rater_model
 
 SHOWN_ITEMS = 20
 
@@ -34,6 +34,6 @@ def run(args):
     if len(items) > SHOWN_ITEMS:
         lines.append(f"... {len(items) - SHOWN_ITEMS} more items (--json PATH writes them all)")
     if args.out:
-        from ..report import write_report
+        from metrics.study.report import write_report
         lines.append(f"report: {write_report(args.out, rater_model=model, title='Rater model')}")
     return model.to_dict(), "\n".join(lines)

@@ -1,14 +1,14 @@
 """``python -m metrics recalibrate``: new verb/object matrices from human ratings (see
-``metrics.recalibration`` for the method)."""
+``metrics.study.recalibration`` for the method)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..api import recalibrate
-from ..options import input_file, integer, number, output_dir, seed
-from ..recalibration import MAX_FOLDS, MAX_PRIOR_STRENGTH
-from ..report import write_report
+from metrics.api import recalibrate
+from metrics.core.options import input_file, integer, number, output_dir, seed
+from metrics.study.recalibration import MAX_FOLDS, MAX_PRIOR_STRENGTH
+from metrics.study.report import write_report
 
 
 def add_arguments(parser) -> None:

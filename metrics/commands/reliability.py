@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..agreement import rating_matrix, read_ratings
-from ..errors import InputError
-from ..options import input_file, integer, output_dir, seed
-from ..reliability import paired_metric_test, reliability, reliability_by_stratum
-from ..validation import MAX_RESAMPLES
+from metrics.study.agreement import rating_matrix, read_ratings
+from metrics.core.errors import InputError
+from metrics.core.options import input_file, integer, output_dir, seed
+from metrics.study.reliability import paired_metric_test, reliability, reliability_by_stratum
+from metrics.core.validation import MAX_RESAMPLES
 
 FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
@@ -35,8 +35,8 @@ def run(args):
     if args.compare and not args.items:
         raise InputError("--compare needs --items (the metric columns)")
     if args.items:
-        from ..alignment import to_0_4
-        from ..study_items import check_rated_items, join_ratings, read_items
+        from metrics.study.alignment import to_0_4
+        from metrics.study.study_items import check_rated_items, join_ratings, read_items
 
         items = read_items(args.items)
         check_rated_items(items, ratings, args.items, args.ratings)
@@ -54,7 +54,7 @@ def run(args):
                 a, b, rated["human_mean"].to_numpy(float), n_resamples=max(args.bootstrap, 1), seed=args.seed)}
     text = _text(result)
     if args.out:
-        from ..report import write_report
+        from metrics.study.report import write_report
         text += f"\nreport: {write_report(args.out, reliability=result, title='Reliability')}"
     return result, text
 

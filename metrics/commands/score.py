@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from concurrent.futures import ThreadPoolExecutor
 
-from ..choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
-from ..options import input_file, integer, number
+from metrics.core.choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
+from metrics.core.options import input_file, integer, number
 
 FLAGS = {"interpolation": "--ap-interpolation", "fn_mode": "--mf1-fn"}   # parameter -> option
 
@@ -49,14 +49,14 @@ def _fmt(x) -> str:
 
 
 def run(args):
-    from ..api import score_detections
-    from ..detections import read_detections
+    from metrics.api import score_detections
+    from metrics.detection.detections import read_detections
 
     # pyarrow parses both files at once without the GIL while the scorer's modules (pandas) are
     # imported; the ground truth's error, if any, is reported first
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred)]
-        importlib.import_module("metrics.scoring")
+        importlib.import_module("metrics.detection.scoring")
         gt, pred = (f.result() for f in files)
     result = score_detections(gt, pred, verb_sim=args.verb_sim, object_sim=args.object_sim, combine=args.combine,
                               w=args.w, iou=args.iou, delta=args.delta, tau=args.tau, split=args.split,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..api import tune_w
-from ..options import number, output_dir
-from ..report import write_report
-from ..tuning import MAX_STEP, MIN_STEP
-from ._study import add_study_arguments
+from metrics.api import tune_w
+from metrics.core.options import number, output_dir
+from metrics.study.report import write_report
+from metrics.study.tuning import MAX_STEP, MIN_STEP
+from metrics.commands._study import add_study_arguments
 
 
 def add_arguments(parser) -> None:

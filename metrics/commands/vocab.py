@@ -2,14 +2,14 @@
 
 Synsets are SHOE's (the synsets its similarity matrices are keyed by) wherever SHOE has one;
 ``no_interaction`` has none and ``stop_at`` is this project's choice (see the ``note`` column of
-``metrics/data/hico_verbs.csv``). A label whose synset is not the first WordNet sense of its
+``metrics/datasets/hico_det/data/hico_verbs.csv``). A label whose synset is not the first WordNet sense of its
 word is marked ``*``.
 """
 
 from __future__ import annotations
 
-from .. import wordnet
-from ..vocabulary import hico
+from metrics.vocab import wordnet
+from metrics.datasets.hico_det.vocabulary import hico
 
 
 def add_arguments(parser) -> None:

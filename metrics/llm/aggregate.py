@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..agreement import eq13_agreement
-from ..errors import InputError
-from ..similarity import SimilarityMatrix, combine
-from .runner import Ratings
+from metrics.study.agreement import eq13_agreement
+from metrics.core.errors import InputError
+from metrics.vocab.similarity import SimilarityMatrix, combine
+from metrics.llm.runner import Ratings
 
 MAX_ABLATION_MODELS = 12
 

@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from .config import Endpoint, Model
-from .prompt import MalformedReply, parse_reply
+from metrics.llm.config import Endpoint, Model
+from metrics.llm.prompt import MalformedReply, parse_reply
 
 FATAL_STATUS = {400, 401, 403, 404, 405, 422}
 

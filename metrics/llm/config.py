@@ -52,8 +52,8 @@ from typing import Annotated
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
 
-from ..errors import InputError
-from ..inputs import decode, parse_json, read_bytes
+from metrics.core.errors import InputError
+from metrics.core.inputs import decode, parse_json, read_bytes
 
 # config files are typed: a value of the wrong type or outside its range is refused, naming it
 _TYPED = ConfigDict(strict=True, extra="forbid")

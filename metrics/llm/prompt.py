@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .. import wordnet
+from metrics.vocab import wordnet
 
 PROMPT_VERSION = "shoe-v1"
 SCALE = (

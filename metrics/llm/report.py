@@ -1,7 +1,7 @@
 """HTML report of an LLM-built matrix: per-model summary, score distributions, inter-model
 Pearson r (SHOE Fig. 3: verbs in the upper triangle, objects in the lower), control-set
 disagreement (§4.2) and the subset ablation against humans (supplementary Table 1).
-Plots are matplotlib PNGs embedded as base64, like :mod:`metrics.report`."""
+Plots are matplotlib PNGs embedded as base64, like :mod:`metrics.study.report`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..report import heatmap_figure, png_bytes, table_html, subplots, write_page
-from . import aggregate
-from .runner import Ratings
+from metrics.study.report import heatmap_figure, png_bytes, table_html, subplots, write_page
+from metrics.llm import aggregate
+from metrics.llm.runner import Ratings
 
 
 def _fig3(ratings: dict[str, Ratings]) -> tuple[pd.DataFrame, object]:

@@ -3,7 +3,7 @@
 Candidate pairs (SHOE §4.1): every dataset synset against every synset of its WordNet
 neighbourhood — verbs one hypernym / hyponym / sibling / verb-group / entailment link away,
 objects their parents, children and siblings (the candidate functions of
-:mod:`metrics.baseline`) — or the pairs of a CSV file (``a,b``). A pair is unordered: the
+:mod:`metrics.vocab.baseline`) — or the pairs of a CSV file (``a,b``). A pair is unordered: the
 dataset synset is shown first, a pair is asked once.
 
 The plan (§4.1, §4.2):
@@ -34,13 +34,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import wordnet
-from ..baseline import object_candidates, verb_candidates
-from ..errors import InputError
-from . import prompt
-from .cache import AnswerCache, key
-from .client import ChatClient, EndpointError
-from .config import Config, Model
+from metrics.vocab import wordnet
+from metrics.vocab.baseline import object_candidates, verb_candidates
+from metrics.core.errors import InputError
+from metrics.llm import prompt
+from metrics.llm.cache import AnswerCache, key
+from metrics.llm.client import ChatClient, EndpointError
+from metrics.llm.config import Config, Model
 
 POS_NAME = {"v": "verb", "n": "object"}
 
@@ -57,7 +57,7 @@ class PairSet:
 
 
 def candidate_pairs(seeds: list[str], pos: str, source: str = "") -> PairSet:
-    """Each dataset synset against its WordNet neighbourhood (``metrics.baseline``)."""
+    """Each dataset synset against its WordNet neighbourhood (``metrics.vocab.baseline``)."""
     seeds = list(dict.fromkeys(seeds))
     for s in seeds:
         if wordnet.pos_of(s) != pos:
@@ -76,7 +76,7 @@ def candidate_pairs(seeds: list[str], pos: str, source: str = "") -> PairSet:
 
 def pairs_from_file(path: str | Path, pos: str) -> PairSet:
     """Pairs of a CSV with columns ``a,b`` (synset names of one part of speech)."""
-    from ..inputs import line_of, read_csv
+    from metrics.core.inputs import line_of, read_csv
 
     path = Path(path)
     df = read_csv(path, required=("a", "b"))

@@ -11,7 +11,7 @@ from metrics import InputError
 from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
-from metrics.report import reliability_frame
+from metrics.study.report import reliability_frame
 from studyapp.specs import load_spec
 from studyapp.study_spec import spec_of
 from studyapp.studytypes import REGISTRY, get_type

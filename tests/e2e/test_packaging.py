@@ -13,7 +13,7 @@ import venv
 import pytest
 
 from projectpaths import ROOT
-from metrics.detections import write_jsonl
+from metrics.detection.detections import write_jsonl
 
 pytestmark = pytest.mark.slow
 

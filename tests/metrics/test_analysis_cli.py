@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from projectpaths import ROOT
-from metrics.simulation import simulate_ratings
+from metrics.study.simulation import simulate_ratings
 
 
 def run(*args):
@@ -75,8 +75,8 @@ def test_alignment_and_recalibrate(study, tmp_path):
     m = json.loads((tmp_path / "al.json").read_text())["metrics"]["noisy_metric"]
     assert set(m) >= {"agreement", "spearman", "spearman_ci", "p_permutation"}
     res = run("recalibrate", "--ratings", str(study / "ratings.csv"), "--items", str(study / "items.csv"),
-              "--verb-sim", str(ROOT / "metrics/data/baseline_verb.npz"),
-              "--object-sim", str(ROOT / "metrics/data/baseline_object.npz"),
+              "--verb-sim", str(ROOT / "metrics/datasets/hico_det/data/baseline_verb.npz"),
+              "--object-sim", str(ROOT / "metrics/datasets/hico_det/data/baseline_object.npz"),
               "--out", str(tmp_path / "recal"), "--json", str(tmp_path / "r.json"))
     assert res.returncode == 0, res.stderr
     result = json.loads((tmp_path / "r.json").read_text())

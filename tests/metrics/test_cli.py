@@ -32,7 +32,7 @@ def test_match_prints_synset_and_score(tmp_path):
 def test_matrix_info_and_coverage(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("a,b\nbicycle.n.01,wheeled_vehicle.n.01\nbicycle.n.01,xyz\ncat.n.01,cat.n.01\n")
-    res = run("matrix", "info", str(ROOT / "metrics/data/baseline_object.npz"), "--pairs", str(pairs),
+    res = run("matrix", "info", str(ROOT / "metrics/datasets/hico_det/data/baseline_object.npz"), "--pairs", str(pairs),
               "--json", str(tmp_path / "i.json"))
     assert res.returncode == 0, res.stderr
     info = json.loads((tmp_path / "i.json").read_text())

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics import scoring as S
-from metrics.detections import Detections
-from metrics.hico_eval import RECALL_THRESHOLDS, eleven_point_ap
-from metrics.vocabulary import hico
+from metrics.detection import scoring as S
+from metrics.detection.detections import Detections
+from metrics.datasets.hico_det.evaluation import RECALL_THRESHOLDS, eleven_point_ap
+from metrics.datasets.hico_det.vocabulary import hico
 from tests.reference.hico_official import eval_one, matlab_colon_0_01_1
 
 # a few HICO-DET classes, two sharing an object (Known-Object keeps both in horse images)

@@ -14,7 +14,7 @@ from metrics.cli import main
 from metrics.llm import prompt
 from metrics.llm.config import load
 from metrics.llm.loopback_server import BadBody, Reply, Stall, Status
-from metrics.similarity import SimilarityMatrix
+from metrics.vocab.similarity import SimilarityMatrix
 from tests.llm_helpers import PAIRS, SynsetServer, desc_key, write_config, write_pairs
 
 P = PAIRS

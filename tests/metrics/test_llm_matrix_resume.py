@@ -16,7 +16,7 @@ from collections import Counter
 
 import pytest
 
-from metrics import wordnet
+from metrics.vocab import wordnet
 from metrics.llm import prompt
 from metrics.llm.loopback_server import LoopbackLLM, pair_key
 from projectpaths import ROOT

@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.baseline import load_default
-from metrics.recalibration import recalibrate
-from metrics.similarity import SimilarityMatrix
-from metrics.simulation import simulate_ratings
-from metrics.study_items import join_ratings
+from metrics.vocab.baseline import load_default
+from metrics.study.recalibration import recalibrate
+from metrics.vocab.similarity import SimilarityMatrix
+from metrics.study.simulation import simulate_ratings
+from metrics.study.study_items import join_ratings
 
 
 def squared(matrix: SimilarityMatrix) -> SimilarityMatrix:

@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) of the scorers' invariants, through metrics.scoring.
+"""Property-based tests (hypothesis) of the scorers' invariants, through metrics.detection.scoring.
 
 - every score lies in [0, 1];
 - the order of images, and the order of predictions within an image, does not matter
@@ -17,8 +17,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.detections import Detections
-from metrics.scoring import score_detections
+from metrics.detection.detections import Detections
+from metrics.detection.scoring import score_detections
 
 VERBS = ["ride", "hold", "push", "sit_on", "walk"]
 OBJECTS = ["horse", "bicycle", "cup", "bench", "dog"]
@@ -82,7 +82,9 @@ def test_scores_lie_in_the_unit_interval(scene):
     for key, value in scores(gt, pred).items():
         if value is None:
             continue
-        assert 0.0 <= value <= 1.0 and not math.isnan(value), (key, value)
+        # the official 11-point AP adds p / 11 eleven times (datasets.hico_det.evaluation.eleven_point_ap, as the
+        # MATLAB loop does), so a perfect class sums to 1.0000000000000002, not 1.0
+        assert 0.0 <= value <= 1.0 + 1e-12 and not math.isnan(value), (key, value)
 
 
 @SETTINGS

@@ -1,7 +1,8 @@
 import pandas as pd
 import pytest
 
-from metrics import hico, wordnet
+from metrics import hico
+from metrics.vocab import wordnet
 
 
 def test_counts():

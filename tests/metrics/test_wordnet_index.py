@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics import SimilarityMatrix, wordnet
-from metrics.vocabulary import hico
+from metrics import SimilarityMatrix
+from metrics.vocab import wordnet
+from metrics.datasets.hico_det.vocabulary import hico
 from projectpaths import SHARED_DATA
 
 
@@ -126,7 +127,7 @@ def test_other_parts_of_speech_go_to_nltk(reader):
 def test_baseline_rebuilt_from_the_index_alone_equals_the_shipped_matrix(monkeypatch):
     """NLTK's reader made unreachable: the baseline build runs on the index and gives the
     shipped matrices (scores and labels)."""
-    from metrics.baseline import build, default_path
+    from metrics.vocab.baseline import build, default_path
 
     def unreachable():
         raise AssertionError("NLTK's reader used")

@@ -2,13 +2,13 @@
 
 | fast path | reference here | checked by |
 | --- | --- | --- |
-| ``metrics.scoring`` (SHOE mAP, SHOE mF1, miss rates, standard mAP, vectorized) | ``shoe_algorithms.py`` (Algorithms 1 and 2, one image at a time) | ``tests/metrics/test_scoring.py`` |
-| ``metrics.hico_eval`` (official HICO-DET mAP, vectorized) | ``hico_official.py`` (``VOCevaldet_bboxpair.m``, ``eval_one.m``) | ``tests/metrics/test_hico_official.py`` |
-| ``metrics.segments`` (radix and linear-time orders, segment sums and maxima) | ``segments.py`` | ``tests/metrics/test_segments.py`` |
-| ``metrics.diagnosis.unique_pairs`` (64-bit row keys) | ``pairs.py`` | ``tests/metrics/test_diagnosis.py`` |
+| ``metrics.detection.scoring`` (SHOE mAP, SHOE mF1, miss rates, standard mAP, vectorized) | ``shoe_algorithms.py`` (Algorithms 1 and 2, one image at a time) | ``tests/metrics/test_scoring.py`` |
+| ``metrics.datasets.hico_det.evaluation`` (official HICO-DET mAP, vectorized) | ``hico_official.py`` (``VOCevaldet_bboxpair.m``, ``eval_one.m``) | ``tests/metrics/test_hico_official.py`` |
+| ``metrics.core.segments`` (radix and linear-time orders, segment sums and maxima) | ``segments.py`` | ``tests/metrics/test_segments.py`` |
+| ``metrics.diagnosis.core.unique_pairs`` (64-bit row keys) | ``pairs.py`` | ``tests/metrics/test_diagnosis.py`` |
 
 Fast paths whose reference is a library call are checked against it directly:
-``metrics.agreement.alpha_from_counts`` / ``bootstrap_intervals`` (the ``krippendorff`` package),
-``metrics.reliability.resampled_ranks`` (``scipy.stats.rankdata``), ``metrics.tuning.optimal_w``
-(the MAE on a grid), ``metrics.similarity`` lookups (a dense matrix).
+``metrics.study.agreement.alpha_from_counts`` / ``bootstrap_intervals`` (the ``krippendorff`` package),
+``metrics.study.reliability.resampled_ranks`` (``scipy.stats.rankdata``), ``metrics.study.tuning.optimal_w``
+(the MAE on a grid), ``metrics.vocab.similarity`` lookups (a dense matrix).
 """

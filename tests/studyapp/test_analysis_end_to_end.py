@@ -48,8 +48,8 @@ seed = 3
     assert (tmp_path / "report" / "report.html").exists()
 
     base = ["--ratings", ratings, "--items", items,
-            "--verb-sim", str(ROOT / "metrics/data/baseline_verb.npz"),
-            "--object-sim", str(ROOT / "metrics/data/baseline_object.npz")]
+            "--verb-sim", str(ROOT / "metrics/datasets/hico_det/data/baseline_verb.npz"),
+            "--object-sim", str(ROOT / "metrics/datasets/hico_det/data/baseline_object.npz")]
     cli("metrics", "tune-w", *base, "--json", str(tmp_path / "w.json"))
     w = json.loads((tmp_path / "w.json").read_text())
     assert abs(w["w_overall"] - 0.5) < 0.2               # the simulated raters use w = 0.5

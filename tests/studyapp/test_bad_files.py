@@ -488,7 +488,7 @@ def test_a_failing_last_output_leaves_no_earlier_one(world, capsys, monkeypatch)
 
 
 def test_diagnose_errors_file_waits_for_the_report(world, capsys, monkeypatch):
-    import metrics.diagnosis_report as report
+    import metrics.diagnosis.report as report
 
     def broken(*_a, **_k):
         raise OSError(5, "Input/output error", "delta_map.png")

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from metrics import InputError
-from metrics.shoe_pool import compare_matrices, pool_levels, pool_matrices, read_shoe_csv
-from metrics.similarity import SimilarityMatrix
-from metrics.vocabulary import hico
+from metrics.study.shoe_pool import compare_matrices, pool_levels, pool_matrices, read_shoe_csv
+from metrics.vocab.similarity import SimilarityMatrix
+from metrics.datasets.hico_det.vocabulary import hico
 from projectpaths import ROOT
 
 HEADER = ["image_id", "gt_verb", "gt_object", "gt_verb_synset", "gt_object_synset", "pred_verb_synset",

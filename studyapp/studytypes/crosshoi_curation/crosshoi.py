@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics import InputError, hico
-from metrics.inputs import check_readable, require_columns
+from metrics.core.inputs import check_readable, require_columns
 
 SETTINGS = ("human_box", "human_object_box", "image_level")
 MARKS = {"c": "correct", "i": "incorrect", "a": "ambiguous"}
@@ -55,7 +55,7 @@ def option(verb: str, obj: str) -> str:
 
 
 def option_key(text: str) -> tuple[str, str] | None:
-    from metrics.mcq import option_class
+    from metrics.crosshoi.mcq import option_class
     return option_class(text)
 
 
@@ -78,12 +78,12 @@ class Question:
 
 
 def _iou(a, b) -> float:
-    from metrics.boxes import box_iou
+    from metrics.detection.boxes import box_iou
     return float(box_iou(a, b))
 
 
 def _box(value, where):
-    from metrics.boxes import parse_box
+    from metrics.detection.boxes import parse_box
     return parse_box(value, where)
 
 
@@ -142,7 +142,7 @@ def questions_from_ground_truth(path: str | Path, setting: str = "human_box") ->
 
 def questions_from_bench(path: str | Path) -> list[Question]:
     """Stage 1 from a released CrossHOI JSON file (re-auditing it)."""
-    from metrics.mcq import read_bench
+    from metrics.crosshoi.mcq import read_bench
 
     out = []
     for key, q in read_bench(path).items():
@@ -157,7 +157,7 @@ def propose_candidates(questions: list[Question], verb_matrix=None, n: int = 6,
     """Stage 2: fill each question's candidates up to ``n`` (see the module docstring)."""
     vocab = hico()
     if verb_matrix is None:
-        from metrics.baseline import load_default
+        from metrics.vocab.baseline import load_default
         verb_matrix = load_default("v")
     by_object: dict[str, list[str]] = {}
     for verb, obj in zip(vocab.classes["verb"], vocab.classes["object"]):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from metrics.alignment import alignment_table
-from metrics.baseline import load_default
-from metrics.study_items import component_similarities, join_ratings
-from metrics.tuning import tune_w
+from metrics.study.alignment import alignment_table
+from metrics.vocab.baseline import load_default
+from metrics.study.study_items import component_similarities, join_ratings
+from metrics.study.tuning import tune_w
 
 
 def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict, dict]:

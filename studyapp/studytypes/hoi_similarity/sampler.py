@@ -30,9 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics import InputError, SimilarityMatrix, combine, hico, wordnet
-from metrics.baseline import load_default
-from metrics.vocabulary import Vocabulary
+from metrics import InputError, SimilarityMatrix, combine, hico
+from metrics.vocab import wordnet
+from metrics.vocab.baseline import load_default
+from metrics.datasets.hico_det.vocabulary import Vocabulary
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
@@ -137,7 +138,7 @@ def _combos(category: int, level: int, verbs: dict, objects: dict, w: float) -> 
 
 def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``."""
-    from metrics.inputs import line_of, read_csv
+    from metrics.core.inputs import line_of, read_csv
 
     path = Path(path)
     table = read_csv(path, required=("weight",))
@@ -289,7 +290,7 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
 def sample_pool(pool: pd.DataFrame, n: int, seed: int = 0, *, redistribute: bool = True
                 ) -> tuple[pd.DataFrame, SampleReport]:
     """Draw ``n`` pairs from a candidate pool in SHOE's layout with precomputed levels
-    (:func:`metrics.shoe_pool.read_shoe_csv`): balanced over the 11 cells, each ground truth
+    (:func:`metrics.study.shoe_pool.read_shoe_csv`): balanced over the 11 cells, each ground truth
     (image, verb, object) once, no pair twice."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")

@@ -183,7 +183,7 @@ class HoiSimilarityImage(HoiSimilarity):
 
     def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """The pair analyses, then how often the image changed the earlier rating (SHOE supp. §6.2)."""
-        from metrics.image_update import image_update, pair_ratings, summary_frame
+        from metrics.study.image_update import image_update, pair_ratings, summary_frame
 
         sections = super().dashboard_sections(slug, tables, fields_by_key, resamples)
         ratings = tables["ratings.csv"]

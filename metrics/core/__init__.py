@@ -1,0 +1,1 @@
+"""Foundations shared by every room: the error type, option checks, input readers, atomic writers, intervals, array segments."""

@@ -1,0 +1,1 @@
+"""CrossHOI-Bench multiple-choice scoring."""

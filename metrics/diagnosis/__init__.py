@@ -1,0 +1,1 @@
+"""Diag-HOI: error diagnosis of HOI detectors and the oracle mAP gains, with its report."""

@@ -1,0 +1,1 @@
+"""imSitu sense-aware verb accuracy and the two-step verb-sense clustering."""

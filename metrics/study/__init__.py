@@ -1,0 +1,1 @@
+"""Analysis of rating studies: agreement, reliability, the rater model, alignment, w tuning, recalibration, simulated raters, reports."""

@@ -1,0 +1,1 @@
+"""WordNet, synset matching and labelled similarity matrices (with the WordNet baseline)."""
