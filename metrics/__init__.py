@@ -46,7 +46,7 @@ _LAZY = {
     "ErrorType": "diagnosis.core", "ERROR_REGISTRY": "diagnosis.core", "register_error_type": "diagnosis.core",
     # labels and synsets
     "candidate_synsets": "vocab.matching", "match_synset": "vocab.matching", "match_synsets": "vocab.matching",
-    "resolve": "vocab.matching", "Vocabulary": "datasets.hico_det.vocabulary", "hico": "datasets.hico_det.vocabulary",
+    "resolve": "vocab.matching", "Vocabulary": "datasets.vocabulary", "hico": "datasets.hico_det.vocabulary",
 }
 
 __all__ = ["InputError", "ParameterError", *sorted(_LAZY)]

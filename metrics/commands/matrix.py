@@ -6,7 +6,8 @@ import json
 import time
 from pathlib import Path
 
-from metrics.vocab.baseline import DATA, build
+from metrics import datasets
+from metrics.vocab.baseline import build
 from metrics.core.errors import InputError
 from metrics.core.options import input_file, output_dir, output_file
 from metrics.vocab.similarity import SimilarityMatrix
@@ -18,7 +19,10 @@ def add_arguments(parser) -> None:
     info.add_argument("file", type=input_file, help=".csv or .npz matrix")
     info.add_argument("--pairs", type=input_file, help="CSV with columns a,b: report how many of these pairs are missing")
     base = sub.add_parser("baseline", help="build the WordNet baseline verb and object matrices")
-    base.add_argument("--out-dir", type=output_dir, default=str(DATA), help="output folder (default: metrics/data)")
+    base.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                      help=f"whose vocabulary (default {datasets.DEFAULT})")
+    base.add_argument("--out-dir", type=output_dir, help="output folder (default: the dataset's shipped baseline "
+                                                          "files, e.g. metrics/datasets/hico_det/data)")
     base.add_argument("--pos", choices=["verb", "object", "both"], default="both")
     base.add_argument("--format", choices=["npz", "csv"], default="npz")
     pool = sub.add_parser("import-shoe-pool", help="verb and object matrices from the similarity levels of "
@@ -101,14 +105,17 @@ def _info(args):
 
 
 def _baseline(args):
-    out_dir = Path(args.out_dir)
+    dataset = datasets.get(args.dataset)
     result, lines = {}, []
     for pos, name in (("v", "verb"), ("n", "object")):
         if args.pos not in (name, "both"):
             continue
         start = time.perf_counter()
-        matrix = build(pos)
-        path = matrix.save(out_dir / f"baseline_{name}.{args.format}")
+        matrix = build(pos, dataset.vocabulary())
+        default = dataset.baseline_path(pos)
+        out_dir = Path(args.out_dir) if args.out_dir else default.parent
+        path = matrix.save(out_dir / (f"{default.stem}.{args.format}" if not args.out_dir
+                                      else f"baseline_{name}.{args.format}"))
         seconds = time.perf_counter() - start
         result[name] = {"file": str(path), "seconds": seconds, "n_labels": matrix.n_labels,
                         "n_pairs": matrix.n_pairs, "sparsity": matrix.sparsity,

@@ -37,7 +37,7 @@ import pandas as pd
 from metrics.core.errors import InputError
 from metrics.vocab.matching import classify
 from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import Vocabulary
+from metrics.datasets.vocabulary import Vocabulary
 
 UNKNOWN_KEY = "\x00unknown"
 

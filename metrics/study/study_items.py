@@ -15,7 +15,8 @@ from metrics.core.errors import InputError
 from metrics.core.inputs import read_csv, refuse_first_row, require_columns
 from metrics.vocab.matching import resolve
 from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import Vocabulary, hico
+from metrics.datasets.hico_det.vocabulary import hico
+from metrics.datasets.vocabulary import Vocabulary
 
 HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
 

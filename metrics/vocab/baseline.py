@@ -28,21 +28,24 @@ import numpy as np
 
 from metrics.vocab import wordnet
 from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import Vocabulary, hico
+from metrics.datasets.hico_det.vocabulary import hico
+from metrics.datasets.vocabulary import Vocabulary
 
-DATA = Path(__file__).resolve().parents[1] / "datasets" / "hico_det" / "data"
 MAX_DISTANCE = 5
 METHOD = ("shortest path length d in the WordNet 3.0 hypernym/hyponym graph (for verbs one "
           "verb-group or entailment link may be taken at cost 1); score = 4*max(0, 1 - d/5)")
 
 
-def default_path(pos: str) -> Path:
-    """The shipped baseline matrix for verbs (``"v"``) or objects (``"n"``)."""
-    return DATA / ("baseline_verb.npz" if pos == "v" else "baseline_object.npz")
+def default_path(pos: str, *, dataset: str | None = None) -> Path:
+    """The shipped baseline matrix of ``dataset`` (HICO-DET by default) for verbs (``"v"``) or
+    objects (``"n"``)."""
+    from metrics import datasets
+
+    return datasets.get(dataset).baseline_path(pos)
 
 
-def load_default(pos: str) -> SimilarityMatrix:
-    return SimilarityMatrix.load(default_path(pos))
+def load_default(pos: str, *, dataset: str | None = None) -> SimilarityMatrix:
+    return SimilarityMatrix.load(default_path(pos, dataset=dataset))
 
 
 def distance_to_score(d: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ import pandas as pd
 from metrics.vocab import wordnet
 from metrics.core.errors import InputError
 from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import Vocabulary
+from metrics.datasets.vocabulary import Vocabulary
 
 KINDS = ("synset", "label", "free_text", "unknown")
 
