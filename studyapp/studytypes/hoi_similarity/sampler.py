@@ -33,7 +33,7 @@ import pandas as pd
 from metrics import InputError, SimilarityMatrix, combine, hico
 from metrics.vocab import wordnet
 from metrics.vocab.baseline import load_default
-from metrics.datasets.hico_det.vocabulary import Vocabulary
+from metrics.datasets.vocabulary import Vocabulary
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
