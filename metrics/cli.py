@@ -49,6 +49,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                     "metrics.commands.rater_model"),
     "reliability": ("alpha at every level, Gwet's AC2, ICC and the human ceiling, with intervals",
                     "metrics.commands.reliability"),
+    "swig": ("SWIG-HOI's official mAP (full, rare, non-rare, novel) as its released evaluator computes it",
+             "metrics.commands.swig"),
     "vocab": ("the WordNet synset and gloss of every HICO-DET verb and object label", "metrics.commands.vocab"),
 }
 

@@ -167,3 +167,18 @@ def evaluate(ground_truth, detections, *, frequency, evaluated, cap: int = CAP, 
     return swig_ap(ground_truth.image, ground_truth.interaction, ground_truth.boxes, detections.image,
                    detections.interaction, detections.boxes, detections.score, frequency=frequency,
                    evaluated=evaluated, cap=cap, iou=iou)
+
+
+def evaluate_files(gt_path, pred_path, *, vocabulary=None) -> SwigResult:
+    """SWIG-HOI's official numbers for an annotation JSON (``swig_test_1000.json``) and a
+    predictions file (the ``write_hoi_results`` pickle, or JSON / NPZ with its content), over
+    the interactions of ``vocabulary`` (SWIG-HOI's own when ``None``)."""
+    from metrics.datasets.swig_hoi.readers import read_detections, read_ground_truth
+    from metrics.datasets.swig_hoi.vocabulary import interaction_table, swig
+
+    vocabulary = vocabulary or swig()
+    table = interaction_table(vocabulary)
+    gt = read_ground_truth(gt_path, action_id=table["action_id"], object_id=table["object_id"],
+                           n_actions=len(vocabulary.verbs), n_objects=len(vocabulary.objects))
+    detections = read_detections(pred_path, n_interactions=len(table["frequency"]))
+    return evaluate(gt, detections, frequency=table["frequency"], evaluated=table["evaluated"])

@@ -234,7 +234,7 @@ def _detections(image: np.ndarray, rows: np.ndarray, where, n_interactions: int 
     if bad.any():
         k = int(np.argmax(bad))
         bound = f"in 0..{n_interactions - 1}" if n_interactions is not None else ">= 0"
-        raise InputError(f"{where(k)}: interaction id must be a whole number {bound}, got {rows[k, 0]!r}")
+        raise InputError(f"{where(k)}: interaction id must be a whole number {bound}, got {float(rows[k, 0])!r}")
     boxes = rows[:, 1:9]
     infinite = np.isinf(boxes).any(axis=1)
     if infinite.any():
