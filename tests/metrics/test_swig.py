@@ -61,7 +61,8 @@ def _workload(seed, *, n_images=30, many=0):
                              "action_id": int(rng.integers(N_ACTIONS))})
                 if rng.random() < 0.2:
                     hois.append(dict(hois[-1]))                          # repeated annotation
-        gt_json.append({"img_id": 2 * i, "box_annotations": boxes, "hoi_annotations": hois})
+        img_id = 2 * i if i == 0 or rng.random() > 0.1 else gt_json[-1]["img_id"]   # an image listed twice
+        gt_json.append({"img_id": img_id, "box_annotations": boxes, "hoi_annotations": hois})
     ref_gt = ref.convert_to_hico_dict(ref.load_swig_json(gt_json, N_ACTIONS), ref.swig_meta(INTERACTIONS))
     per_image = {}
     for hoi_id, by_image in ref_gt.items():
@@ -139,7 +140,7 @@ def test_fast_equals_released_evaluator(tmp_path, seed):
 def test_the_workloads_meet_every_edge_case():
     """What the conformance seeds exercise, checked on the generated files themselves."""
     seen = {k: 0 for k in ("nan_score", "nan_box", "tie", "no_gt_image", "never_predicted",
-                           "duplicate_gt", "int_image", "float_image")}
+                           "duplicate_gt", "int_image", "float_image", "image_listed_twice")}
     for seed in range(8):
         gt_json, dets = _workload(seed)
         rows = [(img, d) for img, ds in enumerate(dets) for d in ds]
@@ -148,6 +149,7 @@ def test_the_workloads_meet_every_edge_case():
         seen["nan_box"] += sum(any(v != v for v in d[1:9]) for _, d in rows)
         seen["tie"] += len(scores) - len(set(s for s in scores if s == s))
         gt_images = {g["img_id"] for g in gt_json if g["hoi_annotations"]}
+        seen["image_listed_twice"] += len(gt_json) - len({g["img_id"] for g in gt_json})
         seen["no_gt_image"] += sum(img not in gt_images for img, _ in rows)
         seen["never_predicted"] += len(set(range(len(PAIRS))) - {d[0] for _, d in rows})
         for g in gt_json:
@@ -169,6 +171,15 @@ def test_cap_of_19999_detections_per_interaction(tmp_path):
     uncapped = evaluate(gt, pred, frequency=FREQUENCY, evaluated=np.array(EVALUATED, bool), cap=10**9)
     changed = np.flatnonzero(~np.isclose(uncapped.recall, result.recall, equal_nan=True))
     assert len(changed) == 1 and result.recall[changed[0]] == 0 and uncapped.recall[changed[0]] > 0
+
+
+def test_pickle_of_numpy_arrays_and_scalars(tmp_path):
+    """A pickle whose images are float32 arrays and whose scores are NumPy scalars is plain data."""
+    gt_json, dets = _workload(5)
+    mixed = [np.array(ds, dtype=np.float32) if k % 2 and ds else
+             [[*d[:-2], np.float32(d[-2]), d[-1]] for d in ds] for k, ds in enumerate(dets)]
+    assert any(isinstance(e, np.ndarray) for e in mixed)
+    _assert_equal(_fast(tmp_path, gt_json, mixed), ref.evaluate(gt_json, mixed, INTERACTIONS, N_ACTIONS))
 
 
 def test_json_and_npz_predictions_give_the_pickle_numbers(tmp_path):
