@@ -93,23 +93,25 @@ def _box(value, where: str) -> list:
     return value
 
 
-def released_gt_boxes(boxes: list) -> np.ndarray:
-    """An image's xyxy boxes as the released code turns them into ground truth (module doc):
-    xyxy → xywh in the image's array, ``BoxMode.convert`` back in float32 (int64 when every
-    coordinate is an integer), Python's ``round(x, 3)``.
+def released_gt_boxes(boxes, integer=None) -> np.ndarray:
+    """Boxes (xyxy) as the released code turns them into ground truth (module doc): xyxy → xywh in
+    the image's array (float64), ``BoxMode.convert`` back in float32, Python's ``round(x, 3)``;
+    boxes of an image whose coordinates are all integers (``integer``, default: all of
+    ``boxes`` are) stay as they are (int64 there: ``x1 + (x2 - x1)`` is exact).
 
     >>> released_gt_boxes([[0.1, 0.2, 10.3, 20.7]]).tolist()
     [[0.1, 0.2, 10.3, 20.7]]
     """
-    array = np.array(boxes)                                   # swig.py l.115: int64 or float64
-    if array.dtype.kind in "iu":
-        return array.astype(np.float64)                       # x1 + (x2 - x1) in int64 is exact
+    if integer is None:
+        integer = np.full(len(boxes), all(isinstance(v, int) for box in boxes for v in box))
+    array = np.array(boxes, dtype=np.float64).reshape(-1, 4)
     x1, y1 = array[:, 0], array[:, 1]
-    w, h = array[:, 2] - x1, array[:, 3] - y1                 # l.116-117, float64
+    w, h = array[:, 2] - x1, array[:, 3] - y1                 # swig.py l.116-117, float64
     t = np.stack([x1, y1, w, h], axis=1).astype(np.float32)   # torch.tensor(list of floats)
     t[:, 2] += t[:, 0]                                        # boxes.py l.113-114, float32
     t[:, 3] += t[:, 1]
-    return np.array([round(v, 3) for v in t.astype(np.float64).ravel().tolist()]).reshape(-1, 4)
+    rounded = np.array([round(v, 3) for v in t.astype(np.float64).ravel().tolist()]).reshape(-1, 4)
+    return np.where(np.asarray(integer, dtype=bool)[:, None], array, rounded)
 
 
 def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int | None = None,
@@ -120,10 +122,12 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
     outside ``n_actions`` / ``n_objects`` is refused, naming the image and the field."""
     where = str(path)
     data = read_json(path)
-    interaction_of = {(int(a), int(o)): k for k, (a, o) in enumerate(zip(action_id, object_id))}
+    interaction_of = {pair: k for k, pair in enumerate(zip(np.asarray(action_id).tolist(),
+                                                           np.asarray(object_id).tolist()))}
     if not isinstance(data, list):
         raise InputError(f"{where}: must be a list of images (swig_test_1000.json), got {type(data).__name__}")
-    images, interactions, boxes = [], [], []
+    images, interactions, subjects, objects_ = [], [], [], []
+    all_boxes, integer = [], []                 # every box of the kept images, and its image's int flag
     for i, image in enumerate(data):
         at = f"{where}: image [{i}]"
         if not isinstance(image, dict):
@@ -138,14 +142,17 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
                 raise InputError(f"{at} field {key} must be a list, got {type(value).__name__}")
         if not box_annotations or not hoi_annotations:                       # swig.py l.59-61
             continue
-        category, xyxy = [], []
+        first = len(all_boxes)
+        category, ints = [], True
         for b, box in enumerate(box_annotations):
             field = f"{at} field box_annotations[{b}]"
             if not isinstance(box, dict) or "bbox" not in box or "category_id" not in box:
                 raise InputError(f"{field} must be an object with bbox and category_id")
-            xyxy.append(_box(box["bbox"], f"{field}.bbox"))
+            bbox = _box(box["bbox"], f"{field}.bbox")
+            ints = ints and all(isinstance(v, int) for v in bbox)
+            all_boxes.append(bbox)
             category.append(_whole(box["category_id"], f"{field}.category_id", 0, n_objects))
-        converted = released_gt_boxes(xyxy)
+        integer.extend([ints] * len(box_annotations))                        # swig.py l.115: one array per image
         pairs: dict[int, dict[int, set]] = {}                                # swig.py l.73-81
         for h, hoi in enumerate(hoi_annotations):
             field = f"{at} field hoi_annotations[{h}]"
@@ -166,9 +173,11 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
                 for action in sorted(actions):
                     images.append(img_id)
                     interactions.append(interaction_of[(action, category[obj])])
-                    boxes.append(np.r_[converted[subject], converted[obj]])
-    return GroundTruth(np.array(images, dtype=np.int64), np.array(interactions, dtype=np.int64),
-                       np.array(boxes, dtype=np.float64).reshape(-1, 8))
+                    subjects.append(first + subject)
+                    objects_.append(first + obj)
+    converted = released_gt_boxes(all_boxes, integer)
+    boxes = np.concatenate([converted[subjects], converted[objects_]], axis=1) if subjects else np.zeros((0, 8))
+    return GroundTruth(np.array(images, dtype=np.int64), np.array(interactions, dtype=np.int64), boxes)
 
 
 # ------------------------------------------------------------------------ predictions
