@@ -358,3 +358,18 @@ def test_vocabulary_synsets_resolve_and_flags_agree():
     assert counts == {0: 1391, 1: 2841, 2: 1307}
     assert list(c.loc[0, ["verb", "object"]]) == ["injecting", "syringe"]
     assert v.verbs["label"][t["action_id"][0]] == "injecting" and v.objects["label"][t["object_id"][0]] == "syringe"
+
+
+def test_not_a_pickle_is_one_line_and_empty_files_score_zero(tmp_path, capsys):
+    from metrics.cli import main
+    (tmp_path / "gt.json").write_text("[]")
+    (tmp_path / "pred.pkl").write_bytes(b"garbage")
+    assert main(["swig", "--gt", str(tmp_path / "gt.json"), "--pred", str(tmp_path / "pred.pkl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pred.pkl: not a readable pickle" in err
+    (tmp_path / "pred.pkl").write_bytes(pickle.dumps([]))
+    assert main(["swig", "--gt", str(tmp_path / "gt.json"), "--pred", str(tmp_path / "pred.pkl"),
+                 "--json", str(tmp_path / "out.json")]) == 0
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert (out["full"], out["rare"], out["non_rare"], out["novel"]) == (0, 0, 0, 0)
+    assert set(out["ap"].values()) == {0}      # no detections: AP 0 (calc_ap l.743-744)

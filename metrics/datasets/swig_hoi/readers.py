@@ -186,6 +186,10 @@ _NUMPY_ARRAY_NAMES = {(module, name) for module in ("numpy.core.multiarray", "nu
                       for name in ("_reconstruct", "scalar")} | {("numpy", "ndarray"), ("numpy", "dtype")}
 
 
+class _Forbidden(pickle.UnpicklingError):
+    """A global the pickle names that plain data does not need."""
+
+
 class _ArrayUnpickler(pickle.Unpickler):
     """Unpickles containers, numbers, strings and NumPy arrays; refuses every other global,
     so a pickle that would import or call anything else never runs.
@@ -194,7 +198,7 @@ class _ArrayUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _NUMPY_ARRAY_NAMES:
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused to load {module}.{name}")
+        raise _Forbidden(f"refused to load {module}.{name}")
 
 
 def load_pickle(path: str | Path):
@@ -204,7 +208,7 @@ def load_pickle(path: str | Path):
     gc.disable()        # millions of small lists: the collector would rescan them (3x slower)
     try:
         return _ArrayUnpickler(io.BytesIO(data)).load()
-    except pickle.UnpicklingError as exc:
+    except _Forbidden as exc:
         raise InputError(f"{path}: not a plain-data pickle ({exc}); only lists, dicts, numbers, "
                          "strings and NumPy arrays are read") from None
     except Exception as exc:  # truncated or not a pickle at all
