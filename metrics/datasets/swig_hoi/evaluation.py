@@ -29,6 +29,7 @@ import numpy as np
 
 from metrics.core.errors import InputError
 from metrics.core.segments import first_occurrences, stable_order
+from metrics.core.validation import check_in_range, check_whole
 from metrics.datasets.hico_det.evaluation import eleven_point_ap
 from metrics.detection.boxes import box_iou
 
@@ -79,6 +80,10 @@ def swig_ap(gt_image, gt_interaction, gt_boxes, pred_image, pred_interaction, pr
     score, image by image in the order they are collected. ``frequency[k]`` is interaction k's
     0 novel / 1 rare / 2 common, ``evaluated[k]`` whether it is evaluated.
 
+    AP_k = Σ_{i=0..10} max{prec_j : rec_j ≥ i/10} / 11 over the first ``cap`` detections of k in
+    ``np.argsort(score)[::-1]`` order (0 when no rec_j reaches i/10), with rec_j = TP_j / n_gt_k
+    and prec_j = TP_j / j (``calc_ap``, swig_evaluation.py l.742-787).
+
     >>> gt = [0], [0], [[0, 0, 10, 10, 0, 0, 10, 10]]
     >>> pred = [0, 0], [0, 0], [[0, 0, 10, 10, 0, 0, 10, 10], [0, 0, 10, 10, 0, 0, 10, 9]], [0.9, 0.8]
     >>> r = swig_ap(*gt, *pred, frequency=[2], evaluated=[True])
@@ -100,8 +105,8 @@ def swig_ap(gt_image, gt_interaction, gt_boxes, pred_image, pred_interaction, pr
     for name, ids in (("gt_interaction", gt_interaction), ("pred_interaction", pred_interaction)):
         if len(ids) and (ids.min() < 0 or ids.max() >= n_classes):
             raise InputError(f"{name} must hold interaction ids in 0..{n_classes - 1}")
-    if cap < 1:
-        raise InputError(f"cap must be at least 1, got {cap}")
+    cap = check_whole("cap", cap, 1)
+    iou = check_in_range("iou", iou, 0, 1, low_open=True)
 
     # l.303-308 and l.750/758: per evaluated interaction, np.argsort(scores)[::-1], the first cap
     kept = np.flatnonzero(evaluated[pred_interaction])
