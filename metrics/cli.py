@@ -34,6 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune-w": ("per-category verb weight w of the HOI similarity", "metrics.commands.tune_w"),
     "recalibrate": ("recalibrate similarity matrices from collected ratings", "metrics.commands.recalibrate"),
     "mcq": ("CrossHOI-Bench multiple-choice scores", "metrics.commands.mcq"),
+    "swig": ("SWIG-HOI's official mAP (full, rare, non-rare, novel) as its released evaluator computes it",
+             "metrics.commands.swig"),
     "image-update": ("how ratings changed in a with-image pass (SHOE supp. 6.2)",
                      "metrics.commands.image_update"),
     "imsitu": ("imSitu sense-aware verb accuracy", "metrics.commands.imsitu"),
@@ -49,8 +51,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
                     "metrics.commands.rater_model"),
     "reliability": ("alpha at every level, Gwet's AC2, ICC and the human ceiling, with intervals",
                     "metrics.commands.reliability"),
-    "swig": ("SWIG-HOI's official mAP (full, rare, non-rare, novel) as its released evaluator computes it",
-             "metrics.commands.swig"),
     "vocab": ("the WordNet synset and gloss of every HICO-DET verb and object label", "metrics.commands.vocab"),
 }
 
