@@ -34,6 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune-w": ("per-category verb weight w of the HOI similarity", "metrics.commands.tune_w"),
     "recalibrate": ("recalibrate similarity matrices from collected ratings", "metrics.commands.recalibrate"),
     "mcq": ("CrossHOI-Bench multiple-choice scores", "metrics.commands.mcq"),
+    "swig": ("SWIG-HOI's official mAP (full, rare, non-rare, novel) as its released evaluator computes it",
+             "metrics.commands.swig"),
     "image-update": ("how ratings changed in a with-image pass (SHOE supp. 6.2)",
                      "metrics.commands.image_update"),
     "imsitu": ("imSitu sense-aware verb accuracy", "metrics.commands.imsitu"),

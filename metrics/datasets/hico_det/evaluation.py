@@ -121,9 +121,12 @@ def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image,
     return assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, iou=iou)
 
 
-def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray):
+def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray, *,
+                    thresholds: np.ndarray = RECALL_THRESHOLDS):
     """11-point AP and final recall per class from TP flags grouped by class (``order`` of
     :func:`best_overlap_assignment`); ``n_gt`` holds each class's ground-truth count.
+    ``thresholds``: the recall levels t, ``sum(max(prec[rec >= t]) / 11)`` added in their order
+    (MATLAB's ``0:0.1:1`` by default; SWIG-HOI's ``calc_ap`` uses ``i / 10.0``).
 
     >>> ap, rec = eleven_point_ap(np.array([0, 0, 0]), np.array([True, False, True]), np.array([2]))
     >>> round(float(ap[0]), 6), float(rec[0])   # P = 1 up to R = .5, 2/3 at R = 1: (6 + 5·2/3)/11
@@ -144,7 +147,7 @@ def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray):
     suffix = segment_suffix_max(prec, starts)     # max(prec(i:end of class))
     cls = cls_sorted[starts]
     total = np.zeros(len(starts))
-    for t in RECALL_THRESHOLDS:
+    for t in thresholds:
         below = np.add.reduceat((~(rec >= t)).astype(np.int64), starts)
         reached = below < lengths
         p = np.where(reached, suffix[np.minimum(starts + below, len(prec) - 1)], 0.0)

@@ -1,0 +1,1 @@
+"""SWIG-HOI (large-vocabulary HOI detection, ``scwangdyd/large_vocabulary_hoi_detection``)."""
