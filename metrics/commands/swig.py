@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from metrics.core.options import input_file, integer
+from metrics.core.options import input_file, integer, output_dir
 
 SUBSETS = (("full", "Full (not novel)"), ("rare", "Rare"), ("non_rare", "Non-rare"), ("novel", "Novel"))
 
@@ -17,6 +17,9 @@ def add_arguments(parser) -> None:
                              "JSON with the same list, or NPZ (image_id, detections)")
     parser.add_argument("--per-class", type=integer(0, 100_000), default=0, metavar="N",
                         help="print the N evaluated interactions with the lowest AP (default 0)")
+    parser.add_argument("--hois-out", type=output_dir, metavar="DIR",
+                        help="also write the ground truth and the predictions as HOIs (DIR/gt.jsonl, DIR/pred.jsonl) "
+                             "for 'score --dataset swig-hoi' and 'diagnose --dataset swig-hoi'")
 
 
 def run(args):
@@ -43,4 +46,8 @@ def run(args):
         for k in ids[np.argsort(result.ap[ids], kind="stable")][:args.per_class]:
             lines.append(f"  {k} {classes['verb'][k]} {classes['object'][k]}: AP {100 * result.ap[k]:.2f}, "
                          f"recall {result.recall[k]:.3f}")
+    if args.hois_out:
+        from metrics.datasets.swig_hoi.hois import write_hois
+        out["hois"] = written = write_hois(args.gt, args.pred, args.hois_out)
+        lines.append("HOIs: " + ", ".join(f"{w['hois']} in {w['file']}" for w in written.values()))
     return out, "\n".join(lines)

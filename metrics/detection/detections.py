@@ -383,14 +383,15 @@ def _read_qpic(records, path: Path) -> Detections:
 
 
 def write_jsonl(det: Detections, path: str | Path, *, with_scores: bool = True) -> Path:
-    """Write detections as JSON Lines (one image per line, images in ``det.images`` order)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write detections as JSON Lines (one image per line, images in ``det.images`` order),
+    atomically (:func:`metrics.core.jsonio.atomic_file`)."""
+    from metrics.core.jsonio import atomic_file
+
     order = np.argsort(det.image, kind="stable")
     bounds = np.searchsorted(det.image[order], np.arange(len(det.images) + 1))
     hb, ob = det.human_box.tolist(), det.object_box.tolist()
     verb, obj, score = det.verb.tolist(), det.object.tolist(), det.score.tolist()
-    with path.open("w", encoding="utf-8") as fh:
+    with atomic_file(path) as fh:
         for i, name in enumerate(det.images):
             hois = []
             for k in order[bounds[i]:bounds[i + 1]]:
@@ -398,8 +399,8 @@ def write_jsonl(det: Detections, path: str | Path, *, with_scores: bool = True) 
                 if with_scores and not np.isnan(score[k]):
                     h["score"] = score[k]
                 hois.append(h)
-            fh.write(json.dumps({"image": str(name), "hois": hois}) + "\n")
-    return path
+            fh.write((json.dumps({"image": str(name), "hois": hois}) + "\n").encode("utf-8"))
+    return Path(path)
 
 
 # ---------------------------------------------------------------------------- fast path

@@ -373,3 +373,30 @@ def test_not_a_pickle_is_one_line_and_empty_files_score_zero(tmp_path, capsys):
     out = json.loads((tmp_path / "out.json").read_text())
     assert (out["full"], out["rare"], out["non_rare"], out["novel"]) == (0, 0, 0, 0)
     assert set(out["ap"].values()) == {0}      # no detections: AP 0 (calc_ap l.743-744)
+
+
+def test_official_files_become_hois_that_score_with_the_swig_vocabulary(tmp_path):
+    """--hois-out writes the hand-worked files as HOIs (the NaN-scored d6 left out); scored the
+    SHOE way on SWIG-HOI's vocabulary with all-point AP and continuous IoU:
+    injecting syringe: d4 FP (object IoU 0.49), d1 TP, d2 FP, d5 FP of 2 GT -> AP = 1/2 · 1/2 = 0.25;
+    surfing surfboard: d3 TP (IoU exactly 0.5) of 1 GT -> AP 1; mAP (0.25 + 1) / 2 = 0.625."""
+    (tmp_path / "gt.json").write_text(json.dumps(HAND_GT))
+    (tmp_path / "pred.pkl").write_bytes(pickle.dumps(HAND_PRED))
+    done = _run("--gt", tmp_path / "gt.json", "--pred", tmp_path / "pred.pkl", "--hois-out", tmp_path / "hois",
+                "--json", tmp_path / "out.json")
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "out.json").read_text())["hois"]
+    assert written["gt"]["hois"] == 3 and written["pred"]["hois"] == 5
+    assert written["pred"]["dropped_without_score"] == 1
+    first = json.loads((tmp_path / "hois" / "gt.jsonl").read_text().splitlines()[0])
+    assert first["image"] == "5" and first["hois"][0]["verb"] == "injecting" and first["hois"][0]["object"] == "syringe"
+    scored = subprocess.run([sys.executable, "-m", "metrics", "score", "--dataset", "swig-hoi", "--gt",
+                             tmp_path / "hois" / "gt.jsonl", "--pred", tmp_path / "hois" / "pred.jsonl",
+                             "--map-protocol", "all-point", "--json", tmp_path / "score.json"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert scored.returncode == 0, scored.stderr
+    out = json.loads((tmp_path / "score.json").read_text())
+    per = {(c["verb"], c["object"]): c["ap"] for c in out["per_class"]}
+    assert per == {("injecting", "syringe"): pytest.approx(0.25), ("surfing", "surfboard"): pytest.approx(1.0)}
+    assert out["map"] == pytest.approx(0.625) and out["params"]["dataset"] == "swig-hoi"
+    assert out["resolution"]["verb"]["pred"]["by_kind"]["label"]["labels"] == 2

@@ -1,1 +1,13 @@
-"""SWIG-HOI (large-vocabulary HOI detection, ``scwangdyd/large_vocabulary_hoi_detection``)."""
+"""SWIG-HOI (large-vocabulary HOI detection, ``scwangdyd/large_vocabulary_hoi_detection``): its
+vocabulary (407 actions, 1,000 objects, 14,130 interactions), WordNet-baseline matrices, the
+official evaluation (``evaluation``, equal to the released ``calc_ap``) and its file readers."""
+
+from metrics.datasets import Dataset
+from metrics.datasets.swig_hoi.vocabulary import DATA, swig
+
+DATASET = Dataset(
+    name="swig-hoi", title="SWIG-HOI", vocabulary=swig,
+    baseline_verb=DATA / "baseline_verb.npz", baseline_object=DATA / "baseline_object.npz",
+    notes={"subsets": "SHOE scores report Full only; the official rare / non-rare / novel means "
+                      "are metrics swig's"},
+)
