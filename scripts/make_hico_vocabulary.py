@@ -13,7 +13,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "data" / "hico" / "hoi_classes.csv"
-TARGET = ROOT / "metrics" / "data" / "hico_hoi_classes.csv"
+TARGET = ROOT / "metrics" / "datasets" / "hico_det" / "data" / "hico_hoi_classes.csv"
 
 if __name__ == "__main__":
     src = pd.read_csv(SOURCE)

@@ -106,13 +106,13 @@ def test_import_shoe_pool_and_compare_with_the_baseline(shared_data, tmp_path):
     # 1,657 verb pairs and 1,389 ordered object pairs (1,381 unordered: 8 appear both ways, same level)
     assert len(verb.meta["rated_pairs"]) == 1657 and len(obj.meta["rated_pairs"]) == 1381
     assert verb.meta["method"] == "SHOE similarity levels for these pairs only"
-    out = metrics_cli("matrix", "compare", str(ROOT / "metrics" / "data" / "baseline_verb.npz"),
+    out = metrics_cli("matrix", "compare", str(ROOT / "metrics" / "datasets" / "hico_det" / "data" / "baseline_verb.npz"),
                       str(tmp_path / "shoe_verb.npz"), "--json", str(tmp_path / "c.json"))
     assert out.returncode == 0, out.stderr
     r = json.loads((tmp_path / "c.json").read_text())
     # worked out independently: SHOE's verb pairs (category-2 rows) whose two synsets the
     # baseline knows, each scored 1 - |baseline - SHOE| / 4 with plain Python
-    baseline = SimilarityMatrix.load(ROOT / "metrics" / "data" / "baseline_verb.npz")
+    baseline = SimilarityMatrix.load(ROOT / "metrics" / "datasets" / "hico_det" / "data" / "baseline_verb.npz")
     known = set(baseline.labels)
     with open(pool, newline="") as f:
         levels = {tuple(sorted((row["gt_verb_synset"], row["pred_verb_synset"]))): int(row["similarity_level"])
