@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics import InputError, SimilarityMatrix, combine, hico
+from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.vocab import wordnet
 from metrics.vocab.baseline import load_default
 from metrics.datasets.vocabulary import Vocabulary
@@ -176,13 +176,16 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
 def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None = None,
                  object_matrix: SimilarityMatrix | None = None,
                  class_weights: pd.Series | None = None, vocabulary: Vocabulary | None = None,
-                 w: float = 0.5, redistribute: bool = True) -> tuple[pd.DataFrame, SampleReport]:
-    """Draw ``n`` (ground truth, prediction) HOI pairs; returns the items and the fill report."""
+                 w: float = 0.5, redistribute: bool = True, dataset: str | None = None
+                 ) -> tuple[pd.DataFrame, SampleReport]:
+    """Draw ``n`` (ground truth, prediction) HOI pairs of ``dataset`` (HICO-DET by default: its
+    HOI classes are the ground truths, its baseline matrices the default matrices); returns the
+    items and the fill report. ``vocabulary`` replaces the dataset's vocabulary."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")
-    vocabulary = vocabulary or hico()
-    verbs = _Side(verb_matrix or load_default("v"), "v")
-    objects = _Side(object_matrix or load_default("n"), "n")
+    vocabulary = vocabulary or datasets.load_vocabulary(dataset)
+    verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v")
+    objects = _Side(object_matrix or load_default("n", dataset=dataset), "n")
     classes = vocabulary.classes.copy()
     classes["gv"] = [vocabulary.verb_synset(v) for v in classes["verb"]]
     classes["go"] = [vocabulary.object_synset(o) for o in classes["object"]]
