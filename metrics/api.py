@@ -126,7 +126,7 @@ class DetectionScores(Result):
 def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
                      iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
                      interpolation: str = "none", fn_mode: str = "algorithm2",
-                     map_protocol: str = "official") -> DetectionScores:
+                     map_protocol: str = "official", dataset: str | None = None) -> DetectionScores:
     """Standard HICO-DET mAP, SHOE mAP (SHOE supp. Algorithm 1), SHOE mF1 (Algorithm 2) and the
     miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detection.detections.Detections`
     or paths of JSON Lines / QPIC files).
@@ -137,7 +137,8 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
     similar ground truth is ≥ ``delta``; SHOE mF1 and the miss rates use predictions with score
     ≥ ``tau``; ``split`` adds a zero-shot split's seen / unseen classes; ``interpolation``
     (SHOE AP), ``fn_mode`` (mF1 false negatives) and ``map_protocol`` (standard mAP) choose
-    conventions (``metrics.detection.scoring``).
+    conventions (``metrics.detection.scoring``); ``dataset`` names whose vocabulary resolves the
+    labels and whose WordNet baseline is the default matrices (``metrics.datasets``; HICO-DET).
 
     >>> from metrics.detection.detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
@@ -149,7 +150,7 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
     from metrics.detection.scoring import score_detections as score
     result = score(_detections(gt), _detections(pred), split=split, verb_sim=_matrix(verb_sim),
                    object_sim=_matrix(object_sim), combine=combine, w=w, iou=iou, delta=delta, tau=tau,
-                   interpolation=interpolation, fn_mode=fn_mode, map_protocol=map_protocol)
+                   interpolation=interpolation, fn_mode=fn_mode, map_protocol=map_protocol, dataset=dataset)
     return DetectionScores.from_dict(result)
 
 
@@ -210,7 +211,7 @@ class ShoeF1(Result):
 
 def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
              iou: float = 0.5, delta: float = 0.0, split: str | None = None,
-             interpolation: str = "none") -> ShoeMap:
+             interpolation: str = "none", dataset: str | None = None) -> ShoeMap:
     """SHOE mAP (SHOE supp. Algorithm 1; AP by Eq. 11) of ``pred`` against ``gt``; options as in
     :func:`score_detections`, whose numbers these are.
 
@@ -221,14 +222,14 @@ def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithm
     True
     """
     scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
-                              delta=delta, split=split, interpolation=interpolation)
+                              delta=delta, split=split, interpolation=interpolation, dataset=dataset)
     return ShoeMap(shoe_map=scores.shoe_map, splits=_split_values(scores, "shoe_map"),
                    per_class=_class_rows(scores, "shoe_ap"))
 
 
 def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
             iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
-            fn_mode: str = "algorithm2") -> ShoeF1:
+            fn_mode: str = "algorithm2", dataset: str | None = None) -> ShoeF1:
     """SHOE mF1 (SHOE supp. Algorithm 2; ``fn_mode="eq5"``: main text Eq. 5) of the predictions
     with score ≥ ``tau``; options as in :func:`score_detections`, whose numbers these are.
 
@@ -239,7 +240,7 @@ def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithme
     1.0
     """
     scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
-                              delta=delta, tau=tau, split=split, fn_mode=fn_mode)
+                              delta=delta, tau=tau, split=split, fn_mode=fn_mode, dataset=dataset)
     return ShoeF1(shoe_mf1=scores.shoe_mf1, splits=_split_values(scores, "shoe_mf1"),
                   per_class=_class_rows(scores, "shoe_f1", "shoe_precision", "shoe_recall", "shoe_tp", "shoe_fp",
                                         "shoe_fn"))
@@ -255,7 +256,7 @@ class MissRates(Result):
 
 
 def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
-               iou: float = 0.5, tau: float = 0.5) -> MissRates:
+               iou: float = 0.5, tau: float = 0.5, dataset: str | None = None) -> MissRates:
     """Ground-truth and prediction miss rates (SHOE supp. §2) under SHOE's matching of the
     predictions with score ≥ ``tau``; options as in :func:`score_detections`.
 
@@ -267,7 +268,7 @@ def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arit
     MissRates(gt_miss_rate=0.5, pred_miss_rate=0.0)
     """
     scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
-                              tau=tau)
+                              tau=tau, dataset=dataset)
     return MissRates(gt_miss_rate=scores.gt_miss_rate, pred_miss_rate=scores.pred_miss_rate)
 
 
@@ -300,11 +301,12 @@ class DiagnosisResult(Result):
 
 
 def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, map_protocol: str = "official",
-             pairs=None) -> DiagnosisResult:
+             pairs=None, dataset: str | None = None) -> DiagnosisResult:
     """Diag-HOI (Zhu et al., §3–4): every prediction's error category (Fig. 2), mAP after
     each oracle (Eq. 2) and the grouped oracles (§3.3), progressive fixes (§3.4), pair
     localization (§4.1, of ``pairs`` — first-stage pair detections — or of the predictions'
-    distinct pairs) and interaction classification (§4.2). Error types:
+    distinct pairs) and interaction classification (§4.2); ``dataset`` as in :func:`score_detections`
+    (V-COCO has no ``no_interaction`` class: §4.2's negative score is 1 − max action score). Error types:
     :data:`metrics.diagnosis.core.ERROR_REGISTRY`.
 
     >>> from metrics.detection.detections import Detections
@@ -316,7 +318,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, m
     """
     from metrics.diagnosis.core import diagnose as run_diagnosis, interaction_classification, pair_localization
     d = run_diagnosis(_detections(gt), _detections(pred), iou=iou, keep_no_interaction=keep_no_interaction,
-                      map_protocol=map_protocol)
+                      map_protocol=map_protocol, dataset=dataset)
     result = d.to_dict()
     result["pair_localization"] = pair_localization(d.scene, None if pairs is None else _detections(pairs))
     result["interaction_classification"] = interaction_classification(d.scene, d)

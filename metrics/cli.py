@@ -49,7 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                     "metrics.commands.rater_model"),
     "reliability": ("alpha at every level, Gwet's AC2, ICC and the human ceiling, with intervals",
                     "metrics.commands.reliability"),
-    "vocab": ("the WordNet synset and gloss of every HICO-DET verb and object label", "metrics.commands.vocab"),
+    "vocab": ("the WordNet synset and gloss of every verb and object label of a dataset", "metrics.commands.vocab"),
 }
 
 

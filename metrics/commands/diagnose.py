@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from metrics import datasets
 from metrics.api import diagnose
 from metrics.detection.detections import read_detections
 from metrics.core.errors import InputError
@@ -22,6 +23,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pairs", nargs="+", type=input_file, metavar="PAIRS",
                         help="first-stage pair detections per model for §4.1 (same formats; verbs ignored; "
                              "default: the distinct pairs of each prediction file)")
+    parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                        help=f"whose vocabulary and baseline matrices resolve the labels (default {datasets.DEFAULT}; "
+                             "vcoco: no no_interaction class, §2.5)")
     parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
     parser.add_argument("--keep-no-interaction", action="store_true",
                         help="keep no_interaction ground truths and predictions and the images whose ground "
@@ -69,10 +73,13 @@ def run(args):
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
         d = diagnose(gt, first_pred if k == 0 else path, iou=args.iou, keep_no_interaction=args.keep_no_interaction,
-                     map_protocol=args.map_protocol, pairs=args.pairs[k] if args.pairs else None)
+                     map_protocol=args.map_protocol, pairs=args.pairs[k] if args.pairs else None,
+                     dataset=args.dataset)
         results[name] = r = d.to_dict()
         r["params"] = {"iou": args.iou, "keep_no_interaction": args.keep_no_interaction, "gt": str(args.gt),
                        "pred": str(path), "pairs": args.pairs[k] if args.pairs else None}
+        if args.dataset != datasets.DEFAULT:   # HICO-DET's result stays as it was before datasets
+            r["params"]["dataset"] = args.dataset
         if args.out or (args.errors and k == 0):
             errors[name] = d.errors()
     first = results[names[0]]
@@ -91,7 +98,8 @@ def run(args):
     head = f"{'':22}" + "".join(f"{n[:14]:>15}" for n in names)
     c0 = first["counts"]
     lines.append(f"{c0['images']} images, {c0['gt']} ground-truth HOIs in {c0['classes']} classes"
-                 + ("" if args.keep_no_interaction else " (no_interaction removed, §2.4)"))
+                 + ("" if args.keep_no_interaction or args.dataset != datasets.DEFAULT
+                    else " (no_interaction removed, §2.4)"))
     lines += ["", "mAP and ΔmAP (Full; rare / non-rare in the JSON)", head]
     lines.append(f"{'mAP':22}" + "".join(f"{_fmt(results[n]['map']):>15}" for n in names))
     for o in ERROR_REGISTRY.oracles:

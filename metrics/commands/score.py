@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from concurrent.futures import ThreadPoolExecutor
 
+from metrics import datasets
 from metrics.core.choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from metrics.core.options import input_file, integer, number
 
@@ -16,6 +17,9 @@ def add_arguments(parser) -> None:
                         "or QPIC/CDN HICO-DET JSON (annotations + hoi_annotation)")
     parser.add_argument("--pred", required=True, type=input_file, help="predictions, same formats (score per HOI "
                         "needed for mAP and SHOE mAP)")
+    parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                        help=f"whose vocabulary resolves the labels and whose WordNet baseline is the default "
+                             f"matrices (default {datasets.DEFAULT})")
     parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
     parser.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
     parser.add_argument("--combine", choices=COMBINATIONS, default="arithmetic",
@@ -61,10 +65,11 @@ def run(args):
     result = score_detections(gt, pred, verb_sim=args.verb_sim, object_sim=args.object_sim, combine=args.combine,
                               w=args.w, iou=args.iou, delta=args.delta, tau=args.tau, split=args.split,
                               interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,
-                              map_protocol=args.map_protocol).to_dict()
+                              map_protocol=args.map_protocol, dataset=args.dataset).to_dict()
     c = result["counts"]
-    lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes "
-             f"({c['classes_outside_hico']} outside HICO-DET), {c['predictions']} predictions "
+    outside = f" ({c['classes_outside_hico']} outside HICO-DET)" if args.dataset == datasets.DEFAULT else ""
+    lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes{outside}, "
+             f"{c['predictions']} predictions "
              f"({c['predictions_scored_f1']} used for mF1)",
              "",
              f"{'split':16} {'classes':>7} {'mAP':>6} {'SHOE mAP':>9} {'SHOE mF1':>9}"]

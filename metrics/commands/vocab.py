@@ -1,6 +1,7 @@
-"""``python -m metrics vocab``: the synset of every HICO-DET verb and object label, with its gloss.
+"""``python -m metrics vocab``: the synset of every verb and object label of a dataset (HICO-DET by
+default; ``--dataset vcoco`` / ``swig-hoi``), with its gloss.
 
-Synsets are SHOE's (the synsets its similarity matrices are keyed by) wherever SHOE has one;
+HICO-DET's synsets are SHOE's (the synsets its similarity matrices are keyed by) wherever SHOE has one;
 ``no_interaction`` has none and ``stop_at`` is this project's choice (see the ``note`` column of
 ``metrics/datasets/hico_det/data/hico_verbs.csv``). A label whose synset is not the first WordNet sense of its
 word is marked ``*``.
@@ -8,18 +9,22 @@ word is marked ``*``.
 
 from __future__ import annotations
 
+from metrics import datasets
 from metrics.vocab import wordnet
-from metrics.datasets.hico_det.vocabulary import hico
 
 
 def add_arguments(parser) -> None:
+    parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                        help=f"whose labels (default {datasets.DEFAULT})")
     parser.add_argument("--pos", choices=("verb", "object", "both"), default="both",
                         help="which labels to list (default both)")
 
 
 def first_sense(label: str, pos: str) -> str | None:
-    """WordNet's first synset of a label's word (the whole collocation, else its first word)."""
-    for word in (label, label.split("_")[0]):
+    """WordNet's first synset of a label's word (the whole collocation, else its first word; a
+    V-COCO action-role label ``hit-instr`` is its action's)."""
+    action = label.split("-")[0]
+    for word in dict.fromkeys((label, action, action.split("_")[0])):
         found = wordnet.synsets(word, pos)
         if found:
             return found[0]
@@ -27,7 +32,7 @@ def first_sense(label: str, pos: str) -> str | None:
 
 
 def run(args):
-    vocab = hico()
+    vocab = datasets.load_vocabulary(args.dataset)
     result = {"verbs": {}, "objects": {}}
     lines = ["label            synset                       gloss  (* = not WordNet's first sense)"]
     for key, table, pos in (("verbs", vocab.verbs, "v"), ("objects", vocab.objects, "n")):

@@ -629,14 +629,14 @@ def _mean(values: np.ndarray, mask: np.ndarray) -> float | None:
 def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
              combine: str = "arithmetic", w: float = 0.5, iou: float = 0.5, delta: float = 0.0,
              tau: float = 0.5, interpolation: str = "none", fn_mode: str = "algorithm2",
-             map_protocol: str = "official") -> Evaluation:
+             map_protocol: str = "official", dataset: str | None = None) -> Evaluation:
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
     (both :class:`metrics.detection.detections.Detections`); see :func:`score_detections`."""
     from metrics.vocab.baseline import load_default
     from metrics.datasets.hico_det.evaluation import HicoMap
     from metrics.detection.hoi_labels import class_table, classes_of, label_pairs, resolve_labels
+    from metrics import datasets
     from metrics.vocab.similarity import combine as combine_fn
-    from metrics.datasets.hico_det.vocabulary import hico
 
     check_choice("combine", combine, COMBINATIONS)
     check_fraction("w", w)
@@ -648,9 +648,9 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
-    vocabulary = hico() if vocabulary is None else vocabulary
-    verb_sim = load_default("v") if verb_sim is None else verb_sim
-    object_sim = load_default("n") if object_sim is None else object_sim
+    vocabulary = datasets.load_vocabulary(dataset) if vocabulary is None else vocabulary
+    verb_sim = load_default("v", dataset=dataset) if verb_sim is None else verb_sim
+    object_sim = load_default("n", dataset=dataset) if object_sim is None else object_sim
     has_scores = pred.has_scores
 
     # one image index for both sides: ground-truth images first, then prediction-only images
@@ -727,9 +727,13 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     """
     if split is not None:
         check_choice("split", split, SPLITS)
+    from metrics import datasets
+
+    dataset = datasets.get(params.get("dataset"))
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
-    subsets = list(SUBSETS_ALWAYS) + ([f"{split}_seen", f"{split}_unseen"] if split else [])
+    subsets = [s for s in SUBSETS_ALWAYS if s in dataset.subsets] + (
+        [f"{split}_seen", f"{split}_unseen"] if split else [])
     masks = _subset_masks(classes, split)
     hico = hico_masks = None
     if ev.hico is not None:
@@ -783,6 +787,10 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     }
     if not ev.has_scores:
         result["params"]["tau"] = None
+    if dataset.name != datasets.DEFAULT:   # HICO-DET's result stays as it was before datasets
+        result["params"]["dataset"] = dataset.name
+        if result["protocol"] is not None and "rare" not in dataset.subsets:
+            result["protocol"]["rare"] = f"none ({dataset.title} has no rare split)"
     return result
 
 

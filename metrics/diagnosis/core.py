@@ -139,6 +139,8 @@ class Scene:
     n_gt: np.ndarray
     iou: float
     protocol: str = "official"
+    dataset: str | None = None          # metrics.datasets name (None: HICO-DET)
+    vocabulary: object = field(default=None, repr=False, compare=False)
     class_totals: dict | None = None
     images_left_out: int = 0
     gt_source: str = "<gt>"
@@ -159,16 +161,18 @@ class Scene:
 
 
 def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vocabulary=None,
-            need_scores: bool = True, map_protocol: str = "official") -> Scene:
+            need_scores: bool = True, map_protocol: str = "official", dataset: str | None = None) -> Scene:
     """Resolve labels and build the :class:`Scene` of ``gt`` and ``pred``
     (:class:`~metrics.detection.detections.Detections`).
 
     Without ``keep_no_interaction``, ``no_interaction`` HOIs are removed, and so are the images
     whose ground truth is only ``no_interaction`` with all their predictions (the paper's
-    8,528-image protocol)."""
+    8,528-image protocol). ``dataset`` (``metrics.datasets``; HICO-DET by default) gives the
+    vocabulary and the baseline matrices labels are resolved with; a dataset without a
+    ``no_interaction`` class (V-COCO, Diag-HOI §2.5) simply has none to remove."""
+    from metrics import datasets
     from metrics.vocab.baseline import load_default
     from metrics.detection.hoi_labels import resolve_labels
-    from metrics.datasets.hico_det.vocabulary import hico
 
     check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
@@ -176,7 +180,7 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     if need_scores and len(pred) and not pred.has_scores:
         raise InputError(f"{pred.source}: predictions carry no 'score'; diagnosis ranks predictions by score")
-    vocabulary = hico() if vocabulary is None else vocabulary
+    vocabulary = datasets.load_vocabulary(dataset) if vocabulary is None else vocabulary
     images = pd.unique(np.concatenate([gt.images, pred.images]))
     gt, pred = gt.with_images(images), pred.with_images(images)
 
@@ -185,8 +189,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
 
     keys = {}
     for role, pos_ in (("verb", "v"), ("object", "n")):
-        r = resolve_labels(getattr(gt, role), getattr(pred, role), pos_, load_default(pos_), vocabulary,
-                           where=where(role))
+        r = resolve_labels(getattr(gt, role), getattr(pred, role), pos_, load_default(pos_, dataset=dataset),
+                           vocabulary, where=where(role))
         gk = np.asarray(r.gt_class_key, dtype=object)[r.gt_code]
         pk = np.array([k if k is not None else "unknown:" + str(t).strip().lower()
                        for k, t in zip(r.pred_class_key, r.pred_texts.tolist())], dtype=object)[r.pred_code]
@@ -225,7 +229,7 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     p_image = pred.image[pi]
     pos = np.empty(len(pi), dtype=np.int64)
     pos[np.lexsort((np.arange(len(pi)), p_image, -score))] = np.arange(len(pi))
-    return Scene(protocol=map_protocol, class_totals=_class_totals(classes, n_gt, vocabulary, map_protocol,
+    return Scene(protocol=map_protocol, dataset=dataset, vocabulary=vocabulary, class_totals=_class_totals(classes, n_gt, vocabulary, map_protocol,
                                                                      keep_no_interaction),
                  images_left_out=left_out, images=np.asarray(images, dtype=object), gt_image=gt.image[gi],
                  gt_human=gt.human_box[gi],
@@ -825,7 +829,8 @@ def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
 
 
 def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=None,
-             progressive: bool = True, vocabulary=None, map_protocol: str = "official") -> Diagnosis:
+             progressive: bool = True, vocabulary=None, map_protocol: str = "official",
+             dataset: str | None = None) -> Diagnosis:
     """Diag-HOI holistic analysis of ``pred`` against ``gt`` (§3): categories (Fig. 2), mAP
     after each oracle (Eq. 2), grouped oracles (§3.3) and progressive fixes (§3.4).
 
@@ -843,7 +848,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
     """
     oracles = check_choices("oracles", ERROR_REGISTRY.oracles if oracles is None else oracles, ERROR_REGISTRY.oracles)
     s = prepare(gt, pred, iou=iou, keep_no_interaction=keep_no_interaction, vocabulary=vocabulary,
-                map_protocol=map_protocol)
+                map_protocol=map_protocol, dataset=dataset)
     d = categorize(s)
     d.ap = d.base_state().ap(s.pos, s.protocol)
     for name in oracles:
@@ -983,9 +988,8 @@ def _object_codes(s: Scene, det) -> np.ndarray:
     """Object label codes of other detections in the scene's object code space (unknown: −1)."""
     from metrics.vocab.baseline import load_default
     from metrics.detection.hoi_labels import resolve_labels
-    from metrics.datasets.hico_det.vocabulary import hico
 
-    r = resolve_labels(s.object_names, det.object, "n", load_default("n"), hico(),
+    r = resolve_labels(s.object_names, det.object, "n", load_default("n", dataset=s.dataset), s.vocabulary,
                        where=lambda side, row: det.where(row, "object"))
     index = {k: i for i, k in enumerate(s.object_names.tolist())}
     per_text = np.array([index.get(k, -1) for k in r.pred_class_key], dtype=np.int64)

@@ -1,0 +1,163 @@
+"""Datasets as plugins: the registry, a third-party dataset through its entry point, V-COCO's
+vocabulary, and SHOE scores and Diag-HOI on V-COCO labels (values worked out by hand)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from metrics import datasets
+from metrics.core.validation import ParameterError
+from metrics.datasets.vcoco.vocabulary import LEFT_OUT_OF_24, vcoco
+from metrics.vocab import wordnet
+from projectpaths import ROOT, SHARED_DATA
+
+VCOCO_VAL = SHARED_DATA / "vcoco" / "vcoco_val.json"
+
+
+def run_metrics(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "metrics", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+def test_builtin_datasets_are_registered_and_hico_det_is_the_default():
+    assert datasets.names()[:3] == ["hico-det", "vcoco", "swig-hoi"]
+    assert datasets.get().name == datasets.get("hico-det").name == "hico-det"
+    assert len(datasets.load_vocabulary().classes) == 600
+    assert datasets.get("vcoco").baseline_path("n") == datasets.get("hico-det").baseline_path("n")
+
+
+def test_an_unknown_dataset_is_one_line_naming_the_option():
+    with pytest.raises(ParameterError) as err:
+        datasets.get("coco")
+    assert str(err.value) == "dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'"
+    r = run_metrics("vocab", "--dataset", "coco")
+    assert r.returncode == 2 and "--dataset" in r.stderr and len(r.stderr.strip().splitlines()) <= 3
+
+
+def test_a_third_party_dataset_is_found_through_its_entry_point(tmp_path):
+    """A package installed elsewhere (a dist-info with an entry point on the path) adds a dataset
+    that --dataset then accepts; its vocabulary is its own (two verbs, HICO-DET's objects)."""
+    pkg = tmp_path / "toyhoi"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent('''
+        import pandas as pd
+        from metrics.datasets import Dataset, get
+        from metrics.datasets.vocabulary import Vocabulary
+
+        def vocabulary():
+            verbs = pd.DataFrame({"label": ["pet", "feed"], "synset": ["pet.v.01", "feed.v.02"], "note": ["", ""]})
+            hico = get("hico-det").vocabulary()
+            return Vocabulary("toy", verbs, hico.objects, hico.classes.iloc[:0])
+
+        DATASET = Dataset(name="toy", title="Toy", vocabulary=vocabulary,
+                          baseline_verb=get("hico-det").baseline_path("v"),
+                          baseline_object=get("hico-det").baseline_path("n"))
+    '''))
+    dist = tmp_path / "toyhoi-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyhoi\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[hoi_semantic_eval.datasets]\ntoy = toyhoi:DATASET\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    r = run_metrics("vocab", "--dataset", "toy", "--pos", "verb", "--json", tmp_path / "v.json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "v.json").read_text())["verbs"] == {"pet": "pet.v.01", "feed": "feed.v.02"}
+    assert run_metrics("vocab", "--dataset", "toy").returncode == 2     # not installed here
+
+
+def test_vcoco_vocabulary_has_25_action_roles_4_agent_only_actions_and_cocos_objects():
+    v = vcoco()
+    roles = v.verbs[v.verbs["role"] != ""]
+    assert len(v.verbs) == 29 and len(roles) == 25
+    assert sorted(v.verbs.loc[v.verbs["role"] == "", "label"]) == ["run", "smile", "stand", "walk"]
+    assert LEFT_OUT_OF_24 == ("point-instr",) and "point-instr" in set(roles["label"])
+    assert len(v.objects) == 80 and v.object_synset("dining table") == "dining_table.n.01"
+    assert v.verb_synset("cut-instr") == v.verb_synset("cut-obj") == "cut.v.01"
+    for synset in v.verbs["synset"]:
+        assert wordnet.gloss(synset), synset
+    assert len(v.classes) == 0
+
+
+@pytest.mark.skipif(not VCOCO_VAL.exists(), reason="../shared/data/vcoco is absent")
+def test_every_action_role_of_the_official_file_is_a_vocabulary_label():
+    actions = json.loads(VCOCO_VAL.read_text())
+    labels = set(vcoco().verbs["label"])
+    expected = {f"{a['action_name']}-{r}" if len(a["role_name"]) > 1 else a["action_name"]
+                for a in actions for r in (a["role_name"][1:] or ["agent"])}
+    assert len(actions) == 26 and expected == labels
+
+
+def test_vcoco_baseline_verb_matrix_scores_wordnet_distances():
+    from metrics.vocab.baseline import load_default
+    m = load_default("v", dataset="vcoco")
+    assert m.meta["dataset"] == "vcoco" and m.meta["n_dataset_synsets"] == 29 - 3   # eat, hit, cut: two roles, one synset
+    # hit.v.01 and kick.v.01 are both hyponyms of propel.v.01: siblings, d = 2, 4·(1 − 2/5) = 2.4
+    assert m.sim("hit.v.01", "kick.v.01") == pytest.approx(2.4 / 4)    # sim() is on [0, 1]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps({"image": image, "hois": hois}) + "\n" for image, hois in rows))
+    return path
+
+
+def hoi(verb, obj, box=(10, 10, 20, 20), score=None):
+    out = {"human_box": [0, 0, 10, 10], "object_box": list(box), "verb": verb, "object": obj}
+    return out if score is None else {**out, "score": score}
+
+
+@pytest.fixture
+def vcoco_files(tmp_path):
+    gt = _write(tmp_path / "gt.jsonl", [
+        ("1", [hoi("hit-instr", "tennis racket"), hoi("hit-obj", "sports ball", (30, 30, 40, 40))]),
+        ("2", [hoi("eat-obj", "pizza")])])
+    pred = _write(tmp_path / "pred.jsonl", [
+        ("1", [hoi("hit-instr", "tennis racket", score=0.9), hoi("kick-obj", "sports ball", (30, 30, 40, 40), 0.8)]),
+        ("2", [hoi("eat-instr", "pizza", score=0.7)])])
+    return gt, pred
+
+
+def test_shoe_scores_on_vcoco_labels(vcoco_files, tmp_path):
+    """Per class, one prediction on the ground truth's boxes with similarity σ: SHOE AP = σ·σ
+    (precision σ, recall σ), SHOE F1 = 2σ / (σ + 1) (Algorithm 2: no FN for a matched GT).
+    hit-instr exact: σ = 1. hit-obj ← kick-obj on the same ball: σ = (2.4/4 + 4/4) / 2 = 0.8,
+    AP 0.64, F1 0.888…. eat-obj ← eat-instr: both eat.v.01, σ = 1 (the standard AP is 0)."""
+    gt, pred = vcoco_files
+    r = run_metrics("score", "--dataset", "vcoco", "--gt", gt, "--pred", pred, "--json", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    assert "outside HICO-DET" not in r.stdout and "rare" not in r.stdout.split("standard mAP")[0]
+    out = json.loads((tmp_path / "s.json").read_text())
+    per = {(c["verb"], c["object"]): c for c in out["per_class"]}
+    assert per[("hit-obj", "sports_ball")]["shoe_ap"] == pytest.approx(0.64, abs=1e-6)
+    assert per[("hit-obj", "sports_ball")]["shoe_f1"] == pytest.approx(2 * 0.8 / 1.8, abs=1e-6)
+    assert per[("eat-obj", "pizza")]["shoe_ap"] == pytest.approx(1.0, abs=1e-6)
+    assert per[("eat-obj", "pizza")]["ap"] == 0.0
+    assert out["shoe_map"] == pytest.approx((1 + 0.64 + 1) / 3, abs=1e-6)
+    assert list(out["splits"]) == ["full"] and out["params"]["dataset"] == "vcoco"
+    assert out["counts"]["classes"] == 3
+
+
+def test_the_same_labels_under_hico_det_resolve_to_nothing(vcoco_files, tmp_path):
+    """Without --dataset vcoco, 'hit-instr' is no HICO-DET label: the labels are unknown."""
+    gt, pred = vcoco_files
+    r = run_metrics("score", "--gt", gt, "--pred", pred, "--json", tmp_path / "s.json")
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert r.returncode == 0 and "dataset" not in out["params"]
+    assert out["resolution"]["verb"]["pred"]["by_kind"]["unknown"]["labels"] == 3
+
+
+def test_diagnose_on_vcoco_has_no_no_interaction_class(vcoco_files, tmp_path):
+    """Two of three predictions carry the wrong action on correct boxes: interaction errors;
+    the standard mAP is 1/3 (only hit-instr found) and fixing them gives the other 2/3."""
+    gt, pred = vcoco_files
+    r = run_metrics("diagnose", "--dataset", "vcoco", "--gt", gt, "--pred", pred, "--map-protocol", "all-point",
+                    "--json", tmp_path / "d.json")
+    assert r.returncode == 0, r.stderr
+    assert "no_interaction" not in r.stdout
+    out = json.loads((tmp_path / "d.json").read_text())
+    assert out["map"] == pytest.approx(1 / 3) and out["error_counts"]["interaction"] == 2
+    assert out["delta_map"]["interaction"] == pytest.approx(2 / 3)
+    assert out["params"]["dataset"] == "vcoco"
+    ic = out["interaction_classification"]
+    assert ic["n_pairs"] == 3 and ic["n_negative_pairs"] == 0 and ic["per_verb"]["hit-instr"] == 1.0
