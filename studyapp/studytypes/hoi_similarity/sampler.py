@@ -14,6 +14,11 @@ that gives the level, then a candidate with each score. From a candidate pool wi
 levels in SHOE's layout (:func:`sample_pool`, ``--pool``): a row of the cell whose ground truth
 is not used yet. Deterministic for a seed; no pair twice.
 
+The ground truths are the dataset's HOI classes (:func:`sample_pairs`, ``dataset``). A dataset
+without a fixed class list (V-COCO) needs class weights with ``verb, object, weight`` columns:
+their (verb, object) rows are the classes to draw from, numbered in the file's order
+(``gt_hoi_id``).
+
 A cell the matrices cannot fill is reported, and its share goes to the cells that can still
 take more, so the total reaches ``n`` when possible (``redistribute=False`` keeps the shares
 strictly equal). With the WordNet baseline, levels 4 of categories 1 and 2 stay empty: the
@@ -137,7 +142,9 @@ def _combos(category: int, level: int, verbs: dict, objects: dict, w: float) -> 
 
 
 def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
-    """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``."""
+    """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``; for a
+    vocabulary without a class list, weights by (verb, object) of the ``verb,object,weight``
+    rows, which then are the classes (labels of the vocabulary)."""
     from metrics.core.inputs import line_of, read_csv
 
     path = Path(path)
@@ -150,6 +157,8 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
                          "finite, non-negative number")
     table["weight"] = numeric
     classes = vocabulary.classes
+    if classes.empty:
+        return _weights_naming_classes(path, table, vocabulary)
     if "hoi_id" in table.columns:
         known = {str(h): h for h in classes["hoi_id"]}
         ids = []
@@ -173,6 +182,39 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     return weights
 
 
+def _weights_naming_classes(path: Path, table: pd.DataFrame, vocabulary: Vocabulary) -> pd.Series:
+    """Weights by (verb label, object label) for a vocabulary without a class list."""
+    from metrics.core.inputs import line_of
+
+    title = datasets.get(vocabulary.name).title if vocabulary.name in datasets.names() else vocabulary.name
+    if not {"verb", "object"} <= set(table.columns):
+        raise InputError(f"{path}: {title} has no fixed list of HOI classes: give verb and object columns "
+                         "(the ground-truth classes to draw from) with their weight")
+    for k, (v, o) in enumerate(table[["verb", "object"]].itertuples(index=False)):
+        for label, pos, what in ((v, "v", "verb"), (o, "n", "object")):
+            if not vocabulary.synset(str(label), pos):
+                raise InputError(f"{path}: line {line_of(path, k)}: {label!r} is not a {title} {what} "
+                                 "label with a synset")
+    keys = pd.MultiIndex.from_frame(table[["verb", "object"]].astype(str).apply(lambda c: c.str.strip()))
+    weights = pd.Series(table["weight"].to_numpy(dtype=float), index=keys).groupby(level=[0, 1], sort=False).sum()
+    if weights.sum() <= 0:
+        raise InputError(f"{path}: weights must be finite, non-negative and not all zero")
+    return weights
+
+
+def _classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[pd.DataFrame, pd.Series | None]:
+    """The ground-truth classes to draw from and their weights by ``hoi_id``."""
+    if not vocabulary.classes.empty:
+        return vocabulary.classes.copy(), class_weights
+    if class_weights is None or not isinstance(class_weights.index, pd.MultiIndex):
+        raise InputError(f"dataset {vocabulary.name} has no fixed list of HOI classes: give class weights "
+                         "(verb,object,weight) naming the ground-truth classes to draw from")
+    classes = pd.DataFrame({"hoi_id": np.arange(len(class_weights)),
+                            "verb": class_weights.index.get_level_values(0),
+                            "object": class_weights.index.get_level_values(1)})
+    return classes, pd.Series(class_weights.to_numpy(), index=classes["hoi_id"])
+
+
 def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None = None,
                  object_matrix: SimilarityMatrix | None = None,
                  class_weights: pd.Series | None = None, vocabulary: Vocabulary | None = None,
@@ -186,7 +228,7 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
     vocabulary = vocabulary or datasets.load_vocabulary(dataset)
     verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v")
     objects = _Side(object_matrix or load_default("n", dataset=dataset), "n")
-    classes = vocabulary.classes.copy()
+    classes, class_weights = _classes(vocabulary, class_weights)
     classes["gv"] = [vocabulary.verb_synset(v) for v in classes["verb"]]
     classes["go"] = [vocabulary.object_synset(o) for o in classes["object"]]
     classes = classes[classes["gv"].notna() & classes["go"].notna()].reset_index(drop=True)
