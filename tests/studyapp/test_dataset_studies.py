@@ -302,3 +302,23 @@ def test_match_takes_dataset(tmp_path, capsys):
     capsys.readouterr()
     assert metrics_main(["match", "--verb", "kicking", "--gt-verb", "hit-obj"]) == 2
     assert "neither a synset name nor a HICO-DET label" in capsys.readouterr().err
+
+
+def test_an_exported_items_csv_resolves_labels_through_its_dataset_column(tmp_path, capsys):
+    """``metrics tune-w`` on items with V-COCO labels (no similarities): the dataset column makes
+    them V-COCO's; without it, 'ski-instr' is nothing HICO-DET knows."""
+    from metrics.study.study_items import item_synsets
+    items = pd.read_csv(pd.io.common.StringIO(ITEMS), dtype=str)
+    assert item_synsets(items.assign(dataset="vcoco"))["gt_verb"].tolist() == [
+        VERB_SYNSET[v] for v in items["gt_verb"]]
+    table = items
+    ratings = pd.DataFrame({"item_id": table["item_id"], "annotator": "a", "rating": [3, 2, 3, 3, 2]})
+    ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    args = ["tune-w", "--ratings", str(tmp_path / "ratings.csv"), "--items", str(tmp_path / "items.csv"),
+            "--verb-sim", str(VCOCO_DATA / "baseline_verb.npz"), "--object-sim", str(HICO_DATA / "baseline_object.npz")]
+    table.assign(dataset="vcoco").to_csv(tmp_path / "items.csv", index=False)
+    assert metrics_main(args) == 0
+    table.to_csv(tmp_path / "items.csv", index=False)
+    capsys.readouterr()
+    assert metrics_main(args) == 2
+    assert "items: gt_verb 'ski-instr' has no WordNet synset" in capsys.readouterr().err
