@@ -213,6 +213,17 @@ def test_studyapp_sample_takes_dataset(tmp_path, capsys):
 
 
 # ------------------------------------------------------- create, simulate, export, recalibrate, score
+def write_detections(folder: Path) -> None:
+    """V-COCO-labelled ground truth and predictions: kick-obj predicted as hit-obj on the same
+    boxes, and an exact cut-obj. One prediction per class with similarity σ: SHOE AP = σ²
+    (tests/metrics/test_datasets.py)."""
+    def line(image, verb, obj, score=None):
+        h = {"human_box": [0, 0, 100, 200], "object_box": [120, 150, 140, 170], "verb": verb, "object": obj}
+        return json.dumps({"image": image, "hois": [h if score is None else {**h, "score": score}]}) + "\n"
+    (folder / "gt.jsonl").write_text(line("a", "kick-obj", "sports_ball") + line("b", "cut-obj", "cake"))
+    (folder / "pred.jsonl").write_text(line("a", "hit-obj", "sports_ball", 0.9) + line("b", "cut-obj", "cake", 0.8))
+
+
 def test_a_vcoco_study_runs_end_to_end_and_its_matrices_score_vcoco_predictions(tmp_path, capsys):
     (tmp_path / "classes.csv").write_text(CLASSES)
     spec = tmp_path / "vcoco-verbs.toml"
@@ -233,13 +244,7 @@ def test_a_vcoco_study_runs_end_to_end_and_its_matrices_score_vcoco_predictions(
     assert verb.meta["based_on"]["dataset"] == "vcoco" and "ski.v.01" in verb
     assert metrics_main(["tune-w", "--ratings", str(folder / "ratings.csv"), "--items", str(folder / "items.csv")]) == 0
 
-    # V-COCO-labelled predictions: kick-obj predicted as hit-obj on the same boxes, and an exact hit.
-    # One prediction per class with similarity σ: SHOE AP = σ² (tests/metrics/test_datasets.py)
-    def line(image, verb, obj, score=None):
-        h = {"human_box": [0, 0, 100, 200], "object_box": [120, 150, 140, 170], "verb": verb, "object": obj}
-        return json.dumps({"image": image, "hois": [h if score is None else {**h, "score": score}]}) + "\n"
-    (tmp_path / "gt.jsonl").write_text(line("a", "kick-obj", "sports_ball") + line("b", "cut-obj", "cake"))
-    (tmp_path / "pred.jsonl").write_text(line("a", "hit-obj", "sports_ball", 0.9) + line("b", "cut-obj", "cake", 0.8))
+    write_detections(tmp_path)
     assert metrics_main(["score", "--dataset", "vcoco", "--gt", str(tmp_path / "gt.jsonl"), "--pred",
                          str(tmp_path / "pred.jsonl"), "--verb-sim", str(recal / "verb_recalibrated.npz"),
                          "--object-sim", str(recal / "object_recalibrated.npz"),
@@ -277,6 +282,21 @@ def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_p
                               "recalibrate each dataset's apart")
     with pytest.raises(InputError, match="matrix version 'vc1' holds vcoco matrices, but the studies are over hico-det"):
         matrix_versions.recalibrate_studies(["t"], folds=2, based_on="vc1")
+
+    # the console's model scoring reads V-COCO labels for a V-COCO version (σ² per class, as above)
+    from studyapp import scoring
+    write_detections(tmp_path)
+    scores = scoring.score_models(tmp_path / "gt.jsonl", {"m": tmp_path / "pred.jsonl"}, ["vc1"])
+    verb = run.result["verb"]
+    sigma = 0.5 * verb.sim("hit.v.01", "kick.v.01") + 0.5
+    per = {c["verb"]: c for c in scores.results["m"]["version vc1"]["per_class"]}
+    assert per["kick-obj"]["shoe_ap"] == pytest.approx(sigma ** 2, abs=1e-6)
+    base = {c["verb"]: c for c in scores.results["m"][scoring.BASELINE]["per_class"]}
+    assert base["kick-obj"]["shoe_ap"] == pytest.approx((0.5 * baseline("v", "vcoco").sim("hit.v.01", "kick.v.01") + 0.5) ** 2,
+                                                        abs=1e-6)
+    matrix_versions.save_version("h1", matrix_versions.recalibrate_studies(["t"], folds=2))
+    with pytest.raises(InputError, match="matrix version 'h1' holds hico-det matrices, not vcoco ones"):
+        scoring.score_models(tmp_path / "gt.jsonl", {"m": tmp_path / "pred.jsonl"}, ["vc1", "h1"])
 
 
 def test_llm_matrix_dry_run_seeds_the_candidates_from_the_dataset(tmp_path):
