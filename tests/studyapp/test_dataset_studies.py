@@ -342,3 +342,33 @@ def test_an_exported_items_csv_resolves_labels_through_its_dataset_column(tmp_pa
     capsys.readouterr()
     assert metrics_main(args) == 2
     assert "items: gt_verb 'ski-instr' has no WordNet synset" in capsys.readouterr().err
+
+
+def test_the_with_image_pass_of_a_vcoco_study_reads_vcoco_labels_and_must_name_its_dataset(tmp_path):
+    from studyapp.demo_images import class_images
+    studies.create_study(load_spec(csv_spec(tmp_path)))
+    assert studyapp_main(["simulate", "vc", "--k", "2", "--seed", "0"]) == 0
+    rows = item_rows()
+    class_images(tmp_path / "imgs", [(r["gt_verb"], r["gt_object"]) for r in rows])   # V-COCO labels
+    spec = tmp_path / "second.toml"
+    spec.write_text(spec_text('source = "sampler"\nlinked_study = "vc"\nimages = "imgs/images.csv"\n'
+                              'image_root = "imgs"\n', study_type="hoi_similarity_image"))
+    loaded = load_spec(spec)
+    assert loaded.dataset == "vcoco" and len(loaded.items) == 5
+    by_key = {item.key: item.fields for item in loaded.items}
+    assert by_key["w1"]["image"] == "classes/ski-instr__skis.png" and by_key["w1"]["gt_verb"] == "ski.v.01"
+    assert {f["dataset"] for f in by_key.values()} == {"vcoco"}
+    spec.write_text(spec.read_text().replace('dataset = "vcoco"\n', ""))    # HICO-DET: its labels are unknown
+    with pytest.raises(InputError) as err:
+        load_spec(spec)
+    assert str(err.value) == (f"{tmp_path / 'imgs' / 'images.csv'} line 2: gt_verb 'ski-instr' is neither a "
+                              "WordNet verb synset nor a HICO-DET verb label")
+    images = tmp_path / "imgs" / "images.csv"        # synsets: readable under any dataset
+    table = pd.read_csv(images, dtype=str)
+    table["gt_verb"] = [VERB_SYNSET[v] for v in table["gt_verb"]]
+    table["gt_object"] = [OBJECT_SYNSET[o] for o in table["gt_object"]]
+    table.to_csv(images, index=False)
+    with pytest.raises(InputError) as err:
+        load_spec(spec)
+    assert str(err.value) == (f"{spec}: sampled item w1: dataset 'vcoco' differs from the spec's "
+                              "[items] dataset 'hico-det'")
