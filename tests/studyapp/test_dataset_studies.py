@@ -100,7 +100,11 @@ def item_rows() -> list[dict]:
 
 # ------------------------------------------------------------------------------ the spec key
 def test_a_vcoco_spec_resolves_labels_glosses_and_stores_the_dataset(tmp_path):
-    spec = load_spec(csv_spec(tmp_path))
+    path = csv_spec(tmp_path)
+    path.write_text(path.read_text() + '\n[example]\ngt_verb = "kick-obj"\ngt_object = "sports_ball"\n'
+                    'pred_verb = "hit-obj"\npred_object = "sports_ball"\nrating = 2\n')
+    spec = load_spec(path)
+    assert (spec.example["fields"]["gt_verb"], spec.example["fields"]["dataset"]) == ("kick.v.01", "vcoco")
     assert spec.dataset == "vcoco" and json.loads(spec.to_json())["dataset"] == "vcoco"
     fields = {item.key: item.fields for item in spec.items}
     assert fields["w1"]["gt_verb"] == "ski.v.01" and fields["w2"]["gt_verb"] == "work.v.01"
