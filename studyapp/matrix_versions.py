@@ -54,7 +54,9 @@ class Recalibration:
 
     def provenance(self) -> dict:
         r = self.result
-        return {"studies": self.studies, "dataset": self.dataset, "based_on": self.based_on, "n_items": r["n_items"],
+        # a HICO-DET version's provenance stays as before datasets (no key: HICO-DET)
+        dataset = {} if self.dataset == datasets.DEFAULT else {"dataset": self.dataset}
+        return {"studies": self.studies, **dataset, "based_on": self.based_on, "n_items": r["n_items"],
                 "n_ratings": r["n_ratings"], "method": r["method"], "parameters": r["parameters"],
                 "held_out": {"before": r["before"], "after": r["after"],
                              "by_category": r["by_category"]}}
