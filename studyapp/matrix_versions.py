@@ -1,10 +1,11 @@
 """Recalibrated similarity matrices as named, immutable versions with their provenance.
 
-``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies of one dataset and runs
-:func:`metrics.study.recalibration.recalibrate` (cross-validated: held-out agreement before / after,
-overall and per category) on the dataset's baseline matrices (or on an earlier version of the same dataset). ``save_version``
-stores both matrices under a new name in the database (``matrix_version``; a name is never
-reused or overwritten), so backups carry them; ``export_version`` writes them as the
+``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies of one dataset
+(``[items] dataset``) and runs :func:`metrics.study.recalibration.recalibrate` (cross-validated:
+held-out agreement before / after, overall and per category) on that dataset's baseline matrices
+(or on an earlier version of the same dataset). ``save_version`` stores both matrices under a
+new name in the database (``matrix_version``; a name is never reused or overwritten), so backups
+carry them; ``export_version`` writes them as the
 ``.csv`` / ``.npz`` files ``python -m metrics score --verb-sim / --object-sim`` read.
 """
 

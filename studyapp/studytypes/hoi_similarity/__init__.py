@@ -1,8 +1,9 @@
 """``hoi_similarity``: rate how similar a predicted HOI is to the ground truth, 0–4 (SHOE §4.3).
 
 An item pairs a ground-truth HOI with a predicted one (verb and object each a WordNet synset or a
-label of the study's dataset: ``[items] dataset`` in the spec, HICO-DET by default). Both are shown side by side, every verb and object with its synset and gloss
-(SHOE supplementary §5.1, Fig. 1); glosses are looked up once, when the study is created, and
+label of the study's dataset: ``[items] dataset`` in the spec, HICO-DET by default). Both are
+shown side by side, every verb and object with its synset and gloss (SHOE supplementary §5.1,
+Fig. 1); glosses are looked up once, when the study is created, and
 kept with the item. Items come from an items CSV (SHOE's study files too) or from the pair
 sampler (``sampler``); the ratings are analysed against the metrics (``analysis``), simulated
 (``python -m studyapp simulate``) and recalibrate the similarity matrices.
