@@ -110,7 +110,9 @@ def test_a_vcoco_spec_resolves_labels_glosses_and_stores_the_dataset(tmp_path):
     assert fields["w1"]["gt_verb"] == "ski.v.01" and fields["w2"]["gt_verb"] == "work.v.01"
     assert (fields["w4"]["gt_verb"], fields["w4"]["pred_verb"]) == ("kick.v.01", "hit.v.01")
     assert fields["w4"]["gt_object"] == "ball.n.01"
-    assert fields["w2"]["display"]["gt_verb"] == "work on computer-instr"
+    assert fields["w2"]["display"]["gt_verb"] == "work on computer"      # the action, not the role label
+    assert (fields["w4"]["display"]["gt_verb"], fields["w4"]["display"]["pred_verb"]) == ("kick", "hit")
+    assert fields["w4"]["display"]["gt_object"] == "sports ball"
     assert fields["w2"]["display"]["gt_verb_gloss"] == wordnet.gloss("work.v.01")
     assert {f["dataset"] for f in fields.values()} == {"vcoco"}
     assert fields["w5"]["category"] == 1 and fields["w1"]["category"] == 2

@@ -64,9 +64,27 @@ def _resolve(value: str, pos: str, field: str, where: str, dataset: str | None =
         return text, wordnet.lemma_names(text)[0]
     synset = datasets.load_vocabulary(dataset).synset(text, pos)
     if synset:
-        return synset, text.replace("_", " ")
+        return synset, shown_word(text, pos, dataset)
     raise InputError(f"{where}: {field} {text!r} is neither a WordNet {POS_WORD[pos]} synset "
                      f"nor a {datasets.get(dataset).title} {'verb' if pos == 'v' else 'object'} label")
+
+
+def shown_word(label: str, pos: str, dataset: str | None = None) -> str:
+    """How a dataset label is shown to annotators: its words (``dining_table``: dining table). A
+    label that says more than the word — V-COCO's action-role labels (``kick-obj``), whose
+    vocabulary has an ``action`` column — shows the action's words (kick); the role is in the
+    exported label, the sense in the synset and gloss shown with it.
+
+    >>> shown_word("dining_table", "n"), shown_word("work_on_computer-instr", "v", "vcoco")
+    ('dining table', 'work on computer')
+    """
+    vocabulary = datasets.load_vocabulary(dataset)
+    table = vocabulary.verbs if pos == "v" else vocabulary.objects
+    if "action" in table.columns:
+        hit = table.loc[table["label"] == str(label).strip().lower().replace(" ", "_"), "action"]
+        if len(hit) and hit.iloc[0]:
+            label = hit.iloc[0]
+    return str(label).replace("_", " ")
 
 
 def baseline_matrices(dataset: str | None = None) -> tuple[SimilarityMatrix, SimilarityMatrix]:
@@ -142,7 +160,7 @@ class HoiSimilarity(StudyType):
         for field in ("gt_verb_label", "gt_object_label"):
             if row.get(field):
                 fields[field] = str(row[field])
-                display[field[:-6]] = str(row[field]).replace("_", " ")
+                display[field[:-6]] = shown_word(str(row[field]), "v" if "verb" in field else "n", dataset)
         for side in ("verb", "object"):
             if fields[f"pred_{side}"] == fields[f"gt_{side}"]:
                 display[f"pred_{side}"] = display[f"gt_{side}"]
