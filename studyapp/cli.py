@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight of the HOI similarity")
     sample.add_argument("--strict", action="store_true",
                         help="keep cell shares equal: do not move unfilled shares to other cells")
+    sample.add_argument("--categories", type=int, nargs="+", choices=(1, 2, 3), default=[1, 2, 3],
+                        help="sample only these categories (2: a verb-similarity study; default 1 2 3)")
     sample.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose HOI classes, labels and baseline matrices (default {datasets.DEFAULT})")
 
@@ -218,6 +220,8 @@ def cmd_sample(args) -> int:
             raise InputError("--pool takes its levels from the pool: drop --verb-sim, --object-sim, --class-weights")
         if args.dataset != datasets.DEFAULT:
             raise InputError(f"--pool reads SHOE's HICO-DET candidate layout: drop --dataset {args.dataset}")
+        if sorted(args.categories) != [1, 2, 3]:
+            raise InputError("--pool draws SHOE's 11 cells: drop --categories")
         items, report = sample_pool(read_shoe_csv(args.pool), args.n, args.seed, redistribute=not args.strict)
         return _write_sample(items, report, args.out)
     weights = (load_class_weights(args.class_weights, datasets.load_vocabulary(args.dataset))
@@ -226,7 +230,8 @@ def cmd_sample(args) -> int:
         args.n, args.seed,
         verb_matrix=SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None,
         object_matrix=SimilarityMatrix.load(args.object_sim) if args.object_sim else None,
-        class_weights=weights, w=args.w, redistribute=not args.strict, dataset=args.dataset)
+        class_weights=weights, w=args.w, redistribute=not args.strict, dataset=args.dataset,
+        categories=args.categories)
     return _write_sample(items, report, args.out)
 
 

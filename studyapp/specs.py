@@ -351,7 +351,12 @@ def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = da
                 check.fail(key, f"names a file that does not exist: {base_dir / value}")
         from .exports import study_tables  # what a type that repeats an earlier study reads
 
-        frame, report = study_type.sample_items(options, base_dir, study_tables)
+        try:
+            frame, report = study_type.sample_items(options, base_dir, study_tables)
+        except InputError as exc:   # a sampler's complaint about one of its keys: name the spec
+            if not str(exc).startswith("key '"):
+                raise
+            raise InputError(f"{name}: {exc}") from None
         items = []
         for row in frame.to_dict("records"):
             where = f"{name}: sampled item {row['item_id']}"

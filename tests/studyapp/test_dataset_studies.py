@@ -380,3 +380,21 @@ def test_the_with_image_pass_of_a_vcoco_study_reads_vcoco_labels_and_must_name_i
         load_spec(spec)
     assert str(err.value) == (f"{spec}: sampled item w1: dataset 'vcoco' differs from the spec's "
                               "[items] dataset 'hico-det'")
+
+
+def test_categories_make_a_verb_similarity_study(tmp_path):
+    from metrics.datasets.vcoco.vocabulary import vcoco
+    (tmp_path / "classes.csv").write_text(CLASSES)
+    weights = load_class_weights(tmp_path / "classes.csv", vcoco())
+    items, report = sample_pairs(16, seed=1, class_weights=weights, dataset="vcoco", categories=[2])
+    assert len(items) == 16 and set(items["category"]) == {2}
+    assert (items["gt_object"] == items["pred_object"]).all() and (items["gt_verb"] != items["pred_verb"]).all()
+    assert report.table()[["category", "level"]].values.tolist() == [[2, 1], [2, 2], [2, 3], [2, 4]]
+    assert report.table()["share"].tolist() == [4, 4, 4, 4]
+    spec = tmp_path / "v.toml"
+    spec.write_text(spec_text('source = "sampler"\nclass_weights = "classes.csv"\nn = 8\ncategories = [2, 4]\n'))
+    with pytest.raises(InputError) as err:
+        load_spec(spec)
+    assert str(err.value) == f"{spec}: key 'items.categories' must list 1, 2 and/or 3, each once, got [2, 4]"
+    spec.write_text(spec.read_text().replace("[2, 4]", "[2]"))
+    assert {item.fields["category"] for item in load_spec(spec).items} == {2}

@@ -118,7 +118,7 @@ class HoiSimilarity(StudyType):
     default_scale = SHOE_SCALE
     required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")
     sampler_options = {"n": int, "seed": int, "class_weights": str, "verb_sim": str,
-                       "object_sim": str, "w": float, "redistribute": bool}
+                       "object_sim": str, "w": float, "redistribute": bool, "categories": list}
     export_columns = ("item_id", "category", "gt_verb", "gt_object", "pred_verb", "pred_object",
                       "level", "verb_sim", "object_sim")
     recalibrates_matrices = True
@@ -209,6 +209,10 @@ class HoiSimilarity(StudyType):
             return SimilarityMatrix.load(base_dir / options[key]) if key in options else None
 
         dataset = options.get("dataset")
+        try:
+            categories = sampler.check_categories(options.get("categories", (1, 2, 3)))
+        except InputError as exc:
+            raise InputError(f"key 'items.categories' {str(exc).removeprefix('categories ')}") from None
         weights = None
         if "class_weights" in options:
             weights = sampler.load_class_weights(base_dir / options["class_weights"],
@@ -216,7 +220,7 @@ class HoiSimilarity(StudyType):
         items, report = sampler.sample_pairs(
             options.get("n", 500), options.get("seed", 0), verb_matrix=matrix("verb_sim"),
             object_matrix=matrix("object_sim"), class_weights=weights, w=options.get("w", 0.5),
-            redistribute=options.get("redistribute", True), dataset=dataset)
+            redistribute=options.get("redistribute", True), dataset=dataset, categories=categories)
         return items, report.text()
 
     def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:

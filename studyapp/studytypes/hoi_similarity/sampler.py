@@ -218,13 +218,16 @@ def _classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[p
 def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None = None,
                  object_matrix: SimilarityMatrix | None = None,
                  class_weights: pd.Series | None = None, vocabulary: Vocabulary | None = None,
-                 w: float = 0.5, redistribute: bool = True, dataset: str | None = None
-                 ) -> tuple[pd.DataFrame, SampleReport]:
+                 w: float = 0.5, redistribute: bool = True, dataset: str | None = None,
+                 categories=(1, 2, 3)) -> tuple[pd.DataFrame, SampleReport]:
     """Draw ``n`` (ground truth, prediction) HOI pairs of ``dataset`` (HICO-DET by default: its
     HOI classes are the ground truths, its baseline matrices the default matrices); returns the
-    items and the fill report. ``vocabulary`` replaces the dataset's vocabulary."""
+    items and the fill report. ``vocabulary`` replaces the dataset's vocabulary; ``categories``
+    keeps the cells of those categories only (``[2]``: a verb-similarity study, every pair with
+    the ground truth's object)."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")
+    cells = [cell for cell in CELLS if cell[0] in check_categories(categories)]
     vocabulary = vocabulary or datasets.load_vocabulary(dataset)
     verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v")
     objects = _Side(object_matrix or load_default("n", dataset=dataset), "n")
@@ -239,8 +242,7 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
         if weights.sum() <= 0:
             raise InputError("class weights give no weight to any class with verb and object synsets")
     rng = np.random.default_rng(seed)
-    cells = CELLS
-    share = _shares(n, rng)
+    share = _shares(n, rng, cells)
 
     # which ground truths can reach which cell, and with which combinations
     reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
@@ -296,11 +298,27 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
     return items[ITEM_COLUMNS], report
 
 
-def _shares(n: int, rng) -> dict:
-    """Equal shares of ``n`` over the 11 cells (the remainder to random cells)."""
-    share = {cell: n // len(CELLS) for cell in CELLS}
-    for k in rng.permutation(len(CELLS))[: n % len(CELLS)]:
-        share[CELLS[k]] += 1
+def check_categories(categories) -> tuple[int, ...]:
+    """The categories to sample, each of 1, 2, 3 once.
+
+    >>> check_categories([2])
+    (2,)
+    >>> check_categories([2, 4])
+    Traceback (most recent call last):
+    metrics.core.errors.InputError: categories must list 1, 2 and/or 3, each once, got [2, 4]
+    """
+    values = list(categories)
+    if (not values or len(set(values)) != len(values)
+            or any(isinstance(c, bool) or c not in CATEGORIES for c in values)):
+        raise InputError(f"categories must list 1, 2 and/or 3, each once, got {values!r}")
+    return tuple(sorted(values))
+
+
+def _shares(n: int, rng, cells: list = CELLS) -> dict:
+    """Equal shares of ``n`` over the cells (SHOE's 11; the remainder to random cells)."""
+    share = {cell: n // len(cells) for cell in cells}
+    for k in rng.permutation(len(cells))[: n % len(cells)]:
+        share[cells[k]] += 1
     return share
 
 
@@ -309,11 +327,12 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
     that using each ground truth once starves them least —, spread what unfillable cells miss
     over the others, and report."""
     n = sum(share.values())
-    for cell in sorted(CELLS, key=supply):
+    cells = list(share)
+    for cell in sorted(cells, key=supply):
         fill(cell, share[cell])
     missing_total = n - sum(len(v) for v in drawn.values())
     while redistribute and missing_total > 0:
-        open_cells = [c for c in CELLS if c not in exhausted]
+        open_cells = [c for c in cells if c not in exhausted]
         if not open_cells:
             break
         per = math.ceil(missing_total / len(open_cells))
@@ -322,7 +341,7 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
                 break
             missing_total -= fill(cell, min(per, missing_total))
     report = SampleReport()
-    for cell in CELLS:
+    for cell in cells:
         got = len(drawn[cell])
         missing = max(0, share[cell] - got)
         note = (why_short(cell) if missing else
