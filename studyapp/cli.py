@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight of the HOI similarity")
     sample.add_argument("--strict", action="store_true",
                         help="keep cell shares equal: do not move unfilled shares to other cells")
-    sample.add_argument("--categories", type=int, nargs="+", choices=(1, 2, 3), default=[1, 2, 3],
+    sample.add_argument("--categories", type=integer(1, 3), nargs="+", default=[1, 2, 3],
                         help="sample only these categories (2: a verb-similarity study; default 1 2 3)")
     sample.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose HOI classes, labels and baseline matrices (default {datasets.DEFAULT})")
