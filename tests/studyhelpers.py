@@ -53,6 +53,14 @@ path = "items.csv"
     return spec
 
 
+def write_practice(folder: Path, rows) -> str:
+    """A practice.csv with ``rows`` in ``folder``, and the spec section that names it."""
+    (folder / "practice.csv").write_text(
+        "item_id,gt_verb,gt_object,pred_verb,pred_object,expected,explanation\n"
+        + "".join(f"{r}\n" for r in rows))
+    return '[practice]\npath = "practice.csv"\n'
+
+
 def make_study(folder: Path, **kwargs) -> int:
     return studies.create_study(load_spec(write_spec(folder, **kwargs)))
 

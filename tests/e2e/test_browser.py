@@ -529,7 +529,7 @@ def test_on_a_phone_a_tap_brings_the_next_item_into_view(server, browser):
 
 
 def test_a_practice_item_shows_its_feedback_before_the_main_items(tmp_path, browser):
-    from test_assignment import write_practice
+    from studyhelpers import write_practice
     extra = 'order = "fixed"\n' + write_practice(tmp_path, ["p1,ride,horse,feed,horse,1,Feeding is not riding."])
     study = make_study(tmp_path, n_items=2, raters=1, extra=extra)
     (invite,) = studies.invite(study, 1)

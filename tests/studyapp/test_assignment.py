@@ -10,7 +10,7 @@ from sqlmodel import select
 from metrics import InputError
 from studyapp import assignment, storage, studies
 from studyapp.models import Assignment, Event, Rating, utcnow
-from studyhelpers import make_annotators, make_study, ratings_of, rate_all
+from studyhelpers import make_annotators, make_study, ratings_of, rate_all, write_practice
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -244,13 +244,6 @@ def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
         assignment.submit(annotator, task.assignment_id, 2, 1.0, comment="x" * 2001)
     assert ratings_of(annotator) == []
 
-
-
-def write_practice(folder, rows):
-    (folder / "practice.csv").write_text(
-        "item_id,gt_verb,gt_object,pred_verb,pred_object,expected,explanation\n"
-        + "".join(f"{r}\n" for r in rows))
-    return '[practice]\npath = "practice.csv"\n'
 
 
 def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
