@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from metrics import InputError
+from metrics import InputError, datasets
 from metrics.core.errors import interruptible, os_error_message
 from metrics.core.jsonio import all_or_nothing
 from metrics.core.options import OneLineParser, input_file, integer, number, output_dir, output_file, seed
@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--w", type=number(0, 1), default=0.5, help="verb weight of the HOI similarity")
     sample.add_argument("--strict", action="store_true",
                         help="keep cell shares equal: do not move unfilled shares to other cells")
+    sample.add_argument("--categories", type=integer(1, 3), nargs="+", default=[1, 2, 3],
+                        help="sample only these categories (2: a verb-similarity study; default 1 2 3)")
+    sample.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                        help=f"whose HOI classes, labels and baseline matrices (default {datasets.DEFAULT})")
 
     export = sub.add_parser("export", help="write ratings.csv, items.csv, annotators.csv")
     export.add_argument("study", help="study slug")
@@ -206,7 +210,7 @@ def cmd_invite(args) -> int:
 
 
 def cmd_sample(args) -> int:
-    from metrics import SimilarityMatrix, hico
+    from metrics import SimilarityMatrix
 
     from .studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs, sample_pool
 
@@ -214,14 +218,20 @@ def cmd_sample(args) -> int:
         from metrics.study.shoe_pool import read_shoe_csv
         if args.verb_sim or args.object_sim or args.class_weights:
             raise InputError("--pool takes its levels from the pool: drop --verb-sim, --object-sim, --class-weights")
+        if args.dataset != datasets.DEFAULT:
+            raise InputError(f"--pool reads SHOE's HICO-DET candidate layout: drop --dataset {args.dataset}")
+        if sorted(args.categories) != [1, 2, 3]:
+            raise InputError("--pool draws SHOE's 11 cells: drop --categories")
         items, report = sample_pool(read_shoe_csv(args.pool), args.n, args.seed, redistribute=not args.strict)
         return _write_sample(items, report, args.out)
-    weights = load_class_weights(args.class_weights, hico()) if args.class_weights else None
+    weights = (load_class_weights(args.class_weights, datasets.load_vocabulary(args.dataset))
+               if args.class_weights else None)
     items, report = sample_pairs(
         args.n, args.seed,
         verb_matrix=SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None,
         object_matrix=SimilarityMatrix.load(args.object_sim) if args.object_sim else None,
-        class_weights=weights, w=args.w, redistribute=not args.strict)
+        class_weights=weights, w=args.w, redistribute=not args.strict, dataset=args.dataset,
+        categories=args.categories)
     return _write_sample(items, report, args.out)
 
 

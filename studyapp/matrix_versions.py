@@ -1,10 +1,11 @@
 """Recalibrated similarity matrices as named, immutable versions with their provenance.
 
-``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies and runs
-:func:`metrics.study.recalibration.recalibrate` (cross-validated: held-out agreement before / after,
-overall and per category) on the baseline matrices (or on earlier versions). ``save_version``
-stores both matrices under a new name in the database (``matrix_version``; a name is never
-reused or overwritten), so backups carry them; ``export_version`` writes them as the
+``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies of one dataset
+(``[items] dataset``) and runs :func:`metrics.study.recalibration.recalibrate` (cross-validated:
+held-out agreement before / after, overall and per category) on that dataset's baseline matrices
+(or on an earlier version of the same dataset). ``save_version`` stores both matrices under a
+new name in the database (``matrix_version``; a name is never reused or overwritten), so backups
+carry them; ``export_version`` writes them as the
 ``.csv`` / ``.npz`` files ``python -m metrics score --verb-sim / --object-sim`` read.
 """
 
@@ -23,7 +24,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
-from metrics import InputError
+from metrics import InputError, datasets
 from metrics.vocab.baseline import load_default
 from metrics.core.jsonio import write_text_atomic
 from metrics.study.recalibration import recalibrate
@@ -33,6 +34,7 @@ from metrics.study.study_items import join_ratings
 from .accounts import CLI, Actor, require_studies
 from .exports import study_tables
 from .models import MatrixVersion, Study
+from .study_spec import spec_of
 from .storage import log_event, read_session, write_session
 from .studytypes import get_type
 
@@ -49,10 +51,13 @@ class Recalibration:
     result: dict            # metrics.study.recalibration.recalibrate's result
     changed: pd.DataFrame   # the rated pairs, most changed first
     based_on: str           # "baseline" or the version recalibrated
+    dataset: str = datasets.DEFAULT  # whose vocabulary the studies' items use
 
     def provenance(self) -> dict:
         r = self.result
-        return {"studies": self.studies, "based_on": self.based_on, "n_items": r["n_items"],
+        # a HICO-DET version's provenance stays as before datasets (no key: HICO-DET)
+        dataset = {} if self.dataset == datasets.DEFAULT else {"dataset": self.dataset}
+        return {"studies": self.studies, **dataset, "based_on": self.based_on, "n_items": r["n_items"],
                 "n_ratings": r["n_ratings"], "method": r["method"], "parameters": r["parameters"],
                 "held_out": {"before": r["before"], "after": r["after"],
                              "by_category": r["by_category"]}}
@@ -85,15 +90,31 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
                         engine: Engine | None = None, actor: Actor = CLI) -> Recalibration:
     """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings
     (studies ``actor`` may change: a researcher's own)."""
-    items = rated_items(require_studies(actor, "change", slugs, engine), engine)
+    chosen = require_studies(actor, "change", slugs, engine)
+    dataset = studies_dataset(chosen)
+    items = rated_items(chosen, engine)
     if based_on:
-        verb, obj, _ = load_version(based_on, engine)
+        verb, obj, provenance = load_version(based_on, engine)
+        own = provenance.get("dataset", datasets.DEFAULT)  # versions saved before datasets: HICO-DET's
+        if own != dataset:
+            raise InputError(f"matrix version {based_on!r} holds {own} matrices, but the studies are "
+                             f"over {dataset}")
     else:
-        verb, obj = load_default("v"), load_default("n")
+        verb, obj = load_default("v", dataset=dataset), load_default("n", dataset=dataset)
     result = recalibrate(items, verb, obj, w=w, prior_strength=prior_strength, folds=folds,
                          seed=seed, study=",".join(slugs))
     return Recalibration(list(slugs), result, _most_changed(result, {"verb": verb, "object": obj}),
-                         based_on or "baseline")
+                         based_on or "baseline", dataset)
+
+
+def studies_dataset(chosen: list[Study]) -> str:
+    """The one dataset the studies' items use (``[items] dataset``); studies over different
+    datasets are refused (their synsets and baselines differ)."""
+    names = {study.slug: spec_of(study).dataset for study in chosen}
+    if len(set(names.values())) > 1:
+        listed = ", ".join(f"{slug} ({name})" for slug, name in names.items())
+        raise InputError(f"the studies are over different datasets ({listed}): recalibrate each dataset's apart")
+    return next(iter(names.values()), datasets.DEFAULT)
 
 
 def _most_changed(result: dict, old: dict[str, SimilarityMatrix]) -> pd.DataFrame:

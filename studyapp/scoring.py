@@ -4,7 +4,9 @@ baseline matrices and saved matrix versions side by side.
 Every figure is ``python -m metrics score``'s with its default options: the same reader
 (:func:`metrics.detection.detections.read_detections`, JSON Lines or the QPIC format, errors naming the
 file, line and field) and the same scorer (:func:`metrics.detection.scoring.score_detections`), with the
-version's matrices as ``--verb-sim`` / ``--object-sim`` would give them.
+version's matrices as ``--verb-sim`` / ``--object-sim`` would give them, and ``--dataset`` the
+dataset the versions were recalibrated for (their studies' ``[items] dataset``; HICO-DET for the
+baseline alone): its labels are read and its baseline matrices are the baseline row.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Callable
 
 import pandas as pd
 
-from metrics import InputError
+from metrics import InputError, datasets
 from metrics.detection.detections import read_detections
 from metrics.core.jsonio import json_text
 
@@ -51,10 +53,12 @@ def summary_row(model: str, matrices: str, result: dict) -> dict:
 
 
 def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: list[str] = (), *,
-                 progress: Callable[[float, str], None] | None = None, actor: Actor = CLI) -> ModelScores:
+                 progress: Callable[[float, str], None] | None = None, actor: Actor = CLI,
+                 dataset: str | None = None) -> ModelScores:
     """Score each prediction file (``{model name: path}``) against ``gt`` with the baseline
     matrices and each saved matrix version; ``progress(fraction, text)`` after each step. The
-    audit log records who scored which files."""
+    labels are ``dataset``'s (default: the versions' dataset, HICO-DET without versions);
+    versions of another dataset are refused. The audit log records who scored which files."""
     from metrics.detection.scoring import score_detections
 
     require(actor, "score")
@@ -62,8 +66,15 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
         raise InputError("give at least one predictions file")
     matrices = {BASELINE: (None, None)}
     for name in versions:
-        verb, obj, _ = load_version(name)
+        verb, obj, provenance = load_version(name)
+        own = provenance.get("dataset", datasets.DEFAULT)   # versions saved before datasets: HICO-DET's
+        if dataset is None:
+            dataset = own
+        if own != dataset:
+            raise InputError(f"matrix version {name!r} holds {own} matrices, not {dataset} ones: "
+                             "score each dataset's versions apart")
         matrices[f"version {name}"] = (verb, obj)
+    dataset = None if dataset in (None, datasets.DEFAULT) else dataset   # HICO-DET: as before
     truth = read_detections(gt)
     steps, done = len(predictions) * len(matrices), 0
     results: dict[str, dict[str, dict]] = {}
@@ -73,7 +84,7 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
         for label, (verb, obj) in matrices.items():
             if progress:
                 progress(done / steps, f"scoring {model} with the {label} matrices")
-            result = score_detections(truth, pred, verb_sim=verb, object_sim=obj)
+            result = score_detections(truth, pred, verb_sim=verb, object_sim=obj, dataset=dataset)
             results.setdefault(model, {})[label] = result
             rows.append(summary_row(model, label, result))
             done += 1

@@ -21,6 +21,8 @@ labels = ["...", ...]
 [items]
 source = "csv"                  # csv (path = "...", relative to the spec) | sampler
 path = "items.csv"
+dataset = "hico-det"            # HOI-pair types: whose vocabulary, baseline matrices and HOI
+                                # classes the items use (metrics.datasets; default hico-det)
 # sampler options of the study type, e.g. n = 50, seed = 0, class_weights = "w.csv"
 
 [answers]                       # optional extras on every item (every study type)
@@ -56,7 +58,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from metrics import InputError
+from metrics import InputError, datasets
 
 from .study_spec import ItemSpec, StudySpec
 from .studytypes import Scale, get_type
@@ -187,10 +189,11 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     if spec.completion_url and not spec.completion_url.startswith(("https://", "http://")):
         prolific.fail("completion_url", f"must be an http(s) URL, got {spec.completion_url!r}")
 
+    spec.dataset = _dataset(name, top.table_of("items"), study_type)
     spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
-                                                               study_type, base_dir)
+                                                               study_type, base_dir, spec.dataset)
     spec.items += _practice_items(name, top.table_of("practice"), study_type, spec.scale, base_dir,
-                                  {item.key for item in spec.items})
+                                  {item.key for item in spec.items}, spec.dataset)
     if spec.repeat_items and spec.repeat_items > (spec.items_per_annotator or len(spec.items)):
         quality.fail("repeat_items", "must not exceed the items each annotator rates")
     main = [item for item in spec.items if item.role == "main"]
@@ -216,7 +219,8 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         ex = _Checker(name, example, "example.")
         ex.unknown(study_type.example_fields() | {"rating", "explanation"})
         row = {k: v for k, v in example.items() if k not in ("rating", "explanation")}
-        fields = study_type.normalize_item(row, f"{name}: [example]")
+        fields = study_type.normalize_item(with_dataset(row, study_type, spec.dataset,
+                                                        f"{name}: [example]"), f"{name}: [example]")
         rating = example.get("rating")
         if rating is not None:
             try:
@@ -249,8 +253,34 @@ def _adaptive(top: _Checker, study_type) -> dict | None:
     return adaptive
 
 
+def _dataset(name: str, table: dict, study_type) -> str:
+    """``[items] dataset``: the registered dataset whose vocabulary the items use (HOI-pair
+    study types only; HICO-DET when absent)."""
+    if "dataset" not in table:
+        return datasets.DEFAULT
+    check = _Checker(name, table, "items.")
+    if not study_type.uses_dataset:
+        check.fail("dataset", f"does not apply to study type {study_type.name!r} (its items use "
+                              "no dataset's vocabulary)")
+    value = check.text("dataset")
+    if value not in datasets.names():
+        check.fail("dataset", f"must be one of {', '.join(datasets.names())}, got {value!r}")
+    return value
+
+
+def with_dataset(row: dict, study_type, dataset: str, where: str) -> dict:
+    """``row`` with the study's dataset for ``normalize_item``; a row that names another one
+    (an exported ``items.csv`` of a study over another dataset) is refused."""
+    if not study_type.uses_dataset:
+        return row
+    own = str(row.get("dataset") or "").strip()
+    if own and own != dataset:
+        raise InputError(f"{where}: dataset {own!r} differs from the spec's [items] dataset {dataset!r}")
+    return {**row, "dataset": dataset}
+
+
 def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: Path,
-                    taken: set[str]) -> list[ItemSpec]:
+                    taken: set[str], dataset: str = datasets.DEFAULT) -> list[ItemSpec]:
     """``[practice] path``: items shown first, each with its expected answer and an optional
     ``explanation`` (kept in the item's fields as ``feedback``) for the feedback after it."""
     if not table:
@@ -260,7 +290,7 @@ def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: 
     path = base_dir / check.text("path", required=True)
     if not path.exists():
         check.fail("path", f"names a file that does not exist: {path}")
-    items = read_items_csv(path, study_type, forced_role="practice")
+    items = read_items_csv(path, study_type, forced_role="practice", dataset=dataset)
     for item in items:
         where = f"{path}: item {item.key!r}"
         if item.key in taken:
@@ -292,19 +322,22 @@ def _scale(top: _Checker, default: Scale) -> Scale:
     return Scale(tuple(values), tuple(labels))
 
 
-def _items(name: str, table: dict, study_type, base_dir: Path):
+def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = datasets.DEFAULT):
     check = _Checker(name, table, "items.")
     source = check.text("source", required=True)
+    own = {"source", "dataset"} if study_type.uses_dataset else {"source"}
     if source == "csv":
-        check.unknown({"source", "path"})
+        check.unknown({*own, "path"})
         rel = check.text("path", required=True)
         path = base_dir / rel
         if not path.exists():
             check.fail("path", f"names a file that does not exist: {path}")
-        return read_items_csv(path, study_type), {"source": "csv", "path": rel}, ""
+        given = {"dataset": dataset} if "dataset" in table else {}
+        return (read_items_csv(path, study_type, dataset=dataset),
+                {"source": "csv", "path": rel, **given}, "")
     if source == "sampler":
         options = {k: v for k, v in table.items() if k != "source"}
-        check.unknown({"source", *study_type.sampler_options})
+        check.unknown({*own, *study_type.sampler_options})
         for key, kind in study_type.sampler_options.items():
             if key not in options:
                 continue
@@ -318,18 +351,26 @@ def _items(name: str, table: dict, study_type, base_dir: Path):
                 check.fail(key, f"names a file that does not exist: {base_dir / value}")
         from .exports import study_tables  # what a type that repeats an earlier study reads
 
-        frame, report = study_type.sample_items(options, base_dir, study_tables)
-        items = [ItemSpec(str(row["item_id"]), "main",
-                          study_type.normalize_item(row, f"{name}: sampled item {row['item_id']}"))
-                 for row in frame.to_dict("records")]
+        try:
+            frame, report = study_type.sample_items(options, base_dir, study_tables)
+        except InputError as exc:   # a sampler's complaint about one of its keys: name the spec
+            if not str(exc).startswith("key '"):
+                raise
+            raise InputError(f"{name}: {exc}") from None
+        items = []
+        for row in frame.to_dict("records"):
+            where = f"{name}: sampled item {row['item_id']}"
+            items.append(ItemSpec(str(row["item_id"]), "main", study_type.normalize_item(
+                with_dataset(row, study_type, dataset, where), where)))
         return items, {"source": "sampler", **options}, report
     check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
 
 
-def read_items_csv(path: Path, study_type, forced_role: str | None = None) -> list[ItemSpec]:
+def read_items_csv(path: Path, study_type, forced_role: str | None = None,
+                   dataset: str = datasets.DEFAULT) -> list[ItemSpec]:
     """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``).
     With ``role`` every row has that role (``practice``: ``expected`` required, an optional
-    ``explanation`` column kept as the ``feedback`` field)."""
+    ``explanation`` column kept as the ``feedback`` field). Labels are ``dataset``'s."""
     from metrics.core.inputs import csv_rows, read_text
 
     header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
@@ -361,7 +402,7 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None) -> li
         if role in ("attention", "practice") and expected is None:
             article = "an" if role == "attention" else "a"
             raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
-        fields = study_type.normalize_item(row, where)
+        fields = study_type.normalize_item(with_dataset(row, study_type, dataset, where), where)
         if role == "practice":
             fields["feedback"] = (row.get("explanation") or "").strip()
         items.append(ItemSpec(key, role, fields, expected))

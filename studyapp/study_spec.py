@@ -38,6 +38,7 @@ class StudySpec:
     completion_url: str | None = None
     example: dict | None = None
     adaptive: dict | None = None  # target_se, min_raters, max_raters, refit_every
+    dataset: str = "hico-det"  # [items] dataset: whose vocabulary the items use (metrics.datasets)
     items_source: dict = field(default_factory=dict)
     items: list[ItemSpec] = field(default_factory=list)
     source_report: str = ""

@@ -7,7 +7,7 @@ from metrics.core.errors import InputError
 from metrics.vocab.matching import match_synset
 from metrics.core.options import input_file
 from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import hico
+from metrics import datasets
 from metrics.vocab import wordnet
 
 
@@ -18,14 +18,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--gt-object", help="ground-truth object synset or label")
     parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
     parser.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
+    parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                        help=f"whose labels and baseline matrices (default {datasets.DEFAULT})")
 
 
-def _gt_synset(text: str, pos: str) -> str:
+def _gt_synset(text: str, pos: str, dataset: str | None = None) -> str:
     if wordnet.is_synset_name(text):
         return text
-    mapped = hico().synset(text, pos)
+    mapped = datasets.load_vocabulary(dataset).synset(text, pos)
     if mapped is None:
-        raise InputError(f"ground truth {text!r} is neither a synset name nor a HICO-DET label")
+        raise InputError(f"ground truth {text!r} is neither a synset name nor a {datasets.get(dataset).title} label")
     return mapped
 
 
@@ -42,10 +44,12 @@ def run(args):
     if not jobs:
         raise InputError("give --verb/--gt-verb and/or --object/--gt-object")
     result, lines = {}, []
+    dataset = getattr(args, "dataset", None)
+    vocabulary = datasets.load_vocabulary(dataset)
     for role, pos, text, gt, matrix_path in jobs:
-        matrix = SimilarityMatrix.load(matrix_path) if matrix_path else load_default(pos)
-        gt_synset = _gt_synset(gt, pos)
-        m = match_synset(text, gt_synset, pos, matrix, hico())
+        matrix = SimilarityMatrix.load(matrix_path) if matrix_path else load_default(pos, dataset=dataset)
+        gt_synset = _gt_synset(gt, pos, dataset)
+        m = match_synset(text, gt_synset, pos, matrix, vocabulary)
         result[role] = {"text": text, "gt": gt_synset, "synset": m.synset, "sim": m.sim,
                         "score": m.sim * 4, "kind": m.kind, "n_candidates": m.n_candidates}
         gloss = wordnet.gloss(m.synset) if m.synset else "no WordNet synset"

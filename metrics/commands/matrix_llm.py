@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 
 
+from metrics import datasets
 from metrics.core.errors import InputError
 from metrics.core.jsonio import StagedFolder
 from metrics.core.options import input_file, integer, number, output_dir, output_file, seed
@@ -36,8 +37,10 @@ def add_parser(sub) -> None:
                    help="model name (repeatable, first = filter model); with --config: choose and order models")
     g = p.add_argument_group("pairs")
     g.add_argument("--pos", choices=["verb", "object", "both"], default="both")
-    g.add_argument("--verbs", type=input_file, help="dataset verbs CSV (label,synset); default: HICO-DET")
-    g.add_argument("--objects", type=input_file, help="dataset objects CSV (label,synset); default: HICO-DET")
+    g.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
+                   help=f"whose verb and object synsets seed the candidates (default {datasets.DEFAULT})")
+    g.add_argument("--verbs", type=input_file, help="dataset verbs CSV (label,synset) instead of the --dataset's")
+    g.add_argument("--objects", type=input_file, help="dataset objects CSV (label,synset) instead of the --dataset's")
     g.add_argument("--pairs", type=input_file, help="CSV a,b of synset pairs to rate instead of the candidates (needs --pos verb|object)")
     g.add_argument("--limit", type=integer(1, 10_000_000), help="rate only the first N pairs of each part of speech (a pilot)")
     g = p.add_argument_group("plan (overrides the config's [plan])")
@@ -72,10 +75,11 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "model"
 
 
-def _seeds(path: str | None, pos: str) -> tuple[list[str], str]:
-    from metrics.datasets.hico_det.vocabulary import hico
+def _seeds(path: str | None, pos: str, dataset: str | None = None) -> tuple[list[str], str]:
+    """The synsets seeding the candidate pairs: a CSV's, else ``dataset``'s (HICO-DET by
+    default), and the name recorded as the matrix's dataset."""
     if path is None:
-        vocab = hico()
+        vocab = datasets.load_vocabulary(dataset)
         table = vocab.verbs if pos == "v" else vocab.objects
         return [s for s in table["synset"] if s], vocab.name
     from metrics.vocab import wordnet
@@ -102,7 +106,8 @@ def _pair_sets(args):
         if args.pairs:
             ps, dataset = pairs_from_file(args.pairs, pos), Path(args.pairs).stem
         else:
-            seeds, dataset = _seeds(args.verbs if pos == "v" else args.objects, pos)
+            seeds, dataset = _seeds(args.verbs if pos == "v" else args.objects, pos,
+                                    getattr(args, "dataset", None))
             ps = candidate_pairs(seeds, pos, "wordnet neighbourhood (metrics.vocab.baseline candidates)")
         if args.limit is not None:
             if args.limit < 1:

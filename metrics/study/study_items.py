@@ -4,7 +4,9 @@ An item pairs a ground-truth HOI (``gt_verb, gt_object``) with a predicted one
 (``pred_verb, pred_object``); each may be a dataset label or a synset name. ``category`` is 1
 (same verb, different object), 2 (different verb, same object) or 3 (both different).
 ``verb_sim`` / ``object_sim`` (in [0, 1]) come from the file when present, otherwise from
-similarity matrices looked up on the items' synsets.
+similarity matrices looked up on the items' synsets. A ``dataset`` column (a study over another
+dataset than HICO-DET exports one) names the dataset whose labels the items use; without it
+labels are HICO-DET's.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from metrics.core.errors import InputError
 from metrics.core.inputs import read_csv, refuse_first_row, require_columns
 from metrics.vocab.matching import resolve
 from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import hico
 from metrics.datasets.vocabulary import Vocabulary
 
 HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
@@ -62,9 +63,29 @@ def check_rated_items(items: pd.DataFrame, ratings: pd.DataFrame, items_source: 
                      lambda k: f"item_id {ratings['item_id'].iloc[k]!r} is not in {items_source}")
 
 
+def items_dataset(items: pd.DataFrame, source: str = "items") -> str | None:
+    """The dataset named by the items' ``dataset`` column (None without one, or when empty).
+
+    >>> items_dataset(pd.DataFrame({"item_id": ["a"], "dataset": ["vcoco"]}))
+    'vcoco'
+    >>> items_dataset(pd.DataFrame({"item_id": ["a", "b"], "dataset": ["vcoco", "hico-det"]}))
+    Traceback (most recent call last):
+    metrics.core.errors.InputError: items: column dataset names more than one dataset ('vcoco', 'hico-det')
+    """
+    if "dataset" not in items.columns:
+        return None
+    names = [str(v) for v in pd.unique(items["dataset"].dropna()) if str(v).strip()]
+    if len(names) > 1:
+        raise InputError(f"{source}: column dataset names more than one dataset ({names[0]!r}, {names[1]!r})")
+    return names[0] if names else None
+
+
 def item_synsets(items: pd.DataFrame, vocabulary: Vocabulary | None = None) -> pd.DataFrame:
-    """Synset names of the four HOI columns (labels resolved through the vocabulary)."""
-    vocabulary = vocabulary or hico()
+    """Synset names of the four HOI columns (labels resolved through the vocabulary: by default
+    that of the dataset the items' ``dataset`` column names, HICO-DET's without one)."""
+    if vocabulary is None:
+        from metrics import datasets
+        vocabulary = datasets.load_vocabulary(items_dataset(items))
     require_columns(items.columns, HOI_COLUMNS, "items", why="needed to look up similarities")
     out = pd.DataFrame(index=items.index)
     for column in HOI_COLUMNS:

@@ -120,6 +120,9 @@ class StudyType(ABC):
         return None, None
 
     recalibrates_matrices = False  # True: the ratings recalibrate the similarity matrices
+    uses_dataset = False  # True: items use a dataset's vocabulary, chosen by the spec's
+    # ``[items] dataset`` (``metrics.datasets``; HICO-DET by default) and handed to
+    # ``normalize_item`` as the row's ``dataset`` and to ``sample_items`` as ``options["dataset"]``
 
     def simulated_scores(self, fields_list: list[dict]) -> list[float]:
         """The true answer (0–4) of each item that simulated annotators perturb

@@ -1,11 +1,17 @@
 """``hoi_similarity``: rate how similar a predicted HOI is to the ground truth, 0–4 (SHOE §4.3).
 
 An item pairs a ground-truth HOI with a predicted one (verb and object each a WordNet synset or a
-HICO-DET label). Both are shown side by side, every verb and object with its synset and gloss
-(SHOE supplementary §5.1, Fig. 1); glosses are looked up once, when the study is created, and
+label of the study's dataset: ``[items] dataset`` in the spec, HICO-DET by default). Both are
+shown side by side, every verb and object with its synset and gloss (SHOE supplementary §5.1,
+Fig. 1); glosses are looked up once, when the study is created, and
 kept with the item. Items come from an items CSV (SHOE's study files too) or from the pair
 sampler (``sampler``); the ratings are analysed against the metrics (``analysis``), simulated
 (``python -m studyapp simulate``) and recalibrate the similarity matrices.
+
+The dataset travels with every item: an item of a study over another dataset than HICO-DET has a
+``dataset`` field (exported as the ``dataset`` column of ``items.csv``), and its labels, glosses,
+simulated ratings and baseline matrices are that dataset's; an item without one is HICO-DET's
+(studies made before datasets existed, and HICO-DET studies, whose exports are unchanged).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from metrics import InputError, SimilarityMatrix, combine, hico
+from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.vocab import wordnet
 from metrics.vocab.baseline import load_default
 from metrics.study.shoe_pool import is_shoe_layout
@@ -35,18 +41,55 @@ NUMERIC = {"verb_sim": (0.0, 1.0), "object_sim": (0.0, 1.0), "shoe_sim": (0.0, 1
 POS_WORD = {"v": "verb", "n": "noun"}
 
 
-def _resolve(value: str, pos: str, field: str, where: str) -> tuple[str, str]:
-    """(synset, word shown) of a synset name or a HICO-DET label."""
+def dataset_of(fields: dict) -> str:
+    """The dataset whose vocabulary an item (or a row on its way to becoming one) uses."""
+    return str(fields.get("dataset") or datasets.DEFAULT)
+
+
+def check_dataset(name: str, where: str) -> str:
+    """``name`` if it is a registered dataset; else one line naming ``where``."""
+    try:
+        datasets.get(name)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    return name
+
+
+def _resolve(value: str, pos: str, field: str, where: str, dataset: str | None = None) -> tuple[str, str]:
+    """(synset, word shown) of a synset name or a label of ``dataset`` (HICO-DET by default)."""
     text = str(value).strip()
     if wordnet.is_synset_name(text):
         if wordnet.pos_of(text) != pos:
             raise InputError(f"{where}: {field} {text!r} is not a {POS_WORD[pos]} synset")
         return text, wordnet.lemma_names(text)[0]
-    synset = hico().synset(text, pos)
+    synset = datasets.load_vocabulary(dataset).synset(text, pos)
     if synset:
-        return synset, text.replace("_", " ")
+        return synset, shown_word(text, pos, dataset)
     raise InputError(f"{where}: {field} {text!r} is neither a WordNet {POS_WORD[pos]} synset "
-                     f"nor a HICO-DET {'verb' if pos == 'v' else 'object'} label")
+                     f"nor a {datasets.get(dataset).title} {'verb' if pos == 'v' else 'object'} label")
+
+
+def shown_word(label: str, pos: str, dataset: str | None = None) -> str:
+    """How a dataset label is shown to annotators: its words (``dining_table``: dining table). A
+    label that says more than the word — V-COCO's action-role labels (``kick-obj``), whose
+    vocabulary has an ``action`` column — shows the action's words (kick); the role is in the
+    exported label, the sense in the synset and gloss shown with it.
+
+    >>> shown_word("dining_table", "n"), shown_word("work_on_computer-instr", "v", "vcoco")
+    ('dining table', 'work on computer')
+    """
+    vocabulary = datasets.load_vocabulary(dataset)
+    table = vocabulary.verbs if pos == "v" else vocabulary.objects
+    if "action" in table.columns:
+        hit = table.loc[table["label"] == str(label).strip().lower().replace(" ", "_"), "action"]
+        if len(hit) and hit.iloc[0]:
+            label = hit.iloc[0]
+    return str(label).replace("_", " ")
+
+
+def baseline_matrices(dataset: str | None = None) -> tuple[SimilarityMatrix, SimilarityMatrix]:
+    """The WordNet-baseline verb and object matrices of ``dataset`` (HICO-DET by default)."""
+    return load_default("v", dataset=dataset), load_default("n", dataset=dataset)
 
 
 def _category(fields: dict) -> int:
@@ -75,10 +118,11 @@ class HoiSimilarity(StudyType):
     default_scale = SHOE_SCALE
     required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")
     sampler_options = {"n": int, "seed": int, "class_weights": str, "verb_sim": str,
-                       "object_sim": str, "w": float, "redistribute": bool}
+                       "object_sim": str, "w": float, "redistribute": bool, "categories": list}
     export_columns = ("item_id", "category", "gt_verb", "gt_object", "pred_verb", "pred_object",
                       "level", "verb_sim", "object_sim")
     recalibrates_matrices = True
+    uses_dataset = True
 
     @staticmethod
     def from_shoe_row(row: dict) -> dict:
@@ -105,17 +149,18 @@ class HoiSimilarity(StudyType):
     def normalize_item(self, row: dict, where: str) -> dict:
         if "gt_verb_synset" in row and "similarity_level" in row:
             row = self.from_shoe_row(row)
+        dataset = check_dataset(dataset_of(row), where)
         fields: dict = {}
         display: dict = {}
         for field, pos in SLOTS:
             value = row.get(field)
             if value is None or str(value).strip() == "":
                 raise InputError(f"{where}: {field} is empty")
-            fields[field], display[field] = _resolve(value, pos, field, where)
+            fields[field], display[field] = _resolve(value, pos, field, where, dataset)
         for field in ("gt_verb_label", "gt_object_label"):
             if row.get(field):
                 fields[field] = str(row[field])
-                display[field[:-6]] = str(row[field]).replace("_", " ")
+                display[field[:-6]] = shown_word(str(row[field]), "v" if "verb" in field else "n", dataset)
         for side in ("verb", "object"):
             if fields[f"pred_{side}"] == fields[f"gt_{side}"]:
                 display[f"pred_{side}"] = display[f"gt_{side}"]
@@ -144,10 +189,12 @@ class HoiSimilarity(StudyType):
             except ValueError:
                 raise InputError(f"{where}: level {row['level']!r} is not a whole number") from None
         known = {f for f, _ in SLOTS} | set(NUMERIC) | {"category", "level", "gt_verb_label",
-                                                        "gt_object_label"}
+                                                        "gt_object_label", "dataset"}
         for key, value in row.items():
             if key not in known and key not in ("item_id", "role", "expected") and value not in (None, ""):
                 fields[key] = str(value)
+        if dataset != datasets.DEFAULT:  # a HICO-DET item stays as it was before datasets
+            fields["dataset"] = dataset
         fields["display"] = {**display, **{f"{f}_gloss": wordnet.gloss(fields[f]) for f, _ in SLOTS}}
         return fields
 
@@ -161,13 +208,19 @@ class HoiSimilarity(StudyType):
         def matrix(key: str):
             return SimilarityMatrix.load(base_dir / options[key]) if key in options else None
 
+        dataset = options.get("dataset")
+        try:
+            categories = sampler.check_categories(options.get("categories", (1, 2, 3)))
+        except InputError as exc:
+            raise InputError(f"key 'items.categories' {str(exc).removeprefix('categories ')}") from None
         weights = None
         if "class_weights" in options:
-            weights = sampler.load_class_weights(base_dir / options["class_weights"], hico())
+            weights = sampler.load_class_weights(base_dir / options["class_weights"],
+                                                 datasets.load_vocabulary(dataset))
         items, report = sampler.sample_pairs(
             options.get("n", 500), options.get("seed", 0), verb_matrix=matrix("verb_sim"),
             object_matrix=matrix("object_sim"), class_weights=weights, w=options.get("w", 0.5),
-            redistribute=options.get("redistribute", True))
+            redistribute=options.get("redistribute", True), dataset=dataset, categories=categories)
         return items, report.text()
 
     def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:
@@ -180,7 +233,8 @@ class HoiSimilarity(StudyType):
             seen.add(gt)
             row = {"gt_verb": gt[0], "gt_object": gt[1], "pred_verb": gt[0], "pred_object": gt[1],
                    "gt_verb_label": fields.get("gt_verb_label", ""),
-                   "gt_object_label": fields.get("gt_object_label", "")}
+                   "gt_object_label": fields.get("gt_object_label", ""),
+                   "dataset": fields.get("dataset", "")}
             out.append((self.normalize_item(row, "attention check"), "4"))
             if len(out) == count:
                 break
@@ -188,9 +242,15 @@ class HoiSimilarity(StudyType):
 
     def simulated_scores(self, fields_list: list[dict]) -> list[float]:
         """``4 · (w·v + (1 − w)·o)`` with w = 0.5, v and o from the item's ``verb_sim`` /
-        ``object_sim`` when it has them, else from the baseline matrices."""
-        verb_matrix, object_matrix = load_default("v"), load_default("n")
-        return [latent_similarity(fields, verb_matrix, object_matrix) for fields in fields_list]
+        ``object_sim`` when it has them, else from the baseline matrices of its dataset."""
+        matrices: dict[str, tuple] = {}
+        out = []
+        for fields in fields_list:
+            dataset = dataset_of(fields)
+            if dataset not in matrices:
+                matrices[dataset] = baseline_matrices(dataset)
+            out.append(latent_similarity(fields, *matrices[dataset]))
+        return out
 
     def report_analyses(self, items: pd.DataFrame, ratings: pd.DataFrame, permutations: int):
         from .analysis import pair_analyses

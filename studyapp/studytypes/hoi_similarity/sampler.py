@@ -14,6 +14,11 @@ that gives the level, then a candidate with each score. From a candidate pool wi
 levels in SHOE's layout (:func:`sample_pool`, ``--pool``): a row of the cell whose ground truth
 is not used yet. Deterministic for a seed; no pair twice.
 
+The ground truths are the dataset's HOI classes (:func:`sample_pairs`, ``dataset``). A dataset
+without a fixed class list (V-COCO) needs class weights with ``verb, object, weight`` columns:
+their (verb, object) rows are the classes to draw from, numbered in the file's order
+(``gt_hoi_id``).
+
 A cell the matrices cannot fill is reported, and its share goes to the cells that can still
 take more, so the total reaches ``n`` when possible (``redistribute=False`` keeps the shares
 strictly equal). With the WordNet baseline, levels 4 of categories 1 and 2 stay empty: the
@@ -30,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics import InputError, SimilarityMatrix, combine, hico
+from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.vocab import wordnet
 from metrics.vocab.baseline import load_default
 from metrics.datasets.vocabulary import Vocabulary
@@ -137,7 +142,9 @@ def _combos(category: int, level: int, verbs: dict, objects: dict, w: float) -> 
 
 
 def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
-    """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``."""
+    """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``; for a
+    vocabulary without a class list, weights by (verb, object) of the ``verb,object,weight``
+    rows, which then are the classes (labels of the vocabulary)."""
     from metrics.core.inputs import line_of, read_csv
 
     path = Path(path)
@@ -150,6 +157,8 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
                          "finite, non-negative number")
     table["weight"] = numeric
     classes = vocabulary.classes
+    if classes.empty:
+        return _weights_naming_classes(path, table, vocabulary)
     if "hoi_id" in table.columns:
         known = {str(h): h for h in classes["hoi_id"]}
         ids = []
@@ -173,17 +182,56 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     return weights
 
 
+def _weights_naming_classes(path: Path, table: pd.DataFrame, vocabulary: Vocabulary) -> pd.Series:
+    """Weights by (verb label, object label) for a vocabulary without a class list."""
+    from metrics.core.inputs import line_of
+
+    title = datasets.get(vocabulary.name).title if vocabulary.name in datasets.names() else vocabulary.name
+    if not {"verb", "object"} <= set(table.columns):
+        raise InputError(f"{path}: {title} has no fixed list of HOI classes: give verb and object columns "
+                         "(the ground-truth classes to draw from) with their weight")
+    for k, (v, o) in enumerate(table[["verb", "object"]].itertuples(index=False)):
+        for label, pos, what in ((v, "v", "verb"), (o, "n", "object")):
+            if not vocabulary.synset(str(label), pos):
+                raise InputError(f"{path}: line {line_of(path, k)}: {label!r} is not a {title} {what} "
+                                 "label with a synset")
+    keys = pd.MultiIndex.from_frame(table[["verb", "object"]].astype(str).apply(lambda c: c.str.strip()))
+    weights = pd.Series(table["weight"].to_numpy(dtype=float), index=keys).groupby(level=[0, 1], sort=False).sum()
+    if weights.sum() <= 0:
+        raise InputError(f"{path}: weights must be finite, non-negative and not all zero")
+    return weights
+
+
+def _classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[pd.DataFrame, pd.Series | None]:
+    """The ground-truth classes to draw from and their weights by ``hoi_id``."""
+    if not vocabulary.classes.empty:
+        return vocabulary.classes.copy(), class_weights
+    if class_weights is None or not isinstance(class_weights.index, pd.MultiIndex):
+        raise InputError(f"dataset {vocabulary.name} has no fixed list of HOI classes: give class weights "
+                         "(verb,object,weight) naming the ground-truth classes to draw from")
+    classes = pd.DataFrame({"hoi_id": np.arange(len(class_weights)),
+                            "verb": class_weights.index.get_level_values(0),
+                            "object": class_weights.index.get_level_values(1)})
+    return classes, pd.Series(class_weights.to_numpy(), index=classes["hoi_id"])
+
+
 def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None = None,
                  object_matrix: SimilarityMatrix | None = None,
                  class_weights: pd.Series | None = None, vocabulary: Vocabulary | None = None,
-                 w: float = 0.5, redistribute: bool = True) -> tuple[pd.DataFrame, SampleReport]:
-    """Draw ``n`` (ground truth, prediction) HOI pairs; returns the items and the fill report."""
+                 w: float = 0.5, redistribute: bool = True, dataset: str | None = None,
+                 categories=(1, 2, 3)) -> tuple[pd.DataFrame, SampleReport]:
+    """Draw ``n`` (ground truth, prediction) HOI pairs of ``dataset`` (HICO-DET by default: its
+    HOI classes are the ground truths, its baseline matrices the default matrices); returns the
+    items and the fill report. ``vocabulary`` replaces the dataset's vocabulary; ``categories``
+    keeps the cells of those categories only (``[2]``: a verb-similarity study, every pair with
+    the ground truth's object)."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")
-    vocabulary = vocabulary or hico()
-    verbs = _Side(verb_matrix or load_default("v"), "v")
-    objects = _Side(object_matrix or load_default("n"), "n")
-    classes = vocabulary.classes.copy()
+    cells = [cell for cell in CELLS if cell[0] in check_categories(categories)]
+    vocabulary = vocabulary or datasets.load_vocabulary(dataset)
+    verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v")
+    objects = _Side(object_matrix or load_default("n", dataset=dataset), "n")
+    classes, class_weights = _classes(vocabulary, class_weights)
     classes["gv"] = [vocabulary.verb_synset(v) for v in classes["verb"]]
     classes["go"] = [vocabulary.object_synset(o) for o in classes["object"]]
     classes = classes[classes["gv"].notna() & classes["go"].notna()].reset_index(drop=True)
@@ -194,8 +242,7 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
         if weights.sum() <= 0:
             raise InputError("class weights give no weight to any class with verb and object synsets")
     rng = np.random.default_rng(seed)
-    cells = CELLS
-    share = _shares(n, rng)
+    share = _shares(n, rng, cells)
 
     # which ground truths can reach which cell, and with which combinations
     reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
@@ -251,11 +298,27 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
     return items[ITEM_COLUMNS], report
 
 
-def _shares(n: int, rng) -> dict:
-    """Equal shares of ``n`` over the 11 cells (the remainder to random cells)."""
-    share = {cell: n // len(CELLS) for cell in CELLS}
-    for k in rng.permutation(len(CELLS))[: n % len(CELLS)]:
-        share[CELLS[k]] += 1
+def check_categories(categories) -> tuple[int, ...]:
+    """The categories to sample, each of 1, 2, 3 once.
+
+    >>> check_categories([2])
+    (2,)
+    >>> check_categories([2, 4])
+    Traceback (most recent call last):
+    metrics.core.errors.InputError: categories must list 1, 2 and/or 3, each once, got [2, 4]
+    """
+    values = list(categories)
+    if (not values or len(set(values)) != len(values)
+            or any(isinstance(c, bool) or c not in CATEGORIES for c in values)):
+        raise InputError(f"categories must list 1, 2 and/or 3, each once, got {values!r}")
+    return tuple(sorted(values))
+
+
+def _shares(n: int, rng, cells: list = CELLS) -> dict:
+    """Equal shares of ``n`` over the cells (SHOE's 11; the remainder to random cells)."""
+    share = {cell: n // len(cells) for cell in cells}
+    for k in rng.permutation(len(cells))[: n % len(cells)]:
+        share[cells[k]] += 1
     return share
 
 
@@ -264,11 +327,12 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
     that using each ground truth once starves them least —, spread what unfillable cells miss
     over the others, and report."""
     n = sum(share.values())
-    for cell in sorted(CELLS, key=supply):
+    cells = list(share)
+    for cell in sorted(cells, key=supply):
         fill(cell, share[cell])
     missing_total = n - sum(len(v) for v in drawn.values())
     while redistribute and missing_total > 0:
-        open_cells = [c for c in CELLS if c not in exhausted]
+        open_cells = [c for c in cells if c not in exhausted]
         if not open_cells:
             break
         per = math.ceil(missing_total / len(open_cells))
@@ -277,7 +341,7 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
                 break
             missing_total -= fill(cell, min(per, missing_total))
     report = SampleReport()
-    for cell in CELLS:
+    for cell in cells:
         got = len(drawn[cell])
         missing = max(0, share[cell] - got)
         note = (why_short(cell) if missing else

@@ -16,7 +16,8 @@ Spec (``[items]`` with ``source = "sampler"``)::
     images = "../.data/demo_images/images.csv"  # gt_verb, gt_object, image[, human_box, object_box]
     image_root = "../.data/demo_images"         # images are served only from inside this folder
 
-``images.csv`` maps a ground-truth HOI class (HICO-DET labels or synsets) to an image path
+``images.csv`` maps a ground-truth HOI class (synsets, or labels of the study's dataset —
+``[items] dataset``, which must be the earlier study's; HICO-DET by default) to an image path
 relative to ``image_root``; boxes are ``"x1 y1 x2 y2"`` (or JSON lists) and are drawn.
 Set ``raters_per_item`` to the earlier study's, so every earlier rater gets their pairs back.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from metrics import InputError
+from metrics import InputError, datasets
 from studyapp import images
 
 from ..base import Section, StudyType
@@ -54,8 +55,9 @@ def _parse_box(text, where: str, field: str):
     return [float(v) for v in values]
 
 
-def read_image_map(path: Path) -> dict[tuple[str, str], dict]:
-    """(verb synset, object synset) -> {image, human_box, object_box} from images.csv."""
+def read_image_map(path: Path, dataset: str | None = None) -> dict[tuple[str, str], dict]:
+    """(verb synset, object synset) -> {image, human_box, object_box} from images.csv (labels
+    are ``dataset``'s, HICO-DET's by default)."""
     out = {}
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
@@ -64,8 +66,8 @@ def read_image_map(path: Path) -> dict[tuple[str, str], dict]:
                 raise InputError(f"{path}: missing column '{column}'")
         for row in reader:
             where = f"{path} line {reader.line_num}"
-            verb, _ = _resolve(row["gt_verb"], "v", "gt_verb", where)
-            obj, _ = _resolve(row["gt_object"], "n", "gt_object", where)
+            verb, _ = _resolve(row["gt_verb"], "v", "gt_verb", where, dataset)
+            obj, _ = _resolve(row["gt_object"], "n", "gt_object", where, dataset)
             if not (row.get("image") or "").strip():
                 raise InputError(f"{where}: image is empty")
             out.setdefault((verb, obj), {
@@ -111,7 +113,7 @@ class HoiSimilarityImage(HoiSimilarity):
         root = (base_dir / options["image_root"]).resolve()
         if not root.is_dir():
             raise InputError(f"key 'items.image_root' names no folder: {root}")
-        image_map = read_image_map(base_dir / options["images"])
+        image_map = read_image_map(base_dir / options["images"], options.get("dataset"))
         tables = tables_of(slug)  # the earlier study's items and current ratings
         ratings = tables["ratings.csv"]
         ratings = ratings[ratings["phase"] == "main"]
@@ -132,9 +134,10 @@ class HoiSimilarityImage(HoiSimilarity):
                 continue
             base = {k: item.get(k) for k in ("gt_verb", "gt_object", "pred_verb", "pred_object",
                                               "gt_verb_label", "gt_object_label", "level",
-                                              "verb_sim", "object_sim")}
+                                              "verb_sim", "object_sim", "dataset")}
             base = {k: ("" if v is None or (isinstance(v, float) and pd.isna(v)) else v)
                     for k, v in base.items()}
+            base["dataset"] = base["dataset"] or datasets.DEFAULT  # the earlier study's dataset
             rows.append({"item_id": key, **base, **found, "image_root": str(root),
                          "earlier": earlier[key], "linked_study": slug})
         if missing:
