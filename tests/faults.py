@@ -12,6 +12,7 @@ import argparse
 import io
 import json
 import os
+import pickle
 import shutil
 import sqlite3
 import subprocess
@@ -144,6 +145,11 @@ FILES = {
     "weights.csv": b"hoi_id,weight\n1,1.0\n2,2.0\n",
     "llm.toml": LLM_CONFIG, "synsets.csv": b"label,synset\nride,ride.v.01\nhold,hold.v.01\n",
     "a_file.txt": b"a plain file\n",
+    # SWIG-HOI: one person injecting (action 169) a syringe (object 31), found by one detection
+    "swig_gt.json": json.dumps([{"img_id": 1, "box_annotations": [{"bbox": [0, 0, 10, 10], "category_id": 0},
+                                                                  {"bbox": [10, 0, 20, 10], "category_id": 31}],
+                                 "hoi_annotations": [{"subject_id": 0, "object_id": 1, "action_id": 169}]}]).encode(),
+    "swig_pred.pkl": pickle.dumps([[], [[0, 0, 0, 10, 10, 10, 0, 20, 10, 0.9, 0]]]),
 }
 
 
@@ -255,6 +261,8 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
                                      "--ratings", "{ratings.csv}", "--items", "{items.csv}",
                                      "--object-sim", "{object.csv}", "--w", "0.5", "--json", "{out}/r.json"]),
     "vocab": ("metrics", ["vocab", "--pos", "verb", "--json", "{out}/r.json"]),
+    "swig": ("metrics", ["swig", "--gt", "{swig_gt.json}", "--pred", "{swig_pred.pkl}", "--per-class", "2",
+                         "--hois-out", "{out}/hois", "--json", "{out}/r.json"]),
     "reliability": ("metrics", ["reliability", "--ratings", "{ratings.csv}", "--items", "{items.csv}", "--compare",
                                 "my_metric", "verb_sim", "--bootstrap", "20", "--seed", "1", "--out", "{out}/rel",
                                 "--json", "{out}/r.json"]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
@@ -78,6 +79,25 @@ def json_policy(command, name, value, field_path, argv=None):
     add(f"{command}-{name}-not-an-object", command, [name], files={name: b"[1, 2, 3]"}, argv=argv)
     add(f"{command}-{name}-invalid", command, [name, "line 1", "invalid JSON"], files={name: text[:-3].encode()},
         argv=argv)
+
+
+# ------------------------------------------------------------------ swig
+class _RunsCode:
+    def __reduce__(self):
+        return (os.system, ("touch ran-swig",))
+
+
+SWIG_GT = json.loads(FILES["swig_gt.json"])
+encodings("swig", "swig_gt.json")
+json_policy("swig", "swig_gt.json", SWIG_GT[0], ("box_annotations[1].bbox", 20), argv={})
+add("swig-pred-runs-code", "swig", ["swig_pred.pkl", "not a plain-data pickle", "posix.system"],
+    files={"swig_pred.pkl": pickle.dumps([[], [_RunsCode()]])})
+add("swig-pred-truncated", "swig", ["swig_pred.pkl", "not a readable pickle"],
+    files={"swig_pred.pkl": FILES["swig_pred.pkl"][:-5]})
+add("swig-pred-short-row", "swig", ["swig_pred.pkl", "image 1 detection [0]", "11 numbers"],
+    files={"swig_pred.pkl": pickle.dumps([[], [[0, 0, 0, 10, 10]]])})
+add("swig-gt-not-an-interaction", "swig", ["swig_gt.json", "hoi_annotations[0]", "not a SWIG-HOI interaction"],
+    files={"swig_gt.json": FILES["swig_gt.json"].replace(b'"action_id": 169', b'"action_id": 1')})
 
 
 # ------------------------------------------------------------------ mcq
