@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reliability": ("alpha at every level, Gwet's AC2, ICC and the human ceiling, with intervals",
                     "metrics.commands.reliability"),
     "vocab": ("the WordNet synset and gloss of every verb and object label of a dataset", "metrics.commands.vocab"),
+    "vcoco": ("V-COCO's official agent and role AP (vsrl_eval.py), fast", "metrics.commands.vcoco"),
 }
 
 

@@ -14,22 +14,24 @@ import numpy as np
 from metrics.core.errors import InputError
 
 
-def box_iou(a, b, *, pixel_offset: float = 0.0) -> np.ndarray:
+def box_iou(a, b, *, pixel_offset: float = 0.0, dtype=np.float64) -> np.ndarray:
     """IoU of the boxes in the last axis of ``a`` and ``b`` (other axes broadcast; two single
     boxes give one number).
 
     IoU = |a ∩ b| / (|a| + |b| − |a ∩ b|), 0 when the union is empty; widths are
-    ``x2 − x1 + pixel_offset``.
+    ``x2 − x1 + pixel_offset``. ``dtype`` is the arithmetic's: ``np.float32`` gives, operation
+    for operation, the single-precision IoU of code that keeps boxes in float32 (V-COCO's
+    ``vsrl_eval.py``).
 
     >>> box_iou([[0., 0, 2, 2]], [[1., 0, 3, 2]]).round(4).tolist()
     [0.3333]
     >>> float(box_iou([0, 0, 9, 9], [5, 0, 14, 9], pixel_offset=1))   # 50 / 150
     0.3333333333333333
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a = np.asarray(a, dtype=dtype)
+    b = np.asarray(b, dtype=dtype)
     if a.ndim == b.ndim == 1:
-        return box_iou(a[None], b[None], pixel_offset=pixel_offset)[0]
+        return box_iou(a[None], b[None], pixel_offset=pixel_offset, dtype=dtype)[0]
     iw = np.minimum(a[..., 2], b[..., 2])
     iw -= np.maximum(a[..., 0], b[..., 0])
     ih = np.minimum(a[..., 3], b[..., 3])

@@ -1,0 +1,600 @@
+"""Conformance: ``metrics vcoco`` (``metrics/datasets/vcoco/evaluation.py``) equals V-COCO's released
+evaluator, transcribed loop for loop in ``tests/reference/vsrl_eval.py``, to 1e-6; pickles are read
+as untrusted input (``metrics/core/pickles.py``); bad files end as one line."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from benchmarks.vcoco_eval import CATEGORIES, workload, write_files
+from metrics.core.errors import InputError
+from metrics.core.pickles import load_restricted, loads_restricted
+from metrics.datasets.vcoco import evaluation as E
+from metrics.datasets.vcoco.evaluation import detection_keys, evaluate, evaluate_files
+from metrics.datasets.vcoco.readers import coco_instances, detections_from_records, read_detections, vcoco_actions
+from projectpaths import ROOT, SHARED_DATA
+from tests.reference.vsrl_eval import VCOCOeval
+
+VCOCO_VAL = SHARED_DATA / "vcoco" / "vcoco_val.json"
+VCOCO_VAL_IDS = SHARED_DATA / "vcoco" / "vcoco_val.ids"
+SCENARIOS = ("scenario_1", "scenario_2")
+
+
+# ------------------------------------------------------------------------------------ helpers
+def reference(vcoco, coco, ids, dets, iou=0.5) -> dict:
+    """The transcription's numbers, keyed as the command's JSON."""
+    ev = VCOCOeval(vcoco, coco, ids)
+    with contextlib.redirect_stdout(io.StringIO()), np.errstate(invalid="ignore", divide="ignore"):
+        ev._do_eval(lambda: dets, ovr_thresh=iou)
+    out = {"agent_ap": {}, "role_ap": {s: {} for s in SCENARIOS}, "agent_map": float(ev.agent_map),
+           "role_map": {s: float(ev.role_map[s]) for s in SCENARIOS},
+           "n_pos": {a: int(n) for a, n in zip(ev.actions, ev.npos)}}
+    for a, (name, roles) in enumerate(zip(ev.actions, ev.roles)):
+        out["agent_ap"][name] = float(ev.agent_ap[a])
+        for r, role in enumerate(roles[1:]):
+            for s in SCENARIOS:
+                out["role_ap"][s][f"{name}-{role}"] = float(ev.role_ap[s][a, r])
+    return out
+
+
+def fast(vcoco, coco, ids, dets, iou=0.5) -> dict:
+    actions = vcoco_actions(vcoco)
+    ids = np.asarray(ids, dtype=np.int64)
+    agent_keys, role_keys = detection_keys(actions)
+    return evaluate(actions, coco_instances(coco, image_ids=ids), ids,
+                    detections_from_records(dets, agent_keys, role_keys), iou=iou).to_dict()
+
+
+def assert_same(ours: dict, ref: dict, tol: float = 1e-6) -> None:
+    assert ours["agent_ap"].keys() == ref["agent_ap"].keys()
+    for name, ap in ref["agent_ap"].items():
+        assert ours["agent_ap"][name] == pytest.approx(ap, abs=tol), name
+    for s in SCENARIOS:
+        assert ours["role_ap"][s].keys() == ref["role_ap"][s].keys()
+        for key, ap in ref["role_ap"][s].items():
+            assert ours["role_ap"][s][key] == pytest.approx(ap, abs=tol), (s, key)
+        assert ours["role_map"][s] == pytest.approx(ref["role_map"][s], abs=tol)
+    assert ours["agent_map"] == pytest.approx(ref["agent_map"], abs=tol)
+    assert ours["n_pos"] == ref["n_pos"]
+
+
+def run_metrics(*args):
+    return subprocess.run([sys.executable, "-m", "metrics", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+def one_line_error(done, *fragments):
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metrics vcoco: error: "), done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+# ------------------------------------------------------------------ fast == reference, generated
+@pytest.mark.parametrize("seed, ties", [(0, 3), (1, 3), (2, 1), (3, 1), (4, 0), (5, 0)])
+def test_equals_the_released_evaluator_on_generated_workloads(seed, ties):
+    """30 images with every edge case of the official formats: people V-COCO did not label (and
+    crowds), invalid COCO boxes and ``ignore`` flags, NaN scores and NaN / partly NaN role boxes,
+    roles predicted where the person has none, exact duplicates, detections lacking keys (NaN for
+    the reference, which would raise KeyError), detections of an image outside the split and of
+    an image COCO does not have; scores rounded to ``ties`` decimals (0: only 0 and 1)."""
+    w = workload(seed, 30, ties=ties)
+    ours = fast(w["vcoco"], w["coco"], w["ids"], w["dets"])
+    assert_same(ours, reference(w["vcoco"], w["coco"], w["ids"], w["dets_nan"]))
+    c = ours["counts"]
+    assert c["people_ignored"] > 0 and c["annotations_dropped"] > 0 and c["missing_values"] > 0
+    assert c["detections_outside_split"] > 0
+    dets = w["dets"]
+    assert any(np.isnan(d.get("hold_agent", 0.0)) for d in dets)                     # NaN scores
+    assert any(np.isnan(d["hold_obj"][0]) for d in dets if "hold_obj" in d)           # NaN role boxes
+    keys = [pickle.dumps(sorted((k, np.asarray(v).tolist()) for k, v in d.items())) for d in dets]
+    assert len(set(keys)) < len(keys)                                                 # duplicates
+    assert any(a.get("ignore") == 1 for a in w["coco"]["annotations"])
+    assert any(a["iscrowd"] for a in w["coco"]["annotations"])
+
+
+def test_equals_the_released_evaluator_without_edge_cases_and_at_other_thresholds():
+    w = workload(7, 25, edge_cases=False)
+    assert_same(fast(w["vcoco"], w["coco"], w["ids"], w["dets"]),
+                reference(w["vcoco"], w["coco"], w["ids"], w["dets_nan"]))
+    w = workload(8, 25, ties=1)
+    for iou in (0.3, 0.7):      # 0.7 is not a float32: the overlaps are compared in float32, as there
+        assert_same(fast(w["vcoco"], w["coco"], w["ids"], w["dets"], iou=iou),
+                    reference(w["vcoco"], w["coco"], w["ids"], w["dets_nan"], iou=iou))
+
+
+def test_ties_fall_as_numpys_unstable_sort_leaves_them(monkeypatch):
+    """With scores 0 / 1 nearly everything ties; numpy's default argsort is not stable (and
+    differs between machines: introsort, AVX-512 / AVX2 networks). The fast path sorts the same
+    float32 arrays with the same call, so it agrees; a stable tie order would not."""
+    w = workload(4, 30, ties=0)
+    ref = reference(w["vcoco"], w["coco"], w["ids"], w["dets_nan"])
+    assert_same(fast(w["vcoco"], w["coco"], w["ids"], w["dets"]), ref)
+
+    def stable_ranks(values):
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[np.argsort(-values, kind="stable")] = np.arange(len(values))
+        return rank
+    monkeypatch.setattr(E, "_ranks", stable_ranks)
+    moved = fast(w["vcoco"], w["coco"], w["ids"], w["dets"])
+    assert max(abs(moved["agent_ap"][a] - ref["agent_ap"][a]) for a in ref["agent_ap"]) > 1e-3
+
+
+def test_rows_of_a_2d_argsort_are_the_1d_argsorts():
+    """What processing_order relies on: numpy sorts each row of a 2-D array with the 1-D routine."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m, n = int(rng.integers(1, 6)), int(rng.integers(2, 300))
+        a = rng.integers(0, 3, (m, n)).astype(np.float32)
+        rows = a.argsort(axis=1)
+        assert all(np.array_equal(rows[i], a[i].argsort()) for i in range(m))
+
+
+def test_a_detection_lacking_a_key_predicts_nothing_for_it():
+    w = workload(9, 20)
+    assert sum(len(d) < len(w["dets_nan"][0]) for d in w["dets"]) > 0
+    with_nan = fast(w["vcoco"], w["coco"], w["ids"], w["dets_nan"])
+    lacking = fast(w["vcoco"], w["coco"], w["ids"], w["dets"])
+    assert {k: v for k, v in with_nan.items() if k != "counts"} == {k: v for k, v in lacking.items() if k != "counts"}
+    assert lacking["counts"]["missing_values"] > 0 == with_nan["counts"]["missing_values"]
+
+
+# ----------------------------------------------------------------------- worked out by hand
+def hand_workload(unlabelled_first=False):
+    """One 100 × 100 image, two actions (hold: agent + obj; stand: agent only).
+
+    People (COCO x, y, w, h -> vsrl_eval.py's x1, y1, x2, y2 = x + max(0, w - 1), ...):
+      P0 [0, 0, 50, 50] -> [0, 0, 49, 49]    labelled: hold (object O), stand
+      P1 [60, 0, 40, 40] -> [60, 0, 99, 39]  not labelled by V-COCO: ignored
+      P2 [0, 50, 50, 50] -> [0, 50, 49, 99]  labelled: hold (no object: role_object_id 0), stand
+      O  [10, 60, 20, 20] -> [10, 60, 29, 79] a cup; P3 [0, 0, 0.5, 10]: w <= 1, dropped
+    The people are pairwise disjoint in the +1-pixel convention (P0 / P2: ih = 49 - 50 + 1 = 0).
+    npos: hold 2 (P0, P2), stand 2 (P0, P2).
+
+    Detections (person box = a person's box exactly unless said):
+      d1 P0  hold .9, hold_obj = O exactly, score .9;  stand .8
+      d2 P0  hold .7, hold_obj = [0, 0, 0, 0] score .7; stand .6
+      d3 P1  hold .95, hold_obj .95; stand .99  -> matched to an ignored person: skipped everywhere
+      d4 P2  hold .6, hold_obj = [30, 30, 40, 40] score .85 (a role where P2 has none); stand .5
+      d5 [200, 200, 210, 210] (overlaps nobody: argmax of zeros = the first person listed)
+             hold NaN (dropped), no hold_obj key (no prediction); stand .7
+      d6 an image outside the split: never looked at.
+    """
+    anns = [{"id": 10, "image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "area": 2500, "iscrowd": 0},
+            {"id": 11, "image_id": 1, "category_id": 1, "bbox": [60, 0, 40, 40], "area": 1600, "iscrowd": 0},
+            {"id": 12, "image_id": 1, "category_id": 1, "bbox": [0, 50, 50, 50], "area": 2500, "iscrowd": 0},
+            {"id": 13, "image_id": 1, "category_id": 47, "bbox": [10, 60, 20, 20], "area": 400, "iscrowd": 0},
+            {"id": 14, "image_id": 1, "category_id": 1, "bbox": [0, 0, 0.5, 10], "area": 5, "iscrowd": 0}]
+    if unlabelled_first:
+        anns = [anns[1], anns[0], *anns[2:]]
+    coco = {"images": [{"id": 1, "width": 100, "height": 100}, {"id": 2, "width": 100, "height": 100}],
+            "annotations": anns, "categories": [{"id": 1, "name": "person"}, {"id": 47, "name": "cup"}]}
+    vcoco = [{"action_name": "hold", "role_name": ["agent", "obj"], "image_id": [1, 1, 1], "ann_id": [10, 12, 14],
+              "label": [1, 1, 0], "role_object_id": [10, 12, 14, 13, 0, 0]},
+             {"action_name": "stand", "role_name": ["agent"], "image_id": [1, 1, 1], "ann_id": [10, 12, 14],
+              "label": [1, 1, 1], "role_object_id": [10, 12, 14]}]
+    p0, p1, p2 = [0, 0, 49, 49], [60, 0, 99, 39], [0, 50, 49, 99]
+    nan = float("nan")
+    dets = [{"image_id": 1, "person_box": p0, "hold_agent": .9, "hold_obj": [10, 60, 29, 79, .9], "stand_agent": .8},
+            {"image_id": 1, "person_box": p0, "hold_agent": .7, "hold_obj": [0, 0, 0, 0, .7], "stand_agent": .6},
+            {"image_id": 1, "person_box": p1, "hold_agent": .95, "hold_obj": [60, 0, 99, 39, .95], "stand_agent": .99},
+            {"image_id": 1, "person_box": p2, "hold_agent": .6, "hold_obj": [30, 30, 40, 40, .85], "stand_agent": .5},
+            {"image_id": 1, "person_box": [200, 200, 210, 210], "hold_agent": nan, "stand_agent": .7},
+            {"image_id": 2, "person_box": p0, "hold_agent": 1.0, "hold_obj": [0, 0, 0, 0, 1.0], "stand_agent": 1.0}]
+    return vcoco, coco, [1], dets
+
+
+def test_a_small_workload_worked_out_by_hand():
+    vcoco, coco, ids, dets = hand_workload()
+    r = fast(vcoco, coco, ids, dets)
+    # hold, agent (npos 2): d3 skipped, d5 dropped (NaN); by score d1 .9 TP (P0), d2 .7 FP (P0 already
+    # covered), d4 .6 TP (P2): P = 1, 1/2, 2/3 at R = .5, .5, 1 -> AP = .5 * 1 + .5 * 2/3 = 5/6
+    assert r["agent_ap"]["hold"] == pytest.approx(5 / 6)
+    # stand, agent (npos 2): d1 .8 TP, d5 .7 FP (its best overlap, 0, is P0's: the first listed),
+    # d2 .6 FP (covered), d4 .5 TP: AP = .5 * 1 + .5 * 2/4 = .75
+    assert r["agent_ap"]["stand"] == pytest.approx(.75)
+    assert r["agent_map"] == pytest.approx((5 / 6 + .75) / 2)
+    # hold-obj, scenario 1: d1 .9 TP (role IoU 1); d4 .85: P2 has no object but a box is predicted -> FP;
+    # d2 .7: zeros against O -> role IoU 0, FP. AP = .5 * 1 = .5
+    assert r["role_ap"]["scenario_1"]["hold-obj"] == pytest.approx(.5)
+    # scenario 2: d4's role counts as right whatever it predicts -> d1 TP, d4 TP: AP 1
+    assert r["role_ap"]["scenario_2"]["hold-obj"] == pytest.approx(1.0)
+    assert r["role_map"] == r["role_map_24"] == {"scenario_1": pytest.approx(.5), "scenario_2": pytest.approx(1.0)}
+    assert r["n_pos"] == {"hold": 2, "stand": 2}
+    assert r["counts"]["people_ignored"] == 1
+    assert r["counts"]["annotations_dropped"] == 1 and r["counts"]["detections_outside_split"] == 1
+    assert_same(r, reference(vcoco, coco, ids, [d | {"hold_obj": [np.nan] * 5} if "hold_obj" not in d else d
+                                                for d in dets]))
+    # listed first, the unlabelled P1 is d5's best (zero) overlap: d5 is skipped, stand = .5 + .5 * 2/3
+    vcoco, coco, ids, dets = hand_workload(unlabelled_first=True)
+    r = fast(vcoco, coco, ids, dets)
+    assert r["agent_ap"]["stand"] == pytest.approx(.5 + .5 * 2 / 3)
+
+
+def test_the_24_role_mean_leaves_out_point_instr():
+    w = workload(10, 20)
+    r = fast(w["vcoco"], w["coco"], w["ids"], w["dets"])
+    for s in SCENARIOS:
+        aps = r["role_ap"][s]
+        assert len(aps) == 25
+        assert r["role_map"][s] == pytest.approx(np.mean(list(aps.values())))
+        assert r["role_map_24"][s] == pytest.approx(np.mean([v for k, v in aps.items() if k != "point-instr"]))
+    assert r["agent_map"] == pytest.approx(sum(r["agent_ap"].values()) / 26)
+
+
+# ------------------------------------------------------------- where vsrl_eval.py stops
+def test_where_the_released_evaluator_stops_this_one_gives_a_value_or_one_line():
+    vcoco, coco, ids, dets = hand_workload()
+    # an action nobody does: npos 0 -> NaN recall, vsrl_eval.py's assertion fails; here AP None,
+    # 0 in the agent mean's sum (nansum / number of actions), left out of the role means
+    nobody = json.loads(json.dumps(vcoco))
+    nobody[0]["label"] = [0, 0, 0]
+    with pytest.raises(AssertionError):
+        reference(nobody, coco, ids, [d | {"hold_obj": [np.nan] * 5} for d in dets])
+    r = fast(nobody, coco, ids, dets)
+    assert r["agent_ap"]["hold"] is None and r["role_ap"]["scenario_1"]["hold-obj"] is None
+    assert r["agent_map"] == pytest.approx(.75 / 2) and r["role_map"]["scenario_1"] is None
+    # no scored detection for an action (amax of nothing): AP 0
+    unscored = [d | {"hold_agent": np.nan} for d in dets]
+    with pytest.raises(ValueError):
+        reference(vcoco, coco, ids, [d | {"hold_obj": d.get("hold_obj", [np.nan] * 5)} for d in unscored])
+    assert fast(vcoco, coco, ids, unscored)["agent_ap"]["hold"] == 0.0
+    # a detection in an image without any kept person (argmax of nothing): a false positive
+    alone = json.loads(json.dumps(coco))
+    alone["images"].append({"id": 3, "width": 50, "height": 50})
+    vcoco3 = json.loads(json.dumps(vcoco))
+    for a in vcoco3:            # image 3: the dropped P3 (w <= 1) is its only person
+        a["image_id"][2] = 3
+    alone["annotations"][4]["image_id"] = 3
+    extra = dets[:5] + [{"image_id": 3, "person_box": [0, 0, 9, 9], "hold_agent": .99,
+                         "hold_obj": [0, 0, 0, 0, .99], "stand_agent": .99}]
+    with pytest.raises(ValueError, match="empty"):
+        reference(vcoco3, alone, [1, 3], [d | {"hold_obj": d.get("hold_obj", [np.nan] * 5)} for d in extra])
+    r = fast(vcoco3, alone, [1, 3], extra)
+    assert r["counts"]["detections_in_images_without_people"] == 1
+    assert r["agent_ap"]["hold"] == pytest.approx(.5 * .5 + .5 * 2 / 4)     # d_new .99 FP first: P .5, 2/4
+    # a role object whose COCO box is dropped (l.166's assertion): refused in one line
+    dropped = json.loads(json.dumps(vcoco))
+    dropped[0]["role_object_id"][3] = 14
+    with pytest.raises(AssertionError):
+        reference(dropped, coco, ids, [d | {"hold_obj": d.get("hold_obj", [np.nan] * 5)} for d in dets])
+    with pytest.raises(InputError, match=r"hold, role obj: person 10 has object 14, which is not a kept box"):
+        fast(dropped, coco, ids, dets)
+    # a split that is not the V-COCO file's images (l.40's assertion)
+    with pytest.raises(InputError, match="must list the images of"):
+        fast(vcoco, coco, [1, 2], dets)
+
+
+def test_a_split_without_any_kept_person():
+    vcoco, coco, ids, dets = hand_workload()
+    for a in coco["annotations"]:
+        if a["category_id"] == 1:
+            a["area"] = 0            # every person dropped by the sanitizing
+    r = fast(vcoco, coco, ids, dets)
+    assert r["counts"]["people"] == 0 and r["counts"]["detections_in_images_without_people"] == 5
+    assert r["agent_ap"] == {"hold": None, "stand": None} and r["agent_map"] == 0.0
+    assert r["role_ap"]["scenario_1"] == {"hold-obj": None} and r["role_map"]["scenario_2"] is None
+
+
+# --------------------------------------------------------------- the real V-COCO val split
+def coco_for(vcoco: list, seed: int = 0) -> dict:
+    """COCO-format instances for the annotation ids a V-COCO file uses: its people (persons),
+    their role objects (persons when they are V-COCO people, else a random category) and an
+    unlabelled person in about half the images."""
+    rng = np.random.default_rng(seed)
+    people = dict(zip(vcoco[0]["ann_id"], vcoco[0]["image_id"]))
+    objects = {}
+    for a in vcoco:
+        k = len(a["role_name"])
+        rid = np.asarray(a["role_object_id"]).reshape(k, -1).T
+        for r in np.flatnonzero(a["label"]):
+            for oid in rid[r, 1:]:
+                if oid and int(oid) not in people:
+                    objects[int(oid)] = a["image_id"][r]
+    images = sorted(set(people.values()))
+    next_id = max([*people, *objects]) + 1
+    anns = []
+
+    def ann(i, img, cat):
+        w, h = rng.uniform(20, 300, 2).round(2)
+        x, y = rng.uniform(0, 640 - w), rng.uniform(0, 480 - h)
+        anns.append({"id": int(i), "image_id": int(img), "category_id": int(cat), "iscrowd": 0,
+                     "bbox": [round(float(x), 2), round(float(y), 2), float(w), float(h)], "area": float(w * h)})
+
+    for i, img in people.items():
+        ann(i, img, 1)
+    for i, img in objects.items():
+        ann(i, img, CATEGORIES[rng.integers(1, len(CATEGORIES))][0])
+    for img in images:
+        if rng.random() < 0.5:
+            ann(next_id, img, 1)
+            next_id += 1
+    order = rng.permutation(len(anns))
+    return {"images": [{"id": int(i), "width": 640, "height": 480} for i in images],
+            "annotations": [anns[k] for k in order],
+            "categories": [{"id": c, "name": n} for c, n in CATEGORIES]}
+
+
+def detections_for(vcoco: list, coco: dict, seed: int = 0, per_person: float = 0.6) -> list:
+    """A detector's output: about one detection per COCO person (jittered box), scores that
+    favour the person's true actions, role boxes near the true objects."""
+    rng = np.random.default_rng(seed)
+    boxes = {a["id"]: a["bbox"] for a in coco["annotations"]}
+    truth = {}
+    for a, act in enumerate(vcoco):
+        k = len(act["role_name"])
+        rid = np.asarray(act["role_object_id"]).reshape(k, -1).T
+        for r in np.flatnonzero(act["label"]):
+            truth.setdefault(act["ann_id"][r], {})[a] = rid[r, 1:]
+
+    def xyxy(i, jitter=4.0):
+        x, y, w, h = boxes[i]
+        return [float(v) for v in np.array([x, y, x + w - 1, y + h - 1]) + rng.normal(0, jitter, 4)]
+
+    dets = []
+    for a in coco["annotations"]:
+        if a["category_id"] != 1 or rng.random() > per_person:
+            continue
+        mine = truth.get(a["id"], {})
+        d = {"image_id": a["image_id"], "person_box": np.array(xyxy(a["id"]), dtype=np.float32)}
+        for k, act in enumerate(vcoco):
+            d[f"{act['action_name']}_agent"] = np.float32(rng.uniform(.4, 1) if k in mine else rng.uniform(0, .6))
+            for j, role in enumerate(act["role_name"][1:]):
+                obj = int(mine[k][j]) if k in mine else 0
+                box = xyxy(obj) if obj and rng.random() < .8 else [0.0] * 4
+                d[f"{act['action_name']}_{role}"] = np.array(box + [rng.uniform(0, 1)])
+        dets.append(d)
+    return dets
+
+
+@pytest.fixture(scope="module")
+def real_val():
+    if not (VCOCO_VAL.exists() and VCOCO_VAL_IDS.exists()):
+        pytest.skip("../shared/data/vcoco is absent")
+    vcoco = json.loads(VCOCO_VAL.read_text())
+    coco = coco_for(vcoco)
+    dets = detections_for(vcoco, coco)
+    ids = np.loadtxt(open(VCOCO_VAL_IDS))
+    return vcoco, coco, ids, dets
+
+
+@pytest.fixture(scope="module")
+def real_val_reference(real_val):
+    vcoco, coco, ids, dets = real_val
+    return reference(vcoco, coco, ids, dets)
+
+
+@pytest.mark.slow
+def test_equals_the_released_evaluator_on_the_real_val_split(real_val, real_val_reference):
+    vcoco, coco, ids, dets = real_val
+    ours = fast(vcoco, coco, ids, dets)
+    assert_same(ours, real_val_reference)
+    assert ours["counts"]["images"] == 2867 and ours["counts"]["people_labelled"] == 4499
+    assert sum(ours["n_pos"].values()) == sum(sum(a["label"]) for a in vcoco)
+
+
+@pytest.mark.slow
+def test_the_command_as_a_process_on_the_real_files(real_val, real_val_reference, tmp_path):
+    vcoco, coco, ids, dets = real_val
+    (tmp_path / "instances.json").write_text(json.dumps(coco))
+    with open(tmp_path / "detections.pkl", "wb") as f:
+        pickle.dump(dets, f, protocol=2)
+    out = tmp_path / "out.json"
+    done = run_metrics("vcoco", "--vcoco", VCOCO_VAL, "--coco", tmp_path / "instances.json", "--ids", VCOCO_VAL_IDS,
+                       "--pred", tmp_path / "detections.pkl", "--json", out)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert {"agent_ap", "agent_map", "role_ap", "role_map", "role_map_24"} <= result.keys()
+    assert set(result["role_ap"]) == set(result["role_map"]) == set(result["role_map_24"]) == set(SCENARIOS)
+    assert "hit-instr" in result["role_ap"]["scenario_1"] and len(result["role_ap"]["scenario_2"]) == 25
+    assert_same(result, real_val_reference)
+    text = done.stdout
+    assert "agent mAP" in text and "point" in text and "without point-instr" in text
+    assert f"{100 * result['agent_map']:6.2f}" in text
+
+
+# ------------------------------------------------------------------ pickle, JSON and NPZ
+def write_json(dets, path):
+    path.write_text(json.dumps([{k: (v.tolist() if isinstance(v, np.ndarray) else float(v) if
+                                     isinstance(v, np.floating) else v) for k, v in d.items()} for d in dets]))
+
+
+def write_npz(dets, keys, path):
+    n = len(dets)
+    arrays = {"image_id": np.array([d["image_id"] for d in dets]),
+              "person_box": np.array([d["person_box"] for d in dets], dtype=np.float64)}
+    for key in keys:
+        width = 1 if key.endswith("_agent") else 5
+        col = np.full((n, width), np.nan)
+        for k, d in enumerate(dets):
+            if key in d:
+                col[k] = d[key]
+        arrays[key] = col[:, 0] if width == 1 else col
+    np.savez(path, **arrays)
+
+
+def test_pickle_json_and_npz_with_the_same_content_give_the_same_result(tmp_path):
+    w = workload(11, 20)
+    paths = write_files(w, tmp_path)
+    agent_keys, role_keys = detection_keys(vcoco_actions(w["vcoco"]))
+    write_json(w["dets"], tmp_path / "dets.json")
+    write_npz(w["dets"], agent_keys + role_keys, tmp_path / "dets.npz")
+    results = []
+    for pred in (paths["pred"], tmp_path / "dets.json", tmp_path / "dets.npz"):
+        r = evaluate_files(paths["vcoco"], paths["coco"], paths["ids"], pred).to_dict()
+        results.append({k: v for k, v in r.items() if k != "counts"})
+        assert read_detections(pred, agent_keys, role_keys).format == ("pickle", "json", "npz")[len(results) - 1]
+    assert results[0] == results[1] == results[2]
+    assert_same(results[0], reference(w["vcoco"], w["coco"], w["ids"], w["dets_nan"]))
+
+
+@pytest.mark.parametrize("protocol", range(6))
+def test_every_pickle_protocol_and_numpy_1_names_are_read(protocol):
+    dets = [{"image_id": 1, "person_box": np.arange(4, dtype=np.float32), "hold_agent": np.float32(.5),
+             "hold_obj": np.array([1, 2, 3, 4, .5]), "extra": {"a", frozenset([1])}, "c": 1j, "b": b"x"}]
+    data = pickle.dumps(dets, protocol=protocol)
+    assert loads_restricted(data, "f")[0]["hold_obj"].tolist() == [1, 2, 3, 4, .5]
+    if protocol <= 3:           # NumPy 1 pickled these names as numpy.core.multiarray
+        old = data.replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+        assert b"numpy.core.multiarray" in old
+        got = loads_restricted(old, "f")[0]
+        assert got["person_box"].dtype == np.float32 and float(got["hold_agent"]) == .5
+
+
+def test_a_python_2_pickle_is_read():
+    """Python 2 wrote str as byte strings (SHORT_BINSTRING); read as latin-1 text."""
+    data = (b"\x80\x02]q\x00}q\x01(U\x08image_idq\x02K\x07U\nhold_agentq\x03G?\xe0\x00\x00\x00\x00\x00\x00"
+            b"U\nperson_boxq\x04]q\x05(K\x00K\x00K\nK\neua.")
+    got = loads_restricted(data, "old.pkl")
+    assert got == [{"image_id": 7, "hold_agent": 0.5, "person_box": [0, 0, 10, 10]}]
+
+
+class _Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+class _EvilEval:
+    def __reduce__(self):
+        return eval, ("__import__('os').system('touch /tmp/never')",)
+
+
+def test_a_code_running_pickle_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "ran"
+    evil = pickle.dumps([{"image_id": 1, "person_box": [0, 0, 1, 1], "hold_agent": _Evil(marker)}])
+    # the payload is real: plain pickle runs it (in another process)
+    proof = tmp_path / "proof"
+    subprocess.run([sys.executable, "-c", "import pickle, sys; pickle.loads(sys.stdin.buffer.read())"],
+                   input=pickle.dumps(_Evil(proof)), check=True)
+    assert proof.exists()
+    with pytest.raises(InputError) as err:
+        loads_restricted(evil, "evil.pkl")
+    assert str(err.value).startswith("evil.pkl: refused: the pickle would import posix.system")
+    assert "\n" not in str(err.value) and not marker.exists()
+    for payload, name in ((_EvilEval(), "builtins.eval"), (subprocess.Popen, "subprocess.Popen"),
+                          (np.load, "numpy.load"), (pickle.loads, "_pickle.loads")):
+        with pytest.raises(InputError, match=f"would import {name}"):
+            loads_restricted(pickle.dumps(payload), "p")
+    # _codecs.encode is allowed only as protocols 0-2 spell bytes
+    sneaky = b"\x80\x02c_codecs\nencode\nq\x00X\x01\x00\x00\x00xX\x06\x00\x00\x00base64\x86R."
+    with pytest.raises(InputError, match="not a readable pickle"):
+        loads_restricted(sneaky, "p")
+    # allowed names cannot be turned into a memory bomb: bytes / bytearray of a size are refused
+    for kind in (b"bytes", b"bytearray"):
+        bomb = b"\x80\x02c__builtin__\n" + kind + b"\n\x8a\x05\x00\x00\x00\x00\x10\x85R."   # kind(2**36)
+        with pytest.raises(InputError, match="not from a size"):
+            loads_restricted(bomb, "p")
+    (tmp_path / "evil.pkl").write_bytes(evil)
+    with pytest.raises(InputError):
+        load_restricted(tmp_path / "evil.pkl")
+    assert not marker.exists()
+
+
+def test_the_command_refuses_a_code_running_pickle_without_running_it(tmp_path):
+    hand = hand_workload()
+    (tmp_path / "v.json").write_text(json.dumps(hand[0]))
+    (tmp_path / "c.json").write_text(json.dumps(hand[1]))
+    (tmp_path / "s.ids").write_text("1\n")
+    marker = tmp_path / "ran"
+    (tmp_path / "evil.pkl").write_bytes(pickle.dumps([{"image_id": 1, "person_box": _Evil(marker)}]))
+    done = run_metrics("vcoco", "--vcoco", tmp_path / "v.json", "--coco", tmp_path / "c.json", "--ids",
+                       tmp_path / "s.ids", "--pred", tmp_path / "evil.pkl")
+    one_line_error(done, str(tmp_path / "evil.pkl"), "refused", "posix.system")
+    assert not marker.exists()
+
+
+# ------------------------------------------------------------------------------ bad input
+def _files(tmp_path, vcoco=None, coco=None, ids="1\n", dets=None):
+    hand = hand_workload()
+    paths = {"vcoco": tmp_path / "v.json", "coco": tmp_path / "c.json", "ids": tmp_path / "s.ids",
+             "pred": tmp_path / "d.json"}
+    for key, default, value in (("vcoco", hand[0], vcoco), ("coco", hand[1], coco), ("pred", hand[3], dets)):
+        paths[key].write_text(value if isinstance(value, str) else json.dumps(default if value is None else value))
+    paths["ids"].write_text(ids)
+    return paths
+
+
+def _set(obj, path, value):
+    obj = json.loads(json.dumps(obj))
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return obj
+
+
+HAND = hand_workload()
+BAD = [
+    ("vcoco", '{"not": "a list"}', "expected a non-empty JSON list of actions"),
+    ("vcoco", _set(HAND[0], (0, "role_name"), ["obj"]), "role_name: must be a list of role names starting with 'agent'"),
+    ("vcoco", _set(HAND[0], (0, "label"), [1, 0]), "action 0 (hold): label: 2 entries, but ann_id has 3"),
+    ("vcoco", _set(HAND[0], (0, "role_object_id"), [10, 12, 14, 13]), "role_object_id: 4 entries, expected 2 roles × 3"),
+    ("vcoco", _set(HAND[0], (1, "ann_id", 0), "10"), "action 1 (stand): ann_id[0]: must be a whole number"),
+    ("vcoco", _set(HAND[0], (1, "ann_id"), KeyError), "action 1 (stand): ann_id: missing"),
+    ("coco", _set(HAND[1], ("annotations", 2, "bbox"), [1, 2, 3]), "annotations[2].bbox: not four numbers"),
+    ("coco", _set(HAND[1], ("annotations", 3, "area"), KeyError), "annotations[3]: no field 'area'"),
+    ("coco", _set(HAND[1], ("images",), KeyError), "images: missing or not a list"),
+    ("coco", _set(HAND[1], ("images", 0, "id"), 2), "images: id 2 appears twice"),
+    ("coco", _set(HAND[1], ("categories",), [{"id": 47, "name": "cup"}, {"id": 1, "name": "person"}]),
+     "the first category is 'cup'"),
+    ("coco", "{", "invalid JSON"),
+    ("ids", "1\nx\n", "line 2: not an image id: 'x'"),
+    ("ids", "2\n", "must list the images of"),
+    ("pred", _set(HAND[3], (0, "image_id"), KeyError), "detection 0: no 'image_id'"),
+    ("pred", _set(HAND[3], (1, "person_box"), [1, 2, 3]), "detection 1: person_box: 3 numbers, expected 4"),
+    ("pred", _set(HAND[3], (3, "hold_obj"), [1, 2]), "detection 3: hold_obj: 2 numbers, expected 1 or 5"),
+    ("pred", _set(HAND[3], (0, "hold_agent"), "high"), "detection 0: hold_agent: not a number"),
+    ("pred", _set(HAND[3], (0, "image_id"), 1.5), "detection 0: image_id: not a whole number"),
+    ("pred", '{"image_id": 1}', "expected a list of detections"),
+]
+
+
+@pytest.mark.parametrize("which, content, message", BAD, ids=[f"{b[0]}-{k}" for k, b in enumerate(BAD)])
+def test_bad_input_is_one_line_naming_file_and_field(tmp_path, which, content, message):
+    paths = _files(tmp_path, **{"ids" if which == "ids" else which if which != "pred" else "dets": content})
+    with pytest.raises(InputError) as err:
+        evaluate_files(paths["vcoco"], paths["coco"], paths["ids"], paths["pred"])
+    text = str(err.value)
+    assert "\n" not in text and message in text, text
+    assert text.startswith(str(paths[which])) or str(paths[which]) in text
+
+
+def test_bad_detection_files_through_the_command(tmp_path):
+    paths = _files(tmp_path)
+    cases = {"truncated.pkl": pickle.dumps(HAND[3])[:40], "object.npz": None, "garbage.pkl": b"\x80\x05junk",
+             "dict.pkl": pickle.dumps({"image_id": 1})}
+    buffer = io.BytesIO()
+    np.savez(buffer, image_id=np.array([1]), person_box=np.array([[0, 0, 1, 1]]), hold_agent=np.array([{}], dtype=object))
+    cases["object.npz"] = buffer.getvalue()
+    expected = {"truncated.pkl": "not a readable pickle", "object.npz": "object arrays are refused",
+                "garbage.pkl": "not a readable pickle", "dict.pkl": "expected a list of detections"}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        done = run_metrics("vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"], "--ids", paths["ids"],
+                           "--pred", tmp_path / name)
+        one_line_error(done, str(tmp_path / name), expected[name])
+    done = run_metrics("vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"], "--ids", paths["ids"],
+                       "--pred", paths["pred"], "--iou", "0")
+    assert done.returncode == 2 and "--iou" in done.stderr
+    out = tmp_path / "r.json"
+    done = run_metrics("vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"], "--ids", paths["ids"],
+                       "--pred", paths["pred"], "--json", out)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["agent_ap"]["hold"] == pytest.approx(5 / 6)
