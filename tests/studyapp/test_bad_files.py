@@ -90,7 +90,7 @@ class _RunsCode:
 SWIG_GT = json.loads(FILES["swig_gt.json"])
 encodings("swig", "swig_gt.json")
 json_policy("swig", "swig_gt.json", SWIG_GT[0], ("box_annotations[1].bbox", 20), argv={})
-add("swig-pred-runs-code", "swig", ["swig_pred.pkl", "not a plain-data pickle", "posix.system"],
+add("swig-pred-runs-code", "swig", ["swig_pred.pkl", "refused: the pickle would import posix.system"],
     files={"swig_pred.pkl": pickle.dumps([[], [_RunsCode()]])})
 add("swig-pred-truncated", "swig", ["swig_pred.pkl", "not a readable pickle"],
     files={"swig_pred.pkl": FILES["swig_pred.pkl"][:-5]})

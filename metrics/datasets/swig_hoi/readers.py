@@ -34,10 +34,8 @@ arrays only), as JSON with the same list, or as NPZ with ``image_id`` (n,) and `
 
 from __future__ import annotations
 
-import gc
 import io
 import numbers
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +43,7 @@ import numpy as np
 
 from metrics.core.errors import InputError
 from metrics.core.inputs import read_bytes, read_json
+from metrics.core.pickles import load_restricted
 
 N_FIELDS = 11          # interaction id, person box, object box, score, offset
 
@@ -181,43 +180,6 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
 
 
 # ------------------------------------------------------------------------ predictions
-# to be replaced by metrics.core.pickles (load_pickle): the lead merges them
-_NUMPY_ARRAY_NAMES = {(module, name) for module in ("numpy.core.multiarray", "numpy._core.multiarray")
-                      for name in ("_reconstruct", "scalar")} | {("numpy", "ndarray"), ("numpy", "dtype")}
-
-
-class _Forbidden(pickle.UnpicklingError):
-    """A global the pickle names that plain data does not need."""
-
-
-class _ArrayUnpickler(pickle.Unpickler):
-    """Unpickles containers, numbers, strings and NumPy arrays; refuses every other global,
-    so a pickle that would import or call anything else never runs.
-    To be replaced by metrics.core.pickles."""
-
-    def find_class(self, module, name):
-        if (module, name) in _NUMPY_ARRAY_NAMES:
-            return super().find_class(module, name)
-        raise _Forbidden(f"refused to load {module}.{name}")
-
-
-def load_pickle(path: str | Path):
-    """A pickle of plain data (to be replaced by ``metrics.core.pickles.load_pickle``)."""
-    data = read_bytes(path)
-    collecting = gc.isenabled()
-    gc.disable()        # millions of small lists: the collector would rescan them (3x slower)
-    try:
-        return _ArrayUnpickler(io.BytesIO(data)).load()
-    except _Forbidden as exc:
-        raise InputError(f"{path}: not a plain-data pickle ({exc}); only lists, dicts, numbers, "
-                         "strings and NumPy arrays are read") from None
-    except Exception as exc:  # truncated or not a pickle at all
-        raise InputError(f"{path}: not a readable pickle ({type(exc).__name__}: {exc})") from None
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _rows_of(entry, where: str) -> np.ndarray:
     """One image's detections as an (n, 11) float64 array."""
     if not isinstance(entry, (list, tuple, np.ndarray)):
@@ -290,7 +252,7 @@ def read_detections(path: str | Path, *, n_interactions: int | None = None) -> D
     if suffix == ".npz":
         return _read_npz(path, n_interactions)
     if suffix in (".pkl", ".pickle"):
-        return detections_from_list(load_pickle(path), str(path), n_interactions=n_interactions)
+        return detections_from_list(load_restricted(path), str(path), n_interactions=n_interactions)
     raise InputError(f"{path}: unknown predictions format {suffix or '(no suffix)'!r}; give .pkl "
                      "(write_hoi_results), .json or .npz")
 
