@@ -150,6 +150,20 @@ FILES = {
                                                                   {"bbox": [10, 0, 20, 10], "category_id": 31}],
                                  "hoi_annotations": [{"subject_id": 0, "object_id": 1, "action_id": 169}]}]).encode(),
     "swig_pred.pkl": pickle.dumps([[], [[0, 0, 0, 10, 10, 10, 0, 20, 10, 0.9, 0]]]),
+    # V-COCO: one person (COCO annotation 10) holding a cup (11) and standing, found by one detection
+    "vcoco.json": json.dumps([{"action_name": "hold", "role_name": ["agent", "obj"], "image_id": [1], "ann_id": [10],
+                               "label": [1], "role_object_id": [10, 11]},
+                              {"action_name": "stand", "role_name": ["agent"], "image_id": [1], "ann_id": [10],
+                               "label": [1], "role_object_id": [10]}]).encode(),
+    "coco.json": json.dumps({"images": [{"id": 1, "width": 100, "height": 100}],
+                             "annotations": [{"id": 10, "image_id": 1, "category_id": 1, "bbox": [0, 0, 30, 60],
+                                              "area": 1800, "iscrowd": 0},
+                                             {"id": 11, "image_id": 1, "category_id": 47, "bbox": [20, 20, 10, 10],
+                                              "area": 100, "iscrowd": 0}],
+                             "categories": [{"id": 1, "name": "person"}, {"id": 47, "name": "cup"}]}).encode(),
+    "vcoco.ids": b"1\n",
+    "vcoco_dets.pkl": pickle.dumps([{"image_id": 1, "person_box": [0, 0, 29, 59], "hold_agent": 0.9,
+                                     "hold_obj": [20, 20, 29, 29, 0.8], "stand_agent": 0.7}]),
 }
 
 
@@ -261,6 +275,9 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
                                      "--ratings", "{ratings.csv}", "--items", "{items.csv}",
                                      "--object-sim", "{object.csv}", "--w", "0.5", "--json", "{out}/r.json"]),
     "vocab": ("metrics", ["vocab", "--pos", "verb", "--json", "{out}/r.json"]),
+    "vcoco": ("metrics", ["vcoco", "--vcoco", "{vcoco.json}", "--coco", "{coco.json}", "--ids", "{vcoco.ids}",
+                          "--pred", "{vcoco_dets.pkl}", "--iou", "0.5", "--hois-out", "{out}/hois",
+                          "--json", "{out}/r.json"]),
     "swig": ("metrics", ["swig", "--gt", "{swig_gt.json}", "--pred", "{swig_pred.pkl}", "--per-class", "2",
                          "--hois-out", "{out}/hois", "--json", "{out}/r.json"]),
     "reliability": ("metrics", ["reliability", "--ratings", "{ratings.csv}", "--items", "{items.csv}", "--compare",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metrics.core.options import input_file, number
+from metrics.core.options import input_file, number, output_dir
 
 
 def add_arguments(parser) -> None:
@@ -19,6 +19,9 @@ def add_arguments(parser) -> None:
                              "list as JSON, or NPZ with one array per key")
     parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5,
                         help="overlap threshold for the person and the role object (+1-pixel IoU; default 0.5)")
+    parser.add_argument("--hois-out", type=output_dir, metavar="DIR",
+                        help="also write the ground truth as HOIs (DIR/gt.jsonl: one per labelled person, action and "
+                             "role with an object) for 'score --dataset vcoco' and 'diagnose --dataset vcoco'")
 
 
 def _pct(x) -> str:
@@ -61,4 +64,8 @@ def run(args):
     if left:
         lines.append("(* left out of the 24-role mean)")
     lines.append("(AP in %; the JSON result holds fractions in [0, 1]; an AP n/a: no positive, vsrl_eval.py stops)")
+    if args.hois_out:
+        from metrics.datasets.vcoco.hois import write_hois
+        result["hois"] = written = write_hois(args.vcoco, args.coco, args.ids, args.hois_out)
+        lines.append(f"HOIs: {written['gt']['hois']} in {written['gt']['file']}")
     return result, "\n".join(lines)

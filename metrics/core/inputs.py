@@ -137,9 +137,13 @@ def _find_refused(value, path: str = ""):
     return None
 
 
-def parse_json(text: str, where: str, line: int | None = None):
+def parse_json(text: str, where: str, line: int | None = None, *, per_number: bool = True,
+               constants: bool = False):
     """JSON under the policy above; ``where`` names the file in messages, ``line`` the line
-    ``text`` is (JSON Lines).
+    ``text`` is (JSON Lines). ``per_number=False`` leaves out the per-number hooks (big files
+    such as COCO's instances, whose reader checks the numbers of the fields it reads: a number
+    too large for a float is then ``inf``); ``constants=True`` reads ``NaN`` / ``Infinity`` as
+    floats (formats where NaN means "no value").
 
     >>> parse_json('{"a": [1, NaN]}', "f.json")
     Traceback (most recent call last):
@@ -172,12 +176,16 @@ def parse_json(text: str, where: str, line: int | None = None):
             refused.append(value)
         return value
 
+    hooks = {"parse_float": number, "parse_int": integer} if per_number else {}
+    if not constants:
+        hooks["parse_constant"] = constant
     try:
-        value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant,
-                           parse_float=number, parse_int=integer)
+        value = json.loads(text, object_pairs_hook=pairs, **hooks)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: line {line or exc.lineno} column {exc.colno}: invalid JSON "
                          f"({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{where}: invalid JSON (nested too deeply)") from None
     if refused:
         field, reason = _find_refused(value)
         raise InputError(f"{where}: {f'line {line}: ' if line else ''}field {field}: {reason}")

@@ -548,7 +548,7 @@ BAD = [
     ("vcoco", _set(HAND[0], (0, "role_object_id"), [10, 12, 14, 13]), "role_object_id: 4 entries, expected 2 roles × 3"),
     ("vcoco", _set(HAND[0], (1, "ann_id", 0), "10"), "action 1 (stand): ann_id[0]: must be a whole number"),
     ("vcoco", _set(HAND[0], (1, "ann_id"), KeyError), "action 1 (stand): ann_id: missing"),
-    ("coco", _set(HAND[1], ("annotations", 2, "bbox"), [1, 2, 3]), "annotations[2].bbox: not four numbers"),
+    ("coco", _set(HAND[1], ("annotations", 2, "bbox"), [1, 2, 3]), "field annotations[2].bbox: not four finite numbers"),
     ("coco", _set(HAND[1], ("annotations", 3, "area"), KeyError), "annotations[3]: no field 'area'"),
     ("coco", _set(HAND[1], ("images",), KeyError), "images: missing or not a list"),
     ("coco", _set(HAND[1], ("images", 0, "id"), 2), "images: id 2 appears twice"),
@@ -598,3 +598,50 @@ def test_bad_detection_files_through_the_command(tmp_path):
                        "--pred", paths["pred"], "--json", out)
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["agent_ap"]["hold"] == pytest.approx(5 / 6)
+
+
+@pytest.mark.slow
+def test_the_official_files_become_hois_for_shoe_scores(real_val, tmp_path):
+    """--hois-out: one HOI per labelled person, action and role with an object (counted here
+    from the V-COCO file itself), boxes as vsrl_eval.py sanitizes them (x2 = x1 + w − 1), the
+    action-role as verb and the COCO category as object; the ground truth scored as its own
+    prediction is perfect under score --dataset vcoco."""
+    vcoco, coco, ids, dets = real_val
+    (tmp_path / "instances.json").write_text(json.dumps(coco))
+    write_json(dets[:50], tmp_path / "dets.json")
+    done = run_metrics("vcoco", "--vcoco", VCOCO_VAL, "--coco", tmp_path / "instances.json", "--ids", VCOCO_VAL_IDS,
+                       "--pred", tmp_path / "dets.json", "--hois-out", tmp_path / "hois", "--json", tmp_path / "o.json")
+    assert done.returncode == 0, done.stderr
+    expected = {}
+    for a in vcoco:
+        k = len(a["role_name"])
+        rid = np.asarray(a["role_object_id"]).reshape(k, -1).T
+        for r in np.flatnonzero(a["label"]):
+            for j in range(1, k):
+                if rid[r, j]:
+                    expected.setdefault(str(a["image_id"][r]), []).append(
+                        (int(a["ann_id"][r]), int(rid[r, j]), f"{a['action_name']}-{a['role_name'][j]}"))
+    n_expected = sum(map(len, expected.values()))
+    assert json.loads((tmp_path / "o.json").read_text())["hois"]["gt"]["hois"] == n_expected > 1000
+    boxes = {c["id"]: c["bbox"] for c in coco["annotations"]}
+    names = dict(CATEGORIES)
+    cat = {c["id"]: names[c["category_id"]] for c in coco["annotations"]}
+    lines = [json.loads(line) for line in (tmp_path / "hois" / "gt.jsonl").read_text().splitlines()]
+    assert sum(len(line["hois"]) for line in lines) == n_expected
+    image = lines[0]["image"]
+    person, obj, verb = expected[image][0]
+
+    def sanitized(b):
+        return pytest.approx([b[0], b[1], b[0] + b[2] - 1, b[1] + b[3] - 1], abs=1e-4)   # float32 boxes
+    got = {(h["verb"], h["object"], tuple(h["human_box"]), tuple(h["object_box"])) for h in lines[0]["hois"]}
+    assert any(v == verb and o == cat[obj] and list(hb) == sanitized(boxes[person]) and list(ob) == sanitized(boxes[obj])
+               for v, o, hb, ob in got)
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"image": line["image"], "hois": [{**h, "score": 1.0} for h in line["hois"]]})
+                            + "\n" for line in lines))
+    scored = run_metrics("score", "--dataset", "vcoco", "--gt", tmp_path / "hois" / "gt.jsonl", "--pred", pred,
+                         "--json", tmp_path / "s.json")
+    assert scored.returncode == 0, scored.stderr
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert out["counts"]["gt"] == n_expected and out["resolution"]["verb"]["pred"]["by_kind"]["unknown"]["labels"] == 0
+    assert out["shoe_map"] == pytest.approx(1.0, abs=1e-6) and out["gt_miss_rate"] == 0.0

@@ -100,6 +100,21 @@ add("swig-gt-not-an-interaction", "swig", ["swig_gt.json", "hoi_annotations[0]",
     files={"swig_gt.json": FILES["swig_gt.json"].replace(b'"action_id": 169', b'"action_id": 1')})
 
 
+# ------------------------------------------------------------------ vcoco
+VCOCO = json.loads(FILES["vcoco.json"])
+COCO = json.loads(FILES["coco.json"])
+encodings("vcoco", "vcoco.json")
+encodings("vcoco", "coco.json")
+json_policy("vcoco", "coco.json", COCO, ("annotations[1].bbox", 20))
+add("vcoco-pred-runs-code", "vcoco", ["vcoco_dets.pkl", "refused: the pickle would import posix.system"],
+    files={"vcoco_dets.pkl": pickle.dumps([_RunsCode()])})
+add("vcoco-pred-truncated", "vcoco", ["vcoco_dets.pkl", "not a readable pickle"],
+    files={"vcoco_dets.pkl": FILES["vcoco_dets.pkl"][:-5]})
+add("vcoco-ids-not-the-split", "vcoco", ["vcoco.ids", "must list the images"], files={"vcoco.ids": b"2\n"})
+add("vcoco-role-object-missing", "vcoco", ["vcoco.json", "action hold, role obj", "not a kept box"],
+    files={"vcoco.json": FILES["vcoco.json"].replace(b"[10, 11]", b"[10, 99]")})
+
+
 # ------------------------------------------------------------------ mcq
 encodings("mcq", "bench.json")
 encodings("mcq", "answers.json")

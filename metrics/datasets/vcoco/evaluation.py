@@ -76,6 +76,7 @@ class GroundTruth:
     role_box: np.ndarray             # (P, A, 2, 4) float32: the object of each role
     has_role: np.ndarray             # (P, A, 2) bool
     counts: dict = field(default_factory=dict)
+    role_category: np.ndarray | None = None   # (P, A, 2) COCO category id of each role object (-1: none)
 
 
 def _sanitize(coco: CocoInstances, sel: np.ndarray, width: np.ndarray, height: np.ndarray):
@@ -140,6 +141,7 @@ def ground_truth(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.
     action = np.where(labelled[:, None], 0, -1).astype(np.int8).repeat(n_act, axis=1)
     role_box = -np.ones((len(p_obj), n_act, 2, 4), dtype=np.float32)
     has_role = np.zeros((len(p_obj), n_act, 2), dtype=bool)
+    role_category = -np.ones((len(p_obj), n_act, 2), dtype=np.int64)
     # kept objects by annotation id (ids are unique: read_coco checks), for the role objects
     by_ann = np.argsort(obj_ann, kind="stable")
     for i, act in enumerate(actions):                                        # l.153-167
@@ -169,10 +171,12 @@ def ground_truth(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.
                     f"{files['coco']} (vsrl_eval.py stops here: assertion at l.166)")
             role_box[q, i, j - 1] = obj_box[target]
             has_role[q, i, j - 1] = True
+            role_category[q, i, j - 1] = coco.category_id[obj[target]]
     counts = {"images": int(n_img), "people": int(len(p_obj)), "people_labelled": int(labelled.sum()),
               "people_ignored": int((~labelled).sum()),
               "annotations_dropped": int(len(sel) - len(obj))}
-    return GroundTruth(image_ids, obj_image[p_obj], obj_box[p_obj], labelled, action, role_box, has_role, counts)
+    return GroundTruth(image_ids, obj_image[p_obj], obj_box[p_obj], labelled, action, role_box, has_role, counts,
+                       role_category)
 
 
 # -------------------------------------------------------------------------------- matching

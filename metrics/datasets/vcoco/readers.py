@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 import math
 import operator
 import zipfile
@@ -38,22 +37,17 @@ from pathlib import Path
 import numpy as np
 
 from metrics.core.errors import InputError
-from metrics.core.inputs import check_readable, decode, read_bytes
+from metrics.core.inputs import check_readable, decode, parse_json, read_bytes
 
 ROLE_WIDTH = 5          # a role value: x1, y1, x2, y2, score
 
 
 # ------------------------------------------------------------------------------------ JSON
 def _json(data: bytes, where: str, *, constants: bool):
-    """JSON text (UTF-8, BOM allowed); ``NaN`` / ``Infinity`` only with ``constants``."""
-    def refuse(name):
-        raise InputError(f"{where}: {name} is not a finite number")
-    try:
-        return json.loads(decode(data, where), parse_constant=None if constants else refuse)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise InputError(f"{where}: invalid JSON (nested too deeply)") from None
+    """JSON text (UTF-8, BOM allowed) under the package's policy (no repeated keys); the
+    numbers of the fields read are checked by their readers, so no per-number hook slows a
+    0.5 GB COCO file; ``NaN`` / ``Infinity`` only with ``constants``."""
+    return parse_json(decode(data, where), where, per_number=False, constants=constants)
 
 
 def _ints(value, where: str) -> np.ndarray:
@@ -170,10 +164,15 @@ class CocoInstances:
 
 
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:           # an integer too large for a float
+        return False
 
 
-_number.what = "a number"
+_number.what = "a finite number (not NaN, infinite or too large)"
 
 
 def _records(data: dict, key: str, where: str) -> list:
@@ -195,7 +194,8 @@ def _field(items: list, key: str, where: str, list_name: str, check=_number, ind
         raise InputError(f"{where}: {name(k)}: no field {key!r}") from None
     if check is not None and not all(map(check, values)):
         k = next(k for k, v in enumerate(values) if not check(v))
-        raise InputError(f"{where}: {name(k)}.{key}: not {getattr(check, 'what', 'valid')}: {str(values[k])[:60]}")
+        raise InputError(f"{where}: field {name(k)}.{key}: not {getattr(check, 'what', 'valid')}: "
+                         f"{str(values[k])[:60]}")
     return values
 
 
@@ -212,14 +212,14 @@ def _name(value) -> bool:
 
 
 _whole.what = "a whole number"
-_box.what = "four numbers [x, y, w, h]"
+_box.what = "four finite numbers [x, y, w, h] (none NaN, infinite or too large)"
 _name.what = "a string"
 
 
 def read_coco(path: str | Path, image_ids=None) -> CocoInstances:
     """COCO instances; with ``image_ids``, only the annotations of those images are kept (and
     checked). Duplicate image or annotation ids are refused (``pycocotools`` would keep the last)."""
-    return coco_instances(_json(read_bytes(path), str(path), constants=True), str(path), image_ids)
+    return coco_instances(_json(read_bytes(path), str(path), constants=False), str(path), image_ids)
 
 
 def coco_instances(data, where: str = "COCO instances", image_ids=None) -> CocoInstances:
