@@ -80,3 +80,15 @@ def read_labels(path: Path) -> pd.DataFrame:
     if list(table.columns[:2]) != ["label", "synset"]:
         raise InputError(f"{path}: header must start with 'label,synset'")
     return table
+
+
+def read_vocabulary(name: str, verbs: Path, objects: Path, classes: Path) -> Vocabulary:
+    """A dataset's vocabulary from its three CSV files, every class's verb and object checked
+    against the labels."""
+    verb_table, object_table = read_labels(verbs), read_labels(objects)
+    class_table = pd.read_csv(classes)
+    unknown = (set(class_table["verb"]) - set(verb_table["label"])
+               | set(class_table["object"]) - set(object_table["label"]))
+    if unknown:
+        raise InputError(f"{classes.name} names labels missing from the vocabulary: {sorted(unknown)[:5]}")
+    return Vocabulary(name, verb_table, object_table, class_table)

@@ -15,10 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
-
-from metrics.core.errors import InputError
-from metrics.datasets.vocabulary import Vocabulary, read_labels
+from metrics.datasets.vocabulary import Vocabulary, read_vocabulary
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -26,10 +23,5 @@ DATA = Path(__file__).resolve().parent / "data"
 @lru_cache(maxsize=1)
 def hico() -> Vocabulary:
     """The HICO-DET vocabulary shipped with the package."""
-    verbs = read_labels(DATA / "hico_verbs.csv")
-    objects = read_labels(DATA / "hico_objects.csv")
-    classes = pd.read_csv(DATA / "hico_hoi_classes.csv")
-    unknown = set(classes["verb"]) - set(verbs["label"]) | set(classes["object"]) - set(objects["label"])
-    if unknown:
-        raise InputError(f"hico_hoi_classes.csv names labels missing from the vocabulary: {sorted(unknown)}")
-    return Vocabulary("hico-det", verbs, objects, classes)
+    return read_vocabulary("hico-det", DATA / "hico_verbs.csv", DATA / "hico_objects.csv",
+                           DATA / "hico_hoi_classes.csv")

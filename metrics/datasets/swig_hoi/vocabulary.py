@@ -23,10 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from metrics.core.errors import InputError
-from metrics.datasets.vocabulary import Vocabulary, read_labels
+from metrics.datasets.vocabulary import Vocabulary, read_vocabulary
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -34,13 +33,8 @@ DATA = Path(__file__).resolve().parent / "data"
 @lru_cache(maxsize=1)
 def swig() -> Vocabulary:
     """The SWIG-HOI vocabulary shipped with the package (the shape of HICO-DET's)."""
-    verbs = read_labels(DATA / "swig_verbs.csv")
-    objects = read_labels(DATA / "swig_objects.csv")
-    classes = pd.read_csv(DATA / "swig_hoi_classes.csv")
-    unknown = set(classes["verb"]) - set(verbs["label"]) | set(classes["object"]) - set(objects["label"])
-    if unknown:
-        raise InputError(f"swig_hoi_classes.csv names labels missing from the vocabulary: {sorted(unknown)[:5]}")
-    return Vocabulary("swig-hoi", verbs, objects, classes)
+    return read_vocabulary("swig-hoi", DATA / "swig_verbs.csv", DATA / "swig_objects.csv",
+                           DATA / "swig_hoi_classes.csv")
 
 
 def interaction_table(vocabulary: Vocabulary | None = None) -> dict[str, np.ndarray]:
