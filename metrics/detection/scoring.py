@@ -595,7 +595,7 @@ def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
 
 
 # ---------------------------------------------------------------------------- detections
-SUBSETS_ALWAYS = ("full", "rare", "non_rare")
+SUBSET_ORDER = ("full", "rare", "non_rare", "novel")   # those of them a dataset has
 
 
 @dataclass
@@ -732,7 +732,7 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
     dataset = datasets.get(params.get("dataset"))
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
-    subsets = [s for s in SUBSETS_ALWAYS if s in dataset.subsets] + (
+    subsets = [s for s in SUBSET_ORDER if s in dataset.subsets] + (
         [f"{split}_seen", f"{split}_unseen"] if split else [])
     masks = _subset_masks(classes, split)
     hico = hico_masks = None
@@ -795,12 +795,19 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
 
 
 def _subset_masks(classes: pd.DataFrame, split: str | None) -> dict:
-    """Full / Rare / Non-rare (and a zero-shot split's seen / unseen) masks over a class table;
-    classes outside HICO-DET count in Full only."""
+    """Full / Rare / Non-rare (Novel where the vocabulary flags novel classes; a zero-shot
+    split's seen / unseen) masks over a class table; classes outside the vocabulary's class list
+    count in Full only."""
     in_hico = classes["hoi_id"].notna().to_numpy()
     rare = classes["rare"].to_numpy()
     masks = {"full": np.ones(len(classes), dtype=bool), "rare": in_hico & (rare == 1),
              "non_rare": in_hico & (rare == 0)}
+    if "novel" in classes:      # SWIG-HOI: novel (unseen in training) apart, evaluated classes only
+        evaluated = classes["evaluated"].to_numpy() == 1 if "evaluated" in classes else in_hico
+        novel = classes["novel"].to_numpy() == 1
+        masks["rare"] &= evaluated
+        masks["non_rare"] &= evaluated & ~novel
+        masks["novel"] = in_hico & evaluated & novel
     if split:
         unseen = classes[f"unseen_{split}"].to_numpy() == 1
         masks[f"{split}_seen"] = in_hico & ~unseen

@@ -161,3 +161,18 @@ def test_diagnose_on_vcoco_has_no_no_interaction_class(vcoco_files, tmp_path):
     assert out["params"]["dataset"] == "vcoco"
     ic = out["interaction_classification"]
     assert ic["n_pairs"] == 3 and ic["n_negative_pairs"] == 0 and ic["per_verb"]["hit-instr"] == 1.0
+
+
+def test_swig_hoi_subsets_keep_novel_and_unevaluated_classes_apart():
+    """SWIG-HOI's flags: rare = evaluated of frequency 1, non-rare = evaluated common ones (not
+    novel), novel = evaluated novel ones; an unevaluated class or one outside the vocabulary's
+    class list is in Full only. HICO-DET's table has no novel column and keeps its three."""
+    import pandas as pd
+    from metrics.detection.scoring import _subset_masks
+    classes = pd.DataFrame({"hoi_id": [0, 1, 2, 3, None], "rare": [1, 0, 0, 0, None],
+                            "novel": [0, 0, 1, 0, None], "evaluated": [1, 1, 1, 0, None]})
+    masks = {k: v.tolist() for k, v in _subset_masks(classes, None).items()}
+    assert masks == {"full": [True] * 5, "rare": [True, False, False, False, False],
+                     "non_rare": [False, True, False, False, False], "novel": [False, False, True, False, False]}
+    hico = pd.DataFrame({"hoi_id": [0, 1], "rare": [1, 0]})
+    assert set(_subset_masks(hico, None)) == {"full", "rare", "non_rare"}

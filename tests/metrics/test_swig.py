@@ -399,4 +399,8 @@ def test_official_files_become_hois_that_score_with_the_swig_vocabulary(tmp_path
     per = {(c["verb"], c["object"]): c["ap"] for c in out["per_class"]}
     assert per == {("injecting", "syringe"): pytest.approx(0.25), ("surfing", "surfboard"): pytest.approx(1.0)}
     assert out["map"] == pytest.approx(0.625) and out["params"]["dataset"] == "swig-hoi"
+    # both classes are common (frequency 2) and evaluated: Non-rare holds them, Rare and Novel none
+    assert list(out["splits"]) == ["full", "rare", "non_rare", "novel"]
+    assert out["splits"]["non_rare"]["n_classes"] == 2 and out["splits"]["non_rare"]["map"] == pytest.approx(0.625)
+    assert out["splits"]["rare"]["n_classes"] == out["splits"]["novel"]["n_classes"] == 0
     assert out["resolution"]["verb"]["pred"]["by_kind"]["label"]["labels"] == 2

@@ -8,6 +8,8 @@ from metrics.datasets.swig_hoi.vocabulary import DATA, swig
 DATASET = Dataset(
     name="swig-hoi", title="SWIG-HOI", vocabulary=swig,
     baseline_verb=DATA / "baseline_verb.npz", baseline_object=DATA / "baseline_object.npz",
-    notes={"subsets": "SHOE scores report Full only; the official rare / non-rare / novel means "
-                      "are metrics swig's"},
+    subsets=("full", "rare", "non_rare", "novel"),
+    notes={"subsets": "SHOE scores: Full = every class of the ground truth; Rare / Non-rare / Novel = "
+                      "the evaluated interactions of that frequency (metrics swig's official Full leaves "
+                      "novel ones out)"},
 )
