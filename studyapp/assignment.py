@@ -583,6 +583,16 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
     return rating
 
 
+def log_keys_not_applied(annotator_id: int, keys: list[str], item_id: int | None,
+                         engine: Engine | None = None) -> None:
+    """Count keys the page could not apply (pressed while an answer was being saved; the page
+    said "not applied — press again"): one ``keys_not_applied`` event with the keys."""
+    with write_session(engine) as session:
+        study_id = session.exec(select(Annotator.study_id).where(Annotator.id == annotator_id)).one()
+        log_event(session, "keys_not_applied", study_id, annotator_id, count=len(keys),
+                  keys=[str(k)[:20] for k in keys[:50]], next_item=item_id)
+
+
 # ---------------------------------------------------------------------------------- page state
 @dataclass(frozen=True)
 class AnnotatorSession:

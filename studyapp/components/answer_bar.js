@@ -18,8 +18,10 @@ export default function (component) {
   status.className = "status";
   status.setAttribute("role", "status");
   const showStatus = () => {
-    const text = !state.offline ? (state.locked ? "saving…" : "")
+    let text = !state.offline ? (state.locked ? "saving…" : "")
       : "reconnecting…" + (state.locked ? " your answer is sent when the server is back" : "");
+    const dropped = notApplied.list();
+    if (state.locked && dropped.length) text += " · " + notApplied.text(dropped);
     if (status.textContent !== text) status.textContent = text;
   };
   const lock = () => {
@@ -34,10 +36,7 @@ export default function (component) {
     showStatus();
   });
   const send = (kind, value) => {
-    if (state.locked) {
-      window.__answerBarDropped = (window.__answerBarDropped || 0) + 1;
-      return;
-    }
+    if (state.locked) return;
     lock();
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce() });
@@ -72,17 +71,39 @@ export default function (component) {
 
   if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
 
+  // keys dropped on the screen before this one: said here until the next action sends them
+  const cue = document.createElement("div");
+  cue.className = "cue";
+  cue.setAttribute("role", "alert");
+  const earlier = notApplied.list();
+  let confirmEnter = earlier.length > 0;  // Enter first confirms, after keys were not applied
+  if (earlier.length) cue.textContent = notApplied.text(earlier);
+  root.insertBefore(cue, row);
+
   const keys = new Map(data.values.map((v) => [String(v), v]));
   const onKey = (event) => {
     if (typingInto(event.target)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (keys.has(event.key)) send("answer", keys.get(event.key));
-    else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
-    else if (event.key === "Backspace" && data.can_go_back) send("back", null);
-    else if (event.key === "Enter" && data.revising) send("continue", null);
-    else if (event.key === "Enter" && data.current !== null) send("answer", data.current);
+    if (activatesFocused(event)) return;  // Tab + Enter: what a click on that control does
+    let action;
+    if (keys.has(event.key)) action = ["answer", keys.get(event.key)];
+    else if (data.cant_judge && event.key.toLowerCase() === "x") action = ["answer", CANT_JUDGE];
+    else if (event.key === "Backspace" && data.can_go_back) action = ["back", null];
+    else if (event.key === "Enter" && data.revising) action = ["continue", null];
+    else if (event.key === "Enter" && data.current !== null) action = ["answer", data.current];
     else return;
     event.preventDefault();
+    if (state.locked) {  // this item's answer is being saved: the key cannot be applied
+      notApplied.add(event.key, data.item_id);
+      showStatus();
+      return;
+    }
+    if (event.key === "Enter" && confirmEnter) {
+      confirmEnter = false;
+      cue.textContent = notApplied.text(notApplied.list()) + ". Enter again keeps what is shown.";
+      return;
+    }
+    send(...action);
   };
   return attach(root, data, post, onKey);
 }

@@ -17,6 +17,39 @@ function typingInto(target) {
   return target.tagName === "INPUT" && !NOT_TYPED.includes(target.type);
 }
 
+// Enter or Space on a focused control (reached with Tab) does what a click on it does: the
+// browser's own activation, never the page's key for Enter.
+const ACTIVATED = ["BUTTON", "A", "SUMMARY", "SELECT", "TEXTAREA"];
+function activatesFocused(event) {
+  if (event.key !== "Enter" && event.key !== " ") return false;
+  const t = event.target;
+  if (!t || t === document.body || t === document.documentElement) return false;
+  if (ACTIVATED.includes(t.tagName) || t.tagName === "INPUT") return true;
+  const role = t.getAttribute && t.getAttribute("role");
+  return Boolean(role && ["button", "checkbox", "switch", "tab", "link", "option", "menuitem"].includes(role));
+}
+
+// Keys pressed while the screen shows an answer being saved cannot reach that item (it is
+// answered) and must not reach the next one, which the annotator has not seen: they are "not
+// applied", said so on screen at once and on the next item, and sent with the next action
+// (``not_applied``) so the server counts them in the page events.
+const NOT_APPLIED = "studyapp.not-applied";
+const notApplied = {
+  list() { return JSON.parse(sessionStorage.getItem(NOT_APPLIED) || "[]"); },
+  add(key, item) {
+    const all = notApplied.list();
+    all.push({ key, item });
+    sessionStorage.setItem(NOT_APPLIED, JSON.stringify(all));
+    window.__studyappNotApplied = (window.__studyappNotApplied || 0) + 1;
+  },
+  clear() { sessionStorage.removeItem(NOT_APPLIED); },
+  text(all) {
+    const keys = all.map((p) => (p.key === " " ? "Space" : p.key));
+    return `Not applied — press again: ${keys.join(", ")} ` +
+      `(pressed while your last answer was being saved)`;
+  },
+};
+
 function scrollToTop(root) {  // Streamlit scrolls its main container, not the window
   for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
   window.scrollTo(0, 0);
@@ -51,6 +84,10 @@ function delivery(data, setTriggerValue, onConnection) {
   let offline = false;
   const kept = () => JSON.parse(sessionStorage.getItem(PENDING) || "null");
   const transmit = (action) => {
+    if (!("not_applied" in action)) {
+      action.not_applied = notApplied.list().map((p) => p.key);
+      notApplied.clear();
+    }
     sessionStorage.setItem(PENDING, JSON.stringify(action));
     setTriggerValue("action", action);
   };

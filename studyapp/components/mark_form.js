@@ -106,8 +106,9 @@ export default function (component) {
       zoom.textContent = on ? "Smaller image (z)" : "Larger image (z)";
     };
     setZoom(zoomed());
-    onModeKey = (key) => {
+    onModeKey = (key, dry) => {
       const k = Number(key) - 1;
+      if (dry) return (/^[1-9]$/.test(key) && k < n) || key === "z";
       if (/^[1-9]$/.test(key) && k < n) toggle(k);
       else if (key === "z") zoom.click();
       else return false;
@@ -166,9 +167,10 @@ export default function (component) {
         render();
       }
     };
-    onModeKey = (key) => {
+    onModeKey = (key, dry) => {
       const k = Number(key) - 1;
       const mark = MARKS.find(([, letter]) => letter === key.toLowerCase());
+      if (dry) return (/^[1-9]$/.test(key) && k < n) || ["ArrowDown", "ArrowUp"].includes(key) || Boolean(mark);
       if (/^[1-9]$/.test(key) && k < n) draft.active = k;
       else if (key === "ArrowDown") draft.active = Math.min(draft.active + 1, n - 1);
       else if (key === "ArrowUp") draft.active = Math.max(draft.active - 1, 0);
@@ -247,10 +249,31 @@ export default function (component) {
   root.appendChild(hint);
   render();
 
+  // keys dropped on the screen before this one: said here until the next action sends them
+  const cue = make("div", "cue");
+  cue.setAttribute("role", "alert");
+  const earlier = notApplied.list();
+  let confirmEnter = earlier.length > 0;  // Enter first confirms, after keys were not applied
+  if (earlier.length) cue.textContent = notApplied.text(earlier);
+  root.insertBefore(cue, list);
+
+  const acts = (key) => key === "Enter" || (data.cant_judge && key.toLowerCase() === "x") ||
+    (key === "Backspace" && data.can_go_back) || onModeKey(key, true);
   const onKey = (event) => {
     if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (locked) return;
-    if (event.key === "Enter") trySubmit();
+    if (activatesFocused(event)) return;  // Tab + Enter: what a click on that control does
+    if (locked) {  // this item's answer is being saved: the key cannot be applied
+      if (!acts(event.key)) return;
+      event.preventDefault();
+      notApplied.add(event.key, data.item_id);
+      status.textContent = "saving… · " + notApplied.text(notApplied.list());
+      return;
+    }
+    if (event.key === "Enter" && confirmEnter) {
+      confirmEnter = false;
+      cue.textContent = notApplied.text(notApplied.list()) +
+        ". The marks shown are what Enter submits: press Enter again to submit them.";
+    } else if (event.key === "Enter") trySubmit();
     else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (!onModeKey(event.key)) return;

@@ -203,6 +203,11 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
     if not action or action.get("nonce") == st.session_state.get("last_nonce"):
         return
     st.session_state["last_nonce"] = action["nonce"]
+    if dropped := action.get("not_applied"):
+        try:
+            assignment.log_keys_not_applied(annotator_id, list(dropped), action.get("item_id"))
+        except SQLAlchemyError as exc:  # the count is lost, the answer must not be
+            LOG.error("keys_not_applied not logged (annotator %s): %s", annotator_id, exc)
     if action["kind"] == "answer":
         item_id = int(action["item_id"])
         on_task = item_id == task.assignment_id
