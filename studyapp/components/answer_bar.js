@@ -1,16 +1,18 @@
-// The answer controls of one item: a button per value, Back and (when revising) Continue, and
-// the same as keys. The first press locks the bar and shows "saving…"; only the bar of the next
-// item (a new mount, or a new server run of this one) takes input again. Every answer carries
-// the id of the item it was given for, so the server can refuse one that reaches another item.
-// A press made while the server is unreachable is kept and sent again (`delivery`, common.js).
+// One item's screen with a rating scale (`present`, common.js): its content and its answer
+// controls — a button per value, Back and (when revising) Continue, and the same as keys. The
+// first press locks the screen and shows "saving…"; only the next screen (new data from the
+// server) takes input again, and keys pressed until then are "not applied — press again".
+// Every answer carries the id of the item it was given for, so the server can refuse one that
+// reaches another item. A press made while the server is unreachable is kept and sent again
+// (`delivery`, common.js).
 
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".answer-bar");
   const state = { locked: false, offline: false };
-  root.innerHTML = "";
-  root.dataset.item = String(data.item_id);
-  root.dataset.state = "ready";
+  const { top, cue, content } = buildScreen(data, root);
+  const controls = document.createElement("div");
+  controls.className = "controls";
   const row = document.createElement("div");
   row.className = "values";
   const buttons = [];
@@ -18,10 +20,8 @@ export default function (component) {
   status.className = "status";
   status.setAttribute("role", "status");
   const showStatus = () => {
-    let text = !state.offline ? (state.locked ? "saving…" : "")
+    const text = !state.offline ? (state.locked ? "saving…" : "")
       : "reconnecting…" + (state.locked ? " your answer is sent when the server is back" : "");
-    const dropped = notApplied.list();
-    if (state.locked && dropped.length) text += " · " + notApplied.text(dropped);
     if (status.textContent !== text) status.textContent = text;
   };
   const lock = () => {
@@ -38,6 +38,7 @@ export default function (component) {
   const send = (kind, value) => {
     if (state.locked) return;
     lock();
+    cue.textContent = "";
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce() });
   };
@@ -59,43 +60,46 @@ export default function (component) {
   if (data.cant_judge) {
     add(row, "Can't judge (X)", data.current === CANT_JUDGE ? "value chosen" : "value", "answer", CANT_JUDGE);
   }
-  root.appendChild(row);
+  controls.appendChild(row);
   const comment = commentBox(data);
-  if (comment) root.appendChild(comment);
+  if (comment) controls.appendChild(comment);
   const nav = document.createElement("div");
   nav.className = "nav";
   add(nav, "Back (Backspace)", "nav-button", "back", null, !data.can_go_back);
   if (data.revising) add(nav, "Continue where I stopped (Enter)", "nav-button", "continue", null);
   nav.appendChild(status);
-  root.appendChild(nav);
-
-  if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
+  controls.appendChild(nav);
+  if (data.hint) {
+    const hint = document.createElement("div");
+    hint.className = "hint";
+    hint.textContent = data.hint;
+    controls.appendChild(hint);
+  }
 
   // keys dropped on the screen before this one: said here until the next action sends them
-  const cue = document.createElement("div");
-  cue.className = "cue";
-  cue.setAttribute("role", "alert");
   const earlier = notApplied.list();
   let confirmEnter = earlier.length > 0;  // Enter first confirms, after keys were not applied
   if (earlier.length) cue.textContent = notApplied.text(earlier);
-  root.insertBefore(cue, row);
 
   const keys = new Map(data.values.map((v) => [String(v), v]));
+  const actionOf = (key) => {
+    if (keys.has(key)) return ["answer", keys.get(key)];
+    if (data.cant_judge && key.toLowerCase() === "x") return ["answer", CANT_JUDGE];
+    if (key === "Backspace" && data.can_go_back) return ["back", null];
+    if (key === "Enter" && data.revising) return ["continue", null];
+    if (key === "Enter" && data.current !== null) return ["answer", data.current];
+    return null;
+  };
   const onKey = (event) => {
     if (typingInto(event.target)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (activatesFocused(event)) return;  // Tab + Enter: what a click on that control does
-    let action;
-    if (keys.has(event.key)) action = ["answer", keys.get(event.key)];
-    else if (data.cant_judge && event.key.toLowerCase() === "x") action = ["answer", CANT_JUDGE];
-    else if (event.key === "Backspace" && data.can_go_back) action = ["back", null];
-    else if (event.key === "Enter" && data.revising) action = ["continue", null];
-    else if (event.key === "Enter" && data.current !== null) action = ["answer", data.current];
-    else return;
+    const action = actionOf(event.key);
+    if (!action) return;
     event.preventDefault();
     if (state.locked) {  // this item's answer is being saved: the key cannot be applied
       notApplied.add(event.key, data.item_id);
-      showStatus();
+      sayNotApplied(root);
       return;
     }
     if (event.key === "Enter" && confirmEnter) {
@@ -105,5 +109,15 @@ export default function (component) {
     }
     send(...action);
   };
-  return attach(root, data, post, onKey);
+  let stopped = false;
+  const stopPresent = present(root, data, [top, content, controls], onKey, (key) => actionOf(key) !== null, () => {
+    if (stopped) return;
+    post.start();
+    if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
+  });
+  return () => {
+    stopped = true;
+    stopPresent();
+    post.stop();
+  };
 }

@@ -30,9 +30,8 @@ function startDraft(data) {
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".mark-form");
-  root.innerHTML = "";
-  root.dataset.item = String(data.item_id);
-  root.dataset.state = "ready";
+  const { top, cue, content } = buildScreen(data, root);
+  const controls = make("div", "controls");
   const draftKey = `${data.item_id}:${JSON.stringify(data.current)}`;
   if (!drafts.has(draftKey)) drafts.set(draftKey, startDraft(data));
   const draft = drafts.get(draftKey);
@@ -50,7 +49,7 @@ export default function (component) {
   const lock = () => {
     locked = true;
     root.dataset.state = "saving";
-    root.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
+    controls.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
     showSaving();
   };
   const post = delivery(data, setTriggerValue, (now) => {
@@ -64,6 +63,7 @@ export default function (component) {
     if (locked) return;
     if (kind !== "answer") drafts.delete(draftKey);
     lock();
+    cue.textContent = "";
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce() });
   };
@@ -81,7 +81,7 @@ export default function (component) {
 
   const comment = commentBox(data);
   const list = make("div", "rows");
-  root.appendChild(list);
+  controls.appendChild(list);
   const submitBar = make("div", "nav");
   const submit = button(submitBar, "", "submit", () => trySubmit());
   let render, trySubmit, onModeKey, keyHint;
@@ -103,7 +103,8 @@ export default function (component) {
     const zoom = button(submitBar, "", "zoom", () => setZoom(!zoomed()));
     const setZoom = (on) => {
       document.body.classList.toggle("mark-zoom", on);
-      zoom.textContent = on ? "Smaller image (z)" : "Larger image (z)";
+      zoom.textContent = (on ? "Smaller image (z)" : "Larger image (z)") +
+        (data.zoom_note ? ` — ${data.zoom_note}` : "");
     };
     setZoom(zoomed());
     onModeKey = (key, dry) => {
@@ -193,7 +194,7 @@ export default function (component) {
       input.setAttribute("aria-label", title);
       const matches = make("div", "matches");
       box.append(chosen, input, matches);
-      root.appendChild(box);
+      controls.appendChild(box);
       let found = [], highlighted = 0;
       const add = (id) => {
         if (!draft[own].includes(id)) draft[own].push(id);
@@ -241,21 +242,18 @@ export default function (component) {
   back.disabled = !data.can_go_back;
   if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
   nav.appendChild(status);
-  if (comment) root.appendChild(comment);
-  root.append(submitBar, nav);
+  if (comment) controls.appendChild(comment);
+  controls.append(submitBar, nav);
   const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
     (data.cant_judge ? " · x can't judge" : "") +
     (data.can_go_back ? " · Backspace goes back" : ""));
-  root.appendChild(hint);
+  controls.appendChild(hint);
   render();
 
   // keys dropped on the screen before this one: said here until the next action sends them
-  const cue = make("div", "cue");
-  cue.setAttribute("role", "alert");
   const earlier = notApplied.list();
   let confirmEnter = earlier.length > 0;  // Enter first confirms, after keys were not applied
   if (earlier.length) cue.textContent = notApplied.text(earlier);
-  root.insertBefore(cue, list);
 
   const acts = (key) => key === "Enter" || (data.cant_judge && key.toLowerCase() === "x") ||
     (key === "Backspace" && data.can_go_back) || onModeKey(key, true);
@@ -266,7 +264,7 @@ export default function (component) {
       if (!acts(event.key)) return;
       event.preventDefault();
       notApplied.add(event.key, data.item_id);
-      status.textContent = "saving… · " + notApplied.text(notApplied.list());
+      sayNotApplied(root);
       return;
     }
     if (event.key === "Enter" && confirmEnter) {
@@ -279,6 +277,15 @@ export default function (component) {
     else if (!onModeKey(event.key)) return;
     event.preventDefault();
   };
-  if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
-  return attach(root, data, post, onKey);
+  let stopped = false;
+  const stopPresent = present(root, data, [top, content, controls], onKey, acts, () => {
+    if (stopped) return;
+    post.start();
+    if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
+  });
+  return () => {
+    stopped = true;
+    stopPresent();
+    post.stop();
+  };
 }

@@ -172,7 +172,7 @@ def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorS
         f"You answered {say(feedback.given)}; the expected answer is {say(feedback.expected)}.")
     if feedback.explanation:
         st.markdown(inert.markdown(feedback.explanation))
-    st.button("Continue (Enter)", type="primary", shortcut="Enter", key="after-practice",
+    st.button("Continue", type="primary", shortcut="Enter", key="after-practice",
               on_click=on_feedback_seen)
 
 
@@ -219,13 +219,18 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
         on_continue()
 
 
-def progress(task: assignment.Task) -> None:
-    done = task.number - 1 if task.response is None else task.number
-    left = max(task.total - done, 0)
-    text = f"Item {task.number} of {task.total} · {left} left"
-    if (seconds := task.seconds_left()) is not None and left:
-        text += f" · about {time_left(seconds)} to go"
-    st.progress(min(done / task.total, 1.0) if task.total else 1.0, text=text)
+def progress(task: assignment.Task, answered: int) -> dict:
+    """The progress line and bar: which item this is, and how many are left from the answers
+    given (``answered``; an item revisited after going back is already one of them)."""
+    left = max(task.total - answered, 0)
+    if task.response is None:
+        text = f"Item {task.number} of {task.total} · {left} left"
+    else:
+        text = f"Revising item {task.number} of {task.total} · {answered} answered · {left} left"
+    if task.seconds_per_item is not None and left:
+        seconds = left * task.seconds_per_item
+        text += " · " + ("under a minute to go" if seconds < 60 else f"about {time_left(seconds)} to go")
+    return {"text": text, "fraction": min(answered / task.total, 1.0) if task.total else 1.0}
 
 
 def rate(info: assignment.AnnotatorSession) -> None:
@@ -257,45 +262,55 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
     view = type_view(study_type)
-    progress(task)
-    instructions_slot = st.container()  # filled last: the item and its controls are sent first
-    if task.phase == "practice":
-        st.info("Practice item: after your answer you will see the expected one.")
-    if "flash" in st.session_state:
-        st.error(inert.text(st.session_state.pop("flash")))
-    revising = task.response is not None
-    if revising:
-        given = in_words(info, task.fields, task.response)
-        st.info(f"Revising an earlier answer (you gave {inert.text(given)}). "
-                "Change it, or continue where you stopped.")
-    view.render_item(task.fields)
+    instructions_slot = st.container()  # filled last: the item screen is sent first
+    screen = item_screen(info, task, view, study_type)
+    current = screen.pop("current")
+    mount = dict(item_id=task.assignment_id, can_go_back=task.number > 1,
+                 revising=task.response is not None, key=SCREEN_KEY,
+                 seen_nonce=st.session_state.get("last_nonce"), cant_judge=info.spec.cant_judge,
+                 comments=info.spec.comments, comment=task.comment, screen=screen,
+                 on_action=partial(on_bar_action, SCREEN_KEY, info.annotator_id, task,
+                                   task.response is not None))
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
-        key = f"form-{task.assignment_id}"
         cant = task.response == CANT_JUDGE
-        view.response_form(task.fields, None if cant else task.response,
-                           item_id=task.assignment_id, can_go_back=task.number > 1,
-                           revising=revising, key=key,
-                           seen_nonce=st.session_state.get("last_nonce"),
-                           cant_judge=info.spec.cant_judge, cant_judge_chosen=cant,
-                           comments=info.spec.comments, comment=task.comment,
-                           on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
-        instructions_reminder(instructions_slot, info)
-        return
-    current = task.response
-    if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
-        st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. "
-                "Press Enter (or its key) to keep it, or choose another.")
-    key = f"bar-{task.assignment_id}"
-    scale = info.spec.scale
-    answer_bar(item_id=task.assignment_id, values=scale.values, labels=scale.labels,
-               current=current, can_go_back=task.number > 1, revising=revising,
-               seen_nonce=st.session_state.get("last_nonce"), key=key,
-               cant_judge=info.spec.cant_judge, comments=info.spec.comments, comment=task.comment,
-               on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
-    st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer"
-               + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
-               + (" · Enter continues where you stopped" if revising else ""))
+        view.response_form(task.fields, None if cant else task.response, cant_judge_chosen=cant,
+                           **mount)
+    else:
+        scale = info.spec.scale
+        answer_bar(values=scale.values, labels=scale.labels, current=current,
+                   hint=f"Keys: {min(scale.values)}–{max(scale.values)} answer"
+                   + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
+                   + (" · Enter continues where you stopped" if task.response is not None else ""),
+                   **mount)
     instructions_reminder(instructions_slot, info)
+
+
+SCREEN_KEY = "item-screen"  # one key for every item: the old screen stays until the new one is drawn
+
+
+def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
+                study_type) -> dict:
+    """Everything the item screen shows besides its controls, as one payload: the progress,
+    the notices (practice, a flash message, the answer being revised, a preselected answer)
+    and the item's content (``view.item_content``). Plain text: the page sets it as text.
+    For a rating scale, ``current`` is the answer the bar marks (the one revised, or a
+    preselected earlier rating)."""
+    notices = []
+    if task.phase == "practice":
+        notices.append(("info", "Practice item: after your answer you will see the expected one."))
+    if "flash" in st.session_state:
+        notices.append(("error", str(st.session_state.pop("flash"))))
+    if task.response is not None:
+        notices.append(("info", f"Revising an earlier answer (you gave "
+                                f"{in_words(info, task.fields, task.response)}). "
+                                "Change it, or continue where you stopped."))
+    current = task.response
+    if not study_type.custom_response and current is None and (
+            current := study_type.preselect(task.fields, info.pseudonym)) is not None:
+        notices.append(("info", f"Your earlier rating (without the image): {current}. "
+                                "Press Enter (or its key) to keep it, or choose another."))
+    return {"progress": progress(task, assignment.answered_count(info.annotator_id)),
+            "notices": notices, "content": view.item_content(task.fields), "current": current}
 
 
 def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:

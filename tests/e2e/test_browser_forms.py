@@ -135,7 +135,7 @@ def test_imsitu_one_hint_marks_in_green_enter_after_click_and_zoom(tmp_path, bro
                              .removeprefix("rgb(").removesuffix(")").split(","))
         assert green > red  # green, not the theme's red
         width = lambda: browser.execute_script(  # noqa: E731
-            "return document.querySelector('[data-testid=\"stImage\"] img').clientWidth")
+            "return document.querySelector('.item-content img').clientWidth")
         assert width() == 64  # the generated image's own size
         press(browser, "z")
         assert width() == 768

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+import json
+from functools import lru_cache
+
 from metrics import InputError, hico
 from studyapp import images, inert
-from studyapp.components import mark_form
+from studyapp.components import image, missing_image, mark_form
 
 from . import crosshoi
 
@@ -39,3 +42,27 @@ def response_form(fields: dict, current: str | None, **mount) -> None:
     mark_form(mode="candidates", items=items, current=current,
               classes=[crosshoi.option(v, o) for v, o in zip(table["verb"], table["object"])],
               **mount)
+
+
+@lru_cache(maxsize=256)
+def _png(root: str, path: str, boxes: str) -> bytes | None:
+    try:
+        return images.render_png(root, path, json.loads(boxes) or None)
+    except InputError:
+        return None
+
+
+def item_content(fields: dict) -> list:
+    """Item-screen nodes: the image with the person's (and object's) box, and the ground truth."""
+    q = fields["question"]
+    png = _png(fields["image_root"], fields["image"], json.dumps(q.get("boxes") or {}))
+    if png is None:
+        shown = missing_image(fields["image"])
+    else:
+        caption = "Blue: the person asked about" + ("; orange: the object" if "object" in (q.get("boxes") or {}) else "")
+        shown = ["figure", {}, image(png, alt="the image of the question"), ["figcaption", {}, caption]]
+    truth = []
+    for k, p in enumerate(q["positives"]):
+        truth += ([", "] if k else []) + [["code", {}, str(p)]]
+    return [shown, ["p", {}, ["strong", {}, "Correct for this person (ground truth): "],
+                    *(truth or ["none"])]]
