@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import time
@@ -110,6 +111,9 @@ def on_screen_answer(entry: dict) -> str | None:
     """What the screen showed as the answer when the key was pressed: the digit's value on the
     answer bar, the chosen (preselected) value for Enter, the marks shown for a mark form."""
     before = entry["before"]
+    focused = re.match(r"(\d) — ", entry.get("focus") or "")
+    if entry["key"] in ("Enter", " ") and focused:  # a value button reached with Tab: its value
+        return focused.group(1)
     if before["marks"] is not None:
         return before["marks"] if entry["key"] == "Enter" else None
     if entry["key"].isdigit():
@@ -195,3 +199,244 @@ def test_crosshoi_tab_to_marks_and_enter_marks_them(tmp_path, browser):
         wait_text(browser, "Item 2 of ")
         (key,) = ratings(study)
         wait_ratings(study, {key: [crosshoi.encode_response(["incorrect", "ambiguous", "correct"], [], [])]})
+
+
+# ------------------------------------------------------------------------ fast typing
+FRAMES = """
+window.__frames = [];
+let last = '';
+const sample = () => {
+  const screens = document.querySelectorAll('.answer-bar, .mark-form');
+  const c = screens[0];
+  const p = c ? c.querySelector('.progress-text') : null;
+  const now = JSON.stringify([screens.length, c ? c.dataset.item : null, c ? c.dataset.state : null,
+                              p ? p.textContent.split(' · ')[0] : null]);
+  if (now !== last) { window.__frames.push(JSON.parse(now)); last = now; }
+  requestAnimationFrame(sample);
+};
+requestAnimationFrame(sample);
+"""
+ACTING = set("0123456789xcia") | {"Enter", "Backspace"}
+
+
+def burner():
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def type_keys(driver, plan: list[tuple[str, float]]):
+    """Each key after its gap (seconds), to whatever has the focus (as a person types)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    for key, gap in plan:
+        time.sleep(gap)
+        ActionChains(driver).send_keys(key).perform()
+
+
+KEY_NAMES = {Keys.ENTER: "Enter", Keys.BACKSPACE: "Backspace", Keys.TAB: "Tab"}
+
+
+def check_typed_equals_stored(driver, study: int, marks_prefix: str = "") -> dict:
+    """The property of issue 29 over what the page logged (``KEY_LOG``, ``FRAMES``) and what the
+    database holds; returns the counts for the report."""
+    wait_idle(driver)
+    entries = keys_logged(driver)
+    frames = driver.execute_script("return window.__frames")
+    pending = driver.execute_script(
+        "return JSON.parse(sessionStorage.getItem('studyapp.not-applied') || '[]').length")
+    answers = []  # (assignment, answer) sent from a live screen, as it was on screen
+    for e in sent(entries):
+        answer = on_screen_answer(e)
+        if e["key"] == "Enter" and e["before"]["revising"] and e["before"]["marks"] is None \
+                and not re.match(r"\d — ", e.get("focus") or ""):
+            answer = None  # Enter while revising on the bar is "Continue"
+        if e["key"] == "x":
+            answer = "cant_judge"
+        if answer is not None:
+            answers.append((e["before"]["item"], answer))
+    deadline = time.monotonic() + 30
+    while True:  # the last answer may still be on its way
+        rows = stored(study)
+        if len(rows) >= len({(a, v) for a, v in answers}) - 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    expected: dict[int, list[str]] = {}
+    for item, answer in answers:  # the same answer again is not a new revision
+        seq = expected.setdefault(item, [])
+        if not seq or seq[-1] != answer:
+            seq.append(answer)
+    got: dict[int, list[str]] = {}
+    for a, _rev, response in rows:
+        got.setdefault(a, []).append(response.split(";")[0].removeprefix("m=") if marks_prefix else response)
+    dropped = [e for e in entries if e["key"] in ACTING and e["before"]["state"] not in ("ready", None)]
+    silent = [e for e in dropped if not e.get("cue")]
+    counted = sum(ev["count"] for ev in events("keys_not_applied"))
+    # no frame shows a screen beside another one, and a live screen's counter is its own item's
+    two = [f for f in frames if f[0] > 1]
+    numbers = numbers_of(study)
+    mismatched = [f for f in frames if f[2] == "ready" and f[1] is not None and f[3]
+                  and not f[3].lower().endswith(f"item {numbers.get(int(f[1]))} of "
+                                                + f[3].split(" of ")[-1])]
+    report = {"keys": len(entries), "answers sent": len(answers), "stored": len(rows),
+              "stored == on screen": sum(got.get(a) == v for a, v in expected.items()),
+              "items": len(expected), "keys not applied (cue shown)": len(dropped) - len(silent),
+              "silently lost": len(silent), "counted in events": counted, "pending": pending,
+              "frames": len(frames)}
+    print("\ntyped vs stored:", json.dumps(report))
+    assert got == expected, (got, expected)
+    assert not silent, silent
+    assert counted + pending == len(dropped), (counted, pending, len(dropped))
+    assert not events("stale_answer_refused")
+    assert not two, two
+    assert not mismatched, mismatched[:5]
+    return report
+
+
+def numbers_of(study: int) -> dict[int, int]:
+    """assignment id -> its number in the annotator's sequence (1-based, by position)."""
+    from studyapp.models import Assignment
+    with storage.read_session() as session:
+        rows = session.exec(select(Assignment).where(Assignment.study_id == study)
+                            .order_by(Assignment.annotator_id, Assignment.position)).all()
+    out, count = {}, {}
+    for a in rows:
+        count[a.annotator_id] = count.get(a.annotator_id, 0) + 1
+        out[a.id] = count[a.annotator_id]
+    return out
+
+
+def gaps(rng, n, low=0.1, high=0.2):
+    return [rng.uniform(low, high) for _ in range(n)]
+
+
+def test_text_fast_digits_backspace_tab_enter_under_load(tmp_path, browser):
+    """Text study, a CPU burner running: digits at 0–300 ms, then Backspace + Tab + Enter on a
+    value (a revision by keyboard), then more digits at 100–200 ms."""
+    study = make_study(tmp_path, n_items=40, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study, 1)
+    rng = random.Random(29)
+    hog = burner()
+    try:
+        with running_app(tmp_path) as base:
+            start(browser, f"{base}/?token={invite.token}", "Item 1 of 40")
+            wait_idle(browser)
+            browser.execute_script(KEY_LOG + FRAMES)
+            type_keys(browser, [(str(rng.randrange(5)), g) for g in [0, 0.05, 0.1, 0.15, 0.2, 0.3] * 3])
+            wait_idle(browser)
+            type_keys(browser, [(Keys.BACKSPACE, 0)])
+            wait_text(browser, "Revising item")
+            tab_to(browser, "1 —")
+            type_keys(browser, [(Keys.ENTER, 0)] + [(str(rng.randrange(5)), g) for g in gaps(rng, 12)])
+            report = check_typed_equals_stored(browser, study)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert report["stored"] >= 8
+
+
+def test_with_image_fast_digits_and_enter_under_load(tmp_path, browser):
+    """With-image pass (earlier rating preselected), a CPU burner running: digits and Enter at
+    100–200 ms; Tab + Enter on a value."""
+    from studyhelpers import earlier_study, image_spec, invite_same
+
+    earlier_study(tmp_path, n_items=12)
+    study = studies.create_study(load_spec(image_spec(tmp_path, n_items=12)))
+    token = invite_same(study, ["alice"])["alice"][1]
+    rng = random.Random(7)
+    hog = burner()
+    try:
+        with running_app(tmp_path) as base:
+            start(browser, f"{base}/?token={token}", "Item 1 of 12")
+            wait_idle(browser)
+            browser.execute_script(KEY_LOG + FRAMES)
+            tab_to(browser, "0 —")
+            type_keys(browser, [(Keys.ENTER, 0)])
+            keys = [rng.choice([Keys.ENTER, "0", "1", "3", "4"]) for _ in range(14)]
+            type_keys(browser, list(zip(keys, gaps(rng, len(keys)))))
+            report = check_typed_equals_stored(browser, study)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert report["stored"] >= 4
+
+
+def write_big_imsitu(folder, n_images: int = 8) -> "Path":
+    """An imsitu_correctness study: ``n_images`` generated images, two models' top-5 verbs."""
+    from PIL import Image
+    verbs = ["jumping", "leaping", "falling", "riding", "racing", "driving", "eating", "lying",
+             "resting", "sleeping", "plunging", "carrying"]
+    (folder / "images").mkdir()
+    pred, images = {"m1": {}, "m2": {}}, {}
+    for k in range(n_images):
+        name = f"{verbs[k % len(verbs)]}_{k}.jpg"
+        Image.new("RGB", (64, 48), (20 * k % 255, 120, 200)).save(folder / "images" / name)
+        pred["m1"][name] = [verbs[(k + j) % len(verbs)] for j in range(5)]
+        pred["m2"][name] = [verbs[(k + 2 * j + 1) % len(verbs)] for j in range(5)]
+        images[name] = ["c1"]
+    (folder / "pred.json").write_text(json.dumps(pred))
+    (folder / "clusters.json").write_text(json.dumps({"clusters": {"c1": ["jumping", "leaping"]},
+                                                      "images": images}))
+    spec = folder / "verbs.toml"
+    spec.write_text('''title = "Verb check"
+study_type = "imsitu_correctness"
+instructions = "Mark the verbs that describe the image."
+raters_per_item = 2
+order = "fixed"
+[items]
+source = "sampler"
+predictions = "pred.json"
+image_root = "images"
+clusters = "clusters.json"
+k = 5
+seed = 1
+''')
+    return spec
+
+
+def test_imsitu_digit_digit_enter_at_100_to_200_ms_under_load(tmp_path, browser):
+    """The issue's pattern: "digit digit Enter" for item after item at 100–200 ms, a CPU
+    burner running. Stored marks are those on screen at the Enter that sent them; digits
+    pressed while the last answer was saving were said "not applied" and counted."""
+    study = studies.create_study(load_spec(write_big_imsitu(tmp_path)))
+    (invite,) = studies.invite(study, 1)
+    rng = random.Random(150)
+    hog = burner()
+    try:
+        with running_app(tmp_path) as base:
+            start(browser, f"{base}/?token={invite.token}", "Item 1 of 16")
+            wait_idle(browser)
+            browser.execute_script(KEY_LOG + FRAMES)
+            plan = []
+            for _ in range(10):
+                plan += [(str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
+                         (str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
+                         (Keys.ENTER, rng.uniform(0.1, 0.2))]
+            type_keys(browser, plan)
+            report = check_typed_equals_stored(browser, study)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert report["stored"] >= 3
+
+
+def test_crosshoi_fast_marks_and_enter_under_load(tmp_path, browser):
+    """CrossHOI curation: "c i a Enter" (and other marks) at 100–200 ms, a CPU burner running."""
+    from studyhelpers import curation_spec
+
+    study = studies.create_study(curation_spec(tmp_path, n_images=8))
+    (invite,) = studies.invite(study, 1)
+    rng = random.Random(3)
+    hog = burner()
+    try:
+        with running_app(tmp_path) as base:
+            start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
+            wait_idle(browser)
+            browser.execute_script(KEY_LOG + FRAMES)
+            plan = []
+            for _ in range(8):
+                plan += [(rng.choice("cia"), rng.uniform(0.1, 0.2)) for _ in range(3)]
+                plan.append((Keys.ENTER, rng.uniform(0.1, 0.2)))
+            type_keys(browser, plan)
+            report = check_typed_equals_stored(browser, study, marks_prefix="m=")
+    finally:
+        hog.kill()
+        hog.wait()
+    assert report["stored"] >= 3
