@@ -84,10 +84,13 @@ def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
     return n_practice + k + spec.attention_checks + min(spec.repeat_items, k)
 
 
-def _plan(session: Session, annotator: Annotator, study: Study) -> int:
+def plan(session: Session, annotator: Annotator, study: Study) -> int:
     """``planned_total`` for this annotator (their eligible main items, the practice items)."""
     return planned_total(spec_of(study), _n_items_for(session, annotator, study),
                          _n_items(session, study.id, "practice"))
+
+
+_plan = plan
 
 
 def _order_key(annotator: Annotator, spec: StudySpec):
@@ -454,6 +457,13 @@ def practice_feedback(annotator_id: int, assignment_id: int,
         return None
     fields = json.loads(item.fields_json)
     return Feedback(fields, given, item.expected, fields.get("feedback", ""))
+
+
+def planned_count(annotator_id: int, engine: Engine | None = None) -> int:
+    """How many items the annotator was meant to rate (``planned_total`` for them)."""
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        return _plan(session, annotator, session.get(Study, annotator.study_id))
 
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:

@@ -80,8 +80,11 @@ export default function (component) {
   };
 
   const comment = commentBox(data);
+  // what keeps the answer from being sent ("Not yet marked: …"), above the candidates, in view
+  const problem = make("div", "problem");
+  problem.setAttribute("role", "alert");
   const list = make("div", "rows");
-  controls.appendChild(list);
+  controls.append(problem, list);
   const submitBar = make("div", "nav");
   const submit = button(submitBar, "", "submit", () => trySubmit());
   let render, trySubmit, onModeKey, keyHint;
@@ -151,12 +154,11 @@ export default function (component) {
       });
       pickers.forEach((p) => p.render());
       submit.textContent = "Submit — Enter";
-      if (status.classList.contains("problem")) showMissing();
+      if (problem.textContent) showMissing();
     };
     const showMissing = () => {
       const missing = unmarked();
-      status.className = missing.length ? "status problem" : "status";
-      status.textContent = missing.length ? `Not yet marked: ${missing.map(named).join("; ")}. ` +
+      problem.textContent = missing.length ? `Not yet marked: ${missing.map(named).join("; ")}. ` +
         "Mark every candidate correct, incorrect or ambiguous." : "";
       return missing;
     };
@@ -166,6 +168,7 @@ export default function (component) {
       else {
         draft.active = missing[0];
         render();
+        problem.scrollIntoView({ block: "nearest" });
       }
     };
     onModeKey = (key, dry) => {
@@ -190,7 +193,7 @@ export default function (component) {
       const chosen = make("div", "chips");
       const input = make("input");
       input.type = "search";
-      input.placeholder = `search the ${data.classes.length} actions (↑ ↓ choose a match, Enter adds it)`;
+      input.placeholder = `search the ${data.classes.length} HOI classes (↑ ↓ choose a match, Enter adds it)`;
       input.setAttribute("aria-label", title);
       const matches = make("div", "matches");
       box.append(chosen, input, matches);

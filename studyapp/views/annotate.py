@@ -123,8 +123,13 @@ def instructions(info: assignment.AnnotatorSession) -> None:
 
 def completion(info: assignment.AnnotatorSession) -> None:
     st.title("Thank you!")
+    rated = assignment.answered_count(info.annotator_id)
     st.success(f"You have finished your part of “{inert.text(info.study_title)}”. "
-               f"You rated {assignment.answered_count(info.annotator_id)} items.")
+               f"You rated {rated} items.")
+    if rated < (planned := assignment.planned_count(info.annotator_id)):
+        st.info(f"Your part ended after {rated} of the {planned} items planned for you: the other "
+                "annotators have already given every remaining item all the ratings it needs, so "
+                "none was left for you. Nothing is missing on your side.")
     if info.spec.completion_code:
         st.markdown("Your completion code:")
         st.code(info.spec.completion_code, language=None)
@@ -132,7 +137,7 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
     if info.study_status == "open":
         st.button("Back to my last answer", key="back-from-end", on_click=on_back,
-                  args=(info.annotator_id, None))
+                  args=(info.annotator_id, None), shortcut="Backspace")
 
 
 def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,

@@ -83,12 +83,13 @@ def test_crosshoi_marks_by_mouse_and_keys_pickers_and_revision(tmp_path, browser
         wait_idle(browser)
         assert ratings(study) == {}  # Enter in a search field added, never submitted
         assert [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".mark-form .chip")] == [
-            crosshoi.class_option(ride_second) + " ×", crosshoi.class_option(feed_horse) + " ×"]
+            crosshoi.class_phrase(ride_second) + " ×", crosshoi.class_phrase(feed_horse) + " ×"]
         press(browser, Keys.ENTER)
         wait_text(browser, "Item 2 of ")
         (key,) = ratings(study)
         candidates = fields_of(study, key)["question"]["candidates"]
-        assert [row.split(" (")[0] for row in shown] == [f"{k}. {c}" for k, c in enumerate(candidates, 1)]
+        assert [row.split(" (")[0] for row in shown] == [f"{k}. {crosshoi.phrase(c)}"
+                                                         for k, c in enumerate(candidates, 1)]
         first = crosshoi.encode_response(["correct", "incorrect", "ambiguous"], [ride_second], [feed_horse])
         wait_ratings(study, {key: [first]})
 

@@ -246,3 +246,13 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
     at.selectbox(key=f"revoke-who-{payload_study}").select(PAYLOADS[2][:60])
     at.button(key=f"revoke-{payload_study}").click().run()
     assert at.success and check_page(at) >= 3
+
+
+def test_titles_and_banners_carry_no_invisible_character_after_a_colon():
+    """Issue 29: the word joiner goes only where GFM would make a link ("https:/", "a@b",
+    "www."), so "Study: rate pairs" copies as typed."""
+    assert inert.WORD_JOINER not in inert.text("Study: rate pairs — part 2: images")
+    assert inert.WORD_JOINER not in inert.markdown("Note: press Enter")
+    for payload in ("https://x.example", "me@x.example", "www.x.example"):
+        assert inert.WORD_JOINER in inert.text(payload)
+        assert inert_problems(inert.text(payload)) == []

@@ -340,3 +340,38 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
     data = json.loads(bar.proto.json)
     assert data["values"] == [0, 1, 2, 3, 4] and data["item_id"] == -1
     assert any(c.value == "Preview: answers given here are not stored." for c in at.caption)
+
+
+def test_an_annotator_whose_remaining_items_were_taken_is_told_why_the_study_ended(tmp_path):
+    """Issue 29: when the other annotators fill every remaining slot, the completion page says
+    so ("ended after 2 of the 6 items planned"), not only "Thank you"; Backspace goes back."""
+    from studyapp import assignment
+    study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
+    first, other = studies.invite(study_id, 2)
+    at = open_app(token=first.token)
+    at.button(key="start").click().run()
+    for value in (1, 2):
+        rating_button(at, value).click().run()
+    assert progress_text(at, with_left=True) == "Item 3 of 6 · 4 left"
+    other_id = assignment.resolve_token(other.token)
+    assignment.accept_instructions(other_id)
+    taken = 0
+    while (task := assignment.next_item(other_id)) is not None:
+        assignment.submit(other_id, task.assignment_id, 3, 1.0)
+        taken += 1
+    assert taken == 3  # items 4–6: item 3 is the first annotator's, on their screen
+    at.run()
+    assert progress_text(at, with_left=True) == "Item 3 of 6 · 4 left"
+    rating_button(at, 0).click().run()
+    assert at.title[0].value == "Thank you!"
+    said = " ".join(i.value for i in at.info)
+    assert "ended after 3 of the 6 items planned" in said and "none was left for you" in said
+    assert at.button(key="back-from-end").proto.shortcut.lower() == "backspace"
+
+
+def test_no_explanation_when_the_annotator_rated_every_planned_item(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    assert not any("ended after" in i.value for i in at.info)
