@@ -229,6 +229,8 @@ function sayNotApplied(root) {
 // and until the next screen is in place keys are said "not applied".
 function present(root, data, parts, onKey, acts, whenShown) {
   let cancelled = false;
+  const times = { invoked: performance.now() };  // for benchmarks.annotate_latency
+  window.__studyappScreenTimes = times;
   const images = parts.flatMap((p) => [...p.querySelectorAll("img")]);
   root.dataset.state = root.dataset.state === "ready" ? "replacing" : root.dataset.state;
   KEYS.handler = notLive(root, acts);
@@ -237,6 +239,7 @@ function present(root, data, parts, onKey, acts, whenShown) {
     root.replaceChildren(...parts);
     root.dataset.item = String(data.item_id);
     root.dataset.state = "ready";
+    times.shown = performance.now();
     if (data.scroll_top) scrollToTop(root);
     KEYS.handler = onKey;
     whenShown();
