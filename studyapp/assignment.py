@@ -347,9 +347,22 @@ def _eligible_ids(session: Session, annotator: Annotator, study: Study) -> list[
     study_type = get_type(study.study_type)
     if not study_type.restricts_items:
         return None
+    # a study's items never change after it is created: the answer is kept per database,
+    # study (and its creation time) and pseudonym — it cost ~200 ms per next item on a
+    # 10,000-pair with-image pass (issue 29)
+    key = (str(session.get_bind().url), study.id, study.created_at, annotator.pseudonym)
+    if (found := _ELIGIBLE.get(key)) is not None:
+        return list(found)
     rows = session.exec(select(Item.id, Item.fields_json).where(Item.study_id == study.id,
                                                                  Item.role == "main")).all()
-    return [i for i, f in rows if study_type.eligible(json.loads(f), annotator.pseudonym)]
+    found = tuple(i for i, f in rows if study_type.eligible(json.loads(f), annotator.pseudonym))
+    if len(_ELIGIBLE) >= 1024:
+        _ELIGIBLE.pop(next(iter(_ELIGIBLE)))
+    _ELIGIBLE[key] = found
+    return list(found)
+
+
+_ELIGIBLE: dict[tuple, tuple[int, ...]] = {}  # see _eligible_ids
 
 
 def _take_over(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
