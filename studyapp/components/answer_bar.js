@@ -76,10 +76,7 @@ export default function (component) {
     controls.appendChild(hint);
   }
 
-  // keys dropped on the screen before this one: said here until the next action sends them
-  const earlier = notApplied.list();
-  let confirmEnter = earlier.length > 0;  // Enter first confirms, after keys were not applied
-  if (earlier.length) cue.textContent = notApplied.text(earlier);
+  let confirmEnter = false;  // Enter first confirms, after keys were not applied
 
   const keys = new Map(data.values.map((v) => [String(v), v]));
   const actionOf = (key) => {
@@ -112,6 +109,11 @@ export default function (component) {
   let stopped = false;
   const stopPresent = present(root, data, [top, content, controls], onKey, (key) => actionOf(key) !== null, () => {
     if (stopped) return;
+    // keys not applied on the screen before this one (up to the swap): said here until the
+    // next action sends them
+    const earlier = notApplied.list();
+    confirmEnter = earlier.length > 0;
+    if (earlier.length) cue.textContent = notApplied.text(earlier);
     post.start();
     if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
   });

@@ -375,3 +375,15 @@ def test_no_explanation_when_the_annotator_rated_every_planned_item(study):
         rating_button(at, value).click().run()
     assert at.title[0].value == "Thank you!"
     assert not any("ended after" in i.value for i in at.info)
+
+
+def test_progress_says_under_a_minute_without_about(tmp_path):
+    """Issue 29: "· under a minute to go", never "about under a minute"."""
+    study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study_id, 1)
+    at = open_app(token=invite.token)
+    at.button(key="start").click().run()
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    text = progress_text(at, with_left=True)
+    assert text == "Item 4 of 6 · 3 left · under a minute to go", text
