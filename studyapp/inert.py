@@ -7,9 +7,10 @@ image or — with ``unsafe_allow_html``, which the platform never uses — HTML.
 
 - :func:`text` makes any string show literally: every ASCII punctuation character is
   backslash-escaped (so no ``<tag>``, ``[link](url)``, ``![image]``, code, math or directive
-  can form) and a word joiner (U+2060, invisible) is put after ``:`` and ``@`` and between
-  ``www`` and ``.``, because GFM also turns bare ``https://…``, ``www.…`` and e-mail addresses
-  into links *after* escapes are resolved.
+  can form) and a word joiner (U+2060, invisible) is put after a ``:`` that a ``/`` follows,
+  after an ``@`` that a letter follows, and between ``www`` and ``.``, because GFM also turns
+  bare ``https://…``, ``www.…`` and e-mail addresses into links *after* escapes are resolved.
+  Only there: a title "Study: rate pairs" copies without an invisible character (issue 29).
 - :func:`markdown` keeps the harmless formatting of researcher-written instructions (emphasis,
   headings, lists, tables, block quotes) and escapes everything that can make a link, an image,
   HTML, code or math, with the same autolink breaking.
@@ -26,7 +27,8 @@ _ALL_PUNCT = set(string.punctuation)
 # Formatting characters instructions may keep: emphasis, headings, lists, tables, rules, quotes.
 _KEEP = set("*_#-+|=~.>,;?'\"%/")
 _AUTOLINK_BREAKS = [(re.compile(r"(www)(\\?\.)", re.IGNORECASE), r"\1" + WORD_JOINER + r"\2"),
-                    (re.compile(r"(\\?[:@])"), r"\1" + WORD_JOINER)]
+                    (re.compile(r"(\\?:)(?=\\?/)"), r"\1" + WORD_JOINER),  # "https://"
+                    (re.compile(r"(\\?@)(?=\w)"), r"\1" + WORD_JOINER)]  # e-mail addresses
 
 
 def _escape(value: str, keep: set[str]) -> str:

@@ -160,7 +160,8 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     adaptive study ``ratings_needed`` is the ``max_raters`` ceiling; each item also has its
     ``state`` (``adaptive.item_state``) and ``model_se``, and ``items_done`` counts the items
     no longer open (retired at the target SE, or at ``max_raters``)."""
-    from .assignment import planned_total  # the plan lives with the assignment rules
+    from .assignment import plan  # the plan lives with the assignment rules (per annotator: a
+    # with-image pass counts the pairs each annotator rated before)
 
     with read_session(engine) as session:
         study = session.get(Study, study_id)
@@ -174,6 +175,7 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
         claimed = dict(session.exec(select(Assignment.item_id, func.count(Assignment.id))
                                     .where(Assignment.study_id == study_id, Assignment.phase == "main")
                                     .group_by(Assignment.item_id)).all())
+        targets = {a.id: plan(session, a, study) for a in annotators}
     seconds_by_assignment = dict(first_try)
     done_by_annotator: dict[int, int] = {}
     secs_by_annotator: dict[int, list[float]] = {}
@@ -187,11 +189,10 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
             done_by_item[assignment.item_id] = done_by_item.get(assignment.item_id, 0) + 1
             secs_by_item.setdefault(assignment.item_id, []).append(secs)
     n_main = sum(1 for item in items if item.role == "main")
-    n_practice = sum(1 for item in items if item.role == "practice")
     per_annotator = [{
         "annotator": a.pseudonym, "source": a.source,
         "status": annotator_status(a, done_by_annotator.get(a.id, 0)),
-        "done": done_by_annotator.get(a.id, 0), "target": planned_total(spec, n_main, n_practice),
+        "done": done_by_annotator.get(a.id, 0), "target": targets[a.id],
         "median_seconds": _median(secs_by_annotator.get(a.id)),
     } for a in annotators]
     per_item = [{

@@ -200,10 +200,10 @@ seed = 1
     return spec
 
 
-def curation_spec(tmp_path, extra=""):
-    """A crosshoi_curation study spec over 3 generated scenes (3 candidates each), loaded."""
+def curation_spec(tmp_path, extra="", n_images=3):
+    """A crosshoi_curation study spec over ``n_images`` generated scenes (3 candidates each), loaded."""
     folder = tmp_path / "scenes"
-    crosshoi_scenes(folder, n_images=3, seed=1)
+    crosshoi_scenes(folder, n_images=n_images, seed=1)
     spec = tmp_path / "cur.toml"
     spec.write_text(f'''title = "Curate"
 study_type = "crosshoi_curation"
@@ -230,9 +230,9 @@ def invite_same(study_id: int, labels) -> dict[str, tuple[int, str]]:
     return out
 
 
-def earlier_study(tmp_path):
-    """The no-image study: 3 pairs, alice rates 2, 2, 2 and bob 3, 3, 3."""
-    study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
+def earlier_study(tmp_path, n_items=3):
+    """The no-image study: 3 (``n_items``) pairs, alice rates 2 each and bob 3 each."""
+    study = make_study(tmp_path, n_items=n_items, raters=2, slug="first", extra='order = "fixed"\n')
     ids = {name: person[0] for name, person in invite_same(study, ["alice", "bob"]).items()}
     for name, value in (("alice", 2), ("bob", 3)):
         while (task := assignment.next_item(ids[name])) is not None:
@@ -240,10 +240,12 @@ def earlier_study(tmp_path):
     return study
 
 
-def image_spec(tmp_path):
-    """A hoi_similarity_image study linked to :func:`earlier_study` (three class images); its spec path."""
+def image_spec(tmp_path, n_items=3):
+    """A hoi_similarity_image study linked to :func:`earlier_study` (a class image for each of
+    its ``n_items`` pairs); its spec path."""
     folder = tmp_path / "imgs"
-    class_images(folder, [("ride", "bicycle"), ("push", "bicycle"), ("hold", "bicycle")])
+    class_images(folder, [(VERBS[k % len(VERBS)], OBJECTS[(k // len(VERBS)) % len(OBJECTS)])
+                          for k in range(n_items)])
     spec = tmp_path / "second.toml"
     spec.write_text('''title = "With images"
 study_type = "hoi_similarity_image"

@@ -1,16 +1,18 @@
-// The answer controls of one item: a button per value, Back and (when revising) Continue, and
-// the same as keys. The first press locks the bar and shows "saving…"; only the bar of the next
-// item (a new mount, or a new server run of this one) takes input again. Every answer carries
-// the id of the item it was given for, so the server can refuse one that reaches another item.
-// A press made while the server is unreachable is kept and sent again (`delivery`, common.js).
+// One item's screen with a rating scale (`present`, common.js): its content and its answer
+// controls — a button per value, Back and (when revising) Continue, and the same as keys. The
+// first press locks the screen and shows "saving…"; only the next screen (new data from the
+// server) takes input again, and keys pressed until then are "not applied — press again".
+// Every answer carries the id of the item it was given for, so the server can refuse one that
+// reaches another item. A press made while the server is unreachable is kept and sent again
+// (`delivery`, common.js).
 
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".answer-bar");
   const state = { locked: false, offline: false };
-  root.innerHTML = "";
-  root.dataset.item = String(data.item_id);
-  root.dataset.state = "ready";
+  const { top, cue, content } = buildScreen(data, root);
+  const controls = document.createElement("div");
+  controls.className = "controls";
   const row = document.createElement("div");
   row.className = "values";
   const buttons = [];
@@ -34,11 +36,9 @@ export default function (component) {
     showStatus();
   });
   const send = (kind, value) => {
-    if (state.locked) {
-      window.__answerBarDropped = (window.__answerBarDropped || 0) + 1;
-      return;
-    }
+    if (state.locked) return;
     lock();
+    cue.textContent = "";
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce() });
   };
@@ -60,29 +60,66 @@ export default function (component) {
   if (data.cant_judge) {
     add(row, "Can't judge (X)", data.current === CANT_JUDGE ? "value chosen" : "value", "answer", CANT_JUDGE);
   }
-  root.appendChild(row);
+  controls.appendChild(row);
   const comment = commentBox(data);
-  if (comment) root.appendChild(comment);
+  if (comment) controls.appendChild(comment);
   const nav = document.createElement("div");
   nav.className = "nav";
   add(nav, "Back (Backspace)", "nav-button", "back", null, !data.can_go_back);
   if (data.revising) add(nav, "Continue where I stopped (Enter)", "nav-button", "continue", null);
   nav.appendChild(status);
-  root.appendChild(nav);
+  controls.appendChild(nav);
+  if (data.hint) {
+    const hint = document.createElement("div");
+    hint.className = "hint";
+    hint.textContent = data.hint;
+    controls.appendChild(hint);
+  }
 
-  if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
+  let confirmEnter = false;  // Enter first confirms, after keys were not applied
 
   const keys = new Map(data.values.map((v) => [String(v), v]));
+  const actionOf = (key) => {
+    if (keys.has(key)) return ["answer", keys.get(key)];
+    if (data.cant_judge && key.toLowerCase() === "x") return ["answer", CANT_JUDGE];
+    if (key === "Backspace" && data.can_go_back) return ["back", null];
+    if (key === "Enter" && data.revising) return ["continue", null];
+    if (key === "Enter" && data.current !== null) return ["answer", data.current];
+    return null;
+  };
   const onKey = (event) => {
     if (typingInto(event.target)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (keys.has(event.key)) send("answer", keys.get(event.key));
-    else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
-    else if (event.key === "Backspace" && data.can_go_back) send("back", null);
-    else if (event.key === "Enter" && data.revising) send("continue", null);
-    else if (event.key === "Enter" && data.current !== null) send("answer", data.current);
-    else return;
+    if (activatesFocused(event)) return;  // Tab + Enter: what a click on that control does
+    const action = actionOf(event.key);
+    if (!action) return;
     event.preventDefault();
+    if (state.locked) {  // this item's answer is being saved: the key cannot be applied
+      notApplied.add(event.key, data.item_id);
+      sayNotApplied(root);
+      return;
+    }
+    if (event.key === "Enter" && confirmEnter) {
+      confirmEnter = false;
+      cue.textContent = notApplied.text(notApplied.list()) + ". Enter again keeps what is shown.";
+      return;
+    }
+    send(...action);
   };
-  return attach(root, data, post, onKey);
+  let stopped = false;
+  const stopPresent = present(root, data, [top, content, controls], onKey, (key) => actionOf(key) !== null, () => {
+    if (stopped) return;
+    // keys not applied on the screen before this one (up to the swap): said here until the
+    // next action sends them
+    const earlier = notApplied.list();
+    confirmEnter = earlier.length > 0;
+    if (earlier.length) cue.textContent = notApplied.text(earlier);
+    post.start();
+    if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
+  });
+  return () => {
+    stopped = true;
+    stopPresent();
+    post.stop();
+  };
 }

@@ -30,9 +30,8 @@ function startDraft(data) {
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".mark-form");
-  root.innerHTML = "";
-  root.dataset.item = String(data.item_id);
-  root.dataset.state = "ready";
+  const { top, cue, content } = buildScreen(data, root);
+  const controls = make("div", "controls");
   const draftKey = `${data.item_id}:${JSON.stringify(data.current)}`;
   if (!drafts.has(draftKey)) drafts.set(draftKey, startDraft(data));
   const draft = drafts.get(draftKey);
@@ -50,7 +49,7 @@ export default function (component) {
   const lock = () => {
     locked = true;
     root.dataset.state = "saving";
-    root.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
+    controls.querySelectorAll("button, input").forEach((el) => (el.disabled = true));
     showSaving();
   };
   const post = delivery(data, setTriggerValue, (now) => {
@@ -64,6 +63,7 @@ export default function (component) {
     if (locked) return;
     if (kind !== "answer") drafts.delete(draftKey);
     lock();
+    cue.textContent = "";
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce() });
   };
@@ -80,8 +80,11 @@ export default function (component) {
   };
 
   const comment = commentBox(data);
+  // what keeps the answer from being sent ("Not yet marked: …"), above the candidates, in view
+  const problem = make("div", "problem");
+  problem.setAttribute("role", "alert");
   const list = make("div", "rows");
-  root.appendChild(list);
+  controls.append(problem, list);
   const submitBar = make("div", "nav");
   const submit = button(submitBar, "", "submit", () => trySubmit());
   let render, trySubmit, onModeKey, keyHint;
@@ -103,11 +106,13 @@ export default function (component) {
     const zoom = button(submitBar, "", "zoom", () => setZoom(!zoomed()));
     const setZoom = (on) => {
       document.body.classList.toggle("mark-zoom", on);
-      zoom.textContent = on ? "Smaller image (z)" : "Larger image (z)";
+      zoom.textContent = (on ? "Smaller image (z)" : "Larger image (z)") +
+        (data.zoom_note ? ` — ${data.zoom_note}` : "");
     };
     setZoom(zoomed());
-    onModeKey = (key) => {
+    onModeKey = (key, dry) => {
       const k = Number(key) - 1;
+      if (dry) return (/^[1-9]$/.test(key) && k < n) || key === "z";
       if (/^[1-9]$/.test(key) && k < n) toggle(k);
       else if (key === "z") zoom.click();
       else return false;
@@ -149,12 +154,11 @@ export default function (component) {
       });
       pickers.forEach((p) => p.render());
       submit.textContent = "Submit — Enter";
-      if (status.classList.contains("problem")) showMissing();
+      if (problem.textContent) showMissing();
     };
     const showMissing = () => {
       const missing = unmarked();
-      status.className = missing.length ? "status problem" : "status";
-      status.textContent = missing.length ? `Not yet marked: ${missing.map(named).join("; ")}. ` +
+      problem.textContent = missing.length ? `Not yet marked: ${missing.map(named).join("; ")}. ` +
         "Mark every candidate correct, incorrect or ambiguous." : "";
       return missing;
     };
@@ -164,11 +168,13 @@ export default function (component) {
       else {
         draft.active = missing[0];
         render();
+        problem.scrollIntoView({ block: "nearest" });
       }
     };
-    onModeKey = (key) => {
+    onModeKey = (key, dry) => {
       const k = Number(key) - 1;
       const mark = MARKS.find(([, letter]) => letter === key.toLowerCase());
+      if (dry) return (/^[1-9]$/.test(key) && k < n) || ["ArrowDown", "ArrowUp"].includes(key) || Boolean(mark);
       if (/^[1-9]$/.test(key) && k < n) draft.active = k;
       else if (key === "ArrowDown") draft.active = Math.min(draft.active + 1, n - 1);
       else if (key === "ArrowUp") draft.active = Math.max(draft.active - 1, 0);
@@ -187,11 +193,11 @@ export default function (component) {
       const chosen = make("div", "chips");
       const input = make("input");
       input.type = "search";
-      input.placeholder = `search the ${data.classes.length} actions (↑ ↓ choose a match, Enter adds it)`;
+      input.placeholder = `search the ${data.classes.length} HOI classes (↑ ↓ choose a match, Enter adds it)`;
       input.setAttribute("aria-label", title);
       const matches = make("div", "matches");
       box.append(chosen, input, matches);
-      root.appendChild(box);
+      controls.appendChild(box);
       let found = [], highlighted = 0;
       const add = (id) => {
         if (!draft[own].includes(id)) draft[own].push(id);
@@ -239,23 +245,52 @@ export default function (component) {
   back.disabled = !data.can_go_back;
   if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
   nav.appendChild(status);
-  if (comment) root.appendChild(comment);
-  root.append(submitBar, nav);
+  if (comment) controls.appendChild(comment);
+  controls.append(submitBar, nav);
   const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
     (data.cant_judge ? " · x can't judge" : "") +
     (data.can_go_back ? " · Backspace goes back" : ""));
-  root.appendChild(hint);
+  controls.appendChild(hint);
   render();
 
+  let confirmEnter = false;  // Enter first confirms, after keys were not applied
+
+  const acts = (key) => key === "Enter" || (data.cant_judge && key.toLowerCase() === "x") ||
+    (key === "Backspace" && data.can_go_back) || onModeKey(key, true);
   const onKey = (event) => {
     if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (locked) return;
-    if (event.key === "Enter") trySubmit();
+    if (activatesFocused(event)) return;  // Tab + Enter: what a click on that control does
+    if (locked) {  // this item's answer is being saved: the key cannot be applied
+      if (!acts(event.key)) return;
+      event.preventDefault();
+      notApplied.add(event.key, data.item_id);
+      sayNotApplied(root);
+      return;
+    }
+    if (event.key === "Enter" && confirmEnter) {
+      confirmEnter = false;
+      cue.textContent = notApplied.text(notApplied.list()) +
+        ". The marks shown are what Enter submits: press Enter again to submit them.";
+    } else if (event.key === "Enter") trySubmit();
     else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (!onModeKey(event.key)) return;
     event.preventDefault();
   };
-  if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
-  return attach(root, data, post, onKey);
+  let stopped = false;
+  const stopPresent = present(root, data, [top, content, controls], onKey, acts, () => {
+    if (stopped) return;
+    // keys not applied on the screen before this one (up to the swap): said here until the
+    // next action sends them
+    const earlier = notApplied.list();
+    confirmEnter = earlier.length > 0;
+    if (earlier.length) cue.textContent = notApplied.text(earlier);
+    post.start();
+    if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
+  });
+  return () => {
+    stopped = true;
+    stopPresent();
+    post.stop();
+  };
 }

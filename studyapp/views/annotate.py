@@ -123,8 +123,13 @@ def instructions(info: assignment.AnnotatorSession) -> None:
 
 def completion(info: assignment.AnnotatorSession) -> None:
     st.title("Thank you!")
+    rated = assignment.answered_count(info.annotator_id)
     st.success(f"You have finished your part of “{inert.text(info.study_title)}”. "
-               f"You rated {assignment.answered_count(info.annotator_id)} items.")
+               f"You rated {rated} items.")
+    if rated < (planned := assignment.planned_count(info.annotator_id)):
+        st.info(f"Your part ended after {rated} of the {planned} items planned for you: the other "
+                "annotators have already given every remaining item all the ratings it needs, so "
+                "none was left for you. Nothing is missing on your side.")
     if info.spec.completion_code:
         st.markdown("Your completion code:")
         st.code(info.spec.completion_code, language=None)
@@ -132,7 +137,7 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
     if info.study_status == "open":
         st.button("Back to my last answer", key="back-from-end", on_click=on_back,
-                  args=(info.annotator_id, None))
+                  args=(info.annotator_id, None), shortcut="Backspace")
 
 
 def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
@@ -172,7 +177,7 @@ def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorS
         f"You answered {say(feedback.given)}; the expected answer is {say(feedback.expected)}.")
     if feedback.explanation:
         st.markdown(inert.markdown(feedback.explanation))
-    st.button("Continue (Enter)", type="primary", shortcut="Enter", key="after-practice",
+    st.button("Continue", type="primary", shortcut="Enter", key="after-practice",
               on_click=on_feedback_seen)
 
 
@@ -203,6 +208,11 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
     if not action or action.get("nonce") == st.session_state.get("last_nonce"):
         return
     st.session_state["last_nonce"] = action["nonce"]
+    if dropped := action.get("not_applied"):
+        try:
+            assignment.log_keys_not_applied(annotator_id, list(dropped), action.get("item_id"))
+        except SQLAlchemyError as exc:  # the count is lost, the answer must not be
+            LOG.error("keys_not_applied not logged (annotator %s): %s", annotator_id, exc)
     if action["kind"] == "answer":
         item_id = int(action["item_id"])
         on_task = item_id == task.assignment_id
@@ -214,13 +224,18 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
         on_continue()
 
 
-def progress(task: assignment.Task) -> None:
-    done = task.number - 1 if task.response is None else task.number
-    left = max(task.total - done, 0)
-    text = f"Item {task.number} of {task.total} · {left} left"
-    if (seconds := task.seconds_left()) is not None and left:
-        text += f" · about {time_left(seconds)} to go"
-    st.progress(min(done / task.total, 1.0) if task.total else 1.0, text=text)
+def progress(task: assignment.Task, answered: int) -> dict:
+    """The progress line and bar: which item this is, and how many are left from the answers
+    given (``answered``; an item revisited after going back is already one of them)."""
+    left = max(task.total - answered, 0)
+    if task.response is None:
+        text = f"Item {task.number} of {task.total} · {left} left"
+    else:
+        text = f"Revising item {task.number} of {task.total} · {answered} answered · {left} left"
+    if task.seconds_per_item is not None and left:
+        seconds = left * task.seconds_per_item
+        text += " · " + ("under a minute to go" if seconds < 60 else f"about {time_left(seconds)} to go")
+    return {"text": text, "fraction": min(answered / task.total, 1.0) if task.total else 1.0}
 
 
 def rate(info: assignment.AnnotatorSession) -> None:
@@ -252,45 +267,55 @@ def rate(info: assignment.AnnotatorSession) -> None:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
     view = type_view(study_type)
-    progress(task)
-    instructions_slot = st.container()  # filled last: the item and its controls are sent first
-    if task.phase == "practice":
-        st.info("Practice item: after your answer you will see the expected one.")
-    if "flash" in st.session_state:
-        st.error(inert.text(st.session_state.pop("flash")))
-    revising = task.response is not None
-    if revising:
-        given = in_words(info, task.fields, task.response)
-        st.info(f"Revising an earlier answer (you gave {inert.text(given)}). "
-                "Change it, or continue where you stopped.")
-    view.render_item(task.fields)
+    instructions_slot = st.container()  # filled last: the item screen is sent first
+    screen = item_screen(info, task, view, study_type)
+    current = screen.pop("current")
+    mount = dict(item_id=task.assignment_id, can_go_back=task.number > 1,
+                 revising=task.response is not None, key=SCREEN_KEY,
+                 seen_nonce=st.session_state.get("last_nonce"), cant_judge=info.spec.cant_judge,
+                 comments=info.spec.comments, comment=task.comment, screen=screen,
+                 on_action=partial(on_bar_action, SCREEN_KEY, info.annotator_id, task,
+                                   task.response is not None))
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
-        key = f"form-{task.assignment_id}"
         cant = task.response == CANT_JUDGE
-        view.response_form(task.fields, None if cant else task.response,
-                           item_id=task.assignment_id, can_go_back=task.number > 1,
-                           revising=revising, key=key,
-                           seen_nonce=st.session_state.get("last_nonce"),
-                           cant_judge=info.spec.cant_judge, cant_judge_chosen=cant,
-                           comments=info.spec.comments, comment=task.comment,
-                           on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
-        instructions_reminder(instructions_slot, info)
-        return
-    current = task.response
-    if current is None and (current := study_type.preselect(task.fields, info.pseudonym)) is not None:
-        st.info(f"Your earlier rating (without the image): **{inert.text(current)}**. "
-                "Press Enter (or its key) to keep it, or choose another.")
-    key = f"bar-{task.assignment_id}"
-    scale = info.spec.scale
-    answer_bar(item_id=task.assignment_id, values=scale.values, labels=scale.labels,
-               current=current, can_go_back=task.number > 1, revising=revising,
-               seen_nonce=st.session_state.get("last_nonce"), key=key,
-               cant_judge=info.spec.cant_judge, comments=info.spec.comments, comment=task.comment,
-               on_action=partial(on_bar_action, key, info.annotator_id, task, revising))
-    st.caption(f"Keys: {min(scale.values)}–{max(scale.values)} answer"
-               + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
-               + (" · Enter continues where you stopped" if revising else ""))
+        view.response_form(task.fields, None if cant else task.response, cant_judge_chosen=cant,
+                           **mount)
+    else:
+        scale = info.spec.scale
+        answer_bar(values=scale.values, labels=scale.labels, current=current,
+                   hint=f"Keys: {min(scale.values)}–{max(scale.values)} answer"
+                   + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
+                   + (" · Enter continues where you stopped" if task.response is not None else ""),
+                   **mount)
     instructions_reminder(instructions_slot, info)
+
+
+SCREEN_KEY = "item-screen"  # one key for every item: the old screen stays until the new one is drawn
+
+
+def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
+                study_type) -> dict:
+    """Everything the item screen shows besides its controls, as one payload: the progress,
+    the notices (practice, a flash message, the answer being revised, a preselected answer)
+    and the item's content (``view.item_content``). Plain text: the page sets it as text.
+    For a rating scale, ``current`` is the answer the bar marks (the one revised, or a
+    preselected earlier rating)."""
+    notices = []
+    if task.phase == "practice":
+        notices.append(("info", "Practice item: after your answer you will see the expected one."))
+    if "flash" in st.session_state:
+        notices.append(("error", str(st.session_state.pop("flash"))))
+    if task.response is not None:
+        notices.append(("info", f"Revising an earlier answer (you gave "
+                                f"{in_words(info, task.fields, task.response)}). "
+                                "Change it, or continue where you stopped."))
+    current = task.response
+    if not study_type.custom_response and current is None and (
+            current := study_type.preselect(task.fields, info.pseudonym)) is not None:
+        notices.append(("info", f"Your earlier rating (without the image): {current}. "
+                                "Press Enter (or its key) to keep it, or choose another."))
+    return {"progress": progress(task, assignment.answered_count(info.annotator_id)),
+            "notices": notices, "content": view.item_content(task.fields), "current": current}
 
 
 def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:

@@ -322,10 +322,11 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
             " window.innerHeight]")
         assert bottom <= height, f"the answer bar ends at {bottom} px, below the fold ({height} px)"
         with_boxes = image_source(browser)
-        browser.find_element(By.XPATH, "//label[contains(., 'Show the boxes')]").click()
+        button(browser, "Hide the boxes").click()
         WebDriverWait(browser, WAIT_S).until(lambda d: image_source(d) not in (None, with_boxes),
                                              message="waiting for the image without boxes")
-        press(browser, Keys.ENTER)  # keep the earlier rating (the toggle does not take the key)
+        assert "Show the boxes" in button(browser, "Show the boxes").text
+        press(browser, Keys.ENTER)  # keep the earlier rating (the switch does not take the key)
         wait_text(browser, "Item 2 of 3")
         button(browser, "4 —").click()  # change it by mouse
         wait_text(browser, "Item 3 of 3")
@@ -343,7 +344,7 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
 
 
 def image_source(driver) -> str | None:
-    images = [i for i in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stImage"] img')
+    images = [i for i in driver.find_elements(By.CSS_SELECTOR, '.item-content img')
               if i.is_displayed()]
     return images[0].get_attribute("src") if images else None
 
@@ -370,7 +371,7 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
         button(browser, "Back").click()
         wait_text(browser, "Revising an earlier answer (you gave")
         press(browser, "3")
-        wait_text(browser, "Item 2 of 6")
+        wait_text(browser, "Revising item 2 of 6 · 2 answered · 4 left")  # issue 29: counts the answers
         press(browser, Keys.ENTER)
         wait_text(browser, "Item 3 of 6")
         browser.refresh()

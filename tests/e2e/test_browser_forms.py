@@ -83,12 +83,13 @@ def test_crosshoi_marks_by_mouse_and_keys_pickers_and_revision(tmp_path, browser
         wait_idle(browser)
         assert ratings(study) == {}  # Enter in a search field added, never submitted
         assert [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".mark-form .chip")] == [
-            crosshoi.class_option(ride_second) + " ×", crosshoi.class_option(feed_horse) + " ×"]
+            crosshoi.class_phrase(ride_second) + " ×", crosshoi.class_phrase(feed_horse) + " ×"]
         press(browser, Keys.ENTER)
         wait_text(browser, "Item 2 of ")
         (key,) = ratings(study)
         candidates = fields_of(study, key)["question"]["candidates"]
-        assert [row.split(" (")[0] for row in shown] == [f"{k}. {c}" for k, c in enumerate(candidates, 1)]
+        assert [row.split(" (")[0] for row in shown] == [f"{k}. {crosshoi.phrase(c)}"
+                                                         for k, c in enumerate(candidates, 1)]
         first = crosshoi.encode_response(["correct", "incorrect", "ambiguous"], [ride_second], [feed_horse])
         wait_ratings(study, {key: [first]})
 
@@ -135,7 +136,7 @@ def test_imsitu_one_hint_marks_in_green_enter_after_click_and_zoom(tmp_path, bro
                              .removeprefix("rgb(").removesuffix(")").split(","))
         assert green > red  # green, not the theme's red
         width = lambda: browser.execute_script(  # noqa: E731
-            "return document.querySelector('[data-testid=\"stImage\"] img').clientWidth")
+            "return document.querySelector('.item-content img').clientWidth")
         assert width() == 64  # the generated image's own size
         press(browser, "z")
         assert width() == 768

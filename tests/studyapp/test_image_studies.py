@@ -16,7 +16,7 @@ from studyapp.exports import export_study, study_tables
 from studyapp.specs import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
 from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study
-from test_pages import answer_bar, press
+from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
 
 APP = str(ROOT / "studyapp" / "app.py")
 
@@ -65,16 +65,20 @@ def test_the_annotator_page_shows_the_image_and_a_missing_image_notice(tmp_path)
     token = invite_same(study, ["alice"])["alice"][1]
     at = started_page(token)
     assert not at.exception
-    assert len(at.get("image")) == 1 and not at.warning
-    assert "Your earlier rating (without the image): **2**" in at.info[0].value
-    assert at.get("progress")[0].proto.text.startswith("Item 1 of 3 ")  # alice's 3 pairs
+    assert [i["class"] for i in content_images(at)] == ["with-boxes", "without-boxes"]
+    assert all(i["src"].startswith("data:image/png;base64,") for i in content_images(at))
+    assert "is missing" not in content_text(at) and not notices(at, "warning")
+    assert "Your earlier rating (without the image): 2." in notices(at, "info")[0]
+    assert progress_text(at, with_left=True).startswith("Item 1 of 3 ")  # alice's 3 pairs
     assert answer_bar(at)["current"] == "2"  # preselected: Enter keeps it
     press(at, "answer", 2)  # keep: the same rating stored again with the image
-    assert at.get("progress")[0].proto.text.startswith("Item 2 of 3 ")
+    assert progress_text(at, with_left=True).startswith("Item 2 of 3 ")
     (tmp_path / "imgs" / "classes" / "push__bicycle.png").unlink()
+    from studyapp.studytypes.hoi_similarity_image import view
+    view._png.cache_clear()  # the server keeps the images it drew
     at.run()
-    assert "is not available" in at.warning[0].value and not at.exception
-    assert not at.get("image")
+    assert "is not available" in content_text(at) and not at.exception
+    assert not content_images(at)
     done = subprocess.run([sys.executable, "-m", "studyapp", "check-images", str(spec_path)],
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 1
@@ -246,6 +250,24 @@ def test_linking_to_an_unfinished_study_warns(tmp_path):
     assert "warning: study 'first' is not finished — 2 of its 3 pairs have no rating yet" in spec.source_report
 
 
+def test_linking_while_an_annotator_is_mid_way_warns_even_when_every_pair_is_rated(tmp_path):
+    """Issue 29: every pair has a rating (bob finished) but alice has rated 1 of her 3: the
+    with-image pass is created with a warning naming her, and nothing when all have finished."""
+    study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
+    people = invite_same(study, ["alice", "bob"])
+    while (task := assignment.next_item(people["bob"][0])) is not None:
+        assignment.submit(people["bob"][0], task.assignment_id, 3, 1.0)
+    task = assignment.next_item(people["alice"][0])
+    assignment.submit(people["alice"][0], task.assignment_id, 2, 1.0)
+    spec = load_spec(image_spec(tmp_path))
+    assert len(spec.items) == 3 and "not finished" not in spec.source_report
+    assert ("warning: 1 annotator of study 'first' is still mid-way: alice (1 rated); the pairs "
+            "they rate there from now on will not come with images.") in spec.source_report
+    while (task := assignment.next_item(people["alice"][0])) is not None:
+        assignment.submit(people["alice"][0], task.assignment_id, 2, 1.0)
+    assert "mid-way" not in load_spec(image_spec(tmp_path)).source_report
+
+
 def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
     """The with-image demo of docs/study-types/hoi_similarity_image.md: every row of the drawn
     images.csv must resolve (HICO-DET has 600 classes, 80 of them no_interaction (one per object),
@@ -268,11 +290,39 @@ def test_curation_page_mounts_the_mark_form_and_refuses_an_unmarked_candidate(tm
     form = answer_bar(at)
     task = assignment.next_item(person)
     assert (form["mode"], form["current"], form["item_id"]) == ("candidates", None, task.assignment_id)
-    assert [row["label"] for row in form["items"]] == task.fields["question"]["candidates"]
-    assert form["classes"][0] == crosshoi.class_option(0) and len(form["classes"]) == 600
+    assert [row["label"] for row in form["items"]] == [
+        crosshoi.phrase(c) for c in task.fields["question"]["candidates"]]
+    assert form["classes"][0] == crosshoi.class_phrase(0) and len(form["classes"]) == 600
     press(at, "answer", {"marks": ["correct", "incorrect", None], "plus": [], "minus": []})
-    assert "incomplete" in at.error[0].value
+    assert "incomplete" in notices(at, "error")[0]
     assert assignment.answered_count(person) == 0
     press(at, "answer", {"marks": ["correct", "incorrect", "ambiguous"], "plus": [0], "minus": [5]})
     assert assignment.answered_count(person) == 1
     assert assignment.task_at(person, task.position).response == "m=cia;p=0;n=5"
+
+
+def test_crosshoi_options_read_as_the_hois_phrase_with_the_right_article():
+    """Issue 29: the annotator reads "no interaction with a giraffe", not the benchmark's
+    "no_interaction with a/an giraffe"; the option string itself is unchanged."""
+    assert crosshoi.phrase("no_interaction with a/an giraffe") == "no interaction with a giraffe"
+    assert crosshoi.phrase("sit_on a/an train") == "sit on a train"
+    assert crosshoi.phrase("hold a/an umbrella") == "hold an umbrella"
+    assert crosshoi.phrase("carry a/an skis") == "carry skis"
+    assert crosshoi.option("sit_on", "train") == "sit_on a/an train"
+    assert "a/an" not in " ".join(crosshoi.class_phrase(i) for i in range(600))
+
+
+def test_status_counts_each_annotator_against_their_own_pairs(tmp_path):
+    """Issue 29: in a with-image pass an annotator's target is the pairs they rated before
+    (2 of the 4 here), not every pair ("bob 9 / 50" with 20 pairs)."""
+    first = make_study(tmp_path, n_items=4, raters=1, per_annotator=2, slug="first",
+                       extra='order = "fixed"\n')
+    for _name, (person, _token) in invite_same(first, ["alice", "bob"]).items():
+        while (task := assignment.next_item(person)) is not None:
+            assignment.submit(person, task.assignment_id, 2, 1.0)
+    study = studies.create_study(load_spec(image_spec(tmp_path, n_items=4)))
+    alice = invite_same(study, ["alice"])["alice"][0]
+    task = assignment.next_item(alice)
+    assignment.submit(alice, task.assignment_id, 3, 1.0)
+    (row,) = studies.progress(study)["annotators"]
+    assert (row["annotator"], row["done"], row["target"]) == ("alice", 1, 2)

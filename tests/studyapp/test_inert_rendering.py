@@ -95,6 +95,38 @@ def check_page(at: AppTest) -> int:
     return seen
 
 
+SCREEN_TAGS = {"div", "span", "p", "strong", "em", "code", "h3", "figure", "figcaption", "img",
+               "boxes-toggle"}  # the tags common.js builds; anything else throws there
+
+
+def check_screen(at: AppTest) -> int:
+    """The item screen's payload (issue 29): text only as strings, which the page sets as text;
+    only the tags common.js knows, only class / alt / width / data:image src attributes.
+    Returns how many payload-carrying strings it holds (progress, notices, content)."""
+    if not at.get("bidi_component"):
+        return 0
+    data = answer_bar(at)
+    screen = data.get("screen") or {}
+    seen = []
+
+    def walk(node):
+        if isinstance(node, str):
+            seen.append(node)
+            return
+        tag, attrs, *children = node
+        assert tag in SCREEN_TAGS, tag
+        assert set(attrs) <= {"class", "alt", "width", "src"}, attrs
+        if "src" in attrs:
+            assert tag == "img" and attrs["src"].startswith("data:image/png;base64,")
+        for child in children:
+            walk(child)
+    for node in screen.get("content", []):
+        walk(node)
+    seen += [text for _kind, text in screen.get("notices", [])]
+    seen.append(screen.get("progress", {}).get("text", ""))
+    return sum(MARK in text for text in seen)
+
+
 @pytest.fixture
 def payload_study(tmp_path):
     (tmp_path / "items.csv").write_text(
@@ -176,13 +208,13 @@ def test_annotator_pages_render_payloads_inert(payload_study):
     assert check_page(at) >= 4
     assert any("**Bold** stays" in m.value for m in at.markdown)
     at.button(key="start").click().run()  # rating page: labels from the CSV, scale labels
-    assert check_page(at) >= 2
+    assert check_page(at) >= 1 and check_screen(at) >= 2
     # the scale labels go to the answer bar as data, which the browser sets as textContent
     assert all(MARK in label for label in answer_bar(at)["labels"])
     press(at, "answer", 2)
-    assert check_page(at) >= 2
+    assert check_page(at) >= 1 and check_screen(at) >= 2
     press(at, "back")  # revising: the "you gave" notice
-    assert check_page(at) >= 3
+    assert check_page(at) >= 1 and check_screen(at) >= 3
     press(at, "continue")
     for _ in range(2):
         press(at, "answer", 4)
@@ -214,3 +246,13 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
     at.selectbox(key=f"revoke-who-{payload_study}").select(PAYLOADS[2][:60])
     at.button(key=f"revoke-{payload_study}").click().run()
     assert at.success and check_page(at) >= 3
+
+
+def test_titles_and_banners_carry_no_invisible_character_after_a_colon():
+    """Issue 29: the word joiner goes only where GFM would make a link ("https:/", "a@b",
+    "www."), so "Study: rate pairs" copies as typed."""
+    assert inert.WORD_JOINER not in inert.text("Study: rate pairs — part 2: images")
+    assert inert.WORD_JOINER not in inert.markdown("Note: press Enter")
+    for payload in ("https://x.example", "me@x.example", "www.x.example"):
+        assert inert.WORD_JOINER in inert.text(payload)
+        assert inert_problems(inert.text(payload)) == []

@@ -89,9 +89,45 @@ def started(study_id) -> AppTest:
     return at
 
 
+def screen(at: AppTest) -> dict:
+    """What the item screen shows besides its controls (issue 29: one payload): ``progress``
+    ``{text, fraction}``, ``notices`` ``[(kind, text)]`` and the item's ``content`` nodes."""
+    return answer_bar(at)["screen"]
+
+
+def notices(at: AppTest, kind: str) -> list[str]:
+    """The texts of the screen's notices of ``kind`` (info, error, warning)."""
+    return [text for k, text in screen(at)["notices"] if k == kind]
+
+
+def content_text(at: AppTest) -> str:
+    """The item's content as the page shows it (its text nodes joined)."""
+    def flat(node) -> str:
+        if isinstance(node, str):
+            return node
+        tag, _attrs, *children = node
+        return "".join(flat(c) for c in children) + ("\n" if tag in ("p", "h3", "div") else "")
+    return "".join(flat(n) for n in screen(at)["content"])
+
+
+def content_images(at: AppTest) -> list[dict]:
+    """The attributes of the images in the item's content."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, list):
+            if node[0] == "img":
+                found.append(node[1])
+            for c in node[2:]:
+                walk(c)
+    for n in screen(at)["content"]:
+        walk(n)
+    return found
+
+
 def progress_text(at, with_left: bool = False):
     """"Item 2 of 3" (and " · 2 left" with ``with_left``)."""
-    text = at.get("progress")[0].proto.text
+    text = screen(at)["progress"]["text"]
     return text if with_left else text.split(" · ")[0]
 
 
@@ -114,13 +150,14 @@ def test_wrong_token_is_refused(study):
 def test_rating_by_button_is_stored_and_the_next_item_shown(study):
     at = started(study)
     assert progress_text(at) == "Item 1 of 3"
-    assert any("`ride.v.01`" in m.value for m in at.markdown)  # i01: ride bicycle vs push bicycle
+    assert "ride.v.01" in content_text(at)  # i01: ride bicycle vs push bicycle
     rating_button(at, 2).click().run()
     assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
     assert progress_text(at) == "Item 2 of 3"
-    ground_truth = [m.value for m in at.markdown if m.value.startswith("_Ground truth_")]
-    assert len(ground_truth) == 1 and "`push.v.01`" in ground_truth[0]  # i02: push bicycle vs ...
-    assert not any("`ride.v.01`" in m.value for m in at.markdown)
+    shown = content_text(at)
+    assert shown.startswith("Ground truth") and shown.count("Ground truth") == 1
+    assert "push push.v.01 — " in shown  # i02: push bicycle vs ...
+    assert "ride.v.01" not in shown
 
 
 def test_rating_by_shortcut_is_stored(study):
@@ -141,7 +178,7 @@ def test_a_press_for_an_item_no_longer_on_screen_is_refused(study):
     rating_button(at, 2).click().run()
     press(at, "answer", 4, item_id=first)
     assert ratings_by_item(study) == {"i01": [(0, "2", None)]}
-    assert "already answered" in at.error[0].value
+    assert "already answered" in notices(at, "error")[0]
     assert progress_text(at) == "Item 2 of 3"
     with storage.read_session() as session:
         (refused,) = session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()
@@ -152,8 +189,8 @@ def test_back_and_change_supersedes(study):
     at = started(study)
     rating_button(at, 2).click().run()
     press(at, "back")
-    assert progress_text(at) == "Item 1 of 3"
-    assert "you gave 2 — related but easily distinguishable" in at.info[0].value
+    assert progress_text(at, with_left=True) == "Revising item 1 of 3 · 1 answered · 2 left"
+    assert "you gave 2 — related but easily distinguishable" in notices(at, "info")[0]
     assert (answer_bar(at)["current"], answer_bar(at)["revising"]) == ("2", True)
     rating_button(at, 3).click().run()
     first = ratings_by_item(study)["i01"]
@@ -181,7 +218,7 @@ def test_closed_tab_resumes_at_the_first_unanswered_item(study):
     storage.dispose_all()  # and the server restarted
     again = open_app(token=invite.token)  # a new browser session, same link
     assert progress_text(again) == "Item 2 of 3"
-    assert any("`push.v.01`" in m.value for m in again.markdown)
+    assert "push.v.01" in content_text(again)
 
 
 def test_access_code_and_pseudonym_join(study):
@@ -221,7 +258,7 @@ def test_the_completion_page_goes_back_to_revise_the_last_answer(study):
         rating_button(at, value).click().run()
     assert at.title[0].value == "Thank you!"
     at.button(key="back-from-end").click().run()
-    assert progress_text(at) == "Item 3 of 3" and "you gave 3" in at.info[0].value
+    assert progress_text(at) == "Revising item 3 of 3" and "you gave 3" in notices(at, "info")[0]
     press(at, "answer", 0)
     assert at.title[0].value == "Thank you!"
     assert [(rev, resp) for rev, resp, _ in ratings_by_item(study)["i03"]] == [(0, "3"), (1, "0")]
@@ -303,3 +340,50 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
     data = json.loads(bar.proto.json)
     assert data["values"] == [0, 1, 2, 3, 4] and data["item_id"] == -1
     assert any(c.value == "Preview: answers given here are not stored." for c in at.caption)
+
+
+def test_an_annotator_whose_remaining_items_were_taken_is_told_why_the_study_ended(tmp_path):
+    """Issue 29: when the other annotators fill every remaining slot, the completion page says
+    so ("ended after 2 of the 6 items planned"), not only "Thank you"; Backspace goes back."""
+    from studyapp import assignment
+    study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
+    first, other = studies.invite(study_id, 2)
+    at = open_app(token=first.token)
+    at.button(key="start").click().run()
+    for value in (1, 2):
+        rating_button(at, value).click().run()
+    assert progress_text(at, with_left=True) == "Item 3 of 6 · 4 left"
+    other_id = assignment.resolve_token(other.token)
+    assignment.accept_instructions(other_id)
+    taken = 0
+    while (task := assignment.next_item(other_id)) is not None:
+        assignment.submit(other_id, task.assignment_id, 3, 1.0)
+        taken += 1
+    assert taken == 3  # items 4–6: item 3 is the first annotator's, on their screen
+    at.run()
+    assert progress_text(at, with_left=True) == "Item 3 of 6 · 4 left"
+    rating_button(at, 0).click().run()
+    assert at.title[0].value == "Thank you!"
+    said = " ".join(i.value for i in at.info)
+    assert "ended after 3 of the 6 items planned" in said and "none was left for you" in said
+    assert at.button(key="back-from-end").proto.shortcut.lower() == "backspace"
+
+
+def test_no_explanation_when_the_annotator_rated_every_planned_item(study):
+    at = started(study)
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    assert at.title[0].value == "Thank you!"
+    assert not any("ended after" in i.value for i in at.info)
+
+
+def test_progress_says_under_a_minute_without_about(tmp_path):
+    """Issue 29: "· under a minute to go", never "about under a minute"."""
+    study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
+    (invite,) = studies.invite(study_id, 1)
+    at = open_app(token=invite.token)
+    at.button(key="start").click().run()
+    for value in (1, 2, 3):
+        rating_button(at, value).click().run()
+    text = progress_text(at, with_left=True)
+    assert text == "Item 4 of 6 · 3 left · under a minute to go", text

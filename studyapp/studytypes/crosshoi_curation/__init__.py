@@ -118,12 +118,11 @@ class CrosshoiCuration(StudyType):
     # ----------------------------------------------------------------- answering
     def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
         marks, plus, minus = crosshoi.decode_response(value)
-        table = hico().classes
-        named = lambda ids: ", ".join(crosshoi.option(table["verb"].iloc[i], table["object"].iloc[i])  # noqa: E731
+        named = lambda ids: ", ".join(crosshoi.class_phrase(i)  # noqa: E731
                                       for i in ids) or "none"
         by_mark: dict[str, list[str]] = {}
         for candidate, mark in zip(fields["question"]["candidates"], marks):
-            by_mark.setdefault(mark, []).append(candidate)
+            by_mark.setdefault(mark, []).append(crosshoi.phrase(candidate))
         parts = [f"{mark}: {', '.join(c)}" for mark, c in by_mark.items()]
         return "; ".join(parts + [f"added correct: {named(plus)}", f"added hard negatives: {named(minus)}"])
 

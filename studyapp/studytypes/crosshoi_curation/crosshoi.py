@@ -54,6 +54,29 @@ def option(verb: str, obj: str) -> str:
     return f"{verb} with a/an {obj}" if verb == "no_interaction" else f"{verb} a/an {obj}"
 
 
+# objects named in the plural (no article before them); the rest take "a" or "an"
+PLURAL_OBJECTS = {"scissors", "skis", "glasses", "people"}
+
+
+def phrase(text: str) -> str:
+    """An option string as an annotator reads it: the HOI's phrase with the right article
+    ("ride a bicycle", "no interaction with a giraffe", "hold an umbrella", "wear skis");
+    the option string itself (``option``) stays the benchmark's form."""
+    key = option_key(text)
+    if key is None:
+        return text
+    verb, obj = key
+    words = obj.replace("_", " ")
+    article = "" if words in PLURAL_OBJECTS else ("an " if words[:1] in "aeiou" else "a ")
+    lead = "no interaction with" if verb == "no_interaction" else verb.replace("_", " ")
+    return f"{lead} {article}{words}"
+
+
+def class_phrase(hoi_id: int) -> str:
+    """:func:`phrase` of a vocabulary class."""
+    return phrase(class_option(hoi_id))
+
+
 def option_key(text: str) -> tuple[str, str] | None:
     from metrics.crosshoi.mcq import option_class
     return option_class(text)

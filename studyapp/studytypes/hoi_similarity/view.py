@@ -9,18 +9,41 @@ from studyapp import exports, inert
 from . import sampler
 
 
+SIDES = (("gt", "Ground truth"), ("pred", "Prediction"))
+
+
+def gloss(text: str) -> str:
+    """A WordNet gloss as shown: without the trailing comma or semicolon some glosses end with
+    ("move with force,")."""
+    return str(text).strip().rstrip(",;").rstrip()
+
+
 def render_item(fields: dict) -> None:
-    """Both sides of the pair, one Markdown element per side (each element is a message
-    the browser renders on its own: fewer of them bring the answer bar sooner)."""
+    """Both sides of the pair as Streamlit Markdown (the instructions' example, the console's
+    preview); the annotator's item screen draws :func:`item_content` instead."""
     d = fields["display"]
-    for column, side, title in zip(st.columns(2, border=True), ("gt", "pred"),
-                                   ("Ground truth", "Prediction")):
-        lines = [f"_{title}_", f"### {inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}"]
+    for column, (side, title) in zip(st.columns(2, border=True), SIDES):
+        lines = [f"_{title}_", f"**{inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}**"]
         for part in ("verb", "object"):
             key = f"{side}_{part}"
             lines.append(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
-                         f"{inert.text(d[key + '_gloss'])}")
+                         f"{inert.text(gloss(d[key + '_gloss']))}")
         column.markdown("\n\n".join(lines))
+
+
+def item_content(fields: dict) -> list:
+    """The pair as item-screen nodes (``studyapp.components``): both sides, each with its
+    verb and object, their synsets and glosses (plain text, set as text by the page)."""
+    d = fields["display"]
+    sides = []
+    for side, title in SIDES:
+        lines = [["em", {}, title], ["h3", {}, f"{d[side + '_verb']} {d[side + '_object']}"]]
+        for part in ("verb", "object"):
+            key = f"{side}_{part}"
+            lines.append(["p", {}, ["strong", {}, str(d[key])], " ", ["code", {}, str(fields[key])],
+                          " — ", gloss(d[key + "_gloss"])])
+        sides.append(["div", {"class": "side"}, *lines])
+    return [["div", {"class": "pair"}, *sides]]
 
 
 def console_section() -> None:

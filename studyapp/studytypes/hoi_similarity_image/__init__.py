@@ -155,6 +155,16 @@ class HoiSimilarityImage(HoiSimilarity):
             report = (f"warning: study {slug!r} is not finished — {unrated} of its {len(items)} pairs have no "
                       f"rating yet and are left out; ratings given there from now on will not come "
                       f"with images.\n" + report)
+        people = tables.get("annotators.csv")
+        midway = [] if people is None else [
+            f"{r.annotator} ({r.n_ratings} rated)" for r in people.itertuples()
+            if r.status == "rating" and r.annotator in annotators]
+        if midway:
+            # each annotator gets the pairs they had rated when this pass was created
+            report = (f"warning: {len(midway)} annotator{'s' if len(midway) > 1 else ''} of study "
+                      f"{slug!r} {'are' if len(midway) > 1 else 'is'} still mid-way: "
+                      f"{', '.join(midway)}; the pairs they rate there from now on will not come "
+                      f"with images.\n" + report)
         return pd.DataFrame(rows), report
 
     def attention_items(self, items, count):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from functools import lru_cache
+
 from metrics import InputError
 from studyapp import images
+from studyapp.components import image, missing_image
 
 from ..hoi_similarity import view as pair_view
 
@@ -31,3 +34,31 @@ def render_item(fields: dict) -> None:
                      width=images.width_for_height(png, IMAGE_HEIGHT))
     with pair_column:
         pair_view.render_item(fields)
+
+
+@lru_cache(maxsize=256)
+def _png(root: str, path: str, boxes: tuple) -> bytes | None:
+    try:
+        return images.render_png(root, path, [(role, list(box)) for role, box in boxes])
+    except InputError:
+        return None
+
+
+def item_content(fields: dict) -> list:
+    """Item-screen nodes: the image with and without its boxes (a switch shows one, and the
+    choice holds for the next items) beside the pair."""
+    boxes = tuple((role, tuple(fields[f"{role}_box"])) for role in ("human", "object")
+                  if fields.get(f"{role}_box"))
+    png = _png(fields["image_root"], fields["image"], boxes)
+    if png is None:
+        side = ["div", {"class": "image-side"}, missing_image(fields["image"])]
+    else:
+        width = images.width_for_height(png, IMAGE_HEIGHT)
+        shown = [image(png, cls="with-boxes", alt="the image with its boxes", width=width)]
+        if boxes:
+            bare = _png(fields["image_root"], fields["image"], ())
+            shown = [["boxes-toggle", {}]] + shown + [
+                image(bare, cls="without-boxes", alt="the image without boxes", width=width)]
+        side = ["div", {"class": "image-side"}, *shown,
+                ["figcaption", {}, "An image of the ground-truth interaction"]]
+    return [["div", {"class": "with-image"}, side, *pair_view.item_content(fields)]]
