@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_serve(args) -> int:
     from . import auth, demo, storage
 
-    print(f"studyapp: database {config.database_url()}")
+    print(f"studyapp: database {storage.describe(config.database_url())}")   # never the password
     with storage.write_session() as session:
         password = auth.ensure_admin_password(session)
     if password:

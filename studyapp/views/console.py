@@ -398,7 +398,7 @@ def main() -> None:
     all_studies = accounts.visible(actor(), studies.list_studies())
     with st.sidebar:
         st.markdown(f"Signed in as **{inert.text(actor().name)}** ({actor().role})")
-        st.markdown(f"Database: `{config.database_url()}`")
+        st.markdown(f"Database: `{storage.describe(config.database_url())}`")   # never the password
         if st.button("Sign out"):
             del st.session_state["actor"]
             st.rerun()

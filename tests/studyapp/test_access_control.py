@@ -271,3 +271,23 @@ def test_serve_keeps_xsrf_protection_on():
         assert server.get("enableXsrfProtection", True) is True
     from streamlit import config
     assert config.get_option("server.enableXsrfProtection") is True
+
+
+def test_the_console_never_shows_the_database_password(tmp_path, monkeypatch):
+    """Served on PostgreSQL with a password in DATABASE_URL, the console names the database
+    (user, host, name) with the password masked, for every signed-in account."""
+    from dbhelpers import postgres_schema, postgres_url_or_skip
+    from sqlalchemy.engine import make_url
+
+    with postgres_schema(postgres_url_or_skip()) as url:
+        password = make_url(url).password
+        assert password
+        monkeypatch.setenv("DATABASE_URL", url)
+        monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "s3cret-pw")
+        at = console_page("s3cret-pw")
+        assert not at.exception
+        shown = " ".join(m.value for m in at.sidebar.markdown)
+        assert "Database:" in shown and "***" in shown and make_url(url).host in shown
+        everything = " ".join(str(e.value) for kind in ("markdown", "caption", "text", "code", "error")
+                              for e in getattr(at, kind))
+        assert password not in shown and password not in everything
