@@ -317,6 +317,21 @@ class AgreementReport:
         }
 
 
+def require_shared_item(matrix: pd.DataFrame, what: str) -> None:
+    """Refuse, in one line, a study in which no item has been rated by two annotators yet (the
+    normal start of a study): agreement is not defined before then.
+
+    >>> require_shared_item(pd.DataFrame({"a": [1.0, np.nan], "b": [np.nan, 2.0]}), "agreement")
+    Traceback (most recent call last):
+    metrics.core.errors.InputError: agreement needs an item rated by at least two annotators; no item has been yet (2 annotators, 2 items)
+    """
+    if matrix.shape[1] < 2:
+        raise InputError(f"{what} needs ratings from at least two annotators")
+    if not ((~matrix.isna()).sum(axis=1) >= 2).any():
+        raise InputError(f"{what} needs an item rated by at least two annotators; no item has been yet "
+                         f"({matrix.shape[1]} annotators, {matrix.shape[0]} items)")
+
+
 def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
                      seed: int = 0, scale=SCALE) -> AgreementReport:
     """Every agreement statistic of the study in one object."""
@@ -324,8 +339,7 @@ def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples:
     check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
     check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
-    if matrix.shape[1] < 2:
-        raise InputError("agreement needs ratings from at least two annotators")
+    require_shared_item(matrix, "agreement")
     agreement = pairwise_agreement(matrix, float(max(scale) - min(scale)))
     spearman = pairwise_spearman(matrix)
     qwk = pairwise_qwk(matrix, scale)

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metrics.study.agreement import bootstrap_intervals, delta_squared, eq13_agreement, krippendorff_alpha, value_counts
+from metrics.study.agreement import (bootstrap_intervals, delta_squared, eq13_agreement, krippendorff_alpha,
+                                    require_shared_item, value_counts)
 from metrics.core.choices import LEVELS, SCALE
 from metrics.core.errors import InputError
 from metrics.core.intervals import kalpha_interval, percentile_interval
@@ -321,6 +322,7 @@ def reliability(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
     check_confidence("confidence", confidence)
     check_whole("seed", seed, 0, MAX_SEED)
+    require_shared_item(matrix, "reliability")
     weights = _item_weights(len(matrix), n_resamples, seed) if n_resamples else None
     out = {"n_items": int(len(matrix)), "n_raters": int(matrix.shape[1]),
            "n_ratings": int((~matrix.isna()).to_numpy().sum()),

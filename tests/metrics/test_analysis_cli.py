@@ -93,3 +93,20 @@ def test_bad_ratings_file_is_one_line(tmp_path):
     res = run("agreement", "--ratings", str(bad))
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "line 3" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["agreement", "reliability"])
+def test_a_study_where_no_item_is_shared_yet_is_one_line(tmp_path, command):
+    """The normal start of a study: two annotators, four items, no item rated by both. Agreement
+    is not defined yet: one line and exit 2 (it was krippendorff's traceback)."""
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("item_id,annotator,rating\np1,a,2\np2,a,3\np3,b,1\np4,b,4\n")
+    items = tmp_path / "items.csv"
+    items.write_text("item_id,gt_verb,gt_object,pred_verb,pred_object\n"
+                     + "".join(f"p{k},ride,horse,feed,horse\n" for k in range(1, 5)))
+    args = ["--ratings", str(ratings)] + (["--items", str(items)] if command == "reliability" else [])
+    done = run(command, *args, "--json", str(tmp_path / "out.json"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (f"metrics {command}: error: {command} needs an item rated by at least two "
+                                   "annotators; no item has been yet (2 annotators, 4 items)")
+    assert not (tmp_path / "out.json").exists()

@@ -12,9 +12,9 @@ import pytest
 from projectpaths import ROOT
 from metrics import InputError
 from metrics.study.agreement import krippendorff_alpha, rating_matrix
-from studyapp import exports, report_cache
+from studyapp import assignment, exports, report_cache
 from studyapp.simulate import simulate_study
-from studyhelpers import make_study
+from studyhelpers import make_annotators, make_study
 
 T0 = datetime(2026, 11, 24, 12, 0, 0, tzinfo=timezone.utc)
 FAST = {"n_resamples": 30, "permutations": 30}
@@ -139,3 +139,20 @@ def test_cli_report_of_an_unknown_study_is_one_line(rated):
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "nope" in res.stderr
     assert cache_entries(rated) == []
+
+
+def test_cli_report_before_two_annotators_share_an_item_is_one_line(tmp_path):
+    """The normal start of a study: two annotators have rated, no item by both yet (one rater
+    per item here). The report says so in one line, no traceback, no report folder."""
+    study = make_study(tmp_path, n_items=6, raters=1, slug="t")
+    for annotator in make_annotators(study, 2):
+        assignment.accept_instructions(annotator)
+        task = assignment.next_item(annotator)
+        assignment.submit(annotator, task.assignment_id, "2", 1.0)
+    res = subprocess.run([sys.executable, "-m", "studyapp", "report", "t", "--out", str(tmp_path / "out")],
+                         cwd=ROOT, env={**os.environ}, capture_output=True, text=True)
+    assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip().splitlines() == [
+        "error: agreement needs an item rated by at least two annotators; no item has been yet "
+        "(2 annotators, 2 items)"]
+    assert not (tmp_path / "out").exists()
