@@ -66,6 +66,6 @@ def run(args):
     lines.append("(AP in %; the JSON result holds fractions in [0, 1]; an AP n/a: no positive, vsrl_eval.py stops)")
     if args.hois_out:
         from metrics.datasets.vcoco.hois import write_hois
-        result["hois"] = written = write_hois(args.vcoco, args.coco, args.ids, args.hois_out)
+        result["hois"] = written = write_hois(res, args.hois_out, source=str(args.vcoco))   # the files read once
         lines.append(f"HOIs: {written['gt']['hois']} in {written['gt']['file']}")
     return result, "\n".join(lines)

@@ -2,6 +2,7 @@
 vocabulary, and SHOE scores and Diag-HOI on V-COCO labels (values worked out by hand)."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -60,7 +61,7 @@ def test_a_third_party_dataset_is_found_through_its_entry_point(tmp_path):
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyhoi\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[hoi_semantic_eval.datasets]\ntoy = toyhoi:DATASET\n")
-    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     r = run_metrics("vocab", "--dataset", "toy", "--pos", "verb", "--json", tmp_path / "v.json", env=env)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "v.json").read_text())["verbs"] == {"pet": "pet.v.01", "feed": "feed.v.02"}

@@ -261,6 +261,14 @@ class VcocoResult:
     n_pos: dict                          # action -> people doing it
     iou: float
     counts: dict
+    ground_truth: GroundTruth | None = field(default=None, repr=False, compare=False)
+    category_names: dict = field(default_factory=dict, repr=False, compare=False)   # COCO id -> name
+    vcoco_actions: tuple = field(default=(), repr=False, compare=False)
+
+    def hois(self, source: str = "<vcoco>"):
+        """The ground truth as HOIs (:func:`metrics.datasets.vcoco.hois.ground_truth_hois`)."""
+        from metrics.datasets.vcoco.hois import ground_truth_hois
+        return ground_truth_hois(self.ground_truth, list(self.vcoco_actions), self.category_names, source=source)
 
     @property
     def agent_map(self) -> float:
@@ -371,7 +379,9 @@ def evaluate(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.ndar
         "missing_values": int(sum(dets.missing.values())),      # (detection, key) pairs without a value
     })
     return VcocoResult(tuple(a.name for a in actions), tuple(a.roles for a in actions), agent_ap, role_ap,
-                       {a.name: int(n_pos[i]) for i, a in enumerate(actions)}, float(iou), counts)
+                       {a.name: int(n_pos[i]) for i, a in enumerate(actions)}, float(iou), counts,
+                       ground_truth=gt, category_names=dict(zip(coco.category_ids.tolist(), coco.category_names)),
+                       vcoco_actions=tuple(actions))
 
 
 def evaluate_files(vcoco, coco, ids, pred, *, iou: float = 0.5) -> VcocoResult:

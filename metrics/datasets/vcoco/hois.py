@@ -41,20 +41,14 @@ def ground_truth_hois(gt, actions, category_names: dict, *, source: str = "<vcoc
                                   labels[action, role], objects, source=source)
 
 
-def write_hois(vcoco, coco, ids, out_dir) -> dict:
-    """Write ``gt.jsonl`` in ``out_dir``: the HOIs of the official files (module doc) in the
-    JSON Lines format ``score --dataset vcoco`` reads. Returns the file and its HOI count."""
+def write_hois(result, out_dir, *, source: str = "<vcoco>") -> dict:
+    """Write ``gt.jsonl`` in ``out_dir``: the HOIs of the ground truth ``result`` (a
+    :class:`~metrics.datasets.vcoco.evaluation.VcocoResult`) was computed on, in the JSON Lines
+    format ``score --dataset vcoco`` reads. Returns the file and its HOI count."""
     from pathlib import Path
 
-    from metrics.datasets.vcoco.evaluation import ground_truth
-    from metrics.datasets.vcoco.readers import read_coco, read_ids, read_vcoco
     from metrics.detection.detections import write_jsonl
 
-    actions = read_vcoco(vcoco)
-    image_ids = read_ids(ids)
-    instances = read_coco(coco, image_ids)
-    gt = ground_truth(actions, instances, image_ids, files={"vcoco": str(vcoco), "coco": str(coco), "ids": str(ids)})
-    names = dict(zip(instances.category_ids.tolist(), instances.category_names))
-    det = ground_truth_hois(gt, actions, names, source=str(vcoco))
+    det = result.hois(source)
     path = write_jsonl(det, Path(out_dir) / "gt.jsonl", with_scores=False)
     return {"gt": {"file": str(path), "hois": len(det)}}

@@ -54,12 +54,9 @@ def _ints(value, where: str) -> np.ndarray:
     """A JSON list of whole numbers as int64."""
     if not isinstance(value, list):
         raise InputError(f"{where}: must be a list of whole numbers, got {type(value).__name__}")
-    if all(type(v) is int for v in value):
-        try:
-            return np.asarray(value, dtype=np.int64).reshape(len(value))
-        except OverflowError:
-            pass
-    bad = next(k for k, v in enumerate(value) if type(v) is not int or not -2 ** 63 <= v < 2 ** 63)
+    bad = next((k for k, v in enumerate(value) if type(v) is not int or not -2 ** 63 <= v < 2 ** 63), None)
+    if bad is None:
+        return np.asarray(value, dtype=np.int64).reshape(len(value))
     raise InputError(f"{where}[{bad}]: must be a whole number, got {value[bad]!r}")
 
 
