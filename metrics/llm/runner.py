@@ -237,7 +237,8 @@ class Runner:
                         in_flight[fut] = (model, chunk)
                         per_endpoint[name] += 1
                 done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                for fut in done:
+                # Answers that arrived together with a fatal error are stored before it stops the run.
+                for fut in sorted(done, key=lambda f: f.exception() is not None):
                     model, chunk = in_flight.pop(fut)
                     per_endpoint[model.endpoint] -= 1
                     outcome = fut.result()          # EndpointError propagates and stops the run
