@@ -7,12 +7,21 @@ import pandas as pd
 
 
 def heatmap(table: pd.DataFrame, title: str) -> alt.LayerChart:
-    """Annotator × annotator matrix as a labelled heatmap."""
+    """Annotator × annotator matrix as a labelled heatmap: a fixed cell size whatever the number of
+    annotators (so every label shows and the numbers fit), "–" for pairs without shared items."""
     long = table.rename_axis("a").reset_index().melt("a", var_name="b", value_name="value")
-    base = alt.Chart(long, title=title).encode(x=alt.X("b:N", title=None), y=alt.Y("a:N", title=None))
+    long["label"] = [f"{v:.2f}" if pd.notna(v) else "–" for v in long["value"]]
+    axis = alt.Axis(labelLimit=160, labelOverlap=False)
+    base = alt.Chart(long, title=title).encode(
+        x=alt.X("b:N", title=None, axis=alt.Axis(labelLimit=160, labelOverlap=False, labelAngle=-40)),
+        y=alt.Y("a:N", title=None, axis=axis))
     cells = base.mark_rect().encode(color=alt.Color("value:Q", scale=alt.Scale(domain=[0, 1]), title=None))
-    text = base.mark_text(fontSize=11).encode(text=alt.Text("value:Q", format=".2f"))
-    return (cells + text).properties(width=260, height=220)
+    text = base.mark_text(fontSize=11).encode(
+        text="label:N", color=alt.condition("datum.value > 0.6", alt.value("white"), alt.value("black")))
+    return (cells + text).properties(width=alt.Step(HEATMAP_CELL[0]), height=alt.Step(HEATMAP_CELL[1]))
+
+
+HEATMAP_CELL = (46, 26)   # pixels per annotator: room for "-0.12" at 11 px
 
 
 def score_distributions(dist: pd.DataFrame) -> alt.Chart:
@@ -60,11 +69,16 @@ def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:
 
 
 def rater_chart(raters: pd.DataFrame) -> alt.LayerChart:
-    """Each rater's severity against consistency, flagged raters marked, names as labels."""
+    """Each rater's severity against consistency. Flagged raters are named on the chart (the ones a
+    researcher looks for; naming every rater overlaps as soon as two sit close), every rater in
+    the tooltip."""
     frame = raters.rename_axis("annotator").reset_index()
     frame["flag"] = frame["flag"].fillna("none")
     base = alt.Chart(frame, title="Raters: severity and consistency").encode(
         x=alt.X("severity:Q", title="severity (scale points; > 0 = strict)"),
         y=alt.Y("consistency:Q", title="consistency (1 = typical)"))
-    return (base.mark_point(filled=True, size=60).encode(color=alt.Color("flag:N", title="flag"))
-            + base.mark_text(dx=8, align="left", fontSize=10).encode(text="annotator:N"))
+    points = base.mark_point(filled=True, size=60).encode(
+        color=alt.Color("flag:N", title="flag"), tooltip=["annotator:N", "severity:Q", "consistency:Q", "flag:N"])
+    names = base.transform_filter("datum.flag != 'none'").mark_text(dx=8, align="left", fontSize=11).encode(
+        text="annotator:N")
+    return points + names

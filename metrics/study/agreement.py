@@ -224,12 +224,22 @@ def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resample
     weights = rng.multinomial(n_items, share / n_items, size=n_resamples).astype(float)
     alphas = alpha_from_counts(counts, weights, level, scale)
     with np.errstate(invalid="ignore", divide="ignore"):
-        agreements = np.nanmean((weights @ agree) / (weights @ shared), axis=1)
+        per_pair = (weights @ agree) / (weights @ shared)   # NaN: the pair shares no item in the resample
+    agreements = nanmean_rows(per_pair)
     out = {"krippendorff_alpha": list(percentile_interval(alphas, confidence)),
            "mean_pairwise_agreement": list(percentile_interval(agreements, confidence))}
     out["n_resamples"] = n_resamples
     out["confidence"] = confidence
     return out
+
+
+def nanmean_rows(values: np.ndarray) -> np.ndarray:
+    """Row means over the finite entries; NaN for a row with none (``np.nanmean`` without its
+    "Mean of empty slice" warning)."""
+    finite = np.isfinite(values)
+    n = finite.sum(axis=1)
+    total = np.where(finite, values, 0.0).sum(axis=1)
+    return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
 def annotator_distributions(matrix: pd.DataFrame, scale=SCALE) -> pd.DataFrame:

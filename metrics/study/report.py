@@ -12,7 +12,7 @@ import base64
 import html
 import io
 import json
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -57,16 +57,24 @@ def _distributions(dist: pd.DataFrame):
     return fig
 
 
+VOTES_PER_ROW = 3   # panels per row: the figure stays ≤ 6.6 in wide, so its text is not shrunk
+
+
 def _votes(votes: pd.DataFrame):
     majors = sorted(votes["majority"].unique())
-    fig, axes = subplots(1, len(majors), figsize=(2.0 * len(majors), 2.4), sharey=True)
-    for ax, maj in zip(np.atleast_1d(axes), majors):
+    rows, cols = -(-len(majors) // VOTES_PER_ROW), min(len(majors), VOTES_PER_ROW)
+    fig, axes = subplots(rows, cols, figsize=(2.2 * cols, 2.2 * rows + 0.4), sharey=True, squeeze=False)
+    panels = axes.ravel()
+    for ax, maj in zip(panels, majors):
         _grouped_bars(ax, votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count"))
         ax.set_title(f"majority {maj:g}")
         ax.set_xlabel("score")
-    np.atleast_1d(axes)[0].set_ylabel("votes")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, frameon=False, title="annotator", title_fontsize=7)
-    fig.suptitle("Annotator votes by majority score", y=1.06)
+    for ax in panels[len(majors):]:
+        ax.set_axis_off()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("votes")
+    panels[len(majors) - 1].legend(fontsize=7, frameon=False, title="annotator", title_fontsize=7)
+    fig.suptitle("Annotator votes by majority score")
     return fig
 
 
@@ -192,8 +200,34 @@ def png_bytes(fig) -> bytes:
 
 
 def table_html(df: pd.DataFrame, digits: int = 3) -> str:
-    """A table as the reports' HTML (``digits`` decimals, missing values as a dash)."""
-    return df.to_html(float_format=lambda v: f"{v:.{digits}f}", border=0, classes="t", na_rep="–")
+    """A table as the reports' HTML: floats with ``digits`` decimals, whole numbers as integers
+    (also counts that a missing value made float: columns named like ``n``, ``n_ratings``,
+    ``count``), missing values as a dash."""
+    counts = {k for k, c in enumerate(df.columns) if is_count_name(c) and _whole(df.iloc[:, k])}
+
+    def cell(v, as_int=False):
+        if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+            return "–"
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            return str(v)
+        return f"{int(v)}" if as_int or isinstance(v, (int, np.integer)) else f"{v:.{digits}f}"
+
+    formatters = [partial(cell, as_int=k in counts) for k in range(len(df.columns))]
+    return df.to_html(formatters=formatters, border=0, classes="t", na_rep="–")
+
+
+COUNT_NAMES = {"n", "count", "items", "ratings", "votes", "annotators", "raters", "support"}
+
+
+def is_count_name(name) -> bool:
+    """Whether a column name reads as a count (``n``, ``n_items``, ``ratings``, ``votes`` …)."""
+    name = str(name).lower()
+    return name in COUNT_NAMES or name.startswith("n_")
+
+
+def _whole(column: pd.Series) -> bool:
+    values = pd.to_numeric(column, errors="coerce").dropna()
+    return len(values) > 0 and bool((values == values.round()).all())
 
 
 def alignment_frame(alignment: dict) -> pd.DataFrame:
@@ -242,7 +276,7 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
             ("mean Spearman rho", agreement.mean_spearman),
             ("within-item SD", agreement.precision["within_item_sd"]),
             (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
-        ], columns=["statistic", "value"]).astype({"value": object})
+        ], columns=["statistic", "value"], dtype=object)
         for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
             summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
                                          f"[{lo:.3f}, {hi:.3f}]")
@@ -323,7 +357,7 @@ def write_page(path: Path, title: str, body: str, plots: dict[str, bytes]) -> Pa
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;color:#222}}
 table.t{{border-collapse:collapse;margin:.5em 0}}table.t td,table.t th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}
-img{{max-width:48%;margin:4px;vertical-align:top}}</style></head>
+img{{max-width:100%;margin:4px;vertical-align:top}}</style></head>
 <body><h1>{html.escape(title)}</h1>{body}</body></html>"""
     path.write_text(page)
     return path

@@ -241,9 +241,8 @@ def dashboard_view(slug: str, study_type: str) -> None:
         st.altair_chart(charts.agreement_over_time(board.over_time), use_container_width=True)
     if board.agreement:
         report = board.agreement["report"]
-        left, right = st.columns(2)
-        left.altair_chart(charts.heatmap(report.spearman, "Pairwise Spearman ρ"))
-        right.altair_chart(charts.heatmap(report.qwk, "Pairwise quadratic weighted κ"))
+        st.altair_chart(charts.heatmap(report.spearman, "Pairwise Spearman ρ"))
+        st.altair_chart(charts.heatmap(report.qwk, "Pairwise quadratic weighted κ"))
         st.altair_chart(charts.score_distributions(report.distributions), use_container_width=True)
     if board.reliability:
         st.markdown("**Reliability** (bootstrap intervals over items)")
