@@ -52,8 +52,8 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     tables = tables or study_tables(slug, engine)
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]
-    if ratings["annotator"].nunique() < 2:
-        raise InputError("the analysis needs ratings from at least two annotators")
+    if (reason := why_no_agreement(ratings)) is not None:
+        raise InputError(f"study {slug!r} has no report yet: {reason}")
     ratings = validate_ratings(ratings, f"study {slug}")
     result = rating_analyses(ratings, n_resamples)
     result.alignment, result.tuning = study_type.report_analyses(tables["items.csv"], ratings, permutations)

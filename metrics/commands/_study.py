@@ -3,7 +3,14 @@ recalibrate)."""
 
 from __future__ import annotations
 
+import math
+
 from metrics.core.options import input_file
+
+
+def figure(value: float, width: int = 8) -> str:
+    """A statistic for the commands' text output: 4 decimals, or "undefined" for NaN."""
+    return f"{'undefined' if math.isnan(value) else format(value, '.4f'):>{width}}"
 
 
 def add_study_arguments(parser, items_required: bool = True, matrices: bool = True) -> None:

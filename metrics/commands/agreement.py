@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from metrics.study.agreement import read_ratings
+import math
+
+from metrics.commands._study import figure
+from metrics.study.agreement import no_variation, rating_matrix, read_ratings
 from metrics.api import annotator_agreement
 from metrics.core.choices import LEVELS
 from metrics.core.options import input_file, integer, output_dir, seed
@@ -42,12 +45,14 @@ def run(args):
         image_update = update_stats(pair_ratings(ratings, None, items))
         result["image_update"] = image_update
     lines = [f"{report.n_items} items, {report.n_annotators} annotators, {report.n_ratings} ratings",
-             f"Krippendorff's alpha ({report.level}) {report.krippendorff_alpha:8.4f}" + _ci(report, "krippendorff_alpha"),
-             f"mean pairwise agreement (Eq. 13) {report.mean_pairwise_agreement:8.4f}" + _ci(report, "mean_pairwise_agreement"),
-             f"mean quadratic weighted kappa    {report.mean_qwk:8.4f}",
-             f"mean Spearman rho                {report.mean_spearman:8.4f}",
+             f"Krippendorff's alpha ({report.level}) {figure(report.krippendorff_alpha)}" + _ci(report, "krippendorff_alpha"),
+             f"mean pairwise agreement (Eq. 13) {figure(report.mean_pairwise_agreement)}" + _ci(report, "mean_pairwise_agreement"),
+             f"mean quadratic weighted kappa    {figure(report.mean_qwk)}",
+             f"mean Spearman rho                {figure(report.mean_spearman)}",
              f"within-item SD {report.precision['within_item_sd']:.3f}; SE of the mean of "
              f"{report.precision['raters']} ratings {report.precision['se_mean_rating']:.3f}"]
+    if (reason := no_variation(rating_matrix(ratings))) is not None:
+        lines.append(f"undefined: {reason}")
     if image_update is not None:
         lines.append(f"with-image pass: {100 * image_update['share_updated']:.2f}% of "
                      f"{image_update['n']} ratings updated")
@@ -59,4 +64,4 @@ def run(args):
 
 def _ci(report, key) -> str:
     ci = report.intervals.get(key)
-    return f"  [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else ""
+    return f"  [{ci[0]:.4f}, {ci[1]:.4f}]" if ci and not any(map(math.isnan, ci)) else ""

@@ -3,9 +3,12 @@ with bootstrap intervals, overall and per stratum; optionally a paired test of t
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
-from metrics.study.agreement import rating_matrix, read_ratings
+from metrics.commands._study import figure
+from metrics.study.agreement import no_variation, rating_matrix, read_ratings
 from metrics.core.errors import InputError
 from metrics.core.options import input_file, integer, output_dir, seed
 from metrics.study.reliability import paired_metric_test, reliability, reliability_by_stratum
@@ -53,6 +56,8 @@ def run(args):
             result["paired_test"] = {"a": args.compare[0], "b": args.compare[1], **paired_metric_test(
                 a, b, rated["human_mean"].to_numpy(float), n_resamples=max(args.bootstrap, 1), seed=args.seed)}
     text = _text(result)
+    if (reason := no_variation(matrix)) is not None:
+        text += f"\nundefined: {reason}"
     if args.out:
         from metrics.study.report import write_report
         text += f"\nreport: {write_report(args.out, reliability=result, title='Reliability')}"
@@ -60,29 +65,31 @@ def run(args):
 
 
 def _ci(entry) -> str:
-    return f"  [{entry['ci'][0]:.4f}, {entry['ci'][1]:.4f}]" if "ci" in entry else ""
+    ci = entry.get("ci")
+    return f"  [{ci[0]:.4f}, {ci[1]:.4f}]" if ci and not any(map(math.isnan, ci)) else ""
 
 
 def _text(result) -> str:
     lines = [f"{result['n_items']} items, {result['n_raters']} raters, {result['n_ratings']} ratings"]
     for level, entry in result["krippendorff_alpha"].items():
-        lines.append(f"Krippendorff's alpha ({level:<8}) {entry['value']:8.4f}{_ci(entry)}")
+        lines.append(f"Krippendorff's alpha ({level:<8}) {figure(entry['value'])}{_ci(entry)}")
     for kind, entry in result["gwet_ac2"].items():
-        lines.append(f"Gwet's AC2 ({kind:<9})      {entry['value']:8.4f}{_ci(entry)}")
+        lines.append(f"Gwet's AC2 ({kind:<9})      {figure(entry['value'])}{_ci(entry)}")
     for kind in ("agreement", "consistency"):
-        lines.append(f"ICC ({kind:<11}, 1 rater)  {result['icc'][kind]['value']:8.4f}{_ci(result['icc'][kind])}")
+        lines.append(f"ICC ({kind:<11}, 1 rater)  {figure(result['icc'][kind]['value'])}{_ci(result['icc'][kind])}")
     ceiling = result["human_ceiling"]
     if "spearman" in ceiling:
-        ci = f"  [{ceiling['spearman_ci'][0]:.4f}, {ceiling['spearman_ci'][1]:.4f}]" if "spearman_ci" in ceiling else ""
-        lines.append(f"human ceiling: Spearman {ceiling['spearman']:.4f}{ci}, Eq. 13 {ceiling['agreement']:.4f}")
+        ci = _ci({"ci": ceiling["spearman_ci"]}) if "spearman_ci" in ceiling else ""
+        lines.append(f"human ceiling: Spearman {figure(ceiling['spearman'], 0)}{ci}, "
+                     f"Eq. 13 {figure(ceiling['agreement'], 0)}")
     for column, strata in result.get("by_stratum", {}).items():
         for value, entry in strata.items():
             if "unavailable" in entry:
                 lines.append(f"{column} {value}: {entry['unavailable']}")
             else:
                 lines.append(f"{column} {value}: {entry['n_items']} items, ordinal alpha "
-                             f"{entry['krippendorff_alpha']['ordinal']['value']:.4f}, AC2 (ordinal) "
-                             f"{entry['gwet_ac2']['ordinal']['value']:.4f}")
+                             f"{figure(entry['krippendorff_alpha']['ordinal']['value'], 0)}, AC2 (ordinal) "
+                             f"{figure(entry['gwet_ac2']['ordinal']['value'], 0)}")
     if "paired_test" in result:
         test = result["paired_test"]
         for stat in ("spearman", "agreement"):

@@ -130,8 +130,24 @@ def krippendorff_alpha(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE
     """
     import krippendorff
     check_choice("level", level, LEVELS)
-    return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
-                                     level_of_measurement=level))
+    with np.errstate(invalid="ignore", divide="ignore"):   # NaN when no rating varies: see no_variation
+        return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
+                                         level_of_measurement=level))
+
+
+def no_variation(matrix: pd.DataFrame) -> str | None:
+    """Why chance-corrected statistics (α, κ, ρ, ICC) are undefined, or None: every rating of the
+    items rated at least twice has one value, so expected disagreement is 0 and α = 0/0.
+
+    >>> no_variation(pd.DataFrame({"a": [2.0, 2.0], "b": [2.0, np.nan]}))
+    'every rating of the items rated twice or more is 2: with no variation, chance-corrected statistics (alpha, kappa, rho, ICC) are undefined'
+    """
+    shared = matrix[matrix.notna().sum(axis=1) >= 2].to_numpy(float)
+    values = np.unique(shared[np.isfinite(shared)])
+    if len(values) != 1:
+        return None
+    return (f"every rating of the items rated twice or more is {values[0]:g}: with no variation, "
+            "chance-corrected statistics (alpha, kappa, rho, ICC) are undefined")
 
 
 def value_counts(matrix: pd.DataFrame, scale=SCALE) -> np.ndarray:

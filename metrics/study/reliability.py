@@ -78,7 +78,8 @@ def hayes_krippendorff_bootstrap(matrix: pd.DataFrame, *, level: str = "ordinal"
     if uniforms is None:
         uniforms = np.random.default_rng(seed).random((n_resamples, draws))
     picked = np.minimum(np.searchsorted(cumulative, uniforms), len(prob) - 1)
-    alphas = 1.0 - delta[upper][picked].sum(axis=1) / (d_e * uniforms.shape[1])
+    with np.errstate(invalid="ignore", divide="ignore"):   # d_e = 0: no variation, alpha undefined (NaN)
+        alphas = 1.0 - delta[upper][picked].sum(axis=1) / (d_e * uniforms.shape[1])
     alphas = np.maximum(alphas, -1.0)
     diagonal = np.diag(o)
     n_nonzero = int((diagonal > 0).sum())

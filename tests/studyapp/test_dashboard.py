@@ -7,7 +7,8 @@ import pytest
 
 from metrics.study.agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
                                pairwise_qwk, rating_matrix, validate_ratings)
-from studyapp import auth, dashboard, exports, storage, studies
+from metrics import InputError
+from studyapp import auth, dashboard, exports, report_cache, storage, studies
 from studyapp.simulate import simulate_study
 from studyhelpers import console_page, make_annotators, make_study, rate_all
 
@@ -91,6 +92,17 @@ def test_says_why_when_two_annotators_share_no_item(tmp_path):
     board = dashboard.study_dashboard("t")
     assert "no item has been rated by two of them yet" in board.unavailable["agreement"]
     assert board.annotators["n_ratings"].tolist() == [2, 2]
+
+
+def test_says_why_when_every_rating_is_equal_and_the_report_refuses_in_one_line(tmp_path):
+    study_id = make_study(tmp_path, n_items=4, raters=2, slug="t")
+    for annotator in make_annotators(study_id, 2):
+        rate_all(annotator, 2)
+    board = dashboard.study_dashboard("t")
+    assert board.agreement is None
+    assert board.unavailable["agreement"] == "every rating so far has the same value, so agreement beyond chance is undefined"
+    with pytest.raises(InputError, match="^study 't' has no report yet: every rating so far has the same value"):
+        report_cache.study_report("t")
 
 
 def test_says_why_before_any_rating(tmp_path):

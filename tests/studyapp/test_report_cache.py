@@ -85,7 +85,7 @@ def test_only_the_newest_entries_are_kept(rated, monkeypatch):
 def test_a_failed_report_writes_nothing(tmp_path):
     make_study(tmp_path, n_items=6, raters=2, slug="t")
     simulate_study("t", k=1, noise=0.7, seed=1)              # one annotator: no agreement
-    with pytest.raises(InputError, match="at least two annotators"):
+    with pytest.raises(InputError, match="no report yet: only one annotator .* has rated so far"):
         report_cache.study_report("t", now=at(0), **FAST)
     assert not (tmp_path / "exports").exists() or not any((tmp_path / "exports").rglob("*.html"))
     assert cache_entries(tmp_path) == []
@@ -153,6 +153,6 @@ def test_cli_report_before_two_annotators_share_an_item_is_one_line(tmp_path):
                          cwd=ROOT, env={**os.environ}, capture_output=True, text=True)
     assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr
     assert res.stderr.strip().splitlines() == [
-        "error: agreement needs an item rated by at least two annotators; no item has been yet "
-        "(2 annotators, 2 items)"]
+        "error: study 't' has no report yet: 2 annotators have rated, but no item has been rated by two "
+        "of them yet (each statistic compares annotators on the items they share)"]
     assert not (tmp_path / "out").exists()
