@@ -102,6 +102,14 @@ def visible(actor: Actor, studies: list[Study]) -> list[Study]:
     return [s for s in studies if may(actor, "view", s)]
 
 
+def no_studies_text(actor: Actor, n_studies: int) -> str:
+    """What the console says to an account that sees no study, when the server has ``n_studies``."""
+    if n_studies == 0:
+        return "No studies yet." if may(actor, "create") else "No studies to show."
+    return (f"None of the {n_studies} studies on this server is yours: researchers see the studies they "
+            "own; the platform owner can reassign one to you.")
+
+
 def _check_password(password: str) -> None:
     if len(password or "") < MIN_PASSWORD:
         raise InputError(f"password: at least {MIN_PASSWORD} characters")

@@ -326,6 +326,8 @@ def cmd_recalibrate(args) -> int:
     for category, c in r["by_category"].items():
         print(f"  category {category} ({c['n_items']} items): {c['before']['agreement']:.4f} -> "
               f"{c['after']['agreement']:.4f}")
+    if (note := run.before_note()) is not None:
+        print(f"note: {note}")
     print(run.changed.head(5).to_string(index=False, float_format="{:.3f}".format))
     save_version(args.name, run)
     print(f"saved matrix version {args.name!r} "

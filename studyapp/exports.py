@@ -154,6 +154,14 @@ def model_tables(ratings: pd.DataFrame, scale) -> dict[str, pd.DataFrame]:
     return {"items_model.csv": items, "raters_model.csv": raters}
 
 
+def study_model_tables(study, tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The rater-model tables of a rating study's export (none for a study type whose answers
+    are marks, not ratings on a scale)."""
+    if get_type(study.study_type).custom_response:
+        return {}
+    return model_tables(tables["ratings.csv"], spec_of(study).scale.values)
+
+
 def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | None = None,
                  now: datetime | None = None, *, actor: Actor = CLI) -> Path:
     """Write the export tables into ``<out_dir>/<study>/<UTC timestamp>/``; returns that folder.
@@ -162,8 +170,7 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
     in the same second gets ``<timestamp>-2`` (names are claimed by exclusive creation)."""
     (study,) = require_studies(actor, "change", [slug], engine)
     tables = study_tables(slug, engine)
-    if not get_type(study.study_type).custom_response:
-        tables.update(model_tables(tables["ratings.csv"], spec_of(study).scale.values))
+    tables.update(study_model_tables(study, tables))
     staged = StagedFolder(study_folder(slug, out_dir, now), unique=True)
     with staged as folder:
         for name, frame in tables.items():

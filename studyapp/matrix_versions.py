@@ -16,7 +16,7 @@ import io
 import json
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -52,6 +52,16 @@ class Recalibration:
     changed: pd.DataFrame   # the rated pairs, most changed first
     based_on: str           # "baseline" or the version recalibrated
     dataset: str = datasets.DEFAULT  # whose vocabulary the studies' items use
+    seen_by_base: list[str] = field(default_factory=list)  # studies the based-on matrices already learnt from
+
+    def before_note(self) -> str | None:
+        """Why the "before" agreement is not held out, or None: the based-on version was itself
+        recalibrated from some of these studies, so its matrices have seen their ratings."""
+        if not self.seen_by_base:
+            return None
+        return (f"'before' is not held out: version {self.based_on!r} was recalibrated from "
+                f"{', '.join(self.seen_by_base)} already, so its agreement on these ratings is in-sample "
+                "(the folds hold out ratings from the new fit only)")
 
     def provenance(self) -> dict:
         r = self.result
@@ -93,18 +103,30 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
     chosen = require_studies(actor, "change", slugs, engine)
     dataset = studies_dataset(chosen)
     items = rated_items(chosen, engine)
+    seen = []
     if based_on:
         verb, obj, provenance = load_version(based_on, engine)
         own = provenance.get("dataset", datasets.DEFAULT)  # versions saved before datasets: HICO-DET's
         if own != dataset:
             raise InputError(f"matrix version {based_on!r} holds {own} matrices, but the studies are "
                              f"over {dataset}")
+        seen = [slug for slug in slugs if slug in studies_behind(based_on, engine)]
     else:
         verb, obj = load_default("v", dataset=dataset), load_default("n", dataset=dataset)
     result = recalibrate(items, verb, obj, w=w, prior_strength=prior_strength, folds=folds,
                          seed=seed, study=",".join(slugs))
     return Recalibration(list(slugs), result, _most_changed(result, {"verb": verb, "object": obj}),
-                         based_on or "baseline", dataset)
+                         based_on or "baseline", dataset, seen)
+
+
+def studies_behind(name: str, engine: Engine | None = None) -> set[str]:
+    """Every study whose ratings went into version ``name``, through its chain of based-on versions."""
+    behind: set[str] = set()
+    while name and name != "baseline":
+        provenance = load_version(name, engine)[2]
+        behind.update(provenance["studies"])
+        name = provenance.get("based_on")
+    return behind
 
 
 def studies_dataset(chosen: list[Study]) -> str:

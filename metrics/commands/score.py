@@ -83,6 +83,10 @@ def run(args):
             lines.append(f"{title:27} {_fmt(h['full']):>8} {_fmt(h['rare']):>7} {_fmt(h['non_rare']):>9} "
                          f"{_fmt(r['full']):>7}")
         lines += ["protocol: " + "; ".join(f"{k} = {v}" for k, v in result["protocol"].items() if k != "name")]
+        if c.get("recall_undefined_classes"):
+            lines.append(f"mRec n/a: {c['recall_undefined_classes']} predicted classes have no ground truth in "
+                         f"{args.gt}, so their recall is 0/0 and the official mean recall is undefined "
+                         "(--map-protocol all-point counts it as 0)")
     lines += ["", f"GT miss rate {_fmt(result['gt_miss_rate']).strip()} %   "
                   f"prediction miss rate {_fmt(result['pred_miss_rate']).strip()} %"]
     if not result["params"]["confidence_scores"]:

@@ -776,7 +776,9 @@ def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
                    "predictions_scored_f1": ev.n_pred_tau, "classes": len(classes),
                    "classes_outside_hico": int((~in_hico).sum()),
                    "gt_matched": int((m.gt_pred >= 0).sum()),
-                   "predictions_matched": int(m.pred_matched.sum())},
+                   "predictions_matched": int(m.pred_matched.sum())}
+                  # HICO-DET classes predicted but without ground truth: recall 0/0 (official mRec NaN)
+                  | ({} if ev.hico is None else {"recall_undefined_classes": int(np.isnan(ev.hico.default_rec).sum())}),
         "resolution": {"verb": ev.verbs.report("verb"), "object": ev.objects.report("object")},
         "params": {k: params.get(k, d) for k, d in (("combine", "arithmetic"), ("w", 0.5), ("iou", 0.5),
                                                      ("delta", 0.0), ("tau", 0.5), ("interpolation", "none"),

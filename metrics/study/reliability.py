@@ -203,6 +203,9 @@ def icc(matrix: pd.DataFrame, item_weights: np.ndarray | None = None) -> dict:
     with np.errstate(invalid="ignore", divide="ignore"):   # no variance at all: NaN, not an error
         out = {"agreement": vc["item"] / (vc["item"] + vc["rater"] + vc["residual"]),
                "consistency": vc["item"] / (vc["item"] + vc["residual"])}
+    # a correlation: moment estimates of the components can be negative on few items and push the
+    # ratio outside [-1, 1] (a bootstrap bound of -1.08 was seen); it is kept to the ICC's range
+    out = {k: np.clip(v, -1.0, 1.0) for k, v in out.items()}
     return {k: float(v) if v.ndim == 0 else v for k, v in out.items()}
 
 

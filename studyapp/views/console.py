@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
+from studyapp.accounts import no_studies_text
 from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
@@ -55,6 +56,7 @@ def login() -> accounts.Actor | None:
 
 def create_section() -> None:
     st.subheader("Create a study")
+    created_message()
     specs = sorted(config.STUDIES_DIR.glob("*.toml"))
     from_file, upload = st.tabs(["From studies/", "Upload"])
     with from_file:
@@ -85,9 +87,17 @@ def create(path: Path) -> None:
     except InputError as exc:
         st.error(inert.text(exc))
         return
-    st.success(f"Created study {spec.slug!r} with {len(spec.items)} items.")
-    if spec.source_report:
-        st.code(spec.source_report, language=None)
+    st.session_state["created"] = (f"Created study {spec.slug!r} with {len(spec.items)} items.", spec.source_report)
+    st.rerun()   # the study list above was drawn before the study existed
+
+
+def created_message() -> None:
+    """The confirmation of the study created by the previous run, shown once."""
+    if (created := st.session_state.pop("created", None)) is not None:
+        message, source_report = created
+        st.success(inert.text(message))
+        if source_report:
+            st.code(source_report, language=None)
 
 
 def progress_tab(study) -> None:
@@ -193,9 +203,14 @@ def export_tab(study) -> None:
         folder = exports.export_study(study.slug, actor=actor())
         st.success(f"Wrote {folder}")
     tables = exports.study_tables(study.slug)
-    cols = st.columns(len(tables))
+    model_names = [] if get_type(study.study_type).custom_response else ["items_model.csv", "raters_model.csv"]
+    cols = st.columns(len(tables) + len(model_names))
     for column, (name, frame) in zip(cols, tables.items()):
         column.download_button(name, exports.csv_bytes(frame), name, "text/csv", key=f"dl-{name}")
+    for column, name in zip(cols[len(tables):], model_names):   # fitted only when asked for
+        column.download_button(name, lambda name=name: exports.csv_bytes(
+            exports.study_model_tables(study, exports.study_tables(study.slug))[name]),
+            name, "text/csv", key=f"dl-{name}")
     st.dataframe(tables["ratings.csv"], hide_index=True)
 
 
@@ -238,19 +253,19 @@ def dashboard_view(slug: str, study_type: str) -> None:
     st.markdown("**Annotators** (median seconds per item, attention checks passed)")
     st.dataframe(board.annotators, hide_index=True)
     if board.over_time is not None and len(board.over_time):
-        st.altair_chart(charts.agreement_over_time(board.over_time), use_container_width=True)
+        st.altair_chart(charts.agreement_over_time(board.over_time), width="stretch")
     if board.agreement:
         report = board.agreement["report"]
         st.altair_chart(charts.heatmap(report.spearman, "Pairwise Spearman ρ"))
         st.altair_chart(charts.heatmap(report.qwk, "Pairwise quadratic weighted κ"))
-        st.altair_chart(charts.score_distributions(report.distributions), use_container_width=True)
+        st.altair_chart(charts.score_distributions(report.distributions), width="stretch")
     if board.reliability:
         st.markdown("**Reliability** (bootstrap intervals over items)")
         st.dataframe(reliability_frame(board.reliability), hide_index=True)
     if board.rater_model is not None:
         model = board.rater_model
-        st.altair_chart(charts.model_scores(model.items, model.scale), use_container_width=True)
-        st.altair_chart(charts.rater_chart(model.raters), use_container_width=True)
+        st.altair_chart(charts.model_scores(model.items, model.scale), width="stretch")
+        st.altair_chart(charts.rater_chart(model.raters), width="stretch")
     for section in board.sections:
         st.markdown(f"**{inert.text(section.title)}**")
         if section.text:
@@ -259,7 +274,7 @@ def dashboard_view(slug: str, study_type: str) -> None:
             st.caption(inert.text(name))
             st.dataframe(table, hide_index=True)
         for chart in section.charts:
-            st.altair_chart(chart, use_container_width=True)
+            st.altair_chart(chart, width="stretch")
     if not get_type(study_type).custom_response and board.agreement:
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
                            lambda: report_cache.study_report(slug).path.read_bytes(),
@@ -270,6 +285,15 @@ def matrices_section(all_studies) -> None:
     """Recalibrate from finished HOI-pair studies, inspect, save as a named version; list,
     download and compare the saved versions."""
     st.subheader("Similarity matrices")
+    if accounts.may(actor(), "create"):
+        recalibrate_section(all_studies)
+    else:
+        st.caption("Saved versions can be inspected, downloaded and compared here; recalibrating needs a "
+                   "researcher account.")
+    versions_section()
+
+
+def recalibrate_section(all_studies) -> None:
     pair_studies = [s.slug for s in all_studies if get_type(s.study_type).recalibrates_matrices
                     and accounts.may(actor(), "change", s)]
     chosen = st.multiselect("Studies whose ratings recalibrate the matrices", pair_studies,
@@ -295,6 +319,8 @@ def matrices_section(all_studies) -> None:
                                    for label, n, f in [("all", r["n_items"], r)] + [
                                        (f"category {c}", v["n_items"], v) for c, v in r["by_category"].items()]]),
                      hide_index=True)
+        if (note := run.before_note()) is not None:
+            st.caption(inert.text(f"Note: {note}"))
         st.markdown("**Pairs that changed most**")
         st.dataframe(run.changed.head(20), hide_index=True)
         name = st.text_input("Version name", key="version-name")
@@ -305,6 +331,9 @@ def matrices_section(all_studies) -> None:
                 st.error(inert.text(exc))
             else:
                 st.success(f"Saved matrix version {inert.text(name)}.")
+
+
+def versions_section() -> None:
     versions = matrix_versions.list_versions()
     if versions.empty:
         st.caption("No saved matrix versions yet.")
@@ -355,6 +384,7 @@ def scoring_section() -> None:
                     gt_path, models, chosen, progress=lambda f, text: bar.progress(f, text=text), actor=actor())
             except InputError as exc:
                 bar.empty()
+                st.session_state.pop("scores", None)   # the error replaces the previous results
                 message = str(exc)
                 for path in (gt_path, *models.values()):   # the uploaded name, not the temporary folder
                     message = message.replace(str(path), path.name)
@@ -413,7 +443,7 @@ def main() -> None:
             with tab:
                 show(study)
     else:
-        st.info("No studies yet." if accounts.may(actor(), "create") else "No studies to show.")
+        st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
     if accounts.may(actor(), "create"):
         st.divider()
         create_section()

@@ -304,3 +304,15 @@ def test_icc_without_any_variance_is_undefined_not_an_error():
     m = pd.DataFrame({"a": [1.0] * 5, "b": [3.0] * 5})
     out = icc(m)
     assert math.isnan(out["consistency"]) and out["agreement"] == 0.0
+
+
+def test_icc_stays_within_minus_one_and_one():
+    """Two items, three raters who disagree: the moment estimates give σ²_item < 0 and, unclipped,
+    ICC(A,1) = σ²_a / (σ²_a + σ²_b + σ²_e) = -1.273 (found by search). A correlation cannot go
+    below -1: the estimate and its bootstrap interval are kept to [-1, 1]."""
+    m = pd.DataFrame([[2.0, 4.0, 0.0], [4.0, 0.0, 3.0]], columns=["x", "y", "z"])
+    vc = variance_components(m)
+    assert vc["item"] / (vc["item"] + vc["rater"] + vc["residual"]) == pytest.approx(-1.2727, abs=1e-4)
+    assert icc(m)["agreement"] == -1.0
+    weights = np.random.default_rng(0).multinomial(2, [0.5, 0.5], size=200).astype(float)
+    assert np.nanmin(icc(m, weights)["agreement"]) >= -1.0

@@ -157,3 +157,19 @@ def test_score_cli_missing_file_and_bad_option(tmp_path):
     assert res.returncode == 2 and "nope.jsonl: no such file" in res.stderr
     res = run("score", "--gt", str(gt), "--pred", str(gt), "--tau", "2")
     assert res.returncode == 2 and "--tau: must be a number in [0, 1], got 2" in res.stderr
+
+
+def test_mrec_na_says_why(tmp_path):
+    """Ground truth of one class (ride horse); predictions of it and of two classes without ground
+    truth (hold cup, feed horse): their recall is 0/0 in the official evaluation (rec = tp / npos),
+    so its mean recall is NaN. The output says so in a line; all-point counts that recall as 0."""
+    gt = _write(tmp_path / "gt.jsonl", [{"image": "x.jpg", "hois": [_hoi()]}])
+    pred = _write(tmp_path / "pred.jsonl", [{"image": "x.jpg", "hois": [
+        _hoi(score=0.9), _hoi("hold", "cup", o=B, score=0.5), _hoi("feed", "horse", score=0.4)]}])
+    done = run("score", "--gt", str(gt), "--pred", str(pred))
+    assert done.returncode == 0, done.stderr
+    assert f"mRec n/a: 2 predicted classes have no ground truth in {gt}, so their recall is 0/0" in done.stdout
+    done = run("score", "--gt", str(gt), "--pred", str(pred), "--map-protocol", "all-point")
+    assert "mRec n/a" not in done.stdout
+    gt_only_predicted = _write(tmp_path / "p2.jsonl", [{"image": "x.jpg", "hois": [_hoi(score=0.9)]}])
+    assert "mRec n/a" not in run("score", "--gt", str(gt), "--pred", str(gt_only_predicted)).stdout

@@ -91,3 +91,6 @@ def test_console_scoring_tab_signs_in_uploads_and_shows_the_command_figures(file
     at.button(key="score").click().run()
     shown = at.error[0].value.replace("\\", "").replace("\u2060", "")    # as read, without markdown escapes
     assert len(at.error) == 1 and shown.startswith("broken.jsonl: line 2 column 2: invalid JSON")
+    # the failed re-score replaces the previous results: no stale table or scores.json under the error
+    assert not [d for d in at.dataframe if "SHOE mAP" in d.value.columns]
+    assert "Download scores.json" not in [b.label for b in at.get("download_button")]

@@ -91,3 +91,20 @@ def test_console_recalibrates_saves_and_offers_the_version(rated, monkeypatch):
     assert not at.exception
     assert [c.value.splitlines()[0] for c in at.code if " vs " in c.value] == [
         "verb: from-console vs second", "object: from-console vs second"]
+
+
+def test_based_on_a_version_from_the_same_study_says_before_is_not_held_out(rated, tmp_path, capsys):
+    """v2 based on v1, both from study t: v1's matrices have seen t's ratings, so the 'before'
+    figure is in-sample. Said in the CLI; a run on another study says nothing."""
+    assert studyapp_main(["recalibrate", "t", "--name", "v1", "--folds", "3"]) == 0
+    capsys.readouterr()
+    assert studyapp_main(["recalibrate", "t", "--name", "v2", "--based-on", "v1", "--folds", "3"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: 'before' is not held out: version 'v1' was recalibrated from t already, so its "
+                     "agreement on these ratings is in-sample (the folds hold out ratings from the new fit only)"]
+    assert matrix_versions.recalibrate_studies(["t"], based_on="v2", folds=3).seen_by_base == ["t"]  # via v1
+    (tmp_path / "other").mkdir()
+    make_study(tmp_path / "other", n_items=12, raters=2, slug="u")
+    simulate_study("u", k=2, seed=3)
+    run = matrix_versions.recalibrate_studies(["u"], based_on="v2", folds=3)
+    assert run.seen_by_base == [] and run.before_note() is None
