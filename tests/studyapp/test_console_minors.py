@@ -1,0 +1,61 @@
+"""Console details a researcher met (issue 30, minor list), each through the real page (AppTest):
+a study created from a file shows at once; a researcher who owns none of the server's studies is
+told why; a viewer gets no recalibration inputs; the rater-model tables are downloadable."""
+
+from __future__ import annotations
+
+import shutil
+
+from studyapp import accounts, config
+from studyapp.simulate import simulate_study
+from studyhelpers import console_page, make_study, signed_in, write_spec
+
+
+def texts(at) -> str:
+    shown = "\n".join(str(e.value) for kind in ("info", "success", "caption", "markdown") for e in at.get(kind))
+    return shown.replace("\\", "").replace("\u2060", "")   # as read, without markdown escapes
+
+
+def test_a_study_created_from_a_file_is_listed_in_the_same_click(tmp_path, monkeypatch):
+    folder = tmp_path / "studies"
+    folder.mkdir()
+    spec = write_spec(folder, n_items=4, slug="fresh")
+    monkeypatch.setattr(config, "STUDIES_DIR", folder)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw")
+    assert "No studies yet." in texts(at)
+    at.selectbox[0].select(spec).run()            # the spec file: the only selectbox before any study
+    at.button(key="create-file").click().run()
+    assert not at.exception and not at.error
+    assert "No studies yet." not in texts(at)
+    assert "Created study 'fresh' with 4 items." in texts(at)
+    assert at.selectbox[0].label == "Study" and at.selectbox[0].value == "fresh"
+    at.run()                                                   # the confirmation is shown once
+    assert "Created study 'fresh'" not in texts(at)
+
+
+def test_a_researcher_without_studies_is_told_the_others_are_not_theirs(tmp_path):
+    make_study(tmp_path, n_items=4, slug="t")                 # owned by the command line
+    accounts.add_account("rita", "researcher", "rita-password")
+    at = signed_in("rita", "rita-password")
+    assert ("None of the 1 studies on this server is yours: researchers see the studies they own; "
+            "the platform owner can reassign one to you.") in texts(at)
+    assert "No studies yet." not in texts(at)
+
+
+def test_a_viewer_sees_versions_but_no_recalibration_inputs(tmp_path):
+    make_study(tmp_path, n_items=4, slug="t")
+    accounts.add_account("vera", "viewer", "vera-password")
+    at = signed_in("vera", "vera-password")
+    assert not [w for w in at.number_input if w.label.startswith(("w (verb weight)", "Prior strength"))]
+    assert not [m for m in at.multiselect if m.label.startswith("Studies whose ratings")]
+    assert "recalibrating needs a researcher account" in texts(at)
+
+
+def test_the_export_tab_offers_the_rater_model_tables(tmp_path, monkeypatch):
+    make_study(tmp_path, n_items=8, raters=3, slug="t")
+    simulate_study("t", k=3, seed=2)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw")
+    labels = [b.label for b in at.get("download_button")]
+    assert {"items_model.csv", "raters_model.csv", "ratings.csv"} <= set(labels)
