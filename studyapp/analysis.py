@@ -125,7 +125,12 @@ def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES
 def write_study_report(slug: str, analysis: StudyAnalysis, out_dir: str | Path | None = None, *,
                        now: datetime | None = None) -> Path:
     """Write report.html and its tables into ``exports/<study>/<timestamp>/report/``."""
-    return write_report(study_folder(slug, out_dir, now) / "report", agreement=analysis.agreement, alignment=analysis.alignment,
+    return write_report_folder(study_folder(slug, out_dir, now) / "report", slug, analysis)
+
+
+def write_report_folder(folder: str | Path, slug: str, analysis: StudyAnalysis) -> Path:
+    """Write report.html and its tables into ``folder``; returns report.html's path."""
+    return write_report(folder, agreement=analysis.agreement, alignment=analysis.alignment,
                         tuning=analysis.tuning, title=f"Study report: {slug}",
                         rater_model=analysis.rater_model, reliability=analysis.reliability,
                         over_time=analysis.over_time)

@@ -51,24 +51,45 @@ def study_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: i
     """The study's report in ``<out_dir or exports>/<study>/<timestamp>/report/``, from the
     cache when the ratings, items, options and code are those of a cached one."""
     now = now or datetime.now(timezone.utc)
+    entry, meta, cached = cached_report(slug, out_dir, n_resamples=n_resamples, permutations=permutations,
+                                        use_cache=use_cache, engine=engine, now=now)
+    path = _copy_report(entry, study_folder(slug, out_dir, now) / "report")
+    return StudyReport(path, meta["summary"], meta["computed_at"], cached)
+
+
+def report_html(slug: str, *, engine: Engine | None = None) -> bytes:
+    """The study's report.html for a download: the cache entry's own file, computed into the cache
+    when there is none, so a download writes no report folder of its own."""
+    entry, _, _ = cached_report(slug, engine=engine)
+    return (entry / "report.html").read_bytes()
+
+
+def cached_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: int = 1000,
+                  permutations: int = 1000, use_cache: bool = True, engine: Engine | None = None,
+                  now: datetime | None = None) -> tuple[Path, dict, bool]:
+    """``(cache entry, its summary.json, whether it was cached)`` for the study's current state:
+    the report is computed into a new entry when there is no complete one (or ``use_cache`` is
+    False)."""
     tables = study_tables(slug, engine)
     entry = (Path(out_dir or config.exports_dir()) / slug / ".report-cache"
              / report_key(tables, n_resamples, permutations))
-    cached = _cached_meta(entry) if use_cache else None
-    if cached is not None:
-        path = _copy_report(entry, study_folder(slug, out_dir, now) / "report")
-        return StudyReport(path, cached["summary"], cached["computed_at"], True)
+    meta = _cached_meta(entry) if use_cache else None
+    if meta is not None:
+        return entry, meta, True
 
-    from .analysis import analyse_study, write_study_report
+    from .analysis import analyse_study, write_report_folder
 
     analysis = analyse_study(slug, n_resamples, permutations, engine=engine, tables=tables)
     a = analysis.agreement
-    summary = {"n_items": a.n_items, "n_annotators": a.n_annotators, "level": a.level,
-               "alpha": a.krippendorff_alpha, "agreement": a.mean_pairwise_agreement, "qwk": a.mean_qwk}
-    path = write_study_report(slug, analysis, out_dir, now=now)
-    computed_at = now.isoformat(timespec="seconds")
-    _store(entry, path.parent, {"summary": summary, "computed_at": computed_at})
-    return StudyReport(path, summary, computed_at, False)
+    meta = {"summary": {"n_items": a.n_items, "n_annotators": a.n_annotators, "level": a.level,
+                        "alpha": a.krippendorff_alpha, "agreement": a.mean_pairwise_agreement, "qwk": a.mean_qwk},
+            "computed_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")}
+    staged = StagedFolder(entry)
+    with staged as folder:
+        write_report_folder(folder, slug, analysis)
+        (folder / "summary.json").write_text(json.dumps(meta) + "\n")
+    _drop_old_entries(entry.parent)
+    return entry, meta, False
 
 
 def report_key(tables: dict, n_resamples: int, permutations: int) -> str:
@@ -116,14 +137,9 @@ def _copy_report(entry: Path, target: Path) -> Path:
     return staged.path / "report.html"
 
 
-def _store(entry: Path, report_folder: Path, meta: dict) -> None:
-    """Keep the report folder as cache entry ``entry`` and drop all but the newest ``KEEP``."""
-    staged = StagedFolder(entry)
-    with staged as folder:
-        for item in report_folder.iterdir():
-            shutil.copy2(item, folder / item.name)
-        (folder / "summary.json").write_text(json.dumps(meta) + "\n")
-    entries = sorted((p for p in entry.parent.iterdir() if p.is_dir() and not p.name.startswith(".")),
+def _drop_old_entries(cache: Path) -> None:
+    """Keep the newest ``KEEP`` cache entries of a study."""
+    entries = sorted((p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
                      key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP:]:
         shutil.rmtree(old, ignore_errors=True)

@@ -277,7 +277,7 @@ def dashboard_view(slug: str, study_type: str) -> None:
             st.altair_chart(chart, width="stretch")
     if not get_type(study_type).custom_response and board.agreement:
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
-                           lambda: report_cache.study_report(slug).path.read_bytes(),
+                           lambda: report_cache.report_html(slug),
                            "report.html", "text/html", key=f"report-download-{slug}")
 
 

@@ -156,3 +156,15 @@ def test_cli_report_before_two_annotators_share_an_item_is_one_line(tmp_path):
         "error: study 't' has no report yet: 2 annotators have rated, but no item has been rated by two "
         "of them yet (each statistic compares annotators on the items they share)"]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_console_download_writes_no_report_folder(rated):
+    """report_html (the console's download) serves the cache entry's own report.html: two
+    downloads leave one cache entry and no timestamped folder, and equal `studyapp report`'s file."""
+    first = report_cache.report_html("t")
+    assert report_cache.report_html("t") == first
+    study_dir = rated / "exports" / "t"
+    assert sorted(p.name for p in study_dir.iterdir()) == [".report-cache"]
+    assert len(cache_entries(rated)) == 1
+    report = report_cache.study_report("t", now=at(5))
+    assert report.cached and report.path.read_bytes() == first
