@@ -178,9 +178,9 @@ def cmd_create(args) -> int:
     from .studies import create_study
 
     spec = load_spec(args.spec)
+    study_id = create_study(spec)      # a refusal ("already exists") comes alone, before any table
     if spec.source_report:
         print(spec.source_report)
-    study_id = create_study(spec)
     n_main = sum(1 for item in spec.items if item.role == "main")
     print(f"created study {spec.slug!r} (id {study_id}): {n_main} items, "
           f"{spec.raters_per_item} raters per item")

@@ -62,6 +62,7 @@ from metrics import InputError, datasets
 
 from .study_spec import ItemSpec, StudySpec
 from .studytypes import Scale, get_type
+from .studytypes.base import THIS_STUDY
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
@@ -192,6 +193,7 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     spec.dataset = _dataset(name, top.table_of("items"), study_type)
     spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
                                                                study_type, base_dir, spec.dataset)
+    spec.source_report = spec.source_report.replace(THIS_STUDY, slug)
     spec.items += _practice_items(name, top.table_of("practice"), study_type, spec.scale, base_dir,
                                   {item.key for item in spec.items}, spec.dataset)
     if spec.repeat_items and spec.repeat_items > (spec.items_per_annotator or len(spec.items)):

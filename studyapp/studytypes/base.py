@@ -40,6 +40,8 @@ class Section:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     charts: list = field(default_factory=list)
 
+THIS_STUDY = "{this study}"   # in a sampler report: replaced by the new study's slug
+
 
 class StudyType(ABC):
     """Base class; subclasses fill in the item fields, responses, sampling and exports."""
@@ -61,7 +63,9 @@ class StudyType(ABC):
     def sample_items(self, options: dict, base_dir: Path,
                      tables_of: Callable[[str], dict]) -> tuple[pd.DataFrame, str]:
         """Items from the type's sampler and a printable report; ``tables_of(slug)`` gives the
-        export tables of another study (e.g. the one a with-image pass repeats)."""
+        export tables of another study (e.g. the one a with-image pass repeats). The report may
+        write ``THIS_STUDY`` where the slug of the study being created belongs: the spec's
+        reader puts the slug there."""
         raise InputError(f"study type {self.name!r} has no sampler; use an items CSV")
 
     def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:

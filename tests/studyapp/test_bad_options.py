@@ -148,3 +148,21 @@ def test_numbers_at_the_ends_of_a_range_are_taken():
         with pytest.raises(argparse.ArgumentTypeError):
             options.integer(1, 8)(bad)
     assert math.isclose(options.number(0, 1, low_open=True)("1e-9"), 1e-9)
+
+
+def test_create_of_an_existing_study_refuses_before_printing_its_sampling_table(tmp_path):
+    """`./run.sh` creates the demo; `create studies/demo.toml` again printed the whole sampling
+    table, then 'already exists'. Now the refusal comes alone."""
+    import os
+    import subprocess
+    import sys
+
+    from projectpaths import ROOT
+    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "demo.sqlite")}
+    first = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    assert first.returncode == 0 and "category" in first.stdout       # the table, once created
+    again = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    assert again.returncode == 2 and again.stdout == ""
+    assert len(again.stderr.strip().splitlines()) == 1 and "already exists" in again.stderr

@@ -203,3 +203,31 @@ def test_project_paths_in_backticks_exist():
             elif test and not re.search(rf"^def {re.escape(test)}\(", (ROOT / path).read_text(encoding="utf-8"), re.M):
                 problems.append(f"{doc.name}: no test {test} in {path}")
     assert not problems, "\n".join(problems)
+
+
+def sampling_table() -> dict[str, list[int]]:
+    """The hoi_similarity guide's `studyapp sample --n 500 --seed 0` table: row label -> counts."""
+    text = (ROOT / "docs" / "study-types" / "hoi_similarity.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and re.match(r"^[123][ ,(]", cells[0]):
+            rows[cells[0]] = [int(re.match(r"\d+", c).group()) for c in cells[1:] if re.match(r"\d+", c)]
+    return rows
+
+
+def test_the_sampling_table_is_what_the_sampler_draws(shared_data):
+    from metrics.study.shoe_pool import read_shoe_csv
+    from studyapp.studytypes.hoi_similarity.sampler import sample_pairs, sample_pool
+
+    rows = sampling_table()
+    assert len(rows) == 6
+    for items, pool in ((sample_pairs(500, 0)[0], False),
+                        (sample_pool(read_shoe_csv(shared_data / "shoe" / "shoe_candidate_pairs.csv"), 500, 0)[0], True)):
+        counts = items.groupby(["category", "level"]).size()
+        assert len(items) == 500
+        for category in (1, 2, 3):
+            label = next(k for k in rows if k.startswith(str(category)) and ("--pool" in k) == pool)
+            documented = [n for n in rows[label]]
+            drawn = [int(counts.get((category, level), 0)) for level in range(1, 5 if category < 3 else 4)]
+            assert [n for n in drawn if n] == [n for n in documented if n], label

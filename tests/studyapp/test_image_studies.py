@@ -221,6 +221,8 @@ def test_readme_with_image_demo_commands_work_as_written(tmp_path):
     run("simulate", "demo", "--k", "5")
     created = run("create", "studies/demo_images.toml")
     raters = created.split("rated by 3 annotators (")[1].split(")")[0].split(", ")
+    # the command to run next names the new study (it printed a literal '<slug>')
+    assert "`python -m studyapp invite demo-images --annotators-of demo`" in created
     invited = [line.split("\t")[0] for line in run("invite", "demo-images", "--annotators-of", "demo").splitlines()]
     # 5 simulated annotators, 3 raters per item over 50 items: only those who rated are invited
     assert sorted(invited) == sorted(raters)

@@ -33,7 +33,7 @@ import pandas as pd
 from metrics import InputError, datasets
 from studyapp import images
 
-from ..base import Section, StudyType
+from ..base import THIS_STUDY, Section, StudyType
 from ..hoi_similarity import HoiSimilarity, _resolve
 
 OWN_FIELDS = ("image", "image_root", "human_box", "object_box", "earlier", "linked_study")
@@ -148,7 +148,7 @@ class HoiSimilarityImage(HoiSimilarity):
         annotators = sorted({a for r in rows for a in r["earlier"]})
         report = (f"{len(rows)} pairs of study {slug!r} rated by {len(annotators)} annotators "
                   f"({', '.join(annotators)}); images under {root}. Invite them with "
-                  f"`python -m studyapp invite <slug> --annotators-of {slug}`.")
+                  f"`python -m studyapp invite {THIS_STUDY} --annotators-of {slug}`.")
         unrated = len(items) - len(rows)
         if unrated:
             # the earlier ratings are frozen into the items now: later ones will not be shown
