@@ -173,3 +173,15 @@ def test_mrec_na_says_why(tmp_path):
     assert "mRec n/a" not in done.stdout
     gt_only_predicted = _write(tmp_path / "p2.jsonl", [{"image": "x.jpg", "hois": [_hoi(score=0.9)]}])
     assert "mRec n/a" not in run("score", "--gt", str(gt), "--pred", str(gt_only_predicted)).stdout
+
+
+def test_the_documented_example_files_score(tmp_path):
+    """docs/metrics.md: scripts/example_detections.py, then `metrics score` on its files."""
+    made = subprocess.run([sys.executable, "scripts/example_detections.py", "--out", str(tmp_path / "ex")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    done = run("score", "--gt", str(tmp_path / "ex" / "gt.jsonl"), "--pred", str(tmp_path / "ex" / "model_a.jsonl"),
+               "--json", str(tmp_path / "a.json"))
+    assert done.returncode == 0, done.stderr
+    counts = json.loads((tmp_path / "a.json").read_text())["counts"]
+    assert counts["images"] == 50 and counts["predictions"] == 50 * 20

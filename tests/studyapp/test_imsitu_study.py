@@ -141,3 +141,22 @@ examples = "{folder}"
         assert images.load_image(f["image_root"], f["image"]) is not None
     studies.create_study(spec)
     assert len(studies.study_items(1)) == 11
+
+
+def test_the_guides_spec_and_the_demo_spec_load(shared_data, tmp_path):
+    """The guide's ```toml``` block ran into "missing key 'title'"; it is now a complete spec and
+    studies/demo_imsitu.toml exists. Both load (from studies/, where their relative path points)."""
+    import re
+
+    guide = (ROOT / "docs" / "study-types" / "imsitu_correctness.md").read_text()
+    block = re.search(r"```toml\n(.*?)```", guide, re.S).group(1)
+    (tmp_path / "shared").symlink_to(shared_data.parent)      # ../../shared from tmp/project/studies
+    snippet = tmp_path / "project" / "studies" / "guide-snippet.toml"
+    snippet.parent.mkdir(parents=True)
+    snippet.write_text(block)
+    from_guide = load_spec(snippet)
+    demo = load_spec(ROOT / "studies" / "demo_imsitu.toml")
+    assert demo.slug == "demo-imsitu" and from_guide.slug == snippet.stem     # default slug: the file name
+    n_images = len(list((shared_data / "imsitu_examples" / "images").iterdir()))
+    assert len(demo.items) == len(from_guide.items) == n_images             # one model: an item per image
+    assert [i.fields["predictions"] for i in demo.items] == [i.fields["predictions"] for i in from_guide.items]

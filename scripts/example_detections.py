@@ -1,0 +1,40 @@
+"""Write example detection files to try `python -m metrics score` on: a synthetic HICO-DET
+ground truth and two models' predictions in the JSON Lines format (docs/metrics.md).
+
+    .venv/bin/python scripts/example_detections.py --out examples
+    .venv/bin/python -m metrics score --gt examples/gt.jsonl --pred examples/model_a.jsonl
+
+The HOIs are drawn at random over HICO-DET's 600 classes (the generator of
+benchmarks/score_hico_scale.py): the numbers show the command at work, not a real model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.score_hico_scale import workload  # noqa: E402
+from metrics.detection.detections import write_jsonl  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path, help="folder for gt.jsonl, model_a.jsonl, model_b.jsonl")
+    parser.add_argument("--images", type=int, default=50)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    gt, model_a = workload(args.images, 4 * args.images, 20, seed=1)
+    _, model_b = workload(args.images, 4 * args.images, 20, seed=2)
+    write_jsonl(gt, args.out / "gt.jsonl", with_scores=False)
+    write_jsonl(model_a, args.out / "model_a.jsonl")
+    write_jsonl(model_b, args.out / "model_b.jsonl")
+    for name in ("gt.jsonl", "model_a.jsonl", "model_b.jsonl"):
+        print(args.out / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
