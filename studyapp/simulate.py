@@ -21,6 +21,7 @@ from metrics.study.simulation import PROFILES, rater_profiles, simulate_ratings
 
 from . import assignment, studies
 from .storage import get_engine, read_session
+from .study_spec import spec_of
 from .studytypes import get_type
 
 
@@ -54,7 +55,8 @@ def simulate_study(slug: str, k: int = 5, noise: float = 0.6, seed: int = 0,
     keys = [key for key, _, _ in items]
     # one fixed draw per (annotator, item): what an annotator answers does not depend on the order
     drawn = simulate_ratings(keys, latent, k=k, noise=noise, seed=seed, profiles=profiles)
-    answer = {(row.annotator, row.item_id): int(row.rating) for row in drawn.itertuples()}
+    values = sorted(spec_of(study).scale.values)
+    answer = {(row.annotator, row.item_id): on_scale(int(row.rating), values) for row in drawn.itertuples()}
     labels = [f"sim-{profiles[i]}-{seed}-{i + 1}" for i in range(k)]
     with (engine or get_engine()).connect() as conn:
         conn.execution_options(sqlite_begin="IMMEDIATE")
@@ -66,7 +68,7 @@ def simulate_study(slug: str, k: int = 5, noise: float = 0.6, seed: int = 0,
                 assignment.accept_instructions(annotator_id, conn)
                 while (task := assignment.next_item(annotator_id, conn)) is not None:
                     assignment.submit(annotator_id, task.assignment_id,
-                                      str(answer[(f"sim{i + 1}", task.item_key)]),
+                                      answer[(f"sim{i + 1}", task.item_key)],
                                       seconds_spent=0.0, engine=conn)
                     total += 1
                 if progress:
@@ -74,4 +76,14 @@ def simulate_study(slug: str, k: int = 5, noise: float = 0.6, seed: int = 0,
     return SimulationResult(slug, [inv.pseudonym for inv in invites], total)
 
 
-__all__ = ["PROFILES", "SimulationResult", "simulate_study"]
+def on_scale(rating: int, values: list) -> str:
+    """A simulated 0–4 rating as the nearest value of the study's scale (0–4 itself for SHOE's
+    scale; 0/4 → the ends of a two-point scale).
+
+    >>> on_scale(3, [0, 1, 2, 3, 4]), on_scale(0, [0, 1]), on_scale(4, [0, 1]), on_scale(2, [1, 2, 3])
+    ('3', '0', '1', '2')
+    """
+    return str(values[int(round(rating / 4 * (len(values) - 1)))])
+
+
+__all__ = ["PROFILES", "SimulationResult", "on_scale", "simulate_study"]

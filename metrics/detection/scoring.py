@@ -52,7 +52,7 @@ import pandas as pd
 from metrics.detection.boxes import box_iou
 from metrics.core.choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
 from metrics.core.errors import InputError
-from metrics.datasets.hico_det.evaluation import class_ap   # the one AP over true-positive flags (all-point or 11-point)
+from metrics.detection.ap import sequential_greedy   # the one greedy matcher (and the one AP: detection.ap)
 from metrics.core.segments import (class_bounds, run_starts, segment_cumsum, segment_diff, segment_suffix_max,
                        segment_sums_into, segments, stable_order)
 from metrics.core.validation import check_choice, check_fraction, check_in_range
@@ -314,58 +314,6 @@ def _call_sigma(sigma, p, g):
 
 
 # ---------------------------------------------------------------------------- greedy core
-def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.ndarray,
-                      n_agents: int, n_resources: int, keys: tuple = ()) -> np.ndarray:
-    """Exact vectorized form of "agents in turn take their best still-free resource".
-
-    ``agent``/``resource`` are the candidate edges, grouped by agent. An agent prefers the
-    free edge with the largest ``keys[0]``, then ``keys[1]``, …, then the first in edge order.
-    ``agent_rank[a]`` is the turn of agent ``a``; agents sharing a turn must never share a
-    candidate resource (they belong to different images). One numpy step per turn. Returns
-    the chosen edge per agent (−1 when none is left).
-
-    >>> sequential_greedy(np.array([0, 0, 1]), np.array([5, 6, 5]), np.array([0, 1]), 2, 7).tolist()
-    [0, -1]
-    """
-    chosen = np.full(n_agents, -1, dtype=np.int64)
-    if not len(agent):
-        return chosen
-    taken = np.zeros(n_resources, dtype=bool)
-    starts, ends = segments(agent)
-    turn = agent_rank[agent[starts]]
-    n_turns = int(turn.max()) + 1
-    # reorder the agents' edge runs by turn once, so that each turn is one contiguous slice
-    seg = stable_order(turn, n_turns)
-    lens = ends[seg] - starts[seg]
-    seg_start = np.cumsum(lens) - lens
-    edge = np.repeat(starts[seg] - seg_start, lens) + np.arange(len(agent))
-    seg_of = np.repeat(np.arange(len(seg)), lens)
-    res = resource.take(edge)
-    key_vals = [np.asarray(k).take(edge) for k in keys]
-    turn_bounds = np.searchsorted(turn[seg], np.arange(n_turns + 1))
-    seg_bounds = np.r_[seg_start, len(agent)]
-    for k in range(n_turns):
-        sa, sb = int(turn_bounds[k]), int(turn_bounds[k + 1])
-        if sa == sb:
-            continue
-        ea, eb = int(seg_bounds[sa]), int(seg_bounds[sb])
-        cand = ~taken[res[ea:eb]]
-        if key_vals and cand.any():
-            local = seg_start[sa:sb] - ea
-            seg_local = seg_of[ea:eb] - sa
-            for key in key_vals:
-                v = np.where(cand, key[ea:eb], -np.inf)
-                cand &= v == np.maximum.reduceat(v, local)[seg_local]
-        hit = np.flatnonzero(cand) + ea
-        if not len(hit):
-            continue
-        seg_hit = seg_of[hit]
-        first = hit[run_starts(seg_hit)]
-        chosen[agent[edge[first]]] = edge[first]
-        taken[res[first]] = True
-    return chosen
-
-
 def _score_levels(score: np.ndarray, by_image: np.ndarray):
     """Descending confidence order (ties: ``by_image`` order), dense level per prediction and
     the level of an appended confidence 0 (see :meth:`PairTable.confidence_order`).
@@ -551,49 +499,6 @@ def miss_rates(match: ShoeMatch) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------------- standard mAP
-def standard_ap(pairs: PairTable, gt_class, pred_class, pred_score, *,
-                n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-class HICO-DET AP (exact class match), as ``(ap, tp_flag_per_prediction)``.
-
-    Per class, predictions in descending score (ties: image order, then file order) each take the unmatched
-    ground truth of the same class and image with both IoUs ≥ θ and the largest
-    min(IoU_h, IoU_o) (ties: first in file order); AP is all-point interpolated. Predictions
-    with ``pred_class`` −1 (a class without ground truth) are ignored; AP is NaN for classes
-    without ground truth. Vectorized: one greedy step per prediction turn within its
-    (image, class) block.
-    """
-    gt_class = np.asarray(gt_class, dtype=np.int64)
-    pred_class = np.asarray(pred_class, dtype=np.int64)
-    n_pred = len(pred_class)
-    order_desc, _, _ = pairs.confidence_order(pred_score)
-    edge_class = pred_class[pairs.p]
-    same = np.flatnonzero((edge_class == gt_class[pairs.g]) & (edge_class >= 0))
-    ep, eg = pairs.p[same], pairs.g[same]
-    min_iou = np.minimum(pairs.iou_h[same], pairs.iou_o[same])
-    by_pred = np.argsort(ep, kind="stable")          # grouped by prediction, GTs in file order
-    ep, eg, min_iou = ep[by_pred], eg[by_pred], min_iou[by_pred]
-    # all predictions in descending score, grouped stably by class: the greedy turn order below
-    by_class = order_desc.take(stable_order(pred_class.take(order_desc), n_classes))
-    # turn of a prediction = its rank by score within its (image, class) block: the
-    # predictions with candidates in class lists, grouped stably by image
-    has_edge = np.zeros(n_pred, dtype=bool)
-    has_edge[ep] = True
-    ranked = by_class[has_edge[by_class]]
-    ranked = ranked[stable_order(pairs.pred_image[ranked], pairs.n_images)]
-    block = pairs.pred_image[ranked] * (n_classes + 1) + pred_class[ranked]
-    block_start, _ = segments(block)
-    rank = np.zeros(n_pred, dtype=np.int64)
-    rank[ranked] = np.arange(len(ranked)) - np.repeat(block_start, np.diff(np.r_[block_start, len(ranked)]))
-    chosen = sequential_greedy(ep, eg, rank, n_pred, len(gt_class), keys=(min_iou,))
-    tp = chosen >= 0
-    n_gt = np.bincount(gt_class, minlength=n_classes)
-    rank[order_desc] = np.arange(n_pred)
-    valid = pred_class >= 0
-    ap = class_ap(pred_class[valid], tp[valid], rank[valid], n_gt)
-    ap[n_gt == 0] = np.nan
-    return ap, tp
-
-
 # ---------------------------------------------------------------------------- detections
 SUBSET_ORDER = ("full", "rare", "non_rare", "novel")   # those of them a dataset has
 

@@ -15,7 +15,7 @@ one line: an entry of that list, or ``register_error_type(NewError())`` from out
 package. Its name then keys ``delta_map`` and ``error_counts`` and the report shows it.
 
 Everything works on flat arrays; the (prediction, ground truth) pairs of each image are built
-once, and greedy matching uses :func:`metrics.detection.scoring.sequential_greedy` (one numpy step per
+once, and greedy matching uses :func:`metrics.detection.ap.sequential_greedy` (one numpy step per
 turn, exact). Standard matching and AP are the ``score`` command's, so the diagnosis's
 baseline ``map`` equals ``score``'s ``map`` on the same input.
 
@@ -87,8 +87,9 @@ import pandas as pd
 from metrics.detection.boxes import box_iou
 from metrics.core.choices import MAP_PROTOCOLS
 from metrics.core.errors import InputError
-from metrics.datasets.hico_det.evaluation import best_overlap_assignment, class_ap
-from metrics.detection.scoring import image_pairs, sequential_greedy
+from metrics.datasets.hico_det.evaluation import best_overlap_assignment
+from metrics.detection.ap import class_ap, sequential_greedy
+from metrics.detection.scoring import image_pairs
 from metrics.core.segments import distinct_indices, rank_within_blocks, run_starts
 from metrics.core.validation import check_choice, check_choices, check_in_range
 
@@ -586,11 +587,24 @@ ERROR_REGISTRY = ErrorRegistry(
 )
 register_error_type = ERROR_REGISTRY.register
 
+#: Error types from other packages: ``[project.entry-points."hoi_semantic_eval.diagnosis_errors"]
+#: name = "package.module:ErrorClass"``, registered after the paper's.
+ENTRY_POINT_GROUP = "hoi_semantic_eval.diagnosis_errors"
+
+
+def _register_plugins() -> None:
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        register_error_type(ep.load()())
+
+
+_register_plugins()
 
 
 # ---------------------------------------------------------------------------- matching
 def match_standard(s: Scene, e: Edges) -> np.ndarray:
-    """Standard HICO-DET matching (as :func:`metrics.detection.scoring.standard_ap`): per class,
+    """Standard HICO-DET matching (as :func:`metrics.detection.ap.standard_ap`): per class,
     predictions in descending score take the free ground truth of their image they are
     localized for with the same verb and the largest min(IoU_h, IoU_o) (ties: first in file
     order). Returns the matched ground truth per prediction (−1: none).

@@ -8,7 +8,7 @@ import pytest
 
 from metrics.detection import scoring as S
 from metrics.detection.detections import Detections
-from metrics.datasets.hico_det.evaluation import RECALL_THRESHOLDS, eleven_point_ap
+from metrics.detection.ap import RECALL_THRESHOLDS, eleven_point_ap
 from metrics.datasets.hico_det.vocabulary import hico
 from tests.reference.hico_official import eval_one, matlab_colon_0_01_1
 

@@ -8,6 +8,7 @@ reference transcription in tests/reference/shoe_algorithms.py (a second implemen
 import numpy as np
 import pytest
 
+from metrics.detection import ap as AP
 from metrics.detection import scoring as S
 from metrics.detection.boxes import box_iou
 from metrics.detection.detections import Detections
@@ -117,7 +118,7 @@ def test_shoe_mf1_tau_filters_predictions():
 
 
 def test_standard_map_by_hand():
-    ap, tp = S.standard_ap(_pairs(), GT_CLASS, P_CLASS, P_SCORE, n_classes=2)
+    ap, tp = AP.standard_ap(_pairs(), GT_CLASS, P_CLASS, P_SCORE, n_classes=2)
     # class 0 by score: p6 FP (no GT), p0 TP, p1 FP (g0 taken), p4 TP, p5 FP (dup), p3 FP
     assert tp.tolist() == [True, False, True, False, True, False, False]
     # P .5 at R .5 and P .5 at R 1 (envelope) -> .5; class 1: p2 TP -> 1
@@ -128,7 +129,7 @@ def test_standard_map_prefers_largest_min_iou():
     g_h = np.array([[0, 0, 10, 10], [2, 0, 12, 10]], float)
     p_h = np.array([[2, 0, 12, 10], [4, 0, 14, 10]], float)
     pairs = S.PairTable.build([0, 0], g_h, g_h, [0, 0], p_h, p_h, lambda p, g: np.ones(len(p)))
-    ap, tp = S.standard_ap(pairs, [0, 0], [0, 0], np.array([.9, .8]), n_classes=1)
+    ap, tp = AP.standard_ap(pairs, [0, 0], [0, 0], np.array([.9, .8]), n_classes=1)
     # p0 overlaps both GTs (2/3 and 1): it takes the second (IoU 1); p1 overlaps only the
     # second (IoU 2/3 with it, 3/7 with the first) and is a duplicate: P 1, 1/2 at R 1/2
     assert tp.tolist() == [True, False]
@@ -138,11 +139,11 @@ def test_standard_map_prefers_largest_min_iou():
 def test_sequential_greedy_respects_turns():
     # agent 0 (turn 0) and agent 1 (turn 1) in one group both want resource 5 first
     agent, res = np.array([0, 0, 1, 1]), np.array([5, 6, 5, 7])
-    assert S.sequential_greedy(agent, res, np.array([0, 1]), 2, 8).tolist() == [0, 3]
-    assert S.sequential_greedy(agent, res, np.array([1, 0]), 2, 8).tolist() == [1, 2]
+    assert AP.sequential_greedy(agent, res, np.array([0, 1]), 2, 8).tolist() == [0, 3]
+    assert AP.sequential_greedy(agent, res, np.array([1, 0]), 2, 8).tolist() == [1, 2]
     # with a preference key the larger value wins before edge order
     key = np.array([.1, .9, .5, .5])
-    assert S.sequential_greedy(agent, res, np.array([0, 1]), 2, 8, keys=(key,)).tolist() == [1, 2]
+    assert AP.sequential_greedy(agent, res, np.array([0, 1]), 2, 8, keys=(key,)).tolist() == [1, 2]
 
 
 # ---------------------------------------------------------------- second implementation
@@ -216,7 +217,7 @@ def test_agrees_with_reference_transcription(seed):
             r_f1, r_gmr, r_pmr = ref.shoe_mf1(images, ref_sigma, K, delta=delta, tau=0.5, fn_mode=fn_mode)
             _same(f.f1, r_f1)
             assert S.miss_rates(m) == pytest.approx((r_gmr, r_pmr), abs=1e-12)
-    ap, _ = S.standard_ap(pairs, x["gt_class"], x["p_class"], x["p_score"], n_classes=K)
+    ap, _ = AP.standard_ap(pairs, x["gt_class"], x["p_class"], x["p_score"], n_classes=K)
     _same(ap, ref.standard_map(images, K))
 
 

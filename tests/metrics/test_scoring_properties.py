@@ -82,7 +82,7 @@ def test_scores_lie_in_the_unit_interval(scene):
     for key, value in scores(gt, pred).items():
         if value is None:
             continue
-        # the official 11-point AP adds p / 11 eleven times (datasets.hico_det.evaluation.eleven_point_ap, as the
+        # the official 11-point AP adds p / 11 eleven times (detection.ap.eleven_point_ap, as the
         # MATLAB loop does), so a perfect class sums to 1.0000000000000002, not 1.0
         assert 0.0 <= value <= 1.0 + 1e-12 and not math.isnan(value), (key, value)
 

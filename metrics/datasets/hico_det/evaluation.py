@@ -29,27 +29,9 @@ import math
 
 import numpy as np
 
+from metrics.detection.ap import eleven_point_ap, standard_ap
 from metrics.detection.boxes import box_iou
-from metrics.core.segments import (first_occurrences, order_by_class_then_position, segment_cumsum, segment_suffix_max,
-                       segments, stable_order)
-
-
-
-def matlab_colon(a: float, d: float, b: float) -> np.ndarray:
-    """``a:d:b`` as MATLAB computes it: the first half as ``a + k·d``, the second half as
-    ``b − (n − k)·d``, so the end points are exact (C. Moler, "The colon operator", 2014).
-
-    >>> [repr(float(x)) for x in matlab_colon(0, 0.1, 1)[[3, 6, 7]]]
-    ['0.30000000000000004', '0.6', '0.7']
-    """
-    n = int(np.floor((b - a) / d + 1e-10))
-    k = np.arange(n + 1, dtype=np.float64)
-    low = a + k * d
-    high = b - (n - k) * d
-    return np.where(k <= n / 2, low, high)
-
-
-RECALL_THRESHOLDS = matlab_colon(0.0, 0.1, 1.0)
+from metrics.core.segments import first_occurrences, stable_order
 
 
 def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class, pred_human,
@@ -121,84 +103,9 @@ def best_overlap_assignment(gt_image, gt_class, gt_human, gt_object, pred_image,
     return assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, iou=iou)
 
 
-def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray, *,
-                    thresholds: np.ndarray = RECALL_THRESHOLDS):
-    """11-point AP and final recall per class from TP flags grouped by class (``order`` of
-    :func:`best_overlap_assignment`); ``n_gt`` holds each class's ground-truth count.
-    ``thresholds``: the recall levels t, ``sum(max(prec[rec >= t]) / 11)`` added in their order
-    (MATLAB's ``0:0.1:1`` by default; SWIG-HOI's ``calc_ap`` uses ``i / 10.0``).
-
-    >>> ap, rec = eleven_point_ap(np.array([0, 0, 0]), np.array([True, False, True]), np.array([2]))
-    >>> round(float(ap[0]), 6), float(rec[0])   # P = 1 up to R = .5, 2/3 at R = 1: (6 + 5·2/3)/11
-    (0.848485, 1.0)
-    """
-    n_classes = len(n_gt)
-    ap = np.zeros(n_classes)
-    rec_end = np.zeros(n_classes)
-    if not len(cls_sorted):
-        return ap, rec_end
-    starts, ends = segments(cls_sorted)
-    lengths = ends - starts
-    ctp = segment_cumsum(tp.astype(np.float64), starts)
-    rank = np.arange(1, len(cls_sorted) + 1) - np.repeat(starts, lengths)   # = tp + fp (l.82-86)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rec = ctp / n_gt[cls_sorted].astype(np.float64)
-    prec = ctp / rank
-    suffix = segment_suffix_max(prec, starts)     # max(prec(i:end of class))
-    cls = cls_sorted[starts]
-    total = np.zeros(len(starts))
-    for t in thresholds:
-        below = np.add.reduceat((~(rec >= t)).astype(np.int64), starts)
-        reached = below < lengths
-        p = np.where(reached, suffix[np.minimum(starts + below, len(prec) - 1)], 0.0)
-        total = total + p / 11
-    ap[cls] = total
-    rec_end[cls] = rec[starts + lengths - 1]
-    return ap, rec_end
-
-
-def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray, *,
-             protocol: str = "all-point") -> np.ndarray:
-    """AP per class from per-prediction class, TP flag and rank: all-point interpolated, or
-    11-point as the official evaluation (``protocol="official"``,
-    :func:`metrics.datasets.hico_det.evaluation.eleven_point_ap`).
-
-    ``pos`` orders the predictions (ascending = descending confidence); ``n_gt[c]`` is the
-    ground-truth count of class c. A class with ``n_gt`` 0 gets AP 1 when it has no
-    prediction and 0 otherwise (Diag-HOI's rule for a class an oracle empties, see
-    :mod:`metrics.diagnosis.core`). Vectorized over all classes (exact segment suffix maxima).
-
-    >>> class_ap(np.array([0, 0, 0]), np.array([1, 0, 1]), np.arange(3), np.array([2])).round(4).tolist()
-    [0.8333]
-    """
-    n_classes = len(n_gt)
-    cls = np.asarray(cls, dtype=np.int64)
-    n_gt = np.asarray(n_gt, dtype=np.float64)
-    has_pred = np.bincount(cls, minlength=n_classes) > 0 if len(cls) else np.zeros(n_classes, bool)
-    ap = np.where(n_gt > 0, 0.0, np.where(has_pred, 0.0, 1.0))
-    if not len(cls):
-        return ap
-    o = order_by_class_then_position(cls, pos, n_classes)
-    if protocol == "official":
-        pos_gt = n_gt > 0
-        ap[pos_gt] = eleven_point_ap(cls[o], np.asarray(tp, dtype=bool)[o], n_gt.astype(np.int64))[0][pos_gt]
-        return ap
-    c = cls[o]
-    t = np.asarray(tp, dtype=np.float64)[o]
-    starts, ends = segments(c)
-    ctp = segment_cumsum(t, starts)
-    prec = ctp / (np.arange(1, len(c) + 1) - np.repeat(starts, ends - starts))
-    env = segment_suffix_max(prec, starts)          # max(P_j, j ≥ i) within the class
-    gain = np.bincount(c, weights=t * env, minlength=n_classes)
-    pos_gt = n_gt > 0
-    ap[pos_gt] = gain[pos_gt] / n_gt[pos_gt]
-    return ap
-
-
 def _ap_and_recall_all_point(pairs, gt_class, pred_class, pred_score, n_classes):
     """Today's reading (``--map-protocol all-point``): best *unmatched* ground truth, continuous
-    IoU, all-point AP (:func:`metrics.detection.scoring.standard_ap`), with its per-class recall."""
-    from metrics.detection.scoring import standard_ap
+    IoU, all-point AP (:func:`metrics.detection.ap.standard_ap`), with its per-class recall."""
     ap, tp = standard_ap(pairs, gt_class, pred_class, pred_score, n_classes=n_classes)
     n_gt = np.bincount(gt_class, minlength=n_classes)
     with np.errstate(divide="ignore", invalid="ignore"):

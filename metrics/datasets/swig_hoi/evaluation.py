@@ -30,7 +30,7 @@ import numpy as np
 from metrics.core.errors import InputError
 from metrics.core.segments import first_occurrences, stable_order
 from metrics.core.validation import check_in_range, check_whole
-from metrics.datasets.hico_det.evaluation import eleven_point_ap
+from metrics.detection.ap import eleven_point_ap
 from metrics.detection.boxes import box_iou
 
 CAP = 19_999

@@ -23,7 +23,7 @@ Reference, transcribed loop for loop in ``tests/reference/vsrl_eval.py`` and com
 - AP (l.297–318, 399–417): an action's (role's) matched detections over all images sorted by
   ``argsort()[::-1]`` of the float32 score array built in the original's order (images, then
   per-image processing order), VOC all-point AP (``voc_ap``) — the all-point AP of
-  :func:`metrics.datasets.hico_det.evaluation.class_ap`; ``npos`` counts the labelled, kept people
+  :func:`metrics.detection.ap.class_ap`; ``npos`` counts the labelled, kept people
   doing the action.
 - means as printed: agent mAP = Σ agent AP / number of actions (l.422), role mAP = mean over the
   action-roles (l.325: ``nanmean``, 25 on V-COCO); and, named as such, the 24-role mean papers
@@ -47,7 +47,7 @@ import numpy as np
 
 from metrics.core.errors import InputError
 from metrics.core.segments import first_occurrences
-from metrics.datasets.hico_det.evaluation import class_ap
+from metrics.detection.ap import class_ap
 from metrics.datasets.vcoco.readers import CocoInstances, VcocoAction, VcocoDetections
 from metrics.datasets.vcoco.vocabulary import LEFT_OUT_OF_24     # ("point-instr",): not in papers' role mean
 from metrics.detection.boxes import box_iou

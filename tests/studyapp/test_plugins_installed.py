@@ -1,0 +1,131 @@
+"""Plugins that install (issue 32 item 1): the wheel built from a clean checkout holds every
+package of the tree, study types and datasets included (packages are found, not listed); a
+third-party package adds a study type and a Diag-HOI error type through its entry points, seen
+by the commands as processes, with no edit to the project; and `simulate` answers on the type's
+own scale (a binary toy scale failed with "response 4 is not on the scale")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import pytest
+
+from metrics.detection.detections import Detections, write_jsonl
+from projectpaths import ROOT
+from test_plugin_type import SPEC, TOY_MODULE
+
+pytestmark = pytest.mark.slow
+
+ERROR_MODULE = '''
+from metrics.diagnosis.core import ErrorType
+
+
+class LostPrediction(ErrorType):
+    """A prediction with neither box right for any ground truth; its oracle removes it."""
+
+    name, title, section, group, priority = "lost", "Lost prediction", "toy", "false_positive", 5.5
+
+    def test(self, f):
+        return ~f.human & ~f.object
+
+    def fix(self, state, d):
+        state.keep[d.kind == self.code] = False
+'''
+
+
+def test_a_wheel_from_a_clean_checkout_holds_every_package(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
+                            "-w", str(tmp_path / "dist"), str(clone)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    tracked = subprocess.run(["git", "ls-files", "metrics", "studyapp"], cwd=clone, capture_output=True,
+                             text=True, check=True).stdout.split()
+    packages = [p for p in tracked if p.endswith("__init__.py")]
+    assert {"studyapp/studytypes/imsitu_correctness/__init__.py", "metrics/datasets/vcoco/__init__.py"} <= set(packages)
+    missing = [p for p in tracked if p.endswith((".py", ".js", ".css", ".npz", ".csv", "py.typed")) and p not in names]
+    assert not missing, f"not in the wheel: {missing}"
+
+
+def plugin_path(tmp_path):
+    """A package installed elsewhere: its module and a dist-info with the two entry points."""
+    (tmp_path / "toyplugin.py").write_text(TOY_MODULE)             # one module per entry point
+    (tmp_path / "toyplugin_errors.py").write_text(ERROR_MODULE)
+    dist = tmp_path / "toyplugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyplugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+        [hoi_semantic_eval.study_types]
+        parity = toyplugin:Parity
+
+        [hoi_semantic_eval.diagnosis_errors]
+        lost = toyplugin_errors:LostPrediction
+        """))
+    return {**os.environ, "PYTHONPATH": str(tmp_path), "STUDYAPP_DB": str(tmp_path / "db.sqlite"),
+            "STUDYAPP_EXPORTS": str(tmp_path / "exports")}
+
+
+def run(env, *args):
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_an_installed_plugin_adds_a_study_type_on_its_own_scale(tmp_path):
+    env = plugin_path(tmp_path)
+    (tmp_path / "parity.toml").write_text(SPEC)
+    created = run(env, "studyapp", "create", str(tmp_path / "parity.toml"))
+    assert created.returncode == 0, created.stderr
+    assert "created study 'parity'" in created.stdout
+    simulated = run(env, "studyapp", "simulate", "parity", "--k", "2")
+    assert simulated.returncode == 2 and "simulate does not support 'parity'" in simulated.stderr
+    without = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    assert "unknown study type 'parity'" in run(without, "studyapp", "export", "parity").stderr
+
+
+def test_simulate_answers_on_the_types_scale(tmp_path):
+    env = plugin_path(tmp_path)
+    (tmp_path / "toyplugin.py").write_text((tmp_path / "toyplugin.py").read_text().replace(
+        "    def attention_items(self, items, count):",
+        "    def simulated_scores(self, fields_list):\n"
+        "        return [4.0 * (f['number'] % 2 == 0) for f in fields_list]\n\n"
+        "    def attention_items(self, items, count):"))
+    (tmp_path / "parity.toml").write_text(SPEC)
+    assert run(env, "studyapp", "create", str(tmp_path / "parity.toml")).returncode == 0
+    simulated = run(env, "studyapp", "simulate", "parity", "--k", "2", "--noise", "0")
+    assert simulated.returncode == 0, simulated.stderr
+    assert run(env, "studyapp", "export", "parity", "--out", str(tmp_path / "out")).returncode == 0
+    (ratings,) = (tmp_path / "out").rglob("ratings.csv")
+    import pandas as pd
+    rows = pd.read_csv(ratings)
+    main = rows[rows["phase"] == "main"]
+    items = pd.read_csv(ratings.parent / "items.csv").set_index("item_id")
+    # neutral raters without noise: 4 for an even number -> 1 ("even"), 0 -> 0 ("odd"); the
+    # strict rater's shift of 0.5 rounds back to the same end
+    for row in main.itertuples():
+        assert row.rating == int(items.loc[row.item_id, "number"] % 2 == 0), row
+
+
+def test_an_installed_plugin_adds_a_diag_hoi_error_type(tmp_path):
+    env = plugin_path(tmp_path)
+    h, o, far = [0, 0, 10, 10], [20, 0, 30, 10], [200, 200, 210, 210]
+    gt = Detections.from_arrays(["a", "b"], [h, h], [o, o], ["ride", "feed"], ["horse", "horse"])
+    pred = Detections.from_arrays(["a", "a", "b", "b"], [h, far, h, far], [o, far, o, far],
+                                  ["ride", "ride", "feed", "feed"], ["horse"] * 4, [0.9, 0.95, 0.8, 0.7])
+    write_jsonl(gt, tmp_path / "gt.jsonl", with_scores=False)
+    write_jsonl(pred, tmp_path / "pred.jsonl")
+    args = ("metrics", "diagnose", "--gt", str(tmp_path / "gt.jsonl"), "--pred", str(tmp_path / "pred.jsonl"),
+            "--map-protocol", "all-point", "--json")
+    done = run(env, *args, str(tmp_path / "with.json"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "with.json").read_text())
+    assert result["error_counts"]["lost"] == 2 and result["error_counts"]["both_boxes"] == 0
+    without = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    assert run(without, *args, str(tmp_path / "without.json")).returncode == 0
+    assert "lost" not in json.loads((tmp_path / "without.json").read_text())["error_counts"]
