@@ -214,7 +214,9 @@ def cmd_invite(args) -> int:
 def cmd_sample(args) -> int:
     from metrics import SimilarityMatrix
 
-    from .studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs, sample_pool
+    from .studytypes import get_type
+
+    sampler = get_type("hoi_similarity").sampler
 
     if args.pool:
         from metrics.study.shoe_pool import read_shoe_csv
@@ -224,11 +226,11 @@ def cmd_sample(args) -> int:
             raise InputError(f"--pool reads SHOE's HICO-DET candidate layout: drop --dataset {args.dataset}")
         if sorted(args.categories) != [1, 2, 3]:
             raise InputError("--pool draws SHOE's 11 cells: drop --categories")
-        items, report = sample_pool(read_shoe_csv(args.pool), args.n, args.seed, redistribute=not args.strict)
+        items, report = sampler.sample_pool(read_shoe_csv(args.pool), args.n, args.seed, redistribute=not args.strict)
         return _write_sample(items, report, args.out)
-    weights = (load_class_weights(args.class_weights, datasets.load_vocabulary(args.dataset))
+    weights = (sampler.load_class_weights(args.class_weights, datasets.load_vocabulary(args.dataset))
                if args.class_weights else None)
-    items, report = sample_pairs(
+    items, report = sampler.sample_pairs(
         args.n, args.seed,
         verb_matrix=SimilarityMatrix.load(args.verb_sim) if args.verb_sim else None,
         object_matrix=SimilarityMatrix.load(args.object_sim) if args.object_sim else None,

@@ -1,6 +1,9 @@
 """Imports point one way (issue 17): ``metrics`` ← app core ← study-type logic ← generic
 platform ← views. Every import counts, at module level or inside a function (relative ones
-resolved), and the imports between ``studyapp`` modules form no cycle.
+resolved), ``importlib.import_module`` / ``__import__`` of a literal name too; the imports between
+``studyapp`` modules form no cycle, nor do those between ``metrics`` modules (a package's
+``__init__``, which re-exports its modules, aside), and the generic platform reaches a study type
+only through the registry (``studyapp.studytypes`` and its ``base``), never a type's package.
 
 Layers, lowest first:
 
@@ -57,7 +60,9 @@ def imports_of(name: str) -> set[str]:
     package = name if is_package else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if (literal := dynamic_import(node, package)) is not None:
+            found.add(literal)
+        elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -68,6 +73,24 @@ def imports_of(name: str) -> set[str]:
             for alias in node.names:
                 found.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in MODULES else source)
     return found
+
+
+def dynamic_import(node: ast.AST, package: str) -> str | None:
+    """The module of ``importlib.import_module("x")`` / ``import_module(".x", __package__)`` /
+    ``__import__("x")`` with a literal name (relative ones resolved), else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)):
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if called not in ("import_module", "__import__"):
+        return None
+    name = node.args[0].value
+    if name.startswith("."):
+        dots = len(name) - len(name.lstrip("."))
+        base = package.split(".")[:len(package.split(".")) - dots + 1]
+        name = ".".join(base + [name.lstrip(".")])
+    return name
 
 
 def layer(name: str) -> int:
@@ -155,3 +178,25 @@ def test_studyapp_imports_form_no_cycle():
 def test_the_cycle_finder_reports_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_the_platform_reaches_a_type_only_through_the_registry():
+    registry = {"studyapp.studytypes", "studyapp.studytypes.base"}
+    offending = [f"{name} imports {target}" for name, targets in graph().items() if layer(name) == 3
+                 for target in sorted(targets) if target.startswith("studyapp.studytypes") and target not in registry]
+    assert not offending, "\n".join(offending)
+
+
+def test_metrics_imports_form_no_cycle():
+    modules = {name: {t for t in targets if t.startswith("metrics") and not MODULES[t][1]}
+               for name, targets in graph().items() if name.startswith("metrics")}
+    cycle = find_cycle(modules)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_literal_importlib_imports_count(tmp_path):
+    tree = ast.parse("import importlib\nimportlib.import_module('studyapp.views.console')\n"
+                     "__import__('studyapp.cli')\nfrom importlib import import_module\n"
+                     "import_module('.storage', __package__)\nimport_module(name)\n")
+    found = {dynamic_import(node, "studyapp") for node in ast.walk(tree)} - {None}
+    assert found == {"studyapp.views.console", "studyapp.cli", "studyapp.storage"}

@@ -123,6 +123,7 @@ class HoiSimilarity(StudyType):
                       "level", "verb_sim", "object_sim")
     recalibrates_matrices = True
     uses_dataset = True
+    sampler = sampler   # SHOE's pair sampler, for `studyapp sample` (which reaches it through the registry)
 
     @staticmethod
     def from_shoe_row(row: dict) -> dict:
