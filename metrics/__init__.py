@@ -52,6 +52,11 @@ _LAZY = {
 __all__ = ["InputError", "ParameterError", *sorted(_LAZY)]
 
 
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported public ones included (PEP 562)."""
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

@@ -103,7 +103,7 @@ def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similari
 # ---------------------------------------------------------------------------- HOI detection scores
 @dataclass(frozen=True)
 class DetectionScores(Result):
-    """The ``score`` command's result (DESIGN.md): plain numbers for the Full split under
+    """The ``score`` command's result (docs/contracts.md): plain numbers for the Full split under
     ``map``, ``shoe_map``, ``shoe_mf1``, ``gt_miss_rate``, ``pred_miss_rate``; the breakdowns
     under the other keys."""
 

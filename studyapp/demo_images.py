@@ -5,7 +5,7 @@
   ``images.csv`` (``gt_verb, gt_object, image, human_box, object_box``) for the
   ``hoi_similarity_image`` study type.
 - :func:`crosshoi_scenes` draws scenes with one or two persons and writes HICO-DET-style ground
-  truth (``gt.jsonl``, DESIGN.md's JSON Lines) for the ``crosshoi_curation`` study type.
+  truth (``gt.jsonl``, the JSON Lines of docs/contracts.md) for the ``crosshoi_curation`` study type.
 
 ``python -m studyapp demo-images`` writes both into ``.data/demo_images/`` (what the demo specs
 in ``studies/`` read).

@@ -1,4 +1,4 @@
-"""Raw exports of a study (DESIGN.md "Ratings exported from a study").
+"""Raw exports of a study (docs/contracts.md, "Ratings and items of a study").
 
 - ``ratings.csv``: one row per answered assignment, its current (latest) answer:
   ``study, item_id, annotator, rating, phase, created_at, seconds_spent, revisions`` —

@@ -49,7 +49,7 @@ def run(args):
     for role, pos, text, gt, matrix_path in jobs:
         matrix = SimilarityMatrix.load(matrix_path) if matrix_path else load_default(pos, dataset=dataset)
         gt_synset = _gt_synset(gt, pos, dataset)
-        m = match_synset(text, gt_synset, pos, matrix, vocabulary)
+        m = match_synset(text, gt_synset, pos, matrix, vocabulary=vocabulary)
         result[role] = {"text": text, "gt": gt_synset, "synset": m.synset, "sim": m.sim,
                         "score": m.sim * 4, "kind": m.kind, "n_candidates": m.n_candidates}
         gloss = wordnet.gloss(m.synset) if m.synset else "no WordNet synset"

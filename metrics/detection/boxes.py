@@ -1,7 +1,7 @@
 """Boxes ``[x1, y1, x2, y2]`` (pixel corners): the one IoU of the package and the one check of
 a box given in a file.
 
-DESIGN.md: IoU uses continuous coordinates (no +1). The official HICO-DET and VOC code counts
+docs/contracts.md: IoU uses continuous coordinates (no +1). The official HICO-DET and VOC code counts
 inclusive pixels (``iw = x2 − x1 + 1``); ``pixel_offset=1`` gives that convention.
 """
 

@@ -2,7 +2,7 @@
 
 Two input formats, detected automatically by :func:`read_detections`:
 
-**JSON Lines** (DESIGN.md), one image per line::
+**JSON Lines** (docs/contracts.md), one image per line::
 
     {"image": "HICO_test2015_00000001.jpg",
      "hois": [{"human_box": [x1, y1, x2, y2], "object_box": [x1, y1, x2, y2],

@@ -586,13 +586,13 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
         if len(pred_v) * len(gt_v) <= SIGMA_TABLE_MAX:
             sigma = SigmaTable(pred_combo, gt_combo,
                                combine_fn(verbs.table[pred_v[:, None], gt_v[None, :]],
-                                          objects.table[pred_o[:, None], gt_o[None, :]], combine, w))
+                                          objects.table[pred_o[:, None], gt_o[None, :]], method=combine, w=w))
         else:
             vt, ot = verbs.table, objects.table
             gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
 
             def sigma(p, g):
-                return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], combine, w)
+                return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], method=combine, w=w)
         pairs = pending.finish(sigma)
     ap = shoe = match_all = hico_map = None
     # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
@@ -622,7 +622,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
 
 
 def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
-    """The ``score`` command's result: JSON-able dict with the DESIGN.md keys.
+    """The ``score`` command's result: JSON-able dict with the keys of docs/contracts.md.
 
     ``map``, ``shoe_map``, ``shoe_mf1``, ``gt_miss_rate``, ``pred_miss_rate`` are plain
     numbers (Full split; ``map``/``shoe_map`` are None when the predictions have no scores);

@@ -787,7 +787,7 @@ class Diagnosis:
         return rows
 
     def to_dict(self) -> dict:
-        """JSON-able result with the DESIGN.md keys ``map``, ``delta_map``, ``error_counts``
+        """JSON-able result with the keys of docs/contracts.md ``map``, ``delta_map``, ``error_counts``
         (plain numbers: Full split) and the breakdowns."""
         base = self.map
         delta = self.delta_map

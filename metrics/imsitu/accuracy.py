@@ -5,7 +5,7 @@ Source: Yao, Jarvis & Jiang, *Towards Robust Evaluation of Visual Activity Recog
 Resolving Verb Ambiguity with Sense Clustering* (§4.1–4.2, Tables 3–6, Appendix D). The sense
 clusters themselves are built by :mod:`metrics.imsitu.sense_clusters` (Algorithm 1, Appendix G).
 
-Inputs (DESIGN.md, "imSitu verb predictions"):
+Inputs (docs/contracts.md, "Other inputs"):
 
 - gold: ``{image: verb}`` or ``{image: [verbs]}``;
 - predictions: ``{image: [verb, ...]}`` ranked best first (imSitu gerunds, ``jumping``), or a

@@ -439,17 +439,6 @@ def ambiguity_statistics(frame: pd.DataFrame) -> dict:
             "n_images": int(len(per_image)), "n_verbs": int(len(per_verb))}
 
 
-def ambiguity_from_clusters(clusters: dict[str, list[str]], images: dict[str, list[str]]) -> dict:
-    """Table 2 from a clusters file alone: the nodes are (image, verb) for every verb of every
-    cluster of the image — the nodes the clusters were built from, when they came from
-    :func:`two_step_clustering` with one node per (image, verb)."""
-    rows = [(image, verb, c) for image, ids in images.items() for c in ids for verb in clusters[c]]
-    frame = pd.DataFrame(rows, columns=["image", "verb", "cluster"])
-    stats = ambiguity_statistics(frame)
-    stats["n_clusters"] = len(clusters)
-    return stats
-
-
 def result_summary(result: ClusteringResult) -> dict:
     """The JSON result of ``imsitu-cluster``: selection, quality, ambiguity, timings."""
     return {"quality": result.quality, "ambiguity": result.ambiguity,

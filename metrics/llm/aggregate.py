@@ -170,7 +170,7 @@ def ablation(ratings: dict[str, Ratings], rated_items: pd.DataFrame, synsets: pd
                 continue
             v = comp.get("verb", fixed.get("verb"))
             o = comp.get("object", fixed.get("object"))
-            metric = 4.0 * combine(v, o, "arithmetic", w)
+            metric = 4.0 * combine(v, o, method="arithmetic", w=w)
             constant = np.ptp(metric) == 0 or np.ptp(human) == 0
             rows.append({"models": list(subset), "size": size,
                          "agreement": float(eq13_agreement(metric, human).mean()),

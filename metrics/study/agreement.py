@@ -1,6 +1,6 @@
 """Inter-annotator agreement of a rating study (SHOE §4.3, supplementary §5.2–5.3 and §6.3).
 
-Input is the long ``ratings.csv`` of DESIGN.md (``item_id, annotator, rating`` at least). When
+Input is the long ``ratings.csv`` of docs/contracts.md (``item_id, annotator, rating`` at least). When
 an annotator rated an item more than once (a revised answer), the latest row counts: the one
 with the greatest ``created_at`` when that column exists, else the last row.
 

@@ -128,7 +128,7 @@ def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
         if {"verb_sim", "object_sim"} <= set(items.columns):
             v, o = items["verb_sim"].to_numpy(float), items["object_sim"].to_numpy(float)
             for method in ("arithmetic", "geometric", "min"):
-                scores.setdefault(f"shoe_{method}", 4.0 * combine(v, o, method))
+                scores.setdefault(f"shoe_{method}", 4.0 * combine(v, o, method=method))
         if {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
             for name, values in wordnet_baselines(items).items():
                 scores.setdefault(name, 4.0 * values.to_numpy())

@@ -172,7 +172,7 @@ def apply_calibration(matrix: SimilarityMatrix, cal: Calibration, meta: dict) ->
 def _scores(items_syn, v_old, o_old, cal_v: Calibration, cal_o: Calibration, w: float) -> np.ndarray:
     v = cal_v.predict(items_syn["pred_verb"].to_numpy(object), items_syn["gt_verb"].to_numpy(object), v_old)
     o = cal_o.predict(items_syn["pred_object"].to_numpy(object), items_syn["gt_object"].to_numpy(object), o_old)
-    return 4.0 * combine(v, o, "arithmetic", w)
+    return 4.0 * combine(v, o, method="arithmetic", w=w)
 
 
 def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
@@ -204,7 +204,7 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
     v_old = verb_matrix.sims(syn["pred_verb"].to_numpy(object), syn["gt_verb"].to_numpy(object))
     o_old = object_matrix.sims(syn["pred_object"].to_numpy(object), syn["gt_object"].to_numpy(object))
     human = items["human_mean"].to_numpy(float)
-    before_pred = 4.0 * combine(v_old, o_old, "arithmetic", w)
+    before_pred = 4.0 * combine(v_old, o_old, method="arithmetic", w=w)
     after_pred = np.empty(len(items))
     per_fold = []
     splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)

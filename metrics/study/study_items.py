@@ -1,4 +1,4 @@
-"""Items of an HOI-similarity study (``items.csv`` of DESIGN.md) joined with their ratings.
+"""Items of an HOI-similarity study (``items.csv`` of docs/contracts.md) joined with their ratings.
 
 An item pairs a ground-truth HOI (``gt_verb, gt_object``) with a predicted one
 (``pred_verb, pred_object``); each may be a dataset label or a synset name. ``category`` is 1
@@ -90,7 +90,7 @@ def item_synsets(items: pd.DataFrame, vocabulary: Vocabulary | None = None) -> p
     out = pd.DataFrame(index=items.index)
     for column in HOI_COLUMNS:
         pos = "v" if column.endswith("verb") else "n"
-        cache = {text: resolve(str(text), pos, vocabulary) for text in pd.unique(items[column])}
+        cache = {text: resolve(str(text), pos, vocabulary=vocabulary) for text in pd.unique(items[column])}
         unknown = [t for t, s in cache.items() if s is None]
         if unknown:
             raise InputError(f"items: {column} {unknown[0]!r} has no WordNet synset")

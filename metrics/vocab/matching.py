@@ -85,7 +85,7 @@ def classify(text: str, pos: str, vocabulary: Vocabulary | None = None) -> tuple
     return ("free_text", candidates) if candidates else ("unknown", ())
 
 
-def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix,
+def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix, *,
                   vocabulary: Vocabulary | None = None) -> pd.DataFrame:
     """Resolve each text against its ground-truth synset, vectorized over the list.
 
@@ -129,15 +129,15 @@ def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix,
     return frame.merge(pairs, on=["text", "gt"], how="left")
 
 
-def match_synset(text: str, gt_synset: str, pos: str, matrix: SimilarityMatrix,
+def match_synset(text: str, gt_synset: str, pos: str, matrix: SimilarityMatrix, *,
                  vocabulary: Vocabulary | None = None) -> Match:
     """Resolve one text against one ground-truth synset (see :func:`match_synsets`)."""
-    row = match_synsets([text], [gt_synset], pos, matrix, vocabulary).iloc[0]
+    row = match_synsets([text], [gt_synset], pos, matrix, vocabulary=vocabulary).iloc[0]
     return Match(text=text, synset=row["synset"], sim=float(row["sim"]), kind=row["kind"],
                  n_candidates=int(row["n_candidates"]))
 
 
-def resolve(text: str, pos: str, vocabulary: Vocabulary | None = None) -> str | None:
+def resolve(text: str, pos: str, *, vocabulary: Vocabulary | None = None) -> str | None:
     """Synset of ``text`` without a ground truth to compare with: a synset name, a label's
     curated synset, or the first candidate of free text (None when unknown)."""
     _, candidates = classify(text, pos, vocabulary)

@@ -5,7 +5,7 @@ pairs of labels (WordNet synset names or dataset labels). Lookups return similar
 ``score / 4`` in [0, 1]; a label compared with itself is 1 and a pair the matrix does not
 hold is 0 (SHOE §3.1).
 
-Two file formats (DESIGN.md):
+Two file formats (docs/contracts.md):
 
 - CSV, long form, header ``a,b,score``; each unordered pair once (both orders allowed when
   they agree).
@@ -223,16 +223,6 @@ class SimilarityMatrix:
         i, j, vals = self.entries()
         return pd.DataFrame({"a": self.labels[i], "b": self.labels[j], "score": vals})
 
-    def to_dense(self) -> np.ndarray:
-        """The full (n, n) score array on the 0–4 scale."""
-        if self.is_dense:
-            return self._dense.copy()
-        dense = np.zeros((self.n_labels, self.n_labels), dtype=np.float32)
-        i, j = np.divmod(self._keys, self.n_labels)
-        dense[i, j] = self._vals
-        np.fill_diagonal(dense, MAX_SCORE)
-        return dense
-
     def write_npz(self, handle) -> None:
         """The ``.npz`` form (dense or sparse, as held) into a binary file object."""
         from metrics.core.jsonio import json_text
@@ -402,7 +392,7 @@ def _load_npz(path: Path) -> "SimilarityMatrix":
         raise InputError(f"{path}: {exc}") from exc
 
 
-def combine(verb_sim, object_sim, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
+def combine(verb_sim, object_sim, *, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
     """HOI similarity from verb and object similarities (SHOE Eq. 1).
 
     - ``arithmetic``: ``w·v + (1 − w)·o`` (the paper prints ``w·v + (1 − w)``; the object
@@ -412,7 +402,7 @@ def combine(verb_sim, object_sim, method: str = "arithmetic", w: float = 0.5) ->
 
     >>> combine([1.0, 0.5], [0.5, 0.0]).tolist()
     [0.75, 0.25]
-    >>> combine([1.0, 0.5], [0.25, 0.0], "geometric").tolist()
+    >>> combine([1.0, 0.5], [0.25, 0.0], method="geometric").tolist()
     [0.5, 0.0]
     """
     v = np.asarray(verb_sim, dtype=np.float64)

@@ -73,9 +73,12 @@ def study(tmp_path_factory):
 def test_every_public_name_resolves_and_options_are_keyword_only():
     for name in metrics.__all__:
         value = getattr(metrics, name)
-        if inspect.isfunction(value) and value.__module__ == "metrics.api":
+        if inspect.isfunction(value):
             for p in inspect.signature(value).parameters.values():
-                assert p.kind is inspect.Parameter.KEYWORD_ONLY or p.name in DATA_PARAMETERS, (name, p.name)
+                if value.__module__ == "metrics.api":   # the scores: data named, options keyword-only
+                    assert p.kind is inspect.Parameter.KEYWORD_ONLY or p.name in DATA_PARAMETERS, (name, p.name)
+                else:                                    # everywhere: an option (it has a default) is keyword-only
+                    assert p.default is inspect.Parameter.empty or p.kind is inspect.Parameter.KEYWORD_ONLY, (name, p.name)
     assert {"score_detections", "hico_map", "shoe_map", "shoe_f1", "miss_rates", "diagnose", "crosshoi_scores",
             "sense_accuracy", "krippendorff_alpha", "pairwise_agreement", "tune_w", "recalibrate",
             "read_detections", "SimilarityMatrix"} <= set(metrics.__all__)
@@ -177,3 +180,14 @@ def test_public_functions_refuse_bad_options_naming_them(call):
     gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
     with pytest.raises(ParameterError):
         call(gt)
+
+
+def test_dir_lists_every_public_name_before_it_is_used():
+    """``dir(metrics)`` in a fresh process holds the lazily imported names (it lacked shoe_map)."""
+    code = "import metrics; print(sorted(set(metrics.__all__) - set(dir(metrics))))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_the_package_is_typed():
+    assert (ROOT / "metrics" / "py.typed").is_file() and (ROOT / "studyapp" / "py.typed").is_file()

@@ -45,7 +45,7 @@ def matrices():
 @pytest.mark.parametrize("text,label,pos,synset,sim", CASES)
 def test_free_text_resolves_to_the_most_similar_candidate(matrices, text, label, pos, synset, sim):
     gt = hico().synset(label, pos)
-    m = match_synset(text, gt, pos, matrices[pos], hico())
+    m = match_synset(text, gt, pos, matrices[pos], vocabulary=hico())
     assert m.kind == "free_text"
     assert m.synset == synset
     assert m.sim == pytest.approx(sim)
@@ -54,22 +54,22 @@ def test_free_text_resolves_to_the_most_similar_candidate(matrices, text, label,
 def test_vectorized_matching_equals_one_by_one(matrices):
     texts = [c[0] for c in CASES if c[2] == "v"] * 3
     gts = [hico().verb_synset(c[1]) for c in CASES if c[2] == "v"] * 3
-    table = match_synsets(texts, gts, "v", matrices["v"], hico())
+    table = match_synsets(texts, gts, "v", matrices["v"], vocabulary=hico())
     assert len(table) == len(texts)
     for text, gt, synset, sim in zip(texts, gts, table["synset"], table["sim"]):
-        one = match_synset(text, gt, "v", matrices["v"], hico())
+        one = match_synset(text, gt, "v", matrices["v"], vocabulary=hico())
         assert (one.synset, one.sim) == (synset, sim)
 
 
 def test_labels_synset_names_and_unknown_text(matrices):
     h = hico()
-    assert match_synset("sit_on", "sit.v.01", "v", matrices["v"], h).kind == "label"
-    named = match_synset("ride.v.01", "ride.v.02", "v", matrices["v"], h)
+    assert match_synset("sit_on", "sit.v.01", "v", matrices["v"], vocabulary=h).kind == "label"
+    named = match_synset("ride.v.01", "ride.v.02", "v", matrices["v"], vocabulary=h)
     assert (named.kind, named.synset) == ("synset", "ride.v.01")
-    unknown = match_synset("xyzzy", "ride.v.02", "v", matrices["v"], h)
+    unknown = match_synset("xyzzy", "ride.v.02", "v", matrices["v"], vocabulary=h)
     assert (unknown.kind, unknown.synset, unknown.sim) == ("unknown", None, 0.0)
-    assert resolve("dining table", "n", h) == "dining_table.n.01"
-    assert resolve("xyzzy", "n", h) is None
+    assert resolve("dining table", "n", vocabulary=h) == "dining_table.n.01"
+    assert resolve("xyzzy", "n", vocabulary=h) is None
 
 
 def test_candidates_cover_whole_phrase_then_each_word():

@@ -75,10 +75,10 @@ def test_combinations_against_hand_computed_values():
     o = np.array([0.5, 0.5, 1.0, 0.2])
     np.testing.assert_allclose(combine(v, o), [0.75, 0.5, 0.5, 0.5])
     np.testing.assert_allclose(combine(v, o, w=0.25), [0.625, 0.5, 0.75, 0.35])
-    np.testing.assert_allclose(combine(v, o, "geometric"), [np.sqrt(0.5), 0.5, 0.0, 0.4])
-    np.testing.assert_allclose(combine(v, o, "min"), [0.5, 0.5, 0.0, 0.2])
+    np.testing.assert_allclose(combine(v, o, method="geometric"), [np.sqrt(0.5), 0.5, 0.0, 0.4])
+    np.testing.assert_allclose(combine(v, o, method="min"), [0.5, 0.5, 0.0, 0.2])
     with pytest.raises(InputError):
-        combine(v, o, "median")
+        combine(v, o, method="median")
     with pytest.raises(InputError):
         combine(v, o, w=1.5)
 

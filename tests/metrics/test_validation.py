@@ -66,8 +66,8 @@ def test_diagnose_refuses_each_bad_parameter(parameter, value):
 
 def test_combine_refuses_a_bad_method_or_weight():
     from metrics.vocab.similarity import combine
-    refused("combine", lambda: combine([1.0], [0.5], "median"))
-    refused("w", lambda: combine([1.0], [0.5], "arithmetic", w=-1))
+    refused("combine", lambda: combine([1.0], [0.5], method="median"))
+    refused("w", lambda: combine([1.0], [0.5], method="arithmetic", w=-1))
 
 
 def ratings_and_items(n=12):

@@ -1,6 +1,7 @@
 """Image studies: the with-image pass (hoi_similarity_image) and CrossHOI curation on the platform."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from projectpaths import ROOT
+from metrics import InputError
 from metrics.study.image_update import image_update, pair_ratings
 from metrics.crosshoi.mcq import mcq_scores, parse_bench
 from studyapp import assignment, studies
@@ -328,3 +330,16 @@ def test_status_counts_each_annotator_against_their_own_pairs(tmp_path):
     assignment.submit(alice, task.assignment_id, 3, 1.0)
     (row,) = studies.progress(study)["annotators"]
     assert (row["annotator"], row["done"], row["target"]) == ("alice", 1, 2)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nan 1 2 3", "human_box must be four numbers"), ("inf 0 1 1", "human_box must be four numbers"),
+    ("[5, 5, 1, 1]", "human_box has x2 < x1 or y2 < y1"), ("[1, 2, 3]", "human_box must be four numbers"),
+    ("one two three four", "human_box 'one two three four' is not four numbers")])
+def test_a_bad_box_of_an_image_item_is_refused_like_a_detection_box(text, message):
+    """The with-image type's box reader accepted nan, inf and the inverted [5, 5, 1, 1] that the
+    detections' parse_box refuses; it now goes through parse_box."""
+    from studyapp.studytypes.hoi_similarity_image import _parse_box
+    with pytest.raises(InputError, match=re.escape(f"images.csv line 3: {message}")):
+        _parse_box(text, "images.csv line 3", "human_box")
+    assert _parse_box("1, 2, 3, 4", "images.csv line 3", "human_box") == [1.0, 2.0, 3.0, 4.0]

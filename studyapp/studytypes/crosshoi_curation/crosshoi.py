@@ -4,7 +4,7 @@ Three stages (CrossHOI-Bench §3: task reformulation, automatic negative filteri
 refinement) and the export:
 
 1. **Questions** — :func:`questions_from_ground_truth` reads HICO-DET-style ground truth (JSON
-   Lines of DESIGN.md, one image per line) and makes one question per person (``human_box``
+   Lines of docs/contracts.md, one image per line) and makes one question per person (``human_box``
    setting: the person's box; ``human_object_box``: one per person–object pair, both boxes;
    ``image_level``: one per image, no boxes), its correct actions ``"verb a/an object"`` as
    positives. Persons are the distinct human boxes (boxes with IoU ≥ 0.7 are one person).

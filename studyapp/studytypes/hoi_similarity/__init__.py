@@ -109,7 +109,7 @@ def latent_similarity(fields: dict, verb_matrix: SimilarityMatrix, object_matrix
         v = verb_matrix.sim(fields["pred_verb"], fields["gt_verb"])
     if o is None:
         o = object_matrix.sim(fields["pred_object"], fields["gt_object"])
-    return float(4.0 * combine(v, o, "arithmetic", w))
+    return float(4.0 * combine(v, o, method="arithmetic", w=w))
 
 
 class HoiSimilarity(StudyType):

@@ -56,7 +56,7 @@ def shoe_level(verb_sim, object_sim, w: float = 0.5) -> np.ndarray:
     >>> shoe_level([1.0, 0.2, 0.4], [0.6, 0.2, 0.2]).tolist()
     [3, 1, 1]
     """
-    hoi = combine(verb_sim, object_sim, "arithmetic", w)
+    hoi = combine(verb_sim, object_sim, method="arithmetic", w=w)
     return np.floor(4.0 * hoi + 0.5 + 1e-9).astype(int)
 
 
@@ -293,7 +293,7 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
         items["image_id"] = ""
     if items.empty:
         return pd.DataFrame(columns=ITEM_COLUMNS), report
-    items["shoe_sim"] = combine(items["verb_sim"], items["object_sim"], "arithmetic", w)
+    items["shoe_sim"] = combine(items["verb_sim"], items["object_sim"], method="arithmetic", w=w)
     items.insert(0, "item_id", [f"p{k:04d}" for k in range(1, len(items) + 1)])
     return items[ITEM_COLUMNS], report
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError, datasets
+from metrics.detection.boxes import parse_box
 from studyapp import images
 
 from ..base import THIS_STUDY, Section, StudyType
@@ -40,6 +41,9 @@ OWN_FIELDS = ("image", "image_root", "human_box", "object_box", "earlier", "link
 
 
 def _parse_box(text, where: str, field: str):
+    """A box of an images CSV or an item: empty, or four numbers (JSON ``[x1, y1, x2, y2]`` or
+    separated by spaces or commas) that :func:`metrics.detection.boxes.parse_box` accepts:
+    finite, with x1 ≤ x2 and y1 ≤ y2."""
     if text in (None, "") or (isinstance(text, float) and pd.isna(text)):
         return None
     if isinstance(text, (list, tuple)):
@@ -50,9 +54,7 @@ def _parse_box(text, where: str, field: str):
             values = json.loads(raw) if raw.startswith("[") else [float(v) for v in raw.replace(",", " ").split()]
         except (ValueError, json.JSONDecodeError):
             raise InputError(f"{where}: {field} {text!r} is not four numbers x1 y1 x2 y2") from None
-    if len(values) != 4:
-        raise InputError(f"{where}: {field} {text!r} is not four numbers x1 y1 x2 y2")
-    return [float(v) for v in values]
+    return parse_box(values, f"{where}: {field}")
 
 
 def read_image_map(path: Path, dataset: str | None = None) -> dict[tuple[str, str], dict]:
