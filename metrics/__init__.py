@@ -39,6 +39,10 @@ _LAZY = {
                      "HicoMap", "ShoeMap", "ShoeF1", "MissRates", "DiagnosisResult", "CrossHoiScores",
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration"), "api"),
     "AgreementReport": "study.agreement",
+    # prediction-powered inference (LLM ratings of every item + human ratings of a sample)
+    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight",
+                     "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
+                     "PPIEstimate"), "study.ppi"),
     # inputs
     "Detections": "detection.detections", "read_detections": "detection.detections", "read_ratings": "study.agreement",
     "read_items": "study.study_items", "SimilarityMatrix": "vocab.similarity", "combine": "vocab.similarity",
