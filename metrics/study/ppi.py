@@ -379,15 +379,18 @@ def ensemble_uncertainty(member_ratings) -> np.ndarray:
     return np.nanstd(ratings, axis=1)
 
 
-def active_probabilities(uncertainty, *, budget: float, cells=None, floor: float = 0.2) -> np.ndarray:
+def active_probabilities(uncertainty, *, budget: float, cells=None, floor: float = 0.2,
+                         allocation: str = "equal") -> np.ndarray:
     """Probability that each item is sent to humans, for active inference (Zrnic & Candès 2024,
     §3: ``π(x) ∝ u(x)``, mixed with uniform sampling so no item's probability is zero).
 
     Within each cell of ``cells`` (e.g. SHOE's category × level cells; default one cell) the
-    cell's share of ``budget`` (the expected number of human-rated items; equal shares, so the
-    design stays balanced) is spread as ``π_i = s·[(1 − floor)·u_i/Σu + floor/N_c]`` — at least
+    cell's share of ``budget`` (the expected number of human-rated items) is spread as ``π_i = s·[(1 − floor)·u_i/Σu + floor/N_c]`` — at least
     ``floor`` of the uniform probability — and capped at 1 (the excess goes to the others).
-    ``floor`` = 1 is uniform sampling. The variance is smallest with ``π_i`` proportional to the
+    ``floor`` = 1 is uniform sampling. The cells' shares: ``allocation="equal"`` gives each cell
+    the same (SHOE's balanced design; a cell smaller than its share is rated whole and the rest
+    shared by the others), ``"proportional"`` shares in proportion to the cells' sizes (the
+    better choice for a pool-wide mean when the cells differ in size). The variance is smallest with ``π_i`` proportional to the
     root-mean-square error of the model on item i (Zrnic & Candès §4), so ``uncertainty`` should be
     on that scale: the ensemble members' SD (:func:`ensemble_uncertainty`) or a calibrated
     predicted |error|, not a variance.
@@ -398,6 +401,8 @@ def active_probabilities(uncertainty, *, budget: float, cells=None, floor: float
     >>> active_probabilities([0.0, 1.0, 3.0, 0.0], budget=2, floor=0.2).round(3).tolist()
     [0.143, 0.714, 1.0, 0.143]
     """
+    from metrics.core.validation import check_choice
+    check_choice("allocation", allocation, ("equal", "proportional"))
     u = _vector("uncertainty", uncertainty)
     if (u < 0).any():
         raise InputError("uncertainty: values must be ≥ 0")
@@ -407,36 +412,35 @@ def active_probabilities(uncertainty, *, budget: float, cells=None, floor: float
         raise InputError(f"cells: {len(cells)} values, expected {len(u)}")
     groups = pd.unique(cells)
     budget = check_in_range("budget", budget, 0.0, float(len(u)), low_open=True)
-    share = budget / len(groups)
+    sizes = np.array([(cells == cell).sum() for cell in groups], float)
+    quota = (_capped(np.zeros(len(groups)), budget, 1.0, sizes) if allocation == "equal"  # none above its size
+             else budget * sizes / sizes.sum())
     pi = np.empty(len(u))
-    for cell in groups:
+    for cell, share in zip(groups, quota):
         sel = cells == cell
-        size = int(sel.sum())
-        if share > size:
-            raise ParameterError("budget", f"asks {share:g} items of a cell that has {size}: at most "
-                                           f"{size * len(groups)} for these cells")
         pi[sel] = _capped(u[sel], share, floor)
     return pi
 
 
-def _capped(u: np.ndarray, total: float, floor: float) -> np.ndarray:
-    """Probabilities ∝ the floor-mixed weights, summing to ``total``, none above 1 (water-filling)."""
+def _capped(u: np.ndarray, total: float, floor: float, cap=1.0) -> np.ndarray:
+    """Shares ∝ the floor-mixed weights, summing to ``total``, none above ``cap`` (water-filling:
+    a share that would exceed its cap is set to it and the rest spread over the others)."""
+    cap = np.broadcast_to(np.asarray(cap, float), u.shape)
     weights = (1 - floor) * (u / u.sum() if u.sum() > 0 else np.full(len(u), 1 / len(u))) + floor / len(u)
     pi = np.zeros(len(u))
     free = np.ones(len(u), bool)
-    remaining = total
     while free.any():
-        pi[free] = remaining * weights[free] / weights[free].sum()
-        over = free & (pi >= 1.0)
+        pi[free] = (total - pi[~free].sum()) * weights[free] / weights[free].sum()
+        over = free & (pi >= cap)
         if not over.any():
             break
-        pi[over] = 1.0
+        pi[over] = cap[over]
         free &= ~over
-        remaining = total - (~free).sum()
-    return np.minimum(pi, 1.0)
+    return np.minimum(pi, cap)
 
 
-def active_selection(uncertainty, *, budget: float, cells=None, floor: float = 0.2, seed: int = 0) -> pd.DataFrame:
+def active_selection(uncertainty, *, budget: float, cells=None, floor: float = 0.2, allocation: str = "equal",
+                     seed: int = 0) -> pd.DataFrame:
     """Which items humans rate, drawn once, with the probabilities recorded: the item-priority
     hook for an assignment rule. Columns ``probability`` (:func:`active_probabilities`),
     ``selected`` (``ξ_i ~ Bernoulli(π_i)``, independent) and ``priority`` (1 = ask first:
@@ -450,7 +454,7 @@ def active_selection(uncertainty, *, budget: float, cells=None, floor: float = 0
     """
     from metrics.core.validation import MAX_SEED, check_whole
     check_whole("seed", seed, 0, MAX_SEED)
-    pi = active_probabilities(uncertainty, budget=budget, cells=cells, floor=floor)
+    pi = active_probabilities(uncertainty, budget=budget, cells=cells, floor=floor, allocation=allocation)
     u = np.asarray(uncertainty, float)
     selected = np.random.default_rng(seed).random(len(pi)) < pi
     order = np.lexsort((np.arange(len(u)), -u))
@@ -460,19 +464,45 @@ def active_selection(uncertainty, *, budget: float, cells=None, floor: float = 0
     return pd.DataFrame({"probability": pi, "selected": selected, "priority": priority})
 
 
-def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95, lam: float | None = None) -> PPIEstimate:
+def _shift(rest, d, intercept: bool) -> float:
+    """The coefficient ``c`` of ``D`` minimising ``Var(rest + c·D)`` (0 without ``intercept``)."""
+    var_d = np.var(d)
+    return float(-np.mean((d - d.mean()) * (rest - rest.mean())) / var_d) if intercept and var_d > 0 else 0.0
+
+
+def _active_lam(a, b, d, intercept: bool) -> float:
+    """λ of the least-squares fit of ``−A`` on ``B`` (and ``D``), clipped to [0, 1]."""
+    design = np.column_stack([b, d]) if intercept else b[:, None]
+    centred = design - design.mean(0)
+    coefficients = -np.linalg.lstsq(centred.T @ centred, centred.T @ (a - a.mean()), rcond=None)[0]
+    return float(np.clip(coefficients[0], 0.0, 1.0))
+
+
+def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95, lam: float | None = None,
+                    intercept: bool = True) -> PPIEstimate:
     """Active (inverse-probability-weighted) PPI mean over all ``N`` items (Zrnic & Candès 2024,
     Eq. 3 with PPI++ power tuning): ``θ̂ = mean_i[λ·ŷ_i + (y_i − λ·ŷ_i)·ξ_i/π_i]``, interval
-    ``θ̂ ± z·sd(z_i)/√N``. ``yhat`` and ``probability`` cover every item; ``selected`` (ξ) marks
-    the human-rated ones, whose ``y`` is read (the others' ``y`` may be NaN). The classical
-    estimate beside it is the Horvitz–Thompson mean (λ = 0) under the same draw. λ is tuned to
-    minimise the estimated variance: ``z_i = A_i + λ·B_i`` with ``A = y·ξ/π``, ``B = ŷ·(1 − ξ/π)``,
-    so ``λ̂ = −Cov(A, B) / Var(B)``, clipped to [0, 1].
+    ``θ̂ ± z·sd(z_i)/√N`` over the summands ``z_i``. ``yhat`` and ``probability`` cover every
+    item; ``selected`` (ξ) marks the human-rated ones, whose ``y`` is read (the others' ``y`` may
+    be NaN).
 
-    Hand-worked (λ = 1): ŷ = (1, 2), π = (1, 0.5), both selected, y = (2, 2):
+    Writing ``z_i = A_i + λ·B_i`` with ``A = y·ξ/π``, ``B = ŷ·(1 − ξ/π)``, the variance is
+    quadratic in λ. With ``intercept`` (default) the model's ratings are also shifted by a
+    constant ``c`` (any fixed predictor ``ŷ + c`` keeps the estimate unbiased; ``c`` adds
+    ``c·D_i``, ``D = 1 − ξ/π``, whose mean is zero in expectation): ``(λ, c)`` minimise the
+    estimated variance by least squares of ``A`` on ``(B, D)``, λ clipped to [0, 1] — the
+    inverse-probability weights otherwise pay for the rectifier's mean as well as its spread.
+    ``lam`` given: that λ, and ``c`` = 0 unless ``intercept``. Tuned coefficients are cross-fitted:
+    items are split in two folds (even and odd positions), each fold's summands use coefficients
+    fitted on the other, so the estimate stays exactly unbiased under the draw (``lam`` reports
+    the two folds' mean λ). The classical estimate beside it
+    uses the human ratings of the same draw only (λ = 0; with ``intercept``, the constant-only
+    regression estimator, close to Hájek's ratio mean; without, Horvitz–Thompson).
+
+    Hand-worked (λ = 1, no intercept): ŷ = (1, 2), π = (1, 0.5), both selected, y = (2, 2):
     z = (1 + 1/1, 2 + 0/0.5) = (2, 2), estimate 2; Horvitz–Thompson (2/1 + 2/0.5)/2 = 3.
 
-    >>> e = active_ppi_mean([2.0, 2.0], [1.0, 2.0], [1.0, 0.5], [True, True], lam=1.0)
+    >>> e = active_ppi_mean([2.0, 2.0], [1.0, 2.0], [1.0, 0.5], [True, True], lam=1.0, intercept=False)
     >>> e.estimate, e.classical
     (2.0, 3.0)
     """
@@ -495,15 +525,18 @@ def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95,
     w = xi / pi
     N = len(yhat)
 
-    def summands(lam_value):
-        return lam_value * yhat + (y - lam_value * yhat) * w
-
-    if lam is None:
-        # Var(z(λ)) is quadratic in λ: z = A + λ·B with A = y·w, B = ŷ·(1 − w)
-        a, b = y * w, yhat * (1 - w)
-        var_b = np.var(b)
-        lam = float(np.clip(-np.mean((a - a.mean()) * (b - b.mean())) / var_b, 0.0, 1.0)) if var_b > 0 else 0.0
-    lam = check_fraction("lam", lam)
-    z_ppi, z_ht = summands(lam), summands(0.0)
-    return _estimate(z_ppi.mean(), math.sqrt(np.var(z_ppi) / N), z_ht.mean(), math.sqrt(np.var(z_ht) / N), lam,
-                     int(xi.sum()), N, confidence)
+    a, b, d = y * w, yhat * (1 - w), 1 - w
+    fold = np.arange(N) % 2
+    if lam is not None:
+        lam = check_fraction("lam", lam)
+    # coefficients fitted on the other fold (cross-fitting), so each fold's summands keep mean θ
+    z_ppi, z_classical, lams = np.empty(N), np.empty(N), []
+    for k in (0, 1):
+        fit, apply = fold != k, fold == k
+        lam_k = _active_lam(a[fit], b[fit], d[fit], intercept) if lam is None else lam
+        lams.append(lam_k)
+        z_ppi[apply] = a[apply] + lam_k * b[apply] + _shift(a[fit] + lam_k * b[fit], d[fit], intercept) * d[apply]
+        z_classical[apply] = a[apply] + _shift(a[fit], d[fit], intercept) * d[apply]
+    lam = float(np.mean(lams))
+    return _estimate(z_ppi.mean(), math.sqrt(np.var(z_ppi) / N), z_classical.mean(), math.sqrt(np.var(z_classical) / N),
+                     lam, int(xi.sum()), N, confidence)
