@@ -16,10 +16,12 @@ rating is 85.73% and that between annotators 78.61% (SHOE §4.3). The five LLM m
 scatter around the ensemble with SD ``τ·h_i`` (their disagreement is as informative as the error
 scale, not more: an assumption, SHOE's per-member ratings are not published).
 
-Per study, ``--items`` pairs get human ratings (5 ratings each):
+Per study, ``--items`` pairs get human ratings (5 ratings each). The estimand is the pool's own
+mean (its pairs are fixed, the LLM has rated all of them), so every interval is the
+finite-population one (``finite_population=True``):
 
 - classical: a simple random sample, the mean of its human means, CLT interval;
-- PPI: the same sample, :func:`metrics.study.ppi.ppi_mean` with the LLM ratings of every pair;
+- PPI: the same kind of sample, :func:`metrics.study.ppi.ppi_mean` with the LLM ratings of every pair;
 - active PPI: pairs drawn independently with :func:`~metrics.study.ppi.active_probabilities`
   (∝ the members' disagreement, ``--floor`` of uniform, equal shares of the 15 category × level
   cells as in SHOE's balanced design), :func:`~metrics.study.ppi.active_ppi_mean`;
@@ -173,12 +175,12 @@ def one_study(pool: pd.DataFrame, cells: np.ndarray, seed: int, n_items: dict, f
                     u, n = calibrated_uncertainty(y, f, u, c, rng, n // 5), n - n // 5
                 pi = active_probabilities(u, budget=n, cells=c, floor=floor, allocation=allocation)
                 xi = rng.random(N) < pi
-                e = active_ppi_mean(np.where(xi, y, np.nan), f, pi, xi)
+                e = active_ppi_mean(np.where(xi, y, np.nan), f, pi, xi, finite_population=True)
                 interval = e.interval
             else:
                 sample = np.zeros(N, bool)
                 sample[rng.choice(N, n, replace=False)] = True
-                e = ppi_mean(y[sample], f[sample], f[~sample])
+                e = ppi_mean(y[sample], f[sample], f[~sample], finite_population=True)
                 interval = e.classical_interval if method == "classical" else e.interval
             out[(name, method)] = (interval.high - interval.low, interval.low <= truth <= interval.high)
     return out

@@ -112,12 +112,22 @@ def _estimate(estimate, se, classical, classical_se, lam, n, N, confidence) -> P
                        saved=float(1 - n / effective) if effective > 0 else 0.0)
 
 
-def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | None = None) -> PPIEstimate:
+def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | None = None,
+             finite_population: bool = False) -> PPIEstimate:
     """Prediction-powered mean of the human ratings ``y`` (PPI++, tuned λ unless ``lam`` is given).
 
     ``y``, ``yhat``: human and model ratings of the ``n`` human-rated items; ``yhat_unlabeled``:
     model ratings of the ``N`` other items. Estimate ``λ·mean(ŷ_unlabeled) + mean(y − λ·ŷ)``,
-    interval ``± z·√(λ²·sd(ŷ_unlabeled)²/N + sd(y − λ·ŷ)²/n)`` (module docstring).
+    interval ``± z·√(λ²·sd(ŷ_unlabeled)²/N + sd(y − λ·ŷ)²/n)`` (module docstring): the mean of
+    the population the items are drawn from, as in ``ppi-python``.
+
+    ``finite_population=True``: the estimand is the mean human rating over exactly these
+    ``M = n + N`` items (e.g. every pair of a dataset, all rated by the LLM), the human-rated ones
+    a simple random sample of them. Then the model's mean is known, not estimated: estimate
+    ``λ·mean(ŷ over all M) + mean(y − λ·ŷ)`` (the difference estimator of survey sampling,
+    Cochran 1977 §7.2, Särndal et al. 1992 §6.3), interval ``± z·√((1 − n/M)·S²(y − λ·ŷ)/n)``
+    with ``S²`` the sample variance (ddof 1), classical ``mean(y) ± z·√((1 − n/M)·S²(y)/n)``;
+    λ = ``Cov(y, ŷ)/Var(ŷ)`` on the human-rated items, clipped to [0, 1].
 
     Hand-worked (λ = 1): y = (2, 4), ŷ = (1, 3), ŷ_unlabeled = (1, 2, 3): mean(ŷ_unlabeled) = 2,
     rectifier mean(y − ŷ) = 1, estimate 3; the classical mean is 3 too, sd 1 over n = 2.
@@ -129,9 +139,20 @@ def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | 
     confidence = check_confidence("confidence", confidence)
     y = _vector("y", y)
     yhat = _vector("yhat", yhat, size=len(y))
-    yhat_unlabeled = _vector("yhat_unlabeled", yhat_unlabeled)
-    lam = _lam(lam, y, yhat, yhat_unlabeled)
+    yhat_unlabeled = _vector("yhat_unlabeled", yhat_unlabeled, allow_empty=finite_population)
     n, N = len(y), len(yhat_unlabeled)
+    if finite_population:
+        if n < 2:
+            raise InputError("y: a finite-population interval needs at least two human-rated items")
+        if lam is None:
+            var = np.var(yhat)
+            lam = float(np.clip(np.mean((y - y.mean()) * (yhat - yhat.mean())) / var, 0.0, 1.0)) if var > 0 else 0.0
+        lam = check_fraction("lam", lam)
+        share = 1 - n / (n + N)
+        estimate = lam * np.concatenate([yhat, yhat_unlabeled]).mean() + (y - lam * yhat).mean()
+        se = math.sqrt(share * np.var(y - lam * yhat, ddof=1) / n)
+        return _estimate(estimate, se, y.mean(), math.sqrt(share * np.var(y, ddof=1) / n), lam, n, N, confidence)
+    lam = _lam(lam, y, yhat, yhat_unlabeled)
     estimate = lam * yhat_unlabeled.mean() + (y - lam * yhat).mean()
     se = math.sqrt(lam ** 2 * np.var(yhat_unlabeled) / N + np.var(y - lam * yhat) / n)
     return _estimate(estimate, se, y.mean(), math.sqrt(np.var(y) / n), lam, n, N, confidence)
@@ -170,6 +191,66 @@ def _flat(e: PPIEstimate) -> dict:
     d = e.to_dict()
     (d["lower"], d["upper"]), (d["classical_lower"], d["classical_upper"]) = d.pop("interval"), d.pop("classical_interval")
     return d
+
+
+def ppi_entries(model, human, strata, *, confidence: float = 0.95, lam: float | None = None) -> pd.DataFrame:
+    """Each entry's expected human rating from the model's rating of every entry and human
+    evidence on some (a recalibrated matrix entry: ``model`` its LLM similarity, ``human`` the
+    similarity the human ratings imply, NaN where none), within strata of entries (e.g. the LLM
+    level rounded to 0–4).
+
+    In stratum s with ``M`` entries, ``n`` of them human-rated (a simple random sample of the
+    stratum), entry e gets ``λ·ŷ_e + mean_rated(Y − λ·ŷ)`` and the interval
+    ``± z·√((1 − n/M)·S²(Y − λ·ŷ)/n)`` (:func:`ppi_mean` with ``finite_population``, shifted to
+    the entry's own model rating): it covers the stratum's mean human rating moved by λ times
+    the distance of this entry's model rating from the stratum's, not one entry's own ratings.
+    The classical value beside it is the stratum's mean human rating with its interval (the same
+    for every entry of the stratum). A stratum with fewer than two rated entries uses the fit of
+    all strata together (``fit = "pooled"``). Estimates and bounds are clipped to [0, 4].
+
+    Hand-worked (λ = 1): model (1, 3, 2, 2), human (2, 4, NaN, NaN), one stratum: rectifier
+    (1, 1) → entries 2, 4, 3, 3.
+
+    >>> ppi_entries([1.0, 3.0, 2.0, 2.0], [2.0, 4.0, None, None], [0] * 4, lam=1.0)["estimate"].tolist()
+    [2.0, 4.0, 3.0, 3.0]
+    """
+    confidence = check_confidence("confidence", confidence)
+    model = _vector("model", model)
+    human = np.asarray(human, float).reshape(-1)
+    strata = np.asarray(strata)
+    if len(human) != len(model) or len(strata) != len(model):
+        raise InputError(f"human, strata: need {len(model)} values each, as model has")
+    rated = np.isfinite(human)
+    if rated.sum() < 2:
+        raise InputError("human: at least two entries need human evidence")
+    z = _z(confidence)
+    out = pd.DataFrame({"stratum": strata, "model": model, "human": human})
+
+    def fit(sel):
+        fitted = ppi_mean(human[sel & rated], model[sel & rated], model[sel & ~rated], lam=lam,
+                          finite_population=True, confidence=confidence)
+        rectifier = human[sel & rated] - fitted.lam * model[sel & rated]
+        return fitted, rectifier.mean(), (fitted.interval.high - fitted.interval.low) / (2 * z)
+
+    pooled = fit(np.ones(len(model), bool))
+    columns = {k: np.empty(len(model)) for k in ("estimate", "lower", "upper", "classical", "classical_lower",
+                                                 "classical_upper", "lam", "n", "N", "effective_n")}
+    fits = np.empty(len(model), dtype=object)
+    for stratum in pd.unique(strata):
+        sel = strata == stratum
+        own = (sel & rated).sum() >= 2
+        fitted, shift, se = fit(sel) if own else pooled
+        estimate = fitted.lam * model[sel] + shift
+        for key, value in (("estimate", estimate), ("lower", estimate - z * se), ("upper", estimate + z * se),
+                           ("classical", fitted.classical), ("classical_lower", fitted.classical_interval.low),
+                           ("classical_upper", fitted.classical_interval.high), ("lam", fitted.lam),
+                           ("n", fitted.n), ("N", fitted.n + fitted.N), ("effective_n", fitted.effective_n)):
+            columns[key][sel] = value
+        fits[sel] = str(stratum) if own else "pooled"
+    for key in ("estimate", "lower", "upper", "classical", "classical_lower", "classical_upper"):
+        columns[key] = np.clip(columns[key], 0.0, SCALE_MAX)
+    out = out.assign(**columns, fit=fits)
+    return out.astype({"n": int, "N": int})
 
 
 def eq13_score(metric, rating) -> np.ndarray:
@@ -479,7 +560,7 @@ def _active_lam(a, b, d, intercept: bool) -> float:
 
 
 def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95, lam: float | None = None,
-                    intercept: bool = True) -> PPIEstimate:
+                    intercept: bool = True, finite_population: bool = False) -> PPIEstimate:
     """Active (inverse-probability-weighted) PPI mean over all ``N`` items (Zrnic & Candès 2024,
     Eq. 3 with PPI++ power tuning): ``θ̂ = mean_i[λ·ŷ_i + (y_i − λ·ŷ_i)·ξ_i/π_i]``, interval
     ``θ̂ ± z·sd(z_i)/√N`` over the summands ``z_i``. ``yhat`` and ``probability`` cover every
@@ -495,7 +576,11 @@ def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95,
     ``lam`` given: that λ, and ``c`` = 0 unless ``intercept``. Tuned coefficients are cross-fitted:
     items are split in two folds (even and odd positions), each fold's summands use coefficients
     fitted on the other, so the estimate stays exactly unbiased under the draw (``lam`` reports
-    the two folds' mean λ). The classical estimate beside it
+    the two folds' mean λ). ``finite_population=True``: the estimand is the mean over exactly these
+    ``N`` items (their ``y`` fixed, only the draw random) and the variance is the Horvitz–Thompson
+    one of independent (Poisson) sampling, estimated by ``(1/N²)·Σ_ξ r_i²·(1 − π_i)/π_i²`` with
+    ``r = y − λ·ŷ − c`` (Särndal et al. 1992 §3.6); by default the items' spread counts too, as
+    when they are a sample of a larger population. The classical estimate beside it
     uses the human ratings of the same draw only (λ = 0; with ``intercept``, the constant-only
     regression estimator, close to Hájek's ratio mean; without, Horvitz–Thompson).
 
@@ -531,12 +616,21 @@ def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95,
         lam = check_fraction("lam", lam)
     # coefficients fitted on the other fold (cross-fitting), so each fold's summands keep mean θ
     z_ppi, z_classical, lams = np.empty(N), np.empty(N), []
+    r_ppi, r_classical = np.empty(N), np.empty(N)  # y − λ·ŷ − c: what the draw has to measure
     for k in (0, 1):
         fit, apply = fold != k, fold == k
         lam_k = _active_lam(a[fit], b[fit], d[fit], intercept) if lam is None else lam
         lams.append(lam_k)
-        z_ppi[apply] = a[apply] + lam_k * b[apply] + _shift(a[fit] + lam_k * b[fit], d[fit], intercept) * d[apply]
-        z_classical[apply] = a[apply] + _shift(a[fit], d[fit], intercept) * d[apply]
+        c_ppi, c_classical = _shift(a[fit] + lam_k * b[fit], d[fit], intercept), _shift(a[fit], d[fit], intercept)
+        z_ppi[apply] = a[apply] + lam_k * b[apply] + c_ppi * d[apply]
+        z_classical[apply] = a[apply] + c_classical * d[apply]
+        r_ppi[apply] = y[apply] - lam_k * yhat[apply] - c_ppi
+        r_classical[apply] = y[apply] - c_classical
     lam = float(np.mean(lams))
+    if finite_population:
+        def poisson_se(r):
+            return math.sqrt(np.sum(xi * r ** 2 * (1 - pi) / pi ** 2)) / N
+        return _estimate(z_ppi.mean(), poisson_se(r_ppi), z_classical.mean(), poisson_se(r_classical),
+                         lam, int(xi.sum()), N, confidence)
     return _estimate(z_ppi.mean(), math.sqrt(np.var(z_ppi) / N), z_classical.mean(), math.sqrt(np.var(z_classical) / N),
                      lam, int(xi.sum()), N, confidence)

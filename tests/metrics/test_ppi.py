@@ -108,6 +108,36 @@ def test_coverage_of_nominal_95_percent_intervals():
         assert 0.92 <= k / 600 <= 0.98, (name, k)
 
 
+def test_finite_population_closed_form_and_coverage():
+    # y = (2, 4, 3), ŷ = (1, 3, 3), ŷ_unlabeled = (2, 2, 1), λ = 1, M = 6:
+    # mean ŷ over all 6 = 2, rectifier (1, 1, 0) → mean 2/3; estimate 8/3;
+    # S²(rectifier) = 1/3, (1 − 3/6)·(1/3)/3 = 1/18 → half-width z/√18
+    e = ppi_mean([2.0, 4.0, 3.0], [1.0, 3.0, 3.0], [2.0, 2.0, 1.0], lam=1.0, finite_population=True)
+    assert e.estimate == pytest.approx(8 / 3)
+    assert e.interval.high - e.estimate == pytest.approx(Z95 / math.sqrt(18))
+    # classical: S²(y) = 1, (1/2)·1/3 → z/√6
+    assert e.classical_interval.high - 3.0 == pytest.approx(Z95 / math.sqrt(6))
+    # a fixed pool of 1500 items, 400 simple random samples of 150 (a tenth) and 400 Poisson draws:
+    # intervals for the pool's own mean cover it about 95% of the time; the iid interval more often
+    rng = np.random.default_rng(11)
+    latent = rng.uniform(0, 4, 1500)
+    y, f = latent + rng.normal(0, 0.7, 1500), latent + rng.normal(0, 0.4, 1500)
+    u = np.where(latent > 2, 1.0, 0.3)
+    pi = active_probabilities(u, budget=150, floor=0.3)
+    hits = {"finite": 0, "iid": 0, "active": 0}
+    for _ in range(400):
+        sample = np.zeros(1500, bool)
+        sample[rng.choice(1500, 150, replace=False)] = True
+        for name, finite in (("finite", True), ("iid", False)):
+            e = ppi_mean(y[sample], f[sample], f[~sample], finite_population=finite)
+            hits[name] += e.interval.low <= y.mean() <= e.interval.high
+        xi = rng.random(1500) < pi
+        a = active_ppi_mean(np.where(xi, y, np.nan), f, pi, xi, finite_population=True)
+        hits["active"] += a.interval.low <= y.mean() <= a.interval.high
+    assert 0.93 <= hits["finite"] / 400 <= 0.97 and 0.92 <= hits["active"] / 400 <= 0.97
+    assert hits["iid"] >= hits["finite"]
+
+
 def test_ppi_beats_classical_when_the_model_is_good():
     rng = np.random.default_rng(4)
     latent = rng.uniform(0, 4, 5100)
