@@ -33,8 +33,10 @@ finite-population one (``finite_population=True``):
 Estimands: the mean human rating over the pool and per category, and the Eq. 13 agreement of the
 SHOE score with the mean human rating. Reported: median interval width, coverage (share of
 studies whose interval holds the pool's value), and the human ratings each method needs for the
-classical method's median width, ``5·n·(width / classical width)²`` — then checked by rerunning
-PPI and active PPI at that number of items (width and coverage of the check).
+classical method's median width (:func:`items_for_width`: variance ∝ ``1/n − 1/M``) — then
+checked by rerunning PPI and active PPI with the pool-level number of items each needs (width
+and coverage of the check; a category gets its share of those items). Each estimand's
+"ratings" column counts the ratings of its own pairs (a category: its share of the study's).
 
     nice -n 10 .venv/bin/python -m benchmarks.ppi_savings [--studies 200] [--fast]
 """
@@ -171,9 +173,10 @@ def one_study(pool: pd.DataFrame, cells: np.ndarray, seed: int, n_items: dict, f
             n = int(round(n * N / len(pool)))  # a category gets its share of the study's items
             if method.startswith("active PPI"):
                 allocation = "equal" if method == "active PPI" else "proportional"
+                budget = n
                 if method == "active PPI (calibrated)":
-                    u, n = calibrated_uncertainty(y, f, u, c, rng, n // 5), n - n // 5
-                pi = active_probabilities(u, budget=n, cells=c, floor=floor, allocation=allocation)
+                    u, budget = calibrated_uncertainty(y, f, u, c, rng, n // 5), n - n // 5
+                pi = active_probabilities(u, budget=budget, cells=c, floor=floor, allocation=allocation)
                 xi = rng.random(N) < pi
                 e = active_ppi_mean(np.where(xi, y, np.nan), f, pi, xi, finite_population=True)
                 interval = e.interval
@@ -182,7 +185,7 @@ def one_study(pool: pd.DataFrame, cells: np.ndarray, seed: int, n_items: dict, f
                 sample[rng.choice(N, n, replace=False)] = True
                 e = ppi_mean(y[sample], f[sample], f[~sample], finite_population=True)
                 interval = e.classical_interval if method == "classical" else e.interval
-            out[(name, method)] = (interval.high - interval.low, interval.low <= truth <= interval.high)
+            out[(name, method)] = (interval.high - interval.low, interval.low <= truth <= interval.high, n, N)
     return out
 
 
@@ -192,7 +195,19 @@ def run(pool, studies: int, n_items: dict, floor: float, heteroscedasticity: flo
     for seed in range(studies):
         for key, value in one_study(pool, cells, 1000 + seed, n_items, floor, heteroscedasticity).items():
             results.setdefault(key, []).append(value)
-    return {key: (statistics.median(w for w, _ in v), float(np.mean([hit for _, hit in v]))) for key, v in results.items()}
+    return {key: (statistics.median(r[0] for r in v), float(np.mean([r[1] for r in v])), v[0][2], v[0][3])
+            for key, v in results.items()}
+
+
+def items_for_width(width: float, n: int, target: float, population: int) -> float:
+    """Human-rated items for an interval of width ``target`` when ``n`` of ``population`` gave
+    ``width``: the variance goes as ``1/n − 1/M`` (finite-population correction), so
+    ``1/n' − 1/M = (target/width)²·(1/n − 1/M)``.
+
+    >>> round(items_for_width(0.1, 100, 0.05, 10**9))   # half the width: four times the items
+    400
+    """
+    return 1 / ((target / width) ** 2 * (1 / n - 1 / population) + 1 / population)
 
 
 def main(argv=None) -> dict:
@@ -217,7 +232,8 @@ def main(argv=None) -> dict:
     methods = ("classical", "PPI", "active PPI", "active PPI (proportional)", "active PPI (calibrated)")
     first = run(pool, studies, dict.fromkeys(methods, args.items), args.floor, args.heteroscedasticity)
     names = list(dict.fromkeys(name for name, _ in first))
-    needed = {(name, m): RATERS * args.items * (first[(name, m)][0] / first[(name, "classical")][0]) ** 2
+    needed = {(name, m): RATERS * items_for_width(first[(name, m)][0], first[(name, m)][2],
+                                                  first[(name, "classical")][0], first[(name, m)][3])
               for name in names for m in methods}
     check = {}
     if not args.fast:  # rerun PPI and active PPI with the pool-level number of items they need
@@ -235,13 +251,13 @@ def main(argv=None) -> dict:
     table = {}
     for name in names:
         for m in methods:
-            width, coverage = first[(name, m)]
-            saved = 1 - needed[(name, m)] / (RATERS * args.items)
+            width, coverage, n_rated, _ = first[(name, m)]
+            saved = 1 - needed[(name, m)] / (RATERS * n_rated)
             row = {"width": width, "coverage": coverage, "ratings": needed[(name, m)], "saved": saved}
             line = (f"{name:<28} {m:<26} {width:7.4f} {100 * coverage:7.1f}% {needed[(name, m)]:24.0f} "
                     f"{100 * saved:5.1f}%")
             if (name, m) in check:
-                row["check"] = check[(name, m)]
+                row["check"] = check[(name, m)][:2]
                 line += f" | {check[(name, m)][0]:12.4f} {100 * check[(name, m)][1]:7.1f}%"
             table[(name, m)] = row
             print(line)
