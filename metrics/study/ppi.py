@@ -159,11 +159,13 @@ def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | 
 
 
 def ppi_mean_by_group(items: pd.DataFrame, *, by, human: str = "human_mean", model: str = "llm",
-                      confidence: float = 0.95, lam: float | None = None) -> pd.DataFrame:
+                      confidence: float = 0.95, lam: float | None = None,
+                      finite_population: bool = False) -> pd.DataFrame:
     """:func:`ppi_mean` per group of ``items`` (e.g. ``by="category"`` or ``by=["category",
     "level"]`` for SHOE's design cells): ``model`` holds every item's model rating, ``human`` the
     mean human rating where humans rated the item (NaN elsewhere). A group with fewer than two
-    human-rated items, or no item without one, gets no estimate (NaN row).
+    human-rated items, or (without ``finite_population``) no item without one, gets no estimate
+    (NaN row). ``finite_population``: each group's estimand is the mean over its own items.
 
     >>> items = pd.DataFrame({"cell": ["a"] * 5, "llm": [1.0, 3.0, 1.0, 2.0, 3.0],
     ...                       "human_mean": [2.0, 4.0, None, None, None]})
@@ -177,9 +179,9 @@ def ppi_mean_by_group(items: pd.DataFrame, *, by, human: str = "human_mean", mod
     for key, group in items.groupby(columns, sort=True):
         rated = group[human].notna().to_numpy()
         record = dict(zip(columns, key if isinstance(key, tuple) else (key,)))
-        if rated.sum() >= 2 and (~rated).sum() >= 1:
+        if rated.sum() >= 2 and ((~rated).sum() >= 1 or finite_population):
             e = ppi_mean(group.loc[rated, human], group.loc[rated, model], group.loc[~rated, model],
-                         confidence=confidence, lam=lam)
+                         confidence=confidence, lam=lam, finite_population=finite_population)
             record.update(_flat(e))
         else:
             record.update({"n": int(rated.sum()), "N": int((~rated).sum())})

@@ -164,6 +164,10 @@ def test_by_group_estimates_each_cell():
     # category 1: mean(ŷ_unl) = 2, rectifier (1, 1) → 3; category 2: one human rating → no estimate
     assert table.loc[0, "estimate"] == 3.0 and table.loc[0, "n"] == 2 and table.loc[0, "N"] == 4
     assert math.isnan(table.loc[1, "estimate"]) and table.loc[1, "n"] == 1
+    # finite population, category 1: mean ŷ over its 6 items = 2, rectifier 1 → 3; fully rated → exact
+    items.loc[[7, 8], "human_mean"] = [3.0, 2.0]
+    finite = ppi_mean_by_group(items, by="category", lam=1.0, finite_population=True)
+    assert finite.loc[0, "estimate"] == 3.0 and finite.loc[1, "n"] == 3
 
 
 def test_agreement_classical_limit_and_hand_value():
