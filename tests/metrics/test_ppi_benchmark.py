@@ -6,10 +6,13 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from benchmarks.ppi_savings import load_design, shoe_statistics
 from projectpaths import ROOT
 
+
+pytestmark = pytest.mark.slow
 
 def test_fast_mode_prints_savings_and_coverage():
     done = subprocess.run([sys.executable, "-m", "benchmarks.ppi_savings", "--fast"], cwd=ROOT, capture_output=True,

@@ -17,6 +17,8 @@ from metrics.vocab.similarity import SimilarityMatrix
 from projectpaths import ROOT
 
 
+pytestmark = pytest.mark.slow
+
 def run(*args):
     return subprocess.run([sys.executable, "-m", "metrics", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
