@@ -40,7 +40,7 @@ _LAZY = {
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration", "PPIRecalibration"), "api"),
     "AgreementReport": "study.agreement",
     # prediction-powered inference (LLM ratings of every item + human ratings of a sample)
-    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight",
+    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight", "ppi_entries",
                      "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
                      "PPIEstimate"), "study.ppi"),
     # inputs

@@ -42,7 +42,7 @@ import pandas as pd
 
 from metrics.core.errors import InputError
 from metrics.core.intervals import Interval, _z
-from metrics.core.validation import ParameterError, check_confidence, check_fraction, check_in_range
+from metrics.core.validation import check_confidence, check_fraction, check_in_range
 
 SCALE_MAX = 4.0  # ratings 0–4
 W_STEP = 0.001   # grid of w for the interval of a tuned weight

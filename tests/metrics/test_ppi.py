@@ -329,7 +329,7 @@ def test_active_estimate_closed_forms_and_unbiasedness():
 
 
 def test_public_api_names():
-    for name in ("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight",
+    for name in ("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight", "ppi_entries",
                  "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
                  "PPIEstimate"):
         assert name in metrics.__all__
