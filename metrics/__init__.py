@@ -35,7 +35,8 @@ _LAZY = {
     # scores and their results (metrics.api)
     **dict.fromkeys(("score_detections", "hico_map", "shoe_map", "shoe_f1", "miss_rates", "diagnose",
                      "crosshoi_scores", "sense_accuracy", "annotator_agreement", "krippendorff_alpha",
-                     "pairwise_agreement", "tune_w", "recalibrate", "recalibrate_ppi", "rated_items", "Result", "DetectionScores",
+                     "pairwise_agreement", "tune_w", "recalibrate", "recalibrate_ppi", "rated_items", "Result",
+                     "DetectionScores",
                      "HicoMap", "ShoeMap", "ShoeF1", "MissRates", "DiagnosisResult", "CrossHoiScores",
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration", "PPIRecalibration"), "api"),
     "AgreementReport": "study.agreement",

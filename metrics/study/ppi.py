@@ -191,7 +191,8 @@ def ppi_mean_by_group(items: pd.DataFrame, *, by, human: str = "human_mean", mod
 
 def _flat(e: PPIEstimate) -> dict:
     d = e.to_dict()
-    (d["lower"], d["upper"]), (d["classical_lower"], d["classical_upper"]) = d.pop("interval"), d.pop("classical_interval")
+    d["lower"], d["upper"] = d.pop("interval")
+    d["classical_lower"], d["classical_upper"] = d.pop("classical_interval")
     return d
 
 
@@ -340,7 +341,8 @@ def ppi_correlation(metric, y, yhat, metric_unlabeled, yhat_unlabeled, *, method
         reference = np.sort(np.concatenate([yhat, yhat_unlabeled]))
 
         def grade(v):  # mid-distribution function of the model ratings
-            return (np.searchsorted(reference, v, "left") + np.searchsorted(reference, v, "right")) / (2 * len(reference))
+            below, at_most = np.searchsorted(reference, v, "left"), np.searchsorted(reference, v, "right")
+            return (below + at_most) / (2 * len(reference))
         y, yhat, yhat_unlabeled = grade(y), grade(yhat), grade(yhat_unlabeled)
     phi, phi_hat, phi_unl = _moments(metric, y), _moments(metric, yhat), _moments(metric_unlabeled, yhat_unlabeled)
 
@@ -468,15 +470,16 @@ def active_probabilities(uncertainty, *, budget: float, cells=None, floor: float
     §3: ``π(x) ∝ u(x)``, mixed with uniform sampling so no item's probability is zero).
 
     Within each cell of ``cells`` (e.g. SHOE's category × level cells; default one cell) the
-    cell's share of ``budget`` (the expected number of human-rated items) is spread as ``π_i = s·[(1 − floor)·u_i/Σu + floor/N_c]`` — at least
-    ``floor`` of the uniform probability — and capped at 1 (the excess goes to the others).
-    ``floor`` = 1 is uniform sampling. The cells' shares: ``allocation="equal"`` gives each cell
-    the same (SHOE's balanced design; a cell smaller than its share is rated whole and the rest
-    shared by the others), ``"proportional"`` shares in proportion to the cells' sizes (the
-    better choice for a pool-wide mean when the cells differ in size). The variance is smallest with ``π_i`` proportional to the
-    root-mean-square error of the model on item i (Zrnic & Candès §4), so ``uncertainty`` should be
-    on that scale: the ensemble members' SD (:func:`ensemble_uncertainty`) or a calibrated
-    predicted |error|, not a variance.
+    cell's share ``s`` of ``budget`` (the expected number of human-rated items) is spread as
+    ``π_i = s·[(1 − floor)·u_i/Σu + floor/N_c]`` — at least ``floor`` of the uniform
+    probability — and capped at 1 (the excess goes to the others). ``floor`` = 1 is uniform
+    sampling. The cells' shares: ``allocation="equal"`` gives each cell the same (SHOE's
+    balanced design; a cell smaller than its share is rated whole and the rest shared by the
+    others), ``"proportional"`` shares in proportion to the cells' sizes (the better choice for a
+    pool-wide mean when the cells differ in size). The variance is smallest with ``π_i``
+    proportional to the root-mean-square error of the model on item i (Zrnic & Candès §4), so
+    ``uncertainty`` should be on that scale: the ensemble members' SD
+    (:func:`ensemble_uncertainty`) or a calibrated predicted |error|, not a variance.
 
     Hand-worked: weights 0.8·(0, ¼, ¾, 0) + 0.2/4 = (0.05, 0.25, 0.65, 0.05); times 2 the third
     exceeds 1, is capped, and the remaining 1 is spread as (0.05, 0.25, 0.05)/0.35:
