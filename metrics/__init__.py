@@ -35,10 +35,15 @@ _LAZY = {
     # scores and their results (metrics.api)
     **dict.fromkeys(("score_detections", "hico_map", "shoe_map", "shoe_f1", "miss_rates", "diagnose",
                      "crosshoi_scores", "sense_accuracy", "annotator_agreement", "krippendorff_alpha",
-                     "pairwise_agreement", "tune_w", "recalibrate", "rated_items", "Result", "DetectionScores",
+                     "pairwise_agreement", "tune_w", "recalibrate", "recalibrate_ppi", "rated_items", "Result",
+                     "DetectionScores",
                      "HicoMap", "ShoeMap", "ShoeF1", "MissRates", "DiagnosisResult", "CrossHoiScores",
-                     "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration"), "api"),
+                     "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration", "PPIRecalibration"), "api"),
     "AgreementReport": "study.agreement",
+    # prediction-powered inference (LLM ratings of every item + human ratings of a sample)
+    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight", "ppi_entries",
+                     "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
+                     "PPIEstimate"), "study.ppi"),
     # inputs
     "Detections": "detection.detections", "read_detections": "detection.detections", "read_ratings": "study.agreement",
     "read_items": "study.study_items", "SimilarityMatrix": "vocab.similarity", "combine": "vocab.similarity",

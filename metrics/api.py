@@ -566,3 +566,65 @@ def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_s
                  seed=seed, study=study)
     return Recalibration.from_dict(result, verb=result["verb"], object=result["object"], details=result)
 
+
+
+
+@dataclass(frozen=True)
+class PPIRecalibration(Result):
+    """The ``recalibrate --estimator ppi`` command's result: per matrix (``verb``, ``object``)
+    the summary of each LLM level (entries, human-rated entries, λ, the mean PPI estimate beside
+    the human-only mean and its interval, effective n); the new matrices are ``verb_matrix`` and
+    ``object_matrix``, each entry's interval table ``intervals``, and :meth:`save` writes them."""
+
+    method: str
+    parameters: dict
+    by_level: dict
+    n_items: int
+    n_ratings: int
+    verb_matrix: Any = hidden()
+    object_matrix: Any = hidden()
+    intervals: dict = hidden()
+
+    def save(self, folder) -> list[str]:
+        """Write ``{verb,object}_recalibrated.{npz,csv}`` and, beside each matrix,
+        ``{verb,object}_recalibrated_intervals.csv`` (one row per entry); returns the paths."""
+        from metrics.core.jsonio import write_text_atomic
+        folder = Path(folder)
+        paths = [str(matrix.save(folder / f"{role}_recalibrated{suffix}"))
+                 for role, matrix in (("verb", self.verb_matrix), ("object", self.object_matrix))
+                 for suffix in (".npz", ".csv")]
+        for role, table in self.intervals.items():
+            path = folder / f"{role}_recalibrated_intervals.csv"
+            write_text_atomic(path, table.to_csv(index=False, float_format="%.6g"))
+            paths.append(str(path))
+        return paths
+
+
+def recalibrate_ppi(ratings, items, verb_sim, object_sim, *, w: float = 0.5, confidence: float = 0.95,
+                    study: str | None = None) -> PPIRecalibration:
+    """New verb and object matrices from prediction-powered estimates
+    (``metrics.study.recalibration.recalibrate_ppi``): ``verb_sim`` / ``object_sim`` are the LLM
+    ratings of every pair, the ratings of an HOI-similarity study the human evidence; every entry
+    gets its expected human similarity with an interval, beside the human-only estimate of its
+    LLM level.
+
+    >>> from metrics.vocab.baseline import load_default
+    >>> import pandas as pd
+    >>> items = pd.DataFrame({"item_id": list("abcd"), "category": [2, 2, 1, 1],
+    ...                       "gt_verb": ["ride", "ride", "hold", "hold"], "gt_object": ["horse", "bicycle", "cup", "cup"],
+    ...                       "pred_verb": ["straddle", "sit_on", "hold", "hold"],
+    ...                       "pred_object": ["horse", "bicycle", "bowl", "bottle"]})
+    >>> ratings = pd.DataFrame({"item_id": list("abcd"), "annotator": "x", "rating": [4, 2, 3, 2]})
+    >>> r = recalibrate_ppi(ratings, items, load_default("v"), load_default("n"))
+    >>> sorted(r.to_dict()), sorted(r.intervals)
+    (['by_level', 'method', 'n_items', 'n_ratings', 'parameters'], ['object', 'verb'])
+    """
+    from metrics.core.validation import check_confidence
+    from metrics.study.recalibration import recalibrate_ppi as fit
+    check_confidence("confidence", confidence)
+    ratings, rated = rated_items(ratings, items, need_similarities=False)
+    if not study and "study" in ratings.columns and len(ratings):
+        study = str(ratings["study"].iloc[0])
+    result = fit(rated, _matrix(verb_sim), _matrix(object_sim), w=w, confidence=confidence, study=study)
+    return PPIRecalibration.from_dict(result, verb_matrix=result["verb"], object_matrix=result["object"],
+                                      intervals=result["intervals"])

@@ -242,3 +242,62 @@ def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object
                                "object": cal_o.map(grid).tolist()},
         "evidence": {"verb": ev_v, "object": ev_o},
     }
+
+
+PPI_METHOD = ("prediction-powered: every entry's LLM similarity plus the mean human-implied correction of "
+              "its LLM level (metrics.study.ppi.ppi_entries)")
+
+
+def _entry_table(matrix: SimilarityMatrix, ev: Evidence) -> pd.DataFrame:
+    """Every stored pair of distinct labels plus every rated pair: ``a, b`` (sorted), ``llm``
+    (0–4), ``human`` (implied similarity × 4, NaN unrated), ``n_ratings``."""
+    i, j, score = matrix.entries()
+    a, b = matrix.labels[i].astype(object), matrix.labels[j].astype(object)
+    stored = pd.DataFrame({"a": np.where(a <= b, a, b), "b": np.where(a <= b, b, a), "llm": score})
+    rated = pd.DataFrame({"a": ev.a, "b": ev.b, "human": ev.implied * 4.0, "n_ratings": ev.weight})
+    table = stored.merge(rated, on=["a", "b"], how="outer")
+    table["llm"] = table["llm"].fillna(0.0)  # a rated pair the matrix does not hold scores 0
+    table["n_ratings"] = table["n_ratings"].fillna(0.0)
+    return table.sort_values(["a", "b"], kind="stable").reset_index(drop=True)
+
+
+def recalibrate_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
+                    *, w: float = 0.5, confidence: float = 0.95, study: str | None = None) -> dict:
+    """New verb and object matrices from prediction-powered estimates: the given matrices are the
+    LLM ratings of every pair, the rated items the human evidence (implied similarities as in
+    :func:`evidence`). Entries are stratified by their LLM level (score rounded to 0–4); each gets
+    :func:`metrics.study.ppi.ppi_entries`' estimate, with its interval and the human-only one.
+
+    Returns ``verb``, ``object`` (new matrices), ``intervals`` (role → per-entry table),
+    ``by_level`` (role → per-stratum summary), ``method``, ``parameters``, ``n_items``, ``n_ratings``.
+    """
+    from metrics.study.ppi import ppi_entries
+    require_columns(rated_items.columns, ("human_mean", "n_ratings"), "rated items")
+    check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)
+    items = rated_items.reset_index(drop=True)
+    ev_v, ev_o = evidence(items, verb_matrix, object_matrix, w)
+    parameters = {"w": w, "confidence": confidence, "strata": "LLM level (score rounded to 0-4)"}
+    n_ratings = int(items["n_ratings"].sum())
+    out = {"method": PPI_METHOD, "parameters": parameters, "n_items": int(len(items)), "n_ratings": n_ratings,
+           "intervals": {}, "by_level": {}}
+    for role, matrix, ev in (("verb", verb_matrix, ev_v), ("object", object_matrix, ev_o)):
+        table = _entry_table(matrix, ev)
+        if np.isfinite(table["human"]).sum() < 2:
+            raise ParameterError("ratings", f"the {role} matrix needs human evidence on at least two pairs "
+                                            f"(category-{'2' if role == 'verb' else '1'} or -3 items)")
+        estimates = ppi_entries(table["llm"], table["human"], np.rint(table["llm"]).astype(int), confidence=confidence)
+        table = pd.concat([table[["a", "b", "n_ratings"]], estimates.rename(columns={"model": "llm"})], axis=1)
+        out["intervals"][role] = table
+        out["by_level"][role] = [
+            {"level": int(level), "fit": str(g["fit"].iloc[0]), "entries": int(len(g)), "rated": int(g["human"].notna().sum()),
+             "lam": float(g["lam"].iloc[0]), "mean_estimate": float(g["estimate"].mean()),
+             "human_only": float(g["classical"].iloc[0]),
+             "human_only_interval": [float(g["classical_lower"].iloc[0]), float(g["classical_upper"].iloc[0])],
+             "effective_n": float(g["effective_n"].iloc[0])}
+            for level, g in table.groupby("stratum", sort=True)]
+        labels = list(matrix.labels) + [x for x in pd.unique(table[["a", "b"]].to_numpy().ravel()) if x not in matrix]
+        meta = {"source": "recalibrated", "based_on": matrix.meta, "study": study, "n_items": int(len(items)),
+                "n_ratings": n_ratings, "n_rated_pairs": int(table["human"].notna().sum()), "method": PPI_METHOD,
+                "parameters": parameters, "date": date.today().isoformat()}
+        out[role] = SimilarityMatrix.from_long(table["a"], table["b"], table["estimate"], labels=labels, meta=meta)
+    return out
