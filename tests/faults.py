@@ -292,6 +292,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
     "export": ("studyapp", ["export", "t", "--out", "{out}/exports"]),
     "status": ("studyapp", ["status", "t"]),
     "revoke": ("studyapp", ["revoke", "t", "bob"]),
+    "owner": ("studyapp", ["owner", "t", "owner"]),
     "simulate": ("studyapp", ["simulate", "t", "--k", "2", "--noise", "0.5", "--seed", "1"]),
     "report": ("studyapp", ["report", "t", "--out", "{out}/reports"]),
     "check-images": ("studyapp", ["check-images", "{study.toml}"]),
