@@ -21,7 +21,7 @@ from metrics.core.options import OneLineParser, input_file, integer, number, out
 from . import config
 
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
-NEEDS_DATABASE = ("invite", "owner", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
+NEEDS_DATABASE = ("invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
 APP = Path(__file__).resolve().parent / "app.py"
 
@@ -96,6 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="show a study's progress, or change its status")
     status.add_argument("study", help="study slug")
     status.add_argument("--set", choices=["open", "paused", "closed"], help="new status")
+
+    pstatus = sub.add_parser("prolific-status", help="pass in Prolific's submission statuses: returned and "
+                                                      "timed-out submissions give their unanswered items back")
+    pstatus.add_argument("study", help="study slug")
+    pstatus.add_argument("--csv", type=input_file, metavar="FILE",
+                         help="Prolific's submissions export (columns 'Participant id' and 'Status')")
+    pstatus.add_argument("--pid", metavar="PROLIFIC_PID", help="one participant (with --status)")
+    pstatus.add_argument("--status", metavar="STATUS",
+                         help="RETURNED, TIMED-OUT, REJECTED, APPROVED, AWAITING REVIEW, ... (with --pid)")
 
     revoke = sub.add_parser("revoke", help="withdraw an annotator's access (their link is refused)")
     revoke.add_argument("study", help="study slug")
@@ -314,6 +323,25 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_prolific_status(args) -> int:
+    from .prolific import apply_statuses, check_status, read_statuses
+    from .storage import read_session
+    from .studies import study_by_slug
+
+    if bool(args.csv) == bool(args.pid) or bool(args.pid) != bool(args.status):
+        raise InputError("give either --csv FILE (Prolific's submissions export) or --pid PROLIFIC_PID "
+                         "with --status STATUS")
+    if args.csv:
+        statuses, source = [(pid, status) for _line, pid, status in read_statuses(args.csv)], args.csv
+    else:
+        statuses, source = [(args.pid.strip(), check_status(args.status, "--status"))], "--pid"
+    with read_session() as session:
+        study_id = study_by_slug(session, args.study).id
+    for line in apply_statuses(study_id, statuses, source=source).lines():
+        print(line)
+    return 0
+
+
 def cmd_revoke(args) -> int:
     from .storage import read_session
     from .studies import revoke, study_by_slug
@@ -495,6 +523,7 @@ def cmd_account(args) -> int:
 COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "owner": cmd_owner,
             "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
+            "prolific-status": cmd_prolific_status,
             "simulate": cmd_simulate,
             "report": cmd_report, "list": cmd_list, "recalibrate": cmd_recalibrate,
             "matrices": cmd_matrices, "check-images": cmd_check_images,

@@ -72,6 +72,8 @@ class Annotator(SQLModel, table=True):
     prolific_pid: str | None = Field(default=None, max_length=64)
     prolific_study_id: str | None = Field(default=None, max_length=64)
     prolific_session_id: str | None = Field(default=None, max_length=64)
+    prolific_status: str | None = Field(default=None, max_length=16)  # as Prolific reports it (RETURNED, ...)
+    comprehension_failures: int = Field(default=0)  # wrong answers to the spec's comprehension check
 
 
 class Assignment(SQLModel, table=True):

@@ -292,9 +292,17 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
 
 
 def annotator_status(annotator: Annotator, n_answered: int) -> str:
-    """invited (nothing yet), rating (started or answered), completed, or revoked."""
+    """invited (nothing yet), rating (started or answered), completed, revoked; for Prolific
+    participants also returned or timed out (as Prolific reports), or screened out (the
+    comprehension check failed twice)."""
+    from .prolific import ATTEMPTS, ENDED
+
     if auth.is_revoked(annotator.token_hash):
         return "revoked"
+    if annotator.prolific_status in ENDED:
+        return ENDED[annotator.prolific_status]
+    if annotator.comprehension_failures >= ATTEMPTS:
+        return "screened out"
     if annotator.completed_at:
         return "completed"
     return "rating" if annotator.started_at or n_answered else "invited"

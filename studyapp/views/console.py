@@ -10,6 +10,7 @@ import streamlit as st
 from metrics import InputError
 from studyapp.accounts import no_studies_text
 from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
+from studyapp import prolific
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.study.report import reliability_frame
@@ -115,6 +116,7 @@ def progress_tab(study) -> None:
     cols[2].metric("Status", p["status"])
     st.markdown("**Per annotator**")
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
+    prolific_section(study)
     st.markdown("**Per item**")
     st.dataframe(pd.DataFrame(p["per_item"]), hide_index=True)
     if accounts.may(actor(), "change", study):
@@ -122,6 +124,35 @@ def progress_tab(study) -> None:
         st.segmented_control("Status", studies.STATUSES, default=study.status, key=f"status-{study.id}",
                              label_visibility="collapsed", on_change=on_status_change, args=(study.id,))
         owner_section(study)
+
+
+def prolific_section(study) -> None:
+    """Prolific participants by status (returned, timed out, screened out, ...), and Prolific's
+    submissions export to pass their statuses in (``studyapp prolific-status``)."""
+    if not prolific.takes_prolific(spec_of(study)):
+        return
+    counts = prolific.summary(study.id)
+    st.markdown("**Prolific** — " + (", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
+                                     if counts else "no participant yet"))
+    if not accounts.may(actor(), "change", study):
+        return
+    export = st.file_uploader("Prolific's submissions export (CSV): returned and timed-out submissions give "
+                              "their unanswered items to the next participants", type=["csv"],
+                              key=f"prolific-export-{study.id}")
+    if export is not None and st.button("Apply the statuses", key=f"prolific-apply-{study.id}"):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / export.name   # under its own name, so errors name the file
+            path.write_bytes(export.getvalue())
+            try:
+                rows = prolific.read_statuses(path)
+                report = prolific.apply_statuses(study.id, [(pid, status) for _l, pid, status in rows],
+                                                 actor=actor(), source=export.name)
+            except InputError as exc:
+                st.error(inert.text(str(exc).replace(str(path), export.name)))
+            else:
+                st.success(inert.text(report.lines()[-1]))
+                for line in report.lines()[:-1]:
+                    st.caption(inert.text(line))
 
 
 def owner_section(study) -> None:
@@ -233,7 +264,7 @@ def annotators_of_section(study) -> None:
 def prolific_hint(study) -> None:
     """Prolific's study URL for this study, only when its spec has a ``[prolific]`` section."""
     spec = spec_of(study)
-    if not (spec.completion_code or spec.completion_url):
+    if not prolific.takes_prolific(spec):
         return
     prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
                     "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
