@@ -87,7 +87,7 @@ class Assignment(SQLModel, table=True):
     study_id: int = Field(foreign_key="study.id", index=True)
     annotator_id: int = Field(foreign_key="annotator.id", index=True)
     item_id: int = Field(foreign_key="item.id", index=True)
-    phase: str = Field(max_length=16)  # main | attention | retest
+    phase: str = Field(max_length=16)  # main | attention | retest | practice | released
     position: int
     slot: int | None = None
     claimed_at: datetime = Field(default_factory=utcnow)

@@ -231,20 +231,25 @@ def apply_statuses(study_id: int, statuses: list[tuple[str, str]], engine: Engin
 
 def release_claims(session: Session, annotator: Annotator) -> int:
     """Give back the annotator's unanswered claims (their submission was returned or timed
-    out): each main claim's slot goes back to its item for the next participant; returns how
-    many main items were released. Answered items are kept."""
+    out): each main claim's slot goes back to its item for the next participant, the item's
+    highest slot moving into the freed one (slots stay 0..n_claims-1); returns how many main
+    items were released. The claims stay as rows of phase ``released`` without a slot, so an
+    assignment id is never used twice (SQLite would reuse the id of a deleted last row, and a
+    press meant for the old claim could then land on the new one). Answered items are kept."""
     released = 0
     for claim in session.exec(select(Assignment).where(Assignment.annotator_id == annotator.id,
                                                        Assignment.answered_at.is_(None))).all():
-        session.delete(claim)
+        phase, slot = claim.phase, claim.slot
+        claim.phase, claim.slot = "released", None
+        session.add(claim)
         session.flush()
-        if claim.phase != "main":
+        if phase != "main":
             continue
         item = session.get(Item, claim.item_id, with_for_update=True)
         top = item.n_claims - 1
-        if claim.slot != top:   # the highest slot fills the gap: slots stay 0..n_claims-1
+        if slot != top:
             session.exec(update(Assignment).where(Assignment.item_id == item.id, Assignment.slot == top)
-                         .values(slot=claim.slot))
+                         .values(slot=slot))
         session.exec(update(Item).where(Item.id == item.id).values(n_claims=top))
         session.expire(item)
         released += 1

@@ -107,6 +107,12 @@ def test_returned_and_timed_out_submissions_give_their_unanswered_items_to_the_n
         got.append(task.item_key)
         assignment.submit(third, task.assignment_id, 2, 1.0)
     assert got == ["i02", "i01"] and assignment.next_item(third) is None   # done: completed
+    with storage.read_session() as session:                  # released claims keep their rows: no id is reused
+        rows = session.exec(select(Assignment.id, Assignment.annotator_id, Assignment.phase, Assignment.slot)
+                            .order_by(Assignment.id)).all()
+    assert [(a, p, s) for _i, a, p, s in rows] == [(first, "main", 0), (first, "released", None),
+                                                   (second, "main", 0), (second, "released", None),
+                                                   (third, "main", 0), (third, "main", 1)]
     assert claims(study)[1] == {"i01": 2, "i02": 1, "i03": 1}
     again = prolific.apply_statuses(study, [(PIDS[0], "RETURNED"), (PIDS[2], "APPROVED")], source="test")
     assert [c[2:] for c in again.changed] == [(None, "APPROVED", 0)] and again.unchanged == 1
