@@ -69,7 +69,7 @@ def test_spec_reads_the_codes_and_the_comprehension_check(tmp_path):
             load_spec(write_spec(folder, extra=extra))
 
 
-def test_returned_and_timed_out_submissions_give_their_unanswered_items_to_the_next_participant(tmp_path):
+def test_returned_and_timed_out_submissions_give_their_unanswered_items_to_the_next_participant(tmp_path, db_backend):
     # 3 items, 2 raters each, 2 items per participant, fixed order: every claim is predictable
     study = study_with(tmp_path, 'order = "fixed"\n' + CODES, n_items=3, raters=2, per_annotator=2)
     first, second = join(PIDS[0], 0), join(PIDS[1], 1)
@@ -121,7 +121,7 @@ def test_returned_and_timed_out_submissions_give_their_unanswered_items_to_the_n
     assert prolific.summary(study) == {"approved": 1, "returned": 1, "timed out": 1}
 
 
-def test_a_freed_middle_slot_takes_the_highest_one(tmp_path):
+def test_a_freed_middle_slot_takes_the_highest_one(tmp_path, db_backend):
     study = study_with(tmp_path, 'order = "fixed"\n' + CODES, n_items=1, raters=3)
     ids = [join(pid, k) for k, pid in enumerate(PIDS[:3])]
     for who in ids:
