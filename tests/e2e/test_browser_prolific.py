@@ -12,7 +12,9 @@ import subprocess
 import sys
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
 
 from projectpaths import ROOT
@@ -21,6 +23,7 @@ from studyapp.models import Annotator, Assignment, Item
 from studyhelpers import make_study
 from test_browser import (WAIT_S, browser, button, press, running_app, wait_idle, wait_ratings,  # noqa: F401
                           wait_text)
+from test_browser_researcher import widget
 
 pytestmark = pytest.mark.slow
 
@@ -51,6 +54,12 @@ def link_back(driver) -> str:
                 if a.text.strip() == "Return to the study platform")
 
 
+def open_tab(driver, name: str) -> None:
+    WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']") if t.text.strip() == name),
+                       False)).click()
+
+
 def annotator(pid: str):
     with storage.read_session() as session:
         found = session.exec(select(Annotator).where(Annotator.prolific_pid == pid)).one()
@@ -71,7 +80,7 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
         wait_text(browser, "you have one more attempt")
         answer_check(browser, WRONG)
         wait_text(browser, "Thank you for your interest")
-        assert "SCREENED" in browser.find_element(By.TAG_NAME, "body").text
+        wait_text(browser, "SCREENED")
         assert link_back(browser) == "https://app.prolific.com/submissions/complete?cc=SCREENED"
         browser.refresh()                                        # the same link again: still screened out
         wait_text(browser, "Thank you for your interest")
@@ -111,10 +120,38 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
         press(browser, "4")
         wait_text(browser, "Thank you!")
         wait_ratings(study, {"i01": ["3"], "i02": ["2"], "i03": ["4"]})
-        assert "C0MPLETE" in browser.find_element(By.TAG_NAME, "body").text
+        wait_text(browser, "C0MPLETE")
         assert link_back(browser) == "https://app.prolific.com/submissions/complete?cc=C0MPLETE"
         finished, claimed = annotator(pids[2])
         assert claimed == ["i02", "i03"] and finished.completed_at is not None
+
+        # 4. the console counts them, and takes Prolific's submissions export
+        browser.switch_to.new_window("tab")
+        browser.get(f"{base}/console")
+        WebDriverWait(browser, WAIT_S).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']")).send_keys("browser-pw")
+        button(browser, "Sign in").click()
+        open_tab(browser, "Progress")
+        wait_text(browser, "Prolific — no status yet: 1, returned: 1, screened out: 1")
+        export = tmp_path / "prolific_export.csv"
+        export.write_text("Submission id,Participant id,Status,Started at,Completed at,Completion code\n"
+                          f"65a0001,{pids[0]},SCREENED OUT,2026-11-25T10:00:00Z,,SCREENED\n"
+                          f"65a0002,{pids[1]},RETURNED,2026-11-25T10:01:00Z,,\n"
+                          f"65a0003,{pids[2]},APPROVED,2026-11-25T10:02:00Z,2026-11-25T10:09:00Z,C0MPLETE\n")
+        widget(browser, "stFileUploader", "Prolific's submissions export").find_element(
+            By.CSS_SELECTOR, "input[type=file]").send_keys(str(export))
+        wait_text(browser, "prolific_export.csv")
+        button(browser, "Apply the statuses").click()
+        wait_text(browser, "2 status(es) changed, 1 unchanged, 0 participant(s) never opened this study")
+        with storage.read_session() as session:
+            stored = dict(session.exec(select(Annotator.prolific_pid, Annotator.prolific_status)).all())
+        assert stored == {pids[0]: "SCREENED OUT", pids[1]: "RETURNED", pids[2]: "APPROVED"}
+        browser.refresh()
+        WebDriverWait(browser, WAIT_S).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']")).send_keys("browser-pw")
+        button(browser, "Sign in").click()
+        open_tab(browser, "Progress")
+        wait_text(browser, "Prolific — approved: 1, returned: 1, screened out: 1")
     with storage.read_session() as session:
         counters = dict(session.exec(select(Item.item_key, Item.n_claims).where(Item.study_id == study)).all())
     assert counters == {"i01": 1, "i02": 1, "i03": 1}
