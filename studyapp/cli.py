@@ -210,8 +210,7 @@ def cmd_create(args) -> int:
     from .studies import create_study
 
     spec = load_spec(args.spec)
-    study_id = create_study(spec, owner=args.owner)   # a refusal ("already exists", an unknown owner)
-    # comes alone, before any table
+    study_id = create_study(spec, owner=args.owner)   # a refusal comes alone, before any table
     if spec.source_report:
         print(spec.source_report)
     n_main = sum(1 for item in spec.items if item.role == "main")
