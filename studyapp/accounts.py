@@ -40,7 +40,8 @@ AUDITED = {"study_created": "created", "invites_created": "invited", "annotator_
            "status_changed": "status changed", "exported": "exported",
            "matrix_version_saved": "recalibrated", "models_scored": "scored",
            "account_created": "account created", "account_password_set": "password changed",
-           "admin_login": "signed in"}
+           "admin_login": "signed in", "owner_changed": "owner changed", "downloaded": "downloaded",
+           "data_viewed": "viewed data", "prolific_statuses": "Prolific statuses"}
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,15 @@ def sign_in(session: Session, name: str, password: str, source: str | None) -> t
     result = auth.admin_login(session, password, source, account=name,
                               check=lambda: auth.check_slow_hash(password, stored) and account is not None)
     return result, Actor(account.name, account.role) if result.ok else None
+
+
+def record_access(actor: Actor, kind: str, study_id: int | None = None, **detail) -> None:
+    """Write a download (``kind="downloaded"``, with the ``file``) or a view of a study's data
+    (``"data_viewed"``, with ``what``) to the audit log."""
+    if kind not in ("downloaded", "data_viewed"):
+        raise ValueError(f"not an access kind: {kind!r}")
+    with write_session() as session:
+        log_event(session, kind, study_id, actor=actor.name, **detail)
 
 
 def audit_log(actor: Actor, limit: int = 500) -> pd.DataFrame:

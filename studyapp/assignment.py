@@ -17,6 +17,9 @@ resumes where the annotator stopped):
   the largest SE, then least-claimed; the claim itself is the same compare-and-set.
 - A claim left unanswered for ``claim_timeout_minutes`` may be taken over by another
   annotator once no item has a free slot (a conditional update: only one taker wins).
+- A Prolific submission reported RETURNED or TIMED-OUT gives its unanswered claims back
+  (``prolific.release_claims``): the item's highest slot moves into the freed one and the
+  counter goes down by one, so the slots stay 0..n_claims-1; that annotator's session ends.
 - Attention checks are spread evenly through the main items; ``repeat_items`` of the
   annotator's own items come back at the end (phase ``retest``).
 - Ratings are appended: a changed answer is a new revision superseding the previous one; the
@@ -46,6 +49,7 @@ from metrics.core.inputs import check_name
 
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
+from .prolific import ENDED, ended_message, takes_prolific
 from .storage import log_event, read_session, write_session
 from .study_spec import StudySpec, spec_of
 from .studytypes import get_type
@@ -154,12 +158,13 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                 if found is not None:
                     if auth.is_revoked(found.token_hash):
                         raise InputError("your access to this study has been withdrawn")
+                    _refuse_ended(found)
                     return found
                 if study.status != "open":
                     raise InputError(f"this study is {study.status}; please come back later"
                                      if study.status == "paused" else "this study is closed")
                 spec = spec_of(study)
-                if not (spec.completion_code or spec.completion_url):
+                if not takes_prolific(spec):
                     raise InputError("this study does not take Prolific participants; open the "
                                      "invite link you were given")
                 annotator = Annotator(
@@ -251,6 +256,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     annotator = session.get(Annotator, annotator_id)
     if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
+    _refuse_ended(annotator)
     study = session.get(Study, annotator.study_id)
     spec = spec_of(study)
     n_main_items = _n_items_for(session, annotator, study)
@@ -391,6 +397,12 @@ def _take_over(session: Session, annotator: Annotator, study: Study, spec: Study
               previous_annotator=previous)
     session.expire(stale)
     return session.get(Assignment, stale.id)
+
+
+def _refuse_ended(annotator: Annotator) -> None:
+    """A Prolific submission reported returned or timed out ends its session."""
+    if annotator.prolific_status in ENDED:
+        raise InputError(ended_message(annotator.prolific_status))
 
 
 def _attention_item(session: Session, annotator: Annotator, spec: StudySpec) -> int | None:
@@ -563,10 +575,13 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
             seconds_spent: float, revise: bool, comment: str | None) -> Rating:
     # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
     # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
+    annotator = session.get(Annotator, annotator_id)
+    if annotator is not None:
+        _refuse_ended(annotator)   # its open items were released: say why, not "not yours"
     assignment = session.get(Assignment, assignment_id, with_for_update=True)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
-    if auth.is_revoked(session.get(Annotator, annotator_id).token_hash):
+    if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
     study = session.get(Study, assignment.study_id)
     if study.status != "open":
@@ -630,6 +645,8 @@ class AnnotatorSession:
     study_status: str
     study_type: str
     spec: StudySpec
+    comprehension_failures: int = 0
+    prolific_status: str | None = None
 
 
 def annotator_session(annotator_id: int, engine: Engine | None = None) -> AnnotatorSession:
@@ -638,7 +655,8 @@ def annotator_session(annotator_id: int, engine: Engine | None = None) -> Annota
         study = session.get(Study, annotator.study_id)
         return AnnotatorSession(annotator.id, annotator.pseudonym, annotator.started_at is not None,
                         annotator.completed_at is not None, study.slug, study.title,
-                        study.status, study.study_type, spec_of(study))
+                        study.status, study.study_type, spec_of(study), annotator.comprehension_failures,
+                        annotator.prolific_status)
 
 
 def resolve_token(token: str, engine: Engine | None = None) -> int | None:

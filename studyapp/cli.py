@@ -21,9 +21,19 @@ from metrics.core.options import OneLineParser, input_file, integer, number, out
 from . import config
 
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
-NEEDS_DATABASE = ("invite", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
+NEEDS_DATABASE = ("invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
 APP = Path(__file__).resolve().parent / "app.py"
+
+
+def http_url(text: str) -> str:
+    """An option type: an http(s) address with a host (``http://HOST:PORT``)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(f"must be an http(s) address such as http://host:8501, got {text!r}")
+    return text.strip().rstrip("/")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     create = sub.add_parser("create", help="create a study from a spec file (studies/*.toml)")
     create.add_argument("spec", type=input_file, help="path of the TOML spec")
+    create.add_argument("--owner", metavar="ACCOUNT",
+                        help="the owner or researcher account that owns the study (default: the "
+                             "platform owner's command line, 'cli', whose studies only owner "
+                             "accounts see)")
+
+    owner = sub.add_parser("owner", help="give a study to another account (its researchers see it)")
+    owner.add_argument("study", help="study slug")
+    owner.add_argument("account", help="an owner or researcher account (see `account list`)")
 
     inv = sub.add_parser("invite", help="create invite links for a study")
     inv.add_argument("study", help="study slug")
@@ -50,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     inv.add_argument("--annotators-of", metavar="STUDY",
                      help="one link per annotator of an earlier study, same pseudonyms "
                           "(the with-image pass of that study)")
+    inv.add_argument("--base-url", type=http_url, metavar="URL",
+                     help="the address annotators open (default: STUDYAPP_BASE_URL, else the "
+                          "address `serve` recorded when it last started)")
 
     sample = sub.add_parser("sample", help="sample HOI pairs for the SHOE similarity study")
     sample.add_argument("--n", type=integer(1, 100_000), default=500)
@@ -75,6 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="show a study's progress, or change its status")
     status.add_argument("study", help="study slug")
     status.add_argument("--set", choices=["open", "paused", "closed"], help="new status")
+
+    pstatus = sub.add_parser("prolific-status", help="pass in Prolific's submission statuses: returned and "
+                                                      "timed-out submissions give their unanswered items back")
+    pstatus.add_argument("study", help="study slug")
+    pstatus.add_argument("--csv", type=input_file, metavar="FILE",
+                         help="Prolific's submissions export (columns 'Participant id' and 'Status')")
+    pstatus.add_argument("--pid", metavar="PROLIFIC_PID", help="one participant (with --status)")
+    pstatus.add_argument("--status", metavar="STATUS",
+                         help="RETURNED, TIMED-OUT, REJECTED, APPROVED, AWAITING REVIEW, ... (with --pid)")
 
     revoke = sub.add_parser("revoke", help="withdraw an annotator's access (their link is refused)")
     revoke.add_argument("study", help="study slug")
@@ -151,6 +181,8 @@ def cmd_serve(args) -> int:
     if password:
         print(f"studyapp: researcher console password (shown once, stored hashed): {password}")
     base = config.base_url(args.port)
+    from .studies import record_served_url
+    record_served_url(base)   # `invite` on the command line links to it
     if not args.no_demo and os.environ.get("STUDYAPP_DEMO", "1") != "0":
         study_id, created, link = demo.seed_demo()
         print(f"studyapp: demo study {'created' if created else 'ready'} "
@@ -178,36 +210,50 @@ def cmd_create(args) -> int:
     from .studies import create_study
 
     spec = load_spec(args.spec)
-    study_id = create_study(spec)      # a refusal ("already exists") comes alone, before any table
+    study_id = create_study(spec, owner=args.owner)   # a refusal comes alone, before any table
     if spec.source_report:
         print(spec.source_report)
     n_main = sum(1 for item in spec.items if item.role == "main")
     print(f"created study {spec.slug!r} (id {study_id}): {n_main} items, "
-          f"{spec.raters_per_item} raters per item")
+          f"{spec.raters_per_item} raters per item, owned by {args.owner or 'cli'!r}")
+    return 0
+
+
+def cmd_owner(args) -> int:
+    from .storage import read_session
+    from .studies import set_owner, study_by_slug
+
+    with read_session() as session:
+        study_id = study_by_slug(session, args.study).id
+    old = set_owner(study_id, args.account)
+    print(f"study {args.study!r} now belongs to {args.account!r} (before: {old or 'nobody'!r})")
     return 0
 
 
 def cmd_invite(args) -> int:
     from .storage import read_session
-    from .studies import invite, study_by_slug
+    from .studies import invite, invite_base_url, invite_names, raters_of, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
-        if args.annotators_of:
-            from sqlmodel import select
-
-            from .models import Annotator, Rating
-            earlier = study_by_slug(session, args.annotators_of).id
-            # only those who rated something there: the with-image pass shows them their pairs
-            raters = list(session.exec(select(Annotator.pseudonym).where(
-                Annotator.study_id == earlier,
-                Annotator.id.in_(select(Rating.annotator_id).where(Rating.study_id == earlier)))
-                .order_by(Annotator.id)))
-            if not raters:
-                raise InputError(f"--annotators-of {args.annotators_of}: nobody has rated anything in that study yet")
-            args.label = raters + args.label
-    for inv in invite(study_id, args.n if not args.label else 0, args.label):
-        print(f"{inv.pseudonym}\t{inv.link()}")
+    labels = (raters_of(args.annotators_of) if args.annotators_of else []) + args.label
+    if labels:
+        created, existing = invite_names(study_id, labels)
+    else:
+        created, existing = invite(study_id, args.n), []
+    existing = list(dict.fromkeys(existing))
+    if not created:
+        raise InputError(f"no invite created: every pseudonym given is already used in {args.study!r} "
+                         f"({', '.join(existing)})")
+    base, source = invite_base_url(args.base_url)
+    for name in existing:
+        print(f"not created: the pseudonym {name!r} is already used in {args.study!r}", file=sys.stderr)
+    print(f"links use {base} ({source}; --base-url to change)", file=sys.stderr)
+    for inv in created:
+        print(f"{inv.pseudonym}\t{inv.link(base)}")
+    if existing:
+        print(f"created {len(created)} invite(s); {len(existing)} pseudonym(s) already used were skipped",
+              file=sys.stderr)
     return 0
 
 
@@ -273,6 +319,25 @@ def cmd_status(args) -> int:
     for a in p["annotators"]:
         print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
               f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")
+    return 0
+
+
+def cmd_prolific_status(args) -> int:
+    from .prolific import apply_statuses, check_status, read_statuses
+    from .storage import read_session
+    from .studies import study_by_slug
+
+    if bool(args.csv) == bool(args.pid) or bool(args.pid) != bool(args.status):
+        raise InputError("give either --csv FILE (Prolific's submissions export) or --pid PROLIFIC_PID "
+                         "with --status STATUS")
+    if args.csv:
+        statuses, source = [(pid, status) for _line, pid, status in read_statuses(args.csv)], args.csv
+    else:
+        statuses, source = [(args.pid.strip(), check_status(args.status, "--status"))], "--pid"
+    with read_session() as session:
+        study_id = study_by_slug(session, args.study).id
+    for line in apply_statuses(study_id, statuses, source=source).lines():
+        print(line)
     return 0
 
 
@@ -454,8 +519,10 @@ def cmd_account(args) -> int:
     return 0
 
 
-COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "invite": cmd_invite, "sample": cmd_sample,
+COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "owner": cmd_owner,
+            "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
+            "prolific-status": cmd_prolific_status,
             "simulate": cmd_simulate,
             "report": cmd_report, "list": cmd_list, "recalibrate": cmd_recalibrate,
             "matrices": cmd_matrices, "check-images": cmd_check_images,

@@ -125,11 +125,11 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
             "attention_checks": len(checks),
             "attention_passed": sum(1 for got, want in checks if got == want),
             "prolific_pid": a.prolific_pid, "prolific_study_id": a.prolific_study_id,
-            "prolific_session_id": a.prolific_session_id})
+            "prolific_session_id": a.prolific_session_id, "prolific_status": a.prolific_status})
     annotators_df = pd.DataFrame(annotator_rows, columns=[
         "annotator", "source", "status", "created_at", "started_at", "completed_at", "n_ratings",
         "median_seconds", "attention_checks", "attention_passed", "prolific_pid",
-        "prolific_study_id", "prolific_session_id"])
+        "prolific_study_id", "prolific_session_id", "prolific_status"])
     tables = {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
               "annotators.csv": annotators_df}
     if spec.cant_judge:

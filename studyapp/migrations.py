@@ -14,6 +14,10 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
 - 5: adaptive collection: the rater model's standard error per item (``item.model_se``) and the
   study's fitted rater parameters (``study.rater_model``, JSON).
 - 6: named, immutable recalibrated matrix versions (``matrix_version``).
+- 7: researcher accounts, study owners and the actor of each event.
+- 8: Prolific's lifecycle: the status Prolific reports for a participant's submission
+  (``annotator.prolific_status``) and the wrong answers to the comprehension check
+  (``annotator.comprehension_failures``).
 """
 
 from __future__ import annotations
@@ -145,6 +149,11 @@ def _add_accounts(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE event ADD COLUMN actor VARCHAR(64)"))
 
 
+def _add_prolific_lifecycle(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE annotator ADD COLUMN prolific_status VARCHAR(16)"))
+    conn.execute(text("ALTER TABLE annotator ADD COLUMN comprehension_failures INTEGER NOT NULL DEFAULT 0"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
@@ -153,6 +162,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (5, "rater model per study and its standard error per item", _add_rater_model),
     (6, "named recalibrated matrix versions", _add_matrix_versions),
     (7, "researcher accounts, study owners and the actor of each event", _add_accounts),
+    (8, "Prolific submission status and comprehension check failures per annotator", _add_prolific_lifecycle),
 ]
 LATEST = MIGRATIONS[-1][0]
 

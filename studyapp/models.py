@@ -72,6 +72,8 @@ class Annotator(SQLModel, table=True):
     prolific_pid: str | None = Field(default=None, max_length=64)
     prolific_study_id: str | None = Field(default=None, max_length=64)
     prolific_session_id: str | None = Field(default=None, max_length=64)
+    prolific_status: str | None = Field(default=None, max_length=16)  # as Prolific reports it (RETURNED, ...)
+    comprehension_failures: int = Field(default=0)  # wrong answers to the spec's comprehension check
 
 
 class Assignment(SQLModel, table=True):
@@ -85,7 +87,7 @@ class Assignment(SQLModel, table=True):
     study_id: int = Field(foreign_key="study.id", index=True)
     annotator_id: int = Field(foreign_key="annotator.id", index=True)
     item_id: int = Field(foreign_key="item.id", index=True)
-    phase: str = Field(max_length=16)  # main | attention | retest
+    phase: str = Field(max_length=16)  # main | attention | retest | practice | released
     position: int
     slot: int | None = None
     claimed_at: datetime = Field(default_factory=utcnow)

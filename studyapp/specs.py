@@ -44,7 +44,16 @@ repeat_items = 0                # own items shown again at the end (test-retest)
 
 [prolific]                      # optional: participants arrive with PROLIFIC_PID etc.
 completion_code = "..."         # shown at the end (and/or)
-completion_url = "https://..."  # linked at the end
+completion_url = "https://..."  # linked at the end (Prolific's ...?cc=CODE: the other codes
+                                # are linked with their own cc)
+attention_failed_code = "..."   # instead, for those who failed attention_fail_limit checks
+attention_fail_limit = 2        # (default 2)
+screened_out_code = "..."       # for those who failed the comprehension check twice
+
+[comprehension]                 # optional: a question on the instructions, two attempts
+question = "..."                # (Prolific's policy); failing twice ends the session politely
+options = ["...", "..."]        # (with the screened-out code on Prolific)
+answer = "..."                  # one of the options
 
 [example]                       # optional: an item for the instructions page,
 rating = 3                      # with the item fields of the study type,
@@ -67,7 +76,8 @@ from .studytypes.base import THIS_STUDY
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
-            "items", "quality", "prolific", "example", "answers", "practice", "adaptive"}
+            "items", "quality", "prolific", "example", "answers", "practice", "adaptive",
+            "comprehension"}
 ROLES = ("main", "attention", "practice")
 
 
@@ -184,11 +194,22 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         spec.raters_per_item = spec.adaptive["max_raters"]
 
     prolific = _Checker(name, top.table_of("prolific"), "prolific.")
-    prolific.unknown({"completion_code", "completion_url"})
+    prolific.unknown({"completion_code", "completion_url", "attention_failed_code", "attention_fail_limit",
+                      "screened_out_code"})
     spec.completion_code = prolific.text("completion_code")
     spec.completion_url = prolific.text("completion_url")
     if spec.completion_url and not spec.completion_url.startswith(("https://", "http://")):
         prolific.fail("completion_url", f"must be an http(s) URL, got {spec.completion_url!r}")
+    spec.attention_failed_code = prolific.text("attention_failed_code")
+    spec.attention_fail_limit = prolific.integer("attention_fail_limit", 2, 1)
+    spec.screened_out_code = prolific.text("screened_out_code")
+    for key, code, others in (("attention_failed_code", spec.attention_failed_code,
+                               (spec.completion_code, spec.screened_out_code)),
+                              ("screened_out_code", spec.screened_out_code, (spec.completion_code,))):
+        if code and code in others:
+            prolific.fail(key, "must differ from the other completion codes (Prolific tells "
+                               "submissions apart by their code)")
+    spec.comprehension = _comprehension(top)
 
     spec.dataset = _dataset(name, top.table_of("items"), study_type)
     spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
@@ -232,6 +253,26 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         spec.example = {"fields": fields, "rating": rating,
                         "explanation": ex.text("explanation", "")}
     return spec
+
+
+def _comprehension(top: _Checker) -> dict | None:
+    """``[comprehension]``: one multiple-choice question on the instructions page."""
+    table = top.table_of("comprehension")
+    if not table:
+        return None
+    check = _Checker(top.name, table, "comprehension.")
+    check.unknown({"question", "options", "answer"})
+    question = check.text("question", required=True)
+    options = table.get("options")
+    if not isinstance(options, list) or len(options) < 2 or not all(
+            isinstance(o, str) and o.strip() for o in options):
+        check.fail("options", f"must be a list of at least two non-empty strings, got {options!r}")
+    if len(set(options)) != len(options):
+        check.fail("options", "must not repeat an option")
+    answer = check.text("answer", required=True)
+    if answer not in options:
+        check.fail("answer", f"must be one of the options, got {answer!r}")
+    return {"question": question, "options": options, "answer": answer}
 
 
 def _adaptive(top: _Checker, study_type) -> dict | None:

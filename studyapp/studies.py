@@ -32,18 +32,20 @@ class Invite:
         return f"{base or config.base_url()}/?token={self.token}"
 
 
-def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor = CLI) -> int:
-    """Store a validated spec and its items in one transaction, owned by ``actor``; returns the
-    study id."""
+def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor = CLI,
+                 owner: str | None = None) -> int:
+    """Store a validated spec and its items in one transaction, owned by ``owner`` (an account
+    that may create studies; default ``actor``); returns the study id."""
     require(actor, "create")
     with write_session(engine) as session:
+        owner = actor.name if owner is None else study_owner_account(session, owner)
         if session.exec(select(Study.id).where(Study.slug == spec.slug)).first() is not None:
             raise InputError(f"a study named {spec.slug!r} already exists")
         study = Study(slug=spec.slug, title=spec.title, study_type=spec.study_type,
                       spec_json=spec.to_json(), raters_per_item=spec.raters_per_item,
                       items_per_annotator=spec.items_per_annotator,
                       access_code_hash=auth.slow_hash(spec.access_code) if spec.access_code else None,
-                      owner=actor.name)
+                      owner=owner)
         session.add(study)
         session.flush()
         for position, item in enumerate(spec.items):
@@ -51,8 +53,35 @@ def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor 
                              position=position, fields_json=json.dumps(item.fields),
                              expected=item.expected))
         log_event(session, "study_created", study.id, actor=actor.name, n_items=len(spec.items),
-                  source=spec.items_source)
+                  source=spec.items_source, owner=owner)
         return study.id
+
+
+def study_owner_account(session: Session, name: str) -> str:
+    """``name`` when it is an account that may own studies (an owner or researcher account, or
+    the platform's first owner), else an InputError naming the accounts that may."""
+    from .accounts import FIRST_OWNER
+    from .models import Researcher
+
+    may_own = [FIRST_OWNER.name] + list(session.exec(
+        select(Researcher.name).where(Researcher.role.in_(["owner", "researcher"])).order_by(Researcher.id)))
+    if name not in may_own:
+        raise InputError(f"owner {name!r}: no owner or researcher account has this name (accounts that "
+                         f"may own studies: {', '.join(may_own)})")
+    return name
+
+
+def set_owner(study_id: int, owner: str, engine: Engine | None = None, *, actor: Actor = CLI) -> str:
+    """Give a study to another account (the platform owner, or the study's current owner, may);
+    returns the previous owner. The new owner must be an owner or researcher account."""
+    with write_session(engine) as session:
+        study = _study(session, study_id)
+        require(actor, "change", study)
+        owner = study_owner_account(session, owner)
+        old, study.owner = study.owner, owner
+        session.add(study)
+        log_event(session, "owner_changed", study_id, actor=actor.name, old=old, new=owner)
+        return old
 
 
 def study_by_slug(session: Session, slug: str) -> Study:
@@ -97,6 +126,38 @@ def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
     return out
 
 
+SERVED_URL_KEY = "served_base_url"
+
+
+def record_served_url(url: str, engine: Engine | None = None) -> None:
+    """Remember the address ``serve`` serves the app on, for the command line's invite links."""
+    from .models import Setting
+
+    with write_session(engine) as session:
+        row = session.get(Setting, SERVED_URL_KEY) or Setting(key=SERVED_URL_KEY, value=url)
+        row.value = url
+        session.add(row)
+
+
+def invite_base_url(explicit: str | None = None, engine: Engine | None = None) -> tuple[str, str]:
+    """(the base address of invite links made outside a browser, where it comes from):
+    ``explicit`` (``--base-url``), else ``STUDYAPP_BASE_URL``, else the address ``serve``
+    last recorded, else ``config.base_url()`` (``STUDYAPP_PORT`` or 8501 on localhost)."""
+    import os
+
+    from .models import Setting
+
+    if explicit:
+        return explicit.rstrip("/"), "--base-url"
+    if os.environ.get("STUDYAPP_BASE_URL"):
+        return config.base_url(), "STUDYAPP_BASE_URL"
+    with read_session(engine) as session:
+        row = session.get(Setting, SERVED_URL_KEY)
+    if row is not None:
+        return row.value, "the address `serve` recorded when it last started"
+    return config.base_url(), "no server has recorded its address yet: the default"
+
+
 def invite_names(study_id: int, names: list[str], engine: Engine | None = None, *,
                  actor: Actor = CLI) -> tuple[list[Invite], list[str]]:
     """One link per name, skipping names the study already has (or the list repeats): returns
@@ -108,6 +169,20 @@ def invite_names(study_id: int, names: list[str], engine: Engine | None = None, 
         (duplicates if name in taken else fresh).append(name)
         taken.add(name)
     return (invite(study_id, 0, fresh, engine, actor=actor) if fresh else []), duplicates
+
+
+def raters_of(slug: str, engine: Engine | None = None) -> list[str]:
+    """The pseudonyms of those who rated something in study ``slug``, in joining order: the
+    labels of a with-image pass's invites (it shows each of them their own pairs)."""
+    with read_session(engine) as session:
+        earlier = study_by_slug(session, slug).id
+        raters = list(session.exec(select(Annotator.pseudonym).where(
+            Annotator.study_id == earlier,
+            Annotator.id.in_(select(Rating.annotator_id).where(Rating.study_id == earlier)))
+            .order_by(Annotator.id)))
+    if not raters:
+        raise InputError(f"study {slug!r}: nobody has rated anything in it yet")
+    return raters
 
 
 def revoke(study_id: int, pseudonym: str, engine: Engine | None = None, *, actor: Actor = CLI) -> None:
@@ -217,9 +292,17 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
 
 
 def annotator_status(annotator: Annotator, n_answered: int) -> str:
-    """invited (nothing yet), rating (started or answered), completed, or revoked."""
+    """invited (nothing yet), rating (started or answered), completed, revoked; for Prolific
+    participants also returned or timed out (as Prolific reports), or screened out (the
+    comprehension check failed twice)."""
+    from .prolific import ATTEMPTS, ENDED
+
     if auth.is_revoked(annotator.token_hash):
         return "revoked"
+    if annotator.prolific_status in ENDED:
+        return ENDED[annotator.prolific_status]
+    if annotator.comprehension_failures >= ATTEMPTS:
+        return "screened out"
     if annotator.completed_at:
         return "completed"
     return "rating" if annotator.started_at or n_answered else "invited"

@@ -36,6 +36,10 @@ class StudySpec:
     comments: bool = False
     completion_code: str | None = None
     completion_url: str | None = None
+    attention_failed_code: str | None = None  # [prolific]: the code of those who failed attention checks
+    attention_fail_limit: int = 2             # ... at least this many of them
+    screened_out_code: str | None = None      # [prolific]: the code of those screened out
+    comprehension: dict | None = None         # question, options, answer (two attempts)
     example: dict | None = None
     adaptive: dict | None = None  # target_se, min_raters, max_raters, refit_every
     dataset: str = "hico-det"  # [items] dataset: whose vocabulary the items use (metrics.datasets)

@@ -91,6 +91,8 @@ slug = "t"
 study_type = "hoi_similarity"
 instructions = "Rate."
 raters_per_item = 2
+[prolific]
+completion_code = "C0DE"
 [items]
 source = "csv"
 path = "study_items.csv"
@@ -142,6 +144,7 @@ FILES = {
     "judge.csv": b"model,image,top1,top5\nm1,a.jpg,0,1\nm1,b.jpg,1,1\nm2,a.jpg,1,1\nm2,b.jpg,0,1\n",
     "pool.csv": SHOE_POOL,
     "study.toml": SPEC, "study_items.csv": STUDY_ITEMS,
+    "prolific.csv": b"Submission id,Participant id,Status\n65a1,5f8a1b2c3d4e5f6a7b8c9d01,RETURNED\n",
     "weights.csv": b"hoi_id,weight\n1,1.0\n2,2.0\n",
     "llm.toml": LLM_CONFIG, "synsets.csv": b"label,synset\nride,ride.v.01\nhold,hold.v.01\n",
     "a_file.txt": b"a plain file\n",
@@ -292,6 +295,8 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
     "export": ("studyapp", ["export", "t", "--out", "{out}/exports"]),
     "status": ("studyapp", ["status", "t"]),
     "revoke": ("studyapp", ["revoke", "t", "bob"]),
+    "owner": ("studyapp", ["owner", "t", "owner"]),
+    "prolific-status": ("studyapp", ["prolific-status", "t", "--csv", "{prolific.csv}"]),
     "simulate": ("studyapp", ["simulate", "t", "--k", "2", "--noise", "0.5", "--seed", "1"]),
     "report": ("studyapp", ["report", "t", "--out", "{out}/reports"]),
     "check-images": ("studyapp", ["check-images", "{study.toml}"]),

@@ -14,7 +14,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from metrics import InputError
-from studyapp import assignment, inert, studies
+from studyapp import assignment, inert, prolific, studies
 from studyapp.overview import platform_summary
 from studyapp.studytypes import get_type
 from studyapp.components import answer_bar
@@ -117,8 +117,43 @@ def instructions(info: assignment.AnnotatorSession) -> None:
     if link:
         st.caption("Your personal link — keep it to continue later, on this or another device:")
         st.code(link, language=None)
+    if info.spec.comprehension:
+        comprehension_check(info)
+        return
     st.button("Start", type="primary", shortcut="Enter", key="start",
               on_click=assignment.accept_instructions, args=(info.annotator_id,))
+
+
+def comprehension_check(info: assignment.AnnotatorSession) -> None:
+    """The spec's comprehension question under the instructions: the right answer starts the
+    items; two attempts (Prolific's policy), the second wrong answer ends the session."""
+    check = info.spec.comprehension
+    st.subheader("Before you start")
+    if info.comprehension_failures:
+        st.warning("That was not the right answer. Please read the instructions above again: you "
+                   f"have one more attempt (of {prolific.ATTEMPTS}).")
+    with st.form("comprehension"):
+        choice = st.radio(inert.text(check["question"]), check["options"], index=None, key="comprehension-choice")
+        st.form_submit_button("Check my answer and start", type="primary", on_click=on_comprehension,
+                              args=(info.annotator_id,))
+    if st.session_state.pop("comprehension-empty", False) and choice is None:
+        st.error("Choose an answer first.")
+
+
+def on_comprehension(annotator_id: int) -> None:
+    choice = st.session_state.get("comprehension-choice")
+    if choice is None:
+        st.session_state["comprehension-empty"] = True
+        return
+    prolific.answer_comprehension(annotator_id, choice)
+
+
+def screened_out(info: assignment.AnnotatorSession) -> None:
+    """The polite end of a session screened out by the comprehension check."""
+    st.title("Thank you for your interest")
+    st.info("Your answers to the check question show that this study's task is not a good fit this "
+            "time, so the session ends here. This is not a judgement of you, and no item was rated.")
+    finish_codes(info)
 
 
 def completion(info: assignment.AnnotatorSession) -> None:
@@ -130,14 +165,20 @@ def completion(info: assignment.AnnotatorSession) -> None:
         st.info(f"Your part ended after {rated} of the {planned} items planned for you: the other "
                 "annotators have already given every remaining item all the ratings it needs, so "
                 "none was left for you. Nothing is missing on your side.")
-    if info.spec.completion_code:
-        st.markdown("Your completion code:")
-        st.code(info.spec.completion_code, language=None)
-    if info.spec.completion_url:
-        st.link_button("Return to the study platform", info.spec.completion_url, type="primary")
+    finish_codes(info)
     if info.study_status == "open":
         st.button("Back to my last answer", key="back-from-end", on_click=on_back,
                   args=(info.annotator_id, None), shortcut="Backspace")
+
+
+def finish_codes(info: assignment.AnnotatorSession) -> None:
+    """The completion code of the session's outcome (``prolific.outcome``) and the link back."""
+    end = prolific.outcome(info.annotator_id)
+    if end.code:
+        st.markdown("Your completion code:")
+        st.code(end.code, language=None)
+    if end.url:
+        st.link_button("Return to the study platform", end.url, type="primary")
 
 
 def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
@@ -328,7 +369,11 @@ def main() -> None:
     if annotator_id is None:
         return
     info = assignment.annotator_session(annotator_id)
-    if info.completed and st.session_state.get("revise_position") is None:
+    if info.prolific_status in prolific.ENDED:
+        st.info(prolific.ended_message(info.prolific_status))
+    elif info.comprehension_failures >= prolific.ATTEMPTS:
+        screened_out(info)
+    elif info.completed and st.session_state.get("revise_position") is None:
         completion(info)
     elif info.study_status == "paused":
         st.warning("This study is paused. Your answers so far are saved; please come back later.")

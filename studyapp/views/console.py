@@ -10,6 +10,7 @@ import streamlit as st
 from metrics import InputError
 from studyapp.accounts import no_studies_text
 from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
+from studyapp import prolific
 from metrics.commands.matrix import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.study.report import reliability_frame
@@ -101,6 +102,7 @@ def created_message() -> None:
 
 
 def progress_tab(study) -> None:
+    log_view(study, "dashboard, progress, preview")
     p = studies.progress(study.id)
     cols = st.columns(3)
     if "items_done" in p:  # adaptive: items retire at the target SE, ratings_needed is a ceiling
@@ -114,12 +116,73 @@ def progress_tab(study) -> None:
     cols[2].metric("Status", p["status"])
     st.markdown("**Per annotator**")
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
+    prolific_section(study)
     st.markdown("**Per item**")
     st.dataframe(pd.DataFrame(p["per_item"]), hide_index=True)
     if accounts.may(actor(), "change", study):
         st.markdown("**Study status**")
         st.segmented_control("Status", studies.STATUSES, default=study.status, key=f"status-{study.id}",
                              label_visibility="collapsed", on_change=on_status_change, args=(study.id,))
+        owner_section(study)
+
+
+def prolific_section(study) -> None:
+    """Prolific participants by status (returned, timed out, screened out, ...), and Prolific's
+    submissions export to pass their statuses in (``studyapp prolific-status``)."""
+    if not prolific.takes_prolific(spec_of(study)):
+        return
+    counts = prolific.summary(study.id)
+    st.markdown("**Prolific** — " + (", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
+                                     if counts else "no participant yet"))
+    if not accounts.may(actor(), "change", study):
+        return
+    export = st.file_uploader("Prolific's submissions export (CSV): returned and timed-out submissions give "
+                              "their unanswered items to the next participants", type=["csv"],
+                              key=f"prolific-export-{study.id}")
+    if export is not None and st.button("Apply the statuses", key=f"prolific-apply-{study.id}"):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / export.name   # under its own name, so errors name the file
+            path.write_bytes(export.getvalue())
+            try:
+                rows = prolific.read_statuses(path)
+                report = prolific.apply_statuses(study.id, [(pid, status) for _l, pid, status in rows],
+                                                 actor=actor(), source=export.name)
+            except InputError as exc:
+                st.error(inert.text(str(exc).replace(str(path), export.name)))
+            else:
+                st.success(inert.text(report.lines()[-1]))
+                for line in report.lines()[:-1]:
+                    st.caption(inert.text(line))
+
+
+def owner_section(study) -> None:
+    """Give the study to another owner or researcher account (``studyapp owner`` on the CLI)."""
+    st.markdown(f"**Owner**: {inert.text(study.owner or 'nobody')}")
+    with st.form(f"owner-{study.id}"):
+        new = st.text_input("Give this study to the account", key=f"owner-name-{study.id}")
+        if st.form_submit_button("Change owner"):
+            try:
+                studies.set_owner(study.id, new.strip(), actor=actor())
+            except InputError as exc:
+                st.error(inert.text(exc))
+            else:
+                st.success(f"Study {inert.text(study.slug)} now belongs to {inert.text(new.strip())}.")
+
+
+def log_view(study, what: str) -> None:
+    """One audit entry per signed-in session and study for looking at its data."""
+    seen = st.session_state.setdefault("viewed-studies", set())
+    if study.id not in seen:
+        accounts.record_access(actor(), "data_viewed", study.id, what=what)
+        seen.add(study.id)
+
+
+def log_download(file: str, study_id: int | None = None, slug: str | None = None) -> None:
+    """The ``on_click`` of every download button: the download goes to the audit log."""
+    if slug is not None:
+        with storage.read_session() as session:
+            study_id = studies.study_by_slug(session, slug).id
+    accounts.record_access(actor(), "downloaded", study_id, file=file)
 
 
 def on_status_change(study_id: int) -> None:
@@ -168,18 +231,45 @@ def invite_tab(study) -> None:
             for name in duplicates:
                 st.warning(f"Not created: the pseudonym {inert.text(name)} is already used in this study.")
             st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
+    annotators_of_section(study)
     if st.session_state.get("invites"):
         st.warning("Copy these links now: tokens are stored only as hashes and cannot be shown again.")
         st.dataframe(pd.DataFrame(st.session_state["invites"], columns=["pseudonym", "link"]),
                      hide_index=True)
+    prolific_hint(study)
+    if study.access_code_hash:
+        st.caption(f"Access-code entry: {base_url()}/?study={study.slug}")
+    revoke_section(study)
+
+
+def annotators_of_section(study) -> None:
+    """One link per annotator of an earlier study, same pseudonyms (a with-image pass;
+    ``studyapp invite --annotators-of`` on the CLI); pseudonyms already invited are skipped."""
+    earlier = [s.slug for s in accounts.visible(actor(), studies.list_studies()) if s.id != study.id]
+    if not earlier:
+        return
+    source = st.selectbox("Or invite the annotators of an earlier study (same pseudonyms)", earlier,
+                          index=None, key=f"annotators-of-{study.id}", placeholder="an earlier study")
+    if source and st.button("Invite its annotators", key=f"invite-annotators-of-{study.id}"):
+        try:
+            created, existing = studies.invite_names(study.id, studies.raters_of(source), actor=actor())
+        except InputError as exc:
+            st.error(inert.text(exc))
+            return
+        for name in existing:
+            st.warning(f"Not created: the pseudonym {inert.text(name)} is already used in this study.")
+        st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
+
+
+def prolific_hint(study) -> None:
+    """Prolific's study URL for this study, only when its spec has a ``[prolific]`` section."""
     spec = spec_of(study)
+    if not prolific.takes_prolific(spec):
+        return
     prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
                     "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
     st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL"
                + (f"; completion code {inert.text(spec.completion_code)}." if spec.completion_code else "."))
-    if study.access_code_hash:
-        st.caption(f"Access-code entry: {base_url()}/?study={study.slug}")
-    revoke_section(study)
 
 
 def revoke_section(study) -> None:
@@ -206,11 +296,12 @@ def export_tab(study) -> None:
     model_names = [] if get_type(study.study_type).custom_response else ["items_model.csv", "raters_model.csv"]
     cols = st.columns(len(tables) + len(model_names))
     for column, (name, frame) in zip(cols, tables.items()):
-        column.download_button(name, exports.csv_bytes(frame), name, "text/csv", key=f"dl-{name}")
+        column.download_button(name, exports.csv_bytes(frame), name, "text/csv", key=f"dl-{name}",
+                               on_click=log_download, args=(name, study.id))
     for column, name in zip(cols[len(tables):], model_names):   # fitted only when asked for
         column.download_button(name, lambda name=name: exports.csv_bytes(
             exports.study_model_tables(study, exports.study_tables(study.slug))[name]),
-            name, "text/csv", key=f"dl-{name}")
+            name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, study.id))
     st.dataframe(tables["ratings.csv"], hide_index=True)
 
 
@@ -278,7 +369,8 @@ def dashboard_view(slug: str, study_type: str) -> None:
     if not get_type(study_type).custom_response and board.agreement:
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
                            lambda: report_cache.report_html(slug),
-                           "report.html", "text/html", key=f"report-download-{slug}")
+                           "report.html", "text/html", key=f"report-download-{slug}",
+                           on_click=log_download, args=("report.html",), kwargs={"slug": slug})
 
 
 def matrices_section(all_studies) -> None:
@@ -346,8 +438,10 @@ def versions_section() -> None:
         for column, (role, matrix, suffix) in zip(cols, [(r, m, x) for r, m in (("verb", verb), ("object", obj))
                                                          for x in (".csv", ".npz")]):
             data = matrix.save(Path(tmp) / f"{role}{suffix}").read_bytes()
-            column.download_button(f"{role}{suffix}", data, f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}")
-    cols[4].download_button("provenance.json", json.dumps(provenance, indent=2), f"{pick}-provenance.json")
+            column.download_button(f"{role}{suffix}", data, f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}",
+                                   on_click=log_download, args=(f"{pick}-{role}{suffix}",))
+    cols[4].download_button("provenance.json", json.dumps(provenance, indent=2), f"{pick}-provenance.json",
+                            on_click=log_download, args=(f"{pick}-provenance.json",))
     other = st.selectbox("Compare with", [v for v in versions["name"] if v != pick], key="version-other",
                          index=None, placeholder="another version (the comparison takes a second)")
     if other:
@@ -393,7 +487,7 @@ def scoring_section() -> None:
     if scores is not None:
         st.dataframe(scores.table, hide_index=True)
         st.download_button("Download scores.json", scores.to_json(), "scores.json", "application/json",
-                           key="scores-download")
+                           key="scores-download", on_click=log_download, args=("scores.json",))
 
 
 def accounts_section() -> None:

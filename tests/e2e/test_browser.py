@@ -225,6 +225,22 @@ def test_console_sign_in_and_export_download(server, browser):
     rows = list(csv.DictReader(io.StringIO(target.read_text())))
     assert [(r["item_id"], r["annotator"], r["rating"]) for r in rows] == [("i01", "alice", "3"),
                                                                           ("i02", "alice", "1")]
+    audited = audit_entries(study, {"downloaded", "data_viewed"}, 2)   # the download and the view, by whom
+    assert audited == [("data_viewed", "owner", {"what": "dashboard, progress, preview"}),
+                       ("downloaded", "owner", {"file": "ratings.csv"})]
+
+
+def audit_entries(study_id: int, kinds: set[str], count: int) -> list[tuple[str, str, dict]]:
+    """The study's first ``count`` audit entries of these kinds (waited for: the download's
+    entry is written by the click's rerun)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        with storage.read_session() as session:
+            found = [(e.kind, e.actor, json.loads(e.detail)) for e in session.exec(
+                select(Event).where(Event.study_id == study_id, Event.kind.in_(kinds)).order_by(Event.id))]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
 
 
 PRESS_LOG = """

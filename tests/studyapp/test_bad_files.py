@@ -306,7 +306,16 @@ add("build-llm-bad-verbs-file", "matrix build-llm", ["synsets.csv", "line 3", "'
 # ------------------------------------------------------------------ studyapp: studies and the database
 add("invite-label-line-break", "invite", ["invite label", "control character"], argv={"--label": "ali\nce"})
 add("invite-label-tab", "invite", ["invite label", "control character"], argv={"--label": "ali\tce"})
-add("invite-label-taken", "invite", ["'alice' is already used"], argv={"--label": ["carol", "alice"]})
+add("invite-label-taken", "invite", ["every pseudonym given is already used"], argv={"--label": ["alice", "alice"]})
+add("owner-unknown-account", "owner", ["owner 'carol'", "no owner or researcher account"], argv={"account": "carol"})
+add("prolific-status-no-status-column", "prolific-status", ["prolific.csv", "missing column 'Status'"],
+    files={"prolific.csv": b"Submission id,Participant id,State\n65a1,5f8a,RETURNED\n"})
+add("prolific-status-unknown-status", "prolific-status", ["prolific.csv", "line 3", "status 'GONE'"],
+    files={"prolific.csv": b"Participant id,Status\np1,APPROVED\np2,GONE\n"})
+add("prolific-status-twice", "prolific-status", ["participant 'p1' is listed twice"],
+    files={"prolific.csv": b"Participant id,Status\np1,APPROVED\np1,RETURNED\n"})
+add("owner-unknown-study", "owner", ["no study named 'nope'"], argv={"study": "nope"})
+add("create-unknown-owner", "create", ["owner 'carol'", "no owner or researcher account"], argv={"--owner": "carol"})
 add("invite-unknown-study", "invite", ["no study named 'nope'"], argv={"study": "nope"})
 add("export-unknown-study", "export", ["no study named 'nope'"], argv={"study": "nope"})
 add("status-unknown-study", "status", ["no study named 'nope'"], argv={"study": "nope"})
@@ -368,7 +377,7 @@ def _duplicate_row(data: bytes) -> bytes:
 
 
 # every command that opens the database, against databases that cannot be used
-DB_COMMANDS = ["create", "invite", "export", "status", "revoke", "simulate", "report", "list",
+DB_COMMANDS = ["create", "invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "list",
                "reset-admin-password", "backup", "restore", "check-images", "health", "studyapp recalibrate",
                "matrices list", "matrices export", "matrices compare", "account list"]
 DB_FAULTS = {
@@ -388,7 +397,7 @@ for command in DB_COMMANDS:
             add(f"{command}-db-{fault}", command, ["unhealthy", *expect[1:]], env=env, status=1, stream="out")
         else:
             add(f"{command}-db-{fault}", command, expect, env=env, argv=argv)
-for command in ("invite", "export", "status", "revoke", "simulate", "report", "check-images",
+for command in ("invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "check-images",
                 "studyapp recalibrate", "matrices list", "matrices export", "matrices compare"):
     add(f"{command}-db-missing", command, ["STUDYAPP_DB", "no such database"], env={"STUDYAPP_DB": "{w}/none.sqlite"},
         argv={"target": "t"} if command == "check-images" else {})

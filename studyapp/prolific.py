@@ -1,0 +1,273 @@
+"""Prolific's lifecycle of a participant: completion codes by outcome, the comprehension check,
+and the submission statuses Prolific reports.
+
+Following Prolific's researcher help (cited in docs/studies.md):
+
+- **Completion codes** ("Custom completion codes"): a study may give different codes for
+  different outcomes so the researcher can sort submissions by code. The spec's ``[prolific]``
+  ``completion_code`` ends a finished session, ``attention_failed_code`` replaces it when the
+  participant failed at least ``attention_fail_limit`` attention checks (default 2), and
+  ``screened_out_code`` ends a session screened out by the comprehension check. When
+  ``completion_url`` is Prolific's ``...?cc=CODE`` link, each outcome links with its own code.
+- **Comprehension check** (Prolific's attention and comprehension check policy): asked at the
+  start, right after the instructions, with two attempts; failing both ends the session
+  politely with the screened-out code, before any item is claimed.
+- **Returned and timed-out submissions** ("Setting the maximum allowed time"): Prolific opens
+  the place to a new participant. ``apply_statuses`` takes Prolific's statuses (its
+  submissions CSV export, or one participant at a time) and gives the unanswered items of a
+  RETURNED or TIMED-OUT submission back to the pool (``release_claims``); that
+  participant's link then ends politely. Answers given before are kept and exported with the
+  status (``annotators.csv``: ``prolific_status``), so an analysis can leave them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from metrics import InputError
+from metrics.core.inputs import csv_rows, read_text
+
+from .accounts import CLI, Actor, require
+from .models import Annotator, Assignment, Item, Rating, Study, utcnow
+from .storage import log_event, read_session, write_session
+from .study_spec import StudySpec, spec_of
+
+# the statuses of Prolific's submissions (its export's "Status" column)
+STATUSES = ("ACTIVE", "AWAITING REVIEW", "APPROVED", "REJECTED", "RETURNED", "TIMED-OUT",
+            "SCREENED OUT", "PARTIALLY APPROVED")
+ENDED = {"RETURNED": "returned", "TIMED-OUT": "timed out"}   # their places go to the next participant
+ATTEMPTS = 2   # comprehension check: Prolific's policy allows two attempts
+PID_COLUMN, STATUS_COLUMN = "Participant id", "Status"
+
+
+def takes_prolific(spec: StudySpec) -> bool:
+    """Whether a study takes Prolific participants (its spec has a ``[prolific]`` code or URL)."""
+    return bool(spec.completion_code or spec.completion_url)
+
+
+def ended_message(status: str) -> str:
+    """What a participant whose submission Prolific ended is told."""
+    return (f"Prolific reports your submission as {ENDED[status]}, so this session has ended and "
+            "its remaining items went to other participants. Your answers so far are kept. Thank you!")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a Prolific session ended: ``completed``, ``attention_failed`` or ``screened_out``,
+    with the code to show and the link back to Prolific (None when the spec has none)."""
+
+    kind: str
+    code: str | None
+    url: str | None
+
+
+def completion_link(url: str | None, code: str | None) -> str | None:
+    """``url`` with its ``cc`` parameter set to ``code`` (Prolific's completion link), else
+    ``url`` itself.
+
+    >>> completion_link("https://app.prolific.com/submissions/complete?cc=C1", "SCR")
+    'https://app.prolific.com/submissions/complete?cc=SCR'
+    """
+    if not url or not code:
+        return url
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(key == "cc" for key, _ in query):
+        return url
+    return urlunsplit(parts._replace(query=urlencode([(k, code if k == "cc" else v) for k, v in query])))
+
+
+def outcome(annotator_id: int, engine: Engine | None = None) -> Outcome:
+    """The outcome of an annotator's session, by the spec's ``[prolific]`` codes."""
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        spec = spec_of(session.get(Study, annotator.study_id))
+        failed = failed_attention_checks(session, annotator_id)
+    if annotator.comprehension_failures >= ATTEMPTS:
+        kind, code = "screened_out", spec.screened_out_code
+    elif spec.attention_failed_code and failed >= spec.attention_fail_limit:
+        kind, code = "attention_failed", spec.attention_failed_code
+    else:
+        kind, code = "completed", spec.completion_code
+    url = spec.completion_url if kind == "completed" else completion_link(spec.completion_url, code)
+    if kind != "completed" and url == spec.completion_url:
+        url = None   # the link carries the completed code: not for this outcome
+    return Outcome(kind, code, url)
+
+
+def failed_attention_checks(session, annotator_id: int) -> int:
+    """How many of the annotator's attention checks got another answer than the expected one
+    (the latest answer of each)."""
+    rows = session.exec(select(Assignment.id, Item.expected, Rating.response, Rating.revision)
+                        .join(Item, Item.id == Assignment.item_id)
+                        .join(Rating, Rating.assignment_id == Assignment.id)
+                        .where(Assignment.annotator_id == annotator_id, Assignment.phase == "attention")).all()
+    latest: dict[int, tuple[int, str, str]] = {}
+    for assignment_id, expected, response, revision in rows:
+        if assignment_id not in latest or revision > latest[assignment_id][0]:
+            latest[assignment_id] = (revision, expected, response)
+    return sum(1 for _rev, expected, response in latest.values() if response != expected)
+
+
+def answer_comprehension(annotator_id: int, choice: str, engine: Engine | None = None) -> str:
+    """Check an answer to the spec's comprehension question: ``passed`` (the annotator starts,
+    as with the instructions' Start), ``retry`` (one attempt left) or ``screened_out`` (the
+    second wrong answer; nothing was claimed, so nothing is released)."""
+    with write_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        spec = spec_of(session.get(Study, annotator.study_id))
+        if spec.comprehension is None:
+            raise InputError("this study has no comprehension check")
+        if annotator.comprehension_failures >= ATTEMPTS:
+            return "screened_out"
+        if annotator.started_at is not None:
+            return "passed"
+        attempt = annotator.comprehension_failures + 1
+        if choice == spec.comprehension["answer"]:
+            annotator.started_at = utcnow()
+            session.add(annotator)
+            log_event(session, "comprehension_passed", annotator.study_id, annotator.id, attempt=attempt)
+            log_event(session, "instructions_accepted", annotator.study_id, annotator.id)
+            return "passed"
+        annotator.comprehension_failures = attempt
+        session.add(annotator)
+        log_event(session, "comprehension_failed", annotator.study_id, annotator.id, attempt=attempt,
+                  answer=str(choice)[:200])
+        if attempt >= ATTEMPTS:
+            log_event(session, "screened_out", annotator.study_id, annotator.id)
+            return "screened_out"
+        return "retry"
+
+
+def read_statuses(path: str | Path) -> list[tuple[int, str, str]]:
+    """``(line, participant id, status)`` of Prolific's submissions export (CSV with the columns
+    ``Participant id`` and ``Status``; other columns are ignored)."""
+    where = str(path)
+    header, rows = csv_rows(read_text(path), where)
+    for column in (PID_COLUMN, STATUS_COLUMN):
+        if column not in header:
+            raise InputError(f"{where}: missing column {column!r} (Prolific's submissions export has "
+                             f"'{PID_COLUMN}' and '{STATUS_COLUMN}'; the header is {','.join(header)})")
+    pid_at, status_at = header.index(PID_COLUMN), header.index(STATUS_COLUMN)
+    out = []
+    for line, fields in rows:
+        fields = fields + [""] * (len(header) - len(fields))
+        out.append((line, fields[pid_at].strip(), check_status(fields[status_at], f"{where}: line {line}")))
+        if not out[-1][1]:
+            raise InputError(f"{where}: line {line}: empty '{PID_COLUMN}'")
+    return out
+
+
+def check_status(text: str, where: str) -> str:
+    """A Prolific status as Prolific writes it (``timed out`` and ``Timed-Out`` are TIMED-OUT)."""
+    status = " ".join(text.strip().upper().replace("_", " ").split())
+    status = {"TIMED OUT": "TIMED-OUT"}.get(status, status)
+    if status not in STATUSES:
+        raise InputError(f"{where}: status {text.strip()!r} is not one of Prolific's ({', '.join(STATUSES)})")
+    return status
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """What ``apply_statuses`` did: per participant of the study ``(pid, pseudonym, old, new,
+    items released)``, and the participant ids the study has never seen."""
+
+    changed: list[tuple[str, str, str | None, str, int]]
+    unchanged: int
+    unknown: list[str]
+
+    def lines(self) -> list[str]:
+        out = [f"{pid} ({pseudonym}): {old or 'no status'} -> {new}"
+               + (f", {released} unanswered item(s) back in the pool" if released else "")
+               for pid, pseudonym, old, new, released in self.changed]
+        out.append(f"{len(self.changed)} status(es) changed, {self.unchanged} unchanged, "
+                   f"{len(self.unknown)} participant(s) never opened this study"
+                   + (f" ({', '.join(self.unknown[:5])}{', ...' if len(self.unknown) > 5 else ''})"
+                      if self.unknown else ""))
+        return out
+
+
+def apply_statuses(study_id: int, statuses: list[tuple[str, str]], engine: Engine | None = None, *,
+                   actor: Actor = CLI, source: str = "") -> StatusReport:
+    """Record Prolific's status of each ``(participant id, status)`` in one transaction; a
+    RETURNED or TIMED-OUT submission's unanswered items go back to the pool. A participant
+    listed twice is refused (Prolific's export has one row per submission)."""
+    seen: set[str] = set()
+    for pid, _status in statuses:
+        if pid in seen:
+            raise InputError(f"{source or 'statuses'}: participant {pid!r} is listed twice")
+        seen.add(pid)
+    changed, unchanged, unknown = [], 0, []
+    with write_session(engine) as session:
+        study = session.get(Study, study_id)
+        require(actor, "change", study)
+        if not takes_prolific(spec_of(study)):
+            raise InputError(f"study {study.slug!r} has no [prolific] section: it takes no Prolific participants")
+        by_pid = {a.prolific_pid: a for a in session.exec(
+            select(Annotator).where(Annotator.study_id == study_id, Annotator.prolific_pid.in_(list(seen))))}
+        for pid, status in statuses:
+            annotator = by_pid.get(pid)
+            if annotator is None:
+                unknown.append(pid)
+                continue
+            if annotator.prolific_status == status:
+                unchanged += 1
+                continue
+            old, annotator.prolific_status = annotator.prolific_status, status
+            session.add(annotator)
+            released = release_claims(session, annotator) if status in ENDED and old not in ENDED else 0
+            changed.append((pid, annotator.pseudonym, old, status, released))
+            log_event(session, "prolific_status", study_id, annotator.id, old=old, new=status, released=released)
+        log_event(session, "prolific_statuses", study_id, actor=actor.name, source=source,
+                  changed=len(changed), unchanged=unchanged, unknown=len(unknown))
+    return StatusReport(changed, unchanged, unknown)
+
+
+def release_claims(session: Session, annotator: Annotator) -> int:
+    """Give back the annotator's unanswered claims (their submission was returned or timed
+    out): each main claim's slot goes back to its item for the next participant, the item's
+    highest slot moving into the freed one (slots stay 0..n_claims-1); returns how many main
+    items were released. The claims stay as rows of phase ``released`` without a slot, so an
+    assignment id is never used twice (SQLite would reuse the id of a deleted last row, and a
+    press meant for the old claim could then land on the new one). Answered items are kept."""
+    released = 0
+    for claim in session.exec(select(Assignment).where(Assignment.annotator_id == annotator.id,
+                                                       Assignment.answered_at.is_(None))).all():
+        phase, slot = claim.phase, claim.slot
+        claim.phase, claim.slot = "released", None
+        session.add(claim)
+        session.flush()
+        if phase != "main":
+            continue
+        item = session.get(Item, claim.item_id, with_for_update=True)
+        top = item.n_claims - 1
+        if slot != top:
+            session.exec(update(Assignment).where(Assignment.item_id == item.id, Assignment.slot == top)
+                         .values(slot=slot))
+        session.exec(update(Item).where(Item.id == item.id).values(n_claims=top))
+        session.expire(item)
+        released += 1
+    if released:
+        log_event(session, "claims_released", annotator.study_id, annotator.id, items=released)
+    return released
+
+
+def summary(study_id: int, engine: Engine | None = None) -> dict[str, int]:
+    """How many of a study's Prolific participants are in each state the console shows:
+    Prolific's status where one was passed in (``returned``, ``timed out``, ``approved``, ...),
+    ``screened out`` for a failed comprehension check, else ``no status yet``."""
+    with read_session(engine) as session:
+        rows = session.exec(select(Annotator.prolific_status, Annotator.comprehension_failures)
+                            .where(Annotator.study_id == study_id, Annotator.source == "prolific")).all()
+    counts: dict[str, int] = {}
+    for status, failures in rows:
+        key = (ENDED.get(status) or status.lower()) if status else (
+            "screened out" if failures >= ATTEMPTS else "no status yet")
+        counts[key] = counts.get(key, 0) + 1
+    return counts
