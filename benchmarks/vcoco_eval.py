@@ -100,12 +100,27 @@ def workload(seed: int, n_images: int, *, labelled: float = 1.6, unlabelled: flo
     outside = int(image_ids[-1])                   # a COCO image that is not in the split
     split = [int(i) for i in image_ids[:-2]]
     absent = int(image_ids[-2])                    # an image id that COCO does not have
+    images, anns, people, things = _coco_annotations(rng, split + [outside], labelled, unlabelled, objects,
+                                                     edge_cases)
+    vcoco = _vcoco_rows(rng, split, people, things, positive_rate)
+    order = rng.permutation(len(anns))                                 # file order is not creation order
+    coco = {"images": [images[k] for k in rng.permutation(len(images))],
+            "annotations": [anns[k] for k in order],
+            "categories": [{"id": c, "name": nm, "supercategory": "x"} for c, nm in CATEGORIES]}
+    dets, dets_nan = _detections(rng, vcoco, split + [outside, absent], split, people, things, detections,
+                                 edge_cases, ties)
+    return {"vcoco": vcoco, "coco": coco, "ids": split, "dets": dets, "dets_nan": dets_nan}
+
+
+def _coco_annotations(rng, image_ids, labelled, unlabelled, objects, edge_cases):
+    """COCO images and annotations (labelled and unlabelled people, objects; invalid and crowd
+    boxes among them), the people of each image ``(ann, box xyxy, labelled, valid)`` and its valid
+    objects of any class ``(ann, box xyxy)``."""
     images, anns = [], []
     next_ann = int(rng.integers(10_000, 20_000))
-    people = {}                                    # image -> [(ann, box xyxy, labelled, valid)]
-    things = {}                                    # image -> [(ann, box xyxy)] valid objects of any class
+    people, things = {}, {}
     n_invalid = 0
-    for img in split + [outside]:
+    for img in image_ids:
         width, height = int(rng.integers(200, 640)), int(rng.integers(200, 640))
         images.append({"id": img, "width": width, "height": height, "file_name": f"{img}.jpg"})
         n_lab = 1 + rng.poisson(max(labelled - 1, 0))
@@ -133,7 +148,11 @@ def workload(seed: int, n_images: int, *, labelled: float = 1.6, unlabelled: flo
                 people[img].append((ann["id"], box, k < n_lab, valid))
             if valid:
                 things[img].append((ann["id"], box))
-    # V-COCO rows: the labelled people; each action's positives and role objects
+    return images, anns, people, things
+
+
+def _vcoco_rows(rng, split, people, things, positive_rate):
+    """V-COCO rows of the labelled people: each action's positives and role objects."""
     rows = [(img, ann, valid) for img in split for ann, _, lab, valid in people[img] if lab]
     n = len(rows)
     vcoco = []
@@ -154,10 +173,12 @@ def workload(seed: int, n_images: int, *, labelled: float = 1.6, unlabelled: flo
                       "image_id": [r[0] for r in rows], "ann_id": [r[1] for r in rows],
                       "label": label.tolist(), "role_object_id": role_ids.reshape(-1).tolist(),
                       "include": [[]] * (len(roles) - 1)})
-    order = rng.permutation(len(anns))                                 # file order is not creation order
-    coco = {"images": [images[k] for k in rng.permutation(len(images))],
-            "annotations": [anns[k] for k in order],
-            "categories": [{"id": c, "name": nm, "supercategory": "x"} for c, nm in CATEGORIES]}
+    return vcoco
+
+
+def _detections(rng, vcoco, image_ids, split, people, things, detections, edge_cases, ties):
+    """Detections that look like a detector's (NaN scores, duplicates, images outside the split
+    when ``edge_cases``), and the same with a NaN for every key some of them lack."""
     # ground truth of each labelled person, for detections that look like a detector's
     truth = {}
     for a, act in enumerate(vcoco):
@@ -175,7 +196,7 @@ def workload(seed: int, n_images: int, *, labelled: float = 1.6, unlabelled: flo
         return s
 
     dets = []
-    for img in split + [outside, absent]:
+    for img in image_ids:
         k_det = rng.poisson(detections if img in split else 2)
         candidates = people.get(img, [])
         for _ in range(k_det):
@@ -213,7 +234,7 @@ def workload(seed: int, n_images: int, *, labelled: float = 1.6, unlabelled: flo
                 for key in rng.choice(keys, size=int(rng.integers(1, 6)), replace=False):
                     del d[key]
                     dn[key] = float("nan") if key.endswith("_agent") else np.full(5, np.nan)
-    return {"vcoco": vcoco, "coco": coco, "ids": split, "dets": dets, "dets_nan": dets_nan}
+    return dets, dets_nan
 
 
 def write_files(w: dict, folder: Path, protocol: int = pickle.DEFAULT_PROTOCOL) -> dict:

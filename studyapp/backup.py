@@ -24,7 +24,7 @@ import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sqlalchemy import DateTime, MetaData, Table, func, inspect, select, text
+from sqlalchemy import DateTime, MetaData, Table, inspect, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 

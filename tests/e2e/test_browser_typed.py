@@ -26,7 +26,7 @@ from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
 
 from studyapp import storage, studies
-from studyapp.models import Event, Item, Rating
+from studyapp.models import Event, Rating
 from studyapp.specs import load_spec
 from studyhelpers import make_study
 from test_browser import (browser, button, press, ratings, running_app, start,  # noqa: F401
@@ -367,7 +367,7 @@ def test_with_image_fast_digits_and_enter_under_load(tmp_path, browser):
     assert report["stored"] >= 4
 
 
-def write_big_imsitu(folder, n_images: int = 8) -> "Path":
+def write_big_imsitu(folder, n_images: int = 8):
     """An imsitu_correctness study: ``n_images`` generated images, two models' top-5 verbs."""
     from PIL import Image
     verbs = ["jumping", "leaping", "falling", "riding", "racing", "driving", "eating", "lying",

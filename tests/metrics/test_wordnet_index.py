@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pickle
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from faults import (COMMANDS, FILES, Refusal, check_refused, expand, npy_bytes, npz_bytes, option_name, parsers,
-                    run_in_process, run_process, state, value_actions, with_value, world,
-                    world_template)  # noqa: F401 (fixtures)
+                    run_in_process, run_process, state, value_actions, with_value)
+from faults import world, world_template  # noqa: F401 (fixtures)
 
 LABELS = np.array(["ride.v.01", "hold.v.01"])
 UTF16 = "utf-16"

@@ -4,7 +4,6 @@ told why; a viewer gets no recalibration inputs; the rater-model tables are down
 
 from __future__ import annotations
 
-import shutil
 
 from studyapp import accounts, config
 from studyapp.simulate import simulate_study

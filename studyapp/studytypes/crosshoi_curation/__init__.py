@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from metrics import InputError, hico
+from metrics import InputError
 from studyapp import images
 
 from ..base import Scale, Section, StudyType

@@ -1,0 +1,28 @@
+"""The linter runs with the tests, so in CI (issue 32 item 6): ruff with the settings of
+pyproject.toml (syntax errors, pyflakes, McCabe complexity at most 20) passes on the whole tree,
+and it does catch what it is set to catch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from projectpaths import ROOT
+
+
+def ruff(*args: str, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_the_tree_passes_the_linter():
+    done = ruff(".")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_the_linter_catches_an_unused_import_and_a_complex_function(tmp_path):
+    bad = tmp_path / "probe.py"
+    branches = "".join(f"    if x == {k}:\n        return {k}\n" for k in range(21))
+    bad.write_text("import os\n\n\ndef f(x):\n" + branches + "    return -1\n")
+    done = ruff("--config", str(ROOT / "pyproject.toml"), str(bad), cwd=tmp_path)
+    assert done.returncode == 1 and "F401" in done.stdout and "C901" in done.stdout, done.stdout
