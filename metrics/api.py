@@ -122,6 +122,29 @@ class DetectionScores(Result):
     resolution: dict
     params: dict
 
+    # The four views below share this one computation: score once, read every score from it
+    # (``s = score_detections(gt, pred); s.as_hico_map(); s.as_shoe_f1()``); the functions of the same
+    # names score and take one view.
+    def as_hico_map(self) -> "HicoMap":
+        """The standard HICO-DET mAP part (see :func:`hico_map`)."""
+        return HicoMap(map=self.map, hico=self.hico, mrec=self.mrec, mrec_by_subset=self.mrec_by_subset,
+                       protocol=self.protocol, per_class=_class_rows(self, "ap"))
+
+    def as_shoe_map(self) -> "ShoeMap":
+        """The SHOE mAP part (see :func:`shoe_map`)."""
+        return ShoeMap(shoe_map=self.shoe_map, splits=_split_values(self, "shoe_map"),
+                       per_class=_class_rows(self, "shoe_ap"))
+
+    def as_shoe_f1(self) -> "ShoeF1":
+        """The SHOE mF1 part (see :func:`shoe_f1`)."""
+        return ShoeF1(shoe_mf1=self.shoe_mf1, splits=_split_values(self, "shoe_mf1"),
+                      per_class=_class_rows(self, "shoe_f1", "shoe_precision", "shoe_recall", "shoe_tp",
+                                            "shoe_fp", "shoe_fn"))
+
+    def as_miss_rates(self) -> "MissRates":
+        """The miss rates (see :func:`miss_rates`)."""
+        return MissRates(gt_miss_rate=self.gt_miss_rate, pred_miss_rate=self.pred_miss_rate)
+
 
 def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
                      iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
@@ -186,9 +209,7 @@ def hico_map(gt, pred, *, iou: float = 0.5, map_protocol: str = "official", spli
     >>> round(hico_map(gt, pred).map * 600, 9)      # one of the 600 classes found perfectly
     1.0
     """
-    scores = score_detections(gt, pred, iou=iou, map_protocol=map_protocol, split=split)
-    return HicoMap(map=scores.map, hico=scores.hico, mrec=scores.mrec, mrec_by_subset=scores.mrec_by_subset,
-                   protocol=scores.protocol, per_class=_class_rows(scores, "ap"))
+    return score_detections(gt, pred, iou=iou, map_protocol=map_protocol, split=split).as_hico_map()
 
 
 @dataclass(frozen=True)
@@ -221,10 +242,8 @@ def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithm
     >>> 0 < shoe_map(gt, pred).shoe_map < 1      # a similar verb earns part of the AP
     True
     """
-    scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
-                              delta=delta, split=split, interpolation=interpolation, dataset=dataset)
-    return ShoeMap(shoe_map=scores.shoe_map, splits=_split_values(scores, "shoe_map"),
-                   per_class=_class_rows(scores, "shoe_ap"))
+    return score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
+                            delta=delta, split=split, interpolation=interpolation, dataset=dataset).as_shoe_map()
 
 
 def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
@@ -239,11 +258,8 @@ def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithme
     >>> round(shoe_f1(gt, pred).shoe_mf1, 6)        # no scores: every prediction counts
     1.0
     """
-    scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
-                              delta=delta, tau=tau, split=split, fn_mode=fn_mode, dataset=dataset)
-    return ShoeF1(shoe_mf1=scores.shoe_mf1, splits=_split_values(scores, "shoe_mf1"),
-                  per_class=_class_rows(scores, "shoe_f1", "shoe_precision", "shoe_recall", "shoe_tp", "shoe_fp",
-                                        "shoe_fn"))
+    return score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
+                            delta=delta, tau=tau, split=split, fn_mode=fn_mode, dataset=dataset).as_shoe_f1()
 
 
 @dataclass(frozen=True)
@@ -267,9 +283,8 @@ def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arit
     >>> miss_rates(gt, pred)
     MissRates(gt_miss_rate=0.5, pred_miss_rate=0.0)
     """
-    scores = score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
-                              tau=tau, dataset=dataset)
-    return MissRates(gt_miss_rate=scores.gt_miss_rate, pred_miss_rate=scores.pred_miss_rate)
+    return score_detections(gt, pred, verb_sim=verb_sim, object_sim=object_sim, combine=combine, w=w, iou=iou,
+                            tau=tau, dataset=dataset).as_miss_rates()
 
 
 # ---------------------------------------------------------------------------- Diag-HOI

@@ -191,3 +191,14 @@ def test_dir_lists_every_public_name_before_it_is_used():
 
 def test_the_package_is_typed():
     assert (ROOT / "metrics" / "py.typed").is_file() and (ROOT / "studyapp" / "py.typed").is_file()
+
+
+def test_one_scoring_serves_the_four_views(detections):
+    """score_detections once, then every view from it: equal to the functions, which each score
+    again (issue 32: each repeated the whole computation)."""
+    gt, pred = detections / "gt.jsonl", detections / "pred.jsonl"
+    scores = metrics.score_detections(gt, pred, tau=0.3)
+    assert scores.as_hico_map() == metrics.hico_map(gt, pred)
+    assert scores.as_shoe_map() == metrics.shoe_map(gt, pred)
+    assert scores.as_shoe_f1() == metrics.shoe_f1(gt, pred, tau=0.3)
+    assert scores.as_miss_rates() == metrics.miss_rates(gt, pred, tau=0.3)
