@@ -412,7 +412,7 @@ def cmd_matrices(args) -> int:
         for path in matrix_versions.export_version(args.name, args.out):
             print(path)
     else:
-        from metrics.commands.matrix import compare_lines
+        from metrics.study.shoe_pool import compare_lines
         for role, (a, b) in zip(matrix_versions.ROLES, zip(matrix_versions.load_version(args.a)[:2],
                                                           matrix_versions.load_version(args.b)[:2])):
             print(f"{role} matrices, {args.a} vs {args.b}:")

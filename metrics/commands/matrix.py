@@ -65,21 +65,8 @@ def _import_pool(args):
 
 
 def _compare(args):
+    from metrics.study.shoe_pool import compare_lines
     return compare_lines(SimilarityMatrix.load(args.a), SimilarityMatrix.load(args.b))
-
-
-def compare_lines(a: SimilarityMatrix, b: SimilarityMatrix) -> tuple[dict, str]:
-    """``compare_matrices`` of A and B, and its text for the terminal."""
-    from metrics.study.shoe_pool import compare_matrices
-    r = compare_matrices(a, b)
-    rho = "n/a" if r["spearman"] is None else f"{r['spearman']:.3f}"
-    lines = [f"{r['n_pairs']} shared pairs ({r['n_labels_shared']} shared labels)",
-             f"Eq. 13 agreement {r['agreement']:.3f}   Spearman {rho}   mean |difference| "
-             f"{r['mean_abs_difference']:.3f}   same level {r['same_level']:.1%}",
-             "confusion of levels (rows: A, columns: B)",
-             "      " + "".join(f"{j:>6}" for j in range(5))]
-    lines += [f"{i:>6}" + "".join(f"{c:>6}" for c in row) for i, row in enumerate(r["confusion"])]
-    return r, "\n".join(lines)
 
 
 def _info(args):

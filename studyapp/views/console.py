@@ -11,7 +11,7 @@ from metrics import InputError
 from studyapp.accounts import no_studies_text
 from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
 from studyapp import prolific
-from metrics.commands.matrix import compare_lines
+from metrics.study.shoe_pool import compare_lines
 from studyapp import matrix_versions, scoring
 from metrics.study.report import reliability_frame
 from studyapp.specs import load_spec
