@@ -58,3 +58,19 @@ def test_the_export_tab_offers_the_rater_model_tables(tmp_path, monkeypatch):
     at = console_page("pw")
     labels = [b.label for b in at.get("download_button")]
     assert {"items_model.csv", "raters_model.csv", "ratings.csv"} <= set(labels)
+
+
+def test_the_account_form_empties_after_a_created_account_and_keeps_a_refused_one(tmp_path, monkeypatch):
+    """It kept name and password after success, so a second click typed "carlcarl"."""
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw")
+    at.text_input(key="new-account-name").input("carl")
+    at.text_input(key="new-account-password").input("carl-password-1")
+    at.button(key="FormSubmitter:new-account-Create account").click().run()
+    assert not at.exception and "Created the researcher account carl." in texts(at)
+    assert at.text_input(key="new-account-name").value == "" and at.text_input(key="new-account-password").value == ""
+    assert "carl" in set(accounts.list_accounts()["name"])
+    at.text_input(key="new-account-name").input("carl")             # taken: refused, the fields stay
+    at.text_input(key="new-account-password").input("another-password-2")
+    at.button(key="FormSubmitter:new-account-Create account").click().run()
+    assert len(at.error) == 1 and at.text_input(key="new-account-name").value == "carl"
