@@ -23,8 +23,9 @@ import argparse
 import numpy as np
 
 
-from metrics.diagnosis.core import (unique_pairs, diagnose, interaction_classification,  # noqa: E402
-                               negative_ranking, pair_localization)
+from metrics.diagnosis.core import diagnose  # noqa: E402
+from metrics.diagnosis.subtasks import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
+                                        unique_pairs)
 from metrics.detection.boxes import box_iou  # noqa: E402
 from metrics.detection.scoring import image_pairs  # noqa: E402
 from benchmarks.score_hico_scale import workload  # noqa: E402

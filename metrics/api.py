@@ -331,7 +331,8 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, m
     >>> d.map, d.delta_map["interaction"], d.error_counts["interaction"]
     (0.0, 1.0, 1)
     """
-    from metrics.diagnosis.core import diagnose as run_diagnosis, interaction_classification, pair_localization
+    from metrics.diagnosis.core import diagnose as run_diagnosis
+    from metrics.diagnosis.subtasks import interaction_classification, pair_localization
     d = run_diagnosis(_detections(gt), _detections(pred), iou=iou, keep_no_interaction=keep_no_interaction,
                       map_protocol=map_protocol, dataset=dataset)
     result = d.to_dict()

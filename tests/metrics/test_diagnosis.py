@@ -11,8 +11,9 @@ import pytest
 
 from projectpaths import ROOT
 from metrics.detection.detections import Detections, write_jsonl
-from metrics.diagnosis.core import (ERROR_REGISTRY, class_ap, diagnose,
-                               interaction_classification, pair_localization)
+from metrics.detection.ap import class_ap
+from metrics.diagnosis.core import ERROR_REGISTRY, diagnose
+from metrics.diagnosis.subtasks import interaction_classification, pair_localization
 from metrics.core.errors import InputError
 from tests.reference import pairs as reference
 
@@ -331,7 +332,8 @@ def test_cli_missing_file_and_unscored_predictions(tmp_path):
 def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computation():
     """The §4.1 candidates of the distinct prediction pairs, taken from the scene's edges, are
     those :func:`_pair_candidates` computes from the boxes (same rows, order and IoUs)."""
-    from metrics.diagnosis.core import _pair_candidates, _prediction_pair_candidates, _prediction_pairs, prepare
+    from metrics.diagnosis.scene import prepare
+    from metrics.diagnosis.subtasks import _pair_candidates, _prediction_pair_candidates, _prediction_pairs
     rng = np.random.default_rng(16)
     images = [f"i{k}" for k in range(30)]
     n_gt, n_pred = 120, 900
@@ -361,7 +363,7 @@ def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computat
 
 
 def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
-    from metrics.diagnosis.core import unique_pairs
+    from metrics.diagnosis.subtasks import unique_pairs
     rng = np.random.default_rng(17)
     n = 3000
     image = rng.integers(0, 20, n)
@@ -379,7 +381,7 @@ def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
 def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
     """Two rows built to share the 64-bit key (the last two values offset against each other)
     stay two pairs: the check finds them and pandas groups the columns."""
-    from metrics.diagnosis.core import unique_pairs
+    from metrics.diagnosis.subtasks import unique_pairs
     m = np.uint64(0x9E3779B97F4A7C15)
     x = np.array([7.0]).view(np.uint64)[0]
     y = np.array([1.0]).view(np.uint64)[0]

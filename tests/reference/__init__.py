@@ -5,7 +5,7 @@
 | ``metrics.detection.scoring`` (SHOE mAP, SHOE mF1, miss rates, standard mAP, vectorized) | ``shoe_algorithms.py`` (Algorithms 1 and 2, one image at a time) | ``tests/metrics/test_scoring.py`` |
 | ``metrics.datasets.hico_det.evaluation`` (official HICO-DET mAP, vectorized) | ``hico_official.py`` (``VOCevaldet_bboxpair.m``, ``eval_one.m``) | ``tests/metrics/test_hico_official.py`` |
 | ``metrics.core.segments`` (radix and linear-time orders, segment sums and maxima) | ``segments.py`` | ``tests/metrics/test_segments.py`` |
-| ``metrics.diagnosis.core.unique_pairs`` (64-bit row keys) | ``pairs.py`` | ``tests/metrics/test_diagnosis.py`` |
+| ``metrics.diagnosis.subtasks.unique_pairs`` (64-bit row keys) | ``pairs.py`` | ``tests/metrics/test_diagnosis.py`` |
 | ``metrics.datasets.vcoco.evaluation`` (V-COCO agent and role AP, vectorized) | ``vsrl_eval.py`` (``s-gupta/v-coco`` ``vsrl_eval.py``) | ``tests/metrics/test_vcoco.py`` |
 | ``metrics.datasets.swig_hoi.evaluation`` (SWIG-HOI per-interaction AP, vectorized) | ``swig_eval.py`` (``choir/evaluation/swig_evaluation.py``: ``calc_ap``) | ``tests/metrics/test_swig.py`` |
 
