@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from metrics.core.choices import SCALE, SETTINGS
-from metrics.core.validation import check_choice, check_fraction, check_in_range
+from metrics.core.errors import InputError
+from metrics.core.validation import check_choice, check_fraction, check_in_range, shown
 
 
 def hidden(**options):
@@ -430,15 +431,23 @@ def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> 
     """
     from metrics.imsitu.accuracy import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
                          sense_accuracy as accuracy)
+    from metrics.core.errors import naming
+    pred_source = str(pred) if isinstance(pred, (str, Path)) else "predictions"
+    gold_source = str(gold) if isinstance(gold, (str, Path)) else "gold"
     pred = read_predictions(pred) if isinstance(pred, (str, Path)) else pred
     if gold is None:
-        gold = gold_from_image_names(pred)
+        with naming(pred_source):
+            gold = gold_from_image_names(pred)
     elif isinstance(gold, (str, Path)):
         gold = read_gold(gold)
     if isinstance(clusters, (str, Path)):
         clusters = read_clusters(clusters)
     elif isinstance(clusters, dict):
         clusters = parse_clusters(clusters)
+    if gold and isinstance(pred, dict) and isinstance(gold, dict) and set(pred).isdisjoint(gold):
+        raise InputError(f"{pred_source}: no image of the predictions has a gold verb in {gold_source} "
+                         f"(check the image names: {shown(next(iter(pred), ''))} is not among "
+                         f"{len(gold)} gold images)")
     return SenseAccuracy.from_dict(accuracy(gold, pred, clusters, include_gold=include_gold))
 
 

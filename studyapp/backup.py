@@ -13,12 +13,22 @@ with REPEATABLE READ), so the app may keep running. ``restore`` loads a backup i
 database of either backend in one transaction (all or nothing): it builds the schema at the
 backup's version, inserts the rows in foreign-key order, moves PostgreSQL's id sequences past
 the restored ids, then applies any newer migrations. Counts and checksums are verified.
+
+A backup is untrusted input: before anything is read, a file larger than
+``STUDYAPP_MAX_BACKUP_MB`` (default 2048), an entry whose name climbs out (``..``) or is
+absolute, a symbolic link, an entry that is not ``manifest.json`` or ``tables/<name>.jsonl``,
+and an entry that expands more than ``MAX_EXPANSION`` times its stored size (a zip bomb) are
+refused in one line; the manifest and every row follow the JSON policy of
+:mod:`metrics.core.inputs` (no repeated keys, NaN or infinity).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import stat
 import zipfile
 import zlib
 from datetime import datetime, timezone
@@ -29,7 +39,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 
 from metrics import InputError
+from metrics.core.inputs import parse_json
 from metrics.core.jsonio import atomic_file
+from metrics.core.validation import whole_problem
 
 from . import config, migrations
 from .auth import ADMIN_KEY
@@ -37,6 +49,17 @@ from .models import utcnow
 
 FORMAT = "studyapp-backup"
 FORMAT_VERSION = 1
+MAX_EXPANSION = 200            # uncompressed / compressed size of one entry (JSON Lines: ~5-20)
+MEMBER = re.compile(r"^(manifest\.json|tables/[a-z_][a-z0-9_]{0,62}\.jsonl)$")
+
+
+def max_backup_bytes() -> int:
+    """The largest backup file ``restore`` reads (``STUDYAPP_MAX_BACKUP_MB``, default 2048)."""
+    try:
+        return max(1, int(os.environ.get("STUDYAPP_MAX_BACKUP_MB", 2048))) * 2**20
+    except ValueError:
+        raise InputError("STUDYAPP_MAX_BACKUP_MB must be a whole number of megabytes, got "
+                         f"{os.environ['STUDYAPP_MAX_BACKUP_MB']!r}") from None
 
 
 def _tables(conn: Connection) -> list[Table]:
@@ -100,13 +123,36 @@ def _describe(engine: Engine) -> str:
     return engine.url.render_as_string(hide_password=True)
 
 
+def check_entries(zf: zipfile.ZipFile, name: str) -> None:
+    """Refuse a zip whose entries could escape, link or explode (module docstring)."""
+    for info in zf.infolist():
+        entry = info.filename
+        where = f"{name}: entry {entry!r}"
+        parts = entry.replace("\\", "/").split("/")
+        if entry.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", entry):
+            raise InputError(f"{where} has an absolute path; a backup holds relative names only")
+        if ".." in parts:
+            raise InputError(f"{where} climbs out of the backup ('..'); refused")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise InputError(f"{where} is a symbolic link; refused")
+        if not MEMBER.match(entry):
+            raise InputError(f"{where} is not part of a studyapp backup (manifest.json, "
+                             "tables/<table>.jsonl)")
+        if info.file_size > MAX_EXPANSION * max(info.compress_size, 1) and info.file_size > 2**20:
+            raise InputError(f"{where} expands {info.file_size} bytes from {info.compress_size} "
+                             f"(more than {MAX_EXPANSION} times): a zip bomb? refused")
+
+
 def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
     try:
-        manifest = json.loads(zf.read("manifest.json"))
+        raw = zf.read("manifest.json")
     except KeyError:
         raise InputError(f"{name}: not a studyapp backup (no manifest.json)") from None
-    except ValueError as exc:
-        raise InputError(f"{name}: manifest.json is not valid JSON ({exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name}: manifest.json is not UTF-8 text") from None
+    manifest = parse_json(text, f"{name}: manifest.json")
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputError(f"{name}: not a studyapp backup (format is not {FORMAT!r})")
     if manifest.get("format_version") != FORMAT_VERSION:
@@ -118,6 +164,15 @@ def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
                          f"(1..{migrations.LATEST})")
     if not isinstance(manifest.get("tables"), dict):
         raise InputError(f"{name}: manifest.json has no table list")
+    for table, entry in manifest["tables"].items():
+        where = f"{name}: manifest.json: field tables.{table}"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where} must be an object with rows and sha256, got {entry!r:.40}")
+        problem = whole_problem(entry.get("rows"), 0)
+        if problem:
+            raise InputError(f"{where}.rows {problem}")
+        if not isinstance(entry.get("sha256"), str):
+            raise InputError(f"{where}.sha256 must be a checksum string, got {entry.get('sha256')!r:.40}")
     return manifest
 
 
@@ -135,9 +190,9 @@ def _rows(zf: zipfile.ZipFile, name: str, table: Table, expect: dict):
         for lineno, raw in enumerate(fh, start=1):
             digest.update(raw)
             try:
-                row = json.loads(raw)
-            except ValueError as exc:
-                raise InputError(f"{name}: {member} line {lineno}: invalid JSON ({exc})") from None
+                row = parse_json(raw.decode("utf-8"), f"{name}: {member}", lineno)
+            except UnicodeDecodeError:
+                raise InputError(f"{name}: {member} line {lineno}: not UTF-8 text") from None
             if not isinstance(row, dict) or set(row) - columns:
                 unknown = sorted(set(row) - columns) if isinstance(row, dict) else row
                 raise InputError(f"{name}: {member} line {lineno}: unknown columns {unknown}")
@@ -164,10 +219,21 @@ def restore(path: str | Path, url: str | None = None) -> dict:
     name = str(path)
     if not path.is_file():
         raise InputError(f"{name}: no such backup file")
+    limit = max_backup_bytes()
+    if path.stat().st_size > limit:
+        raise InputError(f"{name}: {path.stat().st_size} bytes, more than the {limit // 2**20} MB a backup "
+                         "may have (STUDYAPP_MAX_BACKUP_MB)")
     try:
         zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:
+            raise
         raise InputError(f"{name}: not a zip file (a studyapp backup is one)") from None
+    try:
+        check_entries(zf, name)
+    except InputError:
+        zf.close()
+        raise
     made = _new_sqlite_files(url or config.database_url())
     engine = _raw_engine(url)
     try:

@@ -63,11 +63,13 @@ explanation = "..."             # a suggested rating and why
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
 
 from metrics import InputError, datasets
+from metrics.core.validation import MAX_SEED, range_problem, whole_problem
 
 from .study_spec import ItemSpec, StudySpec
 from .studytypes import Scale, get_type
@@ -390,16 +392,18 @@ def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = da
                 ok = True
             if not ok:
                 check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
+            if kind is int and whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1):
+                check.fail(key, whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1))
+            if kind is float and range_problem(value, -math.inf, math.inf):
+                check.fail(key, f"must be a finite number, got {value!r}")
             if kind is str and not (base_dir / value).exists():
                 check.fail(key, f"names a file that does not exist: {base_dir / value}")
         from .exports import study_tables  # what a type that repeats an earlier study reads
 
         try:
             frame, report = study_type.sample_items(options, base_dir, study_tables)
-        except InputError as exc:   # a sampler's complaint about one of its keys: name the spec
-            if not str(exc).startswith("key '"):
-                raise
-            raise InputError(f"{name}: {exc}") from None
+        except InputError as exc:   # a sampler's complaint: name the spec (and the key)
+            raise _sampler_error(exc, name, base_dir) from None
         items = []
         for row in frame.to_dict("records"):
             where = f"{name}: sampled item {row['item_id']}"
@@ -407,6 +411,15 @@ def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = da
                 with_dataset(row, study_type, dataset, where), where)))
         return items, {"source": "sampler", **options}, report
     check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
+
+
+def _sampler_error(exc: InputError, name: str, base_dir: Path) -> InputError:
+    """A sampler's refusal with the spec file in front (``new.toml: [items] n must be at least
+    1, got 0``); one that names a file of the spec's folder is kept as it is."""
+    text = str(exc)
+    if text.startswith(name) or (str(base_dir) != "." and str(base_dir) in text):
+        return exc
+    return InputError(f"{name}: {text}" if text.startswith(("key '", "[items]")) else f"{name}: [items] {text}")
 
 
 def read_items_csv(path: Path, study_type, forced_role: str | None = None,

@@ -8,6 +8,7 @@ from metrics.commands._study import figure
 from metrics.study.agreement import no_variation, rating_matrix, read_ratings
 from metrics.api import annotator_agreement
 from metrics.core.choices import LEVELS
+from metrics.core.errors import naming
 from metrics.core.options import input_file, integer, output_dir, seed
 from metrics.study.report import write_report
 from metrics.core.validation import MAX_RESAMPLES
@@ -26,7 +27,8 @@ def add_arguments(parser) -> None:
 
 def run(args):
     ratings = read_ratings(args.ratings)
-    report = annotator_agreement(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
+    with naming(args.ratings):
+        report = annotator_agreement(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
     result = report.to_dict()
     alignment = items = None
     if args.items:

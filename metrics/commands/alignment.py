@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from metrics.core.errors import naming
 from metrics.study.alignment import alignment_table
 from metrics.core.options import integer, seed
 from metrics.commands._study import add_study_arguments, load_rated_items
@@ -20,8 +21,9 @@ def add_arguments(parser) -> None:
 
 def run(args):
     _, rated = load_rated_items(args, need_similarities=bool(args.verb_sim and args.object_sim))
-    result = alignment_table(rated, metrics=args.metric, baselines=not args.no_baselines,
-                             n_resamples=args.permutations, seed=args.seed)
+    with naming(args.items):
+        result = alignment_table(rated, metrics=args.metric, baselines=not args.no_baselines,
+                                 n_resamples=args.permutations, seed=args.seed)
     lines = [f"{len(rated)} rated items", f"{'metric':24} {'agreement':>9} {'spearman':>9} {'95% CI':>17} {'p':>8}"]
     for name in result["ranking"]:
         m = result["metrics"][name]

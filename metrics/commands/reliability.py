@@ -9,7 +9,7 @@ import pandas as pd
 
 from metrics.commands._study import figure
 from metrics.study.agreement import no_variation, rating_matrix, read_ratings
-from metrics.core.errors import InputError
+from metrics.core.errors import InputError, naming
 from metrics.core.options import input_file, integer, output_dir, seed
 from metrics.study.reliability import paired_metric_test, reliability, reliability_by_stratum
 from metrics.core.validation import MAX_RESAMPLES
@@ -34,7 +34,8 @@ def run(args):
     ratings = read_ratings(args.ratings)
     matrix = rating_matrix(ratings)
     options = {"n_resamples": args.bootstrap, "seed": args.seed}
-    result = reliability(matrix, **options)
+    with naming(args.ratings):
+        result = reliability(matrix, **options)
     if args.compare and not args.items:
         raise InputError("--compare needs --items (the metric columns)")
     if args.items:

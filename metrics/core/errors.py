@@ -26,6 +26,25 @@ def os_error_message(exc: OSError) -> str:
 
 
 @contextmanager
+def naming(source) -> Iterator[None]:
+    """Refusals raised in the block that do not name ``source`` get it in front
+    (``ratings.csv: agreement needs ...``), so an analysis that refuses a file names it; a
+    parameter's refusal (it names its option) passes unchanged.
+
+    >>> with naming("r.csv"):
+    ...     raise InputError("needs two annotators")
+    Traceback (most recent call last):
+    metrics.core.errors.InputError: r.csv: needs two annotators
+    """
+    try:
+        yield
+    except InputError as exc:
+        if hasattr(exc, "parameter") or str(source) in str(exc):
+            raise
+        raise InputError(f"{source}: {exc}") from None
+
+
+@contextmanager
 def interruptible() -> Iterator[None]:
     """While the block runs, SIGTERM raises ``KeyboardInterrupt("terminated")`` as Ctrl-C does,
     so the temporary files of unfinished outputs are removed on the way out."""

@@ -6,7 +6,7 @@ options here, so a bad value is refused the same way wherever it comes from: a
 parameter's name. The command line shows the same message with the option that sets the
 parameter (``delta`` ↔ ``--delta``, see :func:`flag_of`).
 
-Kept free of numpy and pandas, so that ``--help`` stays light.
+Kept free of numpy and pandas at import, so that ``--help`` stays light.
 
 >>> check_fraction("delta", 0.25)
 0.25
@@ -114,6 +114,35 @@ def check_whole(name: str, value, low: int, high: int | None = None) -> int:
 def check_confidence(name: str, value) -> float:
     """A confidence level of an interval: a number strictly between 0 and 1."""
     return check_in_range(name, value, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def array_problem(array, *, finite: bool = True) -> str | None:
+    """What is wrong with a NumPy array that must hold real numbers, or None: Python objects,
+    complex numbers, text and booleans are refused by kind, and (with ``finite``) the first
+    value that is NaN or infinite by its index. The readers of arrays (embeddings, matrices)
+    say it after the file and the array's name.
+
+    >>> import numpy as np
+    >>> array_problem(np.array([1 + 2j]))
+    'holds complex numbers (complex128), not real ones'
+    >>> array_problem(np.array([[0.5, float("nan")]]))
+    'value [0, 1] is nan: not finite'
+    """
+    import numpy as np
+
+    kind = array.dtype.kind
+    if kind == "O":
+        return "holds Python objects, not numbers"
+    if kind == "c":
+        return f"holds complex numbers ({array.dtype}), not real ones"
+    if kind not in "iuf":
+        return f"holds {array.dtype} values, not numbers"
+    if finite and kind == "f":
+        bad = np.flatnonzero(~np.isfinite(array))
+        if bad.size:
+            at = np.unravel_index(int(bad[0]), array.shape)
+            return f"value [{', '.join(map(str, at))}] is {array[at]}: not finite"
+    return None
 
 
 def check_choice(name: str, value, choices) -> str:

@@ -46,7 +46,7 @@ from pathlib import Path
 from metrics.detection.boxes import box_iou, parse_box
 from metrics.core.errors import InputError
 from metrics.core.inputs import parse_json, read_json, read_text
-from metrics.core.validation import check_fraction, check_in_range
+from metrics.core.validation import check_fraction, check_in_range, range_problem, shown
 
 BOX_ROLES = ("human", "object")
 
@@ -259,15 +259,18 @@ def _detection(entry: dict, where: str) -> Detection:
     if "label" in entry:
         label = entry["label"]
     elif "verb" in entry and "object" in entry:
-        verb, obj = str(entry["verb"]), str(entry["object"])
+        verb, obj = entry["verb"], entry["object"]
+        for part, value in (("verb", verb), ("object", obj)):
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{where}: {part} must be a non-empty string, got {shown(value)}")
         label = f"{verb} with a/an {obj}" if verb == "no_interaction" else f"{verb} a/an {obj}"
     else:
         raise InputError(f"{where}: needs 'verb' and 'object' (or a 'label' \"verb a/an object\")")
     if not isinstance(label, str) or not label.strip():
         raise InputError(f"{where}: label must be a non-empty string")
     score = entry.get("score", 1.0)
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-        raise InputError(f"{where}: score must be a number, got {score!r}")
+    if range_problem(score, -math.inf, math.inf):
+        raise InputError(f"{where}: score must be a number (finite), got {shown(score)}")
     human = parse_box(entry["human_box"], f"{where}: human_box") if entry.get("human_box") is not None else None
     obj_box = parse_box(entry["object_box"], f"{where}: object_box") if entry.get("object_box") is not None else None
     return Detection(human, obj_box, label, float(score))
@@ -276,8 +279,11 @@ def _detection(entry: dict, where: str) -> Detection:
 def _released_detections(key: str, entry: dict, where: str) -> list[Detection]:
     names = entry.get("ao_names", [])
     h, o = entry.get("h_boxes", []), entry.get("o_boxes", [])
-    scores = entry.get("ho_scores", [1.0] * len(names))
-    if not (isinstance(names, list) and len(names) == len(scores)
+    scores = entry.get("ho_scores", [1.0] * len(names) if isinstance(names, list) else None)
+    for field_name, value in (("ao_names", names), ("ho_scores", scores), ("h_boxes", h), ("o_boxes", o)):
+        if not isinstance(value, list):
+            raise InputError(f"{where}: {field_name} must be a list, got {shown(value)}")
+    if not (len(names) == len(scores)
             and (not h or len(h) == len(names)) and (not o or len(o) == len(names))):
         raise InputError(f"{where}: ao_names, ho_scores, h_boxes and o_boxes must be lists of "
                          "the same length")

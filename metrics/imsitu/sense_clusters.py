@@ -48,6 +48,7 @@ import pandas as pd
 
 from metrics.core.errors import InputError
 from metrics.core.inputs import check_readable, csv_rows, read_text, require_columns
+from metrics.core.validation import array_problem
 
 STEP1_KS = tuple(range(2, 17))
 STEP2_RATIOS = tuple(i / 10 for i in range(6, 17))
@@ -88,8 +89,9 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
         raise InputError(f"{embeddings_path}: an .npz archive, not a .npy array")
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise InputError(f"{embeddings_path}: expected a 2-D matrix (nodes × dimensions), got shape {x.shape}")
-    if not np.issubdtype(x.dtype, np.number):
-        raise InputError(f"{embeddings_path}: expected numbers, got dtype {x.dtype}")
+    problem = array_problem(x, finite=False)  # non-finite rows are named below
+    if problem:
+        raise InputError(f"{embeddings_path}: expected numbers; the array {problem}")
     x = np.asarray(x, dtype=np.float32)
     images, verbs = [], []
     header, rows = csv_rows(read_text(nodes_path), str(nodes_path))

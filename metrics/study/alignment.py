@@ -87,6 +87,25 @@ def metric_columns(items: pd.DataFrame) -> list[str]:
             and pd.api.types.is_numeric_dtype(items[c])]
 
 
+def metric_values(items: pd.DataFrame, name: str) -> np.ndarray:
+    """The numbers of metric column ``name``; a blank cell is missing (NaN), text or an
+    infinite value is refused naming the item.
+
+    >>> metric_values(pd.DataFrame({"item_id": ["i1", "i2"], "m": ["0.5", "high"]}), "m")
+    Traceback (most recent call last):
+    metrics.core.errors.InputError: metric column 'm': item 'i2' has 'high', not a finite number
+    """
+    raw = items[name]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero((np.isnan(values) & raw.notna().to_numpy()) | np.isinf(values))
+    if len(bad):
+        k = int(bad[0])
+        item = items["item_id"].iloc[k] if "item_id" in items.columns else k
+        raise InputError(f"metric column {name!r}: item {str(item)!r} has {str(raw.iloc[k])!r}, "
+                         "not a finite number")
+    return values
+
+
 def align(metric, human, n_resamples: int = 10_000, seed: int = 0) -> dict:
     """Agreement (Eq. 13), Spearman ρ, Fisher interval and permutation p of one metric (0–4)
     against the mean human rating (0–4)."""
@@ -123,7 +142,7 @@ def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
     for name in (metrics if metrics is not None else metric_columns(items)):
         if name not in items.columns:
             raise InputError(f"items have no metric column {name!r}")
-        scores[name] = to_0_4(name, pd.to_numeric(items[name], errors="coerce").to_numpy())
+        scores[name] = to_0_4(name, metric_values(items, name))
     if baselines:
         if {"verb_sim", "object_sim"} <= set(items.columns):
             v, o = items["verb_sim"].to_numpy(float), items["object_sim"].to_numpy(float)

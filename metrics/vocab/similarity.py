@@ -25,7 +25,7 @@ import pandas as pd
 from metrics.core.choices import COMBINATIONS
 from metrics.core.errors import InputError
 from metrics.core.inputs import check_readable, parse_json, read_csv, read_json, refuse_first_row
-from metrics.core.validation import check_choice, check_fraction
+from metrics.core.validation import array_problem, check_choice, check_fraction
 
 MAX_SCORE = 4.0
 
@@ -352,6 +352,9 @@ def _npz_array(data, name: str, path: Path) -> np.ndarray:
     except Exception as exc:  # a damaged member
         raise InputError(f"{path}: array {name!r} cannot be read ({exc})") from None
     kinds = _NPZ_KINDS.get(name)
+    problem = array_problem(array) if kinds and "f" in kinds else None
+    if problem:
+        raise InputError(f"{path}: array {name!r} {problem}")
     if kinds and array.dtype.kind not in kinds:
         wanted = "strings" if kinds == "US" else "whole numbers" if kinds == "iu" else "numbers"
         raise InputError(f"{path}: array {name!r} holds {array.dtype} values, not {wanted}")

@@ -125,14 +125,14 @@ def test_damaged_backups_are_refused_with_one_line(tmp_path, fresh_db):
     cases = {
         "not a zip file": (tmp_path / "plain.zip", "not a zip file"),
         "no manifest": (variant("nomanifest.zip", **{"manifest.json": None}), "no manifest.json"),
-        "bad manifest": (variant("badmanifest.zip", **{"manifest.json": b"{oops"}), "not valid JSON"),
+        "bad manifest": (variant("badmanifest.zip", **{"manifest.json": b"{oops"}), "manifest.json: line 1 column 2: invalid JSON"),
         "newer schema": (variant("newer.zip", **{"manifest.json": json.dumps(
             {**manifest, "schema_version": migrations.LATEST + 1})}), "schema version"),
         "missing table": (variant("notable.zip", **{"tables/rating.jsonl": None}), "rating.jsonl is missing"),
         "truncated": (variant("truncated.zip", **{"tables/rating.jsonl": "".join(lines[:-1])}),
                       "does not match the manifest"),
         "invalid line": (variant("invalid.zip", **{"tables/rating.jsonl": "".join(lines[:2]) + "{x\n"}),
-                         "rating.jsonl line 3: invalid JSON"),
+                         "rating.jsonl: line 3 column 2: invalid JSON"),
     }
     (tmp_path / "plain.zip").write_text("hello")
     target = fresh_db()

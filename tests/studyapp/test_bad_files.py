@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faults import (COMMANDS, FILES, Refusal, check_refused, expand, npy_bytes, npz_bytes, option_name, parsers,
+from faults import (COMMANDS, FILES, Refusal, check_refused, expand, jl, npy_bytes, npz_bytes, option_name, parsers,
                     run_in_process, run_process, state, value_actions, with_value)
 from faults import world, world_template  # noqa: F401 (fixtures)
 
@@ -408,6 +408,97 @@ for command in ("account add", "account set-password"):
     add(f"{command.replace(' ', '-')}-no-password", command, ["password", "standard input"])
 
 
+# ------------------------------------------------------------------ issue 31: the last classes
+def _released(**fields) -> bytes:
+    record = {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": [[0, 0, 10, 10]],
+              "o_boxes": [[20, 20, 30, 30]]}
+    record.update(fields)
+    return json.dumps({"q1": record, "q2": {"ao_names": []}}).encode()
+
+
+add("mcq-released-box-list-number", "mcq", ["answers.json", "'q1'", "h_boxes must be a list", "got 5"],
+    files={"answers.json": _released(h_boxes=5)})
+add("mcq-released-box-list-object", "mcq", ["answers.json", "'q1'", "o_boxes must be a list"],
+    files={"answers.json": _released(o_boxes={"a": [0, 0, 1, 1]})})
+add("mcq-released-names-a-string", "mcq", ["answers.json", "'q1'", "ao_names must be a list"],
+    files={"answers.json": _released(ao_names="ride a/an horse")})
+add("mcq-released-score-text", "mcq", ["answers.json", "detection 0", "score must be a number", "'high'"],
+    files={"answers.json": _released(ho_scores=["high"])})
+add("mcq-detection-verb-number", "mcq", ["answers.json", "line 1", "hois[0]", "verb must be a non-empty string",
+                                         "got 7"],
+    files={"answers.json": jl({"image": "q1", "hois": [{"verb": 7, "object": "horse", "score": 0.9}]})})
+add("agreement-no-shared-item", "agreement", ["ratings.csv", "an item rated by at least two annotators"],
+    files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,a,1,x\ns,i1,b,2,x\n"})
+add("agreement-one-annotator-names-the-file", "agreement", ["ratings.csv", "at least two annotators"],
+    files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,a,1,x\ns,i1,a,2,x\n"})
+add("reliability-one-annotator-names-the-file", "reliability", ["ratings.csv", "at least two annotators"],
+    files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,a,1,x\ns,i1,a,2,x\n"})
+add("imsitu-cluster-embeddings-complex", "imsitu-cluster", ["emb.npy", "complex numbers"],
+    files={"emb.npy": lambda old: npy_bytes(np.load(__import__("io").BytesIO(old)).astype(complex))})
+add("alignment-metric-column-of-text", "alignment", ["items.csv", "metric column 'my_metric'", "item 'i0'",
+                                                     "'abc'", "not a finite number"],
+    files={"items.csv": FILES["items.csv"].replace(FILES["items.csv"].split(b"\n")[1],
+                                                   FILES["items.csv"].split(b"\n")[1].rsplit(b",", 1)[0] + b",abc")})
+add("imsitu-pred-disjoint-from-gold", "imsitu", ["verbs.json", "gold.json", "no image of the predictions"],
+    files={"verbs.json": b'{"c.jpg": ["jumping"]}'})
+add("imsitu-pred-names-not-imsitu", "imsitu", ["verbs.json", "'a.jpg'", "not an imSitu name"],
+    argv={"--gold": "", "--clusters": ""})
+SPEC_SAMPLER = FILES["study.toml"].replace(b'slug = "t"', b'slug = "t2"').split(b"[items]")[0] + b'[items]\nsource = "sampler"\n'
+add("create-sampler-n-zero", "create", ["study.toml: [items] n must be at least 1, got 0"],
+    files={"study.toml": SPEC_SAMPLER + b"n = 0\n"})
+add("create-sampler-seed-negative", "create", ["study.toml", "key 'items.seed'", "got -1"],
+    files={"study.toml": SPEC_SAMPLER + b"n = 5\nseed = -1\n"})
+add("create-sampler-w-nan", "create", ["study.toml", "key 'items.w'", "finite"],
+    files={"study.toml": SPEC_SAMPLER + b"n = 5\nw = nan\n"})
+add("create-sampler-categories-empty", "create", ["study.toml", "items.categories"],
+    files={"study.toml": SPEC_SAMPLER + b"n = 5\ncategories = []\n"})
+
+
+def _manifest(data: bytes, change) -> bytes:
+    members = _zip_members(data)
+    manifest = json.loads(members["manifest.json"])
+    change(manifest)
+    members["manifest.json"] = json.dumps(manifest).encode()
+    return _zip(members)
+
+
+def _with_member(data: bytes, name: str, content: bytes = b"x", *, link: bool = False, compress=True) -> bytes:
+    import io
+    import zipfile
+    members = _zip_members(data)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED) as zf:
+        for member, member_data in members.items():
+            zf.writestr(member, member_data)
+        info = zipfile.ZipInfo(name)
+        if link:
+            info.external_attr = (0o120777 << 16)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(info, content)
+    return buf.getvalue()
+
+
+add("restore-manifest-table-a-number", "restore", ["backup.zip", "manifest.json", "tables.study", "must be an object"],
+    files={"backup.zip": lambda old: _manifest(old, lambda m: m["tables"].__setitem__("study", 7))})
+add("restore-manifest-rows-negative", "restore", ["backup.zip", "tables.study.rows", "got -1"],
+    files={"backup.zip": lambda old: _manifest(old, lambda m: m["tables"]["study"].__setitem__("rows", -1))})
+add("restore-manifest-nan", "restore", ["backup.zip", "manifest.json", "NaN"],
+    files={"backup.zip": lambda old: _zip({**_zip_members(old), "manifest.json": _zip_members(old)[
+        "manifest.json"].replace(b'"format_version": 1', b'"format_version": NaN')})})
+add("restore-entry-dotdot", "restore", ["backup.zip", "'../evil.jsonl'", "climbs out"],
+    files={"backup.zip": lambda old: _with_member(old, "../evil.jsonl")})
+add("restore-entry-absolute", "restore", ["backup.zip", "'/etc/evil'", "absolute path"],
+    files={"backup.zip": lambda old: _with_member(old, "/etc/evil")})
+add("restore-entry-symlink", "restore", ["backup.zip", "'tables/link.jsonl'", "symbolic link"],
+    files={"backup.zip": lambda old: _with_member(old, "tables/link.jsonl", b"/etc/passwd", link=True)})
+add("restore-entry-zip-bomb", "restore", ["backup.zip", "'tables/bomb.jsonl'", "zip bomb"],
+    files={"backup.zip": lambda old: _with_member(old, "tables/bomb.jsonl", b"\0" * (8 * 2**20))})
+add("restore-entry-unknown", "restore", ["backup.zip", "'notes.txt'", "not part of a studyapp backup"],
+    files={"backup.zip": lambda old: _with_member(old, "notes.txt")})
+add("restore-backup-too-large", "restore", ["backup.zip", "STUDYAPP_MAX_BACKUP_MB"],
+    files={"backup.zip": lambda old: old + b"\0" * (2**20 + 1)}, env={"STUDYAPP_MAX_BACKUP_MB": "1"})
+
+
 # ------------------------------------------------------------------ the runner
 def with_argv(argv: list[str], command: str, changes: dict) -> list[str]:
     parser = next(p for c, _m, p in parsers() if c == command)
@@ -621,3 +712,20 @@ def test_stale_temporaries_of_dead_processes_are_removed(world, capsys):
     assert status == 0, err
     assert sorted(p.name for p in out.iterdir()) == sorted(["r.json", mine.name])
     shutil.rmtree(out)
+
+
+def test_a_spec_linked_to_no_study_names_the_file_and_key(world, tmp_path, capsys):
+    from studyhelpers import image_spec
+    spec = image_spec(tmp_path)
+    spec.write_text(spec.read_text().replace('linked_study = "first"', 'linked_study = "nosuch"'))
+    before = state(Path(world["w"]))
+    status, out, err = run_in_process("studyapp", ["create", str(spec)], capsys)
+    check_refused(status, out, err, Refusal([str(spec), "items.linked_study", "no study named 'nosuch'"]), "linked")
+    assert state(Path(world["w"])) == before
+
+
+@pytest.mark.parametrize("case_id", ["mcq-released-box-list-number", "restore-manifest-table-a-number",
+                                     "create-sampler-seed-negative", "imsitu-cluster-embeddings-complex",
+                                     "restore-entry-dotdot"])
+def test_issue_31_classes_as_processes(world, monkeypatch, case_id):
+    test_real_processes_refuse_the_same_way(world, monkeypatch, case_id)

@@ -116,7 +116,10 @@ class HoiSimilarityImage(HoiSimilarity):
         if not root.is_dir():
             raise InputError(f"key 'items.image_root' names no folder: {root}")
         image_map = read_image_map(base_dir / options["images"], options.get("dataset"))
-        tables = tables_of(slug)  # the earlier study's items and current ratings
+        try:
+            tables = tables_of(slug)  # the earlier study's items and current ratings
+        except InputError as exc:
+            raise InputError(f"key 'items.linked_study': {exc}") from None
         ratings = tables["ratings.csv"]
         ratings = ratings[ratings["phase"] == "main"]
         earlier: dict[str, dict[str, str]] = {}
