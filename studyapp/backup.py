@@ -135,6 +135,9 @@ def check_entries(zf: zipfile.ZipFile, name: str) -> None:
             raise InputError(f"{where} climbs out of the backup ('..'); refused")
         if stat.S_ISLNK(info.external_attr >> 16):
             raise InputError(f"{where} is a symbolic link; refused")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise InputError(f"{where} uses compression method {info.compress_type}; a studyapp backup is "
+                             "stored or deflated")
         if not MEMBER.match(entry):
             raise InputError(f"{where} is not part of a studyapp backup (manifest.json, "
                              "tables/<table>.jsonl)")
@@ -247,7 +250,7 @@ def restore(path: str | Path, url: str | None = None) -> dict:
                 path.rmdir()
             else:
                 path.unlink(missing_ok=True)
-        if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError)):
+        if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError)):
             raise InputError(f"{name}: the zip file is damaged ({exc}); nothing was restored") from None
         raise
     engine.dispose()

@@ -170,11 +170,10 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="session")
-def world_template(tmp_path_factory):
-    """The valid inputs, a database holding study ``t`` (an annotator ``alice`` with one
-    rating) and a backup of it, built once."""
-    root = tmp_path_factory.mktemp("world")
+def build_world(root: Path) -> Path:
+    """Write the valid inputs into ``root`` with a database holding study ``t`` (an annotator
+    ``alice`` with one rating) and a backup of it; returns ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
     for name, content in FILES.items():
         (root / name).write_bytes(content)
     (root / "a_folder").mkdir()
@@ -199,6 +198,12 @@ backup.backup({str(root / 'backup.zip')!r})
     for suffix in ("-wal", "-shm"):
         Path(str(root / "studyapp.sqlite") + suffix).unlink(missing_ok=True)
     return root
+
+
+@pytest.fixture(scope="session")
+def world_template(tmp_path_factory):
+    """The valid world (:func:`build_world`), built once."""
+    return build_world(tmp_path_factory.mktemp("world"))
 
 
 @pytest.fixture

@@ -29,9 +29,11 @@ metrics.core.errors.InputError: f.pkl: refused: the pickle would import builtins
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
 import io
 import pickle
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -99,11 +101,18 @@ class RestrictedUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("persistent ids are not allowed")
 
 
+# CPython's unpickler, refused a huge BYTEARRAY8 (MemoryError), writes this to stderr itself; the
+# refusal must stay one line, so it is held back (anything else written while loading passes)
+_CPYTHON_NOTICE = "SystemError: deallocated bytearray object has exported buffers\n"
+
+
 def _load(stream, where: str):
     collecting = gc.isenabled()
     gc.disable()        # millions of small lists: the collector would rescan them (about 3x slower)
+    held = io.StringIO()
     try:
-        return RestrictedUnpickler(stream, encoding="latin1").load()
+        with contextlib.redirect_stderr(held):
+            return RestrictedUnpickler(stream, encoding="latin1").load()
     except _Refused as exc:
         raise InputError(f"{where}: refused: the pickle would import {exc.module}.{exc.name} (only plain "
                          "containers, numbers, strings and numpy arrays are read from a pickle; nothing in "
@@ -120,6 +129,9 @@ def _load(stream, where: str):
     finally:
         if collecting:
             gc.enable()
+        rest = held.getvalue().replace(_CPYTHON_NOTICE, "")
+        if rest:
+            sys.stderr.write(rest)
 
 
 def loads_restricted(data: bytes, where: str):

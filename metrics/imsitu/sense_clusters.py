@@ -92,7 +92,8 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     problem = array_problem(x, finite=False)  # non-finite rows are named below
     if problem:
         raise InputError(f"{embeddings_path}: expected numbers; the array {problem}")
-    x = np.asarray(x, dtype=np.float32)
+    with np.errstate(over="ignore"):  # beyond float32: infinite, refused below as not finite
+        x = np.asarray(x, dtype=np.float32)
     images, verbs = [], []
     header, rows = csv_rows(read_text(nodes_path), str(nodes_path))
     require_columns(header, ("image", "verb"), str(nodes_path))

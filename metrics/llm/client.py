@@ -147,7 +147,9 @@ class ChatClient:
                         parsed = json.loads(data)
                         reply = parsed["choices"][0]["message"]["content"]
                         usage = parsed.get("usage") or {}
-                    except (ValueError, KeyError, IndexError, TypeError):
+                        if not isinstance(reply, (str, type(None))) or not isinstance(usage, dict):
+                            raise TypeError("content is not text, or usage not an object")
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                         failures.append("bad JSON body")
                     else:
                         try:
@@ -156,8 +158,8 @@ class ChatClient:
                             failures.append("malformed reply")
                         else:
                             return Outcome(list(scores), reply, attempt + 1, time.perf_counter() - start,
-                                           prompt_tokens=usage.get("prompt_tokens"),
-                                           completion_tokens=usage.get("completion_tokens"),
+                                           prompt_tokens=_count(usage.get("prompt_tokens")),
+                                           completion_tokens=_count(usage.get("completion_tokens")),
                                            failures=failures)
                 elif status in FATAL_STATUS:
                     detail = data[:200].decode("utf-8", "replace").replace("\n", " ")
@@ -172,6 +174,11 @@ class ChatClient:
                 self._sleep(delay)
         return Outcome([None] * n_pairs, reply, ep.retries + 1, time.perf_counter() - start,
                        error=failures[-1], failures=failures)
+
+
+def _count(value) -> int | None:
+    """A token count the endpoint reported, when it is a whole number ≥ 0 (else unknown)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -79,10 +79,11 @@ class SimilarityMatrix:
         if (scores is None) == (val is None):
             raise InputError("give either dense scores or sparse row/col/val, not both or neither")
         if scores is not None:
-            dense = np.array(scores, dtype=np.float32)
-            if dense.shape != (n, n):
-                raise InputError(f"scores has shape {dense.shape}, expected ({n}, {n}) for {n} labels")
-            _check_range(dense, "scores")
+            values = np.array(scores, dtype=np.float64)
+            if values.shape != (n, n):
+                raise InputError(f"scores has shape {values.shape}, expected ({n}, {n}) for {n} labels")
+            _check_range(values, "scores")  # before float32, which would overflow a huge value
+            dense = values.astype(np.float32)
             if not np.allclose(dense, dense.T, atol=1e-6):
                 i, j = np.argwhere(~np.isclose(dense, dense.T, atol=1e-6))[0]
                 raise InputError(f"scores is not symmetric: ({self.labels[i]}, {self.labels[j]})")
@@ -267,7 +268,7 @@ class SimilarityMatrix:
 def _check_range(values: np.ndarray, what: str) -> None:
     bad = ~np.isfinite(values) | (values < 0) | (values > MAX_SCORE)
     if bad.any():
-        raise InputError(f"{what}: score {values[bad].ravel()[0]!r} outside the 0–4 scale")
+        raise InputError(f"{what}: score {float(values[bad].ravel()[0])!r} outside the 0–4 scale")
 
 
 def _symmetric_keys(n, row, col, val, labels):

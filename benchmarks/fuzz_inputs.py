@@ -1,0 +1,780 @@
+"""Fuzzing every input the project reads (issue 31, item 2).
+
+For each input format, inputs come from two generators:
+
+- **structure-aware** (hypothesis strategies): a valid seed of the format, parsed into its
+  structure (JSON tree, CSV table, TOML table, array, pickled object, zip members), changed by
+  at most one *harmless* edit (a byte-order mark, CRLF line ends, re-indented JSON, quoted CSV
+  cells, another zip compression ...) and at most one *defect* (a value replaced by a wrong
+  type, NaN, a huge or negative number, text, an empty container; a key or column removed or
+  repeated; an array of complex numbers or Python objects; a zip entry with ``..``, a link or a
+  bomb ...), then written back;
+- **byte-level mutation** of the valid seeds (flips, inserted / deleted / repeated spans,
+  truncation, splices of tokens such as ``NaN``, ``1e999``, ``-1``, ``\\x00``).
+
+Each input is given to the command that reads it, called in-process (``main([...])``, catching
+``SystemExit``), on a world of valid files (``tests/faults.py``). The property: the command
+either succeeds -- with the same ``--json`` result as on the seed when only harmless edits were
+made -- or exits 2 with exactly one line on stderr, no traceback, no output written and no
+database row changed. LLM answers are served as HTTP bodies by a loopback server to
+:class:`metrics.llm.client.ChatClient`, which must return an outcome (scores 0..4 or an error)
+and raise nothing.
+
+    nice -n 10 .venv/bin/python -m benchmarks.fuzz_inputs --n 100000 [--formats a,b] [--seed 0]
+        [--report fuzz_report.json] [--failures fuzz_failures/]
+
+Inputs run in chunks of 500, round robin over the formats; the report (counts per format: ok /
+refused / tracebacks / bad refusals / partial writes / changed rows / changed results, and the
+time) is rewritten after every chunk, and ``--resume`` continues from it. Every failing input
+is saved under ``--failures`` to become a named regression case (tests/metrics/test_fuzz_inputs.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import json
+import os
+import pickle
+import random
+import shutil
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+import traceback
+import zipfile
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tests") not in sys.path:
+    sys.path.append(str(ROOT / "tests"))  # faults.py: the valid world (appended: tests/metrics is no package)
+
+from faults import FILES, build_world, expand, npy_bytes, npz_bytes  # noqa: E402
+
+CHUNK = 500
+OUTCOMES = ("ok", "refused", "tracebacks", "bad_refusals", "partial_writes", "changed_rows", "changed_results")
+FAILURES = OUTCOMES[2:]
+
+# ------------------------------------------------------------------ the seeds
+QPIC_GT = json.dumps([
+    {"file_name": "a.jpg", "annotations": [{"bbox": [0, 0, 10, 10], "category_id": 1},
+                                           {"bbox": [20, 20, 30, 30], "category_id": 19}],
+     "hoi_annotation": [{"subject_id": 0, "object_id": 1, "category_id": 77}]},
+    {"file_name": "b.jpg", "annotations": [{"bbox": [0, 0, 10, 10], "category_id": 1},
+                                           {"bbox": [20, 20, 30, 30], "category_id": 47}],
+     "hoi_annotation": [{"subject_id": 0, "object_id": 1, "category_id": 37}]}]).encode()
+RELEASED_ANSWERS = json.dumps({"q1": {"ao_names": ["ride a/an horse", "walk a/an horse"], "ho_scores": [0.9, 0.2]},
+                               "q2": {"ao_names": ["hold a/an cup"], "ho_scores": [0.8]}}).encode()
+SIDECAR = json.dumps({"source": "fuzz", "models": ["m1"], "date": "2030-01-01"}).encode()
+LLM_BODY = json.dumps({"choices": [{"message": {"content": "3"}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 1}}).encode()
+
+
+@dataclass
+class Format:
+    """One input format: the world file it replaces, the command that reads it (placeholders
+    of :func:`faults.expand`; ``{out}`` is where it writes) and its valid seeds."""
+    name: str
+    module: str                      # metrics | studyapp | llm
+    target: str                      # world file replaced by the input
+    argv: list[str]
+    seeds: list[bytes]
+    kind: str                        # json | jsonl | csv | toml | npy | npz | pickle | zip | text
+    extra: dict = field(default_factory=dict)   # other world files written first
+
+
+def _formats() -> dict[str, Format]:
+    score = ["score", "--gt", "{gt.jsonl}", "--pred", "{pred.jsonl}", "--verb-sim", "{verb.csv}",
+             "--object-sim", "{object.csv}", "--json", "{out}/r.json"]
+    items_csv = FILES["items.csv"]
+    formats = [
+        Format("detections-jsonl", "metrics", "pred.jsonl", score, [FILES["pred.jsonl"], FILES["gt.jsonl"]], "jsonl"),
+        Format("detections-qpic", "metrics", "gt.qpic.json",
+               [a.replace("{gt.jsonl}", "{gt.qpic.json}") for a in score], [QPIC_GT], "json"),
+        Format("vcoco-pickle", "metrics", "vcoco_dets.pkl",
+               ["vcoco", "--vcoco", "{vcoco.json}", "--coco", "{coco.json}", "--ids", "{vcoco.ids}", "--pred",
+                "{vcoco_dets.pkl}", "--json", "{out}/r.json"], [FILES["vcoco_dets.pkl"]], "pickle"),
+        Format("swig-pickle", "metrics", "swig_pred.pkl",
+               ["swig", "--gt", "{swig_gt.json}", "--pred", "{swig_pred.pkl}", "--json", "{out}/r.json"],
+               [FILES["swig_pred.pkl"]], "pickle"),
+        Format("ratings-csv", "metrics", "ratings.csv",
+               ["agreement", "--ratings", "{ratings.csv}", "--bootstrap", "0", "--json", "{out}/r.json"],
+               [FILES["ratings.csv"]], "csv"),
+        Format("items-csv", "metrics", "items.csv",
+               ["tune-w", "--ratings", "{ratings.csv}", "--items", "{items.csv}", "--step", "0.1",
+                "--json", "{out}/r.json"], [items_csv], "csv"),
+        Format("matrix-csv", "metrics", "verb.csv",
+               ["matrix", "info", "{verb.csv}", "--pairs", "{pairs.csv}", "--json", "{out}/r.json"],
+               [FILES["verb.csv"]], "csv"),
+        Format("matrix-npz", "metrics", "verb.npz",
+               ["matrix", "info", "{verb.npz}", "--pairs", "{pairs.csv}", "--json", "{out}/r.json"],
+               [FILES["verb.npz"], npz_bytes(labels=np.array(["ride.v.01", "hold.v.01"]), row=np.array([0, 1, 0]),
+                                             col=np.array([0, 1, 1]), val=np.array([4.0, 4.0, 2.0]))], "npz"),
+        Format("matrix-sidecar", "metrics", "verb.csv.meta.json",
+               ["matrix", "info", "{verb.csv}", "--json", "{out}/r.json"], [SIDECAR], "json"),
+        Format("study-spec", "studyapp", "new.toml", ["create", "{new.toml}"],
+               [FILES["study.toml"].replace(b'slug = "t"', b'slug = "t2"'),
+                FILES["study.toml"].replace(b'slug = "t"', b'slug = "t3"').split(b"[items]")[0]
+                + b'[items]\nsource = "sampler"\nn = 6\nseed = 3\nw = 0.5\n'], "toml"),
+        Format("crosshoi-bench", "metrics", "bench.json",
+               ["mcq", "--bench", "{bench.json}", "--pred", "{answers.json}", "--json", "{out}/r.json"],
+               [FILES["bench.json"]], "json"),
+        Format("crosshoi-answers", "metrics", "answers.json",
+               ["mcq", "--bench", "{bench.json}", "--pred", "{answers.json}", "--json", "{out}/r.json"],
+               [FILES["answers.json"], RELEASED_ANSWERS], "json"),
+        Format("imsitu-predictions", "metrics", "verbs.json",
+               ["imsitu", "--gold", "{gold.json}", "--pred", "{verbs.json}", "--clusters", "{clusters.json}",
+                "--json", "{out}/r.json"], [FILES["verbs.json"]], "json"),
+        Format("imsitu-gold", "metrics", "gold.json",
+               ["imsitu", "--gold", "{gold.json}", "--pred", "{verbs.json}", "--json", "{out}/r.json"],
+               [FILES["gold.json"]], "json"),
+        Format("imsitu-clusters", "metrics", "clusters.json",
+               ["imsitu", "--gold", "{gold.json}", "--pred", "{verbs.json}", "--clusters", "{clusters.json}",
+                "--json", "{out}/r.json"], [FILES["clusters.json"]], "json"),
+        Format("embeddings-npy", "metrics", "emb.npy",
+               ["imsitu-cluster", "--embeddings", "{emb.npy}", "--nodes", "{nodes.csv}", "--ks", "2",
+                "--ratios", "1.0", "--seed", "1", "--max-exact", "100", "--n-jobs", "1", "--quiet",
+                "--json", "{out}/r.json"], [FILES["emb.npy"]], "npy"),
+        Format("backup-zip", "studyapp", "backup.zip",
+               ["restore", "{backup.zip}", "--url", "sqlite:///{out}/restored.sqlite"], [], "zip"),
+        Format("llm-answers", "llm", "body", [], [LLM_BODY, json.dumps(
+            {"choices": [{"message": {"content": "1: 0\n2: 4"}}]}).encode()], "json"),
+    ]
+    return {f.name: f for f in formats}
+
+
+FORMATS = _formats()
+
+
+# ------------------------------------------------------------------ structure-aware edits
+BAD_VALUES = [None, -1, 0, 1e308, -1e-300, 10 ** 400, "NaN", "Infinity", "", "x", "-1", [], {}, [[]], True,
+              "1+2j", "a" * 300, "\x00\x07", [1, "a"], {"a": None}, 4.5, 2 ** 63, -(2 ** 63), 1.5]
+TOKENS = [b"NaN", b"Infinity", b"-Infinity", b"1e999", b"-1", b"0", b"null", b"true", b"\"\"", b"[]", b"{}",
+          b"\x00", b"\xff\xfe", b"\xef\xbb\xbf", b"\n", b"\r\n", b",", b"\"", b"9" * 400, b"-0", b"1e-400", b"\\u0000"]
+
+
+def json_paths(value, path=()):
+    """Every (path, value) of a JSON tree, containers included."""
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from json_paths(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from json_paths(v, path + (i,))
+
+
+def json_set(tree, path, new):
+    if not path:
+        return new
+    tree = json.loads(json.dumps(tree))
+    node = tree
+    for key in path[:-1]:
+        node = node[key]
+    if new is _DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = new
+    return tree
+
+
+_DELETE = object()
+
+
+def dump_json(value, *, indent=None) -> str:
+    """JSON as the file holds it: ``"NaN"`` / ``"Infinity"`` strings of BAD_VALUES written as the
+    bare tokens the JSON policy refuses, big integers as written."""
+    text = json.dumps(value, indent=indent)
+    return text.replace('"NaN"', "NaN").replace('"Infinity"', "Infinity")
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value) if not isinstance(value, float) or np.isfinite(value) else ("nan" if value != value else "inf")
+    if value in ("NaN", "Infinity"):
+        return {"NaN": "nan", "Infinity": "inf"}[value]
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return '""'
+
+
+def dump_toml(table: dict) -> str:
+    """A TOML document of a spec (top-level keys, then its tables)."""
+    lines = [f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items() if not isinstance(v, dict)]
+    for name, sub in table.items():
+        if isinstance(sub, dict):
+            lines.append(f"[{json.dumps(name)}]")
+            lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in sub.items() if v is not None]
+    return "\n".join(lines) + "\n"
+
+
+def csv_edit(draw, text: str) -> tuple[str, bool]:
+    """(edited CSV, harmless?) with one defect or one harmless edit."""
+    import hypothesis.strategies as st
+    rows = [line.split(",") for line in text.strip("\n").split("\n")]
+    width = len(rows[0])
+    kind = draw(st.sampled_from(["cell", "cell", "drop-column", "repeat-column", "short-row", "long-row",
+                                 "empty", "header-only", "quote", "blank-lines", "reorder-columns", "crlf",
+                                 "bom", "drop-row"]))
+    r = draw(st.integers(1, max(1, len(rows) - 1)))
+    c = draw(st.integers(0, width - 1))
+    if kind == "cell" and len(rows) > 1:
+        value = draw(st.sampled_from(["", "nan", "inf", "-1", "1e999", "x", "4.5", "99", "0", "\x00", "é",
+                                      '"', "1,2", " 2", "2 ", "true", "-0", "0x10", "1_0", "³"]))
+        rows[r][c] = value if "," not in value and '"' not in value else '"' + value.replace('"', '""') + '"'
+        return "\n".join(",".join(row) for row in rows) + "\n", False
+    if kind == "drop-column":
+        return "\n".join(",".join(row[:c] + row[c + 1:]) for row in rows) + "\n", False
+    if kind == "repeat-column":
+        return "\n".join(",".join(row + [row[c]] if len(row) > c else row) for row in rows) + "\n", False
+    if kind == "short-row" and len(rows) > 1:
+        rows[r] = rows[r][:-1]
+        return "\n".join(",".join(row) for row in rows) + "\n", False
+    if kind == "long-row" and len(rows) > 1:
+        rows[r] = rows[r] + ["extra"]
+        return "\n".join(",".join(row) for row in rows) + "\n", False
+    if kind == "empty":
+        return "", False
+    if kind == "header-only":
+        return ",".join(rows[0]) + "\n", False
+    if kind == "drop-row" and len(rows) > 2:
+        del rows[r]
+        return "\n".join(",".join(row) for row in rows) + "\n", False
+    if kind == "quote":
+        return "\n".join(",".join(f'"{cell}"' for cell in row) for row in rows) + "\n", True
+    if kind == "blank-lines":
+        return text.replace("\n", "\n\n", 1) + "\n", True
+    if kind == "reorder-columns" and width > 1:
+        order = list(range(width))[::-1]
+        return "\n".join(",".join(row[i] for i in order if i < len(row)) for row in rows) + "\n", True
+    if kind == "crlf":
+        return text.replace("\n", "\r\n"), True
+    return "\ufeff" + text, True
+
+
+def json_edit(draw, value) -> tuple[str, bool]:
+    import hypothesis.strategies as st
+    paths = list(json_paths(value))
+    kind = draw(st.sampled_from(["replace", "replace", "replace", "delete", "add-key", "duplicate-key",
+                                 "indent", "reorder", "bom", "truncate", "wrap-list"]))
+    path, node = draw(st.sampled_from(paths))
+    if kind == "replace":
+        return dump_json(json_set(value, path, draw(st.sampled_from(BAD_VALUES)))), False
+    if kind == "delete" and path:
+        return dump_json(json_set(value, path, _DELETE)), False
+    if kind == "add-key" and isinstance(node, dict):
+        return dump_json(json_set(value, path, {**node, "unexpected": draw(st.sampled_from(BAD_VALUES))})), False
+    if kind == "duplicate-key":
+        text = dump_json(value)
+        at = text.find('": ')
+        if at > 0:
+            start = text.rfind('"', 0, at)
+            key = text[start:at + 1]
+            return text.replace("{", "{" + key + ": 0, ", 1), False
+    if kind == "indent":
+        return dump_json(value, indent=draw(st.integers(0, 4))), True
+    if kind == "reorder" and isinstance(value, dict):
+        return dump_json(dict(reversed(list(value.items())))), True
+    if kind == "bom":
+        return "\ufeff" + dump_json(value), True
+    if kind == "truncate":
+        text = dump_json(value)
+        return text[:draw(st.integers(0, max(0, len(text) - 1)))], False
+    return dump_json([value]), False
+
+
+def jsonl_edit(draw, text: str) -> tuple[str, bool]:
+    import hypothesis.strategies as st
+    lines = [line for line in text.splitlines() if line.strip()]
+    k = draw(st.integers(0, len(lines) - 1))
+    kind = draw(st.sampled_from(["record", "record", "record", "repeat-line", "blank-line", "crlf", "bom",
+                                 "not-json"]))
+    if kind == "record":
+        edited, harmless = json_edit(draw, json.loads(lines[k]))
+        lines[k] = edited.replace("\n", " ")
+        return "\n".join(lines) + "\n", harmless
+    if kind == "repeat-line":
+        return "\n".join(lines + [lines[k]]) + "\n", False
+    if kind == "blank-line":
+        return "\n\n".join(lines) + "\n", True
+    if kind == "crlf":
+        return "\r\n".join(lines) + "\r\n", True
+    if kind == "bom":
+        return "\ufeff" + "\n".join(lines) + "\n", True
+    lines[k] = lines[k][: len(lines[k]) // 2]
+    return "\n".join(lines) + "\n", False
+
+
+def array_edit(draw, array: np.ndarray) -> tuple[np.ndarray, bool]:
+    import hypothesis.strategies as st
+    kind = draw(st.sampled_from(["complex", "object", "strings", "bool", "float16", "nan", "inf", "huge",
+                                 "negative", "empty", "1d", "3d", "transpose", "int", "float32", "same"]))
+    a = np.array(array)
+    if a.dtype.kind in "USO" and kind in ("complex", "bool", "float16", "int", "float32"):
+        a = np.arange(a.size, dtype=float).reshape(a.shape)  # text as numbers, then the kind asked for
+    if kind == "complex":
+        return a.astype(complex) + 1j, False
+    if kind == "object":
+        return a.astype(object), False
+    if kind == "strings":
+        return a.astype(str), False
+    if kind == "bool":
+        return a.astype(bool), False
+    if kind == "float16":
+        return a.astype(np.float16), False
+    if kind in ("nan", "inf", "huge", "negative") and a.size and a.dtype.kind in "iuf":
+        a = a.astype(float)
+        a.flat[draw(st.integers(0, a.size - 1))] = {"nan": np.nan, "inf": np.inf, "huge": 1e300, "negative": -3.0}[kind]
+        return a, False
+    if kind == "empty":
+        return a[:0], False
+    if kind == "1d":
+        return a.ravel(), False
+    if kind == "3d":
+        return a[None], False
+    if kind == "transpose" and a.ndim == 2:
+        return a.T, False
+    if kind == "int" and a.dtype.kind == "f":
+        return a.astype(np.int64), False
+    if kind == "float32" and a.dtype.kind == "f":
+        return a.astype(np.float32), False
+    return a, True
+
+
+class _RunsCode:
+    def __reduce__(self):
+        return (os.system, ("touch fuzz-ran-code",))
+
+
+def pickle_edit(draw, obj) -> tuple[bytes, bool]:
+    import hypothesis.strategies as st
+    kind = draw(st.sampled_from(["value", "value", "value", "runs-code", "protocol", "truncate"]))
+    if kind == "runs-code":
+        return pickle.dumps([_RunsCode()]), False
+    if kind == "protocol":
+        return pickle.dumps(obj, protocol=draw(st.integers(0, pickle.HIGHEST_PROTOCOL))), True
+    data = pickle.dumps(obj)
+    if kind == "truncate":
+        return data[:draw(st.integers(0, len(data) - 1))], False
+    paths = list(json_paths(obj))
+    path, _node = draw(st.sampled_from(paths))
+    new = draw(st.sampled_from(BAD_VALUES + [float("nan"), complex(1, 2), b"bytes", np.float64(np.inf), (1, 2)]))
+    node = obj = pickle.loads(pickle.dumps(obj))
+    if not path:
+        return pickle.dumps(new), False
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = new
+    return pickle.dumps(obj), False
+
+
+def zip_edit(draw, data: bytes) -> tuple[bytes, bool]:
+    import hypothesis.strategies as st
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    kind = draw(st.sampled_from(["row", "row", "manifest", "manifest", "drop", "dotdot", "absolute", "link",
+                                 "bomb", "extra", "stored", "level"]))
+    extra_info = None
+    harmless = False
+    if kind == "row":
+        name = draw(st.sampled_from(sorted(n for n in members if n.endswith(".jsonl") and members[n])))
+        edited, _ = jsonl_edit(draw, members[name].decode())
+        members[name] = edited.encode()
+    elif kind == "manifest":
+        edited, _ = json_edit(draw, json.loads(members["manifest.json"]))
+        members["manifest.json"] = edited.encode()
+    elif kind == "drop":
+        del members[draw(st.sampled_from(sorted(members)))]
+    elif kind in ("dotdot", "absolute", "link", "bomb", "extra"):
+        name = {"dotdot": "tables/../../evil.jsonl", "absolute": "/tmp/evil.jsonl", "link": "tables/link.jsonl",
+                "bomb": "tables/bomb.jsonl", "extra": "tables/extra.jsonl"}[kind]
+        extra_info = zipfile.ZipInfo(name)
+        extra_info.compress_type = zipfile.ZIP_DEFLATED
+        if kind == "link":
+            extra_info.external_attr = 0o120777 << 16
+        members[name] = b"\0" * (4 * 2 ** 20) if kind == "bomb" else b"/etc/passwd" if kind == "link" else b"{}\n"
+    else:
+        harmless = True
+    buf = io.BytesIO()
+    compression = zipfile.ZIP_STORED if kind == "stored" else zipfile.ZIP_DEFLATED
+    level = draw(st.integers(1, 9)) if kind == "level" else None
+    with zipfile.ZipFile(buf, "w", compression=compression, compresslevel=level) as zf:
+        for name, content in members.items():
+            if extra_info is not None and name == extra_info.filename:
+                zf.writestr(extra_info, content)
+            else:
+                zf.writestr(name, content)
+    return buf.getvalue(), harmless
+
+
+def structured_input(draw, fmt: Format, seed: bytes) -> tuple[bytes, bool]:
+    """One structure-aware input of ``fmt`` made from its valid ``seed``: (bytes, harmless?)."""
+    import hypothesis.strategies as st
+    if fmt.kind == "jsonl":
+        text, harmless = jsonl_edit(draw, seed.decode())
+    elif fmt.kind == "json":
+        text, harmless = json_edit(draw, json.loads(seed))
+    elif fmt.kind == "csv":
+        text, harmless = csv_edit(draw, seed.decode())
+    elif fmt.kind == "toml":
+        table = tomllib.loads(seed.decode())
+        edited, harmless = json_edit(draw, table)
+        try:
+            parsed = json.loads(edited.replace("NaN", '"NaN"').replace("Infinity", '"Infinity"'))
+        except ValueError:
+            parsed = None
+        text = dump_toml(parsed) if isinstance(parsed, dict) else edited  # else: not TOML at all
+        if isinstance(table, dict) and harmless:
+            text = dump_toml(table)
+    elif fmt.kind in ("npy", "npz"):
+        if fmt.kind == "npy":
+            array, harmless = array_edit(draw, np.load(io.BytesIO(seed)))
+            return npy_bytes(array, allow_pickle=array.dtype.kind == "O"), harmless
+        with np.load(io.BytesIO(seed)) as data:
+            arrays = {k: data[k] for k in data.files}
+        name = draw(st.sampled_from(sorted(arrays)))
+        arrays[name], harmless = array_edit(draw, arrays[name])
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        return buf.getvalue(), harmless
+    elif fmt.kind == "pickle":
+        return pickle_edit(draw, pickle.loads(seed))
+    elif fmt.kind == "zip":
+        return zip_edit(draw, seed)
+    else:
+        raise ValueError(fmt.kind)
+    return text.encode("utf-8", "surrogatepass"), harmless
+
+
+def mutated_bytes(rng: random.Random, seed: bytes) -> bytes:
+    """A valid seed after 1-4 byte-level mutations."""
+    data = bytearray(seed)
+    for _ in range(rng.randint(1, 4)):
+        op = rng.randrange(7)
+        at = rng.randint(0, max(0, len(data) - 1))
+        if op == 0 and data:
+            data[at] ^= 1 << rng.randrange(8)
+        elif op == 1:
+            data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+        elif op == 2:
+            del data[at:at + rng.randint(1, 16)]
+        elif op == 3:
+            end = min(len(data), at + rng.randint(1, 32))
+            data[at:at] = data[at:end] * rng.randint(1, 4)
+        elif op == 4:
+            del data[rng.randint(0, len(data)):]
+        elif op == 5:
+            token = rng.choice(TOKENS)
+            data[at:at + rng.randint(0, 4)] = token
+        elif data:
+            data[at] = rng.choice(b"0123456789.-+eE,:[]{}\"\\ \n")
+    return bytes(data)
+
+
+# ------------------------------------------------------------------ running one input
+class AnswerServer:
+    """A loopback HTTP server answering every chat request with the body under test."""
+
+    def __init__(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the http.server name
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(server.body)))
+                self.end_headers()
+                self.wfile.write(server.body)
+
+            def log_message(self, *_args):
+                pass
+
+        self.body = b""
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        from metrics.llm.client import ChatClient
+        from metrics.llm.config import Endpoint, Model
+        self.client = ChatClient(Endpoint(name="fuzz", base_url=f"http://127.0.0.1:{self.httpd.server_port}/v1",
+                                          retries=0, timeout=5))
+        self.model = Model(name="m1", endpoint="fuzz")
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _digest(root: Path) -> dict:
+    """Every file under ``root`` (size and modification time) and every row of its SQLite
+    databases."""
+    files, rows = {}, {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        if path.is_file() and not name.endswith(("-wal", "-shm", "-journal")):
+            info = path.stat()
+            files[name] = (info.st_size, info.st_mtime_ns)
+        if path.suffix == ".sqlite" and path.is_file():
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+                rows[name] = {t: sorted(map(repr, conn.execute(f'SELECT * FROM "{t}"'))) for t in tables}
+            finally:
+                conn.close()
+    return {"files": files, "rows": rows}
+
+
+class Runner:
+    """Runs inputs of every format against one world folder, restoring it after each success."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.world = build_world(root / "w")
+        os.environ["STUDYAPP_DB"] = str(self.world / "studyapp.sqlite")
+        os.environ["STUDYAPP_EXPORTS"] = str(self.world / "exports")
+        os.environ.pop("DATABASE_URL", None)
+        (self.world / "gt.qpic.json").write_bytes(QPIC_GT)
+        (self.world / "verb.csv.meta.json").write_bytes(SIDECAR)
+        (self.world / "new.toml").write_bytes(FORMATS["study-spec"].seeds[0])
+        self.pristine = root / "pristine"
+        shutil.copytree(self.world, self.pristine)
+        self.names = {p.name: str(p) for p in self.world.iterdir()}
+        self.names.update(out=str(self.world / "out"), w=str(self.world))
+        FORMATS["backup-zip"].seeds = [(self.world / "backup.zip").read_bytes()]
+        self.server = None
+        self.baselines: dict[tuple[str, bytes], object] = {}
+        self._mtimes = {}
+
+    def close(self):
+        if self.server is not None:
+            self.server.close()
+
+    # a command's result, with what differs from run to run left out
+    @staticmethod
+    def _result(path: Path):
+        if not path.is_file():
+            return None
+
+        def timeless(value):  # "seconds" (timings) differ from run to run
+            if isinstance(value, dict):
+                return {k: timeless(v) for k, v in value.items() if k != "seconds"}
+            return [timeless(v) for v in value] if isinstance(value, list) else value
+        return timeless(json.loads(path.read_text(), parse_constant=lambda c: c))
+
+    def run(self, fmt: Format, data: bytes) -> tuple[str, str, object]:
+        """(outcome, detail, result) of one input."""
+        if fmt.module == "llm":
+            return self._run_llm(data)
+        target = self.world / fmt.target
+        target.write_bytes(data)
+        before = _digest(self.world) if fmt.module == "studyapp" else None
+        argv = expand(fmt.argv, self.names)
+        out, err = io.StringIO(), io.StringIO()
+        from metrics import cli as metrics_cli
+        from studyapp import cli as studyapp_cli
+        from studyapp import storage
+        main = studyapp_cli.main if fmt.module == "studyapp" else metrics_cli.main
+        cwd = os.getcwd()
+        os.chdir(self.world)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                import warnings
+                with warnings.catch_warnings():
+                    warnings.simplefilter("always")
+                    try:
+                        status = main(argv)
+                    except SystemExit as exc:
+                        status = exc.code
+        except Exception as exc:  # noqa: BLE001 - an escaped exception is the finding
+            self._reset(fmt, dirty=True)
+            tb = traceback.format_exception(exc)
+            return "tracebacks", f"{type(exc).__name__}: {exc}"[:300] + " @ " + tb[-2].strip()[:200], None
+        finally:
+            os.chdir(cwd)
+            storage.dispose_all()
+        lines = err.getvalue().strip().splitlines()
+        outcome, detail, result = "ok", "", None
+        if status == 0:
+            result = self._result(self.world / "out" / "r.json")
+        elif status == 2:
+            if len(lines) != 1 or "Traceback" in err.getvalue():
+                outcome, detail = "bad_refusals", err.getvalue()[-300:]
+            else:
+                outcome, detail = "refused", lines[0][:300]
+                out_dir = self.world / "out"
+                if out_dir.exists() and any(out_dir.iterdir()):
+                    outcome, detail = "partial_writes", f"{sorted(p.name for p in out_dir.iterdir())} after {lines[0][:200]}"
+                elif before is not None:
+                    after = _digest(self.world)
+                    after["files"].pop(fmt.target, None)
+                    before["files"].pop(fmt.target, None)
+                    if after["rows"] != before["rows"]:
+                        outcome, detail = "changed_rows", lines[0][:200]
+                    elif after["files"] != before["files"]:
+                        outcome, detail = "partial_writes", lines[0][:200]
+        else:
+            outcome, detail = "bad_refusals", f"exit {status}: {err.getvalue()[-300:]}"
+        self._reset(fmt, dirty=status == 0 or outcome != "refused")
+        return outcome, detail, result
+
+    def _reset(self, fmt: Format, dirty: bool) -> None:
+        out = self.world / "out"
+        if out.exists():
+            shutil.rmtree(out)
+        for stray in self.world.glob("fuzz-ran-code"):
+            stray.unlink()
+        if dirty and fmt.module == "studyapp":
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(self.world / "studyapp.sqlite") + suffix).unlink(missing_ok=True)
+            shutil.copy2(self.pristine / "studyapp.sqlite", self.world / "studyapp.sqlite")
+
+    def _run_llm(self, data: bytes) -> tuple[str, str, object]:
+        from metrics.llm.client import EndpointError
+        if self.server is None:
+            self.server = AnswerServer()
+        self.server.body = data
+        n_pairs = 2 if b"1:" in data else 1
+        try:
+            outcome = self.server.client.rate(self.server.model, [{"role": "user", "content": "A: x\nB: y"}], n_pairs)
+        except EndpointError as exc:
+            return "refused", str(exc)[:200], None
+        except Exception as exc:  # noqa: BLE001
+            return "tracebacks", f"{type(exc).__name__}: {exc}"[:300], None
+        scores = outcome.scores
+        if len(scores) != n_pairs or any(s is not None and (not isinstance(s, int) or not 0 <= s <= 4)
+                                         for s in scores):
+            return "changed_results", f"scores {scores!r}", None
+        if outcome.error:
+            return "refused", outcome.error, None
+        return "ok", "", scores
+
+    def baseline(self, fmt: Format, seed: bytes):
+        key = (fmt.name, seed)
+        if key not in self.baselines:
+            outcome, detail, result = self.run(fmt, seed)
+            if outcome != "ok":
+                raise RuntimeError(f"{fmt.name}: a seed is not accepted: {outcome} {detail}")
+            self.baselines[key] = result
+        return self.baselines[key]
+
+    def restore_target(self, fmt: Format) -> None:
+        if fmt.module != "llm":
+            shutil.copy2(self.pristine / fmt.target, self.world / fmt.target)
+
+
+# ------------------------------------------------------------------ a chunk of inputs
+def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) -> dict:
+    """``n`` inputs of ``fmt`` (half structure-aware from hypothesis, half byte mutations),
+    each checked; returns the counts and appends (outcome, detail, input) to ``findings``."""
+    from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+    from hypothesis import seed as hseed
+
+    counts = dict.fromkeys(OUTCOMES, 0)
+
+    def check(data: bytes, harmless: bool, origin: bytes | None):
+        outcome, detail, result = runner.run(fmt, data)
+        if outcome == "ok" and harmless and origin is not None and result != runner.baseline(fmt, origin):
+            outcome, detail = "changed_results", f"{str(result)[:150]} vs {str(runner.baseline(fmt, origin))[:150]}"
+        counts[outcome] += 1
+        if outcome in FAILURES:
+            findings.append((fmt.name, outcome, detail, data))
+
+    for origin in fmt.seeds:
+        runner.baseline(fmt, origin)
+    n_structured = n // 2
+
+    @hseed(seed)
+    @settings(max_examples=n_structured, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def structured(data):
+        origin = data.draw(st.sampled_from(fmt.seeds))
+        content, harmless = structured_input(data.draw, fmt, origin)
+        check(content, harmless, origin)
+
+    if n_structured:
+        structured()
+    rng = random.Random(seed)
+    for _ in range(n - n_structured):
+        check(mutated_bytes(rng, rng.choice(fmt.seeds)), False, None)
+    runner.restore_target(fmt)
+    return counts
+
+
+def _seed_of(base: int, name: str, chunk: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{base}:{name}:{chunk}".encode()).digest()[:4], "big")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000, help="inputs per format (default 100000)")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated formats (default: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report", default="fuzz_report.json", help="counts, rewritten after every chunk")
+    parser.add_argument("--failures", default="fuzz_failures", help="folder for failing inputs")
+    parser.add_argument("--resume", action="store_true", help="continue the counts of --report")
+    args = parser.parse_args(argv)
+    names = args.formats.split(",")
+    unknown = set(names) - set(FORMATS)
+    if unknown:
+        parser.error(f"unknown formats {sorted(unknown)}")
+    report_path, failures_dir = Path(args.report), Path(args.failures)
+    report = json.loads(report_path.read_text()) if args.resume and report_path.exists() else {}
+    for name in names:
+        report.setdefault(name, {"inputs": 0, **dict.fromkeys(OUTCOMES, 0), "seconds": 0.0, "chunks": 0})
+    print(f"load {os.getloadavg()[0]:.2f} at start", flush=True)
+    with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
+        runner = Runner(Path(tmp))
+        try:
+            while any(report[name]["inputs"] < args.n for name in names):
+                for name in names:
+                    entry = report[name]
+                    if entry["inputs"] >= args.n:
+                        continue
+                    k = min(CHUNK, args.n - entry["inputs"])
+                    findings: list = []
+                    start = time.perf_counter()
+                    counts = run_chunk(runner, FORMATS[name], k, _seed_of(args.seed, name, entry["chunks"]), findings)
+                    entry["seconds"] = round(entry["seconds"] + time.perf_counter() - start, 2)
+                    entry["inputs"] += k
+                    entry["chunks"] += 1
+                    for key, value in counts.items():
+                        entry[key] += value
+                    for fmt_name, outcome, detail, data in findings:
+                        failures_dir.mkdir(parents=True, exist_ok=True)
+                        digest = hashlib.sha256(data).hexdigest()[:12]
+                        (failures_dir / f"{fmt_name}-{outcome}-{digest}.bin").write_bytes(data)
+                        (failures_dir / f"{fmt_name}-{outcome}-{digest}.txt").write_text(detail + "\n")
+                    report["load"] = os.getloadavg()[0]
+                    tmp_report = report_path.with_suffix(".tmp")
+                    tmp_report.write_text(json.dumps(report, indent=1))
+                    tmp_report.replace(report_path)
+                    print(f"{name:20} {entry['inputs']:7d} inputs  " + "  ".join(
+                        f"{o} {entry[o]}" for o in OUTCOMES) + f"  {entry['seconds']:.0f} s  load "
+                        f"{os.getloadavg()[0]:.2f}", flush=True)
+        finally:
+            runner.close()
+    failed = sum(report[name][o] for name in names for o in FAILURES)
+    print(f"{'format':20} {'inputs':>8} " + " ".join(f"{o:>15}" for o in OUTCOMES) + f" {'s':>8}")
+    for name in names:
+        e = report[name]
+        print(f"{name:20} {e['inputs']:8d} " + " ".join(f"{e[o]:15d}" for o in OUTCOMES) + f" {e['seconds']:8.0f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
