@@ -1,0 +1,158 @@
+"""The fuzzing harness of issue 31 (benchmarks/fuzz_inputs.py) as a test: a short fixed-seed
+slice over every input format, every failure the full runs found kept as a named regression case,
+and a sample of inputs confirmed as real processes.
+
+The property of each input (in-process ``main([...])``): success -- with the seed's result when
+only harmless edits were made -- or exit 2 with one line on stderr, no traceback, nothing written,
+no database row changed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks.fuzz_inputs import FAILURES, FORMATS, Runner, run_chunk
+from projectpaths import ROOT
+
+# inputs per format in the CI slice (study-spec's successes create a study: slower)
+SLICE = {name: 6 if name == "study-spec" else 16 for name in FORMATS}
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    saved = dict(os.environ)
+    runner = Runner(tmp_path_factory.mktemp("fuzz"))
+    yield runner
+    runner.close()
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_fixed_seed_slice_of_every_format_keeps_the_property(runner, name):
+    findings: list = []
+    counts = run_chunk(runner, FORMATS[name], SLICE[name], seed=31, findings=findings)
+    assert sum(counts.values()) == SLICE[name]
+    assert not findings, [(outcome, detail) for _f, outcome, detail, _d in findings]
+    assert all(counts[o] == 0 for o in FAILURES)
+    assert counts["refused"] > 0  # the generators do make bad inputs the readers catch
+
+
+# ------------------------------------------------------------------ regression cases of the full runs
+def _npy(array) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def _npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _unknown_compression(backup: bytes) -> bytes:
+    """The backup with its first entry's compression method set to 99 (local and central header)."""
+    data = bytearray(backup)
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    data[local + 8:local + 10] = (99).to_bytes(2, "little")
+    data[central + 10:central + 12] = (99).to_bytes(2, "little")
+    return bytes(data)
+
+
+def _huge_bytearray8() -> bytes:
+    """The world's V-COCO detections, mutated: a BYTEARRAY8 opcode (0x96) in place of a MEMOIZE
+    claims 5.4e18 bytes (the next eight bytes) -- the input the full run found."""
+    return (b"\x80\x04\x95{\x00\x00\x00\x00\x00\x00\x00]\x94}\x94(\x8c\x08image_id\x94K\x01\x8c\nperson_box\x96]"
+            b"\x94(K\x00K\x00K\x1dK;e\x8c\nhold_agent\x94G?\xeco\xc7l4\xec\xcc\xcc\xcc\xcc\xcc\xcd\x8c\x08hold_obj"
+            b"\x94]\x94(K\x14K\x14K\x1dK\x1dG?\xe9\x99\x99\x99\x99\x99\x9ae\x8c\x0bstand_agent\x94G?\xe6fff-1fua.")
+
+
+EMB = np.load(io.BytesIO(FORMATS["embeddings-npy"].seeds[0])).astype(np.float64)
+EMB_HUGE = EMB.copy()
+EMB_HUGE[6, 1] = 1e300
+
+# name -> (format, input bytes or a function of the world's valid backup, outcome, piece of its line)
+REGRESSIONS = {
+    "pickle-bytearray8-of-2-62-bytes": ("vcoco-pickle", _huge_bytearray8(), "refused", "more memory"),
+    "backup-entry-unknown-compression-method": ("backup-zip", _unknown_compression, "refused",
+                                                "compression method 99"),
+    "embeddings-float64-beyond-float32": ("embeddings-npy", _npy(EMB_HUGE), "refused", "row 6"),
+    "matrix-npz-score-beyond-float32": ("matrix-npz", _npz(labels=np.array(["ride.v.01", "hold.v.01"]),
+                                                           scores=np.array([[4.0, 1e300], [1e300, 4.0]])),
+                                        "refused", "1e+300 outside the 0–4 scale"),
+    "llm-content-a-number": ("llm-answers", json.dumps({"choices": [{"message": {"content": 5}}]}).encode(),
+                             "refused", "bad JSON body"),
+    "llm-usage-a-string": ("llm-answers", json.dumps({"choices": [{"message": {"content": "3"}}],
+                                                      "usage": "x"}).encode(), "refused", "bad JSON body"),
+    "llm-token-count-text": ("llm-answers", json.dumps({"choices": [{"message": {"content": "3"}}],
+                                                        "usage": {"prompt_tokens": "many"}}).encode(), "ok", ""),
+    "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
+    "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
+        {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
+        "h_boxes must be a list"),
+}
+
+
+@pytest.mark.parametrize("case", list(REGRESSIONS))
+def test_fuzz_regression(runner, case):
+    name, data, expected, piece = REGRESSIONS[case]
+    fmt = FORMATS[name]
+    if callable(data):
+        data = data(fmt.seeds[0])
+    outcome, detail, _result = runner.run(fmt, data)
+    runner.restore_target(fmt)
+    assert outcome == expected, detail
+    assert piece in detail
+
+
+def test_the_harness_catches_a_traceback_and_a_partial_write(runner, monkeypatch):
+    """The property can fail: a reader that raises a bug, and one that writes before refusing."""
+    import metrics.commands.mcq as mcq
+    from metrics.core.errors import InputError
+
+    fmt = FORMATS["crosshoi-answers"]
+
+    def broken(args):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(mcq, "run", broken)
+    outcome, detail, _ = runner.run(fmt, fmt.seeds[0])
+    assert outcome == "tracebacks" and "ZeroDivisionError" in detail
+
+    def writes_then_refuses(args):
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text("{}")
+        raise InputError("refused after writing")
+    monkeypatch.setattr(mcq, "run", writes_then_refuses)
+    outcome, _detail, _ = runner.run(fmt, fmt.seeds[0])
+    assert outcome == "partial_writes"
+
+
+@pytest.mark.parametrize("case", ["pickle-bytearray8-of-2-62-bytes", "backup-entry-unknown-compression-method",
+                                  "embeddings-float64-beyond-float32"])
+def test_regressions_as_real_processes(runner, tmp_path, case):
+    """A sample confirmed outside the harness: the command as the user runs it."""
+    from faults import expand
+    name, data, _expected, piece = REGRESSIONS[case]
+    fmt = FORMATS[name]
+    if callable(data):
+        data = data(fmt.seeds[0])
+    target = tmp_path / fmt.target
+    target.write_bytes(data)
+    names = {**runner.names, fmt.target: str(target), "out": str(tmp_path / "out")}
+    done = subprocess.run([sys.executable, "-m", fmt.module, *expand(fmt.argv, names)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "STUDYAPP_DB": runner.names["studyapp.sqlite"]})
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert piece in done.stderr
+    assert not (tmp_path / "out").exists()
