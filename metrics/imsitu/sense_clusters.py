@@ -108,7 +108,8 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     if len(verbs) != len(x):
         raise InputError(f"{nodes_path}: {len(verbs)} rows but {embeddings_path} has {len(x)} embeddings")
     finite = np.isfinite(x).all(axis=1)
-    zero = np.linalg.norm(x, axis=1) == 0
+    with np.errstate(invalid="ignore", over="ignore"):  # rows with inf / NaN: refused as not finite
+        zero = np.linalg.norm(x, axis=1) == 0
     bad = np.flatnonzero(~finite | zero)
     if len(bad):
         row = int(bad[0])

@@ -80,6 +80,8 @@ def _huge_bytearray8() -> bytes:
 EMB = np.load(io.BytesIO(FORMATS["embeddings-npy"].seeds[0])).astype(np.float64)
 EMB_HUGE = EMB.copy()
 EMB_HUGE[6, 1] = 1e300
+EMB_SNAN = np.load(io.BytesIO(FORMATS["embeddings-npy"].seeds[0]))
+EMB_SNAN.view(np.uint32)[7, 3] = 0x7F9CC2C2  # a signalling NaN: NumPy warned while taking the row norms
 
 # name -> (format, input bytes or a function of the world's valid backup, outcome, piece of its line)
 REGRESSIONS = {
@@ -96,6 +98,7 @@ REGRESSIONS = {
                                                       "usage": "x"}).encode(), "refused", "bad JSON body"),
     "llm-token-count-text": ("llm-answers", json.dumps({"choices": [{"message": {"content": "3"}}],
                                                         "usage": {"prompt_tokens": "many"}}).encode(), "ok", ""),
+    "embeddings-float32-signalling-nan": ("embeddings-npy", _npy(EMB_SNAN), "refused", "row 7"),
     "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
