@@ -538,6 +538,10 @@ def _digest(root: Path) -> dict:
     return {"files": files, "rows": rows}
 
 
+def _warn_to_stderr(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(__import__("warnings").formatwarning(message, category, filename, lineno, line))
+
+
 class Runner:
     """Runs inputs of every format against one world folder, restoring it after each success."""
 
@@ -595,6 +599,7 @@ class Runner:
                 import warnings
                 with warnings.catch_warnings():
                     warnings.simplefilter("always")
+                    warnings.showwarning = _warn_to_stderr  # as a user sees it, even under pytest
                     try:
                         status = main(argv)
                     except SystemExit as exc:
