@@ -683,7 +683,7 @@ class Runner:
 
 # ------------------------------------------------------------------ a chunk of inputs
 def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) -> dict:
-    """``n`` inputs of ``fmt`` (half structure-aware from hypothesis, half byte mutations),
+    """``n`` inputs of ``fmt`` (up to half structure-aware from hypothesis, the rest byte mutations),
     each checked; returns the counts and appends (outcome, detail, input) to ``findings``."""
     from hypothesis import HealthCheck, Phase, given, settings, strategies as st
     from hypothesis import seed as hseed
@@ -714,7 +714,7 @@ def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) ->
     if n_structured:
         structured()
     rng = random.Random(seed)
-    for _ in range(n - n_structured):
+    for _ in range(n - sum(counts.values())):  # hypothesis may run out of new structures first
         check(mutated_bytes(rng, rng.choice(fmt.seeds)), False, None)
     runner.restore_target(fmt)
     return counts
