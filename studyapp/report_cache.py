@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from metrics.core.jsonio import StagedFolder
+from metrics.core.jsonio import StagedFolder, remove_abandoned_subfolders
 
 from . import config
 from .exports import csv_bytes, study_folder, study_tables
@@ -71,6 +71,7 @@ def cached_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: 
     the report is computed into a new entry when there is no complete one (or ``use_cache`` is
     False)."""
     tables = study_tables(slug, engine)
+    remove_abandoned_subfolders(Path(out_dir or config.exports_dir()) / slug)
     entry = (Path(out_dir or config.exports_dir()) / slug / ".report-cache"
              / report_key(tables, n_resamples, permutations))
     meta = _cached_meta(entry) if use_cache else None

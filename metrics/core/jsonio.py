@@ -126,6 +126,28 @@ def remove_stale_temporaries(folder: Path) -> None:
             Path(entry.path).unlink(missing_ok=True)
 
 
+def remove_abandoned_subfolders(folder: Path) -> None:
+    """In each subfolder of ``folder``, the stale temporaries (:func:`remove_stale_temporaries`);
+    a subfolder they leave empty goes too: a run killed before it published anything in a
+    folder of its own (``<study>/<timestamp>/.report...tmp``) leaves nothing behind."""
+    try:
+        subfolders = [Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for sub in subfolders:
+        try:
+            stale = any(_TEMP_NAME.match(e.name) and not _alive(int(_TEMP_NAME.match(e.name).group(1)))
+                        for e in os.scandir(sub))
+        except OSError:
+            continue
+        if stale:
+            remove_stale_temporaries(sub)
+            try:
+                sub.rmdir()
+            except OSError:  # it holds other files: kept
+                pass
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
