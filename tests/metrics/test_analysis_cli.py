@@ -107,6 +107,6 @@ def test_a_study_where_no_item_is_shared_yet_is_one_line(tmp_path, command):
     args = ["--ratings", str(ratings)] + (["--items", str(items)] if command == "reliability" else [])
     done = run(command, *args, "--json", str(tmp_path / "out.json"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == (f"metrics {command}: error: {command} needs an item rated by at least two "
+    assert done.stderr.strip() == (f"metrics {command}: error: {ratings}: {command} needs an item rated by at least two "
                                    "annotators; no item has been yet (2 annotators, 4 items)")
     assert not (tmp_path / "out.json").exists()
