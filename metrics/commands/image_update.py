@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from metrics.study.agreement import read_ratings
+from metrics.core.errors import naming
 from metrics.core.options import input_file, output_dir
 from metrics.study.image_update import check_earlier_ratings, image_update, pair_ratings, summary_frame
 from metrics.study.report import write_report
@@ -26,7 +27,8 @@ def run(args):
     items = read_items(args.items) if args.items else None
     if items is not None:
         check_rated_items(items, after, args.items, args.ratings)
-    result = image_update(pair_ratings(after, before, items))
+    with naming(args.ratings):
+        result = image_update(pair_ratings(after, before, items))
     frame = summary_frame(result)
     lines = [f"{result['n']} ratings with an earlier answer; {result['n_updated']} updated "
              f"({100 * result['share_updated']:.2f}%, 95% CI {100 * result['share_updated_ci'][0]:.2f}–"

@@ -433,6 +433,8 @@ add("agreement-one-annotator-names-the-file", "agreement", ["ratings.csv", "at l
     files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,a,1,x\ns,i1,a,2,x\n"})
 add("reliability-one-annotator-names-the-file", "reliability", ["ratings.csv", "at least two annotators"],
     files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,a,1,x\ns,i1,a,2,x\n"})
+add("image-update-no-earlier-ratings-names-the-file", "image-update", ["ratings.csv", "no 'earlier_rating' column"],
+    files={"ratings.csv": FILES["ratings.csv"]}, argv={"--ratings": "{ratings.csv}", "--before": ""})
 add("imsitu-cluster-embeddings-complex", "imsitu-cluster", ["emb.npy", "complex numbers"],
     files={"emb.npy": lambda old: npy_bytes(np.load(__import__("io").BytesIO(old)).astype(complex))})
 add("alignment-metric-column-of-text", "alignment", ["items.csv", "metric column 'my_metric'", "item 'i0'",
