@@ -20,7 +20,7 @@ import argparse
 import importlib
 import sys
 
-from metrics.core.errors import InputError, interruptible, os_error_message
+from metrics.core.errors import InputError, interruptible, one_line, os_error_message
 from metrics.core.jsonio import all_or_nothing, write_json
 from metrics.core.options import OneLineParser, output_file
 from metrics.core.validation import ParameterError, flag_of
@@ -95,13 +95,13 @@ def main(argv: list[str] | None = None) -> int:
                 write_json(result, args.json)
     except ParameterError as exc:
         flag = flag_of(exc.parameter, getattr(command, "FLAGS", None))
-        print(f"metrics {args.command}: error: argument {flag}: {exc.problem}", file=sys.stderr)
+        print(one_line(f"metrics {args.command}: error: argument {flag}: {exc.problem}"), file=sys.stderr)
         return 2
     except (InputError, KeyboardInterrupt) as exc:
-        print(f"metrics {args.command}: error: {exc or 'interrupted'}", file=sys.stderr)
+        print(one_line(f"metrics {args.command}: error: {exc or 'interrupted'}"), file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"metrics {args.command}: error: {os_error_message(exc)}", file=sys.stderr)
+        print(one_line(f"metrics {args.command}: error: {os_error_message(exc)}"), file=sys.stderr)
         return 2
     if text:
         print(text)

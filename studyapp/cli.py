@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from metrics import InputError, datasets
-from metrics.core.errors import interruptible, os_error_message
+from metrics.core.errors import interruptible, one_line, os_error_message
 from metrics.core.jsonio import all_or_nothing
 from metrics.core.options import OneLineParser, input_file, integer, number, output_dir, output_file, seed
 
@@ -548,10 +548,10 @@ def main(argv: list[str] | None = None) -> int:
                 check_sqlite_file(config.database_url(), must_exist=True)
             return COMMANDS[args.command](args)
     except (InputError, KeyboardInterrupt) as exc:
-        print(f"error: {exc or 'interrupted'}", file=sys.stderr)
+        print(one_line(f"error: {exc or 'interrupted'}"), file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: {os_error_message(exc)}", file=sys.stderr)
+        print(one_line(f"error: {os_error_message(exc)}"), file=sys.stderr)
         return 2
     except Exception as exc:
         from .storage import database_error, unusable_database

@@ -12,6 +12,20 @@ class InputError(ValueError):
     """Bad input (file, line, field or value). The CLI prints it as one line and exits 2."""
 
 
+_BREAKS = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, 0x85)}
+_BREAKS.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def one_line(text) -> str:
+    """``text`` with its control characters and line separators (which a file's bytes can bring
+    into a message: a form feed in a CSV header) written as escapes: a refusal stays one line.
+
+    >>> one_line("header a\\x0cb")
+    'header a\\\\x0cb'
+    """
+    return str(text).translate(_BREAKS)
+
+
 def os_error_message(exc: OSError) -> str:
     """One line for a file the system refused: the file, what happened, what to do.
 

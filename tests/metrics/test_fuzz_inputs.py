@@ -99,6 +99,8 @@ REGRESSIONS = {
     "llm-token-count-text": ("llm-answers", json.dumps({"choices": [{"message": {"content": "3"}}],
                                                         "usage": {"prompt_tokens": "many"}}).encode(), "ok", ""),
     "embeddings-float32-signalling-nan": ("embeddings-npy", _npy(EMB_SNAN), "refused", "row 7"),
+    "matrix-csv-header-of-form-feeds": ("matrix-csv", b"a\x0cb\x0cb\x0cb\x0cb\x0cb", "refused",
+                                        "found a\\x0cb\\x0cb"),
     "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
@@ -141,6 +143,7 @@ def test_the_harness_catches_a_traceback_and_a_partial_write(runner, monkeypatch
 
 
 @pytest.mark.parametrize("case", ["pickle-bytearray8-of-2-62-bytes", "backup-entry-unknown-compression-method",
+                                  "matrix-csv-header-of-form-feeds",
                                   "embeddings-float64-beyond-float32"])
 def test_regressions_as_real_processes(runner, tmp_path, case):
     """A sample confirmed outside the harness: the command as the user runs it."""
