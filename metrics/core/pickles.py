@@ -32,6 +32,7 @@ import collections
 import contextlib
 import gc
 import io
+import os
 import pickle
 import sys
 from functools import lru_cache
@@ -106,12 +107,39 @@ class RestrictedUnpickler(pickle.Unpickler):
 _CPYTHON_NOTICE = "SystemError: deallocated bytearray object has exported buffers\n"
 
 
-def _load(stream, where: str):
+MEMORY_BUDGET = 2**30   # bytes a pickle may take beyond 50 times its size while it is read
+
+
+@contextlib.contextmanager
+def _memory_budget(size: int):
+    """Cap the process's address space while a pickle of ``size`` bytes is read: a damaged
+    pickle can ask the unpickler for a memo slot in the billions (LONG_BINPUT), which CPython
+    zero-fills -- tens of GB, the machine's memory -- long before any check could see it. Over
+    the cap the allocation fails (MemoryError: refused in one line). Unix only; a no-op elsewhere."""
+    try:
+        import resource
+        pages = int(Path("/proc/self/statm").read_text().split()[0])
+    except (ImportError, OSError, ValueError, IndexError):
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = pages * os.sysconf("SC_PAGE_SIZE") + MEMORY_BUDGET + 50 * size
+    for limit in (soft, hard):
+        if limit != resource.RLIM_INFINITY:
+            cap = min(cap, limit)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _load(stream, where: str, size: int):
     collecting = gc.isenabled()
     gc.disable()        # millions of small lists: the collector would rescan them (about 3x slower)
     held = io.StringIO()
     try:
-        with contextlib.redirect_stderr(held):
+        with contextlib.redirect_stderr(held), _memory_budget(size):
             return RestrictedUnpickler(stream, encoding="latin1").load()
     except _Refused as exc:
         raise InputError(f"{where}: refused: the pickle would import {exc.module}.{exc.name} (only plain "
@@ -137,7 +165,7 @@ def _load(stream, where: str):
 def loads_restricted(data: bytes, where: str):
     """The object pickled in ``data`` if it names only allowed globals; else a one-line
     :class:`InputError` naming ``where`` (nothing in the pickle has run)."""
-    return _load(io.BytesIO(data), where)
+    return _load(io.BytesIO(data), where, len(data))
 
 
 def load_restricted(path: str | Path):
@@ -145,6 +173,6 @@ def load_restricted(path: str | Path):
     check_readable(path)
     try:
         with open(path, "rb") as f:
-            return _load(f, str(path))
+            return _load(f, str(path), os.fstat(f.fileno()).st_size)
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None

@@ -86,6 +86,10 @@ EMB_SNAN.view(np.uint32)[7, 3] = 0x7F9CC2C2  # a signalling NaN: NumPy warned wh
 # name -> (format, input bytes or a function of the world's valid backup, outcome, piece of its line)
 REGRESSIONS = {
     "pickle-bytearray8-of-2-62-bytes": ("vcoco-pickle", _huge_bytearray8(), "refused", "more memory"),
+    # LONG_BINPUT at index 335,544,320: CPython zero-fills a memo of 2.7 GB (the full run's
+    # process, at a higher index, was killed by the kernel's OOM killer at 22 GB)
+    "pickle-memo-index-in-the-hundreds-of-millions": ("vcoco-pickle", b"\x80\x02]r" + (0x14000000).to_bytes(4, "little")
+                                                      + b".", "refused", "more memory"),
     "backup-entry-unknown-compression-method": ("backup-zip", _unknown_compression, "refused",
                                                 "compression method 99"),
     "embeddings-float64-beyond-float32": ("embeddings-npy", _npy(EMB_HUGE), "refused", "row 6"),
