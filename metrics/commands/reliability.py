@@ -13,6 +13,7 @@ from metrics.core.errors import InputError, naming
 from metrics.core.options import input_file, integer, output_dir, seed
 from metrics.study.reliability import paired_metric_test, reliability, reliability_by_stratum
 from metrics.core.validation import MAX_RESAMPLES
+from metrics.core.inputs import numbers
 
 FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
@@ -53,7 +54,7 @@ def run(args):
             for column in args.compare:
                 if column not in rated.columns:
                     raise InputError(f"{args.items}: no metric column {column!r}")
-            a, b = (to_0_4(c, pd.to_numeric(rated[c], errors="coerce").to_numpy()) for c in args.compare)
+            a, b = (to_0_4(c, numbers(rated[c]).to_numpy()) for c in args.compare)
             result["paired_test"] = {"a": args.compare[0], "b": args.compare[1], **paired_metric_test(
                 a, b, rated["human_mean"].to_numpy(float), n_resamples=max(args.bootstrap, 1), seed=args.seed)}
     text = _text(result)

@@ -281,6 +281,31 @@ def line_of(source: str | Path, k: int) -> int:
         return k + 2
 
 
+def numbers(values):
+    """``pd.to_numeric(values, errors="coerce")`` -- text becomes NaN, for the caller to refuse
+    naming the row -- that also survives numbers too large for a float (pandas raises
+    OverflowError on a 400-digit integer): those become infinite, outside every range.
+
+    >>> numbers(["1", "x", "9" * 400]).tolist()
+    [1.0, nan, inf]
+    """
+    import pandas as pd
+
+    try:
+        return pd.to_numeric(values, errors="coerce")
+    except (OverflowError, ValueError):
+        return pd.Series(values).map(_number_or_nan).astype(float)
+
+
+def _number_or_nan(value) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return (math.inf if value > 0 else -math.inf) if isinstance(value, int) else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def check_name(value: str, where: str) -> str:
     """``value`` stripped; control characters (line breaks, tabs, NUL ...) are refused.
 

@@ -21,6 +21,7 @@ import pandas as pd
 from metrics.diagnosis.core import ERROR_REGISTRY, SUBSETS
 from metrics.core.jsonio import StagedFolder, write_json
 from metrics.study.report import png_bytes, table_html, subplots, write_page
+from metrics.core.inputs import numbers
 
 
 def delta_map_chart(results: dict):
@@ -116,7 +117,7 @@ def _write_diagnosis_report(out_dir, results: dict, errors: dict | None, title: 
         for c in df.columns:
             if c not in ("model", "split", "oracle", "n_pairs") and not c.startswith("pairs_per"):
                 if df[c].dtype.kind == "f" or df[c].dtype == object:
-                    df[c] = pd.to_numeric(df[c], errors="coerce") * 100
+                    df[c] = numbers(df[c]) * 100
         return df
 
     parts = [f"<p>Scores in percent (mAP points). Models: {html.escape(', '.join(results))}.</p>", img,

@@ -46,7 +46,7 @@ import pandas as pd
 
 from metrics.vocab import wordnet
 from metrics.core.errors import InputError
-from metrics.core.inputs import check_readable, read_json, refuse_first_row, require_columns
+from metrics.core.inputs import check_readable, numbers, read_json, refuse_first_row, require_columns
 from metrics.core.intervals import bootstrap_mean_interval
 from metrics.core.validation import check_whole
 
@@ -435,7 +435,7 @@ def read_judge(path, name: str) -> pd.DataFrame:
         return pd.DataFrame({"model": frame["model"], "image": frame["image"],
                              "top1": boolean("top1"), "top5": boolean("top5")})
     if {"model", "image", "rank", "correct"} <= columns:
-        ranks = pd.to_numeric(frame["rank"], errors="coerce")
+        ranks = numbers(frame["rank"])
         refuse_first_row(path, ranks.isna() | (ranks < 1),
                          lambda k: f"rank {frame['rank'].iloc[k]!r} is not a whole number ≥ 1")
         per_rank = pd.DataFrame({"model": frame["model"], "image": frame["image"],

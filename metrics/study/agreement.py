@@ -18,7 +18,7 @@ import pandas as pd
 
 from metrics.core.choices import LEVELS, SCALE
 from metrics.core.errors import InputError
-from metrics.core.inputs import check_name, line_of, read_csv, refuse_first_row, require_columns
+from metrics.core.inputs import check_name, line_of, numbers, read_csv, refuse_first_row, require_columns
 from metrics.core.intervals import percentile_interval
 from metrics.core.validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
@@ -34,7 +34,7 @@ def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> 
     require_columns(df.columns, ("item_id", "annotator", "rating"), source)
     if df.empty:
         raise InputError(f"{source}: no ratings (only a header)")
-    rating = pd.to_numeric(df["rating"], errors="coerce")
+    rating = numbers(df["rating"])
     refuse_first_row(source, rating.isna() | ~rating.isin(scale),
                      lambda k: f"rating '{df['rating'].iloc[k]}' is not one of {', '.join(map(str, scale))}")
     for column in ("item_id", "annotator"):

@@ -29,6 +29,7 @@ from metrics.core.errors import InputError
 from metrics.core.intervals import fisher_interval
 from metrics.vocab.similarity import combine
 from metrics.study.study_items import item_synsets
+from metrics.core.inputs import numbers
 
 NOT_METRICS = {"item_id", "category", "level", "gt_verb", "gt_object", "pred_verb", "pred_object",
                "verb_sim", "object_sim", "human_mean", "n_ratings", "gt_image", "image"}
@@ -96,7 +97,7 @@ def metric_values(items: pd.DataFrame, name: str) -> np.ndarray:
     metrics.core.errors.InputError: metric column 'm': item 'i2' has 'high', not a finite number
     """
     raw = items[name]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    values = numbers(raw).to_numpy(dtype=float)
     bad = np.flatnonzero((np.isnan(values) & raw.notna().to_numpy()) | np.isinf(values))
     if len(bad):
         k = int(bad[0])

@@ -27,6 +27,7 @@ import pandas as pd
 
 from metrics.core.errors import InputError
 from metrics.core.intervals import t_interval, wald_interval, wilson_interval
+from metrics.core.inputs import numbers
 
 
 def _mean(values: np.ndarray) -> float | None:
@@ -64,7 +65,7 @@ def image_update(table: pd.DataFrame) -> dict:
         raise InputError("image-update: no (item, annotator) pair has both ratings")
     frame = table.copy()
     for column in ("before", "after"):
-        values = pd.to_numeric(frame[column], errors="coerce")
+        values = numbers(frame[column])
         if values.isna().any():
             bad = frame.loc[values.isna(), column].iloc[0]
             raise InputError(f"image-update: {column} rating {bad!r} is not a number")
@@ -91,7 +92,7 @@ def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=(0, 1, 2, 3,
     if "earlier_rating" not in ratings.columns:
         return
     text = ratings["earlier_rating"].astype(str).str.strip()
-    values = pd.to_numeric(text, errors="coerce")
+    values = numbers(text)
     refuse_first_row(source, (text != "") & (text != "nan") & ~values.isin(scale),
                      lambda k: f"earlier_rating '{text.iloc[k]}' is not one of {', '.join(map(str, scale))}")
 

@@ -20,6 +20,7 @@ import pandas as pd
 
 from metrics.study.agreement import AgreementReport
 from metrics.core.jsonio import StagedFolder
+from metrics.core.inputs import numbers
 
 
 
@@ -226,7 +227,7 @@ def is_count_name(name) -> bool:
 
 
 def _whole(column: pd.Series) -> bool:
-    values = pd.to_numeric(column, errors="coerce").dropna()
+    values = numbers(column).dropna()
     return len(values) > 0 and bool((values == values.round()).all())
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics.core.errors import InputError
-from metrics.core.inputs import read_csv, refuse_first_row, require_columns
+from metrics.core.inputs import numbers, read_csv, refuse_first_row, require_columns
 from metrics.vocab.matching import resolve
 from metrics.vocab.similarity import SimilarityMatrix
 from metrics.datasets.vocabulary import Vocabulary
@@ -41,13 +41,13 @@ def validate_items(df: pd.DataFrame, source: str = "items") -> pd.DataFrame:
                      lambda k: "empty item_id")
     refuse_first_row(source, df["item_id"].duplicated(), lambda k: f"duplicate item_id {df['item_id'].iloc[k]!r}")
     if "category" in df.columns:
-        cat = pd.to_numeric(df["category"], errors="coerce")
+        cat = numbers(df["category"])
         refuse_first_row(source, ~cat.isin([1, 2, 3]),
                          lambda k: f"category {str(df['category'].iloc[k])!r} is not 1, 2 or 3")
         df["category"] = cat.astype(int)
     for column in ("verb_sim", "object_sim"):
         if column in df.columns:
-            values = pd.to_numeric(df[column], errors="coerce")  # an empty cell: look it up
+            values = numbers(df[column])  # an empty cell: look it up
             refuse_first_row(source, (values.isna() & df[column].notna()) | (values < 0) | (values > 1),
                              lambda k: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
             df[column] = values.astype(float)

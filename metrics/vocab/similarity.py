@@ -24,7 +24,7 @@ import pandas as pd
 
 from metrics.core.choices import COMBINATIONS
 from metrics.core.errors import InputError
-from metrics.core.inputs import check_readable, parse_json, read_csv, read_json, refuse_first_row
+from metrics.core.inputs import check_readable, numbers, parse_json, read_csv, read_json, refuse_first_row
 from metrics.core.validation import array_problem, check_choice, check_fraction
 
 MAX_SCORE = 4.0
@@ -304,7 +304,7 @@ def _load_csv(path: Path) -> "SimilarityMatrix":
     df = read_csv(path)
     if list(df.columns[:3]) != ["a", "b", "score"]:
         raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
-    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
+    score = numbers(df["score"]).to_numpy(dtype=float)
     for column in ("a", "b"):
         refuse_first_row(path, df[column].str.strip() == "", lambda k: f"empty '{column}'")
     refuse_first_row(path, ~np.isfinite(score) | (score < 0) | (score > MAX_SCORE),

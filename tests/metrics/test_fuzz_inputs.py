@@ -105,6 +105,8 @@ REGRESSIONS = {
     "embeddings-float32-signalling-nan": ("embeddings-npy", _npy(EMB_SNAN), "refused", "row 7"),
     "matrix-csv-header-of-form-feeds": ("matrix-csv", b"a\x0cb\x0cb\x0cb\x0cb\x0cb", "refused",
                                         "found a\\x0cb\\x0cb"),
+    "ratings-rating-of-400-digits": ("ratings-csv", FORMATS["ratings-csv"].seeds[0] + b"s,i0,ann9," + b"9" * 400
+                                     + b",2030-01-01\n", "refused", "line 74: rating"),
     "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",

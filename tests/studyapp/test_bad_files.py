@@ -435,6 +435,11 @@ add("reliability-one-annotator-names-the-file", "reliability", ["ratings.csv", "
     files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,a,1,x\ns,i1,a,2,x\n"})
 add("image-update-no-earlier-ratings-names-the-file", "image-update", ["ratings.csv", "no 'earlier_rating' column"],
     files={"ratings.csv": FILES["ratings.csv"]}, argv={"--ratings": "{ratings.csv}", "--before": ""})
+for command in ("agreement", "reliability", "tune-w", "rater-model"):  # pandas raised OverflowError (fuzzing)
+    add(f"{command}-rating-of-400-digits", command, ["ratings.csv", "line 74", "rating '9999"],
+        files={"ratings.csv": FILES["ratings.csv"] + b"s,i0,ann9," + b"9" * 400 + b",2030-01-01\n"})
+add("tune-w-category-of-400-digits", "tune-w", ["items.csv", "line 2", "category"],
+    files={"items.csv": FILES["items.csv"].replace(b"\ni0,1,", b"\ni0," + b"9" * 400 + b",", 1)})
 add("imsitu-cluster-embeddings-complex", "imsitu-cluster", ["emb.npy", "complex numbers"],
     files={"emb.npy": lambda old: npy_bytes(np.load(__import__("io").BytesIO(old)).astype(complex))})
 add("alignment-metric-column-of-text", "alignment", ["items.csv", "metric column 'my_metric'", "item 'i0'",

@@ -9,6 +9,7 @@ from metrics import datasets
 from metrics.vocab.baseline import load_default
 from metrics.study.study_items import component_similarities, items_dataset, join_ratings
 from metrics.study.tuning import tune_w
+from metrics.core.inputs import numbers
 
 
 def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict, dict]:
@@ -18,7 +19,7 @@ def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int)
     items = items[items["role"] == "main"].drop(columns=["role", "expected"])
     items = items.astype({"item_id": str})
     for column in ("verb_sim", "object_sim"):
-        items[column] = pd.to_numeric(items[column], errors="coerce")
+        items[column] = numbers(items[column])
     dataset = items_dataset(items)
     items = component_similarities(items, load_default("v", dataset=dataset), load_default("n", dataset=dataset),
                                    datasets.load_vocabulary(dataset))

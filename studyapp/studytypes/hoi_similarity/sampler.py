@@ -39,6 +39,7 @@ from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.vocab import wordnet
 from metrics.vocab.baseline import load_default
 from metrics.datasets.vocabulary import Vocabulary
+from metrics.core.inputs import numbers
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
@@ -149,7 +150,7 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
 
     path = Path(path)
     table = read_csv(path, required=("weight",))
-    numeric = pd.to_numeric(table["weight"], errors="coerce")
+    numeric = numbers(table["weight"])
     bad = numeric.isna() | ~np.isfinite(numeric) | (numeric < 0)
     if bad.any():
         k = int(np.flatnonzero(bad.to_numpy())[0])
