@@ -167,6 +167,9 @@ def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
                          f"(1..{migrations.LATEST})")
     if not isinstance(manifest.get("tables"), dict):
         raise InputError(f"{name}: manifest.json has no table list")
+    for key in ("dialect", "created_at"):
+        if not isinstance(manifest.get(key), str):
+            raise InputError(f"{name}: manifest.json: field {key} must be a string, got {manifest.get(key)!r:.40}")
     for table, entry in manifest["tables"].items():
         where = f"{name}: manifest.json: field tables.{table}"
         if not isinstance(entry, dict):

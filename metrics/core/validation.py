@@ -71,7 +71,12 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
     """
     interval = interval_text(low, high, low_open=low_open, high_open=high_open)
     problem = f"must be a number in {interval}, got {given if given is not None else shown(value)}"
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return problem
+    try:
+        if not math.isfinite(value):
+            return problem
+    except OverflowError:  # an integer beyond any float
         return problem
     inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
     return None if inside else problem

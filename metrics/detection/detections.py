@@ -360,7 +360,7 @@ def _read_qpic(records, path: Path) -> Detections:
             if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= len(verbs):
                 raise InputError(f"{field_}.category_id: {v!r} is not a HICO-DET verb id (1..{len(verbs)})")
             c = boxes[ids[1]].get("category_id")
-            if c not in coco_to_obj or isinstance(c, bool):
+            if not isinstance(c, int) or isinstance(c, bool) or c not in coco_to_obj:
                 raise InputError(f"{where}: {box_key}[{ids[1]}].category_id: {c!r} is not a COCO id of a "
                                  "HICO-DET object")
             s = hoi.get("score")

@@ -69,6 +69,20 @@ def _unknown_compression(backup: bytes) -> bytes:
     return bytes(data)
 
 
+def _manifest_without(backup: bytes, key: str) -> bytes:
+    import zipfile
+    with zipfile.ZipFile(io.BytesIO(backup)) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    del manifest[key]
+    members["manifest.json"] = json.dumps(manifest).encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
 def _huge_bytearray8() -> bytes:
     """The world's V-COCO detections, mutated: a BYTEARRAY8 opcode (0x96) in place of a MEMOIZE
     claims 5.4e18 bytes (the next eight bytes) -- the input the full run found."""
@@ -107,6 +121,12 @@ REGRESSIONS = {
                                         "found a\\x0cb\\x0cb"),
     "ratings-rating-of-400-digits": ("ratings-csv", FORMATS["ratings-csv"].seeds[0] + b"s,i0,ann9," + b"9" * 400
                                      + b",2030-01-01\n", "refused", "line 74: rating"),
+    "qpic-object-category-a-list": ("detections-qpic", FORMATS["detections-qpic"].seeds[0].replace(
+        b'"category_id": 19', b'"category_id": [1, "a"]'), "refused", "annotations[1].category_id: [1, 'a']"),
+    "spec-sampler-w-of-400-digits": ("study-spec", FORMATS["study-spec"].seeds[1].replace(b"w = 0.5", b"w = " + b"1" * 400),
+                                     "refused", "key 'items.w' must be a finite number"),
+    "backup-manifest-without-created-at": ("backup-zip", lambda backup: _manifest_without(backup, "created_at"),
+                                           "refused", "manifest.json: field created_at must be a string"),
     "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
