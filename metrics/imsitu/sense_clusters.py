@@ -42,6 +42,7 @@ from fractions import Fraction
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,9 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     for path in (embeddings_path, nodes_path):
         check_readable(path)
     try:
-        x = np.load(embeddings_path, allow_pickle=False)
+        with warnings.catch_warnings():  # a header of Python 2's spelling: read, or refused below
+            warnings.simplefilter("ignore", UserWarning)
+            x = np.load(embeddings_path, allow_pickle=False)
     except Exception as exc:  # numpy raises ValueError, OSError, EOFError and pickle errors here
         raise InputError(f"{embeddings_path}: not a .npy array ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
     if not isinstance(x, np.ndarray):

@@ -91,6 +91,17 @@ def _huge_bytearray8() -> bytes:
             b"\x94]\x94(K\x14K\x14K\x1dK\x1dG?\xe9\x99\x99\x99\x99\x99\x9ae\x8c\x0bstand_agent\x94G?\xe6fff-1fua.")
 
 
+# a truncated .npy whose header NumPy reads only with its Python 2 fix-ups (a UserWarning, then the
+# refusal: two lines) -- the input the full run found
+NPY_PYTHON2_HEADER = bytes.fromhex(
+    "934e554d5059010076007b276465736372273a20273c6634272c2027666f727472616e5f6f72646572273a2046616c73"
+    "652c20277368617065273a202831362c2034292c207d20200a2020202020202020202020202020202020202020202020"
+    "20202020202020202020202020202020202020202020202020202020202020200a3536823f7444283dd758873c7c7185"
+    "bdb96a393d57db823fa1efdbbca606ee3c3054953c0ef4703c912e803f03efdf3c67d316bdb17405bce079c5bc26d583"
+    "3f1541803fa0946fbc862220bd1fb152bc4071d539e8787c3f1b83843d592d4e3dc0cf0abe596fc1bd4fc37d3f4e614e"
+    "e0edacbc2f042f3cb607323cdfddd83d21c4713faa2a7b3f082ed13ddd71043d9ecb073d7989d2bc96e76a3fe72f093c"
+    "d39bb23b985c7bbdc1ec0bbded137f3f327c41bd6901a1bb7c709c3bcc37e93afc84793fcccc833fd082363d626b833c"
+    "d49227bda7d7153de294793f560d343d87805bbd6b483b3de47c83ba1a04703fbf9280bc4848313b7e785f3cf22649")
 EMB = np.load(io.BytesIO(FORMATS["embeddings-npy"].seeds[0])).astype(np.float64)
 EMB_HUGE = EMB.copy()
 EMB_HUGE[6, 1] = 1e300
@@ -127,6 +138,7 @@ REGRESSIONS = {
                                      "refused", "key 'items.w' must be a finite number"),
     "backup-manifest-without-created-at": ("backup-zip", lambda backup: _manifest_without(backup, "created_at"),
                                            "refused", "manifest.json: field created_at must be a string"),
+    "embeddings-header-of-python-2": ("embeddings-npy", NPY_PYTHON2_HEADER, "refused", "not a .npy array"),
     "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
