@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -347,7 +348,9 @@ def _npz_arrays(path: Path) -> dict[str, np.ndarray]:
 
 def _npz_array(data, name: str, path: Path) -> np.ndarray:
     try:
-        array = data[name]
+        with warnings.catch_warnings():  # a header of Python 2's spelling: read, or refused below
+            warnings.simplefilter("ignore", UserWarning)
+            array = data[name]
     except ValueError:
         raise InputError(f"{path}: array {name!r} holds Python objects; save numbers and strings only") from None
     except Exception as exc:  # a damaged member
