@@ -612,6 +612,8 @@ class Runner:
             os.chdir(cwd)
             storage.dispose_all()
         lines = err.getvalue().strip().splitlines()
+        if lines and lines[-1].endswith("error: interrupted"):  # Ctrl-C / SIGTERM was for the harness
+            raise KeyboardInterrupt
         outcome, detail, result = "ok", "", None
         if status == 0:
             result = self._result(self.world / "out" / "r.json")
