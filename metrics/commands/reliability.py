@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 
 from metrics.commands._study import figure
 from metrics.study.agreement import no_variation, rating_matrix, read_ratings
