@@ -222,3 +222,28 @@ def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = Non
             "ratings_saved": sum(max(settings["max_raters"] - claims, 0) for claims in retired),
             "mean_se": sum(rated) / len(rated) if rated else None,
             "fixed_design_ratings": len(rows) * settings["max_raters"]}
+
+
+def routed_consistency(parameters: dict, rater: str, n_ratings: int, settings: dict) -> float | None:
+    """The rater's fitted consistency when spec ``[routing]`` routes them out, else None: they
+    gave at least ``min_ratings`` main ratings and the stored fit (``Study.rater_model``) puts
+    their consistency — discrimination over the median rater's, as
+    ``metrics.study.rater_model.fit_rater_model`` reports it; 0 for a rater the fit left out as
+    careless — below ``min_consistency``. A rater the fit has not seen yet is not routed.
+
+    >>> fit = {"discrimination": {"a": 2.0, "b": 1.0, "c": 0.5}, "excluded": ["d"]}
+    >>> settings = {"min_ratings": 10, "min_consistency": 0.6}
+    >>> [routed_consistency(fit, r, n, settings)
+    ...  for r, n in [("c", 10), ("c", 9), ("b", 12), ("d", 10), ("e", 10)]]
+    [0.5, None, None, 0.0, None]
+    """
+    if n_ratings < settings["min_ratings"]:
+        return None
+    if rater in parameters.get("excluded", ()):
+        consistency = 0.0
+    elif rater in parameters["discrimination"]:
+        discrimination = pd.Series(parameters["discrimination"], dtype=float)
+        consistency = float(discrimination[rater] / discrimination.median())
+    else:
+        return None
+    return consistency if consistency < settings["min_consistency"] else None

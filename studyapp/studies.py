@@ -51,7 +51,9 @@ def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor 
         for position, item in enumerate(spec.items):
             session.add(Item(study_id=study.id, item_key=item.key, role=item.role,
                              position=position, fields_json=json.dumps(item.fields),
-                             expected=item.expected))
+                             expected=item.expected, llm_rating=item.llm_rating,
+                             active_probability=item.active_probability,
+                             active_priority=item.active_priority))
         log_event(session, "study_created", study.id, actor=actor.name, n_items=len(spec.items),
                   source=spec.items_source, owner=owner)
         return study.id
@@ -294,7 +296,7 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
 def annotator_status(annotator: Annotator, n_answered: int) -> str:
     """invited (nothing yet), rating (started or answered), completed, revoked; for Prolific
     participants also returned or timed out (as Prolific reports), or screened out (the
-    comprehension check failed twice)."""
+    comprehension check failed twice); routed out (spec ``[routing]``)."""
     from .prolific import ATTEMPTS, ENDED
 
     if auth.is_revoked(annotator.token_hash):
@@ -303,6 +305,8 @@ def annotator_status(annotator: Annotator, n_answered: int) -> str:
         return ENDED[annotator.prolific_status]
     if annotator.comprehension_failures >= ATTEMPTS:
         return "screened out"
+    if annotator.routed_at:
+        return "routed out"
     if annotator.completed_at:
         return "completed"
     return "rating" if annotator.started_at or n_answered else "invited"
