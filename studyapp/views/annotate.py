@@ -308,7 +308,9 @@ def rate(info: assignment.AnnotatorSession) -> None:
             st.button("Retry", key="retry", type="primary", shortcut="Enter")
             return
         if task is None:
-            if assignment.answered_count(info.annotator_id):
+            if assignment.annotator_session(info.annotator_id).routed:   # ended just now
+                routed_out(info)
+            elif assignment.answered_count(info.annotator_id):
                 completion(info)
             else:
                 st.info("Every item has enough raters right now, so there is nothing for you to "
