@@ -236,7 +236,8 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     """Per annotator (done, target, median seconds, status) and per item (done / needed). In an
     adaptive study ``ratings_needed`` is the ``max_raters`` ceiling; each item also has its
     ``state`` (``adaptive.item_state``) and ``model_se``, and ``items_done`` counts the items
-    no longer open (retired at the target SE, or at ``max_raters``)."""
+    no longer open (retired at the target SE, or at ``max_raters``). With active selection
+    (spec ``[active]``) the items are those drawn for humans (``items_not_drawn``: the others)."""
     from .assignment import plan  # the plan lives with the assignment rules (per annotator: a
     # with-image pass counts the pairs each annotator rated before)
 
@@ -265,7 +266,9 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
         if assignment.phase == "main":
             done_by_item[assignment.item_id] = done_by_item.get(assignment.item_id, 0) + 1
             secs_by_item.setdefault(assignment.item_id, []).append(secs)
-    n_main = sum(1 for item in items if item.role == "main")
+    # with [active], only the items drawn for humans are to be rated
+    main_items = [item for item in items if item.role == "main" and (not spec.active or item.active_priority)]
+    n_main = len(main_items)
     per_annotator = [{
         "annotator": a.pseudonym, "source": a.source,
         "status": annotator_status(a, done_by_annotator.get(a.id, 0)),
@@ -276,16 +279,17 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
         "item_id": item.item_key, "done": done_by_item.get(item.id, 0),
         "claimed": claimed.get(item.id, 0), "needed": study.raters_per_item,
         "median_seconds": _median(secs_by_item.get(item.id)),
-    } for item in items if item.role == "main"]
+    } for item in main_items]
     total_needed = n_main * study.raters_per_item
     total_done = sum(min(d, study.raters_per_item) for d in done_by_item.values())
     out = {"study": study.slug, "status": study.status, "items": n_main,
            "ratings_done": total_done, "ratings_needed": total_needed,
            "annotators": per_annotator, "per_item": per_item}
+    if spec.active:
+        out["items_not_drawn"] = sum(1 for item in items if item.role == "main") - n_main
     if spec.adaptive:  # ratings_needed is only a ceiling: items retire at the target SE
         from .adaptive import item_state
 
-        main_items = [item for item in items if item.role == "main"]
         for row, item in zip(per_item, main_items):
             row["state"] = item_state(item.n_claims, item.model_se, spec.adaptive)
             row["model_se"] = item.model_se

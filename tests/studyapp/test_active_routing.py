@@ -10,6 +10,7 @@ from sqlmodel import select
 
 from metrics import InputError
 from studyapp import adaptive, assignment, exports, prolific, studies, storage
+from studyapp.analysis import analyse_study, write_report_folder
 from studyapp.dashboard import study_dashboard
 from studyapp.models import Annotator, Event, Item, Study
 from studyapp.ppi_estimates import ppi_estimates
@@ -58,12 +59,23 @@ def test_active_study_hands_out_only_the_drawn_items_most_uncertain_first(tmp_pa
     first, second, third = make_annotators(study_id, 3)
     assert rate_all(first) == ["i03", "i02", "i04"]
     assert assignment.planned_count(first) == 3   # only the drawn items count
-    assert rate_all(second) == ["i03", "i02", "i04"]
+    assert rate_all(second, 3) == ["i03", "i02", "i04"]
     assert rate_all(third) == []                 # two raters each: nothing left, never i01
+    p = studies.progress(study_id)               # only the drawn items are to be rated
+    assert (p["items"], p["ratings_done"], p["ratings_needed"], p["items_not_drawn"]) == (3, 6, 6, 5)
     items = exports.study_tables("s")["items.csv"].set_index("item_id")
     assert items.loc["i02", "active_probability"] == pytest.approx(35 / 53)
     assert items["active_selected"].to_dict() == {f"i0{k}": k in (2, 3, 4) for k in range(1, 9)}
     assert items.loc["i03", "llm_rating"] == 2.0
+    # the report carries the PPI table: 8 items, the 3 drawn ones human-rated (2 ratings each)
+    analysis = analyse_study("s", n_resamples=50, permutations=50)
+    page = write_report_folder(tmp_path / "report", "s", analysis)
+    assert "Prediction-powered estimates" in page.read_text() and "How to read this" in page.read_text()
+    row = pd.read_csv(page.parent / "prediction_powered.csv").set_index("group").loc["all items"]
+    assert (row["items"], row["human-rated items"], row["human ratings"]) == (8, 3, 6)
+    # every drawn item's mean is (2 + 3)/2 = 2.5: the human-only (constant-only regression)
+    # estimate of the drawn items is that constant, with nothing left to chance
+    assert row["human-only estimate"] == pytest.approx(2.5) and row["human-only low"] == pytest.approx(2.5)
 
 
 def test_without_active_the_llm_ratings_change_nothing_in_the_order(tmp_path):
