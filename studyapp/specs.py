@@ -79,6 +79,7 @@ explanation = "..."             # a suggested rating and why
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -355,14 +356,14 @@ def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
             if text and not low <= value <= high:
                 raise InputError(f"{where}: {model} {value:g} is outside the scale [{low}, {high}]")
             ratings.append(value)
-        if all(v != v for v in ratings):
+        if all(math.isnan(v) for v in ratings):
             raise InputError(f"{where}: no model rated item {key!r}")
         members[key] = ratings
     missing = [key for key in by_key if key not in members]
     if missing:
         raise InputError(f"{path}: no LLM ratings for {len(missing)} main items, e.g. {missing[0]!r}")
     for key, item in by_key.items():
-        given = [v for v in members[key] if v == v]
+        given = [v for v in members[key] if not math.isnan(v)]
         item.llm_rating = sum(given) / len(given)
     return {"ratings": rel, "models": models}, [members[item.key] for item in main]
 

@@ -19,8 +19,8 @@ from studyapp import storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item
 from studyapp.specs import load_spec
 from studyhelpers import write_items
-from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401
-from test_browser_adaptive import STALE, bar_item, item_on_screen, wait_for_server_refits
+from test_browser import WAIT_S, browser, button, running_app, wait_text  # noqa: F401
+from test_browser_adaptive import rate_in_browser, wait_for_server_refits
 
 pytestmark = pytest.mark.slow
 
@@ -51,22 +51,6 @@ path = "items.csv"
 
 def truth(key: str) -> int:
     return int(key[1:]) % 5
-
-
-def rate_in_browser(driver, link: str, rating) -> list[str]:
-    """Open the link and answer every item shown by key (``rating(item key)``) until the end."""
-    driver.get(link)
-    button(driver, "Start").click()
-    shown = []
-    while True:
-        wait_idle(driver)
-        if "Thank you!" in driver.find_element(By.TAG_NAME, "body").text:
-            return shown
-        before, key = item_on_screen(driver)
-        shown.append(key)
-        press(driver, str(rating(key)))
-        WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(
-            lambda d: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
 
 
 def test_active_selection_with_routing_in_the_browser(tmp_path, browser):

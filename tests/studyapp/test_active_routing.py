@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import select
 
 from metrics import InputError
-from studyapp import adaptive, assignment, exports, prolific, studies, storage
+from studyapp import adaptive, assignment, exports, prolific, storage, studies
 from studyapp.analysis import analyse_study, write_report_folder
 from studyapp.dashboard import study_dashboard
 from studyapp.models import Annotator, Event, Item, Study
