@@ -31,7 +31,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
-from sqlalchemy import func, update
+from sqlalchemy import func, or_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
@@ -208,13 +208,15 @@ def item_state(n_claims: int, model_se: float | None, settings: dict) -> str:
 
 
 def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = None) -> dict:
-    """Items retired (SE at target with ``min_raters`` claims), main ratings so far, the ratings
+    """Items retired (SE at target with ``min_raters`` claims; with ``[active]`` of the drawn
+    items), main ratings so far, the ratings
     saved so far (``max_raters`` minus the claims of each retired item), the mean SE of the rated
     items, and the ratings a fixed design with ``max_raters`` per item would take."""
     settings = spec.adaptive
     with read_session(engine) as session:
-        rows = session.exec(select(Item.n_claims, Item.model_se).where(
-            Item.study_id == study.id, Item.role == "main")).all()
+        rows = session.exec(select(Item.n_claims, Item.model_se).where(   # [active]: drawn items
+            Item.study_id == study.id, Item.role == "main",
+            or_(Item.active_priority.is_(None), Item.active_priority > 0))).all()
         n_ratings = _answered_main(session, study.id)
     retired = [claims for claims, se in rows if item_state(claims, se, settings) == "retired"]
     rated = [se for _, se in rows if se is not None]
