@@ -31,7 +31,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
-from sqlalchemy import func, update
+from sqlalchemy import func, or_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
@@ -208,13 +208,15 @@ def item_state(n_claims: int, model_se: float | None, settings: dict) -> str:
 
 
 def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = None) -> dict:
-    """Items retired (SE at target with ``min_raters`` claims), main ratings so far, the ratings
+    """Items retired (SE at target with ``min_raters`` claims; with ``[active]`` of the drawn
+    items), main ratings so far, the ratings
     saved so far (``max_raters`` minus the claims of each retired item), the mean SE of the rated
     items, and the ratings a fixed design with ``max_raters`` per item would take."""
     settings = spec.adaptive
     with read_session(engine) as session:
-        rows = session.exec(select(Item.n_claims, Item.model_se).where(
-            Item.study_id == study.id, Item.role == "main")).all()
+        rows = session.exec(select(Item.n_claims, Item.model_se).where(   # [active]: drawn items
+            Item.study_id == study.id, Item.role == "main",
+            or_(Item.active_priority.is_(None), Item.active_priority > 0))).all()
         n_ratings = _answered_main(session, study.id)
     retired = [claims for claims, se in rows if item_state(claims, se, settings) == "retired"]
     rated = [se for _, se in rows if se is not None]
@@ -222,3 +224,28 @@ def adaptive_progress(study: Study, spec: StudySpec, engine: Engine | None = Non
             "ratings_saved": sum(max(settings["max_raters"] - claims, 0) for claims in retired),
             "mean_se": sum(rated) / len(rated) if rated else None,
             "fixed_design_ratings": len(rows) * settings["max_raters"]}
+
+
+def routed_consistency(parameters: dict, rater: str, n_ratings: int, settings: dict) -> float | None:
+    """The rater's fitted consistency when spec ``[routing]`` routes them out, else None: they
+    gave at least ``min_ratings`` main ratings and the stored fit (``Study.rater_model``) puts
+    their consistency — discrimination over the median rater's, as
+    ``metrics.study.rater_model.fit_rater_model`` reports it; 0 for a rater the fit left out as
+    careless — below ``min_consistency``. A rater the fit has not seen yet is not routed.
+
+    >>> fit = {"discrimination": {"a": 2.0, "b": 1.0, "c": 0.5}, "excluded": ["d"]}
+    >>> settings = {"min_ratings": 10, "min_consistency": 0.6}
+    >>> [routed_consistency(fit, r, n, settings)
+    ...  for r, n in [("c", 10), ("c", 9), ("b", 12), ("d", 10), ("e", 10)]]
+    [0.5, None, None, 0.0, None]
+    """
+    if n_ratings < settings["min_ratings"]:
+        return None
+    if rater in parameters.get("excluded", ()):
+        consistency = 0.0
+    elif rater in parameters["discrimination"]:
+        discrimination = pd.Series(parameters["discrimination"], dtype=float)
+        consistency = float(discrimination[rater] / discrimination.median())
+    else:
+        return None
+    return consistency if consistency < settings["min_consistency"] else None

@@ -19,9 +19,11 @@ from metrics.study.reliability import reliability
 from metrics.study.report import write_report
 
 from .exports import study_folder, study_tables
+from .ppi_estimates import ppi_section
 from .storage import read_session
 from .studies import study_by_slug
-from .studytypes import get_type
+from .study_spec import spec_of
+from .studytypes import Section, get_type
 
 LIVE_RESAMPLES = 200   # bootstrap resamples and permutations of the console's live figures
 TIME_POINTS = 10       # agreement over time: at this many rating counts
@@ -35,6 +37,7 @@ class StudyAnalysis:
     rater_model: RaterModel | None = None
     reliability: dict | None = None
     over_time: pd.DataFrame | None = None   # agreement at successive rating counts
+    prediction_powered: Section | None = None   # spec [llm] / [routing] (studyapp.ppi_estimates)
     unavailable: dict = field(default_factory=dict)   # part -> why it could not be computed
 
 
@@ -48,7 +51,8 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     ``tables``: the study's export tables when the caller has read them already.
     """
     with read_session(engine) as session:
-        study_type = get_type(study_by_slug(session, slug).study_type)
+        study = study_by_slug(session, slug)
+        study_type = get_type(study.study_type)
     tables = tables or study_tables(slug, engine)
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]
@@ -57,6 +61,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     ratings = validate_ratings(ratings, f"study {slug}")
     result = rating_analyses(ratings, n_resamples)
     result.alignment, result.tuning = study_type.report_analyses(tables["items.csv"], ratings, permutations)
+    result.prediction_powered = ppi_section(tables, spec_of(study))
     return result
 
 
@@ -133,4 +138,12 @@ def write_report_folder(folder: str | Path, slug: str, analysis: StudyAnalysis) 
     return write_report(folder, agreement=analysis.agreement, alignment=analysis.alignment,
                         tuning=analysis.tuning, title=f"Study report: {slug}",
                         rater_model=analysis.rater_model, reliability=analysis.reliability,
-                        over_time=analysis.over_time)
+                        over_time=analysis.over_time, prediction_powered=_report_part(analysis.prediction_powered))
+
+
+def _report_part(section: Section | None) -> dict | None:
+    """A dashboard section as ``write_report``'s ``prediction_powered`` part."""
+    if section is None:
+        return None
+    return {"title": section.title, "text": [section.text],
+            "table": next(iter(section.tables.values()), None)}

@@ -11,6 +11,12 @@ resumes where the annotator stopped):
   slot cannot both get it; the loser's transaction rolls back and it looks again. Candidates are items the
   annotator has not had and that still have a free slot, least-claimed first, then in the
   annotator's own order (a permutation fixed by the stored seed, or the file order).
+- In a study with active selection (spec ``[active]``) only the items drawn for humans
+  (``Item.active_priority`` > 0) are handed out: least-claimed first, then the most uncertain
+  (priority 1 first); an item not drawn is never handed out, so the recorded inclusion
+  probabilities (``Item.active_probability``) keep the estimates unbiased.
+- With spec ``[routing]`` an annotator whose fitted consistency falls below the threshold
+  after ``min_ratings`` main ratings gets no new item: the session ends (``routed_at``).
 - In an adaptive study (spec ``[adaptive]``, ``studyapp.adaptive``) the slots are
   ``max_raters``, and the candidates are the items below ``min_raters`` claims or whose rater
   model SE is above ``target_se`` (or not known yet): those below ``min_raters`` first, then
@@ -235,6 +241,10 @@ def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
     """How many main items this annotator may get (the type may restrict them, e.g. a
     with-image pass to the pairs the annotator rated before)."""
     eligible = _eligible_ids(session, annotator, study)
+    if spec_of(study).active:   # only the items drawn for humans
+        return session.exec(select(func.count(Item.id)).where(
+            Item.study_id == study.id, Item.role == "main", Item.active_priority > 0,
+            *([Item.id.in_(eligible)] if eligible is not None else []))).one()
     return _n_items(session, study.id) if eligible is None else len(eligible)
 
 
@@ -276,6 +286,8 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
                         .where(Assignment.annotator_id == annotator_id)).one()
     position = 0 if last is None else last + 1
     k = min(spec.items_per_annotator or n_main_items, n_main_items)
+    if spec.routing and _routed_out(session, annotator, study, spec, n_main, now):
+        return None
 
     def add(item_id: int, phase: str, slot: int | None = None) -> Task:
         assignment = Assignment(study_id=study.id, annotator_id=annotator_id, item_id=item_id,
@@ -322,6 +334,29 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     return None
 
 
+def _routed_out(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+                n_main: int, now: datetime) -> bool:
+    """Spec ``[routing]``: whether the annotator's session ends here because the study's fitted
+    rater model puts their consistency below the threshold (``adaptive.routed_consistency``);
+    checked before each new item, so nothing of theirs is left unanswered. Marks them routed
+    and completed (their part ends; they are paid as agreed, with ``routed_code``)."""
+    if annotator.routed_at is not None:
+        return True
+    if study.rater_model is None:
+        return False
+    from .adaptive import routed_consistency
+    consistency = routed_consistency(json.loads(study.rater_model), annotator.pseudonym, n_main,
+                                     spec.routing)
+    if consistency is None:
+        return False
+    annotator.routed_at = now
+    annotator.completed_at = annotator.completed_at or now
+    session.add(annotator)
+    log_event(session, "routed_out", study.id, annotator.id, consistency=round(consistency, 3),
+              ratings=n_main)
+    return True
+
+
 def _not_mine(annotator_id: int):
     """The item (``Item.id``) has never been handed to this annotator."""
     other = aliased(Assignment)
@@ -338,6 +373,9 @@ def _free_slot(session: Session, annotator: Annotator, study: Study,
     if eligible is not None:
         query = query.where(Item.id.in_(eligible))
     order = [Item.n_claims, _order_key(annotator, spec)]
+    if spec.active:   # only the drawn items; among the least claimed, the most uncertain first
+        query = query.where(Item.active_priority > 0)
+        order = [Item.n_claims, Item.active_priority]
     if spec.adaptive:
         below_min = Item.n_claims < spec.adaptive["min_raters"]
         query = query.where(or_(below_min, Item.model_se.is_(None),
@@ -647,6 +685,7 @@ class AnnotatorSession:
     spec: StudySpec
     comprehension_failures: int = 0
     prolific_status: str | None = None
+    routed: bool = False   # spec [routing]: routed out for a low fitted consistency
 
 
 def annotator_session(annotator_id: int, engine: Engine | None = None) -> AnnotatorSession:
@@ -656,7 +695,7 @@ def annotator_session(annotator_id: int, engine: Engine | None = None) -> Annota
         return AnnotatorSession(annotator.id, annotator.pseudonym, annotator.started_at is not None,
                         annotator.completed_at is not None, study.slug, study.title,
                         study.status, study.study_type, spec_of(study), annotator.comprehension_failures,
-                        annotator.prolific_status)
+                        annotator.prolific_status, annotator.routed_at is not None)
 
 
 def resolve_token(token: str, engine: Engine | None = None) -> int | None:

@@ -26,6 +26,7 @@ from metrics.study.agreement import validate_ratings
 from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
 from .exports import study_tables
 from .models import Rating, Study
+from .ppi_estimates import ppi_section
 from .storage import get_engine, read_session
 from .studies import progress, study_by_slug, study_items
 from .study_spec import spec_of
@@ -97,6 +98,8 @@ def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine
         board.sections = study_type.dashboard_sections(study.slug, tables, fields_by_key, LIVE_RESAMPLES)
     except InputError as exc:
         board.unavailable["analyses"] = str(exc)
+    if (section := ppi_section(tables, spec)) is not None:
+        board.sections.insert(0, section)
     return board
 
 

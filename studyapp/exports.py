@@ -105,6 +105,11 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
         row = {"item_id": item.item_key,
                **study_type.export_item(fields_of[item.id]),
                "role": item.role, "expected": item.expected}
+        if spec.llm:
+            row["llm_rating"] = item.llm_rating
+        if spec.active:   # the draw that keeps the estimates unbiased (Item.active_*)
+            row["active_probability"] = item.active_probability
+            row["active_selected"] = bool(item.active_priority) if item.role == "main" else None
         item_rows.append(row)
     items_df = pd.DataFrame(item_rows)
     first = list(study_type.export_columns)
@@ -125,11 +130,12 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
             "attention_checks": len(checks),
             "attention_passed": sum(1 for got, want in checks if got == want),
             "prolific_pid": a.prolific_pid, "prolific_study_id": a.prolific_study_id,
-            "prolific_session_id": a.prolific_session_id, "prolific_status": a.prolific_status})
+            "prolific_session_id": a.prolific_session_id, "prolific_status": a.prolific_status,
+            "routed_at": _iso(a.routed_at)})
     annotators_df = pd.DataFrame(annotator_rows, columns=[
         "annotator", "source", "status", "created_at", "started_at", "completed_at", "n_ratings",
         "median_seconds", "attention_checks", "attention_passed", "prolific_pid",
-        "prolific_study_id", "prolific_session_id", "prolific_status"])
+        "prolific_study_id", "prolific_session_id", "prolific_status", "routed_at"])
     tables = {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
               "annotators.csv": annotators_df}
     if spec.cant_judge:

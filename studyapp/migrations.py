@@ -18,6 +18,8 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
 - 8: Prolific's lifecycle: the status Prolific reports for a participant's submission
   (``annotator.prolific_status``) and the wrong answers to the comprehension check
   (``annotator.comprehension_failures``).
+- 9: LLM ratings and active selection per item (``item.llm_rating``, ``item.active_probability``,
+  ``item.active_priority``) and rater routing per annotator (``annotator.routed_at``).
 """
 
 from __future__ import annotations
@@ -154,6 +156,13 @@ def _add_prolific_lifecycle(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE annotator ADD COLUMN comprehension_failures INTEGER NOT NULL DEFAULT 0"))
 
 
+def _add_active_selection(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE item ADD COLUMN llm_rating FLOAT"))
+    conn.execute(text("ALTER TABLE item ADD COLUMN active_probability FLOAT"))
+    conn.execute(text("ALTER TABLE item ADD COLUMN active_priority INTEGER"))
+    conn.execute(text("ALTER TABLE annotator ADD COLUMN routed_at TIMESTAMP WITH TIME ZONE"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
@@ -163,6 +172,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (6, "named recalibrated matrix versions", _add_matrix_versions),
     (7, "researcher accounts, study owners and the actor of each event", _add_accounts),
     (8, "Prolific submission status and comprehension check failures per annotator", _add_prolific_lifecycle),
+    (9, "LLM ratings and active selection per item, rater routing per annotator", _add_active_selection),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -42,7 +42,9 @@ class Study(SQLModel, table=True):
 class Item(SQLModel, table=True):
     """``n_claims`` counts the item's main-phase assignments (kept in step with them in the
     same transaction) so the next item is found without counting assignments. ``model_se`` is
-    the rater model's standard error of the item's score (adaptive studies; None before any)."""
+    the rater model's standard error of the item's score (adaptive studies; None before any).
+    ``llm_rating``, ``active_probability`` and ``active_priority`` are set at creation from the
+    spec's ``[llm]`` and ``[active]`` sections (None without them)."""
 
     __table_args__ = (UniqueConstraint("study_id", "item_key"),
                       Index("ix_item_claims", "study_id", "role", "n_claims"))
@@ -55,6 +57,9 @@ class Item(SQLModel, table=True):
     expected: str | None = Field(default=None, max_length=64)  # attention checks
     n_claims: int = Field(default=0)
     model_se: float | None = None
+    llm_rating: float | None = None          # the LLM ensemble's mean rating (spec [llm])
+    active_probability: float | None = None  # active selection (spec [active]): inclusion probability
+    active_priority: int | None = None       # ... 1 = asked first; 0 = not drawn, never handed out
 
 
 class Annotator(SQLModel, table=True):
@@ -74,6 +79,7 @@ class Annotator(SQLModel, table=True):
     prolific_session_id: str | None = Field(default=None, max_length=64)
     prolific_status: str | None = Field(default=None, max_length=16)  # as Prolific reports it (RETURNED, ...)
     comprehension_failures: int = Field(default=0)  # wrong answers to the spec's comprehension check
+    routed_at: datetime | None = None  # spec [routing]: routed out for low fitted consistency
 
 
 class Assignment(SQLModel, table=True):

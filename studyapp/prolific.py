@@ -12,6 +12,9 @@ Following Prolific's researcher help (cited in docs/studies.md):
 - **Comprehension check** (Prolific's attention and comprehension check policy): asked at the
   start, right after the instructions, with two attempts; failing both ends the session
   politely with the screened-out code, before any item is claimed.
+- **Routed out** (spec ``[routing]``): a rater whose fitted consistency stays low gets no further
+  items; the session ends politely with ``routed_code`` (paid as agreed), or the completion code
+  when the spec has none.
 - **Returned and timed-out submissions** ("Setting the maximum allowed time"): Prolific opens
   the place to a new participant. ``apply_statuses`` takes Prolific's statuses (its
   submissions CSV export, or one participant at a time) and gives the unanswered items of a
@@ -59,7 +62,8 @@ def ended_message(status: str) -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a Prolific session ended: ``completed``, ``attention_failed`` or ``screened_out``,
+    """How a Prolific session ended: ``completed``, ``attention_failed``, ``screened_out`` or
+    ``routed`` (spec ``[routing]``; ``routed_code``, else the completion code),
     with the code to show and the link back to Prolific (None when the spec has none)."""
 
     kind: str
@@ -91,6 +95,8 @@ def outcome(annotator_id: int, engine: Engine | None = None) -> Outcome:
         failed = failed_attention_checks(session, annotator_id)
     if annotator.comprehension_failures >= ATTEMPTS:
         kind, code = "screened_out", spec.screened_out_code
+    elif annotator.routed_at is not None:
+        kind, code = "routed", spec.routed_code or spec.completion_code
     elif spec.attention_failed_code and failed >= spec.attention_fail_limit:
         kind, code = "attention_failed", spec.attention_failed_code
     else:

@@ -38,6 +38,21 @@ min_raters = 2                  # ... and it has at least this many raters
 max_raters = 8                  # never more (replaces raters_per_item)
 refit_every = 25                # refit the rater model after this many new ratings
 
+[llm]                           # optional: an LLM ensemble's ratings of the main items
+ratings = "llm_ratings.csv"     # item_id + one column per model (its rating on the scale);
+                                # the console and report then show prediction-powered estimates
+
+[active]                        # optional (needs [llm] with two or more models): humans rate
+budget = 40                     # a sample of about this many main items, drawn once at creation
+floor = 0.2                     # with probabilities growing with the models' disagreement
+seed = 0                        # (metrics.study.ppi.active_selection; floor: share of uniform
+cells = ["category", "level"]   # sampling); equal shares per cell of these item fields (default:
+                                # category and level where the items have them)
+
+[routing]                       # optional (needs [adaptive]): a rater whose fitted consistency
+min_ratings = 10                # is below min_consistency after min_ratings main ratings is
+min_consistency = 0.5           # routed out: their session ends with [prolific] routed_code
+
 [quality]
 attention_checks = 0            # items with a known answer, spread through the sequence
 repeat_items = 0                # own items shown again at the end (test-retest)
@@ -49,6 +64,7 @@ completion_url = "https://..."  # linked at the end (Prolific's ...?cc=CODE: the
 attention_failed_code = "..."   # instead, for those who failed attention_fail_limit checks
 attention_fail_limit = 2        # (default 2)
 screened_out_code = "..."       # for those who failed the comprehension check twice
+routed_code = "..."             # for those routed out by [routing] (paid as agreed)
 
 [comprehension]                 # optional: a question on the instructions, two attempts
 question = "..."                # (Prolific's policy); failing twice ends the session politely
@@ -79,7 +95,7 @@ SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
             "items", "quality", "prolific", "example", "answers", "practice", "adaptive",
-            "comprehension"}
+            "comprehension", "llm", "active", "routing"}
 ROLES = ("main", "attention", "practice")
 
 
@@ -197,7 +213,7 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
 
     prolific = _Checker(name, top.table_of("prolific"), "prolific.")
     prolific.unknown({"completion_code", "completion_url", "attention_failed_code", "attention_fail_limit",
-                      "screened_out_code"})
+                      "screened_out_code", "routed_code"})
     spec.completion_code = prolific.text("completion_code")
     spec.completion_url = prolific.text("completion_url")
     if spec.completion_url and not spec.completion_url.startswith(("https://", "http://")):
@@ -205,13 +221,17 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     spec.attention_failed_code = prolific.text("attention_failed_code")
     spec.attention_fail_limit = prolific.integer("attention_fail_limit", 2, 1)
     spec.screened_out_code = prolific.text("screened_out_code")
+    spec.routed_code = prolific.text("routed_code")
     for key, code, others in (("attention_failed_code", spec.attention_failed_code,
                                (spec.completion_code, spec.screened_out_code)),
-                              ("screened_out_code", spec.screened_out_code, (spec.completion_code,))):
+                              ("screened_out_code", spec.screened_out_code, (spec.completion_code,)),
+                              ("routed_code", spec.routed_code, (spec.completion_code, spec.screened_out_code,
+                                                                 spec.attention_failed_code))):
         if code and code in others:
             prolific.fail(key, "must differ from the other completion codes (Prolific tells "
                                "submissions apart by their code)")
     spec.comprehension = _comprehension(top)
+    spec.routing = _routing(top, spec)
 
     spec.dataset = _dataset(name, top.table_of("items"), study_type)
     spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
@@ -225,6 +245,8 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     attention = [item for item in spec.items if item.role == "attention"]
     if not main:
         raise InputError(f"{name}: the items source gives no items to rate")
+    spec.llm, members = _llm(top, main, base_dir, spec.scale, study_type)
+    spec.active = _active(top, main, members)
     if spec.attention_checks and not attention:
         for k, (fields, expected) in enumerate(
                 study_type.attention_items([i.fields for i in main], spec.attention_checks), 1):
@@ -275,6 +297,113 @@ def _comprehension(top: _Checker) -> dict | None:
     if answer not in options:
         check.fail("answer", f"must be one of the options, got {answer!r}")
     return {"question": question, "options": options, "answer": answer}
+
+
+def _routing(top: _Checker, spec: StudySpec) -> dict | None:
+    """``[routing]``: route raters whose fitted consistency stays low away from the items."""
+    table = top.table_of("routing")
+    if not table:
+        return None
+    check = _Checker(top.name, table, "routing.")
+    check.unknown({"min_ratings", "min_consistency"})
+    if not spec.adaptive:
+        check.fail("min_consistency", "needs an [adaptive] section (its rater model gives each "
+                                      "rater's consistency)")
+    return {"min_ratings": check.integer("min_ratings", 10, 2),
+            "min_consistency": check.number("min_consistency", 0.0)}
+
+
+def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
+         study_type) -> tuple[dict | None, list[list[float]] | None]:
+    """``[llm] ratings``: each main item's ratings by an LLM ensemble (``item_id`` + one column
+    per model, values on the scale, an empty cell for a model without a rating), kept per item
+    as the ensemble's mean (``llm_rating``) and the members' ratings for ``[active]``."""
+    table = top.table_of("llm")
+    if not table:
+        return None, None
+    from metrics.core.inputs import csv_rows, read_text
+
+    check = _Checker(top.name, table, "llm.")
+    check.unknown({"ratings"})
+    if study_type.custom_response:
+        check.fail("ratings", f"is not available for study type {study_type.name!r} (its answers "
+                              "are not ratings on a scale)")
+    rel = check.text("ratings", required=True)
+    path = base_dir / rel
+    if not path.exists():
+        check.fail("ratings", f"names a file that does not exist: {path}")
+    header, rows = csv_rows(read_text(path), str(path))
+    models = [c for c in header if c != "item_id"]
+    if "item_id" not in header or not models:
+        raise InputError(f"{path}: needs an item_id column and one column per model")
+    low, high = min(scale.values), max(scale.values)
+    by_key = {item.key: item for item in main}
+    members: dict[str, list[float]] = {}
+    for line, values in rows:
+        row = dict(zip(header, values))
+        key = (row.get("item_id") or "").strip()
+        where = f"{path} line {line}"
+        if key not in by_key:
+            raise InputError(f"{where}: item_id {key!r} is not a main item of the study")
+        if key in members:
+            raise InputError(f"{where}: duplicate item_id {key!r}")
+        ratings = []
+        for model in models:
+            text = (row.get(model) or "").strip()
+            try:
+                value = float(text) if text else float("nan")
+            except ValueError:
+                raise InputError(f"{where}: {model} {text!r} is not a number") from None
+            if text and not low <= value <= high:
+                raise InputError(f"{where}: {model} {value:g} is outside the scale [{low}, {high}]")
+            ratings.append(value)
+        if all(math.isnan(v) for v in ratings):
+            raise InputError(f"{where}: no model rated item {key!r}")
+        members[key] = ratings
+    missing = [key for key in by_key if key not in members]
+    if missing:
+        raise InputError(f"{path}: no LLM ratings for {len(missing)} main items, e.g. {missing[0]!r}")
+    for key, item in by_key.items():
+        given = [v for v in members[key] if not math.isnan(v)]
+        item.llm_rating = sum(given) / len(given)
+    return {"ratings": rel, "models": models}, [members[item.key] for item in main]
+
+
+def _active(top: _Checker, main: list[ItemSpec], members: list[list[float]] | None) -> dict | None:
+    """``[active]``: draw once which main items humans rate, with probabilities from the LLM
+    ensemble's disagreement (``metrics.study.ppi.active_selection``); each item keeps its
+    probability and priority (0: not drawn, never handed out)."""
+    from metrics.study.ppi import active_selection, ensemble_uncertainty
+
+    table = top.table_of("active")
+    if not table:
+        return None
+    check = _Checker(top.name, table, "active.")
+    check.unknown({"budget", "floor", "seed", "cells"})
+    if members is None or len(members[0]) < 2:
+        check.fail("budget", "needs an [llm] ratings file with two or more models (their "
+                             "disagreement sets each item's probability)")
+    budget = check.number("budget", 0.0)
+    if budget > len(main):
+        check.fail("budget", f"must not exceed the {len(main)} main items, got {budget:g}")
+    floor = table.get("floor", 0.2)
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
+        check.fail("floor", f"must be a number in (0, 1] (every item needs a chance), got {floor!r}")
+    seed = check.integer("seed", 0, 0)
+    default_cells = [c for c in ("category", "level") if all(c in item.fields for item in main)]
+    cells = table.get("cells", default_cells)
+    if not isinstance(cells, list) or not all(isinstance(c, str) for c in cells):
+        check.fail("cells", f"must be a list of item field names, got {cells!r}")
+    for cell in cells:
+        if not all(cell in item.fields for item in main):
+            check.fail("cells", f"names {cell!r}, which not every main item has")
+    labels = [" / ".join(str(item.fields[c]) for c in cells) for item in main] if cells else None
+    drawn = active_selection(ensemble_uncertainty(members), budget=budget, cells=labels,
+                             floor=float(floor), seed=seed)
+    for item, probability, priority in zip(main, drawn["probability"], drawn["priority"]):
+        item.active_probability, item.active_priority = float(probability), int(priority)
+    return {"budget": budget, "floor": float(floor), "seed": seed, "cells": cells,
+            "selected": int(drawn["selected"].sum())}
 
 
 def _adaptive(top: _Checker, study_type) -> dict | None:

@@ -51,7 +51,9 @@ def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor 
         for position, item in enumerate(spec.items):
             session.add(Item(study_id=study.id, item_key=item.key, role=item.role,
                              position=position, fields_json=json.dumps(item.fields),
-                             expected=item.expected))
+                             expected=item.expected, llm_rating=item.llm_rating,
+                             active_probability=item.active_probability,
+                             active_priority=item.active_priority))
         log_event(session, "study_created", study.id, actor=actor.name, n_items=len(spec.items),
                   source=spec.items_source, owner=owner)
         return study.id
@@ -234,7 +236,8 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     """Per annotator (done, target, median seconds, status) and per item (done / needed). In an
     adaptive study ``ratings_needed`` is the ``max_raters`` ceiling; each item also has its
     ``state`` (``adaptive.item_state``) and ``model_se``, and ``items_done`` counts the items
-    no longer open (retired at the target SE, or at ``max_raters``)."""
+    no longer open (retired at the target SE, or at ``max_raters``). With active selection
+    (spec ``[active]``) the items are those drawn for humans (``items_not_drawn``: the others)."""
     from .assignment import plan  # the plan lives with the assignment rules (per annotator: a
     # with-image pass counts the pairs each annotator rated before)
 
@@ -263,7 +266,9 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
         if assignment.phase == "main":
             done_by_item[assignment.item_id] = done_by_item.get(assignment.item_id, 0) + 1
             secs_by_item.setdefault(assignment.item_id, []).append(secs)
-    n_main = sum(1 for item in items if item.role == "main")
+    # with [active], only the items drawn for humans are to be rated
+    main_items = [item for item in items if item.role == "main" and (not spec.active or item.active_priority)]
+    n_main = len(main_items)
     per_annotator = [{
         "annotator": a.pseudonym, "source": a.source,
         "status": annotator_status(a, done_by_annotator.get(a.id, 0)),
@@ -274,16 +279,17 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
         "item_id": item.item_key, "done": done_by_item.get(item.id, 0),
         "claimed": claimed.get(item.id, 0), "needed": study.raters_per_item,
         "median_seconds": _median(secs_by_item.get(item.id)),
-    } for item in items if item.role == "main"]
+    } for item in main_items]
     total_needed = n_main * study.raters_per_item
     total_done = sum(min(d, study.raters_per_item) for d in done_by_item.values())
     out = {"study": study.slug, "status": study.status, "items": n_main,
            "ratings_done": total_done, "ratings_needed": total_needed,
            "annotators": per_annotator, "per_item": per_item}
+    if spec.active:
+        out["items_not_drawn"] = sum(1 for item in items if item.role == "main") - n_main
     if spec.adaptive:  # ratings_needed is only a ceiling: items retire at the target SE
         from .adaptive import item_state
 
-        main_items = [item for item in items if item.role == "main"]
         for row, item in zip(per_item, main_items):
             row["state"] = item_state(item.n_claims, item.model_se, spec.adaptive)
             row["model_se"] = item.model_se
@@ -294,7 +300,7 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
 def annotator_status(annotator: Annotator, n_answered: int) -> str:
     """invited (nothing yet), rating (started or answered), completed, revoked; for Prolific
     participants also returned or timed out (as Prolific reports), or screened out (the
-    comprehension check failed twice)."""
+    comprehension check failed twice); routed out (spec ``[routing]``)."""
     from .prolific import ATTEMPTS, ENDED
 
     if auth.is_revoked(annotator.token_hash):
@@ -303,6 +309,8 @@ def annotator_status(annotator: Annotator, n_answered: int) -> str:
         return ENDED[annotator.prolific_status]
     if annotator.comprehension_failures >= ATTEMPTS:
         return "screened out"
+    if annotator.routed_at:
+        return "routed out"
     if annotator.completed_at:
         return "completed"
     return "rating" if annotator.started_at or n_answered else "invited"

@@ -16,6 +16,9 @@ class ItemSpec:
     role: str
     fields: dict
     expected: str | None = None
+    llm_rating: float | None = None          # [llm]: the ensemble's mean rating
+    active_probability: float | None = None  # [active]: the item's inclusion probability
+    active_priority: int | None = None       # [active]: 1 = asked first, 0 = not drawn
 
 
 @dataclass
@@ -39,9 +42,13 @@ class StudySpec:
     attention_failed_code: str | None = None  # [prolific]: the code of those who failed attention checks
     attention_fail_limit: int = 2             # ... at least this many of them
     screened_out_code: str | None = None      # [prolific]: the code of those screened out
+    routed_code: str | None = None            # [prolific]: the code of those routed out ([routing])
     comprehension: dict | None = None         # question, options, answer (two attempts)
     example: dict | None = None
     adaptive: dict | None = None  # target_se, min_raters, max_raters, refit_every
+    llm: dict | None = None       # ratings (the CSV, relative to the spec), models
+    active: dict | None = None    # budget, floor, seed, cells, selected
+    routing: dict | None = None   # min_ratings, min_consistency
     dataset: str = "hico-det"  # [items] dataset: whose vocabulary the items use (metrics.datasets)
     items_source: dict = field(default_factory=dict)
     items: list[ItemSpec] = field(default_factory=list)

@@ -248,7 +248,8 @@ def write_report(out_dir, **sections) -> Path:
     folder and moved into place: all of them or none); returns the HTML path. ``sections``:
     ``agreement``, ``over_time`` (agreement at successive rating counts, with intervals),
     ``alignment``, ``tuning``, ``recalibration``, ``image_update``, ``rater_model``,
-    ``reliability``, ``title``."""
+    ``reliability``, ``prediction_powered`` (``title``, ``table`` or None, ``text``: a list of sentences),
+    ``title``."""
     staged = StagedFolder(out_dir)
     with staged as folder:
         _write_report(folder, **sections)
@@ -259,7 +260,7 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
                   tuning: dict | None = None, recalibration: dict | None = None,
                   title: str = "Study report", image_update: dict | None = None,
                   rater_model=None, reliability: dict | None = None,
-                  over_time: pd.DataFrame | None = None) -> Path:
+                  over_time: pd.DataFrame | None = None, prediction_powered: dict | None = None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections: list[str] = []
@@ -343,6 +344,13 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
                         + table_html(frame.set_index("group"))
                         + "<p>Share updated with its 95% Wald interval; mean absolute change of the "
                           "updated ratings with its 95% t interval; up / down = direction.</p>{image_update}")
+    if prediction_powered is not None:   # LLM + human ratings: a title, a table, sentences
+        frame = prediction_powered.get("table")
+        if frame is not None:
+            tables["prediction_powered"] = frame
+        sections.append(f"<h2>{html.escape(prediction_powered['title'])}</h2>"
+                        + (table_html(frame.set_index(frame.columns[0])) if frame is not None else "")
+                        + "".join(f"<p>{html.escape(text)}</p>" for text in prediction_powered["text"]))
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
     for name, png in plots.items():

@@ -156,6 +156,16 @@ def screened_out(info: assignment.AnnotatorSession) -> None:
     finish_codes(info)
 
 
+def routed_out(info: assignment.AnnotatorSession) -> None:
+    """The polite end of a session routed out by the spec's ``[routing]``."""
+    st.title("Thank you!")
+    rated = assignment.answered_count(info.annotator_id)
+    st.success(f"Your part of “{inert.text(info.study_title)}” ends here, after {rated} items: the "
+               "study now routes its remaining items to other annotators. You are paid as agreed "
+               "for the whole session, and your answers are kept.")
+    finish_codes(info)
+
+
 def completion(info: assignment.AnnotatorSession) -> None:
     st.title("Thank you!")
     rated = assignment.answered_count(info.annotator_id)
@@ -298,7 +308,9 @@ def rate(info: assignment.AnnotatorSession) -> None:
             st.button("Retry", key="retry", type="primary", shortcut="Enter")
             return
         if task is None:
-            if assignment.answered_count(info.annotator_id):
+            if assignment.annotator_session(info.annotator_id).routed:   # ended just now
+                routed_out(info)
+            elif assignment.answered_count(info.annotator_id):
                 completion(info)
             else:
                 st.info("Every item has enough raters right now, so there is nothing for you to "
@@ -373,6 +385,8 @@ def main() -> None:
         st.info(prolific.ended_message(info.prolific_status))
     elif info.comprehension_failures >= prolific.ATTEMPTS:
         screened_out(info)
+    elif info.routed and st.session_state.get("revise_position") is None:
+        routed_out(info)
     elif info.completed and st.session_state.get("revise_position") is None:
         completion(info)
     elif info.study_status == "paused":

@@ -40,8 +40,8 @@ def item_on_screen(driver) -> tuple[int, str]:
                                            .where(Assignment.id == assignment_id)).one()
 
 
-def rate_in_browser(driver, link: str, index: int) -> list[str]:
-    """Open the link and answer every item shown, by key, as annotator ``index`` would."""
+def rate_in_browser(driver, link: str, rating) -> list[str]:
+    """Open the link and answer every item shown, by key (``rating(item key)``), until the end."""
     driver.get(link)
     button(driver, "Start").click()
     shown = []
@@ -51,7 +51,7 @@ def rate_in_browser(driver, link: str, index: int) -> list[str]:
             return shown
         before, key = item_on_screen(driver)
         shown.append(key)
-        press(driver, str(answer(key, index)))
+        press(driver, str(rating(key)))
         WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(   # the next bar, or the end
             lambda d: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
 
@@ -74,11 +74,14 @@ def test_an_adaptive_study_retires_items_at_the_target_in_the_browser(tmp_path, 
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path, extra='order = "fixed"\n')))
     invites = studies.invite(study_id, 3)
     with running_app(tmp_path) as base:
-        first = rate_in_browser(browser, f"{base}/?token={invites[0].token}", 0)
-        second = rate_in_browser(browser, f"{base}/?token={invites[1].token}", 1)
+        first = rate_in_browser(browser, f"{base}/?token={invites[0].token}",
+                                 lambda key: answer(key, 0))
+        second = rate_in_browser(browser, f"{base}/?token={invites[1].token}",
+                                 lambda key: answer(key, 1))
         assert sorted(first) == sorted(second) == sorted(EASY | set(HARD_BASE))  # none had min_raters
         wait_for_server_refits(study_id)
-        third = rate_in_browser(browser, f"{base}/?token={invites[2].token}", 2)
+        third = rate_in_browser(browser, f"{base}/?token={invites[2].token}",
+                                 lambda key: answer(key, 2))
         wait_for_server_refits(study_id)
         counts = ratings_per_item()
         with storage.read_session() as session:

@@ -34,7 +34,8 @@ PLATFORM = {"studyapp.study_spec", "studyapp.specs", "studyapp.studies", "studya
             "studyapp.adaptive", "studyapp.exports", "studyapp.analysis", "studyapp.dashboard",
             "studyapp.simulate", "studyapp.matrix_versions", "studyapp.scoring", "studyapp.overview",
             "studyapp.backup", "studyapp.ops", "studyapp.demo", "studyapp.demo_images",
-            "studyapp.report_cache", "studyapp.cli", "studyapp.__main__", "studyapp.prolific"}
+            "studyapp.report_cache", "studyapp.cli", "studyapp.__main__", "studyapp.prolific",
+            "studyapp.ppi_estimates"}
 VIEWS = {"studyapp.app", "studyapp.ui", "studyapp.components"}
 LAYER_NAMES = ("metrics", "app core", "study-type logic", "generic platform", "views")
 

@@ -26,7 +26,7 @@ def test_fresh_database_is_wal_with_foreign_keys_at_latest_version(db_backend):
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8] and migrations.LATEST == 8
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9] and migrations.LATEST == 9
 
 
 def test_migrations_build_exactly_the_model_schema():
@@ -73,7 +73,11 @@ def test_upgrade_from_version_1_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 8
+        assert migrations.current_version(conn) == 9
+        # version 9 adds the LLM rating and active selection (empty) and the routing time (empty)
+        assert conn.execute(text("SELECT llm_rating, active_probability, active_priority FROM item "
+                                 "ORDER BY id")).all() == [(None, None, None)] * 2
+        assert conn.execute(text("SELECT routed_at FROM annotator")).one() == (None,)
         # version 8 adds the Prolific status (empty) and the comprehension failures (0) of old annotators
         assert conn.execute(text("SELECT prolific_status, comprehension_failures FROM annotator")).one() == (None, 0)
         # version 7 adds the study owner and the event actor, empty for the old rows, and the accounts
@@ -118,7 +122,7 @@ def test_upgrade_from_version_6_adds_accounts_and_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 8
+        assert migrations.current_version(conn) == 9
         assert conn.execute(text("SELECT slug, status, owner FROM study")).one() == ("old", "open", None)
         assert conn.execute(text("SELECT id, kind, actor FROM event")).one() == (4, "study_created", None)
         assert conn.execute(text("SELECT name, verb_npz, object_npz FROM matrix_version")).one() == (

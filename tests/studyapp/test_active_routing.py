@@ -1,0 +1,193 @@
+"""Active selection (spec ``[llm]`` + ``[active]``), rater routing (``[routing]``) and the
+prediction-powered estimates of the console and the report (``studyapp.ppi_estimates``), on
+SQLite and PostgreSQL. Expected values are worked out by hand in the comments."""
+
+import json
+
+import pandas as pd
+import pytest
+from sqlmodel import select
+
+from metrics import InputError
+from studyapp import adaptive, assignment, exports, prolific, storage, studies
+from studyapp.analysis import analyse_study, write_report_folder
+from studyapp.dashboard import study_dashboard
+from studyapp.models import Annotator, Event, Item, Study
+from studyapp.ppi_estimates import ppi_estimates
+from studyapp.specs import load_spec
+from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
+
+pytestmark = pytest.mark.usefixtures("db_backend")
+
+# two models; their disagreement (SD, ddof 0): i02 1, i03 2, every other item 0
+LLM = "item_id,gpt,claude\ni01,2,2\ni02,1,3\ni03,0,4\ni04,2,2\ni05,3,3\ni06,1,1\ni07,4,4\ni08,0,0\n"
+
+
+def active_spec(folder, active="budget = 2\nseed = 0\n", llm=LLM, extra=""):
+    write_items(folder / "items.csv", 8)
+    (folder / "llm.csv").write_text(llm)
+    spec = folder / "s.toml"
+    spec.write_text(f'''title = "Active"
+study_type = "hoi_similarity"
+instructions = "Rate the pair."
+raters_per_item = 2
+{extra}
+[llm]
+ratings = "llm.csv"
+{"" if active is None else "[active]"}
+{active or ""}
+[items]
+source = "csv"
+path = "items.csv"
+''')
+    return spec
+
+
+def test_active_study_hands_out_only_the_drawn_items_most_uncertain_first(tmp_path):
+    study_id = studies.create_study(load_spec(active_spec(tmp_path)))
+    # floor 0.2 of uniform: weights 0.8·u/3 + 0.2/8 → i02 7/24, i03 67/120, others 1/40; budget 2
+    # caps i03 at 1 and spreads the other 1 over 7/24 + 6/40 = 53/120: i02 35/53, others 3/53
+    with storage.read_session() as session:
+        stored = {k: (p, q, llm) for k, p, q, llm in session.exec(select(
+            Item.item_key, Item.active_probability, Item.active_priority, Item.llm_rating))}
+    assert stored["i03"][0] == pytest.approx(1.0) and stored["i02"][0] == pytest.approx(35 / 53)
+    assert all(stored[k][0] == pytest.approx(3 / 53) for k in ("i01", "i04", "i05", "i06", "i07", "i08"))
+    # seed 0 draws i02, i03, i04 (numpy's default_rng(0) uniforms 0.64, 0.27, 0.04, 0.02, ...)
+    # ; priority: i03 (SD 2), i02 (SD 1), i04 (SD 0)
+    assert {k: v[1] for k, v in stored.items() if v[1]} == {"i03": 1, "i02": 2, "i04": 3}
+    assert stored["i02"][2] == 2.0 and stored["i07"][2] == 4.0   # the ensemble's mean
+    first, second, third = make_annotators(study_id, 3)
+    assert rate_all(first) == ["i03", "i02", "i04"]
+    assert assignment.planned_count(first) == 3   # only the drawn items count
+    assert rate_all(second, 3) == ["i03", "i02", "i04"]
+    assert rate_all(third) == []                 # two raters each: nothing left, never i01
+    p = studies.progress(study_id)               # only the drawn items are to be rated
+    assert (p["items"], p["ratings_done"], p["ratings_needed"], p["items_not_drawn"]) == (3, 6, 6, 5)
+    items = exports.study_tables("s")["items.csv"].set_index("item_id")
+    assert items.loc["i02", "active_probability"] == pytest.approx(35 / 53)
+    assert items["active_selected"].to_dict() == {f"i0{k}": k in (2, 3, 4) for k in range(1, 9)}
+    assert items.loc["i03", "llm_rating"] == 2.0
+    # the report carries the PPI table: 8 items, the 3 drawn ones human-rated (2 ratings each)
+    analysis = analyse_study("s", n_resamples=50, permutations=50)
+    page = write_report_folder(tmp_path / "report", "s", analysis)
+    assert "Prediction-powered estimates" in page.read_text() and "How to read this" in page.read_text()
+    row = pd.read_csv(page.parent / "prediction_powered.csv").set_index("group").loc["all items"]
+    assert (row["items"], row["human-rated items"], row["human ratings"]) == (8, 3, 6)
+    # every drawn item's mean is (2 + 3)/2 = 2.5: the human-only (constant-only regression)
+    # estimate of the drawn items is that constant, with nothing left to chance
+    assert row["human-only estimate"] == pytest.approx(2.5) and row["human-only low"] == pytest.approx(2.5)
+
+
+def test_without_active_the_llm_ratings_change_nothing_in_the_order(tmp_path):
+    study_id = studies.create_study(load_spec(active_spec(tmp_path, None, extra='order = "fixed"')))
+    (annotator,) = make_annotators(study_id, 1)
+    assert rate_all(annotator) == [f"i0{k}" for k in range(1, 9)]
+    assert "active_probability" not in exports.study_tables("s")["items.csv"].columns
+
+
+@pytest.mark.parametrize("active, llm, message", [
+    ("budget = 9\n", LLM, "key 'active.budget' must not exceed the 8 main items, got 9"),
+    ("budget = 2\nfloor = 0\n", LLM, "key 'active.floor' must be a number in (0, 1]"),
+    ("budget = 2\ncells = [\"colour\"]\n", LLM, "names 'colour', which not every main item has"),
+    ("budget = 2\n", "item_id,gpt\n" + "".join(f"i0{k},2\n" for k in range(1, 9)),
+     "key 'active.budget' needs an [llm] ratings file with two or more models"),
+    ("budget = 2\n", LLM.replace("i05,3,3", "i05,3,7"), "llm.csv line 6: claude 7 is outside the scale [0, 4]"),
+    ("budget = 2\n", LLM.replace("i05,3,3\n", ""), "llm.csv: no LLM ratings for 1 main items, e.g. 'i05'"),
+    ("budget = 2\n", LLM.replace("i05,3,3", "i05,x,3"), "llm.csv line 6: gpt 'x' is not a number"),
+    ("budget = 2\n", LLM + "i99,1,1\n", "line 10: item_id 'i99' is not a main item of the study"),
+])
+def test_bad_active_and_llm_sections_are_one_line_errors_naming_the_key_or_line(tmp_path, active, llm, message):
+    with pytest.raises(InputError) as error:
+        load_spec(active_spec(tmp_path, active, llm))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_routing_needs_adaptive_and_a_distinct_code(tmp_path):
+    with pytest.raises(InputError, match="key 'routing.min_consistency' needs an \\[adaptive\\] section"):
+        load_spec(active_spec(tmp_path, extra="[routing]\nmin_consistency = 0.5\n"))
+    spec = write_adaptive_spec(tmp_path, extra='[routing]\nmin_consistency = 0.5\n'
+                                               '[prolific]\ncompletion_code = "C1"\nrouted_code = "C1"\n')
+    with pytest.raises(InputError, match="key 'prolific.routed_code' must differ"):
+        load_spec(spec)
+
+
+def fit_parameters(pseudonyms, discrimination):
+    """A stored rater-model fit (as adaptive.refit writes it) with the given discriminations."""
+    return json.dumps({"thresholds": [-1.5, -0.5, 0.5, 1.5], "scale": [0, 1, 2, 3, 4],
+                       "discrimination": dict(zip(pseudonyms, discrimination)),
+                       "severity_logit": {p: 0.0 for p in pseudonyms}, "excluded": [], "n_ratings": 0})
+
+
+def test_a_rater_below_the_consistency_threshold_is_routed_out_with_their_code(tmp_path):
+    spec = write_adaptive_spec(
+        tmp_path, extra='[routing]\nmin_ratings = 3\nmin_consistency = 0.5\n'
+                        '[prolific]\ncompletion_code = "DONE1"\nrouted_code = "ROUTED7"\n',
+        adaptive_keys="target_se = 0.01\nmin_raters = 2\nmax_raters = 4\nrefit_every = 1000\n")
+    study_id = studies.create_study(load_spec(spec))
+    good, middling, shaky = make_annotators(study_id, 3)
+    with storage.write_session() as session:
+        names = [session.get(Annotator, a).pseudonym for a in (good, middling, shaky)]
+        study = session.get(Study, study_id)
+        # consistency = discrimination / the median one (1.0): 2.0, 1.0, 0.4 — only the last < 0.5
+        study.rater_model = fit_parameters(names, [2.0, 1.0, 0.4])
+        session.add(study)
+    assert len(rate_all(shaky)) == 3          # min_ratings = 3, then routed out
+    assert assignment.next_item(shaky) is None
+    assert len(rate_all(good)) == 12 and len(rate_all(middling)) == 12
+    assert adaptive.wait_for_refits(timeout=60)
+    info = assignment.annotator_session(shaky)
+    assert info.routed and info.completed and not assignment.annotator_session(good).routed
+    assert prolific.outcome(shaky).code == "ROUTED7" and prolific.outcome(good).code == "DONE1"
+    with storage.read_session() as session:
+        routed = [json.loads(e.detail) for e in session.exec(select(Event).where(Event.kind == "routed_out"))]
+    assert routed == [{"consistency": 0.4, "ratings": 3}]
+    annotators = exports.study_tables("a")["annotators.csv"].set_index("annotator")
+    assert annotators.loc[names[2], "status"] == "routed out" and annotators.loc[names[2], "routed_at"]
+    assert pd.isna(annotators.loc[names[0], "routed_at"])
+    board = study_dashboard("a")
+    assert board.sections[0].title == "Rater routing"
+    assert f"Routed out so far: 1 ({names[2]})." in board.sections[0].text
+
+
+def frames(llm, human, active=None):
+    """items.csv and ratings.csv of a study: ``llm`` per item, ``human``: item -> ratings."""
+    items = pd.DataFrame({"item_id": list(llm), "role": "main", "category": 2, "llm_rating": list(llm.values())})
+    if active is not None:
+        items["active_probability"] = [active[k][0] for k in llm]
+        items["active_selected"] = [active[k][1] for k in llm]
+    ratings = pd.DataFrame([{"item_id": k, "annotator": f"a{j}", "rating": str(v), "phase": "main"}
+                            for k, values in human.items() for j, v in enumerate(values)],
+                           columns=["item_id", "annotator", "rating", "phase"])
+    return items, ratings
+
+
+def test_ppi_estimates_by_hand():
+    # rated: y = (1, 3, 4) with LLM (0, 2, 4); unrated LLM (1, 3). λ = Cov(y, ŷ)/Var(ŷ) = 2/(8/3) = 0.75;
+    # estimate 0.75·mean(0, 2, 4, 1, 3) + mean(y − 0.75ŷ) = 1.5 + mean(1, 1.5, 1) = 8/3;
+    # finite population: share 1 − 3/5 = 0.4; Var(y − 0.75ŷ, ddof 1) = 1/12 → SE √(0.4/12/3) =
+    # 0.105409, ±1.959964·SE = ±0.206598; human-only Var(y, ddof 1) = 7/3 → SE √(0.4·7/9) =
+    # 0.557773; effective items 3·(0.557773/0.105409)² = 84, saved 1 − 3/84
+    items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
+    table = ppi_estimates(items, ratings).set_index("group")
+    assert list(table.index) == ["all items", "category 2"]
+    row = table.loc["all items"]
+    assert (row["items"], row["human-rated items"], row["human ratings"]) == (5, 3, 4)
+    assert row["PPI estimate"] == pytest.approx(8 / 3) and row["human-only estimate"] == pytest.approx(8 / 3)
+    assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - 0.206598, 8 / 3 + 0.206598), abs=1e-6)
+    assert row["human-only high"] - row["human-only estimate"] == pytest.approx(1.959964 * 0.557773, abs=1e-5)
+    assert row["effective items"] == pytest.approx(84) and row["saved"] == pytest.approx(1 - 3 / 84)
+    assert ppi_estimates(items.drop(columns="llm_rating"), ratings) is None
+
+
+def test_active_ppi_estimates_wait_for_every_drawn_item_and_weight_by_probability():
+    llm = {"i1": 1, "i2": 2, "i3": 3}
+    drawn = {"i1": (1.0, True), "i2": (1.0, True), "i3": (1.0, True)}
+    items, ratings = frames(llm, {"i1": [2], "i2": [3]}, drawn)
+    row = ppi_estimates(items, ratings).set_index("group").loc["all items"]
+    assert row["note"] == "1 of the items drawn for humans not rated yet" and pd.isna(row["PPI estimate"])
+    # every item drawn with π = 1: the estimate is the mean of the human means (2 + 3 + 1)/3 = 2,
+    # and nothing is left to chance, so the interval has zero width
+    items, ratings = frames(llm, {"i1": [2], "i2": [3, 3], "i3": [0, 2]}, drawn)
+    row = ppi_estimates(items, ratings).set_index("group").loc["all items"]
+    assert row["PPI estimate"] == pytest.approx(2.0) and row["PPI low"] == pytest.approx(2.0)
+    assert row["human-only estimate"] == pytest.approx(2.0) and row["human ratings"] == 5
