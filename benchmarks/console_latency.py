@@ -217,10 +217,6 @@ def main() -> None:
                         "built there by an earlier run (default: a temporary folder)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # stop the app and browsers on kill
-    from selenium.webdriver.common.keys import Keys
-
-    from tests.browserhelpers import running_app
-
     times: dict[str, list[float]] = {}
     loads: dict[str, list[float]] = {}
     notes: dict[str, str] = {}
@@ -228,6 +224,17 @@ def main() -> None:
     def record(label: str, seconds: float) -> None:
         times.setdefault(label, []).append(seconds)
         loads.setdefault(label, []).append(load())
+
+    try:
+        measure(args, record, notes)
+    finally:   # what was measured, also when a step failed
+        print_table(args, times, loads, notes)
+
+
+def measure(args, record, notes) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.browserhelpers import running_app
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.data or Path(tmp)
@@ -310,7 +317,8 @@ def main() -> None:
                         "answers given here are not stored")[0])
                     name = console.element('[data-testid="stTextInput"]', "Version name").find_element(
                         "tag name", "input")
-                    name.clear()
+                    name.send_keys(Keys.CONTROL, "a")
+                    name.send_keys(Keys.DELETE)
                     name.send_keys(f"bench-{stamp}-{run}", Keys.ENTER)
                     console.wait("", need_run=False)
                     record("save version", console.timed(console.button("Save version").click,
@@ -345,11 +353,16 @@ def main() -> None:
             finally:
                 console.quit()
 
-    cli_score = float(np.median(times["CLI metrics score, the 6 runs"]))
-    cli_export = float(np.median(times["CLI studyapp export"]))
-    notes["console scoring (2 models x 3 sets)"] = (
-        f"{np.median(times['console scoring (2 models x 3 sets)']) / cli_score:.2f}x the CLI's 6 runs")
-    notes["console export"] = f"{np.median(times['console export']) / cli_export:.2f}x the CLI"
+
+
+def print_table(args, times, loads, notes) -> None:
+    if "console scoring (2 models x 3 sets)" in times:
+        cli_score = float(np.median(times["CLI metrics score, the 6 runs"]))
+        notes["console scoring (2 models x 3 sets)"] = (
+            f"{np.median(times['console scoring (2 models x 3 sets)']) / cli_score:.2f}x the CLI's 6 runs")
+    if "console export" in times:
+        cli_export = float(np.median(times["CLI studyapp export"]))
+        notes["console export"] = f"{np.median(times['console export']) / cli_export:.2f}x the CLI"
     print(f"\nconsole latency ({args.runs} runs each; load = 1-minute average while measured)")
     for label in times:
         print(percentile_row(label, times[label], loads[label], notes.get(label, "")))

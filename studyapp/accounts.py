@@ -229,10 +229,10 @@ def open_session(actor: Actor) -> str:
     return token
 
 
-def session_actor(token: str | None) -> Actor | None:
+def session_actor(token: str | None, *, touch: bool = True) -> Actor | None:
     """The account of a live console session, or None (unknown, expired, or the account gone).
-    An expired session is deleted; a used one has its idle clock restarted (written at most
-    once a minute, so a page run costs one read)."""
+    An expired session is deleted; with ``touch`` (a person acted, not a timed refresh) its idle
+    clock restarts (written at most once a minute, so a page run costs one read)."""
     if not token or len(token) > 64:
         return None
     now = auth.clock()
@@ -250,7 +250,7 @@ def session_actor(token: str | None) -> Actor | None:
     if actor is None or now >= datetime.fromisoformat(data["ends"]) or now >= seen + idle:
         close_session(token, reason="expired" if actor is not None else "account gone")
         return None
-    if now - seen >= timedelta(seconds=60):
+    if touch and now - seen >= timedelta(seconds=60):
         with write_session() as session:
             row = session.get(Setting, _session_key(token))
             if row is not None:

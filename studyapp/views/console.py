@@ -121,10 +121,11 @@ def uploads_fit(*uploads) -> bool:
     return True
 
 
-def session_alive() -> None:
+def session_alive(*, touch: bool = True) -> None:
     """Parts of the page that rerun alone (fragments) check the session first: an expired or
-    signed-out session reruns the whole page, which shows the sign-in form."""
-    if accounts.session_actor(st.session_state.get("session_token")) is None:
+    signed-out session reruns the whole page, which shows the sign-in form. The dashboard's
+    timed refresh does not ``touch`` it (an open, unattended tab still goes idle)."""
+    if accounts.session_actor(st.session_state.get("session_token"), touch=touch) is None:
         st.rerun(scope="app")
 
 
@@ -367,7 +368,7 @@ DASHBOARD_REFRESH_S = 10
 
 @st.fragment(run_every=DASHBOARD_REFRESH_S)
 def dashboard_view(slug: str, study_type: str) -> None:
-    session_alive()
+    session_alive(touch=False)
     try:
         board = dashboard.study_dashboard(slug)
     except InputError as exc:
