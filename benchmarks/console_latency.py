@@ -20,8 +20,8 @@ in headless Chromium with selenium, by mouse and keyboard, ``--runs`` times each
   score            "Score" (2 models x 3 sets of matrices, 40 images) until the run is over;
                    baseline: the same 6 ``python -m metrics score`` processes, same run
   export           "Write export folder" until "Wrote" shows; baseline: ``studyapp export``
-  report download  one rating revised (so no cached report holds), then "Download report.html"
-                   until the file is in the download folder
+  report download  one rating revised (so no cached report holds), one dashboard refresh
+                   (11 s) later "Download report.html" until the file is in the download folder
 
 An interaction ends when Streamlit reports its script run over (``data-test-script-state``
 back to ``notRunning`` after it was ``running``) with the expected text on screen. Prints
@@ -47,6 +47,7 @@ from benchmarks.study_report import build_study, studyapp
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "browser-pw"   # tests.browserhelpers.running_app's console password
+DASHBOARD_REFRESH_S = 10  # studyapp/views/console.py: the dashboard's timed refresh
 SECOND = """title = "Second study"
 study_type = "hoi_similarity"
 slug = "second"
@@ -335,6 +336,7 @@ def measure(args, record, notes) -> None:
                     record("console export", console.timed(console.button("Write export folder").click, "Wrote ")[0])
                     console.tab("Dashboard")
                     revise_one(run % 4 + 1)
+                    time.sleep(DASHBOARD_REFRESH_S + 1)   # the researcher sees the dashboard take in the change
                     before = set(downloads.iterdir())
                     button = console.button("Download report.html")
                     start = time.perf_counter()
