@@ -63,8 +63,7 @@ ARM = """
 const app = document.querySelector('[data-testid="stApp"]');
 window.__ran = false;
 if (window.__obs) window.__obs.disconnect();
-window.__obs = new MutationObserver(() => {
-  if (app.dataset.testScriptState === 'running') window.__ran = true; });
+window.__obs = new MutationObserver(() => { window.__ran = true; });   // a run began (and may be over)
 window.__obs.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 """
 WAIT = """
