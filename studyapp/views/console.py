@@ -400,19 +400,21 @@ def dashboard_view(slug: str, study_type: str) -> None:
     st.markdown("**Annotators** (median seconds per item, attention checks passed)")
     st.dataframe(board.annotators, hide_index=True)
     if board.over_time is not None and len(board.over_time):
-        st.altair_chart(charts.agreement_over_time(board.over_time), width="stretch")
+        st.vega_lite_chart(board_chart(board, "over_time", lambda: charts.agreement_over_time(board.over_time)), width="stretch")
     if board.agreement:
         report = board.agreement["report"]
-        st.altair_chart(charts.heatmap(report.spearman, "Pairwise Spearman ρ"))
-        st.altair_chart(charts.heatmap(report.qwk, "Pairwise quadratic weighted κ"))
-        st.altair_chart(charts.score_distributions(report.distributions), width="stretch")
+        st.vega_lite_chart(board_chart(board, "spearman", lambda: charts.heatmap(report.spearman, "Pairwise Spearman ρ")))
+        st.vega_lite_chart(board_chart(board, "qwk", lambda: charts.heatmap(report.qwk, "Pairwise quadratic weighted κ")))
+        st.vega_lite_chart(board_chart(board, "distributions", lambda: charts.score_distributions(report.distributions)),
+                           width="stretch")
     if board.reliability:
         st.markdown("**Reliability** (bootstrap intervals over items)")
         st.dataframe(reliability_frame(board.reliability), hide_index=True)
     if board.rater_model is not None:
         model = board.rater_model
-        st.altair_chart(charts.model_scores(model.items, model.scale), width="stretch")
-        st.altair_chart(charts.rater_chart(model.raters), width="stretch")
+        st.vega_lite_chart(board_chart(board, "model_scores", lambda: charts.model_scores(model.items, model.scale)),
+                           width="stretch")
+        st.vega_lite_chart(board_chart(board, "raters", lambda: charts.rater_chart(model.raters)), width="stretch")
     for section in board.sections:
         st.markdown(f"**{inert.text(section.title)}**")
         if section.text:
@@ -420,13 +422,23 @@ def dashboard_view(slug: str, study_type: str) -> None:
         for name, table in section.tables.items():
             st.caption(inert.text(name))
             st.dataframe(table, hide_index=True)
-        for chart in section.charts:
-            st.altair_chart(chart, width="stretch")
+        for k, chart in enumerate(section.charts):
+            st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda: chart), width="stretch")
     if not get_type(study_type).custom_response and board.agreement:
         warm_report(slug, board.fingerprint)
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
                            lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
                            on_click=log_download, args=("report.html",), kwargs={"slug": slug})
+
+
+def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:
+    """The Vega-Lite spec of one of the dashboard's charts, built once per state of the ratings
+    (the dashboard is kept per state; building and validating the Altair charts was a third of
+    a console rerun)."""
+    specs = board.__dict__.setdefault("vega_specs", {})
+    if name not in specs:
+        specs[name] = build().to_dict()
+    return specs[name]
 
 
 _WARMING: dict[tuple[str, str], tuple[tuple, subprocess.Popen]] = {}   # (database, study) -> warm-up
