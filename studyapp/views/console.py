@@ -446,7 +446,8 @@ _WARMING_LOCK = threading.Lock()
 
 
 def warm_report(slug: str, fingerprint: tuple) -> None:
-    """Compute the study's full report in a background process (``report_cache.warm``, niced)
+    """Compute the study's full report in a background process (``report_cache.warm``; not
+    niced: a download may wait for it, and a niced process starves on a busy server)
     when the dashboard sees ratings it has not been computed for, one process per study at a
     time, so that "Download report.html" is a copy from the cache (``STUDYAPP_REPORT_WARMUP=0``:
     off; the tests set it)."""
@@ -459,7 +460,7 @@ def warm_report(slug: str, fingerprint: tuple) -> None:
             return
         code = "import sys; from studyapp import report_cache; report_cache.warm(sys.argv[1])"
         _WARMING[key] = (fingerprint, subprocess.Popen([sys.executable, "-c", code, slug], cwd=config.ROOT,
-                                                       stdout=subprocess.DEVNULL, preexec_fn=lambda: os.nice(10)))
+                                                       stdout=subprocess.DEVNULL))
 
 
 def report_bytes(slug: str) -> bytes:
