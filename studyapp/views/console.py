@@ -155,7 +155,6 @@ def created_message() -> None:
 
 
 def progress_tab(study) -> None:
-    log_view(study, "dashboard, progress, preview")
     p = studies.progress(study.id)
     cols = st.columns(3)
     if "items_done" in p:  # adaptive: items retire at the target SE, ratings_needed is a ceiling
@@ -670,6 +669,7 @@ def main() -> None:
         slug = st.selectbox("Study", list(by_slug),
                             format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
         study = by_slug[slug]
+        log_view(study, "dashboard, progress, preview")   # whichever tab is open
         views = [("Dashboard", dashboard_tab), ("Progress", progress_tab), ("Preview", preview_tab)]
         if accounts.may(actor(), "change", study):
             views += [("Invite", invite_tab), ("Export", export_tab)]
