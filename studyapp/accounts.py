@@ -20,8 +20,10 @@ leaves no entry and an entry never lacks its action.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 import pandas as pd
@@ -30,12 +32,13 @@ from sqlmodel import Session, select
 from metrics import InputError
 
 from . import auth
-from .models import Event, Researcher, Study
+from .models import Event, Researcher, Setting, Study
 from .storage import log_event, read_session, write_session
 
 ROLES = ("owner", "researcher", "viewer")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-MIN_PASSWORD = 8
+MIN_PASSWORD = 12    # OWASP ASVS 4.0.3 2.1.1
+MAX_PASSWORD = 128   # ASVS 2.1.2: 64 or more allowed, longer refused
 AUDITED = {"study_created": "created", "invites_created": "invited", "annotator_revoked": "revoked",
            "status_changed": "status changed", "exported": "exported",
            "matrix_version_saved": "recalibrated", "models_scored": "scored",
@@ -111,9 +114,16 @@ def no_studies_text(actor: Actor, n_studies: int) -> str:
             "own; the platform owner can reassign one to you.")
 
 
-def _check_password(password: str) -> None:
-    if len(password or "") < MIN_PASSWORD:
-        raise InputError(f"password: at least {MIN_PASSWORD} characters")
+def check_password(password: str) -> None:
+    """The password rules (OWASP ASVS level 1): 12 to 128 characters, any characters (spaces too,
+    so passphrases work), not one character repeated."""
+    password = password or ""
+    if len(password) < MIN_PASSWORD:
+        raise InputError(f"password: at least {MIN_PASSWORD} characters, got {len(password)}")
+    if len(password) > MAX_PASSWORD:
+        raise InputError(f"password: at most {MAX_PASSWORD} characters, got {len(password)}")
+    if len(set(password)) == 1:
+        raise InputError("password: one character repeated; choose a passphrase")
 
 
 def add_account(name: str, role: str, password: str, *, actor: Actor = CLI) -> None:
@@ -123,7 +133,7 @@ def add_account(name: str, role: str, password: str, *, actor: Actor = CLI) -> N
                          f"(not {CLI.name!r} or {FIRST_OWNER.name!r})")
     if role not in ROLES:
         raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-    _check_password(password)
+    check_password(password)
     require(actor, "accounts")
     with write_session() as session:
         if session.exec(select(Researcher.id).where(Researcher.name == name)).first() is not None:
@@ -134,7 +144,7 @@ def add_account(name: str, role: str, password: str, *, actor: Actor = CLI) -> N
 
 def set_password(name: str, password: str, *, actor: Actor = CLI) -> None:
     """A new password for account ``name`` (its owner, or the platform owner)."""
-    _check_password(password)
+    check_password(password)
     if actor.name != name:
         require(actor, "accounts")
     with write_session() as session:
@@ -188,3 +198,74 @@ def audit_log(actor: Actor, limit: int = 500) -> pd.DataFrame:
              "study": slugs.get(e.study_id, ""), "detail": json.dumps(json.loads(e.detail), sort_keys=True)}
             for e in events]
     return pd.DataFrame(rows, columns=["when", "who", "action", "study", "detail"])
+
+
+# ------------------------------------------------------------------ console sessions
+SESSION_PREFIX = "console_session:"
+
+
+def session_limits() -> tuple[timedelta, timedelta]:
+    """(idle, absolute) lifetime of a console session: ``STUDYAPP_SESSION_IDLE_S`` (default one
+    hour without a page run) and ``STUDYAPP_SESSION_MAX_S`` (default 8 hours after sign-in)."""
+    idle = float(os.environ.get("STUDYAPP_SESSION_IDLE_S", 3600))
+    longest = float(os.environ.get("STUDYAPP_SESSION_MAX_S", 8 * 3600))
+    return timedelta(seconds=idle), timedelta(seconds=longest)
+
+
+def _session_key(token: str) -> str:
+    return SESSION_PREFIX + auth.token_hash(token)[:48]
+
+
+def open_session(actor: Actor) -> str:
+    """A new console session of ``actor``: a random token (192 bits) for the browser to keep; the
+    database keeps only its SHA-256 with the account and the times that end it."""
+    token = auth.new_token()
+    now = auth.clock()
+    idle, longest = session_limits()
+    value = {"account": actor.name, "started": now.isoformat(), "seen": now.isoformat(),
+             "ends": (now + longest).isoformat()}
+    with write_session() as session:
+        session.add(Setting(key=_session_key(token), value=json.dumps(value)))
+    return token
+
+
+def session_actor(token: str | None, *, touch: bool = True) -> Actor | None:
+    """The account of a live console session, or None (unknown, expired, or the account gone).
+    An expired session is deleted; with ``touch`` (a person acted, not a timed refresh) its idle
+    clock restarts (written at most once a minute, so a page run costs one read)."""
+    if not token or len(token) > 64:
+        return None
+    now = auth.clock()
+    idle, _longest = session_limits()
+    with read_session() as session:
+        row = session.get(Setting, _session_key(token))
+        if row is None:
+            return None
+        data = json.loads(row.value)
+        actor = FIRST_OWNER if data["account"] == FIRST_OWNER.name else None
+        if actor is None:
+            account = session.exec(select(Researcher).where(Researcher.name == data["account"])).first()
+            actor = Actor(account.name, account.role) if account is not None else None
+    seen = datetime.fromisoformat(data["seen"])
+    if actor is None or now >= datetime.fromisoformat(data["ends"]) or now >= seen + idle:
+        close_session(token, reason="expired" if actor is not None else "account gone")
+        return None
+    if touch and now - seen >= timedelta(seconds=60):
+        with write_session() as session:
+            row = session.get(Setting, _session_key(token))
+            if row is not None:
+                row.value = json.dumps({**data, "seen": now.isoformat()})
+                session.add(row)
+    return actor
+
+
+def close_session(token: str | None, *, reason: str = "signed out") -> None:
+    """End a console session (sign-out or expiry): its token no longer signs anyone in."""
+    if not token:
+        return
+    with write_session() as session:
+        row = session.get(Setting, _session_key(token))
+        if row is not None:
+            account = json.loads(row.value)["account"]
+            session.delete(row)
+            log_event(session, "console_session_closed", actor=account, reason=reason)

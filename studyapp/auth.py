@@ -8,7 +8,9 @@ Failed console sign-ins are counted per source address and globally (``Setting``
 ``login_backoff:...``, every attempt in the event log); after ``LOGIN_FREE_ATTEMPTS`` failures
 (``LOGIN_FREE_ATTEMPTS_GLOBAL`` from all sources) each further attempt must wait
 ``2 ** (failures - free)`` seconds (at most ``LOGIN_MAX_DELAY_S``) after the last failure, and
-is refused without checking the password until then. A successful sign-in clears both counters.
+is refused without checking the password until then (a lockout of up to 15 minutes; the
+global counter covers guesses spread over many addresses and accounts). A successful sign-in
+clears both counters. :func:`throttle_message` tells the person how long.
 """
 
 from __future__ import annotations
@@ -110,6 +112,15 @@ def backoff_delay(failures: int, free: int = LOGIN_FREE_ATTEMPTS) -> float:
     if failures < free:
         return 0.0
     return float(min(2 ** (failures - free), LOGIN_MAX_DELAY_S))
+
+
+def throttle_message(wait_seconds: float) -> str:
+    """What the sign-in form says while sign-in is refused (seconds, or minutes and the time)."""
+    if wait_seconds < 60:
+        return f"Too many failed sign-ins: wait {wait_seconds:.0f} s, then try again."
+    until = (clock() + timedelta(seconds=wait_seconds)).strftime("%H:%M")
+    return (f"Too many failed sign-ins: sign-in is locked for {wait_seconds / 60:.0f} min "
+            f"(until {until} UTC). Ask the platform owner if this was not you.")
 
 
 def _backoff_key(source: str | None) -> str:

@@ -93,6 +93,13 @@ def cached_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: 
     return entry, meta, False
 
 
+def warm(slug: str, *, engine: Engine | None = None) -> bool:
+    """Compute the study's report into the cache only (``cached_report``: no report folder), so
+    that the next download is a copy; False when the cache held it already. The console runs
+    this in a background process when its dashboard sees new ratings."""
+    return not cached_report(slug, engine=engine)[2]
+
+
 def report_key(tables: dict, n_resamples: int, permutations: int) -> str:
     """SHA-256 (hex) of the report's inputs, options and code."""
     digest = hashlib.sha256(code_fingerprint().encode())

@@ -222,14 +222,12 @@ def _study(session: Session, study_id: int) -> Study:
 
 
 def _current_ratings(session: Session, study_id: int):
-    """Rows (assignment, latest rating) of every answered assignment of a study."""
-    latest = (select(Rating.assignment_id, func.max(Rating.revision).label("rev"))
-              .where(Rating.study_id == study_id).group_by(Rating.assignment_id).subquery())
+    """(assignment id, annotator id, item id, phase) of every answered assignment of a study
+    (plain rows: the console reads them on every page run)."""
+    answered = select(Rating.assignment_id).where(Rating.study_id == study_id).distinct().subquery()
     return session.exec(
-        select(Assignment, Rating)
-        .join(latest, latest.c.assignment_id == Assignment.id)
-        .join(Rating, (Rating.assignment_id == latest.c.assignment_id)
-              & (Rating.revision == latest.c.rev))).all()
+        select(Assignment.id, Assignment.annotator_id, Assignment.item_id, Assignment.phase)
+        .join(answered, answered.c.assignment_id == Assignment.id)).all()
 
 
 def progress(study_id: int, engine: Engine | None = None) -> dict:
@@ -259,13 +257,13 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     secs_by_annotator: dict[int, list[float]] = {}
     done_by_item: dict[int, int] = {}
     secs_by_item: dict[int, list[float]] = {}
-    for assignment, _rating in rows:
-        done_by_annotator[assignment.annotator_id] = done_by_annotator.get(assignment.annotator_id, 0) + 1
-        secs = seconds_by_assignment.get(assignment.id)
-        secs_by_annotator.setdefault(assignment.annotator_id, []).append(secs)
-        if assignment.phase == "main":
-            done_by_item[assignment.item_id] = done_by_item.get(assignment.item_id, 0) + 1
-            secs_by_item.setdefault(assignment.item_id, []).append(secs)
+    for assignment_id, annotator_id, item_id, phase in rows:
+        done_by_annotator[annotator_id] = done_by_annotator.get(annotator_id, 0) + 1
+        secs = seconds_by_assignment.get(assignment_id)
+        secs_by_annotator.setdefault(annotator_id, []).append(secs)
+        if phase == "main":
+            done_by_item[item_id] = done_by_item.get(item_id, 0) + 1
+            secs_by_item.setdefault(item_id, []).append(secs)
     # with [active], only the items drawn for humans are to be rated
     main_items = [item for item in items if item.role == "main" and (not spec.active or item.active_priority)]
     n_main = len(main_items)

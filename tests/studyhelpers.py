@@ -90,9 +90,11 @@ def rate_all(annotator_id: int, value: int = 2) -> list[str]:
     return keys
 
 
-def console_page(password: str | None = None, *, account: str | None = None, **params) -> AppTest:
+def console_page(password: str | None = None, *, account: str | None = None, tab: str | None = None,
+                 **params) -> AppTest:
     """The console page (AppTest) with ``params`` in the URL, signed in with ``password`` (as
-    ``account`` when given; the admin otherwise) unless ``password`` is None."""
+    ``account`` when given; the admin otherwise) unless ``password`` is None; ``tab``: the study
+    tab open (only the open one runs; default the dashboard)."""
     at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
     for key, value in params.items():
         at.query_params[key] = value
@@ -102,7 +104,15 @@ def console_page(password: str | None = None, *, account: str | None = None, **p
             at.text_input(key="signin-account").input(account)
         at.text_input(key="signin-password").input(password)
         at.button[0].click().run()
+    if tab is not None:
+        open_tab(at, tab)
     return at
+
+
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    """The console's study tab ``tab`` opened (as a click on it does)."""
+    at.session_state["study-view"] = tab
+    return at.run()
 
 
 def signed_in(name: str, password: str) -> AppTest:

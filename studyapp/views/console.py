@@ -1,7 +1,11 @@
 """The researcher console: create studies, preview, invite, watch progress, pause, export."""
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +13,7 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp.accounts import no_studies_text
-from studyapp import accounts, charts, config, dashboard, exports, inert, report_cache, storage, studies
+from studyapp import accounts, auth, charts, config, dashboard, exports, inert, report_cache, storage, studies
 from studyapp import prolific
 from metrics.study.shoe_pool import compare_lines
 from studyapp import matrix_versions, scoring
@@ -30,29 +34,54 @@ def source_address() -> str:
     return address if isinstance(address, str) and address else "local"
 
 
+SESSION_PARAM = "session"
+
+
 def login() -> accounts.Actor | None:
-    """The signed-in account, or None after drawing the sign-in form."""
-    if (actor := st.session_state.get("actor")) is not None:
+    """The signed-in account, or None after drawing the sign-in form. A sign-in opens a console
+    session whose token stays in the address (``?session=``), so a reload keeps the researcher
+    signed in until the session expires or is signed out (``accounts.session_actor``)."""
+    token = st.query_params.get(SESSION_PARAM) or st.session_state.get("session_token")
+    if token and (actor := accounts.session_actor(token)) is not None:
+        st.session_state["actor"], st.session_state["session_token"] = actor, token
+        if st.query_params.get(SESSION_PARAM) != token:
+            st.query_params[SESSION_PARAM] = token
         return actor
+    st.session_state.pop("session_token", None)
+    if st.session_state.pop("actor", None) is not None:
+        st.session_state["signed_out_reason"] = "Your session has ended: sign in again."
+    if token:
+        del st.query_params[SESSION_PARAM]
     st.title("Researcher console")
+    if reason := st.session_state.pop("signed_out_reason", None):
+        st.info(reason)
     with st.form("login"):
         name = st.text_input("Account (empty: the platform owner)", key="signin-account")
-        password = st.text_input("Password", type="password", key="signin-password")
+        password = st.text_input("Password", type="password", key="signin-password",
+                                 max_chars=accounts.MAX_PASSWORD)
         submitted = st.form_submit_button("Sign in")
     if submitted:
         with storage.write_session() as session:
             result, actor = accounts.sign_in(session, name, password, source_address())
         if result.ok:
-            st.session_state["actor"] = actor
+            token = accounts.open_session(actor)
+            st.session_state["actor"], st.session_state["session_token"] = actor, token
+            st.query_params[SESSION_PARAM] = token
             st.rerun()
         if result.throttled:
-            st.error(f"Too many failed sign-ins: wait {result.wait_seconds:.0f} s, then try again.")
+            st.error(auth.throttle_message(result.wait_seconds))
         else:
             st.error("Wrong account or password." if password else "Enter your password.")
     st.caption("Accounts: `python -m studyapp account add NAME --role researcher`. The platform owner's "
                "password is STUDYAPP_ADMIN_PASSWORD, or the one printed when the server first started "
                "(`python -m studyapp reset-admin-password` makes a new one).")
     return None
+
+
+def sign_out() -> None:
+    accounts.close_session(st.session_state.pop("session_token", None))
+    st.query_params.pop(SESSION_PARAM, None)
+    st.session_state.pop("actor", None)
 
 
 def create_section() -> None:
@@ -68,16 +97,40 @@ def create_section() -> None:
         else:
             st.caption("No spec files in studies/.")
     with upload:
-        spec_file = st.file_uploader("Spec (TOML)", type=["toml"], key="spec-upload")
-        items_file = st.file_uploader("Items CSV (if the spec names one)", type=["csv"],
-                                      key="items-upload")
-        if spec_file and st.button("Create from upload", key="create-upload"):
+        spec_file = st.file_uploader(f"Spec (TOML, at most {UPLOAD_LIMITS_MB['spec']} MB)", type=["toml"],
+                                     key="spec-upload", max_upload_size=UPLOAD_LIMITS_MB["spec"])
+        items_file = st.file_uploader(f"Items CSV (if the spec names one; at most {UPLOAD_LIMITS_MB['items']} MB)",
+                                      type=["csv"], key="items-upload", max_upload_size=UPLOAD_LIMITS_MB["items"])
+        if spec_file and st.button("Create from upload", key="create-upload") and uploads_fit(
+                (spec_file, "spec"), (items_file, "items")):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / spec_file.name
                 path.write_bytes(spec_file.getvalue())
                 if items_file:
                     (Path(tmp) / items_file.name).write_bytes(items_file.getvalue())
                 create(path)
+
+
+UPLOAD_LIMITS_MB = {"spec": 1, "items": 50, "detections": 200}   # the browser and this page check them
+
+
+def uploads_fit(*uploads) -> bool:
+    """False, after one error line naming the file, when an upload is over its kind's limit
+    (``UPLOAD_LIMITS_MB``; the browser enforces it too, the server checks it again here)."""
+    for upload, kind in uploads:
+        if upload is not None and upload.size > UPLOAD_LIMITS_MB[kind] * 1024 * 1024:
+            st.error(f"{inert.text(upload.name)}: {upload.size / 2**20:.1f} MB, over the "
+                     f"{UPLOAD_LIMITS_MB[kind]} MB limit for {kind} files; nothing was created or changed.")
+            return False
+    return True
+
+
+def session_alive(*, touch: bool = True) -> None:
+    """Parts of the page that rerun alone (fragments) check the session first: an expired or
+    signed-out session reruns the whole page, which shows the sign-in form. The dashboard's
+    timed refresh does not ``touch`` it (an open, unattended tab still goes idle)."""
+    if accounts.session_actor(st.session_state.get("session_token"), touch=touch) is None:
+        st.rerun(scope="app")
 
 
 def create(path: Path) -> None:
@@ -102,7 +155,6 @@ def created_message() -> None:
 
 
 def progress_tab(study) -> None:
-    log_view(study, "dashboard, progress, preview")
     p = studies.progress(study.id)
     cols = st.columns(3)
     if "items_done" in p:  # adaptive: items retire at the target SE, ratings_needed is a ceiling
@@ -194,9 +246,11 @@ def on_status_change(study_id: int) -> None:
         del st.session_state[f"status-{study_id}"]  # a second click deselects: show the status again
 
 
+@st.fragment
 def preview_tab(study) -> None:
     """Each item as annotators see it, with the study type's own answer controls; answers given
     here are not stored."""
+    session_alive()
     items = studies.study_items(study.id)
     keys = [f"{key} ({role})" if role != "main" else key for key, role, _ in items]
     index = st.selectbox("Item", range(len(items)), format_func=keys.__getitem__,
@@ -295,9 +349,9 @@ def export_tab(study) -> None:
     tables = exports.study_tables(study.slug)
     model_names = [] if get_type(study.study_type).custom_response else ["items_model.csv", "raters_model.csv"]
     cols = st.columns(len(tables) + len(model_names))
-    for column, (name, frame) in zip(cols, tables.items()):
-        column.download_button(name, exports.csv_bytes(frame), name, "text/csv", key=f"dl-{name}",
-                               on_click=log_download, args=(name, study.id))
+    for column, name in zip(cols, tables):   # each file made when it is downloaded, fresh
+        column.download_button(name, lambda name=name: exports.csv_bytes(exports.study_tables(study.slug)[name]),
+                               name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, study.id))
     for column, name in zip(cols[len(tables):], model_names):   # fitted only when asked for
         column.download_button(name, lambda name=name: exports.csv_bytes(
             exports.study_model_tables(study, exports.study_tables(study.slug))[name]),
@@ -317,6 +371,7 @@ DASHBOARD_REFRESH_S = 10
 
 @st.fragment(run_every=DASHBOARD_REFRESH_S)
 def dashboard_view(slug: str, study_type: str) -> None:
+    session_alive(touch=False)
     try:
         board = dashboard.study_dashboard(slug)
     except InputError as exc:
@@ -344,19 +399,21 @@ def dashboard_view(slug: str, study_type: str) -> None:
     st.markdown("**Annotators** (median seconds per item, attention checks passed)")
     st.dataframe(board.annotators, hide_index=True)
     if board.over_time is not None and len(board.over_time):
-        st.altair_chart(charts.agreement_over_time(board.over_time), width="stretch")
+        st.vega_lite_chart(board_chart(board, "over_time", lambda: charts.agreement_over_time(board.over_time)), width="stretch")
     if board.agreement:
         report = board.agreement["report"]
-        st.altair_chart(charts.heatmap(report.spearman, "Pairwise Spearman ρ"))
-        st.altair_chart(charts.heatmap(report.qwk, "Pairwise quadratic weighted κ"))
-        st.altair_chart(charts.score_distributions(report.distributions), width="stretch")
+        st.vega_lite_chart(board_chart(board, "spearman", lambda: charts.heatmap(report.spearman, "Pairwise Spearman ρ")))
+        st.vega_lite_chart(board_chart(board, "qwk", lambda: charts.heatmap(report.qwk, "Pairwise quadratic weighted κ")))
+        st.vega_lite_chart(board_chart(board, "distributions", lambda: charts.score_distributions(report.distributions)),
+                           width="stretch")
     if board.reliability:
         st.markdown("**Reliability** (bootstrap intervals over items)")
         st.dataframe(reliability_frame(board.reliability), hide_index=True)
     if board.rater_model is not None:
         model = board.rater_model
-        st.altair_chart(charts.model_scores(model.items, model.scale), width="stretch")
-        st.altair_chart(charts.rater_chart(model.raters), width="stretch")
+        st.vega_lite_chart(board_chart(board, "model_scores", lambda: charts.model_scores(model.items, model.scale)),
+                           width="stretch")
+        st.vega_lite_chart(board_chart(board, "raters", lambda: charts.rater_chart(model.raters)), width="stretch")
     for section in board.sections:
         st.markdown(f"**{inert.text(section.title)}**")
         if section.text:
@@ -364,18 +421,62 @@ def dashboard_view(slug: str, study_type: str) -> None:
         for name, table in section.tables.items():
             st.caption(inert.text(name))
             st.dataframe(table, hide_index=True)
-        for chart in section.charts:
-            st.altair_chart(chart, width="stretch")
+        for k, chart in enumerate(section.charts):
+            st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda: chart), width="stretch")
     if not get_type(study_type).custom_response and board.agreement:
+        warm_report(slug, board.fingerprint)
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
-                           lambda: report_cache.report_html(slug),
-                           "report.html", "text/html", key=f"report-download-{slug}",
+                           lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
                            on_click=log_download, args=("report.html",), kwargs={"slug": slug})
 
 
+def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:
+    """The Vega-Lite spec of one of the dashboard's charts, built once per state of the ratings
+    (the dashboard is kept per state; building and validating the Altair charts was a third of
+    a console rerun)."""
+    specs = board.__dict__.setdefault("vega_specs", {})
+    if name not in specs:
+        specs[name] = build().to_dict()
+    return specs[name]
+
+
+_WARMING: dict[tuple[str, str], tuple[tuple, subprocess.Popen]] = {}   # (database, study) -> warm-up
+_WARMING_LOCK = threading.Lock()
+
+
+def warm_report(slug: str, fingerprint: tuple) -> None:
+    """Compute the study's full report in a background process (``report_cache.warm``; not
+    niced: a download may wait for it, and a niced process starves on a busy server)
+    when the dashboard sees ratings it has not been computed for, one process per study at a
+    time, so that "Download report.html" is a copy from the cache (``STUDYAPP_REPORT_WARMUP=0``:
+    off; the tests set it)."""
+    if os.environ.get("STUDYAPP_REPORT_WARMUP", "1") == "0":
+        return
+    key = (config.database_url(), slug)
+    with _WARMING_LOCK:
+        last = _WARMING.get(key)
+        if last is not None and (last[0] == fingerprint or last[1].poll() is None):
+            return
+        code = "import sys; from studyapp import report_cache; report_cache.warm(sys.argv[1])"
+        _WARMING[key] = (fingerprint, subprocess.Popen([sys.executable, "-c", code, slug], cwd=config.ROOT,
+                                                       stdout=subprocess.DEVNULL))
+
+
+def report_bytes(slug: str) -> bytes:
+    """The report for the download: once the study's warm-up (if any) has finished, from the
+    cache when it holds the current ratings' report, else computed now."""
+    with _WARMING_LOCK:
+        running = _WARMING.get((config.database_url(), slug))
+    if running is not None:
+        running[1].wait()
+    return report_cache.report_html(slug)
+
+
+@st.fragment
 def matrices_section(all_studies) -> None:
     """Recalibrate from finished HOI-pair studies, inspect, save as a named version; list,
     download and compare the saved versions."""
+    session_alive()
     st.subheader("Similarity matrices")
     if accounts.may(actor(), "create"):
         recalibrate_section(all_studies)
@@ -421,8 +522,11 @@ def recalibrate_section(all_studies) -> None:
                 matrix_versions.save_version(name, run, actor=actor())
             except InputError as exc:
                 st.error(inert.text(exc))
-            else:
-                st.success(f"Saved matrix version {inert.text(name)}.")
+            else:   # the whole page again: the scoring section lists the new version
+                st.session_state["version-saved"] = f"Saved matrix version {inert.text(name)}."
+                st.rerun(scope="app")
+    if saved := st.session_state.pop("version-saved", None):
+        st.success(saved)
 
 
 def versions_section() -> None:
@@ -432,35 +536,62 @@ def versions_section() -> None:
         return
     st.dataframe(versions, hide_index=True)
     pick = st.selectbox("Version", list(versions["name"]), key="version-pick")
-    verb, obj, provenance = matrix_versions.load_version(pick)
     cols = st.columns(5)
-    with tempfile.TemporaryDirectory() as tmp:
-        for column, (role, matrix, suffix) in zip(cols, [(r, m, x) for r, m in (("verb", verb), ("object", obj))
-                                                         for x in (".csv", ".npz")]):
-            data = matrix.save(Path(tmp) / f"{role}{suffix}").read_bytes()
-            column.download_button(f"{role}{suffix}", data, f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}",
-                                   on_click=log_download, args=(f"{pick}-{role}{suffix}",))
-    cols[4].download_button("provenance.json", json.dumps(provenance, indent=2), f"{pick}-provenance.json",
-                            on_click=log_download, args=(f"{pick}-provenance.json",))
+    for column, (role, suffix) in zip(cols, [(r, x) for r in ("verb", "object") for x in (".csv", ".npz")]):
+        column.download_button(f"{role}{suffix}", lambda role=role, suffix=suffix: matrix_file(pick, role, suffix),
+                               f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}",
+                               on_click=log_download, args=(f"{pick}-{role}{suffix}",))
+    cols[4].download_button("provenance.json", lambda: json.dumps(saved_version(pick)[2], indent=2),
+                            f"{pick}-provenance.json", on_click=log_download, args=(f"{pick}-provenance.json",))
     other = st.selectbox("Compare with", [v for v in versions["name"] if v != pick], key="version-other",
-                         index=None, placeholder="another version (the comparison takes a second)")
+                         index=None, placeholder="another version")
     if other:
-        verb_b, obj_b, _ = matrix_versions.load_version(other)
-        for role, a, b in (("verb", verb, verb_b), ("object", obj, obj_b)):
-            st.code(f"{role}: {pick} vs {other}\n" + compare_lines(a, b)[1], language=None)
+        for role, line in version_comparison(pick, other):
+            st.code(f"{role}: {pick} vs {other}\n" + line, language=None)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _saved_version(url: str, name: str):
+    return matrix_versions.load_version(name)
+
+
+def saved_version(name: str):
+    """A saved matrix version, read once per process (a name is never reused for other matrices)."""
+    return _saved_version(config.database_url(), name)
+
+
+def matrix_file(name: str, role: str, suffix: str) -> bytes:
+    verb, obj, _ = saved_version(name)
+    with tempfile.TemporaryDirectory() as tmp:
+        return (verb if role == "verb" else obj).save(Path(tmp) / f"{role}{suffix}").read_bytes()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _comparison(url: str, a: str, b: str) -> list[tuple[str, str]]:
+    (verb, obj, _), (verb_b, obj_b, _) = saved_version(a), saved_version(b)
+    return [(role, compare_lines(x, y)[1]) for role, x, y in (("verb", verb, verb_b), ("object", obj, obj_b))]
+
+
+def version_comparison(a: str, b: str) -> list[tuple[str, str]]:
+    """``compare_lines`` of two saved versions' verb and object matrices (kept per pair)."""
+    return _comparison(config.database_url(), a, b)
+
+
+@st.fragment
 def scoring_section() -> None:
     """Upload a ground truth and predictions, choose matrix versions, score (``metrics score``)."""
+    session_alive()
     st.subheader("Score models")
     st.caption("JSON Lines or QPIC/CDN files, exactly as `python -m metrics score` reads them; the "
                "baseline WordNet matrices and each chosen version side by side.")
-    gt_file = st.file_uploader("Ground truth", type=["jsonl", "json"], key="score-gt")
+    limit = UPLOAD_LIMITS_MB["detections"]
+    gt_file = st.file_uploader("Ground truth", type=["jsonl", "json"], key="score-gt", max_upload_size=limit)
     pred_files = st.file_uploader("Predictions (one file per model)", type=["jsonl", "json"],
-                                  accept_multiple_files=True, key="score-pred")
+                                  accept_multiple_files=True, key="score-pred", max_upload_size=limit)
     chosen = st.multiselect("Recalibrated matrix versions", list(matrix_versions.list_versions()["name"]),
                             key="score-versions")
-    if gt_file and pred_files and st.button("Score", key="score"):
+    if gt_file and pred_files and st.button("Score", key="score") and uploads_fit(
+            (gt_file, "detections"), *[(f, "detections") for f in pred_files]):
         bar = st.progress(0.0, text="reading the files...")
         with tempfile.TemporaryDirectory() as tmp:
             gt_path = Path(tmp) / gt_file.name   # under its own name, so errors name the file
@@ -532,20 +663,22 @@ def main() -> None:
     with st.sidebar:
         st.markdown(f"Signed in as **{inert.text(actor().name)}** ({actor().role})")
         st.markdown(f"Database: `{storage.describe(config.database_url())}`")   # never the password
-        if st.button("Sign out"):
-            del st.session_state["actor"]
-            st.rerun()
+        st.button("Sign out", on_click=sign_out)
     if all_studies:
         by_slug = {s.slug: s for s in all_studies}
         slug = st.selectbox("Study", list(by_slug),
                             format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
         study = by_slug[slug]
+        log_view(study, "dashboard, progress, preview")   # whichever tab is open
         views = [("Dashboard", dashboard_tab), ("Progress", progress_tab), ("Preview", preview_tab)]
         if accounts.may(actor(), "change", study):
             views += [("Invite", invite_tab), ("Export", export_tab)]
-        for tab, (_, show) in zip(st.tabs([name for name, _ in views]), views):
-            with tab:
-                show(study)
+        # only the open tab runs (switching tabs is a rerun of that tab alone)
+        tabs = st.tabs([name for name, _ in views], key="study-view", on_change="rerun")
+        for tab, (_, show) in zip(tabs, views):
+            if tab.open:
+                with tab:
+                    show(study)
     else:
         st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
     if accounts.may(actor(), "create"):

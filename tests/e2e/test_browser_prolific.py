@@ -146,10 +146,8 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
         with storage.read_session() as session:
             stored = dict(session.exec(select(Annotator.prolific_pid, Annotator.prolific_status)).all())
         assert stored == {pids[0]: "SCREENED OUT", pids[1]: "RETURNED", pids[2]: "APPROVED"}
-        browser.refresh()
-        WebDriverWait(browser, WAIT_S).until(
-            lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']")).send_keys("browser-pw")
-        button(browser, "Sign in").click()
+        browser.refresh()                               # still signed in (the session is in the address)
+        wait_text(browser, "Signed in as owner")
         open_tab(browser, "Progress")
         wait_text(browser, "Prolific — approved: 1, returned: 1, screened out: 1")
     with storage.read_session() as session:

@@ -111,7 +111,7 @@ def test_console_revoke_control(tmp_path, monkeypatch):
     study = make_study(tmp_path, n_items=2)
     (alice,) = studies.invite(study, labels=["alice"])
     studies.invite(study, labels=["bob"])
-    at = console_page("s3cret-pw")
+    at = console_page("s3cret-pw", tab="Invite")
     assert not at.exception
     at.selectbox(key=f"revoke-who-{study}").select("alice")
     at.button(key=f"revoke-{study}").click().run()

@@ -56,7 +56,7 @@ def test_passwords_are_salted_scrypt_hashes(tmp_path):
         unknown, _ = accounts.sign_in(session, "mallory", "correct horse", "10.0.0.1")
     assert ok.ok and who == Actor("alice", "researcher")
     assert not wrong.ok and nobody is None and not unknown.ok
-    with pytest.raises(InputError, match="at least 8 characters"):
+    with pytest.raises(InputError, match="at least 12 characters, got 5"):
         accounts.add_account("carol", "viewer", "short")
     with pytest.raises(InputError, match="exists already"):
         accounts.add_account("alice", "viewer", "another password")
@@ -136,7 +136,7 @@ def test_cli_account_commands(tmp_path):
     listed = cli("list")
     assert "alice" in listed.stdout and "researcher" in listed.stdout
     refused = cli("add", "bob", "--role", "researcher", stdin="short\n")
-    assert refused.returncode == 2 and refused.stderr.strip() == "error: password: at least 8 characters"
+    assert refused.returncode == 2 and refused.stderr.strip() == "error: password: at least 12 characters, got 5"
     assert cli("set-password", "alice", stdin="new-alice-password\n").returncode == 0
     assert "bob" not in cli("list").stdout                   # the refused account was not made
     url = f"sqlite:///{tmp_path / 'cli.sqlite'}"

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from projectpaths import ROOT
-from studyhelpers import console_page
+from studyhelpers import console_page, open_tab
 from studyapp import assignment, inert, studies
 from studyapp.specs import load_spec
 from test_pages import answer_bar, press
@@ -242,10 +242,12 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
     assert not at.exception
     # progress, preview (the item as annotators see it), invite (completion code, revoke list);
     # the preview's scale labels go to the answer bar, which writes them as text (textContent)
-    assert check_page(at) >= 3
+    tabs = ("Dashboard", "Progress", "Preview", "Export", "Invite")   # only the open tab runs
+    assert sum(check_page(open_tab(at, tab)) for tab in tabs) >= 3
     at.selectbox(key=f"revoke-who-{payload_study}").select(PAYLOADS[2][:60])
     at.button(key=f"revoke-{payload_study}").click().run()
-    assert at.success and check_page(at) >= 3
+    assert at.success and check_page(at) >= 1
+    assert sum(check_page(open_tab(at, tab)) for tab in tabs) >= 3
 
 
 def test_titles_and_banners_carry_no_invisible_character_after_a_colon():

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from projectpaths import ROOT
 from studyapp import auth, storage, studies
 from studyapp.models import Annotator, Event, Item, Rating
-from studyhelpers import console_page, make_study
+from studyhelpers import console_page, make_study, open_tab
 
 APP = str(ROOT / "studyapp" / "app.py")
 PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'
@@ -324,11 +324,12 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
     bar (for the selected study's scale) and stores nothing."""
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     studies.invite(study, 0, ["ann"])
-    at = console_page("pw")
+    at = console_page("pw", tab="Progress")
     (control,) = [c for c in at.get("button_group")]
     control.set_value("paused").run()
     with storage.read_session() as session:
         assert session.get(studies.Study, study).status == "paused"
+    open_tab(at, "Invite")
     at.text_area(key="invite-labels").input("bob\nann\ncarl\nbob").run()
     at.button(key="invite").click().run()
     assert [w.value for w in at.warning if w.value.startswith("Not created")] == [
@@ -336,6 +337,7 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
         "Not created: the pseudonym bob is already used in this study."]
     with storage.read_session() as session:
         assert sorted(session.exec(select(Annotator.pseudonym))) == ["ann", "bob", "carl"]
+    open_tab(at, "Preview")
     (bar,) = at.get("bidi_component")
     data = json.loads(bar.proto.json)
     assert data["values"] == [0, 1, 2, 3, 4] and data["item_id"] == -1

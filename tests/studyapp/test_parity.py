@@ -19,7 +19,7 @@ from studyapp import accounts, assignment, storage, studies
 from studyapp.accounts import Actor
 from studyapp.models import Annotator, Event
 from studyapp.specs import load_spec
-from studyhelpers import console_page, make_annotators, signed_in, write_spec
+from studyhelpers import console_page, make_annotators, open_tab, signed_in, write_spec
 
 ALICE, BOB = Actor("alice", "researcher"), Actor("bob", "researcher")
 
@@ -96,14 +96,14 @@ def test_owner_reassigned_by_the_owner_or_the_platform_owner_only(tmp_path, acco
 
 def test_console_owner_form_gives_the_study_away(tmp_path, accounts_made):
     studies.create_study(load_spec(write_spec(tmp_path, slug="s")), actor=ALICE)
-    at = signed_in("alice", "alice-password")
+    at = open_tab(signed_in("alice", "alice-password"), "Progress")   # only the open tab runs
     form = next(f for f in at.text_input if f.label == "Give this study to the account")
     form.set_value("bob")
     next(b for b in at.button if b.label == "Change owner").click().run()
     assert [s.value.replace("\\", "") for s in at.success] == ["Study s now belongs to bob."]
     assert owner_of("s") == "bob"
     assert study_choices(signed_in("alice", "alice-password")) == []
-    at = signed_in("bob", "bob-password")
+    at = open_tab(signed_in("bob", "bob-password"), "Progress")
     assert study_choices(at) == ["s — Test study (open)"]
     form = next(f for f in at.text_input if f.label == "Give this study to the account")
     form.set_value("vera")                                             # a viewer: refused, one line
@@ -142,7 +142,7 @@ def test_console_invites_the_annotators_of_an_earlier_study(tmp_path, monkeypatc
     task = assignment.next_item(rated)
     assignment.submit(rated, task.assignment_id, 3, 1.0)               # only the first one rated
     studies.invite_names(second, [pseudonyms(first)[0]])               # already invited there
-    at = console_page("pw-console-1")
+    at = console_page("pw-console-1", tab="Invite")
     at.selectbox[0].set_value("second").run()
     box = next(s for s in at.selectbox if s.label.startswith("Or invite the annotators of an earlier study"))
     box.set_value("first").run()
@@ -163,7 +163,7 @@ def test_prolific_hint_only_on_prolific_studies(tmp_path, monkeypatch):
     studies.create_study(load_spec(write_spec(tmp_path / "a", slug="plain")))
     studies.create_study(load_spec(write_spec(tmp_path / "b", slug="pro",
                                               extra='[prolific]\ncompletion_code = "C0DE"\n')))
-    at = console_page("pw-console-1")
+    at = console_page("pw-console-1", tab="Invite")
     assert not [c for c in at.caption if "Prolific" in c.value]
     at.selectbox[0].set_value("pro").run()
     hints = [c.value for c in at.caption if "Prolific" in c.value]

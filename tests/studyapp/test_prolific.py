@@ -240,7 +240,7 @@ def test_console_shows_returns_and_time_outs(tmp_path, monkeypatch):
     prolific.answer_comprehension(join(PIDS[2], 2), "The photo quality")
     prolific.answer_comprehension(join(PIDS[2], 2), "The photo quality")
     prolific.apply_statuses(study, [(PIDS[0], "RETURNED"), (PIDS[1], "TIMED-OUT")])
-    at = console_page("pw-console-1")
+    at = console_page("pw-console-1", tab="Progress")   # only the open tab runs
     lines = [m.value for m in at.markdown if m.value.startswith("**Prolific**")]
     assert lines == ["**Prolific** — returned: 1, screened out: 1, timed out: 1"]
     statuses = sorted(row for row in at.dataframe[0].value["status"])

@@ -168,3 +168,19 @@ def test_a_console_download_writes_no_report_folder(rated):
     assert len(cache_entries(rated)) == 1
     report = report_cache.study_report("t", now=at(5))
     assert report.cached and report.path.read_bytes() == first
+
+
+def test_warm_fills_the_cache_in_a_process_and_writes_no_report_folder(rated):
+    """What the console starts when its dashboard sees new ratings: ``report_cache.warm`` in a
+    process of its own; the download after it is a copy from the cache, with the figures of the
+    ratings as they are (α recomputed from the export)."""
+    code = "import sys; from studyapp import report_cache; print(report_cache.warm(sys.argv[1]))"
+    done = subprocess.run([sys.executable, "-c", code, "t"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+    assert len(cache_entries(rated)) == 1
+    assert [p.name for p in (rated / "exports" / "t").iterdir()] == [".report-cache"]   # no report folder
+    assert report_cache.warm("t") is False                                           # nothing new to do
+    report = report_cache.study_report("t", now=at(5))
+    assert report.cached and report.summary["alpha"] == pytest.approx(alpha_of_export())
+    simulate_study("t", k=1, noise=0.7, seed=9)                                      # new ratings: a new key
+    assert report_cache.warm("t") is True and len(cache_entries(rated)) == 2
