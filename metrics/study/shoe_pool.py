@@ -131,7 +131,8 @@ def compare_matrices(a: SimilarityMatrix, b: SimilarityMatrix) -> dict:
         raise InputError("the two matrices share no pair of labels")
     left, right = np.array(shared, dtype=object).T
     sa, sb = a.scores(left, right), b.scores(left, right)
-    rho = spearmanr(sa, sb).statistic if len(shared) > 1 else float("nan")
+    varies = len(shared) > 1 and np.ptp(sa) > 0 and np.ptp(sb) > 0   # Spearman is undefined otherwise
+    rho = spearmanr(sa, sb).statistic if varies else float("nan")
     confusion = np.zeros((5, 5), dtype=np.int64)
     np.add.at(confusion, (np.rint(sa).astype(int), np.rint(sb).astype(int)), 1)
     return {"n_pairs": len(shared), "n_labels_shared": len(both),

@@ -148,3 +148,18 @@ def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, mo
                          env={**__import__("os").environ, "STUDYAPP_DB": str(tmp_path / "db.sqlite")})
     assert out.returncode == 0, out.stderr
     assert "500" in out.stdout
+
+
+def test_compare_with_a_constant_side_says_spearman_is_undefined_without_a_warning():
+    """Every shared pair scored 2 in A: Spearman's ρ is undefined (None, "n/a"), and SciPy's
+    ConstantInputWarning no longer reaches the log."""
+    import warnings
+
+    from metrics.study.shoe_pool import compare_lines
+    a = SimilarityMatrix.from_long(["x", "x"], ["y", "z"], [2.0, 2.0])
+    b = SimilarityMatrix.from_long(["x", "x"], ["y", "z"], [1.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result, text = compare_lines(a, b)
+    assert result["spearman"] is None and "Spearman n/a" in text
+    assert result["agreement"] == 0.75                     # Eq. 13: 1 - |2-1|/4 and 1 - |2-3|/4
