@@ -43,13 +43,11 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-import threading
 import time
 import tomllib
 import traceback
 import zipfile
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -488,35 +486,21 @@ def mutated_bytes(rng: random.Random, seed: bytes) -> bytes:
 
 # ------------------------------------------------------------------ running one input
 class AnswerServer:
-    """A loopback HTTP server answering every chat request with the body under test."""
+    """The loopback LLM server (:mod:`metrics.llm.loopback_server`) answering every chat request
+    with the body under test, and a client of it."""
 
     def __init__(self):
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the http.server name
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(server.body)))
-                self.end_headers()
-                self.wfile.write(server.body)
-
-            def log_message(self, *_args):
-                pass
-
-        self.body = b""
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         from metrics.llm.client import ChatClient
         from metrics.llm.config import Endpoint, Model
-        self.client = ChatClient(Endpoint(name="fuzz", base_url=f"http://127.0.0.1:{self.httpd.server_port}/v1",
-                                          retries=0, timeout=5))
+        from metrics.llm.loopback_server import BadBody, LoopbackLLM
+
+        self.body = b""
+        self.llm = LoopbackLLM(behaviour=lambda model, pair, attempt: BadBody(self.body)).start()
+        self.client = ChatClient(Endpoint(name="fuzz", base_url=self.llm.base_url, retries=0, timeout=5))
         self.model = Model(name="m1", endpoint="fuzz")
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.llm.stop()
 
 
 def _digest(root: Path) -> dict:

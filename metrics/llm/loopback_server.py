@@ -5,7 +5,8 @@ It reads the rating prompt of :mod:`metrics.llm.prompt` (the ``A:`` / ``B:`` lin
 and answers with a score that depends only on the model name and the two descriptions, skewed to
 0 like real ratings of WordNet neighbourhoods. ``behaviour(model, pair, attempt)`` can replace an
 answer with a failure — ``Reply(text)`` (e.g. malformed), ``Status(code)`` (429, 500, 401 …),
-``Stall(seconds)`` (sleep past the client's timeout), ``BadBody()`` — to exercise retries.
+``Stall(seconds)`` (sleep past the client's timeout), ``BadBody(data)`` (these bytes as the
+response body; default not JSON) — to exercise retries and the client's reading of replies.
 Every request is counted per (model, pair) so a test can check exactly what was sent.
 
     python -m metrics.llm.loopback_server --port 8765 [--delay 0.01]
@@ -44,7 +45,7 @@ class Stall:
 
 @dataclass
 class BadBody:
-    pass
+    data: bytes = b"{not json"
 
 
 def pair_key(desc_a: str, desc_b: str) -> tuple[str, str]:
@@ -110,7 +111,7 @@ class LoopbackLLM:
                     headers = {"Retry-After": str(action.retry_after)} if action.retry_after is not None else {}
                     return self._send(action.code, {"error": {"message": f"status {action.code}"}}, headers)
                 if isinstance(action, BadBody):
-                    return self._raw(200, b"{not json")
+                    return self._raw(200, action.data)
                 if isinstance(action, Reply):
                     text = action.text
                 else:
