@@ -122,10 +122,14 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
 def studies_behind(name: str, engine: Engine | None = None) -> set[str]:
     """Every study whose ratings went into version ``name``, through its chain of based-on versions."""
     behind: set[str] = set()
-    while name and name != "baseline":
-        provenance = load_version(name, engine)[2]
-        behind.update(provenance["studies"])
-        name = provenance.get("based_on")
+    with read_session(engine) as session:   # the provenance alone: no matrix is decoded
+        while name and name != "baseline":
+            text = session.exec(select(MatrixVersion.provenance_json).where(MatrixVersion.name == name)).first()
+            if text is None:
+                raise InputError(f"no matrix version named {name!r} (see `python -m studyapp matrices list`)")
+            provenance = json.loads(text)
+            behind.update(provenance["studies"])
+            name = provenance.get("based_on")
     return behind
 
 
