@@ -137,6 +137,20 @@ def _find_refused(value, path: str = ""):
     return None
 
 
+def sniff_json(text: str | bytes):
+    """The JSON value of ``text`` when it is one JSON document, else None — for telling a file's
+    layout apart before :func:`parse_json` reads it under the policy (nesting too deep for
+    Python's parser counts as not JSON here; :func:`parse_json` refuses it).
+
+    >>> sniff_json('{"a": 1}'), sniff_json('{"a": 1} {"a": 2}'), sniff_json("[" * 100_000)
+    ({'a': 1}, None, None)
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def parse_json(text: str, where: str, line: int | None = None, *, per_number: bool = True,
                constants: bool = False):
     """JSON under the policy above; ``where`` names the file in messages, ``line`` the line
@@ -185,7 +199,7 @@ def parse_json(text: str, where: str, line: int | None = None, *, per_number: bo
         raise InputError(f"{where}: line {line or exc.lineno} column {exc.colno}: invalid JSON "
                          f"({exc.msg})") from None
     except RecursionError:
-        raise InputError(f"{where}: invalid JSON (nested too deeply)") from None
+        raise InputError(f"{where}: {f'line {line}: ' if line else ''}invalid JSON (nested too deeply)") from None
     if refused:
         field, reason = _find_refused(value)
         raise InputError(f"{where}: {f'line {line}: ' if line else ''}field {field}: {reason}")

@@ -37,7 +37,6 @@ image-level setting (no boxes) every detection above the threshold answers.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +44,7 @@ from pathlib import Path
 
 from metrics.detection.boxes import box_iou, parse_box
 from metrics.core.errors import InputError
-from metrics.core.inputs import parse_json, read_json, read_text
+from metrics.core.inputs import parse_json, read_json, read_text, sniff_json
 from metrics.core.validation import check_fraction, check_in_range, range_problem, shown
 
 BOX_ROLES = ("human", "object")
@@ -305,13 +304,8 @@ def read_answers(path: str | Path, questions: dict[str, Question], *, score_thre
     Lines ``{"image", "hois": [{"human_box", "object_box", "verb", "object", "score"}]}``."""
     path = Path(path)
     text = read_text(path)
-    data = None
-    try:
-        json.loads(text)
-    except json.JSONDecodeError:
-        pass  # not one JSON document: JSON Lines detections
-    else:
-        data = parse_json(text, str(path))
+    # one JSON document (read under the policy), else JSON Lines detections
+    data = parse_json(text, str(path)) if sniff_json(text) is not None else None
     if isinstance(data, dict) and "image" not in data:
         data = {f"{k}/{qa}" if isinstance(v, dict) and str(qa).startswith("QA_") else k: sub
                 for k, v in data.items()

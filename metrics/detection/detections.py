@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from metrics.core.errors import InputError
-from metrics.core.inputs import parse_json, read_bytes, read_text
+from metrics.core.inputs import parse_json, read_bytes, read_text, sniff_json
 
 # QPIC/CDN `_valid_obj_ids`: the COCO category id of each of the 80 HICO-DET objects, in order.
 COCO_OBJECT_IDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -175,20 +175,13 @@ def _read_validating(path: Path) -> Detections:
         return _empty(str(path))
     if stripped[0] == "[":
         return _read_qpic(_load_whole(text, path), path)
-    first = stripped.split("\n", 1)[0]
-    try:
-        head = json.loads(first)
-    except json.JSONDecodeError:
-        head = None
+    head = sniff_json(stripped.split("\n", 1)[0])
     if isinstance(head, dict) and "image" in head:
         return _read_jsonl(text, path)
     if isinstance(head, dict) and "file_name" in head:      # QPIC records, one per line
         return _read_qpic(_load_lines_as_list(text, path), path)
     if stripped[0] == "{":
-        try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None
+        whole = sniff_json(text)
         if isinstance(whole, dict) and isinstance(whole.get("annotations"), list):
             return _read_qpic(whole["annotations"], path)
     return _read_jsonl(text, path)
@@ -460,7 +453,7 @@ def _read_fast(data: bytes, path: Path) -> Detections | None:
             table = _parse_lines(data, _qpic_record_schema())
             _require(table.num_rows == n_lines)
             return _fast_qpic(table, data, path)
-    except (_Fallback, pa.ArrowException, ValueError):
+    except (_Fallback, pa.ArrowException, ValueError, RecursionError):   # the validating reader says why
         return None
     return None
 

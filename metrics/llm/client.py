@@ -149,7 +149,7 @@ class ChatClient:
                         usage = parsed.get("usage") or {}
                         if not isinstance(reply, (str, type(None))) or not isinstance(usage, dict):
                             raise TypeError("content is not text, or usage not an object")
-                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
                         failures.append("bad JSON body")
                     else:
                         try:

@@ -253,3 +253,15 @@ def test_config_from_base_url_and_models_and_errors(tmp_path, monkeypatch):
     cfg.write_text(json.dumps({"endpoints": [{"name": "e", "base_url": "http://127.0.0.1:9", "speed": 1}],
                                "models": [{"name": "x"}]}))
     assert main(["matrix", "build-llm", "--config", str(cfg), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_a_reply_nested_past_pythons_parser_is_a_missing_answer():
+    """A 200 reply nested 100,000 arrays deep raised RecursionError out of the client."""
+    from metrics.llm.client import ChatClient
+    from metrics.llm.config import Endpoint, Model
+    from metrics.llm.loopback_server import LoopbackLLM
+
+    with LoopbackLLM(behaviour=lambda model, pair, attempt: BadBody(b"[" * 100_000 + b"]" * 100_000)) as llm:
+        client = ChatClient(Endpoint(name="x", base_url=llm.base_url, retries=0, timeout=5))
+        outcome = client.rate(Model(name="m", endpoint="x"), [{"role": "user", "content": "A: x\nB: y"}], 1)
+    assert outcome.scores == [None] and outcome.error == "bad JSON body"

@@ -171,3 +171,14 @@ def test_real_benchmark_reference_answerers(shared_data, name):
     assert everything["instance_f1"] == pytest.approx(sum(f1) / 1274)
     exact = sum(1 for v in raw.values() if v["gt_choices"] and not set(v["wrong_choices"]) - set(v["gt_choices"]))
     assert everything["exact_match"] == pytest.approx(exact / 1274)
+
+
+def test_answers_nested_past_pythons_parser_are_one_line(tmp_path):
+    """Answers nested 100,000 arrays deep: one line naming the file, as any invalid JSON."""
+    (tmp_path / "bench.json").write_text(json.dumps(BENCH))
+    deep = tmp_path / "answers.json"
+    deep.write_text('{"q": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    done = subprocess.run([sys.executable, "-m", "metrics", "mcq", "--bench", str(tmp_path / "bench.json"),
+                           "--pred", str(deep)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"metrics mcq: error: {deep}: line 1: invalid JSON (nested too deeply)"

@@ -185,3 +185,17 @@ def test_the_documented_example_files_score(tmp_path):
     assert done.returncode == 0, done.stderr
     counts = json.loads((tmp_path / "a.json").read_text())["counts"]
     assert counts["images"] == 50 and counts["predictions"] == 50 * 20
+
+
+@pytest.mark.parametrize("command", ["score", "diagnose"])
+def test_json_nested_past_pythons_parser_is_one_line(tmp_path, command):
+    """A record nested 200,000 arrays deep made the fast reader's format check raise
+    RecursionError, a traceback (a class the bad-input table had not); now the validating
+    reader refuses it in one line naming the file and line."""
+    gt = _write(tmp_path / "gt.jsonl", [{"image": "x.jpg", "hois": [_hoi()]}])
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(json.dumps({"image": "x.jpg", "hois": [_hoi(score=0.5)]}) + "\n"
+                    + '{"image": "y.jpg", "hois": ' + "[" * 200_000 + "]" * 200_000 + "}\n")
+    done = run(command, "--gt", str(gt), "--pred", str(deep))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-500:]
+    assert done.stderr.strip() == f"metrics {command}: error: {deep}: line 2: invalid JSON (nested too deeply)"
