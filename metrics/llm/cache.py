@@ -7,7 +7,8 @@ already has a row, so no finished request is ever sent twice. Pairs recorded as 
 (retries used up) are skipped too, unless ``--retry-missing`` asks for them again.
 
 The database uses WAL mode and commits each answer, so a killed run loses at most the requests
-that were in flight. Only the main thread writes.
+that were in flight: up to twice an endpoint's ``concurrency`` (the runner's queue of submitted
+requests, some answered but not yet written). Only the main thread writes.
 """
 
 from __future__ import annotations

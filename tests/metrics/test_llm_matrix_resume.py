@@ -66,9 +66,11 @@ def test_killed_run_resumes_without_repeating_work(tmp_path):
             a, b = sorted(by_desc[desc])
             assert (model, a, b) not in cached, f"{model} {a} {b} asked again after it was cached"
             assert n == 1
-        # only requests in flight at the kill (at most `concurrency`) were lost and sent again
+        # only requests in flight at the kill were lost and sent again: the runner keeps at most
+        # 2 x `concurrency` submitted (`concurrency` being sent, the rest queued or answered but not
+        # yet written by the main thread; 3 were seen once under load)
         repeated = [k for k in second_run if k in first_run]
-        assert len(repeated) <= 2
+        assert len(repeated) <= 2 * 2
         assert all(n <= 2 for n in server.per_pair.values())
         assert {k for k, n in server.per_pair.items() if n == 2} == set(repeated)
         # the plan was completed: m1 rated every pair, and the result counts the cached answers
