@@ -9,12 +9,16 @@ ground truth with two models' detections (``benchmarks.score_hico_scale.workload
 the app as ``python -m studyapp serve`` does (``tests.browserhelpers.running_app``) and drives it
 in headless Chromium with selenium, by mouse and keyboard, ``--runs`` times each:
 
+  floor            baseline: the sign-in form alone as a bare Streamlit page served with the
+                   same flags, opened (new browser profile) and reloaded -- Streamlit's own part
   login page       ``/console`` opened until its password field is shown and the run is over
   sign in          "Sign in" pressed until the console's first dashboard (α) is on screen
   reload (F5)      the page reloaded until the console (signed in) or the sign-in form is back
   switch study     the study picker set to ``second`` until its page has run
   dashboard        the picker set back to ``report-bench`` until its dashboard (α) is on screen
   preview item     the preview's item picker moved one item down until the page has run
+  open an area     a click on the console's Matrices or Scoring tab until that area has run;
+                   "back to Studies" until the dashboard (α) is on screen again
   save version     "Save version" (after one recalibration) until "Saved matrix version" shows
   compare          "Compare with" set to another version until the comparison is shown
   score            "Score" (2 models x 3 sets of matrices, 40 images) until the run is over;
@@ -157,6 +161,13 @@ class Console:
         box.click()
         box.send_keys(*keys)
 
+    def area(self, name: str, *texts: str) -> float:
+        """Open the console's top-level tab ``name``; seconds until its run is over (with one of
+        ``texts`` shown, when given)."""
+        self.wait("", need_run=False)
+        tab = self.element("[role='tab']", name)
+        return self.timed(tab.click, *(texts or ("",)))[0]
+
     def open_login(self) -> float:
         start = time.perf_counter()
         self.driver.get(f"{self.base}/console")
@@ -168,6 +179,47 @@ class Console:
         self.element("input[type='password']").send_keys(PASSWORD)
         button = self.button("Sign in")
         return self.timed(button.click, "Krippendorff")[0]
+
+
+FLOOR_PAGE = """import streamlit as st
+st.title("Researcher console")
+with st.form("login"):
+    st.text_input("Account (empty: the platform owner)")
+    st.text_input("Password", type="password")
+    st.form_submit_button("Sign in")
+"""
+
+
+def framework_floor(scratch: Path, runs: int, record) -> None:
+    """Baseline: the sign-in form alone as a bare Streamlit page, served with the app's flags --
+    the part of "login page" and "reload" that is Streamlit's own (its page and script bundle,
+    the websocket, a session, one run)."""
+    from studyapp.cli import APP, streamlit_command
+    from tests.browserhelpers import answers_health_check, free_port
+
+    page = scratch / "floor.py"
+    page.write_text(FLOOR_PAGE)
+    port = free_port()
+    command = [str(page) if part == str(APP) else part for part in streamlit_command(port, "127.0.0.1")]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while not answers_health_check(base):
+            time.sleep(0.25)
+        for run in range(runs):
+            console = Console(base, scratch / f"profile-floor{run}", scratch / "downloads-floor")
+            try:
+                start = time.perf_counter()
+                console.driver.get(base)
+                console.element("input[type='password']")
+                console.wait("Sign in", need_run=False)
+                record("floor: bare Streamlit sign-in page", time.perf_counter() - start)
+                record("floor: its reload (F5)", console.timed(console.driver.refresh, "Sign in", need_run=False)[0])
+            finally:
+                console.quit()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
 
 
 def percentile_row(label: str, seconds: list[float], loads: list[float], note: str = "") -> str:
@@ -267,6 +319,7 @@ def measure(args, record, notes) -> None:
             record("CLI studyapp export", cli_seconds(["-m", "studyapp", "export", "report-bench",
                                                        "--out", str(scratch / f"cli-export-{run}")]))
 
+        framework_floor(scratch, args.runs, record)
         with running_app(folder) as base:
             # sign-in, login page and reload: a new page each run
             for run in range(args.runs):
@@ -289,18 +342,12 @@ def measure(args, record, notes) -> None:
             try:
                 console.open_login()
                 console.sign_in()
+                console.area("Matrices")
                 console.pick("stMultiSelect", "Studies whose ratings recalibrate", "report-bench", Keys.ENTER)
                 console.wait("", need_run=False)
                 seconds, _ = console.timed(console.button("Recalibrate").click, "Held-out agreement")
                 notes["save version"] = f"(one recalibration first: {seconds:.2f} s)"
-                for label, paths in (("Ground truth", [files["gt"]]),
-                                     ("Predictions", [files["model_a"], files["model_b"]])):
-                    field = console.element('[data-testid="stFileUploader"]', label)
-                    field.find_element("css selector", "input[type=file]").send_keys("\n".join(map(str, paths)))
-                    console.wait(paths[-1].name, need_run=False)
-                for version in ("v-a", "v-b"):
-                    console.pick("stMultiSelect", "Recalibrated matrix versions", version, Keys.ENTER)
-                    console.wait("", need_run=False)
+                console.area("Studies")
                 for run in range(args.runs):
                     console.pick("stSelectbox", "Study", "second")
                     record("switch study", console.timed(lambda: console.driver.switch_to.active_element.send_keys(
@@ -315,6 +362,7 @@ def measure(args, record, notes) -> None:
                     record("preview item switch", console.timed(
                         lambda: console.driver.switch_to.active_element.send_keys(Keys.ENTER),
                         "answers given here are not stored")[0])
+                    record("open the Matrices area", console.area("Matrices"))
                     name = console.element('[data-testid="stTextInput"]', "Version name").find_element(
                         "tag name", "input")
                     name.send_keys(Keys.CONTROL, "a")
@@ -329,8 +377,18 @@ def measure(args, record, notes) -> None:
                     console.pick("stSelectbox", "Compare with", other)
                     record("compare", console.timed(lambda: console.driver.switch_to.active_element.send_keys(
                         Keys.ENTER), f"verb: v-a vs {other}")[0])
+                    record("open the Scoring area", console.area("Scoring"))
+                    for label, paths in (("Ground truth", [files["gt"]]),
+                                         ("Predictions", [files["model_a"], files["model_b"]])):
+                        field = console.element('[data-testid="stFileUploader"]', label)
+                        field.find_element("css selector", "input[type=file]").send_keys("\n".join(map(str, paths)))
+                        console.wait(paths[-1].name, need_run=False)
+                    for version in ("v-a", "v-b"):
+                        console.pick("stMultiSelect", "Recalibrated matrix versions", version, Keys.ENTER)
+                        console.wait("", need_run=False)
                     record("console scoring (2 models x 3 sets)",
                            console.timed(console.button("Score").click, "Download scores.json")[0])
+                    record("back to Studies (dashboard)", console.area("Studies", "Krippendorff"))
                     console.tab("Export")
                     record("console export", console.timed(console.button("Write export folder").click, "Wrote ")[0])
                     console.tab("Dashboard")

@@ -91,10 +91,11 @@ def rate_all(annotator_id: int, value: int = 2) -> list[str]:
 
 
 def console_page(password: str | None = None, *, account: str | None = None, tab: str | None = None,
-                 **params) -> AppTest:
+                 area: str | None = None, **params) -> AppTest:
     """The console page (AppTest) with ``params`` in the URL, signed in with ``password`` (as
-    ``account`` when given; the admin otherwise) unless ``password`` is None; ``tab``: the study
-    tab open (only the open one runs; default the dashboard)."""
+    ``account`` when given; the admin otherwise) unless ``password`` is None; ``area``: the
+    console's top-level tab open, ``tab``: the study tab open (only the open ones run; default
+    Studies and its dashboard)."""
     at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
     for key, value in params.items():
         at.query_params[key] = value
@@ -104,6 +105,8 @@ def console_page(password: str | None = None, *, account: str | None = None, tab
             at.text_input(key="signin-account").input(account)
         at.text_input(key="signin-password").input(password)
         at.button[0].click().run()
+    if area is not None:
+        open_area(at, area)
     if tab is not None:
         open_tab(at, tab)
     return at
@@ -115,9 +118,15 @@ def open_tab(at: AppTest, tab: str) -> AppTest:
     return at.run()
 
 
-def signed_in(name: str, password: str) -> AppTest:
-    """The console page (AppTest) after signing in as account ``name``."""
-    at = console_page(password, account=name)
+def open_area(at: AppTest, area: str) -> AppTest:
+    """The console's top-level tab ``area`` (Studies, Create, Matrices, Scoring, Accounts) opened."""
+    at.session_state["console-area"] = area
+    return at.run()
+
+
+def signed_in(name: str, password: str, *, area: str | None = None) -> AppTest:
+    """The console page (AppTest) after signing in as account ``name``, ``area`` open."""
+    at = console_page(password, account=name, area=area)
     assert not at.exception and not at.error
     return at
 

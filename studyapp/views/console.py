@@ -52,6 +52,17 @@ def login() -> accounts.Actor | None:
         st.session_state["signed_out_reason"] = "Your session has ended: sign in again."
     if token:
         del st.query_params[SESSION_PARAM]
+    form = st.empty()   # emptied on a sign-in, so the console is drawn in the same run
+    with form.container():
+        actor = sign_in_form()
+    if actor is not None:
+        form.empty()
+    return actor
+
+
+def sign_in_form() -> accounts.Actor | None:
+    """The sign-in form; on a right password the new session's account (the session token goes
+    in the address), else None after the form and any refusal are drawn."""
     st.title("Researcher console")
     if reason := st.session_state.pop("signed_out_reason", None):
         st.info(reason)
@@ -67,7 +78,7 @@ def login() -> accounts.Actor | None:
             token = accounts.open_session(actor)
             st.session_state["actor"], st.session_state["session_token"] = actor, token
             st.query_params[SESSION_PARAM] = token
-            st.rerun()
+            return actor
         if result.throttled:
             st.error(auth.throttle_message(result.wait_seconds))
         else:
@@ -86,7 +97,6 @@ def sign_out() -> None:
 
 def create_section() -> None:
     st.subheader("Create a study")
-    created_message()
     specs = sorted(config.STUDIES_DIR.glob("*.toml"))
     from_file, upload = st.tabs(["From studies/", "Upload"])
     with from_file:
@@ -142,7 +152,8 @@ def create(path: Path) -> None:
         st.error(inert.text(exc))
         return
     st.session_state["created"] = (f"Created study {spec.slug!r} with {len(spec.items)} items.", spec.source_report)
-    st.rerun()   # the study list above was drawn before the study existed
+    st.session_state["show-study"] = spec.slug
+    st.rerun()   # to the new study, under Studies
 
 
 def created_message() -> None:
@@ -633,6 +644,8 @@ def accounts_section() -> None:
         st.form_submit_button("Create account", on_click=create_account)
     if (outcome := st.session_state.pop("account-outcome", None)) is not None:
         (st.success if outcome[0] == "ok" else st.error)(inert.text(outcome[1]))
+    st.subheader("Audit log")
+    st.dataframe(accounts.audit_log(actor()), hide_index=True)
 
 
 def create_account() -> None:
@@ -647,12 +660,62 @@ def create_account() -> None:
     else:
         state["account-outcome"] = ("ok", f"Created the {role} account {name}.")
         state["new-account-name"] = state["new-account-password"] = ""
-    st.subheader("Audit log")
-    st.dataframe(accounts.audit_log(actor()), hide_index=True)
 
 
 def actor() -> accounts.Actor:
     return st.session_state["actor"]
+
+
+def study_area(all_studies) -> None:
+    """The chosen study's dashboard, progress and preview (and for its researchers, invites and
+    export), one tab at a time: only the open tab runs."""
+    if not all_studies:
+        created_message()
+        st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
+        return
+    created_message()
+    by_slug = {s.slug: s for s in all_studies}
+    if "study-pick" not in st.session_state and st.session_state.get("chosen-study") in by_slug:
+        st.session_state["study-pick"] = st.session_state["chosen-study"]   # back from another area
+    slug = st.selectbox("Study", list(by_slug), key="study-pick",
+                        format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
+    st.session_state["chosen-study"] = slug
+    study = by_slug[slug]
+    log_view(study, "dashboard, progress, preview")   # whichever tab is open
+    views = [("Dashboard", dashboard_tab), ("Progress", progress_tab), ("Preview", preview_tab)]
+    if accounts.may(actor(), "change", study):
+        views += [("Invite", invite_tab), ("Export", export_tab)]
+    open_tab(views, "study-view", study)
+
+
+def create_area() -> None:
+    """Create a study, and the study types' own console tools (e.g. sampling HOI pairs)."""
+    create_section()
+    for study_type in REGISTRY.values():
+        if (section := getattr(type_view(study_type), "console_section", None)) is not None:
+            st.divider()
+            section()
+
+
+def console_areas(all_studies) -> list[tuple[str, object]]:
+    """The console's top-level areas this account may use, as (tab label, draw function)."""
+    areas = [("Studies", lambda: study_area(all_studies))]
+    if accounts.may(actor(), "create"):
+        areas.append(("Create", create_area))
+    areas += [("Matrices", lambda: matrices_section(all_studies)), ("Scoring", scoring_section)]
+    if accounts.may(actor(), "accounts"):
+        areas.append(("Accounts", accounts_section))
+    return areas
+
+
+def open_tab(views, key: str, *args) -> None:
+    """Tabs of which only the open one runs (switching tabs is a rerun of that tab alone): a page
+    draws, and the browser renders, one area at a time."""
+    tabs = st.tabs([name for name, _ in views], key=key, on_change="rerun")
+    for tab, (_, show) in zip(tabs, views):
+        if tab.open:
+            with tab:
+                show(*args)
 
 
 def main() -> None:
@@ -664,37 +727,9 @@ def main() -> None:
         st.markdown(f"Signed in as **{inert.text(actor().name)}** ({actor().role})")
         st.markdown(f"Database: `{storage.describe(config.database_url())}`")   # never the password
         st.button("Sign out", on_click=sign_out)
-    if all_studies:
-        by_slug = {s.slug: s for s in all_studies}
-        slug = st.selectbox("Study", list(by_slug),
-                            format_func=lambda s: f"{s} — {by_slug[s].title} ({by_slug[s].status})")
-        study = by_slug[slug]
-        log_view(study, "dashboard, progress, preview")   # whichever tab is open
-        views = [("Dashboard", dashboard_tab), ("Progress", progress_tab), ("Preview", preview_tab)]
-        if accounts.may(actor(), "change", study):
-            views += [("Invite", invite_tab), ("Export", export_tab)]
-        # only the open tab runs (switching tabs is a rerun of that tab alone)
-        tabs = st.tabs([name for name, _ in views], key="study-view", on_change="rerun")
-        for tab, (_, show) in zip(tabs, views):
-            if tab.open:
-                with tab:
-                    show(study)
-    else:
-        st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
-    if accounts.may(actor(), "create"):
-        st.divider()
-        create_section()
-        for study_type in REGISTRY.values():
-            if (section := getattr(type_view(study_type), "console_section", None)) is not None:
-                st.divider()
-                section()
-    st.divider()
-    matrices_section(all_studies)
-    st.divider()
-    scoring_section()
-    if accounts.may(actor(), "accounts"):
-        st.divider()
-        accounts_section()
-
+    if (created := st.session_state.pop("show-study", None)) is not None:   # the study just created
+        st.session_state["console-area"], st.session_state["chosen-study"] = "Studies", created
+        st.session_state.pop("study-pick", None)
+    open_tab(console_areas(all_studies), "console-area")
 
 main()

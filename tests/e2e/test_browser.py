@@ -110,6 +110,15 @@ def button(driver, label_start: str):
         find, message=f"waiting for button {label_start!r}")
 
 
+def open_tab(driver, name: str) -> None:
+    """Click the shown tab labelled ``name`` (a console area or a study's tab) and wait for its run."""
+    tab = WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
+                        if t.text.strip() == name and t.is_displayed()), False), message=f"tab {name}")
+    tab.click()
+    wait_idle(driver)
+
+
 SCRIPT_FINISHED = """return document.querySelector('[data-testid="stApp"]')
                           ?.dataset.testScriptState === 'notRunning'"""
 CONTROLS_READY = """return [...document.querySelectorAll('.answer-bar, .mark-form')]

@@ -21,7 +21,7 @@ from sqlmodel import select
 from studyapp import accounts, storage
 from studyapp.models import Event, Researcher, Setting
 from studyhelpers import make_study
-from test_browser import WAIT_S, browser, button, running_app, wait_text  # noqa: F401
+from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -139,6 +139,7 @@ def test_password_rules_and_upload_limits_in_the_console(tmp_path, browser):
     with running_app(tmp_path) as base:
         sign_in(browser, base)
         wait_text(browser, "Signed in as owner")
+        open_tab(browser, "Accounts")
         form = browser.find_element(By.CSS_SELECTOR, '[data-testid="stForm"]')
         form.find_element(By.CSS_SELECTOR, "input[aria-label='Name']").send_keys("carl")
         form.find_element(By.CSS_SELECTOR, "input[type='password']").send_keys("carlcarl")
@@ -147,8 +148,8 @@ def test_password_rules_and_upload_limits_in_the_console(tmp_path, browser):
         with storage.read_session() as session:
             assert session.exec(select(Researcher).where(Researcher.name == "carl")).first() is None
 
-        tab = next(t for t in browser.find_elements(By.CSS_SELECTOR, "[role='tab']") if t.text.strip() == "Upload")
-        tab.click()
+        open_tab(browser, "Create")
+        open_tab(browser, "Upload")
         uploader = next(e for e in browser.find_elements(By.CSS_SELECTOR, '[data-testid="stFileUploader"]')
                         if e.text.startswith("Spec (TOML"))
         uploader.find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(str(big))

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
@@ -21,7 +20,7 @@ from projectpaths import ROOT
 from studyapp import storage
 from studyapp.models import Annotator, Assignment, Item
 from studyhelpers import make_study
-from test_browser import (WAIT_S, browser, button, press, running_app, wait_idle, wait_ratings,  # noqa: F401
+from test_browser import (WAIT_S, browser, button, open_tab, press, running_app, wait_idle, wait_ratings,  # noqa: F401
                           wait_text)
 from test_browser_researcher import widget
 
@@ -52,12 +51,6 @@ def link_back(driver) -> str:
     wait_idle(driver)
     return next(a.get_attribute("href") for a in driver.find_elements(By.TAG_NAME, "a")
                 if a.text.strip() == "Return to the study platform")
-
-
-def open_tab(driver, name: str) -> None:
-    WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']") if t.text.strip() == name),
-                       False)).click()
 
 
 def annotator(pid: str):

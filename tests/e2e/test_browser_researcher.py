@@ -19,7 +19,7 @@ from metrics.detection.detections import write_jsonl
 from studyapp import exports, matrix_versions, scoring
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study
-from test_browser import WAIT_S, browser, button, running_app, wait_idle, wait_text  # noqa: F401
+from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_idle, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -85,6 +85,7 @@ def test_the_researchers_loop_from_ratings_to_scored_models(tmp_path, browser):
         wait_text(browser, "90 / 90")
 
         # recalibrate from it and save the version
+        open_tab(browser, "Matrices")
         choose(browser, "Studies whose ratings recalibrate", "t")
         button(browser, "Recalibrate").click()
         wait_text(browser, "Held-out agreement")
@@ -95,6 +96,7 @@ def test_the_researchers_loop_from_ratings_to_scored_models(tmp_path, browser):
         wait_text(browser, "Saved matrix version v1")
 
         # score two models with the baseline and the saved version, download the table
+        open_tab(browser, "Scoring")
         for label, path in (("Ground truth", tmp_path / "gt.jsonl"),):
             widget(browser, "stFileUploader", label).find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(str(path))
         uploader = widget(browser, "stFileUploader", "Predictions").find_element(By.CSS_SELECTOR, "input[type=file]")

@@ -14,13 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlalchemy.engine import make_url
 
 from projectpaths import ROOT
-from test_browser import WAIT_S, browser, button, running_app, wait_idle, wait_text  # noqa: F401
+from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_idle, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -33,14 +32,6 @@ def studyapp(*args: str, stdin: str = "") -> str:
                           input=stdin, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (args, done.stderr)
     return done.stdout + done.stderr
-
-
-def open_tab(driver, name: str) -> None:
-    tab = WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
-                        if t.text.strip() == name and t.is_displayed()), False), message=f"tab {name}")
-    tab.click()
-    wait_idle(driver)
 
 
 def sign_in(driver, base: str, account: str, password: str) -> None:

@@ -148,15 +148,23 @@ def test_cli_account_commands(tmp_path):
     assert created.actor == "cli"
 
 
+AREAS = ("Studies", "Create", "Matrices", "Scoring", "Accounts")   # the console's top-level tabs
+
+
 def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
     at = signed_in("alice", "alice-password")
+    # the console is drawn in the sign-in's own run, the form emptied away (no second run)
+    assert [t.value for t in at.title] == ["Researcher console"]
+    assert not [t for t in at.text_input if t.key == "signin-password"] and not at.get("form")
     assert at.selectbox[0].options == ["sa — Test study (open)"]
-    assert "Audit log" not in [h.value for h in at.subheader]
+    assert [t.label for t in at.tabs if t.label in AREAS] == ["Studies", "Create", "Matrices", "Scoring"]
     at = signed_in("vera", "vera-password")
     assert len(at.selectbox[0].options) == 2
     assert "Create a study" not in [h.value for h in at.subheader]
     labels = [t.label for t in at.tabs]
-    assert labels == ["Dashboard", "Progress", "Preview"]     # no invite or export for a viewer
+    # no create or accounts area, and no invite or export tab, for a viewer
+    assert [t for t in labels if t in AREAS] == ["Studies", "Matrices", "Scoring"]
+    assert [t for t in labels if t not in AREAS] == ["Dashboard", "Progress", "Preview"]
 
 
 def test_the_audit_entry_and_its_action_commit_together(two_studies, monkeypatch):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from studyapp import accounts, config
 from studyapp.simulate import simulate_study
-from studyhelpers import console_page, make_study, signed_in, write_spec
+from studyhelpers import console_page, make_study, open_area, signed_in, write_spec
 
 
 def texts(at) -> str:
@@ -23,9 +23,12 @@ def test_a_study_created_from_a_file_is_listed_in_the_same_click(tmp_path, monke
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     at = console_page("pw")
     assert "No studies yet." in texts(at)
-    at.selectbox[0].select(spec).run()            # the spec file: the only selectbox before any study
+    open_area(at, "Create")
+    at.selectbox[0].select(spec).run()            # the spec file: the only selectbox in this area
     at.button(key="create-file").click().run()
     assert not at.exception and not at.error
+    # the same click lands on the new study, under Studies
+    assert at.session_state["console-area"] == "Studies"
     assert "No studies yet." not in texts(at)
     assert "Created study 'fresh' with 4 items." in texts(at)
     assert at.selectbox[0].label == "Study" and at.selectbox[0].value == "fresh"
@@ -45,7 +48,7 @@ def test_a_researcher_without_studies_is_told_the_others_are_not_theirs(tmp_path
 def test_a_viewer_sees_versions_but_no_recalibration_inputs(tmp_path):
     make_study(tmp_path, n_items=4, slug="t")
     accounts.add_account("vera", "viewer", "vera-password")
-    at = signed_in("vera", "vera-password")
+    at = signed_in("vera", "vera-password", area="Matrices")
     assert not [w for w in at.number_input if w.label.startswith(("w (verb weight)", "Prior strength"))]
     assert not [m for m in at.multiselect if m.label.startswith("Studies whose ratings")]
     assert "recalibrating needs a researcher account" in texts(at)
@@ -63,7 +66,8 @@ def test_the_export_tab_offers_the_rater_model_tables(tmp_path, monkeypatch):
 def test_the_account_form_empties_after_a_created_account_and_keeps_a_refused_one(tmp_path, monkeypatch):
     """It kept name and password after success, so a second click typed "carlcarl"."""
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
-    at = console_page("pw")
+    at = console_page("pw", area="Accounts")
+    assert "Audit log" in [h.value for h in at.subheader]   # the owner's audit log is on the page
     at.text_input(key="new-account-name").input("carl")
     at.text_input(key="new-account-password").input("carl-password-1")
     at.button(key="FormSubmitter:new-account-Create account").click().run()
@@ -74,3 +78,19 @@ def test_the_account_form_empties_after_a_created_account_and_keeps_a_refused_on
     at.text_input(key="new-account-password").input("another-password-2")
     at.button(key="FormSubmitter:new-account-Create account").click().run()
     assert len(at.error) == 1 and at.text_input(key="new-account-name").value == "carl"
+
+
+def test_the_chosen_study_stays_chosen_across_the_console_areas(tmp_path, monkeypatch):
+    """Only the open area runs, so the study picker is not drawn while Matrices is open; back
+    under Studies the study chosen before is still the one shown."""
+    make_study(tmp_path, n_items=4, slug="t")
+    (tmp_path / "u").mkdir()
+    make_study(tmp_path / "u", n_items=4, slug="u")
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw")
+    assert at.selectbox(key="study-pick").value == "t"          # the first study by default
+    at.selectbox(key="study-pick").select("u").run()
+    open_area(at, "Matrices")
+    assert not [s for s in at.selectbox if s.key == "study-pick"]   # not drawn meanwhile
+    open_area(at, "Studies")
+    assert at.selectbox(key="study-pick").value == "u"

@@ -69,7 +69,7 @@ def test_a_bad_predictions_file_is_named_with_its_line(files):
 
 def test_console_scoring_tab_signs_in_uploads_and_shows_the_command_figures(files):
     accounts.add_account("vera", "viewer", "vera-password")     # a viewer may score models
-    at = signed_in("vera", "vera-password")
+    at = signed_in("vera", "vera-password", area="Scoring")
     gt, pred = at.file_uploader(key="score-gt"), at.file_uploader(key="score-pred")
     gt.set_value(("gt.jsonl", (files / "gt.jsonl").read_bytes(), "application/octet-stream"))
     pred.set_value([(name, (files / name).read_bytes(), "application/octet-stream")

@@ -75,7 +75,7 @@ def test_versions_are_never_overwritten_and_compare_to_themselves(rated, capsys)
 
 def test_console_recalibrates_saves_and_offers_the_version(rated, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
-    at = console_page("pw")
+    at = console_page("pw", area="Matrices")
     at.multiselect(key="recal-studies").select("t").run()
     at.button(key="recalibrate").click().run()
     assert not at.exception and not at.error
