@@ -126,8 +126,8 @@ class _Side:
             out: dict[float, list[str]] = {}
             for label, score in near.sort_index().items():
                 out.setdefault(round(score / 4.0, 6), []).append(label)
-            unscored = np.array([c for c in self.candidates if c not in near.index and c != gt],
-                                dtype=object)
+            scored = set(near.index)   # a set: membership in a pandas Index was most of a sampling's time
+            unscored = np.array([c for c in self.candidates if c not in scored and c != gt], dtype=object)
             result = {s: np.array(v, dtype=object) for s, v in sorted(out.items())}
             if len(unscored):
                 result[0.0] = unscored
@@ -139,7 +139,9 @@ def _combos(category: int, level: int, verbs: dict, objects: dict, w: float) -> 
     """(verb sim, object sim) combinations reaching ``level`` in ``category``."""
     vs = [1.0] if category == 1 else sorted(verbs)
     os_ = [1.0] if category == 2 else sorted(objects)
-    return [(v, o) for v in vs for o in os_ if pair_level(category, [v], [o], w)[0] == level]
+    grid = [(v, o) for v in vs for o in os_]
+    levels = pair_level(category, [v for v, _ in grid], [o for _, o in grid], w)   # elementwise, as one by one
+    return [pair for pair, reached in zip(grid, levels) if reached == level]
 
 
 def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
