@@ -1,0 +1,39 @@
+"""The server process of ``python -m studyapp serve``: Streamlit's own command line, started
+after the pages' modules are imported.
+
+Streamlit imports a page's modules in the first browser session's script run, so without this
+the first page opened after a start waited ~3 s more (altair, scipy.stats, statsmodels,
+sqlmodel and the metric package). Only modules that do not need Streamlit's runtime are
+imported here; the pages and the custom components register themselves in their first run.
+
+    python -m studyapp.server run studyapp/app.py --server.port 8501 ...   (as ``streamlit``)
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+PRELOADED = (
+    "studyapp.accounts", "studyapp.assignment", "studyapp.charts", "studyapp.dashboard",
+    "studyapp.exports", "studyapp.matrix_versions", "studyapp.overview", "studyapp.prolific",
+    "studyapp.report_cache", "studyapp.scoring", "studyapp.specs", "studyapp.studies",
+    "studyapp.study_spec", "studyapp.studytypes", "metrics.study.report", "metrics.study.shoe_pool",
+)
+
+
+def preload() -> None:
+    for name in PRELOADED:
+        importlib.import_module(name)
+
+
+def main(argv: list[str]) -> None:
+    preload()
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", *argv]
+    cli.main(prog_name="streamlit")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
