@@ -373,20 +373,35 @@ def export_tab(study) -> None:
 def dashboard_tab(study) -> None:
     st.caption(f"Live: refreshed every {DASHBOARD_REFRESH_S} s and recomputed when ratings arrive "
                f"(intervals from {dashboard.LIVE_RESAMPLES} bootstrap resamples; the downloadable "
-               "report uses 1,000).")
+               "report uses 1,000). Tables and charts: the **Details** tab.")
     dashboard_view(study.slug, study.study_type)
+
+
+def details_tab(study) -> None:
+    st.caption(f"Live: refreshed every {DASHBOARD_REFRESH_S} s, as the dashboard.")
+    details_view(study.slug)
 
 
 DASHBOARD_REFRESH_S = 10
 
 
-@st.fragment(run_every=DASHBOARD_REFRESH_S)
-def dashboard_view(slug: str, study_type: str) -> None:
+def live_board(slug: str) -> dashboard.Dashboard | None:
+    """The study's dashboard for a timed refresh (which does not keep the session alive), or
+    None after its one-line error."""
     session_alive(touch=False)
     try:
-        board = dashboard.study_dashboard(slug)
+        return dashboard.study_dashboard(slug)
     except InputError as exc:
         st.error(inert.text(exc))
+        return None
+
+
+@st.fragment(run_every=DASHBOARD_REFRESH_S)
+def dashboard_view(slug: str, study_type: str) -> None:
+    """The headline figures, what is not shown yet and why, and each analysis' summary: what a
+    sign-in or reload lands on, so it stays a few elements (the tables and charts, most of the
+    browser's drawing time, are under Details)."""
+    if (board := live_board(slug)) is None:
         return
     p = board.progress
     cols = st.columns(4)
@@ -407,6 +422,23 @@ def dashboard_view(slug: str, study_type: str) -> None:
         a = board.adaptive
         st.markdown("**Adaptive collection** — " + ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in a.items()
                                                                if not isinstance(v, (dict, list))))
+    for section in board.sections:
+        st.markdown(f"**{inert.text(section.title)}**")
+        if section.text:
+            st.caption(inert.text(section.text))
+    if not get_type(study_type).custom_response and board.agreement:
+        warm_report(slug, board.fingerprint)
+        st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
+                           lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
+                           on_click=log_download, args=("report.html",), kwargs={"slug": slug})
+
+
+@st.fragment(run_every=DASHBOARD_REFRESH_S)
+def details_view(slug: str) -> None:
+    """The dashboard's tables and charts: annotators, agreement over time, pairwise heatmaps,
+    score distributions, reliability, the rater model and each analysis' tables and charts."""
+    if (board := live_board(slug)) is None:
+        return
     st.markdown("**Annotators** (median seconds per item, attention checks passed)")
     st.dataframe(board.annotators, hide_index=True)
     if board.over_time is not None and len(board.over_time):
@@ -426,19 +458,14 @@ def dashboard_view(slug: str, study_type: str) -> None:
                            width="stretch")
         st.vega_lite_chart(board_chart(board, "raters", lambda: charts.rater_chart(model.raters)), width="stretch")
     for section in board.sections:
+        if not section.tables and not section.charts:
+            continue
         st.markdown(f"**{inert.text(section.title)}**")
-        if section.text:
-            st.caption(inert.text(section.text))
         for name, table in section.tables.items():
             st.caption(inert.text(name))
             st.dataframe(table, hide_index=True)
         for k, chart in enumerate(section.charts):
             st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda: chart), width="stretch")
-    if not get_type(study_type).custom_response and board.agreement:
-        warm_report(slug, board.fingerprint)
-        st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
-                           lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
-                           on_click=log_download, args=("report.html",), kwargs={"slug": slug})
 
 
 def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:
@@ -682,7 +709,8 @@ def study_area(all_studies) -> None:
     st.session_state["chosen-study"] = slug
     study = by_slug[slug]
     log_view(study, "dashboard, progress, preview")   # whichever tab is open
-    views = [("Dashboard", dashboard_tab), ("Progress", progress_tab), ("Preview", preview_tab)]
+    views = [("Dashboard", dashboard_tab), ("Details", details_tab), ("Progress", progress_tab),
+             ("Preview", preview_tab)]
     if accounts.may(actor(), "change", study):
         views += [("Invite", invite_tab), ("Export", export_tab)]
     open_tab(views, "study-view", study)

@@ -164,7 +164,7 @@ def test_console_signs_in_an_account_and_shows_its_studies_only(two_studies):
     labels = [t.label for t in at.tabs]
     # no create or accounts area, and no invite or export tab, for a viewer
     assert [t for t in labels if t in AREAS] == ["Studies", "Matrices", "Scoring"]
-    assert [t for t in labels if t not in AREAS] == ["Dashboard", "Progress", "Preview"]
+    assert [t for t in labels if t not in AREAS] == ["Dashboard", "Details", "Progress", "Preview"]
 
 
 def test_the_audit_entry_and_its_action_commit_together(two_studies, monkeypatch):

@@ -10,7 +10,7 @@ from metrics.study.agreement import (bootstrap_intervals, krippendorff_alpha, me
 from metrics import InputError
 from studyapp import auth, dashboard, exports, report_cache, storage, studies
 from studyapp.simulate import simulate_study
-from studyhelpers import console_page, make_annotators, make_study, rate_all
+from studyhelpers import console_page, make_annotators, make_study, open_tab, rate_all
 
 
 def main_ratings(slug):
@@ -145,6 +145,13 @@ def test_console_dashboard_tab_for_a_rating_study(simulated):
     assert labels["Krippendorff's α (ordinal)"] == f"{alpha:.3f}"
     assert labels["Ratings"] == "36 / 36"
     assert [b for b in at.get("download_button") if b.label.startswith("Download report.html")]
+    # the tables and charts are under Details, so a sign-in or reload draws a few elements only
+    assert not at.dataframe and not at.get("vega_lite_chart")
+    open_tab(at, "Details")
+    assert not at.exception and not at.error
+    assert "annotator" in at.dataframe[0].value.columns                     # the annotators table
+    # over time, both heatmaps, distributions, the rater model's two charts
+    assert len(at.get("vega_lite_chart")) == 6
 
 
 def test_console_dashboard_says_why_in_words(tmp_path):

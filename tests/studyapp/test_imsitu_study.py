@@ -14,7 +14,7 @@ from studyapp import assignment, exports, images, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.specs import load_spec
 from studyapp.studytypes.imsitu_correctness import analysis
-from studyhelpers import IMSITU_PRED as PRED, IMSITU_TRUTH as TRUTH, console_page, make_annotators
+from studyhelpers import IMSITU_PRED as PRED, IMSITU_TRUTH as TRUTH, console_page, make_annotators, open_tab
 from studyhelpers import write_imsitu_study as write_study
 from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
 
@@ -116,6 +116,8 @@ def test_console_dashboard_shows_human_accuracy_and_alignment(tmp_path, monkeypa
     at = console_page("pw")
     assert not at.exception and not at.error
     assert any("not ratings on a scale" in i.value for i in at.info)
+    assert not at.dataframe                                      # the tables are under Details
+    open_tab(at, "Details")
     frames = [d.value for d in at.dataframe]
     assert any("top1_low" in f.columns for f in frames)      # human accuracy with intervals
     assert any("alpha_top1" in f.columns for f in frames)    # Table 6

@@ -242,7 +242,7 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
     assert not at.exception
     # progress, preview (the item as annotators see it), invite (completion code, revoke list);
     # the preview's scale labels go to the answer bar, which writes them as text (textContent)
-    tabs = ("Dashboard", "Progress", "Preview", "Export", "Invite")   # only the open tab runs
+    tabs = ("Dashboard", "Details", "Progress", "Preview", "Export", "Invite")   # only the open tab runs
     assert sum(check_page(open_tab(at, tab)) for tab in tabs) >= 3
     at.selectbox(key=f"revoke-who-{payload_study}").select(PAYLOADS[2][:60])
     at.button(key=f"revoke-{payload_study}").click().run()
