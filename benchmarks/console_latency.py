@@ -16,6 +16,7 @@ in headless Chromium with selenium, by mouse and keyboard, ``--runs`` times each
   reload (F5)      the page reloaded until the console (signed in) or the sign-in form is back
   switch study     the study picker set to ``second`` until its page has run
   dashboard        the picker set back to ``report-bench`` until its dashboard (α) is on screen
+  details          the Details tab (the dashboard's tables and charts) until its run is over
   preview item     the preview's item picker moved one item down until the page has run
   open an area     a click on the console's Matrices or Scoring tab until that area has run;
                    "back to Studies" until the dashboard (α) is on screen again
@@ -355,6 +356,8 @@ def measure(args, record, notes) -> None:
                     console.pick("stSelectbox", "Study", "report-bench")
                     record("dashboard (study with 2,500 ratings)", console.timed(
                         lambda: console.driver.switch_to.active_element.send_keys(Keys.ENTER), "Krippendorff")[0])
+                    record("dashboard details (tables, 6+ charts)", console.timed(
+                        lambda: console.tab("Details"), "Reliability")[0])
                     console.tab("Preview")
                     console.pick("stSelectbox", "Item", Keys.ARROW_DOWN)
                     for _ in range(run):
