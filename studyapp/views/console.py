@@ -435,10 +435,18 @@ def dashboard_view(slug: str, study_type: str) -> None:
 
 @st.fragment(run_every=DASHBOARD_REFRESH_S)
 def details_view(slug: str) -> None:
-    """The dashboard's tables and charts: annotators, agreement over time, pairwise heatmaps,
-    score distributions, reliability, the rater model and each analysis' tables and charts."""
+    """The dashboard's tables and charts in three groups, one drawn at a time: agreement
+    (annotators, agreement over time, pairwise heatmaps, score distributions), raters
+    (reliability, the rater model) and the study type's own analyses."""
     if (board := live_board(slug)) is None:
         return
+    groups = [("Agreement", agreement_details), ("Raters", rater_details)]
+    if any(section.tables or section.charts for section in board.sections):
+        groups.append(("Analyses", analysis_details))
+    open_tab(groups, "details-view", board)
+
+
+def agreement_details(board: dashboard.Dashboard) -> None:
     st.markdown("**Annotators** (median seconds per item, attention checks passed)")
     st.dataframe(board.annotators, hide_index=True)
     if board.over_time is not None and len(board.over_time):
@@ -449,6 +457,9 @@ def details_view(slug: str) -> None:
         st.vega_lite_chart(board_chart(board, "qwk", lambda: charts.heatmap(report.qwk, "Pairwise quadratic weighted κ")))
         st.vega_lite_chart(board_chart(board, "distributions", lambda: charts.score_distributions(report.distributions)),
                            width="stretch")
+
+
+def rater_details(board: dashboard.Dashboard) -> None:
     if board.reliability:
         st.markdown("**Reliability** (bootstrap intervals over items)")
         st.dataframe(reliability_frame(board.reliability), hide_index=True)
@@ -457,6 +468,11 @@ def details_view(slug: str) -> None:
         st.vega_lite_chart(board_chart(board, "model_scores", lambda: charts.model_scores(model.items, model.scale)),
                            width="stretch")
         st.vega_lite_chart(board_chart(board, "raters", lambda: charts.rater_chart(model.raters)), width="stretch")
+    if not board.reliability and board.rater_model is None:
+        st.caption("No reliability table or rater model yet: see the Dashboard tab for why.")
+
+
+def analysis_details(board: dashboard.Dashboard) -> None:
     for section in board.sections:
         if not section.tables and not section.charts:
             continue

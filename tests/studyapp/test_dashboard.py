@@ -147,11 +147,13 @@ def test_console_dashboard_tab_for_a_rating_study(simulated):
     assert [b for b in at.get("download_button") if b.label.startswith("Download report.html")]
     # the tables and charts are under Details, so a sign-in or reload draws a few elements only
     assert not at.dataframe and not at.get("vega_lite_chart")
-    open_tab(at, "Details")
+    open_tab(at, "Details")                                                   # its Agreement group
     assert not at.exception and not at.error
     assert "annotator" in at.dataframe[0].value.columns                     # the annotators table
-    # over time, both heatmaps, distributions, the rater model's two charts
-    assert len(at.get("vega_lite_chart")) == 6
+    assert len(at.get("vega_lite_chart")) == 4       # over time, both heatmaps, distributions
+    at.session_state["details-view"] = "Raters"
+    at.run()
+    assert len(at.dataframe) == 1 and len(at.get("vega_lite_chart")) == 2  # reliability; the rater model
 
 
 def test_console_dashboard_says_why_in_words(tmp_path):

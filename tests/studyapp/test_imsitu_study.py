@@ -118,7 +118,8 @@ def test_console_dashboard_shows_human_accuracy_and_alignment(tmp_path, monkeypa
     assert any("not ratings on a scale" in i.value for i in at.info)
     assert not at.dataframe                                      # the tables are under Details
     open_tab(at, "Details")
-    frames = [d.value for d in at.dataframe]
+    at.session_state["details-view"] = "Analyses"                           # the type's own tables
+    frames = [d.value for d in at.run().dataframe]
     assert any("top1_low" in f.columns for f in frames)      # human accuracy with intervals
     assert any("alpha_top1" in f.columns for f in frames)    # Table 6
     assert any("cluster_top1_diff" in f.columns for f in frames)  # Table 5
