@@ -351,7 +351,8 @@ def measure(args, record, notes) -> None:
                 console.open_login()
                 console.sign_in()
                 console.area("Matrices")
-                console.pick("stMultiSelect", "Studies whose ratings recalibrate", "report-bench", Keys.ENTER)
+                console.pick("stMultiSelect", "Studies whose ratings recalibrate", "report-bench", Keys.ENTER,
+                             Keys.ESCAPE)
                 console.wait("", need_run=False)
                 seconds, _ = console.timed(console.button("Recalibrate").click, "Held-out agreement")
                 notes["save version"] = f"(one recalibration first: {seconds:.2f} s)"
@@ -396,7 +397,7 @@ def measure(args, record, notes) -> None:
                         field.find_element("css selector", "input[type=file]").send_keys("\n".join(map(str, paths)))
                         console.wait(paths[-1].name, need_run=False)
                     for version in ("v-a", "v-b"):
-                        console.pick("stMultiSelect", "Recalibrated matrix versions", version, Keys.ENTER)
+                        console.pick("stMultiSelect", "Recalibrated matrix versions", version, Keys.ENTER, Keys.ESCAPE)
                         console.wait("", need_run=False)
                     record("console scoring (2 models x 3 sets)",
                            console.timed(console.button("Score").click, "Download scores.json")[0])
