@@ -224,6 +224,9 @@ def csv_rows(text: str, where: str):
                 continue
             if header is None:
                 header = [f.strip() for f in fields]
+                if not any(header):   # pandas finds no columns in a line of spaces
+                    raise InputError(f"{where}: line {line}: the header line is blank (a CSV starts "
+                                     "with its column names)")
                 continue
             if len(fields) > len(header):
                 raise InputError(f"{where}: line {line}: {len(fields)} fields, the header has "

@@ -130,6 +130,9 @@ REGRESSIONS = {
     "embeddings-float32-signalling-nan": ("embeddings-npy", _npy(EMB_SNAN), "refused", "row 7"),
     "matrix-csv-header-of-form-feeds": ("matrix-csv", b"a\x0cb\x0cb\x0cb\x0cb\x0cb", "refused",
                                         "found a\\x0cb\\x0cb"),
+    "matrix-csv-a-single-space": ("matrix-csv", b" ", "refused", "line 1: the header line is blank"),
+    "ratings-csv-header-of-tabs-after-a-blank-line": ("ratings-csv", b"\n\t\t\n", "refused",
+                                                      "line 2: the header line is blank"),
     "ratings-rating-of-400-digits": ("ratings-csv", FORMATS["ratings-csv"].seeds[0] + b"s,i0,ann9," + b"9" * 400
                                      + b",2030-01-01\n", "refused", "line 74: rating"),
     "qpic-object-category-a-list": ("detections-qpic", FORMATS["detections-qpic"].seeds[0].replace(
