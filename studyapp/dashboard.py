@@ -50,6 +50,7 @@ class Dashboard:
 
 _CACHE: dict[tuple, Dashboard] = {}   # (database URL, study slug, study id) -> last dashboard
 _LOCK = Lock()
+_COMPUTING: dict[tuple, Lock] = {}    # one computation per study at a time; others wait for it
 
 
 def ratings_fingerprint(study_id: int, engine: Engine | None = None) -> tuple[int, int]:
@@ -64,17 +65,38 @@ def study_dashboard(slug: str, engine: Engine | None = None) -> Dashboard:
     """The dashboard of study ``slug``, recomputed only when its ratings changed."""
     with read_session(engine) as session:
         study = study_by_slug(session, slug)
-    fingerprint = ratings_fingerprint(study.id, engine)
     key = (str((engine or get_engine()).url), slug, study.id)
     with _LOCK:
-        cached = _CACHE.get(key)
-    if cached is not None and cached.fingerprint == fingerprint:
-        cached.progress = progress(study.id, engine)   # status and claims change without ratings
-        return cached
-    board = compute_dashboard(study, fingerprint, engine)
-    with _LOCK:
-        _CACHE[key] = board
+        computing = _COMPUTING.setdefault(key, Lock())
+    with computing:   # a second caller (a warm-up, another session) waits, then reads the cache
+        fingerprint = ratings_fingerprint(study.id, engine)
+        with _LOCK:
+            cached = _CACHE.get(key)
+        if cached is not None and cached.fingerprint == fingerprint:
+            cached.progress = progress(study.id, engine)   # status and claims change without ratings
+            return cached
+        board = compute_dashboard(study, fingerprint, engine)
+        with _LOCK:
+            _CACHE[key] = board
     return board
+
+
+def warm(engine: Engine | None = None) -> list[str]:
+    """Compute the dashboards of the studies that have ratings, one after another (the server
+    process does this in a background thread at start, so the first researcher after a restart
+    does not wait for a large study's first computation); returns their slugs. A study that
+    cannot be computed is left to the console, which shows why."""
+    with read_session(engine) as session:
+        slugs = list(session.exec(select(Study.slug).where(
+            select(Rating.id).where(Rating.study_id == Study.id).exists()).order_by(Study.id)))
+    done = []
+    for slug in slugs:
+        try:
+            study_dashboard(slug, engine)
+        except InputError:
+            continue
+        done.append(slug)
+    return done
 
 
 def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine | None = None) -> Dashboard:

@@ -5,6 +5,9 @@ Streamlit imports a page's modules in the first browser session's script run, so
 the first page opened after a start waited ~3 s more (altair, scipy.stats, statsmodels,
 sqlmodel and the metric package). Only modules that do not need Streamlit's runtime are
 imported here; the pages and the custom components register themselves in their first run.
+The dashboards of the studies with ratings are then computed in a background thread, so the
+first sign-in after a start does not wait for a large study's first computation (~2 s for
+500 items x 5 raters).
 
     python -m studyapp.server run studyapp/app.py --server.port 8501 ...   (as ``streamlit``)
 """
@@ -12,7 +15,9 @@ imported here; the pages and the custom components register themselves in their 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import threading
 
 PRELOADED = (
     "studyapp.accounts", "studyapp.assignment", "studyapp.charts", "studyapp.dashboard",
@@ -27,8 +32,21 @@ def preload() -> None:
         importlib.import_module(name)
 
 
+def warm_dashboards() -> None:
+    """The dashboards of the studies with ratings, computed once in the background
+    (``studyapp.dashboard.warm``; ``STUDYAPP_DASHBOARD_WARMUP=0``: off)."""
+    from studyapp import dashboard
+
+    try:
+        dashboard.warm()
+    except Exception as exc:  # noqa: BLE001 - the console computes and explains it on demand
+        print(f"studyapp: dashboard warm-up stopped ({type(exc).__name__})", file=sys.stderr)
+
+
 def main(argv: list[str]) -> None:
     preload()
+    if os.environ.get("STUDYAPP_DASHBOARD_WARMUP", "1") != "0":
+        threading.Thread(target=warm_dashboards, name="dashboard-warm-up", daemon=True).start()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", *argv]

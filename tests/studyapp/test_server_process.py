@@ -31,3 +31,36 @@ def test_preloading_imports_the_heavy_modules_without_streamlit():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["all", "loaded", "False"]
     assert all(name.startswith(("studyapp.", "metrics.")) for name in server.PRELOADED)
+
+
+def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch):
+    """``dashboard.warm`` (the server's background thread) fills the cache for studies with
+    ratings only; a console session and the warm-up asking at once compute it once."""
+    import threading
+
+    from studyapp import dashboard
+    from studyapp.simulate import simulate_study
+    from studyhelpers import make_study
+
+    make_study(tmp_path, n_items=6, raters=2, slug="rated")
+    simulate_study("rated", k=2, seed=1)
+    (tmp_path / "b").mkdir()
+    make_study(tmp_path / "b", n_items=4, raters=2, slug="empty")
+    computed = []
+    compute = dashboard.compute_dashboard
+
+    def counted(study, *args, **kwargs):
+        computed.append(study.slug)
+        return compute(study, *args, **kwargs)
+
+    monkeypatch.setattr(dashboard, "compute_dashboard", counted)
+    dashboard._CACHE.clear()
+    sessions = [threading.Thread(target=dashboard.study_dashboard, args=("rated",)) for _ in range(3)]
+    for thread in sessions:
+        thread.start()
+    assert dashboard.warm() == ["rated"]          # "empty" has no ratings: left to the console
+    for thread in sessions:
+        thread.join()
+    assert computed == ["rated"]                   # four callers, one computation
+    board = dashboard.study_dashboard("rated")
+    assert computed == ["rated"] and board.progress["ratings_done"] == 12   # 6 items x 2 raters
