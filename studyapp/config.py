@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DB = ROOT / ".data" / "studyapp.sqlite"
 STUDIES_DIR = ROOT / "studies"
+UPLOAD_LIMITS_MB = {"spec": 1, "items": 50, "detections": 200}   # console uploads: the browser and the page check them
 
 
 def database_url() -> str:

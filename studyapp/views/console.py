@@ -107,10 +107,10 @@ def create_section() -> None:
         else:
             st.caption("No spec files in studies/.")
     with upload:
-        spec_file = st.file_uploader(f"Spec (TOML, at most {UPLOAD_LIMITS_MB['spec']} MB)", type=["toml"],
-                                     key="spec-upload", max_upload_size=UPLOAD_LIMITS_MB["spec"])
-        items_file = st.file_uploader(f"Items CSV (if the spec names one; at most {UPLOAD_LIMITS_MB['items']} MB)",
-                                      type=["csv"], key="items-upload", max_upload_size=UPLOAD_LIMITS_MB["items"])
+        spec_file = st.file_uploader(f"Spec (TOML, at most {config.UPLOAD_LIMITS_MB['spec']} MB)", type=["toml"],
+                                     key="spec-upload", max_upload_size=config.UPLOAD_LIMITS_MB["spec"])
+        items_file = st.file_uploader(f"Items CSV (if the spec names one; at most {config.UPLOAD_LIMITS_MB['items']} MB)",
+                                      type=["csv"], key="items-upload", max_upload_size=config.UPLOAD_LIMITS_MB["items"])
         if spec_file and st.button("Create from upload", key="create-upload") and uploads_fit(
                 (spec_file, "spec"), (items_file, "items")):
             with tempfile.TemporaryDirectory() as tmp:
@@ -121,16 +121,13 @@ def create_section() -> None:
                 create(path)
 
 
-UPLOAD_LIMITS_MB = {"spec": 1, "items": 50, "detections": 200}   # the browser and this page check them
-
-
 def uploads_fit(*uploads) -> bool:
     """False, after one error line naming the file, when an upload is over its kind's limit
-    (``UPLOAD_LIMITS_MB``; the browser enforces it too, the server checks it again here)."""
+    (``config.UPLOAD_LIMITS_MB``; the browser enforces it too, the server checks it again here)."""
     for upload, kind in uploads:
-        if upload is not None and upload.size > UPLOAD_LIMITS_MB[kind] * 1024 * 1024:
+        if upload is not None and upload.size > config.UPLOAD_LIMITS_MB[kind] * 1024 * 1024:
             st.error(f"{inert.text(upload.name)}: {upload.size / 2**20:.1f} MB, over the "
-                     f"{UPLOAD_LIMITS_MB[kind]} MB limit for {kind} files; nothing was created or changed.")
+                     f"{config.UPLOAD_LIMITS_MB[kind]} MB limit for {kind} files; nothing was created or changed.")
             return False
     return True
 
@@ -638,7 +635,7 @@ def scoring_section() -> None:
     st.subheader("Score models")
     st.caption("JSON Lines or QPIC/CDN files, exactly as `python -m metrics score` reads them; the "
                "baseline WordNet matrices and each chosen version side by side.")
-    limit = UPLOAD_LIMITS_MB["detections"]
+    limit = config.UPLOAD_LIMITS_MB["detections"]
     gt_file = st.file_uploader("Ground truth", type=["jsonl", "json"], key="score-gt", max_upload_size=limit)
     pred_files = st.file_uploader("Predictions (one file per model)", type=["jsonl", "json"],
                                   accept_multiple_files=True, key="score-pred", max_upload_size=limit)

@@ -94,3 +94,33 @@ def test_the_chosen_study_stays_chosen_across_the_console_areas(tmp_path, monkey
     assert not [s for s in at.selectbox if s.key == "study-pick"]   # not drawn meanwhile
     open_area(at, "Studies")
     assert at.selectbox(key="study-pick").value == "u"
+
+
+def test_the_server_refuses_uploads_over_their_limit_that_the_browser_let_through(tmp_path, monkeypatch):
+    """The browser enforces the upload limits; the page checks them again (a client need not be
+    the browser): a 1.43 MiB spec is refused in one line naming the file, nothing is created, and
+    a scoring upload over its limit does not score."""
+    from studyapp import studies
+    from studyapp.config import UPLOAD_LIMITS_MB
+
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw", area="Create")
+    spec = write_spec(tmp_path, n_items=4, slug="big").read_bytes() + b"# padding\n" * 150_000   # 1.43 MiB
+    at.file_uploader(key="spec-upload").set_value(("big.toml", spec, "application/toml"))
+    at.run()
+    at.button(key="create-upload").click().run()
+    assert not at.exception
+    assert [e.value.replace("\\", "") for e in at.error] == [   # as read, without markdown escapes
+        f"big.toml: 1.4 MB, over the {UPLOAD_LIMITS_MB['spec']} MB limit for spec files; nothing was created or changed."]
+    assert studies.list_studies() == []
+
+    open_area(at, "Scoring")
+    detections = b"x" * (UPLOAD_LIMITS_MB["detections"] * 1024 * 1024 + 1)
+    at.file_uploader(key="score-gt").set_value(("gt.jsonl", detections, "application/octet-stream"))
+    at.file_uploader(key="score-pred").set_value([("m.jsonl", b"{}\n", "application/octet-stream")])
+    at.run()
+    at.button(key="score").click().run()
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        f"gt.jsonl: 200.0 MB, over the {UPLOAD_LIMITS_MB['detections']} MB limit for detections files; "
+        "nothing was created or changed."]
+    assert "scores" not in at.session_state
