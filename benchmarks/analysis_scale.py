@@ -16,11 +16,11 @@ import pandas as pd
 
 
 from metrics import hico, wordnet  # noqa: E402
-from metrics.study.agreement import agreement_report  # noqa: E402
-from metrics.study.recalibration import recalibrate  # noqa: E402
-from metrics.vocab.similarity import SimilarityMatrix  # noqa: E402
-from metrics.study.simulation import simulate_ratings  # noqa: E402
-from metrics.study.study_items import join_ratings  # noqa: E402
+from metrics.study._agreement import agreement_report  # noqa: E402
+from metrics.study._recalibration import recalibrate  # noqa: E402
+from metrics.vocab._similarity import SimilarityMatrix  # noqa: E402
+from metrics.study._simulation import simulate_ratings  # noqa: E402
+from metrics.study._study_items import join_ratings  # noqa: E402
 
 
 def agreement_workload(n_items: int, k: int) -> pd.DataFrame:

@@ -1,9 +1,9 @@
 """Start-up as the user waits for it: wall time of fresh processes (median of --runs).
 
   (a) NLTK's stock WordNetCorpusReader on the project's WordNet 3.0 (baseline, same run);
-  (b) metrics.vocab.wordnet.wordnet() (the reader without NLTK's version map);
+  (b) metrics.vocab._wordnet.wordnet() (the reader without NLTK's version map);
   (c) ``python -m metrics --help``;  (d) ``python -m metrics score --help``;
-  (e) WordNet ready through the index: import metrics.vocab.wordnet, load the index, look up a gloss,
+  (e) WordNet ready through the index: import metrics.vocab._wordnet, load the index, look up a gloss,
       a lemma's synsets and its base forms (target <= 0.5 s).
 
     .venv/bin/python -m benchmarks.command_startup [--runs 5]
@@ -44,10 +44,10 @@ def main() -> None:
     py = sys.executable
     print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each")
     for name, cmd in (("(a) WordNet, NLTK's stock reader", [py, "-c", STOCK]),
-                      ("(b) WordNet, metrics.vocab.wordnet", [py, "-c", OURS]),
+                      ("(b) WordNet, metrics.vocab._wordnet", [py, "-c", OURS]),
                       ("(c) python -m metrics --help", [py, "-m", "metrics", "--help"]),
                       ("(d) python -m metrics score --help", [py, "-m", "metrics", "score", "--help"]),
-                      ("(e) WordNet ready, metrics.vocab.wordnet index", [py, "-c", INDEX])):
+                      ("(e) WordNet ready, metrics.vocab._wordnet index", [py, "-c", INDEX])):
         times = timed(cmd, args.runs)
         print(f"{name:38} median {statistics.median(times):6.2f} s  {[round(t, 2) for t in times]}")
 

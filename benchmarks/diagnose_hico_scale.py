@@ -24,9 +24,9 @@ import numpy as np
 
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
-from metrics.diagnosis.core import ERROR_REGISTRY, diagnose  # noqa: E402
-from metrics.diagnosis.subtasks import interaction_classification, pair_localization  # noqa: E402
-from metrics.detection.scoring import evaluate  # noqa: E402
+from metrics.diagnosis._core import ERROR_REGISTRY, diagnose  # noqa: E402
+from metrics.diagnosis._subtasks import interaction_classification, pair_localization  # noqa: E402
+from metrics.detection._scoring import evaluate  # noqa: E402
 
 
 def main() -> None:

@@ -1,15 +1,15 @@
 """How much the released Diag-HOI code's three conventions move its §4 numbers, on one workload.
 
-The released code (neu-vi/Diag-HOI) differs from `metrics.diagnosis.core` (and from the paper's
+The released code (neu-vi/Diag-HOI) differs from `metrics.diagnosis._core` (and from the paper's
 wording) in three places; this script measures each on the synthetic workload of
 `benchmarks/score_hico_scale.py` (default 500 images, 3 predictions each):
 
 1. pair recall: a ground-truth pair counts as recalled when *any* detected pair is localized on
    it (first match, several detected pairs may recall the same ground truth ... and one detected
-   pair may recall several), where `metrics.diagnosis.core` matches detected to ground-truth pairs
+   pair may recall several), where `metrics.diagnosis._core` matches detected to ground-truth pairs
    one to one (§4.1 "matched");
 2. negative-pair AP: precision averaged over 101 recall points and divided by 110 (a perfect
-   ranking scores 101/110 = 0.918), where `metrics.diagnosis.core` computes the exact AP;
+   ranking scores 101/110 = 0.918), where `metrics.diagnosis._core` computes the exact AP;
 3. role-blind box matching: a detected pair is localized when its two boxes match the ground
    truth's two boxes in either order (human box against object box too).
 
@@ -23,11 +23,11 @@ import argparse
 import numpy as np
 
 
-from metrics.diagnosis.core import diagnose  # noqa: E402
-from metrics.diagnosis.subtasks import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
+from metrics.diagnosis._core import diagnose  # noqa: E402
+from metrics.diagnosis._subtasks import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
                                         unique_pairs)
-from metrics.detection.boxes import box_iou  # noqa: E402
-from metrics.detection.scoring import image_pairs  # noqa: E402
+from metrics.detection._boxes import box_iou  # noqa: E402
+from metrics.detection._scoring import image_pairs  # noqa: E402
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Request throughput of ``matrix build-llm`` against the loopback OpenAI-compatible server.
 
-The server (``python -m metrics.llm.loopback_server``) runs in its own process on 127.0.0.1;
+The server (``python -m metrics.llm._loopback_server``) runs in its own process on 127.0.0.1;
 this process rates N candidate verb pairs of HICO-DET through the real pipeline (prompt
 building, ``http.client`` keep-alive requests, strict parsing, one SQLite commit per answer),
 with a fresh cache each repeat. Prints the median requests per second over the repeats for each
@@ -24,10 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from metrics.llm.cache import AnswerCache  # noqa: E402
-from metrics.llm.config import Config, Endpoint, Model  # noqa: E402
-from metrics.llm.runner import Runner, candidate_pairs  # noqa: E402
-from metrics.datasets.hico_det.vocabulary import hico  # noqa: E402
+from metrics.llm._cache import AnswerCache  # noqa: E402
+from metrics.llm._config import Config, Endpoint, Model  # noqa: E402
+from metrics.llm._runner import Runner, candidate_pairs  # noqa: E402
+from metrics.datasets.hico_det._vocabulary import hico  # noqa: E402
 
 
 def free_port() -> int:
@@ -62,7 +62,7 @@ def main() -> None:
     pairs = candidate_pairs(seeds, "v")
     pairs.pairs = pairs.pairs[:args.pairs]
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "metrics.llm.loopback_server", "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "metrics.llm._loopback_server", "--port", str(port),
                                "--delay", str(args.delay)], cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}/v1"

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 
-from metrics.vocab.baseline import build, load_default  # noqa: E402
+from metrics.vocab._baseline import build, load_default  # noqa: E402
 
 
 def main() -> None:

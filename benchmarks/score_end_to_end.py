@@ -60,9 +60,9 @@ ROOT = Path(__file__).resolve().parents[1]
 from tests.reference import shoe_algorithms as ref  # noqa: E402
 from benchmarks.score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
 
-from metrics.detection.detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402
-from metrics.detection.scoring import evaluate  # noqa: E402
-from metrics.datasets.hico_det.vocabulary import hico  # noqa: E402
+from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402
+from metrics.detection._scoring import evaluate  # noqa: E402
+from metrics.datasets.hico_det._vocabulary import hico  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
 
 
@@ -73,7 +73,7 @@ FAST = "read_detections (pyarrow fast path)"
 # and answers [wall seconds, CPU seconds] of that read
 OLD_READER = """
 import json, resource, sys, time
-import metrics.detection.detections as detections
+import metrics.detection._detections as detections
 assert detections.__file__.startswith(sys.argv[1]), detections.__file__
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)

@@ -8,7 +8,7 @@ ground truth's class (40 %), a class sharing the verb or the object (30 %), or a
 WordNet baseline matrices.
 
 Times, in one run:
-  (a) the project's scorer (metrics.detection.scoring.evaluate) from in-memory arrays;
+  (a) the project's scorer (metrics.detection._scoring.evaluate) from in-memory arrays;
   (b) the same from the JSON Lines files (reading included);
   (c) the plain per-image, per-ground-truth Python transcriptions: Algorithms 1 and 2 in
       tests/reference/shoe_algorithms.py and the official HICO-DET evaluation in
@@ -36,10 +36,10 @@ import numpy as np
 
 from tests.reference import shoe_algorithms as ref  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
-from metrics.vocab.baseline import load_default  # noqa: E402
-from metrics.detection.detections import Detections, read_detections, write_jsonl  # noqa: E402
-from metrics.detection.scoring import evaluate  # noqa: E402
-from metrics.datasets.hico_det.vocabulary import hico  # noqa: E402
+from metrics.vocab._baseline import load_default  # noqa: E402
+from metrics.detection._detections import Detections, read_detections, write_jsonl  # noqa: E402
+from metrics.detection._scoring import evaluate  # noqa: E402
+from metrics.datasets.hico_det._vocabulary import hico  # noqa: E402
 
 
 def _boxes(rng, n):

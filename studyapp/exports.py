@@ -9,7 +9,7 @@
   its ``export_columns`` first).
 - ``annotators.csv``: pseudonym, how they joined, status, times, ratings and attention checks.
 - ``items_model.csv`` (``item_id, score, se, n``) and ``raters_model.csv`` (``annotator,
-  severity, consistency, flag``): the ordinal rater model (``metrics.study.rater_model``) fitted to
+  severity, consistency, flag``): the ordinal rater model (``metrics.study._rater_model``) fitted to
   the main ratings, for study types whose answers are ratings on the scale (written by
   :func:`export_study`; :func:`model_tables` computes them from ``ratings.csv``).
 - With ``[answers] comments = true``: a ``comment`` column in both ratings files; with
@@ -28,7 +28,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from metrics.core.jsonio import StagedFolder
+from metrics.core._jsonio import StagedFolder
 
 from . import config
 from .accounts import CLI, Actor, require_studies
@@ -148,7 +148,7 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
 def model_tables(ratings: pd.DataFrame, scale) -> dict[str, pd.DataFrame]:
     """``items_model.csv`` and ``raters_model.csv`` from the current main ratings (headers only
     while there are none)."""
-    from metrics.study.rater_model import fit_rater_model
+    from metrics.study._rater_model import fit_rater_model
 
     main = ratings[ratings["phase"] == "main"]
     items = pd.DataFrame(columns=["item_id", "score", "se", "n"])

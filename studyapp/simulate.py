@@ -4,7 +4,7 @@ Each simulated annotator joins through an ordinary invite, accepts the instructi
 the items the assignment gives them, exactly as a person would, until none is left. A rating
 is the item's latent score on 0–4 (the study type's ``simulated_scores``, e.g. an HOI pair's
 similarity) through the annotator's bias (strict, lenient, mid-scale, neutral) plus noise
-(``metrics.study.simulation``). Used for pilots (how many items and raters a target interval width
+(``metrics.study._simulation``). Used for pilots (how many items and raters a target interval width
 needs) and for end-to-end tests.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.study.simulation import PROFILES, rater_profiles, simulate_ratings
+from metrics.study._simulation import PROFILES, rater_profiles, simulate_ratings
 
 from . import assignment, studies
 from .storage import get_engine, read_session

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics.llm import prompt
-from metrics.llm.loopback_server import LoopbackLLM, pair_key
+from metrics.llm import _prompt as prompt
+from metrics.llm._loopback_server import LoopbackLLM, pair_key
 
 PAIRS = [("ride.v.01", "straddle.v.01"), ("ride.v.01", "sit.v.01"), ("ride.v.01", "walk.v.01"),
          ("eat.v.01", "drink.v.01"), ("eat.v.01", "devour.v.01"), ("hold.v.02", "carry.v.01"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metrics.core.options import input_file
+from metrics.core._options import input_file
 
 
 def figure(value: float, width: int = 8) -> str:

@@ -11,7 +11,7 @@ A dataset package defines ``DATASET = Dataset(...)``. The built-in ones are list
 ['hico-det', 'vcoco', 'swig-hoi']
 >>> get("coco")
 Traceback (most recent call last):
-metrics.core.validation.ParameterError: dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'
+metrics.core._validation.ParameterError: dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Dataset:
 
     name: str
     title: str
-    vocabulary: Callable[[], object]            # () -> metrics.datasets.vocabulary.Vocabulary
+    vocabulary: Callable[[], object]            # () -> metrics.datasets._vocabulary.Vocabulary
     baseline_verb: Path                         # WordNet-baseline matrices (.npz)
     baseline_object: Path
     subsets: tuple[str, ...] = ("full",)        # class subsets its scores are reported on
@@ -56,7 +56,7 @@ def names() -> list[str]:
 
 def get(name: str | None = None) -> Dataset:
     """The registered dataset ``name`` (HICO-DET when ``None``)."""
-    from metrics.core.validation import ParameterError
+    from metrics.core._validation import ParameterError
 
     name = DEFAULT if name is None else name
     module = BUILTIN.get(name) or _plugins().get(name)

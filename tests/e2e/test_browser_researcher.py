@@ -14,8 +14,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from metrics.study.agreement import krippendorff_alpha, rating_matrix, validate_ratings
-from metrics.detection.detections import write_jsonl
+from metrics.study._agreement import krippendorff_alpha, rating_matrix, validate_ratings
+from metrics.detection._detections import write_jsonl
 from studyapp import exports, matrix_versions, scoring
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study

@@ -13,7 +13,7 @@ import venv
 import pytest
 
 from projectpaths import ROOT
-from metrics.detection.detections import write_jsonl
+from metrics.detection._detections import write_jsonl
 
 pytestmark = pytest.mark.slow
 

@@ -2,10 +2,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study.agreement import (agreement_report, alpha_from_counts, bootstrap_intervals, eq13_agreement,
+from metrics.study._agreement import (agreement_report, alpha_from_counts, bootstrap_intervals, eq13_agreement,
                                krippendorff_alpha, majority_scores, pairwise_agreement, pairwise_qwk,
                                rating_matrix, rating_precision, validate_ratings)
-from metrics.core.errors import InputError
+from metrics.core._errors import InputError
 
 # 3 items; item 1 rated 1,1; item 2 rated 1,2,2; item 3 rated 3,3 (NaN = not rated).
 # Coincidences: o11 = 2, o12 = o21 = 1, o22 = 1, o33 = 2; n1 = 3, n2 = 2, n3 = 2, n = 7.

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from projectpaths import ROOT
-from metrics.study.simulation import simulate_ratings
+from metrics.study._simulation import simulate_ratings
 
 
 def run(*args):

@@ -1,5 +1,5 @@
 """The public API of the metric package (issue 17): the names of ``metrics.__all__``, keyword-only
-options checked by metrics.core.validation, frozen results whose ``to_dict()`` is the JSON the
+options checked by metrics.core._validation, frozen results whose ``to_dict()`` is the JSON the
 matching command writes on the same files, and a light ``import metrics``."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 import metrics
 from projectpaths import ROOT
 from metrics import ParameterError
-from metrics.detection.detections import Detections, write_jsonl
+from metrics.detection._detections import Detections, write_jsonl
 
 MATRICES = ROOT / "metrics" / "datasets" / "hico_det" / "data"
 DATA_PARAMETERS = {"gt", "pred", "bench", "answers", "gold", "ratings", "items", "verb_sim", "object_sim"}
@@ -33,7 +33,7 @@ def cli(tmp_path, *args) -> dict:
 
 def as_json(result) -> dict:
     """A result as the command writes it (NaN as null, numpy numbers as numbers)."""
-    from metrics.core.jsonio import json_text
+    from metrics.core._jsonio import json_text
     return json.loads(json_text(result.to_dict()))
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from metrics import SimilarityMatrix
-from metrics.vocab.baseline import build, default_path, distance_to_score, load_default
+from metrics.vocab._baseline import build, default_path, distance_to_score, load_default
 
 
 def test_distance_to_score():

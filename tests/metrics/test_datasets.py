@@ -10,9 +10,9 @@ import textwrap
 import pytest
 
 from metrics import datasets
-from metrics.core.validation import ParameterError
-from metrics.datasets.vcoco.vocabulary import LEFT_OUT_OF_24, vcoco
-from metrics.vocab import wordnet
+from metrics.core._validation import ParameterError
+from metrics.datasets.vcoco._vocabulary import LEFT_OUT_OF_24, vcoco
+from metrics.vocab import _wordnet as wordnet
 from projectpaths import ROOT, SHARED_DATA
 
 VCOCO_VAL = SHARED_DATA / "vcoco" / "vcoco_val.json"
@@ -46,7 +46,7 @@ def test_a_third_party_dataset_is_found_through_its_entry_point(tmp_path):
     (pkg / "__init__.py").write_text(textwrap.dedent('''
         import pandas as pd
         from metrics.datasets import Dataset, get
-        from metrics.datasets.vocabulary import Vocabulary
+        from metrics.datasets._vocabulary import Vocabulary
 
         def vocabulary():
             verbs = pd.DataFrame({"label": ["pet", "feed"], "synset": ["pet.v.01", "feed.v.02"], "note": ["", ""]})
@@ -91,7 +91,7 @@ def test_every_action_role_of_the_official_file_is_a_vocabulary_label():
 
 
 def test_vcoco_baseline_verb_matrix_scores_wordnet_distances():
-    from metrics.vocab.baseline import load_default
+    from metrics.vocab._baseline import load_default
     m = load_default("v", dataset="vcoco")
     assert m.meta["dataset"] == "vcoco" and m.meta["n_dataset_synsets"] == 29 - 3   # eat, hit, cut: two roles, one synset
     # hit.v.01 and kick.v.01 are both hyponyms of propel.v.01: siblings, d = 2, 4·(1 − 2/5) = 2.4
@@ -169,7 +169,7 @@ def test_swig_hoi_subsets_keep_novel_and_unevaluated_classes_apart():
     novel), novel = evaluated novel ones; an unevaluated class or one outside the vocabulary's
     class list is in Full only. HICO-DET's table has no novel column and keeps its three."""
     import pandas as pd
-    from metrics.detection.scoring import _subset_masks
+    from metrics.detection._scoring import _subset_masks
     classes = pd.DataFrame({"hoi_id": [0, 1, 2, 3, None], "rare": [1, 0, 0, 0, None],
                             "novel": [0, 0, 1, 0, None], "evaluated": [1, 1, 1, 0, None]})
     masks = {k: v.tolist() for k, v in _subset_masks(classes, None).items()}

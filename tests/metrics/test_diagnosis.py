@@ -1,4 +1,4 @@
-"""Diag-HOI (metrics.diagnosis.core): a Fig. 6-like scene with one prediction of every error type,
+"""Diag-HOI (metrics.diagnosis._core): a Fig. 6-like scene with one prediction of every error type,
 every category, oracle ΔmAP, grouped oracle and progressive fix worked out by hand."""
 
 import json
@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from projectpaths import ROOT
-from metrics.detection.detections import Detections, write_jsonl
-from metrics.detection.ap import class_ap
-from metrics.diagnosis.core import ERROR_REGISTRY, diagnose
-from metrics.diagnosis.subtasks import interaction_classification, pair_localization
-from metrics.core.errors import InputError
+from metrics.detection._detections import Detections, write_jsonl
+from metrics.detection._ap import class_ap
+from metrics.diagnosis._core import ERROR_REGISTRY, diagnose
+from metrics.diagnosis._subtasks import interaction_classification, pair_localization
+from metrics.core._errors import InputError
 from tests.reference import pairs as reference
 
 # boxes: ground-truth humans H*, objects O*; X* / Y* overlap nothing
@@ -230,7 +230,7 @@ def _small_workload(seed=3):
 
 @pytest.mark.parametrize("protocol", ["official", "all-point"])
 def test_exhaustive_exclusive_and_same_map_as_score_on_a_random_workload(protocol):
-    from metrics.detection.scoring import score_detections
+    from metrics.detection._scoring import score_detections
     gt, pred = _small_workload()
     dk = diagnose(gt, pred, keep_no_interaction=True, map_protocol=protocol)
     r = score_detections(gt, pred, map_protocol=protocol)
@@ -260,7 +260,7 @@ def test_official_protocol_on_the_scene():
 
 
 def _rare_no_interaction():
-    from metrics.datasets.hico_det.vocabulary import hico
+    from metrics.datasets.hico_det._vocabulary import hico
     c = hico().classes
     return int(((c["verb"] == "no_interaction") & (c["rare"] == 1)).sum())
 
@@ -332,8 +332,8 @@ def test_cli_missing_file_and_unscored_predictions(tmp_path):
 def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computation():
     """The §4.1 candidates of the distinct prediction pairs, taken from the scene's edges, are
     those :func:`_pair_candidates` computes from the boxes (same rows, order and IoUs)."""
-    from metrics.diagnosis.scene import prepare
-    from metrics.diagnosis.subtasks import _pair_candidates, _prediction_pair_candidates, _prediction_pairs
+    from metrics.diagnosis._scene import prepare
+    from metrics.diagnosis._subtasks import _pair_candidates, _prediction_pair_candidates, _prediction_pairs
     rng = np.random.default_rng(16)
     images = [f"i{k}" for k in range(30)]
     n_gt, n_pred = 120, 900
@@ -363,7 +363,7 @@ def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computat
 
 
 def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
-    from metrics.diagnosis.subtasks import unique_pairs
+    from metrics.diagnosis._subtasks import unique_pairs
     rng = np.random.default_rng(17)
     n = 3000
     image = rng.integers(0, 20, n)
@@ -381,7 +381,7 @@ def test_unique_pairs_equal_pandas_grouping_of_the_ten_columns():
 def test_unique_pairs_tell_apart_two_rows_sharing_a_hash_key():
     """Two rows built to share the 64-bit key (the last two values offset against each other)
     stay two pairs: the check finds them and pandas groups the columns."""
-    from metrics.diagnosis.subtasks import unique_pairs
+    from metrics.diagnosis._subtasks import unique_pairs
     m = np.uint64(0x9E3779B97F4A7C15)
     x = np.array([7.0]).view(np.uint64)[0]
     y = np.array([1.0]).view(np.uint64)[0]

@@ -163,8 +163,8 @@ def test_fuzz_regression(runner, case):
 
 def test_the_harness_catches_a_traceback_and_a_partial_write(runner, monkeypatch):
     """The property can fail: a reader that raises a bug, and one that writes before refusing."""
-    import metrics.commands.mcq as mcq
-    from metrics.core.errors import InputError
+    import metrics.commands._mcq as mcq
+    from metrics.core._errors import InputError
 
     fmt = FORMATS["crosshoi-answers"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.study.image_update import image_update, pair_ratings
+from metrics.study._image_update import image_update, pair_ratings
 
 ITEMS = ["a", "b", "c", "d"]
 CATEGORY = {"a": 1, "b": 2, "c": 3, "d": 3}

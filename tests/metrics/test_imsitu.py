@@ -1,4 +1,4 @@
-"""imSitu sense-aware accuracy, breakdown, human accuracy and alignment (metrics.imsitu.accuracy)."""
+"""imSitu sense-aware accuracy, breakdown, human accuracy and alignment (metrics.imsitu._accuracy)."""
 
 import json
 from types import SimpleNamespace
@@ -9,8 +9,8 @@ import pytest
 
 from metrics import InputError
 from metrics.cli import main
-from metrics.core.intervals import bootstrap_mean_interval
-from metrics.imsitu.accuracy import (alignment_table, base_forms, gold_from_image_names, human_accuracy,
+from metrics.core._intervals import bootstrap_mean_interval
+from metrics.imsitu._accuracy import (alignment_table, base_forms, gold_from_image_names, human_accuracy,
                             majority_labels, parse_clusters, parse_marks, read_examples_predictions,
                             read_gold, read_judge, sense_accuracy, verb_synsets, wn_synonyms)
 

@@ -1,5 +1,5 @@
 """The readers of the metric package refuse a missing file, a missing column and a bad row in
-the same words (metrics.core.inputs: check_readable, require_columns, refuse_first_row)."""
+the same words (metrics.core._inputs: check_readable, require_columns, refuse_first_row)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from metrics import InputError
 
 
 def readers():
-    from metrics.study.agreement import read_ratings
-    from metrics.imsitu.accuracy import read_clusters, read_gold, read_predictions
-    from metrics.crosshoi.mcq import read_bench
-    from metrics.study.shoe_pool import read_shoe_csv
-    from metrics.vocab.similarity import SimilarityMatrix
-    from metrics.study.study_items import read_items
+    from metrics.study._agreement import read_ratings
+    from metrics.imsitu._accuracy import read_clusters, read_gold, read_predictions
+    from metrics.crosshoi._mcq import read_bench
+    from metrics.study._shoe_pool import read_shoe_csv
+    from metrics.vocab._similarity import SimilarityMatrix
+    from metrics.study._study_items import read_items
     return [read_ratings, read_items, SimilarityMatrix.load, read_bench, read_gold, read_predictions, read_clusters,
             read_shoe_csv]
 
@@ -29,8 +29,8 @@ def test_a_missing_file_is_refused_in_one_wording(tmp_path, suffix):
 
 
 def test_a_folder_is_refused_in_one_wording(tmp_path):
-    from metrics.core.inputs import check_readable
-    from metrics.vocab.similarity import SimilarityMatrix
+    from metrics.core._inputs import check_readable
+    from metrics.vocab._similarity import SimilarityMatrix
     for call in (lambda: check_readable(tmp_path), lambda: SimilarityMatrix.load(tmp_path)):
         with pytest.raises(InputError, match="is a folder; give a file"):
             call()
@@ -40,9 +40,9 @@ def test_a_folder_is_refused_in_one_wording(tmp_path):
 def test_missing_columns_and_bad_rows_name_the_table_and_the_line(tmp_path):
     import pandas as pd
 
-    from metrics.study.agreement import read_ratings
-    from metrics.study.study_items import read_items, validate_items
-    from metrics.study.tuning import tune_w
+    from metrics.study._agreement import read_ratings
+    from metrics.study._study_items import read_items, validate_items
+    from metrics.study._tuning import tune_w
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("item_id,annotator\ni1,a\n")
     with pytest.raises(InputError, match=r"ratings\.csv: missing column 'rating'"):

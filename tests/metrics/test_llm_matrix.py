@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from metrics.cli import main
-from metrics.llm import prompt
-from metrics.llm.config import load
-from metrics.llm.loopback_server import BadBody, Reply, Stall, Status
-from metrics.vocab.similarity import SimilarityMatrix
+from metrics.llm import _prompt as prompt
+from metrics.llm._config import load
+from metrics.llm._loopback_server import BadBody, Reply, Stall, Status
+from metrics.vocab._similarity import SimilarityMatrix
 from tests.llm_helpers import PAIRS, SynsetServer, desc_key, write_config, write_pairs
 
 P = PAIRS
@@ -257,9 +257,9 @@ def test_config_from_base_url_and_models_and_errors(tmp_path, monkeypatch):
 
 def test_a_reply_nested_past_pythons_parser_is_a_missing_answer():
     """A 200 reply nested 100,000 arrays deep raised RecursionError out of the client."""
-    from metrics.llm.client import ChatClient
-    from metrics.llm.config import Endpoint, Model
-    from metrics.llm.loopback_server import LoopbackLLM
+    from metrics.llm._client import ChatClient
+    from metrics.llm._config import Endpoint, Model
+    from metrics.llm._loopback_server import LoopbackLLM
 
     with LoopbackLLM(behaviour=lambda model, pair, attempt: BadBody(b"[" * 100_000 + b"]" * 100_000)) as llm:
         client = ChatClient(Endpoint(name="x", base_url=llm.base_url, retries=0, timeout=5))

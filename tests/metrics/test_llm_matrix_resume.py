@@ -16,9 +16,9 @@ from collections import Counter
 
 import pytest
 
-from metrics.vocab import wordnet
-from metrics.llm import prompt
-from metrics.llm.loopback_server import LoopbackLLM, pair_key
+from metrics.vocab import _wordnet as wordnet
+from metrics.llm import _prompt as prompt
+from metrics.llm._loopback_server import LoopbackLLM, pair_key
 from projectpaths import ROOT
 from tests.llm_helpers import write_config, write_pairs
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from metrics import SimilarityMatrix, candidate_synsets, hico, match_synset, match_synsets, resolve
-from metrics.vocab.baseline import load_default
+from metrics.vocab._baseline import load_default
 
 # (text, ground-truth HICO label, pos, expected synset, expected similarity)
 # Expected similarities follow from WordNet: 1 for the same synset, 0.8 (score 3.2) for a

@@ -8,7 +8,7 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.crosshoi.mcq import answers_from_detections, Detection, mcq_scores, option_class, parse_bench
+from metrics.crosshoi._mcq import answers_from_detections, Detection, mcq_scores, option_class, parse_bench
 
 HORSE = ["ride a/an horse", "feed a/an horse"]
 BENCH = {

@@ -93,7 +93,7 @@ def written(tmp_path, name, frame):
 
 
 def jsonl(tmp_path):
-    from metrics.detection.detections import write_jsonl
+    from metrics.detection._detections import write_jsonl
     write_jsonl(detections(PRED), tmp_path / "pred.jsonl")
     return tmp_path / "pred.jsonl"
 

@@ -11,10 +11,10 @@ from scipy import integrate, optimize, stats
 from scipy.special import expit
 
 from projectpaths import ROOT
-from metrics.study.agreement import rating_matrix
-from metrics.study.rater_model import PRIOR_SD, _long, _objective, careless_raters, fit_rater_model
+from metrics.study._agreement import rating_matrix
+from metrics.study._rater_model import PRIOR_SD, _long, _objective, careless_raters, fit_rater_model
 from benchmarks.rater_model_baselines import rater_tests_study
-from metrics.study.simulation import simulate_ratings
+from metrics.study._simulation import simulate_ratings
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study.simulation import simulate_ratings
-from metrics.vocab.baseline import load_default
-from metrics.vocab.similarity import SimilarityMatrix
+from metrics.study._simulation import simulate_ratings
+from metrics.vocab._baseline import load_default
+from metrics.vocab._similarity import SimilarityMatrix
 from projectpaths import ROOT
 
 

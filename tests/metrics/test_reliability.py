@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study.agreement import krippendorff_alpha, rating_matrix
-from metrics.core.intervals import kalpha_interval
-from metrics.study.reliability import (gwet_ac2, hayes_krippendorff_bootstrap, human_ceiling, icc, paired_metric_test,
+from metrics.study._agreement import krippendorff_alpha, rating_matrix
+from metrics.core._intervals import kalpha_interval
+from metrics.study._reliability import (gwet_ac2, hayes_krippendorff_bootstrap, human_ceiling, icc, paired_metric_test,
                                  reliability, reliability_by_stratum, variance_components)
-from metrics.study.simulation import simulate_ratings
+from metrics.study._simulation import simulate_ratings
 
 NAN = np.nan
 # irrCAC.datasets.raw_4raters (Gwet 2014, Table 2.16): 12 units × 4 raters on 1–5
@@ -287,7 +287,7 @@ def test_resampled_ranks_equal_scipy_rankdata_on_each_resample(levels, monkeypat
     resample exactly as ``scipy.stats.rankdata(x[idx], axis=-1)``, ties averaged."""
     from scipy import stats
 
-    from metrics.study import reliability as rel
+    from metrics.study import _reliability as rel
 
     rng = np.random.default_rng(7)
     x = rng.integers(0, levels, size=300).astype(float) if levels else rng.normal(size=300)

@@ -10,9 +10,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from metrics.study.agreement import bootstrap_intervals, nanmean_rows
-from metrics.study.report import _votes, table_html, write_report
-from metrics.study.agreement import agreement_report
+from metrics.study._agreement import bootstrap_intervals, nanmean_rows
+from metrics.study._report import _votes, table_html, write_report
+from metrics.study._agreement import agreement_report
 
 
 def cells(html: str) -> list[str]:

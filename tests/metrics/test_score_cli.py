@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from projectpaths import ROOT
-from metrics.detection.detections import COCO_OBJECT_IDS, read_detections, write_jsonl
-from metrics.core.errors import InputError
+from metrics.detection._detections import COCO_OBJECT_IDS, read_detections, write_jsonl
+from metrics.core._errors import InputError
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
 
@@ -89,7 +89,7 @@ def test_qpic_adapter(tmp_path):
 
 
 def test_qpic_ids_match_the_hico_lists(shared_data):
-    from metrics.datasets.hico_det.vocabulary import hico
+    from metrics.datasets.hico_det._vocabulary import hico
     verbs = (shared_data / "hico" / "verbs.txt").read_text().split()
     objects = (shared_data / "hico" / "objects.txt").read_text().split()
     assert hico().verb_labels == verbs and hico().object_labels == objects

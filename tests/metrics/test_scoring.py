@@ -8,11 +8,11 @@ reference transcription in tests/reference/shoe_algorithms.py (a second implemen
 import numpy as np
 import pytest
 
-from metrics.detection import ap as AP
-from metrics.detection import scoring as S
-from metrics.detection.boxes import box_iou
-from metrics.detection.detections import Detections
-from metrics.vocab.similarity import SimilarityMatrix
+from metrics.detection import _ap as AP
+from metrics.detection import _scoring as S
+from metrics.detection._boxes import box_iou
+from metrics.detection._detections import Detections
+from metrics.vocab._similarity import SimilarityMatrix
 
 from tests.reference import shoe_algorithms as ref
 
@@ -223,7 +223,7 @@ def test_agrees_with_reference_transcription(seed):
 
 # ---------------------------------------------------------------- detections level
 def _identity(pos):
-    from metrics.datasets.hico_det.vocabulary import hico
+    from metrics.datasets.hico_det._vocabulary import hico
     v = hico()
     table = v.verbs if pos == "v" else v.objects
     return SimilarityMatrix.identity(dict.fromkeys(s for s in table["synset"] if s))

@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) of the scorers' invariants, through metrics.detection.scoring.
+"""Property-based tests (hypothesis) of the scorers' invariants, through metrics.detection._scoring.
 
 - every score lies in [0, 1];
 - the order of images, and the order of predictions within an image, does not matter
@@ -17,8 +17,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.detection.detections import Detections
-from metrics.detection.scoring import score_detections
+from metrics.detection._detections import Detections
+from metrics.detection._scoring import score_detections
 
 VERBS = ["ride", "hold", "push", "sit_on", "walk"]
 OBJECTS = ["horse", "bicycle", "cup", "bench", "dog"]

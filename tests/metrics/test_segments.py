@@ -1,4 +1,4 @@
-"""The array primitives of metrics.core.segments equal their plain transcriptions in
+"""The array primitives of metrics.core._segments equal their plain transcriptions in
 tests/reference/segments.py, on random inputs with many ties and on empty ones."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.core import segments as fast
+from metrics.core import _segments as fast
 from tests.reference import segments as ref
 
 RNG = np.random.default_rng(17)

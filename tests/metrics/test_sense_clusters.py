@@ -10,8 +10,8 @@ from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, silhou
 
 from metrics import InputError
 from metrics.cli import main
-from metrics.imsitu.accuracy import read_clusters, sense_accuracy
-from metrics.imsitu.sense_clusters import (Nodes, _cut, _hac_tree, ambiguity_statistics,
+from metrics.imsitu._accuracy import read_clusters, sense_accuracy
+from metrics.imsitu._sense_clusters import (Nodes, _cut, _hac_tree, ambiguity_statistics,
                                     clustering_quality, cosine_distances, purity, read_nodes, select_k,
                                     two_step_clustering, unit_rows)
 

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 import pytest
 
-from metrics.core.errors import InputError
-from metrics.datasets.swig_hoi import readers
-from metrics.datasets.swig_hoi.evaluation import CAP, evaluate, swig_ap
+from metrics.core._errors import InputError
+from metrics.datasets.swig_hoi import _readers as readers
+from metrics.datasets.swig_hoi._evaluation import CAP, evaluate, swig_ap
 from tests.projectpaths import ROOT
 from tests.reference import swig_eval as ref
 
@@ -252,7 +252,7 @@ def test_hand_worked_workload_through_the_command(tmp_path):
     assert out["rare"] == 0 and out["novel"] == 0
     assert "Non-rare" in done.stdout and f"{100 * (3 / 11 + 0.5) / 1307:6.2f}" in done.stdout
     # the same answer from the transcription of the released code
-    from metrics.datasets.swig_hoi.vocabulary import swig
+    from metrics.datasets.swig_hoi._vocabulary import swig
     classes = swig().classes
     interactions = [{"id": int(k), "action_id": int(a), "object_id": int(o), "frequency": int(f), "evaluation": int(e)}
                     for k, a, o, f, e in classes[["hoi_id", "action_id", "object_id", "frequency", "evaluated"]]
@@ -340,8 +340,8 @@ def test_function_refuses_mismatched_arrays():
 
 # ---------------------------------------------------------------- the vocabulary
 def test_vocabulary_synsets_resolve_and_flags_agree():
-    from metrics.datasets.swig_hoi.vocabulary import interaction_table, swig
-    from metrics.vocab import wordnet
+    from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
+    from metrics.vocab import _wordnet as wordnet
     v = swig()
     assert (len(v.verbs), len(v.objects), len(v.classes)) == (407, 1000, 14130)
     for table, pos in ((v.verbs, "v"), (v.objects, "n")):

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study.tuning import mae_curve, optimal_w, tune_w
+from metrics.study._tuning import mae_curve, optimal_w, tune_w
 
 
 def test_recovers_w_exactly_without_noise():

@@ -1,4 +1,4 @@
-"""Every option of the metric package is checked by metrics.core.validation: a bad value raises an
+"""Every option of the metric package is checked by metrics.core._validation: a bad value raises an
 InputError that names the parameter (issue 17: ``score_detections(..., delta=7, tau=-3)`` ran
 without error), and the command line reports it with the option that sets it."""
 
@@ -13,8 +13,8 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.detection.detections import Detections
-from metrics.core.validation import (ParameterError, check_choice, check_fraction, check_in_range, check_whole,
+from metrics.detection._detections import Detections
+from metrics.core._validation import (ParameterError, check_choice, check_fraction, check_in_range, check_whole,
                                 flag_of)
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
@@ -54,18 +54,18 @@ SCORE_BAD = {"delta": 7, "tau": -3, "w": 1.5, "iou": 0, "combine": "median", "in
 
 @pytest.mark.parametrize("parameter", sorted(SCORE_BAD))
 def test_score_detections_refuses_each_bad_parameter(parameter):
-    from metrics.detection.scoring import score_detections
+    from metrics.detection._scoring import score_detections
     refused(parameter, lambda: score_detections(GT, detections(), **{parameter: SCORE_BAD[parameter]}))
 
 
 @pytest.mark.parametrize("parameter,value", [("iou", 1.2), ("map_protocol", "voc"), ("oracles", ("duplicate", "x"))])
 def test_diagnose_refuses_each_bad_parameter(parameter, value):
-    from metrics.diagnosis.core import diagnose
+    from metrics.diagnosis._core import diagnose
     refused(parameter, lambda: diagnose(GT, detections(), **{parameter: value}))
 
 
 def test_combine_refuses_a_bad_method_or_weight():
-    from metrics.vocab.similarity import combine
+    from metrics.vocab._similarity import combine
     refused("combine", lambda: combine([1.0], [0.5], method="median"))
     refused("w", lambda: combine([1.0], [0.5], method="arithmetic", w=-1))
 
@@ -82,13 +82,13 @@ def ratings_and_items(n=12):
 
 @pytest.mark.parametrize("parameter,value", [("level", "ranked"), ("n_resamples", -1), ("seed", -5), ("seed", 0.5)])
 def test_agreement_refuses_each_bad_parameter(parameter, value):
-    from metrics.study.agreement import agreement_report
+    from metrics.study._agreement import agreement_report
     ratings, _ = ratings_and_items()
     refused(parameter, lambda: agreement_report(ratings, **{parameter: value}))
 
 
 def test_alpha_and_its_intervals_refuse_a_bad_level_or_confidence():
-    from metrics.study.agreement import bootstrap_intervals, krippendorff_alpha, rating_matrix
+    from metrics.study._agreement import bootstrap_intervals, krippendorff_alpha, rating_matrix
     matrix = rating_matrix(ratings_and_items()[0])
     refused("level", lambda: krippendorff_alpha(matrix, "ranked"))
     refused("confidence", lambda: bootstrap_intervals(matrix, confidence=1.0))
@@ -96,8 +96,8 @@ def test_alpha_and_its_intervals_refuse_a_bad_level_or_confidence():
 
 @pytest.mark.parametrize("parameter,value", [("weights", "cubic"), ("confidence", 0), ("n_resamples", 10**9)])
 def test_reliability_refuses_each_bad_parameter(parameter, value):
-    from metrics.study.agreement import rating_matrix
-    from metrics.study.reliability import gwet_ac2, reliability
+    from metrics.study._agreement import rating_matrix
+    from metrics.study._reliability import gwet_ac2, reliability
     matrix = rating_matrix(ratings_and_items()[0])
     if parameter == "weights":
         refused(parameter, lambda: gwet_ac2(matrix, weights=value))
@@ -106,7 +106,7 @@ def test_reliability_refuses_each_bad_parameter(parameter, value):
 
 
 def rated_items():
-    from metrics.study.study_items import join_ratings
+    from metrics.study._study_items import join_ratings
     ratings, items = ratings_and_items()
     return join_ratings(items, ratings)
 
@@ -114,25 +114,25 @@ def rated_items():
 @pytest.mark.parametrize("parameter,value", [("w", 0.0), ("w", 1.0), ("prior_strength", -1), ("folds", 1),
                                              ("folds", 13), ("seed", -1)])
 def test_recalibrate_refuses_each_bad_parameter(parameter, value):
-    from metrics.vocab.baseline import load_default
-    from metrics.study.recalibration import recalibrate
+    from metrics.vocab._baseline import load_default
+    from metrics.study._recalibration import recalibrate
     refused(parameter, lambda: recalibrate(rated_items(), load_default("v"), load_default("n"), **{parameter: value}))
 
 
 def test_tune_w_refuses_a_bad_step():
-    from metrics.study.tuning import tune_w
+    from metrics.study._tuning import tune_w
     refused("step", lambda: tune_w(rated_items(), step=0))
 
 
 @pytest.mark.parametrize("parameter,value", [("score_threshold", 1.5), ("iou", 0)])
 def test_crosshoi_answers_refuse_each_bad_parameter(parameter, value):
-    from metrics.crosshoi.mcq import answers_from_detections, parse_bench
+    from metrics.crosshoi._mcq import answers_from_detections, parse_bench
     bench = parse_bench({"q": {"gt_choices": ["ride a/an horse"], "wrong_choices": []}})
     refused(parameter, lambda: answers_from_detections(bench, {}, **{parameter: value}))
 
 
 def test_imsitu_marks_refuse_a_bad_k():
-    from metrics.imsitu.accuracy import prediction_marks
+    from metrics.imsitu._accuracy import prediction_marks
     refused("k", lambda: prediction_marks({"a.jpg": "jumping"}, {"a.jpg": ["jumping"]}, k=0))
 
 
@@ -154,20 +154,20 @@ def test_the_command_line_names_the_option_of_a_refused_parameter(tmp_path):
 
 
 def test_flags_follow_the_parameter_names_unless_a_command_renames_them():
-    from metrics.commands import score
+    from metrics.commands import _score as score
     assert flag_of("delta", score.FLAGS) == "--delta" and flag_of("map_protocol", score.FLAGS) == "--map-protocol"
     assert flag_of("fn_mode", score.FLAGS) == "--mf1-fn"
 
 
 def test_options_and_functions_word_a_refusal_alike(tmp_path):
     """The argparse type of --delta and the scorer refuse 7 in the same words."""
-    from metrics.detection.detections import write_jsonl
+    from metrics.detection._detections import write_jsonl
     gt, pred = tmp_path / "gt.jsonl", tmp_path / "pred.jsonl"
     write_jsonl(GT, gt, with_scores=False)
     write_jsonl(detections(), pred)
     done = subprocess.run([sys.executable, "-m", "metrics", "score", "--gt", str(gt), "--pred", str(pred),
                            "--delta", "7"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 2 and "argument --delta: must be a number in [0, 1], got 7" in done.stderr
-    from metrics.detection.scoring import score_detections
+    from metrics.detection._scoring import score_detections
     assert str(refused("delta", lambda: score_detections(GT, detections(), delta=7))) == \
         "delta must be a number in [0, 1], got 7"

@@ -1,6 +1,6 @@
-"""Conformance: ``metrics vcoco`` (``metrics/datasets/vcoco/evaluation.py``) equals V-COCO's released
+"""Conformance: ``metrics vcoco`` (``metrics/datasets/vcoco/_evaluation.py``) equals V-COCO's released
 evaluator, transcribed loop for loop in ``tests/reference/vsrl_eval.py``, to 1e-6; pickles are read
-as untrusted input (``metrics/core/pickles.py``); bad files end as one line."""
+as untrusted input (``metrics/core/_pickles.py``); bad files end as one line."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from benchmarks.vcoco_eval import CATEGORIES, workload, write_files
-from metrics.core.errors import InputError
-from metrics.core.pickles import load_restricted, loads_restricted
-from metrics.datasets.vcoco import evaluation as E
-from metrics.datasets.vcoco.evaluation import detection_keys, evaluate, evaluate_files
-from metrics.datasets.vcoco.readers import coco_instances, detections_from_records, read_detections, vcoco_actions
+from metrics.core._errors import InputError
+from metrics.core._pickles import load_restricted, loads_restricted
+from metrics.datasets.vcoco import _evaluation as E
+from metrics.datasets.vcoco._evaluation import detection_keys, evaluate, evaluate_files
+from metrics.datasets.vcoco._readers import coco_instances, detections_from_records, read_detections, vcoco_actions
 from projectpaths import ROOT, SHARED_DATA
 from tests.reference.vsrl_eval import VCOCOeval
 

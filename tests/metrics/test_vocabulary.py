@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from metrics import hico
-from metrics.vocab import wordnet
+from metrics.vocab import _wordnet as wordnet
 
 
 def test_counts():

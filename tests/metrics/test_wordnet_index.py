@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from metrics import SimilarityMatrix
-from metrics.vocab import wordnet
-from metrics.datasets.hico_det.vocabulary import hico
+from metrics.vocab import _wordnet as wordnet
+from metrics.datasets.hico_det._vocabulary import hico
 from projectpaths import SHARED_DATA
 
 
@@ -126,7 +126,7 @@ def test_other_parts_of_speech_go_to_nltk(reader):
 def test_baseline_rebuilt_from_the_index_alone_equals_the_shipped_matrix(monkeypatch):
     """NLTK's reader made unreachable: the baseline build runs on the index and gives the
     shipped matrices (scores and labels)."""
-    from metrics.vocab.baseline import build, default_path
+    from metrics.vocab._baseline import build, default_path
 
     def unreachable():
         raise AssertionError("NLTK's reader used")

@@ -1,4 +1,4 @@
-"""Plain transcription of ``metrics.diagnosis.subtasks.unique_pairs``: the distinct (image, human box,
+"""Plain transcription of ``metrics.diagnosis._subtasks.unique_pairs``: the distinct (image, human box,
 object box, object label) rows, numbered by first appearance, with a dict."""
 
 from __future__ import annotations

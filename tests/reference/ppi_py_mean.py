@@ -1,6 +1,6 @@
 """Plain transcription of the prediction-powered mean of ``ppi-python`` 0.2.3 (PyPI
 ``ppi-python``, module ``ppi_py``; github.com/aangelopoulos/ppi_py), one-dimensional, unweighted,
-two-sided — the reference ``metrics.study.ppi.ppi_mean`` conforms to (tests/metrics/test_ppi.py).
+two-sided — the reference ``metrics.study._ppi.ppi_mean`` conforms to (tests/metrics/test_ppi.py).
 
 Sources, file and line in the 0.2.3 wheel:
 

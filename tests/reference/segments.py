@@ -1,4 +1,4 @@
-"""Plain transcriptions of the array primitives of ``metrics.core.segments``: what each fast form
+"""Plain transcriptions of the array primitives of ``metrics.core._segments``: what each fast form
 computes, written as the obvious numpy call or Python loop (checked in tests/metrics/test_segments.py)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Plain-Python reference transcriptions of SHOE Algorithm 1 (SHOE mAP), Algorithm 2 (SHOE mF1)
 and the standard HICO-DET mAP — one image, one ground truth, one prediction at a time.
 
-Deliberately straightforward and independent of ``metrics.detection.scoring`` (no numpy in the
+Deliberately straightforward and independent of ``metrics.detection._scoring`` (no numpy in the
 algorithms), so that it can check the vectorized scorer (tests/metrics/test_scoring.py and
 ``benchmarks/score_hico_scale.py``). Inputs are plain lists:
 
@@ -10,7 +10,7 @@ algorithms), so that it can check the vectorized scorer (tests/metrics/test_scor
   ``(human_box, object_box, score, pred_class_id)`` (pred_class_id −1 = no GT class);
 - ``sigma(image_index, pred_index, gt_index)`` gives σ of a prediction and a ground truth.
 
-Tie rules are those documented in ``metrics/detection/scoring.py``.
+Tie rules are those documented in ``metrics/detection/_scoring.py``.
 """
 
 from __future__ import annotations

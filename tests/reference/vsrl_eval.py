@@ -18,7 +18,7 @@ original's, statement for statement; the only changes:
   methods ``vsrl_eval.py`` calls (``cocodataset/cocoapi``, ``PythonAPI/pycocotools/coco.py``,
   commit 8c9bcc3, lines cited as ``coco.py l.N``).
 
-What the original does (the behaviour ``metrics/datasets/vcoco/evaluation.py`` reproduces):
+What the original does (the behaviour ``metrics/datasets/vcoco/_evaluation.py`` reproduces):
 
 - ground truth (l.67–168): the split's images in the ``.ids`` file's order, which l.40 asserts
   equals the sorted distinct image ids of the V-COCO file; per image, its COCO annotations in

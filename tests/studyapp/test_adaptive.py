@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from metrics import InputError
-from metrics.study.rater_model import fit_rater_model
+from metrics.study._rater_model import fit_rater_model
 from studyapp import adaptive, assignment, cli, storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item, Study
 from studyapp.simulate import simulate_study

@@ -603,7 +603,7 @@ def test_a_byte_order_mark_is_accepted_everywhere(world, capsys, monkeypatch, co
 
 def test_an_unexpected_exception_keeps_its_traceback(world, monkeypatch):
     """The boundary turns bad input into one line, never a bug: a programming error escapes."""
-    import metrics.commands.vocab as vocab
+    import metrics.commands._vocab as vocab
     from metrics.cli import main
 
     def broken(_args):
@@ -630,7 +630,7 @@ def test_a_failing_last_output_leaves_no_earlier_one(world, capsys, monkeypatch)
 
 
 def test_diagnose_errors_file_waits_for_the_report(world, capsys, monkeypatch):
-    import metrics.diagnosis.report as report
+    import metrics.diagnosis._report as report
 
     def broken(*_a, **_k):
         raise OSError(5, "Input/output error", "delta_map.png")

@@ -10,7 +10,7 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.detection.detections import write_jsonl
+from metrics.detection._detections import write_jsonl
 from studyapp import accounts, matrix_versions, scoring
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study, signed_in

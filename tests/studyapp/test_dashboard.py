@@ -5,7 +5,7 @@ cannot be shown yet, and the console shows it for every study type."""
 import pandas as pd
 import pytest
 
-from metrics.study.agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
+from metrics.study._agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
                                pairwise_qwk, rating_matrix, validate_ratings)
 from metrics import InputError
 from studyapp import auth, dashboard, exports, report_cache, storage, studies

@@ -16,8 +16,8 @@ import pytest
 
 from metrics import InputError
 from metrics.cli import main as metrics_main
-from metrics.vocab import wordnet
-from metrics.vocab.similarity import SimilarityMatrix
+from metrics.vocab import _wordnet as wordnet
+from metrics.vocab._similarity import SimilarityMatrix
 from projectpaths import ROOT
 from studyapp import studies
 from studyapp.cli import main as studyapp_main
@@ -182,7 +182,7 @@ def test_simulated_ratings_of_vcoco_items_use_vcocos_baselines(tmp_path):
 
 
 def test_the_sampler_draws_vcoco_classes_with_vcocos_baselines(tmp_path):
-    from metrics.datasets.vcoco.vocabulary import vcoco
+    from metrics.datasets.vcoco._vocabulary import vcoco
     (tmp_path / "classes.csv").write_text(CLASSES)
     weights = load_class_weights(tmp_path / "classes.csv", vcoco())
     items, report = sample_pairs(40, seed=2, class_weights=weights, dataset="vcoco")
@@ -308,7 +308,7 @@ def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_p
 
 
 def test_llm_matrix_dry_run_seeds_the_candidates_from_the_dataset(tmp_path):
-    from metrics.llm.runner import candidate_pairs
+    from metrics.llm._runner import candidate_pairs
     counts = {}
     for dataset in ("vcoco", "hico-det"):
         out = tmp_path / f"{dataset}.json"
@@ -335,7 +335,7 @@ def test_match_takes_dataset(tmp_path, capsys):
 def test_an_exported_items_csv_resolves_labels_through_its_dataset_column(tmp_path, capsys):
     """``metrics tune-w`` on items with V-COCO labels (no similarities): the dataset column makes
     them V-COCO's; without it, 'ski-instr' is nothing HICO-DET knows."""
-    from metrics.study.study_items import item_synsets
+    from metrics.study._study_items import item_synsets
     items = pd.read_csv(pd.io.common.StringIO(ITEMS), dtype=str)
     assert item_synsets(items.assign(dataset="vcoco"))["gt_verb"].tolist() == [
         VERB_SYNSET[v] for v in items["gt_verb"]]
@@ -383,7 +383,7 @@ def test_the_with_image_pass_of_a_vcoco_study_reads_vcoco_labels_and_must_name_i
 
 
 def test_categories_make_a_verb_similarity_study(tmp_path):
-    from metrics.datasets.vcoco.vocabulary import vcoco
+    from metrics.datasets.vcoco._vocabulary import vcoco
     (tmp_path / "classes.csv").write_text(CLASSES)
     weights = load_class_weights(tmp_path / "classes.csv", vcoco())
     items, report = sample_pairs(16, seed=1, class_weights=weights, dataset="vcoco", categories=[2])

@@ -217,7 +217,7 @@ def sampling_table() -> dict[str, list[int]]:
 
 
 def test_the_sampling_table_is_what_the_sampler_draws(shared_data):
-    from metrics.study.shoe_pool import read_shoe_csv
+    from metrics.study._shoe_pool import read_shoe_csv
     from studyapp.studytypes.hoi_similarity.sampler import sample_pairs, sample_pool
 
     rows = sampling_table()

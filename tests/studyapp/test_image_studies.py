@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.study.image_update import image_update, pair_ratings
-from metrics.crosshoi.mcq import mcq_scores, parse_bench
+from metrics.study._image_update import image_update, pair_ratings
+from metrics.crosshoi._mcq import mcq_scores, parse_bench
 from studyapp import assignment, studies
 from studyapp.exports import export_study, study_tables
 from studyapp.specs import load_spec

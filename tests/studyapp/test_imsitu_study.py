@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.imsitu.accuracy import read_examples_predictions
+from metrics.imsitu._accuracy import read_examples_predictions
 from studyapp import assignment, exports, images, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.specs import load_spec

@@ -205,7 +205,7 @@ def test_literal_importlib_imports_count(tmp_path):
 
 def test_the_platform_does_not_import_the_metric_commands():
     """``metrics.commands`` are the command line's modules, not an API (the console imported
-    ``compare_lines`` from ``metrics.commands.matrix``)."""
+    ``compare_lines`` from ``metrics.commands._matrix``)."""
     offending = [f"{name} imports {target}" for name, targets in graph().items() if name.startswith("studyapp")
                  for target in sorted(targets) if target.startswith("metrics.commands")]
     assert not offending, "\n".join(offending)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from sqlmodel import select
 
-from metrics.vocab.baseline import default_path
+from metrics.vocab._baseline import default_path
 from metrics.cli import main as metrics_main
-from metrics.vocab.similarity import SimilarityMatrix
+from metrics.vocab._similarity import SimilarityMatrix
 from studyapp import exports, matrix_versions, storage
 from studyapp.cli import main as studyapp_main
 from studyapp.models import MatrixVersion

@@ -11,7 +11,7 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.study.agreement import krippendorff_alpha, rating_matrix
+from metrics.study._agreement import krippendorff_alpha, rating_matrix
 from studyapp import assignment, exports, report_cache
 from studyapp.simulate import simulate_study
 from studyhelpers import make_annotators, make_study

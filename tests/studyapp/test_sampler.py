@@ -9,7 +9,7 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError, hico
-from metrics.vocab.baseline import load_default
+from metrics.vocab._baseline import load_default
 from studyapp.studytypes.hoi_similarity.sampler import sample_pairs, shoe_level
 
 # With the baseline, two different synsets score at most 3.2 (similarity 0.8). Category 1
@@ -121,7 +121,7 @@ def test_cli_sample_writes_items_and_prints_the_table(tmp_path):
 
 
 def test_pool_sampling_fills_shoes_eleven_cells(shared_data):
-    from metrics.study.shoe_pool import read_shoe_csv
+    from metrics.study._shoe_pool import read_shoe_csv
     from studyapp.studytypes.hoi_similarity.sampler import CELLS, sample_pool
     pool = read_shoe_csv(shared_data / "shoe" / "shoe_candidate_pairs.csv")
     items, report = sample_pool(pool, 500, seed=0)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from metrics import InputError
-from metrics.study.shoe_pool import compare_matrices, pool_levels, pool_matrices, read_shoe_csv
-from metrics.vocab.similarity import SimilarityMatrix
-from metrics.datasets.hico_det.vocabulary import hico
+from metrics.study._shoe_pool import compare_matrices, pool_levels, pool_matrices, read_shoe_csv
+from metrics.vocab._similarity import SimilarityMatrix
+from metrics.datasets.hico_det._vocabulary import hico
 from projectpaths import ROOT
 
 HEADER = ["image_id", "gt_verb", "gt_object", "gt_verb_synset", "gt_object_synset", "pred_verb_synset",
@@ -155,7 +155,7 @@ def test_compare_with_a_constant_side_says_spearman_is_undefined_without_a_warni
     ConstantInputWarning no longer reaches the log."""
     import warnings
 
-    from metrics.study.shoe_pool import compare_lines
+    from metrics.study._shoe_pool import compare_lines
     a = SimilarityMatrix.from_long(["x", "x"], ["y", "z"], [2.0, 2.0])
     b = SimilarityMatrix.from_long(["x", "x"], ["y", "z"], [1.0, 3.0])
     with warnings.catch_warnings():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics.study.agreement import krippendorff_alpha, rating_matrix
+from metrics.study._agreement import krippendorff_alpha, rating_matrix
 from studyapp import analysis, exports
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study

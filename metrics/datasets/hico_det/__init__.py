@@ -2,7 +2,7 @@
 flags), its WordNet-baseline matrices and the official evaluation (``evaluation``)."""
 
 from metrics.datasets import Dataset
-from metrics.datasets.hico_det.vocabulary import DATA, hico
+from metrics.datasets.hico_det._vocabulary import DATA, hico
 
 DATASET = Dataset(
     name="hico-det", title="HICO-DET", vocabulary=hico,

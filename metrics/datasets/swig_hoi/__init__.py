@@ -3,7 +3,7 @@ vocabulary (407 actions, 1,000 objects, 14,130 interactions), WordNet-baseline m
 official evaluation (``evaluation``, equal to the released ``calc_ap``) and its file readers."""
 
 from metrics.datasets import Dataset
-from metrics.datasets.swig_hoi.vocabulary import DATA, swig
+from metrics.datasets.swig_hoi._vocabulary import DATA, swig
 
 DATASET = Dataset(
     name="swig-hoi", title="SWIG-HOI", vocabulary=swig,

@@ -3,8 +3,8 @@ the official evaluation (``evaluation``, equal to ``vsrl_eval.py``), its file re
 conversion of its ground truth into HOIs for SHOE scores (``hois``)."""
 
 from metrics.datasets import Dataset
-from metrics.datasets.hico_det.vocabulary import DATA as HICO_DATA
-from metrics.datasets.vcoco.vocabulary import DATA, vcoco
+from metrics.datasets.hico_det._vocabulary import DATA as HICO_DATA
+from metrics.datasets.vcoco._vocabulary import DATA, vcoco
 
 DATASET = Dataset(
     name="vcoco", title="V-COCO", vocabulary=vcoco,

@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.vocab import wordnet
-from metrics.vocab.baseline import load_default
-from metrics.study.shoe_pool import is_shoe_layout
+from metrics.vocab import _wordnet as wordnet
+from metrics.vocab._baseline import load_default
+from metrics.study._shoe_pool import is_shoe_layout
 
 from ..base import Scale, Section, StudyType
 from . import sampler
@@ -127,7 +127,7 @@ class HoiSimilarity(StudyType):
 
     @staticmethod
     def from_shoe_row(row: dict) -> dict:
-        """A row of SHOE's study files (``metrics.study.shoe_pool.SHOE_COLUMNS``) in this type's layout:
+        """A row of SHOE's study files (``metrics.study._shoe_pool.SHOE_COLUMNS``) in this type's layout:
         synsets as the pair, SHOE's labels as the ground truth's words, ``similarity_level`` as
         ``level``; the prediction is shown by its synset's first lemma, as SHOE's app did."""
         out = {k: v for k, v in row.items() if k not in ("gt_verb", "gt_object", "similarity_level", "bin")}
@@ -260,8 +260,8 @@ class HoiSimilarity(StudyType):
 
     def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """Metric–human alignment (overall and per category) and w tuned per category."""
-        from metrics.study.agreement import validate_ratings
-        from metrics.study.report import alignment_frame
+        from metrics.study._agreement import validate_ratings
+        from metrics.study._report import alignment_frame
 
         from .analysis import pair_analyses
 

@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.vocab import wordnet
-from metrics.vocab.baseline import load_default
-from metrics.datasets.vocabulary import Vocabulary
-from metrics.core.inputs import numbers
+from metrics.vocab import _wordnet as wordnet
+from metrics.vocab._baseline import load_default
+from metrics.datasets._vocabulary import Vocabulary
+from metrics.core._inputs import numbers
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
@@ -148,7 +148,7 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``; for a
     vocabulary without a class list, weights by (verb, object) of the ``verb,object,weight``
     rows, which then are the classes (labels of the vocabulary)."""
-    from metrics.core.inputs import line_of, read_csv
+    from metrics.core._inputs import line_of, read_csv
 
     path = Path(path)
     table = read_csv(path, required=("weight",))
@@ -187,7 +187,7 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
 
 def _weights_naming_classes(path: Path, table: pd.DataFrame, vocabulary: Vocabulary) -> pd.Series:
     """Weights by (verb label, object label) for a vocabulary without a class list."""
-    from metrics.core.inputs import line_of
+    from metrics.core._inputs import line_of
 
     title = datasets.get(vocabulary.name).title if vocabulary.name in datasets.names() else vocabulary.name
     if not {"verb", "object"} <= set(table.columns):
@@ -308,7 +308,7 @@ def check_categories(categories) -> tuple[int, ...]:
     (2,)
     >>> check_categories([2, 4])
     Traceback (most recent call last):
-    metrics.core.errors.InputError: categories must list 1, 2 and/or 3, each once, got [2, 4]
+    metrics.core._errors.InputError: categories must list 1, 2 and/or 3, each once, got [2, 4]
     """
     values = list(categories)
     if (not values or len(set(values)) != len(values)
@@ -357,7 +357,7 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
 def sample_pool(pool: pd.DataFrame, n: int, seed: int = 0, *, redistribute: bool = True
                 ) -> tuple[pd.DataFrame, SampleReport]:
     """Draw ``n`` pairs from a candidate pool in SHOE's layout with precomputed levels
-    (:func:`metrics.study.shoe_pool.read_shoe_csv`): balanced over the 11 cells, each ground truth
+    (:func:`metrics.study._shoe_pool.read_shoe_csv`): balanced over the 11 cells, each ground truth
     (image, verb, object) once, no pair twice."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")

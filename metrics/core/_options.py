@@ -1,0 +1,119 @@
+"""Option types of the command lines: every number has its range and every path its role,
+checked while the command line is parsed, before anything is read or written.
+
+``type=integer(1, 64)`` takes whole numbers in 1..64; ``type=number(0, 1)`` finite numbers in
+[0, 1] (``low_open`` / ``high_open`` exclude an end); ``input_file``, ``input_path`` (a file
+or a folder), ``output_file`` and ``output_dir`` check a path for its role. A refused value
+ends as one line naming the option (:class:`OneLineParser`).
+
+>>> integer(1, 8)("3")
+3
+>>> number(0, 1, low_open=True)("0")
+Traceback (most recent call last):
+argparse.ArgumentTypeError: must be a number in (0, 1], got 0
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from metrics.core._errors import InputError
+from metrics.core._inputs import check_readable
+from metrics.core._validation import MAX_SEED, range_problem, short, whole_problem
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its usage errors on one line (``prog: error: message``)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def integer(low: int, high: int):
+    """An option type: a whole number in ``low..high`` (checked by :mod:`metrics.core._validation`)."""
+    def parse(text: str) -> int:
+        stripped = text.strip()
+        digits = stripped.lstrip("+-")
+        if not digits.isdigit():
+            raise argparse.ArgumentTypeError(whole_problem(None, low, high, given=repr(text)))
+        value = int(stripped) if len(digits) <= 20 else None
+        problem = whole_problem(value, low, high, given=short(text))
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+    parse.range = (low, high)
+    parse.__name__ = "integer"
+    return parse
+
+
+def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
+    """An option type: a finite number between ``low`` and ``high`` (ends included unless
+    ``low_open`` / ``high_open``; checked by :mod:`metrics.core._validation`)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(range_problem(None, low, high, low_open=low_open,
+                                                           high_open=high_open, given=repr(text))) from None
+        problem = range_problem(value, low, high, low_open=low_open, high_open=high_open, given=short(text))
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+    parse.range = (low, high, low_open, high_open)
+    parse.__name__ = "number"
+    return parse
+
+
+def comma_list(item):
+    """An option type: comma-separated values, each of the type ``item``."""
+    def parse(text: str) -> list:
+        values = [v for v in text.split(",") if v.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError("give at least one value")
+        parsed = []
+        for value in values:
+            try:
+                parsed.append(item(value))
+            except argparse.ArgumentTypeError as exc:
+                raise argparse.ArgumentTypeError(f"each value {exc}") from None
+        return parsed
+    parse.item = item
+    parse.__name__ = "comma_list"
+    return parse
+
+
+def _checked(check):
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError("an empty path")
+        try:
+            check(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+    parse.__name__ = check.__name__
+    return parse
+
+
+def _input_file(text: str) -> None:
+    check_readable(text)
+
+
+def _input_path(text: str) -> None:
+    check_readable(text, folder_ok=True)
+
+
+def _output_file(text: str) -> None:
+    from metrics.core._jsonio import check_output_file
+    check_output_file(text)
+
+
+def _output_dir(text: str) -> None:
+    from metrics.core._jsonio import check_output_dir
+    check_output_dir(text)
+
+
+input_file = _checked(_input_file)    # an existing, readable file (not a folder)
+input_path = _checked(_input_path)    # an existing, readable file or folder
+output_file = _checked(_output_file)  # a file to write: not a folder or device, writable place
+output_dir = _checked(_output_dir)    # an output folder: a folder or absent, writable place
+seed = integer(0, MAX_SEED)           # a random seed (numpy's range)

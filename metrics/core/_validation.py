@@ -1,0 +1,175 @@
+"""The one place where the options of the metric package are checked.
+
+Every public function (and the command line, through :mod:`metrics.core._options`) checks its
+options here, so a bad value is refused the same way wherever it comes from: a
+:class:`ParameterError` (an :class:`~metrics.core._errors.InputError`) whose message starts with the
+parameter's name. The command line shows the same message with the option that sets the
+parameter (``delta`` ↔ ``--delta``, see :func:`flag_of`).
+
+Kept free of numpy and pandas at import, so that ``--help`` stays light.
+
+>>> check_fraction("delta", 0.25)
+0.25
+>>> check_fraction("delta", 7)
+Traceback (most recent call last):
+metrics.core._validation.ParameterError: delta must be a number in [0, 1], got 7
+>>> check_choice("combine", "median", ("arithmetic", "geometric", "min"))
+Traceback (most recent call last):
+metrics.core._validation.ParameterError: combine must be one of arithmetic, geometric, min, got 'median'
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+from metrics.core._errors import InputError
+
+MAX_SEED = 2**32 - 1        # numpy's seeds
+MAX_RESAMPLES = 100_000     # bootstrap resamples
+
+
+class ParameterError(InputError):
+    """A parameter value out of its range or choices: ``"<parameter> <problem>"``."""
+
+    def __init__(self, parameter: str, problem: str):
+        super().__init__(f"{parameter} {problem}")
+        self.parameter = parameter
+        self.problem = problem
+
+
+def short(text: str) -> str:
+    """``text``, cut to its first 20 characters when it is longer than 24.
+
+    >>> short("9" * 40)
+    '99999999999999999999... (40 characters)'
+    """
+    return text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
+
+
+def shown(value) -> str:
+    """A value as a message shows it: a number as written, anything else quoted, both short.
+
+    >>> shown(7), shown("x")
+    ('7', "'x'")
+    """
+    return short(str(value) if isinstance(value, Real) else repr(value))
+
+
+def interval_text(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> str:
+    """``[0, 1]``, ``(0, 1]`` ...: the interval as the messages write it."""
+    return f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def range_problem(value, low: float, high: float, *, low_open: bool = False, high_open: bool = False,
+                  given: str | None = None) -> str | None:
+    """What is wrong with ``value`` for the range, or None when it is a finite number in it;
+    ``given`` is how the message shows the value (default :func:`shown`).
+
+    >>> range_problem(0, 0, 1, low_open=True)
+    'must be a number in (0, 1], got 0'
+    """
+    interval = interval_text(low, high, low_open=low_open, high_open=high_open)
+    problem = f"must be a number in {interval}, got {given if given is not None else shown(value)}"
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return problem
+    try:
+        if not math.isfinite(value):
+            return problem
+    except OverflowError:  # an integer beyond any float
+        return problem
+    inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
+    return None if inside else problem
+
+
+def check_in_range(name: str, value, low: float, high: float, *, low_open: bool = False,
+                   high_open: bool = False) -> float:
+    """``value`` as a float, when it is a finite number between ``low`` and ``high`` (ends
+    included unless ``low_open`` / ``high_open``)."""
+    problem = range_problem(value, low, high, low_open=low_open, high_open=high_open)
+    if problem:
+        raise ParameterError(name, problem)
+    return float(value)
+
+
+def check_fraction(name: str, value) -> float:
+    """A number in [0, 1] (weights, thresholds, shares)."""
+    return check_in_range(name, value, 0.0, 1.0)
+
+
+def whole_problem(value, low: int, high: int | None = None, *, given: str | None = None) -> str | None:
+    """What is wrong with ``value`` for the whole numbers ``low..high`` (no upper end when
+    ``high`` is None), or None."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low \
+            or (high is not None and value > high):
+        wanted = f"in {low}..{high}" if high is not None else f"≥ {low}"
+        return f"must be a whole number {wanted}, got {given if given is not None else shown(value)}"
+    return None
+
+
+def check_whole(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` as an int, when it is a whole number in ``low..high`` (``high`` None: no
+    upper end)."""
+    problem = whole_problem(value, low, high)
+    if problem:
+        raise ParameterError(name, problem)
+    return int(value)
+
+
+def check_confidence(name: str, value) -> float:
+    """A confidence level of an interval: a number strictly between 0 and 1."""
+    return check_in_range(name, value, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def array_problem(array, *, finite: bool = True) -> str | None:
+    """What is wrong with a NumPy array that must hold real numbers, or None: Python objects,
+    complex numbers, text and booleans are refused by kind, and (with ``finite``) the first
+    value that is NaN or infinite by its index. The readers of arrays (embeddings, matrices)
+    say it after the file and the array's name.
+
+    >>> import numpy as np
+    >>> array_problem(np.array([1 + 2j]))
+    'holds complex numbers (complex128), not real ones'
+    >>> array_problem(np.array([[0.5, float("nan")]]))
+    'value [0, 1] is nan: not finite'
+    """
+    import numpy as np
+
+    kind = array.dtype.kind
+    if kind == "O":
+        return "holds Python objects, not numbers"
+    if kind == "c":
+        return f"holds complex numbers ({array.dtype}), not real ones"
+    if kind not in "iuf":
+        return f"holds {array.dtype} values, not numbers"
+    if finite and kind == "f":
+        bad = np.flatnonzero(~np.isfinite(array))
+        if bad.size:
+            at = np.unravel_index(int(bad[0]), array.shape)
+            return f"value [{', '.join(map(str, at))}] is {array[at]}: not finite"
+    return None
+
+
+def check_choice(name: str, value, choices) -> str:
+    """``value`` when it is one of ``choices``."""
+    if value not in choices:
+        raise ParameterError(name, f"must be one of {', '.join(map(str, choices))}, got {shown(value)}")
+    return value
+
+
+def check_choices(name: str, values, choices) -> tuple:
+    """Each of ``values`` one of ``choices``, as a tuple."""
+    values = (values,) if isinstance(values, str) else tuple(values)
+    for value in values:
+        check_choice(name, value, choices)
+    return values
+
+
+def flag_of(parameter: str, flags: dict[str, str] | None = None) -> str:
+    """The command-line option that sets ``parameter``: ``flags[parameter]`` when a command
+    names it differently, else ``--`` and the name with dashes.
+
+    >>> flag_of("score_threshold"), flag_of("interpolation", {"interpolation": "--ap-interpolation"})
+    ('--score-threshold', '--ap-interpolation')
+    """
+    return (flags or {}).get(parameter) or "--" + parameter.replace("_", "-")

@@ -1,0 +1,109 @@
+"""The error registry: which error types a diagnosis uses and in which order (the paper's seven,
+the grouped oracles, then those added by :func:`register_error_type` or an entry point)."""
+
+from __future__ import annotations
+
+from metrics.core._validation import check_choice
+
+from metrics.diagnosis.errors import (AssociationError, BothBoxesError, DuplicateError, ErrorType, FalseNegativeGroup,
+                                      FalsePositiveGroup, GroupedOracle, HumanBoxError, InteractionError, MissedGTError,
+                                      ObjectBoxError)
+from metrics.diagnosis._scene import TRUE_POSITIVE
+
+
+class ErrorRegistry:
+    """The error types of a diagnosis, in the paper's order (Fig. 5/7), which is also the
+    order of the progressive fixes (§3.4); the grouped oracles (§3.3) after them.
+
+    >>> ERROR_REGISTRY.oracles[:3], ERROR_REGISTRY["duplicate"].title
+    (('human_box', 'object_box', 'both_boxes'), 'Duplicate')
+    """
+
+    def __init__(self, *error_types: ErrorType):
+        self._types: list[ErrorType] = []
+        for error_type in error_types:
+            self.register(error_type)
+
+    def register(self, error_type: ErrorType) -> ErrorType:
+        """Add an error type (after the others of its kind); its name must be new."""
+        if not error_type.name or error_type.name in self.oracles or error_type.name == TRUE_POSITIVE:
+            raise ValueError(f"an error type needs a new name, got {error_type.name!r}")
+        self._types.append(error_type)
+        self._number_prediction_kinds()
+        return error_type
+
+    def unregister(self, name: str) -> None:
+        """Remove the error type called ``name``."""
+        self._types.remove(self[name])
+        self._number_prediction_kinds()
+
+    def _number_prediction_kinds(self) -> None:
+        for error_type in self.prediction_errors:
+            error_type.code = self.prediction_kinds.index(error_type.name)
+
+    def __getitem__(self, name: str) -> ErrorType:
+        return next(e for e in self._types if e.name == check_choice("oracles", name, self.oracles))
+
+    @property
+    def errors(self) -> tuple[ErrorType, ...]:
+        """The error types (single oracles), in the paper's order."""
+        return tuple(e for e in self._types if not isinstance(e, GroupedOracle))
+
+    @property
+    def grouped(self) -> tuple[ErrorType, ...]:
+        return tuple(e for e in self._types if isinstance(e, GroupedOracle))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.errors)
+
+    @property
+    def oracles(self) -> tuple[str, ...]:
+        """Every oracle: the error types, then the grouped oracles."""
+        return self.names + tuple(e.name for e in self.grouped)
+
+    @property
+    def prediction_errors(self) -> tuple[ErrorType, ...]:
+        """The error types of predictions, in the priority of Fig. 2."""
+        return tuple(sorted((e for e in self.errors if e.priority is not None), key=lambda e: e.priority))
+
+    @property
+    def prediction_kinds(self) -> tuple[str, ...]:
+        """Prediction categories: code 0 is a true positive, then the prediction error types."""
+        return (TRUE_POSITIVE,) + tuple(e.name for e in self.errors if e.priority is not None)
+
+    @property
+    def counted(self) -> tuple[ErrorType, ...]:
+        """Every type in the order of ``error_counts``: prediction errors, ground-truth errors,
+        grouped oracles."""
+        return (tuple(e for e in self.errors if e.priority is not None)
+                + tuple(e for e in self.errors if e.priority is None) + self.grouped)
+
+
+#: The registry: one line per error type (the seven of the paper, then the grouped oracles).
+ERROR_REGISTRY = ErrorRegistry(
+    HumanBoxError(),
+    ObjectBoxError(),
+    BothBoxesError(),
+    AssociationError(),
+    DuplicateError(),
+    InteractionError(),
+    MissedGTError(),
+    FalsePositiveGroup(),
+    FalseNegativeGroup(),
+)
+register_error_type = ERROR_REGISTRY.register
+
+#: Error types from other packages: ``[project.entry-points."hoi_semantic_eval.diagnosis_errors"]
+#: name = "package.module:ErrorClass"``, registered after the paper's.
+ENTRY_POINT_GROUP = "hoi_semantic_eval.diagnosis_errors"
+
+
+def _register_plugins() -> None:
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        register_error_type(ep.load()())
+
+
+_register_plugins()

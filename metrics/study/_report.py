@@ -1,0 +1,391 @@
+"""Self-contained HTML reports of a study's analysis, with CSV tables and PNG plots.
+
+``write_report(out_dir, agreement=..., alignment=..., tuning=..., recalibration=...,
+rater_model=..., reliability=...)`` writes
+``report.html`` (plots embedded as base64 PNG, so the file travels alone), ``agreement.json``,
+one CSV per table and each plot as a PNG file. Plots use matplotlib's Agg backend.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from functools import lru_cache, partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metrics.study._agreement import AgreementReport
+from metrics.core._jsonio import StagedFolder
+from metrics.core._inputs import numbers
+
+
+
+def heatmap_figure(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
+    """A labelled heat map of a square table (annotator × annotator statistics)."""
+    fig, ax = subplots(figsize=(3.6, 3.0))
+    im = ax.imshow(table.to_numpy(float), vmin=vmin, vmax=vmax, cmap="viridis")
+    ax.set_xticks(range(len(table.columns)), table.columns, rotation=45, ha="right")
+    ax.set_yticks(range(len(table.index)), table.index)
+    for (i, j), v in np.ndenumerate(table.to_numpy(float)):
+        if np.isfinite(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if v < (vmin + vmax) / 2 else "black")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    return fig
+
+
+def _grouped_bars(ax, counts: pd.DataFrame) -> None:
+    """One group of bars per row of ``counts`` (on the x axis), one bar per column, labelled."""
+    width = 0.8 / max(len(counts.columns), 1)
+    x = np.arange(len(counts.index))
+    for k, name in enumerate(counts.columns):
+        ax.bar(x + k * width - 0.4 + width / 2, counts[name].to_numpy(), width, label=str(name))
+    ax.set_xticks(x, [f"{v:g}" if isinstance(v, float) else str(v) for v in counts.index])
+
+
+def _distributions(dist: pd.DataFrame):
+    fig, ax = subplots(figsize=(5.0, 2.8))
+    _grouped_bars(ax, dist.T)
+    ax.set_xlabel("score")
+    ax.set_ylabel("ratings")
+    ax.set_title("Per-annotator score distribution")
+    ax.legend(fontsize=7, ncols=2, frameon=False)
+    return fig
+
+
+VOTES_PER_ROW = 3   # panels per row: the figure stays ≤ 6.6 in wide, so its text is not shrunk
+
+
+def _votes(votes: pd.DataFrame):
+    majors = sorted(votes["majority"].unique())
+    rows, cols = -(-len(majors) // VOTES_PER_ROW), min(len(majors), VOTES_PER_ROW)
+    fig, axes = subplots(rows, cols, figsize=(2.2 * cols, 2.2 * rows + 0.4), sharey=True, squeeze=False)
+    panels = axes.ravel()
+    for ax, maj in zip(panels, majors):
+        _grouped_bars(ax, votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count"))
+        ax.set_title(f"majority {maj:g}")
+        ax.set_xlabel("score")
+    for ax in panels[len(majors):]:
+        ax.set_axis_off()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("votes")
+    panels[len(majors) - 1].legend(fontsize=7, frameon=False, title="annotator", title_fontsize=7)
+    fig.suptitle("Annotator votes by majority score")
+    return fig
+
+
+def _mae_curves(tuning: dict):
+    fig, ax = subplots(figsize=(4.2, 2.8))
+    w = np.asarray(tuning["curve"]["w"])
+    for key, values in tuning["curve"].items():
+        if key == "w":
+            continue
+        label = "overall" if key == "overall" else f"category {key}"
+        ax.plot(w, values, label=label)
+        best = tuning["w_overall"] if key == "overall" else tuning["w_by_category"][key]
+        ax.axvline(best, ls=":", lw=0.8, color=ax.lines[-1].get_color())
+    ax.set_xlabel("w (verb weight)")
+    ax.set_ylabel("MAE (similarity units)")
+    ax.set_title("MAE of w·v + (1 − w)·o (Eq. 14)")
+    ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def _calibration(recal: dict):
+    fig, ax = subplots(figsize=(3.4, 3.0))
+    x = np.asarray(recal["calibration_curves"]["x"])
+    ax.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls="--", label="identity")
+    for role in ("verb", "object"):
+        ax.plot(x, recal["calibration_curves"][role], label=f"{role} map")
+        ev = recal["evidence"][role]
+        if len(ev.old):
+            ax.scatter(ev.old, ev.implied, s=np.clip(ev.weight, 1, 20), alpha=0.25)
+    ax.set_xlabel("original similarity")
+    ax.set_ylabel("human-implied similarity")
+    ax.set_title("Calibration maps")
+    ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def _over_time(frame: pd.DataFrame):
+    fig, ax = subplots(figsize=(4.6, 2.8))
+    for key, label in (("alpha", "Krippendorff's α"), ("agreement", "mean agreement (Eq. 13)")):
+        ax.plot(frame["ratings"], frame[key], marker="o", ms=3, label=label)
+        ax.fill_between(frame["ratings"], frame[f"{key}_low"], frame[f"{key}_high"], alpha=0.2,
+                        color=ax.lines[-1].get_color())
+    ax.set_xlabel("ratings so far")
+    ax.set_title("Agreement as ratings arrived (95% intervals)")
+    ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def _image_update(result: dict):
+    fig, ax = subplots(figsize=(4.2, 2.6))
+    groups = [("all", result)] + [(f"cat {c}", r) for c, r in result.get("by_category", {}).items()]
+    x = np.arange(len(groups))
+    shares = [100 * r["share_updated"] for _, r in groups]
+    err = np.array([[100 * (r["share_updated"] - r["share_updated_ci"][0]),
+                     100 * (r["share_updated_ci"][1] - r["share_updated"])] for _, r in groups]).T
+    ax.bar(x, shares, yerr=err, capsize=3, color="#4c78a8")
+    ax.set_xticks(x, [name for name, _ in groups])
+    ax.set_ylabel("ratings updated (%)")
+    ax.set_title("Ratings changed with the image (95% CI)")
+    return fig
+
+
+def _model_scores(items: pd.DataFrame, scale):
+    """Items sorted by model score, each with its 95% interval (± 1.96 SE, within the scale)."""
+    ordered = items.sort_values("score")
+    fig, ax = subplots(figsize=(6.0, 2.8))
+    x = np.arange(len(ordered))
+    half = 1.96 * ordered["se"].to_numpy()
+    score = ordered["score"].to_numpy()
+    bars = [np.minimum(half, score - min(scale)), np.minimum(half, max(scale) - score)]
+    ax.errorbar(x, score, yerr=bars, fmt="o", ms=2, lw=0.6,
+                color="#4c78a8", ecolor="#9ecae9")
+    ax.set_xlabel("items, by model score")
+    ax.set_ylabel("score (0–4)")
+    ax.set_title("Rater-model item scores with 95% intervals")
+    return fig
+
+
+def _rater_chart(raters: pd.DataFrame):
+    fig, ax = subplots(figsize=(4.2, 3.0))
+    flagged = raters["flag"].notna()
+    ax.scatter(raters.loc[~flagged, "severity"], raters.loc[~flagged, "consistency"], color="#4c78a8")
+    ax.scatter(raters.loc[flagged, "severity"], raters.loc[flagged, "consistency"], color="#e45756",
+               marker="x", label="flagged")
+    for name, row in raters.iterrows():
+        ax.annotate(str(name), (row.severity, row.consistency), fontsize=6, xytext=(3, 3),
+                    textcoords="offset points")
+    ax.axvline(0, color="0.7", lw=0.8, ls="--")
+    ax.set_xlabel("severity (scale points; > 0 = strict)")
+    ax.set_ylabel("consistency (1 = typical)")
+    ax.set_title("Raters")
+    if flagged.any():
+        ax.legend(frameon=False, fontsize=7)
+    return fig
+
+
+def reliability_frame(result: dict) -> pd.DataFrame:
+    """One row per statistic of :func:`metrics.study._reliability.reliability`: value and interval."""
+    rows = []
+
+    def add(name, entry):
+        ci = entry.get("ci", [np.nan, np.nan])
+        rows.append({"statistic": name, "value": entry["value"], "ci_low": ci[0], "ci_high": ci[1]})
+
+    for level, entry in result["krippendorff_alpha"].items():
+        add(f"Krippendorff's alpha ({level})", entry)
+    for kind, entry in result["gwet_ac2"].items():
+        add(f"Gwet's AC2 ({kind} weights)", entry)
+    for kind in ("agreement", "consistency"):
+        add(f"ICC ({kind}, one rater)", result["icc"][kind])
+    ceiling = result["human_ceiling"]
+    if "spearman" in ceiling:
+        add("human ceiling (Spearman, leave one rater out)",
+            {"value": ceiling["spearman"], **({"ci": ceiling["spearman_ci"]} if "spearman_ci" in ceiling else {})})
+    return pd.DataFrame(rows)
+
+
+def png_bytes(fig) -> bytes:
+    """A figure as PNG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def table_html(df: pd.DataFrame, digits: int = 3) -> str:
+    """A table as the reports' HTML: floats with ``digits`` decimals, whole numbers as integers
+    (also counts that a missing value made float: columns named like ``n``, ``n_ratings``,
+    ``count``), missing values as a dash."""
+    counts = {k for k, c in enumerate(df.columns) if is_count_name(c) and _whole(df.iloc[:, k])}
+
+    def cell(v, as_int=False):
+        if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+            return "–"
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            return str(v)
+        return f"{int(v)}" if as_int or isinstance(v, (int, np.integer)) else f"{v:.{digits}f}"
+
+    formatters = [partial(cell, as_int=k in counts) for k in range(len(df.columns))]
+    return df.to_html(formatters=formatters, border=0, classes="t", na_rep="–")
+
+
+COUNT_NAMES = {"n", "count", "items", "ratings", "votes", "annotators", "raters", "support"}
+
+
+def is_count_name(name) -> bool:
+    """Whether a column name reads as a count (``n``, ``n_items``, ``ratings``, ``votes`` …)."""
+    name = str(name).lower()
+    return name in COUNT_NAMES or name.startswith("n_")
+
+
+def _whole(column: pd.Series) -> bool:
+    values = numbers(column).dropna()
+    return len(values) > 0 and bool((values == values.round()).all())
+
+
+def alignment_frame(alignment: dict) -> pd.DataFrame:
+    """One row per metric of ``alignment["metrics"]``, best agreement first."""
+    metrics = alignment["metrics"]
+    rows = []
+    for name in sorted(metrics, key=lambda k: -np.nan_to_num(metrics[k]["agreement"], nan=-1)):
+        m = alignment["metrics"][name]
+        rows.append({"metric": name, "agreement": m["agreement"], "spearman": m["spearman"],
+                     "ci_low": m["spearman_ci"][0], "ci_high": m["spearman_ci"][1],
+                     "p_permutation": m["p_permutation"], "n": m["n"]})
+    return pd.DataFrame(rows)
+
+
+def write_report(out_dir, **sections) -> Path:
+    """Write report.html, JSON, CSV tables and PNG plots into ``out_dir`` (built in a temporary
+    folder and moved into place: all of them or none); returns the HTML path. ``sections``:
+    ``agreement``, ``over_time`` (agreement at successive rating counts, with intervals),
+    ``alignment``, ``tuning``, ``recalibration``, ``image_update``, ``rater_model``,
+    ``reliability``, ``prediction_powered`` (``title``, ``table`` or None, ``text``: a list of sentences),
+    ``title``."""
+    staged = StagedFolder(out_dir)
+    with staged as folder:
+        _write_report(folder, **sections)
+    return staged.path / "report.html"
+
+
+def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
+                  tuning: dict | None = None, recalibration: dict | None = None,
+                  title: str = "Study report", image_update: dict | None = None,
+                  rater_model=None, reliability: dict | None = None,
+                  over_time: pd.DataFrame | None = None, prediction_powered: dict | None = None) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sections: list[str] = []
+    plots: dict[str, bytes] = {}
+    tables: dict[str, pd.DataFrame] = {}
+
+    if agreement is not None:
+        (out / "agreement.json").write_text(json.dumps(agreement.to_dict(), indent=2) + "\n")
+        summary = pd.DataFrame([
+            ("items", agreement.n_items), ("annotators", agreement.n_annotators),
+            ("ratings", agreement.n_ratings),
+            (f"Krippendorff's alpha ({agreement.level})", agreement.krippendorff_alpha),
+            ("mean pairwise agreement (Eq. 13)", agreement.mean_pairwise_agreement),
+            ("mean quadratic weighted kappa", agreement.mean_qwk),
+            ("mean Spearman rho", agreement.mean_spearman),
+            ("within-item SD", agreement.precision["within_item_sd"]),
+            (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
+        ], columns=["statistic", "value"], dtype=object)
+        for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
+            summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
+                                         f"[{lo:.3f}, {hi:.3f}]")
+        tables.update(summary=summary, pairwise_agreement=agreement.agreement,
+                      pairwise_spearman=agreement.spearman, pairwise_qwk=agreement.qwk,
+                      annotator_distributions=agreement.distributions,
+                      votes_by_majority=agreement.votes_by_majority)
+        plots.update(spearman_heatmap=png_bytes(heatmap_figure(agreement.spearman, "Pairwise Spearman ρ")),
+                     qwk_heatmap=png_bytes(heatmap_figure(agreement.qwk, "Pairwise quadratic weighted κ")),
+                     annotator_distributions=png_bytes(_distributions(agreement.distributions)),
+                     votes_by_majority=png_bytes(_votes(agreement.votes_by_majority)))
+        sections.append("<h2>Inter-annotator agreement</h2>" + table_html(summary.set_index("statistic"))
+                        + "<h3>Pairwise agreement (Eq. 13)</h3>" + table_html(agreement.agreement)
+                        + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
+    if over_time is not None and len(over_time):
+        tables["agreement_over_time"] = over_time
+        plots["agreement_over_time"] = png_bytes(_over_time(over_time))
+        sections.append("<h2>Agreement as ratings arrived</h2>{agreement_over_time}")
+    if reliability is not None:  # metrics.study._reliability.reliability
+        frame = reliability_frame(reliability)
+        tables["reliability"] = frame
+        sections.append("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
+                        "Krippendorff)</h2>" + table_html(frame.set_index("statistic")))
+    if rater_model is not None:  # metrics.study._rater_model.RaterModel
+        tables.update(items_model=rater_model.items.rename_axis("item_id"),
+                      raters_model=rater_model.raters.rename_axis("annotator"))
+        plots.update(model_scores=png_bytes(_model_scores(rater_model.items, rater_model.scale)),
+                     raters_model=png_bytes(_rater_chart(rater_model.raters)))
+        sections.append("<h2>Rater model: item scores corrected for who rated them</h2>"
+                        + table_html(rater_model.raters) + "{model_scores}{raters_model}")
+    if alignment is not None:
+        frame = alignment_frame(alignment)
+        tables["alignment"] = frame
+        block = "<h2>Metric–human alignment</h2>" + table_html(frame.set_index("metric"))
+        for cat, per in alignment.get("by_category", {}).items():
+            sub = alignment_frame({"metrics": per})
+            tables[f"alignment_category_{cat}"] = sub
+            block += f"<h3>Category {cat}</h3>" + table_html(sub.set_index("metric"))
+        sections.append(block)
+    if tuning is not None:
+        frame = pd.DataFrame({"w": tuning["w_by_category"], "mae": tuning["mae_by_category"],
+                              "n": tuning["n_by_category"]})
+        frame.loc["overall"] = (tuning["w_overall"], tuning["mae_overall"], np.nan)
+        tables["w_tuning"] = frame
+        plots["mae_vs_w"] = png_bytes(_mae_curves(tuning))
+        sections.append("<h2>Tuning w (Eq. 14)</h2>" + table_html(frame)
+                        + f"<p>Agreement with category-tuned w: {tuning['agreement_tuned']:.4f}; "
+                          f"with w = 0.5: {tuning['agreement_w05']:.4f}.</p>{{mae_vs_w}}")
+    if recalibration is not None:
+        frame = pd.DataFrame([{"": "before", **recalibration["before"]}, {"": "after", **recalibration["after"]}]).set_index("")
+        tables["recalibration"] = frame
+        plots["calibration_curves"] = png_bytes(_calibration(recalibration))
+        sections.append("<h2>Recalibrated matrices (held-out, cross-validated)</h2>" + table_html(frame)
+                        + f"<p>{html.escape(recalibration['method'])}; parameters "
+                          f"{html.escape(json.dumps(recalibration['parameters']))}.</p>{{calibration_curves}}")
+
+    if image_update is not None:  # the with-image pass (SHOE supp. §6.2), metrics.study._image_update
+        from metrics.study._image_update import summary_frame
+        frame = summary_frame(image_update)
+        tables["image_update"] = frame
+        plots["image_update"] = png_bytes(_image_update(image_update))
+        sections.append("<h2>With-image pass: updated ratings (SHOE supp. §6.2)</h2>"
+                        + table_html(frame.set_index("group"))
+                        + "<p>Share updated with its 95% Wald interval; mean absolute change of the "
+                          "updated ratings with its 95% t interval; up / down = direction.</p>{image_update}")
+    if prediction_powered is not None:   # LLM + human ratings: a title, a table, sentences
+        frame = prediction_powered.get("table")
+        if frame is not None:
+            tables["prediction_powered"] = frame
+        sections.append(f"<h2>{html.escape(prediction_powered['title'])}</h2>"
+                        + (table_html(frame.set_index(frame.columns[0])) if frame is not None else "")
+                        + "".join(f"<p>{html.escape(text)}</p>" for text in prediction_powered["text"]))
+    for name, df in tables.items():
+        df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
+    for name, png in plots.items():
+        (out / f"{name}.png").write_bytes(png)
+    return write_page(out / "report.html", title, "\n".join(sections), plots)
+
+
+def write_page(path: Path, title: str, body: str, plots: dict[str, bytes]) -> Path:
+    """A self-contained HTML page: each ``{name}`` in ``body`` becomes its PNG, embedded."""
+    for name, png in plots.items():
+        img = f'<img alt="{name}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+        body = body.replace("{" + name + "}", img)
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;color:#222}}
+table.t{{border-collapse:collapse;margin:.5em 0}}table.t td,table.t th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}
+img{{max-width:100%;margin:4px;vertical-align:top}}</style></head>
+<body><h1>{html.escape(title)}</h1>{body}</body></html>"""
+    path.write_text(page)
+    return path
+
+
+def subplots(*args, figsize: tuple[float, float], **kwargs):
+    """A figure and its axes (``Figure.subplots`` arguments) in the reports' style, drawn with
+    matplotlib's Figure API: no pyplot, whose import alone costs ~0.4 s, and nothing to close."""
+    fig = _figure_class()(figsize=figsize)
+    return fig, fig.subplots(*args, **kwargs)
+
+
+@lru_cache(maxsize=1)
+def _figure_class():
+    """matplotlib's Figure with the reports' style, imported on first use (``--help`` and plain
+    scoring should not pay for matplotlib)."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    matplotlib.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+                                "figure.dpi": 100, "savefig.bbox": "tight"})
+    return Figure
