@@ -17,7 +17,7 @@ import pandas as pd
 
 from metrics import hico, wordnet  # noqa: E402
 from metrics.study._agreement import agreement_report  # noqa: E402
-from metrics.study._recalibration import recalibrate  # noqa: E402
+from metrics.study._recalibration import recalibrate_matrices  # noqa: E402
 from metrics.vocab._similarity import SimilarityMatrix  # noqa: E402
 from metrics.study._simulation import simulate_ratings  # noqa: E402
 from metrics.study._study_items import join_ratings  # noqa: E402
@@ -82,7 +82,7 @@ def main() -> None:
     times = []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        result = recalibrate(rated, vm, om, folds=5)
+        result = recalibrate_matrices(rated, vm, om, folds=5)
         times.append(time.perf_counter() - t)
     print(f"recalibration, verb matrix {vm.n_labels:,} labels / {vm.n_pairs:,} pairs, object matrix "
           f"{om.n_labels:,} labels / {om.n_pairs:,} pairs, {int(rated['n_ratings'].sum()):,} ratings, 5 folds: "

@@ -24,7 +24,7 @@ import numpy as np
 
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
-from metrics.diagnosis._core import ERROR_REGISTRY, diagnose  # noqa: E402
+from metrics.diagnosis._core import ERROR_REGISTRY, build_diagnosis  # noqa: E402
 from metrics.diagnosis._subtasks import interaction_classification, pair_localization  # noqa: E402
 from metrics.detection._scoring import evaluate  # noqa: E402
 
@@ -46,7 +46,7 @@ def main() -> None:
     print(f"workload: {len(gt.images)} images, {len(gt)} ground-truth HOIs, {len(pred)} predictions "
           f"(generated in {time.perf_counter() - t:.1f} s); machine: {len(os.sched_getaffinity(0))} cores")
 
-    diagnose(gt.__class__.from_arrays(gt.images[gt.image[:50]], gt.human_box[:50], gt.object_box[:50],
+    build_diagnosis(gt.__class__.from_arrays(gt.images[gt.image[:50]], gt.human_box[:50], gt.object_box[:50],
                                       gt.verb[:50], gt.object[:50]),
              pred.__class__.from_arrays(pred.images[pred.image[:500]], pred.human_box[:500],
                                         pred.object_box[:500], pred.verb[:500], pred.object[:500],
@@ -54,10 +54,10 @@ def main() -> None:
     single, prog, sub = [], [], []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        d = diagnose(gt, pred, oracles=ERROR_REGISTRY.oracles, progressive=False)
+        d = build_diagnosis(gt, pred, oracles=ERROR_REGISTRY.oracles, progressive=False)
         single.append(time.perf_counter() - t)
         t = time.perf_counter()
-        dp = diagnose(gt, pred, oracles=(), progressive=True)
+        dp = build_diagnosis(gt, pred, oracles=(), progressive=True)
         prog.append(time.perf_counter() - t)
         t = time.perf_counter()
         loc = pair_localization(d.scene)
@@ -77,7 +77,7 @@ def main() -> None:
           f"{inter['negative_ap']:.4f}, interaction mAP {inter['interaction_map']:.4f}")
     if args.check_map:
         ev = evaluate(gt, pred)
-        keep = diagnose(gt, pred, oracles=(), progressive=False, keep_no_interaction=True).map["full"]
+        keep = build_diagnosis(gt, pred, oracles=(), progressive=False, keep_no_interaction=True).map["full"]
         print(f"score's mAP {float(np.nanmean(ev.ap)):.12f} vs diagnose --keep-no-interaction {keep:.12f}")
     med = statistics.median(single)
     print(f"categorization + 9 single-oracle ΔmAPs: median {med:7.2f} s over {len(single)} runs "

@@ -23,7 +23,7 @@ import argparse
 import numpy as np
 
 
-from metrics.diagnosis._core import diagnose  # noqa: E402
+from metrics.diagnosis._core import build_diagnosis  # noqa: E402
 from metrics.diagnosis._subtasks import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
                                         unique_pairs)
 from metrics.detection._boxes import box_iou  # noqa: E402
@@ -50,7 +50,7 @@ def main() -> None:
                         help="predictions per image (default 3: few enough that recall is not saturated)")
     args = parser.parse_args()
     gt, pred = workload(args.images, round(args.images * 33000 / 9658), args.per_image)
-    d = diagnose(gt, pred)
+    d = build_diagnosis(gt, pred)
     s = d.scene
     ours = pair_localization(s)
     # detected pairs and ground-truth pairs, every same-image combination

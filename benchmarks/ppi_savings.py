@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.study._agreement import eq13_agreement, pairwise_agreement
+from metrics.study._agreement import eq13_agreement, pairwise_agreement_matrix
 from metrics.study._ppi import active_ppi_mean, active_probabilities, ppi_mean
 from metrics.study._simulation import simulate_ratings
 
@@ -117,7 +117,7 @@ def shoe_statistics(design: pd.DataFrame, seed: int, tau: float = TAU, sigma: fl
     study = simulate(design, seed, tau=tau, sigma=sigma, slope=slope)
     llm = design["llm"].to_numpy(float)
     llm_agreement = float(eq13_agreement(llm, study["human"]).mean())
-    pairwise = pairwise_agreement(pd.DataFrame(study["ratings"])).to_numpy()
+    pairwise = pairwise_agreement_matrix(pd.DataFrame(study["ratings"])).to_numpy()
     return llm_agreement, float(pairwise[~np.eye(RATERS, dtype=bool)].mean()), float(spearmanr(llm, study["human"]).statistic)
 
 

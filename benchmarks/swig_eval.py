@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from metrics.datasets.swig_hoi._evaluation import evaluate, evaluate_files
-from metrics.datasets.swig_hoi._readers import read_detections, read_ground_truth
+from metrics.datasets.swig_hoi._readers import read_swig_detections, read_ground_truth
 from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
 from tests.reference import swig_eval as ref
 
@@ -88,7 +88,7 @@ def main() -> None:
         t0 = time.perf_counter()
         gt = read_ground_truth(gt_path, action_id=table["action_id"], object_id=table["object_id"])
         t1 = time.perf_counter()
-        pred = read_detections(pred_path)
+        pred = read_swig_detections(pred_path)
         t2 = time.perf_counter()
         fast = evaluate(gt, pred, frequency=table["frequency"], evaluated=table["evaluated"])
         t3 = time.perf_counter()

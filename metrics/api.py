@@ -171,7 +171,7 @@ def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str =
     >>> r.map, round(r.shoe_map, 6), round(r.shoe_mf1, 6), r.gt_miss_rate
     (1.0, 1.0, 1.0, 0.0)
     """
-    from metrics.detection._scoring import score_detections as score
+    from metrics.detection._scoring import score_dict as score
     result = score(_detections(gt), _detections(pred), split=split, verb_sim=_matrix(verb_sim),
                    object_sim=_matrix(object_sim), combine=combine, w=w, iou=iou, delta=delta, tau=tau,
                    interpolation=interpolation, fn_mode=fn_mode, map_protocol=map_protocol, dataset=dataset)
@@ -332,7 +332,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, m
     >>> d.map, d.delta_map["interaction"], d.error_counts["interaction"]
     (0.0, 1.0, 1)
     """
-    from metrics.diagnosis._core import diagnose as run_diagnosis
+    from metrics.diagnosis._core import build_diagnosis as run_diagnosis
     from metrics.diagnosis._subtasks import interaction_classification, pair_localization
     d = run_diagnosis(_detections(gt), _detections(pred), iou=iou, keep_no_interaction=keep_no_interaction,
                       map_protocol=map_protocol, dataset=dataset)
@@ -430,7 +430,7 @@ def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> 
     ({'top1': 0.0, 'top5': 1.0}, {'top1': 1.0, 'top5': 1.0})
     """
     from metrics.imsitu._accuracy import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
-                         sense_accuracy as accuracy)
+                         sense_accuracy_tables as accuracy)
     from metrics.core._errors import naming
     pred_source = str(pred) if isinstance(pred, (str, Path)) else "predictions"
     gold_source = str(gold) if isinstance(gold, (str, Path)) else "gold"
@@ -479,7 +479,7 @@ def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float
     >>> krippendorff_alpha(r)
     1.0
     """
-    from metrics.study._agreement import krippendorff_alpha as alpha, rating_matrix
+    from metrics.study._agreement import alpha_of_matrix as alpha, rating_matrix
     return alpha(rating_matrix(_ratings(ratings)[0]), level, scale)
 
 
@@ -502,7 +502,7 @@ def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
     >>> pairwise_agreement(r).mean_pairwise_agreement
     0.875
     """
-    from metrics.study._agreement import mean_offdiagonal, pairwise_agreement as agreement, rating_matrix, table_dict
+    from metrics.study._agreement import mean_offdiagonal, pairwise_agreement_matrix as agreement, rating_matrix, table_dict
     table = agreement(rating_matrix(_ratings(ratings)[0]), float(max(scale) - min(scale)))
     return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
 
@@ -535,7 +535,7 @@ def tune_w(ratings, items, *, verb_sim=None, object_sim=None, step: float = 0.00
     >>> tune_w(ratings, items).w_overall
     0.25
     """
-    from metrics.study._tuning import tune_w as tune
+    from metrics.study._tuning import tune_w_by_category as tune
     _, rated = rated_items(ratings, items, verb_sim=verb_sim, object_sim=object_sim)
     return WTuning.from_dict(tune(rated, step=step), n_items=len(rated))
 
@@ -583,7 +583,7 @@ def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_s
     >>> sorted(r.to_dict())
     ['after', 'before', 'folds', 'method', 'n_items', 'n_ratings', 'parameters']
     """
-    from metrics.study._recalibration import recalibrate as fit
+    from metrics.study._recalibration import recalibrate_matrices as fit
     ratings, rated = rated_items(ratings, items, need_similarities=False)
     if not study and "study" in ratings.columns and len(ratings):
         study = str(ratings["study"].iloc[0])
@@ -628,7 +628,7 @@ class PPIRecalibration(Result):
 def recalibrate_ppi(ratings, items, verb_sim, object_sim, *, w: float = 0.5, confidence: float = 0.95,
                     study: str | None = None) -> PPIRecalibration:
     """New verb and object matrices from prediction-powered estimates
-    (``metrics.study._recalibration.recalibrate_ppi``): ``verb_sim`` / ``object_sim`` are the LLM
+    (``metrics.study._recalibration.recalibrate_matrices_ppi``): ``verb_sim`` / ``object_sim`` are the LLM
     ratings of every pair, the ratings of an HOI-similarity study the human evidence; every entry
     gets its expected human similarity with an interval, beside the human-only estimate of its
     LLM level.
@@ -645,7 +645,7 @@ def recalibrate_ppi(ratings, items, verb_sim, object_sim, *, w: float = 0.5, con
     (['by_level', 'method', 'n_items', 'n_ratings', 'parameters'], ['object', 'verb'])
     """
     from metrics.core._validation import check_confidence
-    from metrics.study._recalibration import recalibrate_ppi as fit
+    from metrics.study._recalibration import recalibrate_matrices_ppi as fit
     check_confidence("confidence", confidence)
     ratings, rated = rated_items(ratings, items, need_similarities=False)
     if not study and "study" in ratings.columns and len(ratings):

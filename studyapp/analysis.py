@@ -12,8 +12,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.study._agreement import (AgreementReport, agreement_report, bootstrap_intervals, krippendorff_alpha,
-                               mean_offdiagonal, pairwise_agreement, rating_matrix, validate_ratings)
+from metrics.study._agreement import (AgreementReport, agreement_report, bootstrap_intervals, alpha_of_matrix,
+                               mean_offdiagonal, pairwise_agreement_matrix, rating_matrix, validate_ratings)
 from metrics.study._rater_model import RaterModel, fit_rater_model
 from metrics.study._reliability import reliability
 from metrics.study._report import write_report
@@ -114,13 +114,13 @@ def agreement_over_time(ratings: pd.DataFrame, n_resamples: int = LIVE_RESAMPLES
             continue
         matrix = rating_matrix(head)
         with np.errstate(invalid="ignore", divide="ignore"):
-            alpha = krippendorff_alpha(matrix)
+            alpha = alpha_of_matrix(matrix)
         if np.isfinite(alpha):   # undefined while the items rated twice all got one value
             with np.errstate(invalid="ignore", divide="ignore"):
                 ci = bootstrap_intervals(matrix, n_resamples=n_resamples)
             rows.append({"ratings": n, "annotators": int(head["annotator"].nunique()), "alpha": alpha,
                          "alpha_low": ci["krippendorff_alpha"][0], "alpha_high": ci["krippendorff_alpha"][1],
-                         "agreement": mean_offdiagonal(pairwise_agreement(matrix)),
+                         "agreement": mean_offdiagonal(pairwise_agreement_matrix(matrix)),
                          "agreement_low": ci["mean_pairwise_agreement"][0],
                          "agreement_high": ci["mean_pairwise_agreement"][1]})
     return pd.DataFrame(rows, columns=["ratings", "annotators", "alpha", "alpha_low", "alpha_high",

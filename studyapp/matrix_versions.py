@@ -1,7 +1,7 @@
 """Recalibrated similarity matrices as named, immutable versions with their provenance.
 
 ``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies of one dataset
-(``[items] dataset``) and runs :func:`metrics.study._recalibration.recalibrate` (cross-validated:
+(``[items] dataset``) and runs :func:`metrics.study._recalibration.recalibrate_matrices` (cross-validated:
 held-out agreement before / after, overall and per category) on that dataset's baseline matrices
 (or on an earlier version of the same dataset). ``save_version`` stores both matrices under a
 new name in the database (``matrix_version``; a name is never reused or overwritten), so backups
@@ -27,7 +27,7 @@ from sqlmodel import select
 from metrics import InputError, datasets
 from metrics.vocab._baseline import load_default
 from metrics.core._jsonio import write_text_atomic
-from metrics.study._recalibration import recalibrate
+from metrics.study._recalibration import recalibrate_matrices
 from metrics.vocab._similarity import SimilarityMatrix
 from metrics.study._study_items import join_ratings
 
@@ -48,7 +48,7 @@ class Recalibration:
     """What a run produced, before it is saved: the new matrices and their evidence."""
 
     studies: list[str]
-    result: dict            # metrics.study._recalibration.recalibrate's result
+    result: dict            # metrics.study._recalibration.recalibrate_matrices's result
     changed: pd.DataFrame   # the rated pairs, most changed first
     based_on: str           # "baseline" or the version recalibrated
     dataset: str = datasets.DEFAULT  # whose vocabulary the studies' items use
@@ -113,7 +113,7 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
         seen = [slug for slug in slugs if slug in studies_behind(based_on, engine)]
     else:
         verb, obj = load_default("v", dataset=dataset), load_default("n", dataset=dataset)
-    result = recalibrate(items, verb, obj, w=w, prior_strength=prior_strength, folds=folds,
+    result = recalibrate_matrices(items, verb, obj, w=w, prior_strength=prior_strength, folds=folds,
                          seed=seed, study=",".join(slugs))
     return Recalibration(list(slugs), result, _most_changed(result, {"verb": verb, "object": obj}),
                          based_on or "baseline", dataset, seen)

@@ -3,7 +3,7 @@ baseline matrices and saved matrix versions side by side.
 
 Every figure is ``python -m metrics score``'s with its default options: the same reader
 (:func:`metrics.detection._detections.read_detections`, JSON Lines or the QPIC format, errors naming the
-file, line and field) and the same scorer (:func:`metrics.detection._scoring.score_detections`), with the
+file, line and field) and the same scorer (:func:`metrics.detection._scoring.score_dict`), with the
 version's matrices as ``--verb-sim`` / ``--object-sim`` would give them, and ``--dataset`` the
 dataset the versions were recalibrated for (their studies' ``[items] dataset``; HICO-DET for the
 baseline alone): its labels are read and its baseline matrices are the baseline row.
@@ -59,7 +59,7 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
     matrices and each saved matrix version; ``progress(fraction, text)`` after each step. The
     labels are ``dataset``'s (default: the versions' dataset, HICO-DET without versions);
     versions of another dataset are refused. The audit log records who scored which files."""
-    from metrics.detection._scoring import score_detections
+    from metrics.detection._scoring import score_dict
 
     require(actor, "score")
     if not predictions:
@@ -84,7 +84,7 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
         for label, (verb, obj) in matrices.items():
             if progress:
                 progress(done / steps, f"scoring {model} with the {label} matrices")
-            result = score_detections(truth, pred, verb_sim=verb, object_sim=obj, dataset=dataset)
+            result = score_dict(truth, pred, verb_sim=verb, object_sim=obj, dataset=dataset)
             results.setdefault(model, {})[label] = result
             rows.append(summary_row(model, label, result))
             done += 1

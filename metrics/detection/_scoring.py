@@ -459,7 +459,7 @@ class SoftCounts:
     n_gt: np.ndarray
 
 
-def shoe_f1(gt_class, match: ShoeMatch, *, n_classes: int, delta: float = 0.0,
+def shoe_soft_counts(gt_class, match: ShoeMatch, *, n_classes: int, delta: float = 0.0,
             fn_mode: str = "algorithm2") -> SoftCounts:
     """Per-class soft TP / FP / FN and F1 (Algorithm 2, lines 14–42).
 
@@ -487,7 +487,7 @@ def shoe_f1(gt_class, match: ShoeMatch, *, n_classes: int, delta: float = 0.0,
     return SoftCounts(tp, fp, fn, precision, recall, np.where(n_gt > 0, f1, np.nan), n_gt)
 
 
-def miss_rates(match: ShoeMatch) -> tuple[float, float]:
+def match_miss_rates(match: ShoeMatch) -> tuple[float, float]:
     """(GT miss rate, prediction miss rate), supplementary §2: the share of ground truths
     with no matched prediction and of (τ-filtered) predictions matched to no ground truth.
     A rate over an empty set is 0."""
@@ -505,7 +505,7 @@ SUBSET_ORDER = ("full", "rare", "non_rare", "novel")   # those of them a dataset
 
 @dataclass
 class Evaluation:
-    """Everything :func:`score_detections` computed, before it is turned into a result dict."""
+    """Everything :func:`score_dict` computed, before it is turned into a result dict."""
 
     classes: pd.DataFrame
     ap: np.ndarray | None
@@ -536,9 +536,9 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
              tau: float = 0.5, interpolation: str = "none", fn_mode: str = "algorithm2",
              map_protocol: str = "official", dataset: str | None = None) -> Evaluation:
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
-    (both :class:`metrics.detection._detections.Detections`); see :func:`score_detections`."""
+    (both :class:`metrics.detection._detections.Detections`); see :func:`score_dict`."""
     from metrics.vocab._baseline import load_default
-    from metrics.datasets.hico_det._evaluation import HicoMap
+    from metrics.datasets.hico_det._evaluation import HicoClassAP
     from metrics.detection._hoi_labels import class_table, classes_of, label_pairs, resolve_labels
     from metrics import datasets
     from metrics.vocab._similarity import combine as combine_fn
@@ -600,7 +600,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     with ThreadPoolExecutor(max_workers=1) as pool:
         if has_scores:
             active = pred.score >= tau
-            map_job = pool.submit(lambda: HicoMap.compute(
+            map_job = pool.submit(lambda: HicoClassAP.compute(
                 gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys, classes,
                 vocabulary, iou=iou, protocol=map_protocol, pairs=pairs))
             tau_job = None if active.all() else pool.submit(lambda: shoe_match(pairs, pred.score, active=active))
@@ -613,15 +613,15 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
         else:
             active = np.ones(len(pred), dtype=bool)
             match_tau = shoe_match(pairs, pred.score, active=active)
-    f1 = shoe_f1(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
-    gt_rate, pred_rate = miss_rates(match_tau)
+    f1 = shoe_soft_counts(gt_class, match_tau, n_classes=n_classes, delta=delta, fn_mode=fn_mode)
+    gt_rate, pred_rate = match_miss_rates(match_tau)
     return Evaluation(classes=classes, ap=ap, hico=hico_map, shoe_ap=shoe, f1=f1, gt_miss_rate=gt_rate,
                       pred_miss_rate=pred_rate, match_all=match_all, match_tau=match_tau,
                       verbs=verbs, objects=objects, n_images=len(images), n_gt=len(gt),
                       n_pred=len(pred), n_pred_tau=int(active.sum()), has_scores=has_scores)
 
 
-def score_detections(gt, pred, *, split: str | None = None, **params) -> dict:
+def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
     """The ``score`` command's result: JSON-able dict with the keys of docs/contracts.md.
 
     ``map``, ``shoe_map``, ``shoe_mf1``, ``gt_miss_rate``, ``pred_miss_rate`` are plain

@@ -71,7 +71,7 @@ Example (one image, one ground truth, a true positive and a duplicate):
 >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
 >>> pred = Detections.from_arrays(["a", "a"], [[0, 0, 10, 10]] * 2, [[10, 10, 20, 20]] * 2,
 ...                               ["ride", "ride"], ["horse", "horse"], [0.9, 0.8])
->>> d = diagnose(gt, pred, map_protocol="all-point")   # mean over the classes with ground truth
+>>> d = build_diagnosis(gt, pred, map_protocol="all-point")   # mean over the classes with ground truth
 >>> d.kind_names().tolist(), d.map["full"], d.delta_map["duplicate"]["full"]
 (['true_positive', 'duplicate'], 1.0, 0.0)
 """
@@ -154,7 +154,7 @@ def assign_fixes(s: Scene, e: Edges, kind: np.ndarray, gt_tp: np.ndarray) -> np.
 # ---------------------------------------------------------------------------- diagnosis
 @dataclass
 class Diagnosis:
-    """Result of :func:`diagnose`: categories, oracle mAPs and their breakdowns.
+    """Result of :func:`build_diagnosis`: categories, oracle mAPs and their breakdowns.
 
     ``kind``: category code per prediction (index into ``ERROR_REGISTRY.prediction_kinds``);
     ``tp_gt``: matched ground truth per prediction; ``gt_tp``: matching prediction per ground
@@ -334,7 +334,7 @@ def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
     return Diagnosis(s, kind, tp_gt, gt_tp, fix_gt, gt_fix, missed)
 
 
-def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=None,
+def build_diagnosis(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=None,
              progressive: bool = True, vocabulary=None, map_protocol: str = "official",
              dataset: str | None = None) -> Diagnosis:
     """Diag-HOI holistic analysis of ``pred`` against ``gt`` (§3): categories (Fig. 2), mAP
@@ -346,10 +346,10 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, o
     >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])
     >>> pred = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["feed"], ["horse"], [0.9])
-    >>> d = diagnose(gt, pred, map_protocol="all-point")
+    >>> d = build_diagnosis(gt, pred, map_protocol="all-point")
     >>> d.kind_names().tolist(), d.map["full"], d.delta_map["interaction"]["full"]
     (['interaction'], 0.0, 1.0)
-    >>> round(diagnose(gt, pred).delta_map["interaction"]["full"] * 520, 9)   # official: over 520 classes
+    >>> round(build_diagnosis(gt, pred).delta_map["interaction"]["full"] * 520, 9)   # official: over 520 classes
     1.0
     """
     oracles = check_choices("oracles", ERROR_REGISTRY.oracles if oracles is None else oracles, ERROR_REGISTRY.oracles)

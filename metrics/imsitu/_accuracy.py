@@ -274,7 +274,7 @@ def topk_accuracy(marks: np.ndarray, k: int) -> float:
     return float(marks[:, :k].any(axis=1).mean())
 
 
-def sense_accuracy(gold: dict, pred: dict, clusters: SenseClusters | None = None, *,
+def sense_accuracy_tables(gold: dict, pred: dict, clusters: SenseClusters | None = None, *,
                    include_gold: bool = False) -> dict:
     """Top-1 / Top-5 accuracy under the gold, WordNet-synonym and cluster criteria (Table 3)
     and the Top-1 improvement breakdown (Table 4).
@@ -287,7 +287,7 @@ def sense_accuracy(gold: dict, pred: dict, clusters: SenseClusters | None = None
 
     >>> g = {"a.jpg": "jumping", "b.jpg": "lying"}
     >>> p = {"a.jpg": ["leaping", "jumping"], "b.jpg": ["sleeping"]}
-    >>> r = sense_accuracy(g, p)
+    >>> r = sense_accuracy_tables(g, p)
     >>> r["gold"], r["wn_syn"]
     ({'top1': 0.0, 'top5': 0.5}, {'top1': 0.5, 'top5': 0.5})
     """
@@ -324,7 +324,7 @@ def sense_accuracy(gold: dict, pred: dict, clusters: SenseClusters | None = None
 
 
 def accuracy_text(result: dict) -> str:
-    """The readable table of :func:`sense_accuracy`."""
+    """The readable table of :func:`sense_accuracy_tables`."""
     lines = [f"{result['n_images']} images ({result['n_missing_predictions']} without predictions, "
              f"{result['n_extra_predictions']} predictions without gold ignored)",
              f"{'criterion':<10} {'Top-1':>7} {'Top-5':>7}"]
@@ -460,7 +460,7 @@ def alignment_table(human: pd.DataFrame, criteria: dict[str, pd.DataFrame]) -> d
     """
     from scipy.stats import kendalltau
 
-    from metrics.study._agreement import krippendorff_alpha
+    from metrics.study._agreement import alpha_of_matrix
 
     key = ["model", "image"]
     human = human[key + ["top1", "top5"]].sort_values(key).reset_index(drop=True)
@@ -485,7 +485,7 @@ def alignment_table(human: pd.DataFrame, criteria: dict[str, pd.DataFrame]) -> d
                 tau = float(kendalltau(acc.to_numpy(), ref.to_numpy()).statistic)
             pair = pd.DataFrame({"criterion": joined[t].astype(int), "human": joined[f"{t}_human"].astype(int)})
             try:
-                alpha = krippendorff_alpha(pair, level="nominal", scale=(0, 1))
+                alpha = alpha_of_matrix(pair, level="nominal", scale=(0, 1))
                 alpha = None if not math.isfinite(alpha) else alpha
             except (ValueError, ZeroDivisionError):
                 alpha = None

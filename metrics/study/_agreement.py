@@ -78,7 +78,7 @@ def eq13_agreement(a, b, scale_max: float = 4.0) -> np.ndarray:
     return 1.0 - np.abs(np.asarray(a, float) - np.asarray(b, float)) / scale_max
 
 
-def pairwise_agreement(matrix: pd.DataFrame, scale_max: float = 4.0) -> pd.DataFrame:
+def pairwise_agreement_matrix(matrix: pd.DataFrame, scale_max: float = 4.0) -> pd.DataFrame:
     """Annotator × annotator mean Eq. 13 agreement over the items both rated (1 on the diagonal)."""
     return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max).mean()), min_shared=1)
 
@@ -120,7 +120,7 @@ def mean_offdiagonal(table: pd.DataFrame) -> float:
     return float(upper.mean()) if len(upper) else float("nan")
 
 
-def krippendorff_alpha(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE) -> float:
+def alpha_of_matrix(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE) -> float:
     """Krippendorff's alpha via the ``krippendorff`` package (items with < 2 ratings ignored).
 
     Note: the SHOE supplement (§5.3) writes the ordinal disagreement as ((i − j)/(k − 1))²,
@@ -185,7 +185,7 @@ def alpha_from_counts(value_counts: np.ndarray, weights: np.ndarray, level: str 
     ``value_counts`` is items × values (how many raters gave each value); ``weights`` is
     resamples × items (how often each item is drawn). Builds each resample's coincidence
     matrix as a weighted sum of per-item coincidence matrices, so a bootstrap is one matrix
-    product. Equals :func:`krippendorff_alpha` for unit weights.
+    product. Equals :func:`alpha_of_matrix` for unit weights.
     """
     m = value_counts.sum(axis=1)
     pairable = m >= 2
@@ -366,13 +366,13 @@ def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples:
     check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
     require_shared_item(matrix, "agreement")
-    agreement = pairwise_agreement(matrix, float(max(scale) - min(scale)))
+    agreement = pairwise_agreement_matrix(matrix, float(max(scale) - min(scale)))
     spearman = pairwise_spearman(matrix)
     qwk = pairwise_qwk(matrix, scale)
     return AgreementReport(
         n_items=int(matrix.shape[0]), n_annotators=int(matrix.shape[1]),
         n_ratings=int((~matrix.isna()).to_numpy().sum()), level=level,
-        krippendorff_alpha=krippendorff_alpha(matrix, level, scale),
+        krippendorff_alpha=alpha_of_matrix(matrix, level, scale),
         mean_pairwise_agreement=mean_offdiagonal(agreement), mean_qwk=mean_offdiagonal(qwk),
         mean_spearman=mean_offdiagonal(spearman), agreement=agreement, spearman=spearman, qwk=qwk,
         distributions=annotator_distributions(matrix, scale),

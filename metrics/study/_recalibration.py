@@ -181,7 +181,7 @@ def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
     return {"agreement": float(eq13_agreement(pred, human).mean()), "spearman": float(rho)}
 
 
-def recalibrate(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
+def recalibrate_matrices(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
                 w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
                 study: str | None = None) -> dict:
     """Cross-validate, then fit on every rated item; returns the new matrices and the figures.
@@ -261,7 +261,7 @@ def _entry_table(matrix: SimilarityMatrix, ev: Evidence) -> pd.DataFrame:
     return table.sort_values(["a", "b"], kind="stable").reset_index(drop=True)
 
 
-def recalibrate_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
+def recalibrate_matrices_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
                     *, w: float = 0.5, confidence: float = 0.95, study: str | None = None) -> dict:
     """New verb and object matrices from prediction-powered estimates: the given matrices are the
     LLM ratings of every pair, the rated items the human evidence (implied similarities as in

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metrics.study._agreement import (bootstrap_intervals, delta_squared, eq13_agreement, krippendorff_alpha,
+from metrics.study._agreement import (bootstrap_intervals, delta_squared, eq13_agreement, alpha_of_matrix,
                                     require_shared_item, value_counts)
 from metrics.core._choices import LEVELS, SCALE
 from metrics.core._errors import InputError
@@ -101,7 +101,7 @@ def alpha_all_levels(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidenc
     for level in LEVELS:
         if level == "ratio" and min(scale) < 0:
             continue
-        value = krippendorff_alpha(matrix, level, scale)
+        value = alpha_of_matrix(matrix, level, scale)
         entry = {"value": value}
         if n_resamples:
             entry["ci"] = list(kalpha_interval(hayes_krippendorff_bootstrap(

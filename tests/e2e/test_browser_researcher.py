@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from metrics.study._agreement import krippendorff_alpha, rating_matrix, validate_ratings
+from metrics.study._agreement import alpha_of_matrix, rating_matrix, validate_ratings
 from metrics.detection._detections import write_jsonl
 from studyapp import exports, matrix_versions, scoring
 from studyapp.simulate import simulate_study
@@ -48,7 +48,7 @@ def choose(driver, label: str, option: str) -> None:
 
 def alpha_of(slug: str) -> float:
     ratings = exports.study_tables(slug)["ratings.csv"]
-    return krippendorff_alpha(rating_matrix(validate_ratings(ratings[ratings["phase"] == "main"], "r")))
+    return alpha_of_matrix(rating_matrix(validate_ratings(ratings[ratings["phase"] == "main"], "r")))
 
 
 def downloaded(driver, name: str) -> bytes:

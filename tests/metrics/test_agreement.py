@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from metrics.study._agreement import (agreement_report, alpha_from_counts, bootstrap_intervals, eq13_agreement,
-                               krippendorff_alpha, majority_scores, pairwise_agreement, pairwise_qwk,
+                               alpha_of_matrix, majority_scores, pairwise_agreement_matrix, pairwise_qwk,
                                rating_matrix, rating_precision, validate_ratings)
 from metrics.core._errors import InputError
 
@@ -14,18 +14,18 @@ HAND = pd.DataFrame([[1, 1, np.nan], [1, 2, 2], [3, np.nan, 3]], columns=["a", "
 
 def test_alpha_interval_by_hand():
     # 1 − (n − 1)·Σ o δ² / Σ n_c n_k δ² = 1 − 6·2 / 68
-    assert krippendorff_alpha(HAND, "interval") == pytest.approx(1 - 12 / 68)
+    assert alpha_of_matrix(HAND, "interval") == pytest.approx(1 - 12 / 68)
 
 
 def test_alpha_ordinal_by_hand():
     # δ²12 = (5 − 2.5)² = 6.25, δ²13 = (7 − 2.5)² = 20.25, δ²23 = (4 − 2)² = 4
     # Σ o δ² = 2·6.25 = 12.5; Σ n n δ² = 2·(6·6.25 + 6·20.25 + 4·4) = 350
-    assert krippendorff_alpha(HAND, "ordinal") == pytest.approx(1 - 6 * 12.5 / 350)
+    assert alpha_of_matrix(HAND, "ordinal") == pytest.approx(1 - 6 * 12.5 / 350)
 
 
 def test_alpha_nominal_by_hand():
     # δ = 1 off the diagonal: Σ o δ = 2; Σ n n δ = 2·(6 + 6 + 4) = 32
-    assert krippendorff_alpha(HAND, "nominal") == pytest.approx(1 - 6 * 2 / 32)
+    assert alpha_of_matrix(HAND, "nominal") == pytest.approx(1 - 6 * 2 / 32)
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
@@ -36,12 +36,12 @@ def test_vectorized_bootstrap_alpha_equals_package_on_the_full_sample(level):
     m[rng.random(m.shape) < 0.25] = np.nan
     frame = pd.DataFrame(m)
     counts = np.stack([(m == v).sum(axis=1) for v in range(5)], axis=1).astype(float)
-    assert alpha_from_counts(counts, np.ones((1, 200)), level)[0] == pytest.approx(krippendorff_alpha(frame, level))
+    assert alpha_from_counts(counts, np.ones((1, 200)), level)[0] == pytest.approx(alpha_of_matrix(frame, level))
 
 
 def test_eq13_and_pairwise_agreement_by_hand():
     assert eq13_agreement([0, 4, 2], [1, 4, 4]).tolist() == [0.75, 1.0, 0.5]
-    table = pairwise_agreement(HAND)
+    table = pairwise_agreement_matrix(HAND)
     assert table.loc["a", "b"] == pytest.approx((1 + 0.75) / 2)   # items 1 and 2
     assert table.loc["a", "c"] == pytest.approx((0.75 + 1) / 2)   # items 2 and 3
     assert table.loc["b", "c"] == pytest.approx(1.0)              # item 2 only
@@ -91,7 +91,7 @@ def test_bootstrap_intervals_cover_the_estimate_and_shrink_with_more_items():
     ci_small = bootstrap_intervals(small, n_resamples=300)
     ci_large = bootstrap_intervals(large, n_resamples=300)
     lo, hi = ci_large["krippendorff_alpha"]
-    assert lo < krippendorff_alpha(large) < hi
+    assert lo < alpha_of_matrix(large) < hi
     width = lambda ci: ci["krippendorff_alpha"][1] - ci["krippendorff_alpha"][0]
     assert width(ci_large) < width(ci_small)
 

@@ -12,7 +12,7 @@ import pytest
 from projectpaths import ROOT
 from metrics.detection._detections import Detections, write_jsonl
 from metrics.detection._ap import class_ap
-from metrics.diagnosis._core import ERROR_REGISTRY, diagnose
+from metrics.diagnosis._core import ERROR_REGISTRY, build_diagnosis
 from metrics.diagnosis._subtasks import interaction_classification, pair_localization
 from metrics.core._errors import InputError
 from tests.reference import pairs as reference
@@ -65,7 +65,7 @@ def scene():
 def d():
     # the hand-worked values below use the all-point reading (all-point AP, continuous IoU,
     # best unmatched ground truth, mean over the classes with ground truth)
-    return diagnose(*scene(), map_protocol="all-point")
+    return build_diagnosis(*scene(), map_protocol="all-point")
 
 
 def test_every_category_of_the_scene(d):
@@ -163,13 +163,13 @@ def test_no_interaction_is_removed_by_default_and_other_classes_keep_their_ap():
     extra_pred = [("a", HX, OX, "no_interaction", "horse", 0.95), ("a", H1, O1, "no_interaction", "horse", 0.85),
                   ("b", H5, O5, "no_interaction", "horse", 0.05)]
     gt2, pred2 = _det(GT + extra_gt, False), _det(PRED + extra_pred, True)
-    removed = diagnose(gt2, pred2, map_protocol="all-point")
-    base = diagnose(gt, pred, map_protocol="all-point")
+    removed = build_diagnosis(gt2, pred2, map_protocol="all-point")
+    base = build_diagnosis(gt, pred, map_protocol="all-point")
     assert removed.map == pytest.approx(base.map)
     assert removed.kind_names().tolist() == KINDS
     for oracle, value in base.delta_map.items():
         assert removed.delta_map[oracle] == pytest.approx(value), oracle
-    kept = diagnose(gt2, pred2, keep_no_interaction=True, map_protocol="all-point")
+    kept = build_diagnosis(gt2, pred2, keep_no_interaction=True, map_protocol="all-point")
     per_kept = {(r["verb"], r["object"]): r["ap"] for r in kept.to_dict()["per_class"]}
     per_base = {(r["verb"], r["object"]): r["ap"] for r in base.to_dict()["per_class"]}
     # no_interaction horse: n = 2; .95 TP, .85 FP, .05 TP -> 1/2 + 1/2·2/3
@@ -213,14 +213,14 @@ def test_interaction_classification_by_hand(d):
 def test_bad_input_raises_input_error():
     gt, pred = scene()
     with pytest.raises(InputError, match="oracles must be one of .*, got .nope."):
-        diagnose(gt, pred, oracles=("nope",))
+        build_diagnosis(gt, pred, oracles=("nope",))
     with pytest.raises(InputError, match="iou"):
-        diagnose(gt, pred, iou=0)
+        build_diagnosis(gt, pred, iou=0)
     with pytest.raises(InputError, match="no 'score'"):
-        diagnose(gt, _det([r[:5] + (None,) for r in PRED], False))
+        build_diagnosis(gt, _det([r[:5] + (None,) for r in PRED], False))
     only_ni = _det([("a", H1, O1, "no_interaction", "horse")], False)
     with pytest.raises(InputError, match="no_interaction"):
-        diagnose(only_ni, pred)
+        build_diagnosis(only_ni, pred)
 
 
 def _small_workload(seed=3):
@@ -230,13 +230,13 @@ def _small_workload(seed=3):
 
 @pytest.mark.parametrize("protocol", ["official", "all-point"])
 def test_exhaustive_exclusive_and_same_map_as_score_on_a_random_workload(protocol):
-    from metrics.detection._scoring import score_detections
+    from metrics.detection._scoring import score_dict
     gt, pred = _small_workload()
-    dk = diagnose(gt, pred, keep_no_interaction=True, map_protocol=protocol)
-    r = score_detections(gt, pred, map_protocol=protocol)
+    dk = build_diagnosis(gt, pred, keep_no_interaction=True, map_protocol=protocol)
+    r = score_dict(gt, pred, map_protocol=protocol)
     for sub in ("full", "rare", "non_rare"):
         assert dk.map[sub] == pytest.approx(r["hico"]["default"][sub], abs=1e-12), sub
-    for diag, n_classes in ((dk, 600), (diagnose(gt, pred, map_protocol=protocol), 520)):
+    for diag, n_classes in ((dk, 600), (build_diagnosis(gt, pred, map_protocol=protocol), 520)):
         c = diag.error_counts()["full"]
         assert sum(c[k] for k in ERROR_REGISTRY.prediction_kinds) == len(diag.kind)
         assert c["false_positive"] == len(diag.kind) - c["true_positive"]
@@ -253,7 +253,7 @@ def test_official_protocol_on_the_scene():
     #   P = 1 for t ≤ 1/3 (4 thresholds: 0, .1, .2, .3), P = 2/4 for 1/3 < t ≤ 2/3 (.4, .5, .6)
     #   -> (4 + 3/2)/11 = 1/2; C ride bicycle (n = 1) p3 FP, p7 TP -> P 1/2 at every t -> 1/2
     # the mean runs over HICO-DET's 520 interaction classes (no_interaction left out)
-    d = diagnose(*scene())
+    d = build_diagnosis(*scene())
     assert d.map["full"] == pytest.approx((1 / 2 + 1 / 2) / 520)
     assert d.scene.class_totals == {"full": 520, "rare": 138 - 0 - _rare_no_interaction(),
                                     "non_rare": 520 - 138 + _rare_no_interaction()}
@@ -270,9 +270,9 @@ def test_no_interaction_only_images_are_left_out():
     # image z: only no_interaction ground truth; its ride-horse prediction would be an FP
     gt2 = _det(GT + [("z", H1, O1, "no_interaction", "horse")], False)
     pred2 = _det(PRED + [("z", H1, O1, "ride", "horse", 0.99)], True)
-    removed = diagnose(gt2, pred2, map_protocol="all-point")
+    removed = build_diagnosis(gt2, pred2, map_protocol="all-point")
     assert removed.scene.images_left_out == 1 and removed.map["full"] == pytest.approx(0.2)
-    kept_img = diagnose(gt2, pred2, keep_no_interaction=True, map_protocol="all-point")
+    kept_img = build_diagnosis(gt2, pred2, keep_no_interaction=True, map_protocol="all-point")
     assert kept_img.scene.images_left_out == 0 and kept_img.map["full"] < 0.2
 
 

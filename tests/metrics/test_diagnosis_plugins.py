@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metrics.detection._detections import Detections, write_jsonl
-from metrics.diagnosis._core import ERROR_REGISTRY, ErrorType, diagnose, register_error_type
+from metrics.diagnosis._core import ERROR_REGISTRY, ErrorType, build_diagnosis, register_error_type
 from metrics.diagnosis._report import write_diagnosis_report
 
 H, O, FAR = [0, 0, 10, 10], [20, 0, 30, 10], [200, 200, 210, 210]
@@ -45,7 +45,7 @@ def toy():
 
 def test_a_registered_error_type_is_categorized_fixed_counted_and_reported(toy, tmp_path):
     gt, pred = scene()
-    result = diagnose(gt, pred, map_protocol="all-point").to_dict()
+    result = build_diagnosis(gt, pred, map_protocol="all-point").to_dict()
     assert "lost" in result["delta_map"] and "lost" in result["error_counts"]
     assert result["error_counts"]["lost"] == 2 and result["error_counts"]["both_boxes"] == 0
     assert result["delta_map"]["both_boxes"] == 0.0 and result["delta_map"]["lost"] > 0
@@ -71,18 +71,18 @@ def test_the_command_line_keys_a_registered_error_type(toy, tmp_path, capsys):
 
 def test_without_the_toy_the_outputs_are_the_default_ones(tmp_path):
     gt, pred = scene()
-    result = diagnose(gt, pred, map_protocol="all-point").to_dict()
+    result = build_diagnosis(gt, pred, map_protocol="all-point").to_dict()
     assert list(result["delta_map"]) == ["human_box", "object_box", "both_boxes", "association", "duplicate",
                                          "interaction", "missed_gt", "false_positive", "false_negative"]
     assert result["error_counts"]["both_boxes"] == 2
     register_error_type(LostPrediction())
     try:
-        with_toy = diagnose(gt, pred, map_protocol="all-point").to_dict()
+        with_toy = build_diagnosis(gt, pred, map_protocol="all-point").to_dict()
     finally:
         ERROR_REGISTRY.unregister("lost")
     assert with_toy["delta_map"]["lost"] == result["delta_map"]["both_boxes"]
     assert with_toy["map"] == result["map"]
-    assert diagnose(gt, pred, map_protocol="all-point").to_dict() == result
+    assert build_diagnosis(gt, pred, map_protocol="all-point").to_dict() == result
     assert np.all(ERROR_REGISTRY.prediction_kinds[1:] == ("human_box", "object_box", "both_boxes", "association",
                                                            "duplicate", "interaction"))
 

@@ -103,7 +103,7 @@ def test_official_map_equals_the_transcription(seed):
     for mine, ref in ((ev.hico.default_ap, ap_def), (ev.hico.ko_ap, ap_ko),
                       (ev.hico.default_rec, rec_def), (ev.hico.ko_rec, rec_ko)):
         np.testing.assert_allclose(mine, np.asarray(ref)[ids], rtol=0, atol=1e-9, equal_nan=True)
-    r = S.score_detections(gt, pred)
+    r = S.score_dict(gt, pred)
     assert r["hico"]["default"]["full"] == pytest.approx(np.mean(ap_def), abs=1e-9)
     assert r["hico"]["known_object"]["full"] == pytest.approx(np.mean(ap_ko), abs=1e-9)
     rare = hico().classes["rare"].to_numpy() == 1

@@ -12,7 +12,7 @@ from metrics.cli import main
 from metrics.core._intervals import bootstrap_mean_interval
 from metrics.imsitu._accuracy import (alignment_table, base_forms, gold_from_image_names, human_accuracy,
                             majority_labels, parse_clusters, parse_marks, read_examples_predictions,
-                            read_gold, read_judge, sense_accuracy, verb_synsets, wn_synonyms)
+                            read_gold, read_judge, sense_accuracy_tables, verb_synsets, wn_synonyms)
 
 GOLD = {"a.jpg": "jumping", "b.jpg": "riding", "c.jpg": "lying", "d.jpg": "eating", "e.jpg": "swimming"}
 PRED = {"a.jpg": ["leaping", "jumping", "falling"],
@@ -46,7 +46,7 @@ def test_gerunds_are_lemmatized_through_every_base_form():
 
 
 def test_accuracy_under_the_three_criteria_and_the_breakdown():
-    r = sense_accuracy(GOLD, PRED, parse_clusters(CLUSTERS))
+    r = sense_accuracy_tables(GOLD, PRED, parse_clusters(CLUSTERS))
     # five gold images; e has no prediction (wrong), f has no gold (ignored)
     # gold:   top-1 only d;                    top-5 a (rank 2), b (rank 2), d
     # wn_syn: top-1 a (leaping ~ jumping), d;  top-5 a, b, d   (sleeping !~ lying)
@@ -61,7 +61,7 @@ def test_accuracy_under_the_three_criteria_and_the_breakdown():
     assert (r["n_images"], r["n_missing_predictions"], r["n_extra_predictions"]) == (5, 1, 1)
     assert r["n_images_without_clusters"] == 2 and r["n_gold_outside_clusters"] == 2  # d, e
     # --include-gold: d's gold answer counts as well (Cluster ≥ Gold), and the gain splits exactly
-    g = sense_accuracy(GOLD, PRED, parse_clusters(CLUSTERS), include_gold=True)
+    g = sense_accuracy_tables(GOLD, PRED, parse_clusters(CLUSTERS), include_gold=True)
     assert g["cluster"] == {"top1": 0.6, "top5": 0.6}
     b = g["breakdown"]
     assert b["synonym"] == pytest.approx(0.2) and b["multi_perspective"] == pytest.approx(0.2)
@@ -69,7 +69,7 @@ def test_accuracy_under_the_three_criteria_and_the_breakdown():
 
 
 def test_without_clusters_and_with_several_gold_verbs():
-    r = sense_accuracy({"a.jpg": ["jumping", "falling"]}, {"a.jpg": ["falling"]})
+    r = sense_accuracy_tables({"a.jpg": ["jumping", "falling"]}, {"a.jpg": ["falling"]})
     assert r["gold"] == {"top1": 1.0, "top5": 1.0} and r["cluster"] is None and r["breakdown"] is None
 
 
@@ -84,7 +84,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     with pytest.raises(InputError, match="image 'a.jpg': unknown cluster id 'c9'"):
         parse_clusters({"clusters": {"c1": ["x"]}, "images": {"a.jpg": ["c9"]}})
     with pytest.raises(InputError, match="no image of the predictions has a gold verb"):
-        sense_accuracy({"a.jpg": "x"}, {"b.jpg": ["x"]})
+        sense_accuracy_tables({"a.jpg": "x"}, {"b.jpg": ["x"]})
     with pytest.raises(InputError, match="not an imSitu name"):
         gold_from_image_names(["photo.jpg"])
 

@@ -42,13 +42,13 @@ def test_missing_columns_and_bad_rows_name_the_table_and_the_line(tmp_path):
 
     from metrics.study._agreement import read_ratings
     from metrics.study._study_items import read_items, validate_items
-    from metrics.study._tuning import tune_w
+    from metrics.study._tuning import tune_w_by_category
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("item_id,annotator\ni1,a\n")
     with pytest.raises(InputError, match=r"ratings\.csv: missing column 'rating'"):
         read_ratings(ratings)
     with pytest.raises(InputError, match=r"^rated items: missing column 'verb_sim', 'object_sim', 'human_mean'$"):
-        tune_w(pd.DataFrame({"item_id": ["a"]}))
+        tune_w_by_category(pd.DataFrame({"item_id": ["a"]}))
     items = tmp_path / "items.csv"
     items.write_text("item_id,category\ni1,1\n\ni2,7\n")
     with pytest.raises(InputError, match=r"items\.csv: line 4: category '7' is not 1, 2 or 3"):

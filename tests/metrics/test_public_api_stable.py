@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import inspect
 import json
 import math
+import pkgutil
 
 import numpy as np
 import pandas as pd
@@ -264,3 +266,35 @@ def test_recorded_calls_agree_with_values_worked_out_independently():
     # population SD of each row, NaN skipped: 0, sqrt(8/3), 0.5
     assert CALLS["ensemble_uncertainty"](None).tolist() == pytest.approx([0.0, (8 / 3) ** 0.5, 0.5])
     assert RECORDED["krippendorff_alpha"][0] == pytest.approx(expected, abs=1e-8)
+
+
+def internal_namesakes() -> list[str]:
+    """Every function or class defined in a ``metrics`` module under the name of a public one
+    (``metrics.__all__``) without being it: a reader of that module would take it for the public one."""
+    modules = [importlib.import_module(m.name) for m in pkgutil.walk_packages(metrics.__path__, "metrics.")
+               if not m.name.endswith("__main__")]
+    found = []
+    for name in metrics.__all__:
+        public = getattr(metrics, name)
+        for module in modules:
+            value = vars(module).get(name)
+            if ((inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ == module.__name__
+                    and value is not public):
+                found.append(f"{module.__name__}.{name}")
+    return found
+
+
+def test_no_public_name_is_shadowed_by_an_internal_one():
+    """Issue 32: 14 were (``metrics.detection.scoring.score_detections`` returned a dict, the swig
+    reader's ``Detections`` was another class, ...); each was renamed for what it does."""
+    assert internal_namesakes() == []
+
+
+def test_the_namesake_finder_finds_a_planted_one(monkeypatch):
+    import metrics.study._tuning as tuning
+
+    def tune_w(rated_items):
+        return rated_items
+    tune_w.__module__ = tuning.__name__
+    monkeypatch.setattr(tuning, "tune_w", tune_w, raising=False)
+    assert internal_namesakes() == ["metrics.study._tuning.tune_w"]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from metrics.vocab._baseline import load_default
-from metrics.study._recalibration import recalibrate
+from metrics.study._recalibration import recalibrate_matrices
 from metrics.vocab._similarity import SimilarityMatrix
 from metrics.study._simulation import simulate_ratings
 from metrics.study._study_items import join_ratings
@@ -39,7 +39,7 @@ def study():
 
 def test_held_out_agreement_improves_and_map_recovers_the_square_root(study):
     items, ratings, verb, obj, _ = study
-    result = recalibrate(join_ratings(items, ratings), verb, obj, folds=5, seed=0, study="sim")
+    result = recalibrate_matrices(join_ratings(items, ratings), verb, obj, folds=5, seed=0, study="sim")
     assert result["after"]["agreement"] > result["before"]["agreement"] + 0.03
     x = np.asarray(result["calibration_curves"]["x"])
     for role in ("verb", "object"):
@@ -52,7 +52,7 @@ def test_held_out_agreement_improves_and_map_recovers_the_square_root(study):
 
 def test_new_matrices_keep_labels_self_similarity_and_provenance(study, tmp_path):
     items, ratings, verb, obj, truth_v = study
-    result = recalibrate(join_ratings(items, ratings), verb, obj, folds=3, study="sim")
+    result = recalibrate_matrices(join_ratings(items, ratings), verb, obj, folds=3, study="sim")
     new = result["verb"]
     assert set(verb.labels) <= set(new.labels)
     assert new.sim("ride.v.02", "ride.v.02") == 1.0

@@ -95,26 +95,26 @@ def test_delta_drops_dissimilar_false_positives():
 
 def test_shoe_mf1_and_miss_rates_by_hand():
     m = S.shoe_match(_pairs(), P_SCORE, active=P_SCORE >= 0.5)
-    f = S.shoe_f1(GT_CLASS, m, n_classes=2)
+    f = S.shoe_soft_counts(GT_CLASS, m, n_classes=2)
     # class 0: TP 1 + 1, FP 0 + 3 unmatched (p0, p3, p5), FN 0 -> P 2/5, R 1, F1 4/7
     # class 1: TP .75, FP .25, FN 0 -> P .75, R 1, F1 6/7
     assert f.tp.tolist() == [2.0, .75] and f.fp.tolist() == [3.0, .25] and f.fn.tolist() == [0, 0]
     assert f.f1 == pytest.approx([4 / 7, 6 / 7], abs=1e-7)
-    assert S.miss_rates(m) == pytest.approx((0.0, 4 / 7))  # p0, p3, p5, p6 unmatched of 7
-    eq5 = S.shoe_f1(GT_CLASS, m, n_classes=2, fn_mode="eq5")
+    assert S.match_miss_rates(m) == pytest.approx((0.0, 4 / 7))  # p0, p3, p5, p6 unmatched of 7
+    eq5 = S.shoe_soft_counts(GT_CLASS, m, n_classes=2, fn_mode="eq5")
     assert eq5.fn.tolist() == [0.0, .25]                   # FN += 1 − σ for g1
     assert eq5.f1 == pytest.approx([4 / 7, .75], abs=1e-7)
-    d = S.shoe_f1(GT_CLASS, m, n_classes=2, delta=0.6)     # p0, p3 no longer false positives
+    d = S.shoe_soft_counts(GT_CLASS, m, n_classes=2, delta=0.6)     # p0, p3 no longer false positives
     assert d.fp.tolist() == [1.0, .25]
 
 
 def test_shoe_mf1_tau_filters_predictions():
     m = S.shoe_match(_pairs(), P_SCORE, active=P_SCORE >= 0.85)
     # active: p0 (.9) and p6 (.95). g0 takes p0 (σ .5); g1 and g2 are missed; p6 has no GT
-    f = S.shoe_f1(GT_CLASS, m, n_classes=2)
+    f = S.shoe_soft_counts(GT_CLASS, m, n_classes=2)
     assert f.tp.tolist() == [.5, 0] and f.fp.tolist() == [.5, 0] and f.fn.tolist() == [1, 1]
     assert f.f1 == pytest.approx([0.4, 0.0], abs=1e-7)     # P .5, R 1/3
-    assert S.miss_rates(m) == pytest.approx((2 / 3, 1 / 2))
+    assert S.match_miss_rates(m) == pytest.approx((2 / 3, 1 / 2))
 
 
 def test_standard_map_by_hand():
@@ -213,10 +213,10 @@ def test_agrees_with_reference_transcription(seed):
             _same(ap, ref.shoe_map(images, ref_sigma, K, delta=delta, interpolation=interp))
         m = S.shoe_match(pairs, x["p_score"], active=x["p_score"] >= 0.5)
         for fn_mode in ("algorithm2", "eq5"):
-            f = S.shoe_f1(x["gt_class"], m, n_classes=K, delta=delta, fn_mode=fn_mode)
+            f = S.shoe_soft_counts(x["gt_class"], m, n_classes=K, delta=delta, fn_mode=fn_mode)
             r_f1, r_gmr, r_pmr = ref.shoe_mf1(images, ref_sigma, K, delta=delta, tau=0.5, fn_mode=fn_mode)
             _same(f.f1, r_f1)
-            assert S.miss_rates(m) == pytest.approx((r_gmr, r_pmr), abs=1e-12)
+            assert S.match_miss_rates(m) == pytest.approx((r_gmr, r_pmr), abs=1e-12)
     ap, _ = AP.standard_ap(pairs, x["gt_class"], x["p_class"], x["p_score"], n_classes=K)
     _same(ap, ref.standard_map(images, K))
 
@@ -239,13 +239,13 @@ def test_prediction_equal_to_ground_truth_scores_one():
     gt = _gt()
     pred = Detections.from_arrays(gt.images[gt.image], gt.human_box, gt.object_box, gt.verb, gt.object,
                                   np.ones(len(gt)))
-    r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
+    r = S.score_dict(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
     # official: every ground-truth class has AP 1 (11 × 1/11), the other 596 HICO classes AP 0
     assert [c["ap"] for c in r["per_class"]] == pytest.approx([1.0] * 4)
     assert r["map"] == pytest.approx(4 / 600)
     assert r["hico"]["known_object"]["full"] == pytest.approx(4 / 600)
     assert r["mrec"] == pytest.approx(4 / 600)
-    ap = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), map_protocol="all-point")
+    ap = S.score_dict(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), map_protocol="all-point")
     assert ap["map"] == pytest.approx(1.0) and ap["protocol"]["name"] == "all-point"
     assert r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
     assert r["shoe_mf1"] == pytest.approx(1.0, abs=1e-6)
@@ -267,7 +267,7 @@ def test_identity_matrices_give_exact_match_similarity(verb, obj, arith, minimum
 def test_classes_outside_hico_count_in_full_only_and_unknown_labels_listed():
     gt = Detections.from_arrays(["a", "a"], [A, A], [A, B], ["ride", "ride"], ["horse", "zzqxv"])
     pred = Detections.from_arrays(["a", "a"], [A, A], [A, B], ["ride", "ride"], ["horse", "qqzzx"], [.9, .8])
-    r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), split="rf_uc")
+    r = S.score_dict(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"), split="rf_uc")
     assert r["counts"]["classes"] == 2
     assert r["splits"]["full"]["n_classes"] == 2 and r["splits"]["non_rare"]["n_classes"] == 1
     assert r["splits"]["rare"]["n_classes"] == 0
@@ -285,7 +285,7 @@ def test_classes_outside_hico_count_in_full_only_and_unknown_labels_listed():
 def test_no_scores_is_confidence_free_mode():
     gt = _gt()
     pred = Detections.from_arrays(gt.images[gt.image], gt.human_box, gt.object_box, gt.verb, gt.object)
-    r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
+    r = S.score_dict(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
     assert r["map"] is None and r["shoe_map"] is None
     assert r["shoe_mf1"] == pytest.approx(1.0, abs=1e-6)
 
@@ -294,13 +294,13 @@ def test_mixed_scores_name_the_line():
     gt = _gt()
     pred = Detections.from_arrays(["a", "a"], [A, A], [A, A], ["ride", "ride"], ["horse", "horse"], [.5, np.nan])
     with pytest.raises(Exception, match="line 2: score is missing"):
-        S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
+        S.score_dict(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
 
 
 def test_free_text_prediction_resolves_against_ground_truth():
     gt = Detections.from_arrays(["a"], [A], [A], ["ride"], ["horse"])
     pred = Detections.from_arrays(["a"], [A], [A], ["riding"], ["horse"], [0.9])
-    r = S.score_detections(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
+    r = S.score_dict(gt, pred, verb_sim=_identity("v"), object_sim=_identity("n"))
     # HICO's ride is ride.v.01 (SHOE's synset), which 'riding' resolves to, so both match
     assert r["map"] == pytest.approx(1 / 600) and r["shoe_map"] == pytest.approx(1.0, abs=1e-6)
     assert r["resolution"]["verb"]["pred"]["free_text"] == {"riding": "ride.v.01"}

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.detection._detections import Detections
-from metrics.detection._scoring import score_detections
+from metrics.detection._scoring import score_dict
 
 VERBS = ["ride", "hold", "push", "sit_on", "walk"]
 OBJECTS = ["horse", "bicycle", "cup", "bench", "dog"]
@@ -66,7 +66,7 @@ def detections(rows, with_scores: bool) -> Detections:
 
 
 def scores(gt_rows, pred_rows) -> dict:
-    result = score_detections(detections(gt_rows, False), detections(pred_rows, True), delta=0.0)
+    result = score_dict(detections(gt_rows, False), detections(pred_rows, True), delta=0.0)
     return {k: result[k] for k in KEYS}
 
 

@@ -10,7 +10,7 @@ from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, silhou
 
 from metrics import InputError
 from metrics.cli import main
-from metrics.imsitu._accuracy import read_clusters, sense_accuracy
+from metrics.imsitu._accuracy import read_clusters, sense_accuracy_tables
 from metrics.imsitu._sense_clusters import (Nodes, _cut, _hac_tree, ambiguity_statistics,
                                     clustering_quality, cosine_distances, purity, read_nodes, select_k,
                                     two_step_clustering, unit_rows)
@@ -149,7 +149,7 @@ def test_imsitu_cluster_command_feeds_imsitu(tmp_path, capsys):
     assert summary["step2"]["k"] == 8 and summary["ambiguity"]["n_clusters"] == 8
     clusters = read_clusters(tmp_path / "clusters.json")
     # v1 is a sense-0 verb of the scene s0_0 (whose gold is v0): correct under clusters, not under gold
-    r = sense_accuracy({"s0_0.jpg": "v0"}, {"s0_0.jpg": ["v1"]}, clusters)
+    r = sense_accuracy_tables({"s0_0.jpg": "v0"}, {"s0_0.jpg": ["v1"]}, clusters)
     assert r["gold"]["top1"] == 0.0 and r["cluster"]["top1"] == 1.0 and r["breakdown"]["n_synonym"] == 1
     code = main(["imsitu-cluster", "--embeddings", str(tmp_path / "x.npy"), "--nodes", str(tmp_path / "nope.csv")])
     assert code == 2 and "nope.csv: no such file" in capsys.readouterr().err

@@ -114,7 +114,7 @@ def _fast(tmp_path, gt_json, dets, suffix=".pkl"):
         pred.write_text(json.dumps(dets))
     gt = readers.read_ground_truth(tmp_path / "gt.json", action_id=ACTION_ID, object_id=OBJECT_ID,
                                    n_actions=N_ACTIONS, n_objects=N_OBJECTS)
-    pred = readers.read_detections(pred, n_interactions=len(PAIRS))
+    pred = readers.read_swig_detections(pred, n_interactions=len(PAIRS))
     return evaluate(gt, pred, frequency=FREQUENCY, evaluated=np.array(EVALUATED, bool))
 
 
@@ -167,7 +167,7 @@ def test_cap_of_19999_detections_per_interaction(tmp_path):
     _assert_equal(result, reference)
     # the cap changes the answer: past it are the only true positives
     gt = readers.read_ground_truth(tmp_path / "gt.json", action_id=ACTION_ID, object_id=OBJECT_ID)
-    pred = readers.read_detections(tmp_path / "pred.pkl")
+    pred = readers.read_swig_detections(tmp_path / "pred.pkl")
     uncapped = evaluate(gt, pred, frequency=FREQUENCY, evaluated=np.array(EVALUATED, bool), cap=10**9)
     changed = np.flatnonzero(~np.isclose(uncapped.recall, result.recall, equal_nan=True))
     assert len(changed) == 1 and result.recall[changed[0]] == 0 and uncapped.recall[changed[0]] > 0
@@ -187,9 +187,9 @@ def test_json_and_npz_predictions_give_the_pickle_numbers(tmp_path):
     dets = [[d for d in ds if d[-2] == d[-2] and all(v == v for v in d)] for ds in dets]   # JSON: no NaN
     from_pickle = _fast(tmp_path, gt_json, dets)
     from_json = _fast(tmp_path, gt_json, dets, ".json")
-    detections = readers.read_detections(tmp_path / "pred.pkl")
+    detections = readers.read_swig_detections(tmp_path / "pred.pkl")
     readers.write_detections_npz(tmp_path / "pred.npz", detections)
-    again = readers.read_detections(tmp_path / "pred.npz")
+    again = readers.read_swig_detections(tmp_path / "pred.npz")
     for name in ("image", "interaction", "boxes", "score"):
         np.testing.assert_array_equal(getattr(again, name), getattr(detections, name))
     np.testing.assert_array_equal(from_json.ap, from_pickle.ap)

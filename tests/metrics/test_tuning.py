@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study._tuning import mae_curve, optimal_w, tune_w
+from metrics.study._tuning import mae_curve, optimal_w, tune_w_by_category
 
 
 def test_recovers_w_exactly_without_noise():
@@ -35,7 +35,7 @@ def test_per_category_tuning_and_agreement():
     true_w = np.select([cat == 1, cat == 2], [0.267, 0.733], 0.640)
     items = pd.DataFrame({"category": cat, "verb_sim": v, "object_sim": o,
                           "human_mean": 4 * (true_w * v + (1 - true_w) * o)})
-    result = tune_w(items)
+    result = tune_w_by_category(items)
     assert result["w_by_category"]["1"] == pytest.approx(0.267, abs=1e-9)
     assert result["w_by_category"]["2"] == pytest.approx(0.733, abs=1e-9)
     assert result["w_by_category"]["3"] == pytest.approx(0.640, abs=1e-9)

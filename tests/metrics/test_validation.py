@@ -1,5 +1,5 @@
 """Every option of the metric package is checked by metrics.core._validation: a bad value raises an
-InputError that names the parameter (issue 17: ``score_detections(..., delta=7, tau=-3)`` ran
+InputError that names the parameter (issue 17: ``score_dict(..., delta=7, tau=-3)`` ran
 without error), and the command line reports it with the option that sets it."""
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ SCORE_BAD = {"delta": 7, "tau": -3, "w": 1.5, "iou": 0, "combine": "median", "in
 
 @pytest.mark.parametrize("parameter", sorted(SCORE_BAD))
 def test_score_detections_refuses_each_bad_parameter(parameter):
-    from metrics.detection._scoring import score_detections
-    refused(parameter, lambda: score_detections(GT, detections(), **{parameter: SCORE_BAD[parameter]}))
+    from metrics.detection._scoring import score_dict
+    refused(parameter, lambda: score_dict(GT, detections(), **{parameter: SCORE_BAD[parameter]}))
 
 
 @pytest.mark.parametrize("parameter,value", [("iou", 1.2), ("map_protocol", "voc"), ("oracles", ("duplicate", "x"))])
 def test_diagnose_refuses_each_bad_parameter(parameter, value):
-    from metrics.diagnosis._core import diagnose
-    refused(parameter, lambda: diagnose(GT, detections(), **{parameter: value}))
+    from metrics.diagnosis._core import build_diagnosis
+    refused(parameter, lambda: build_diagnosis(GT, detections(), **{parameter: value}))
 
 
 def test_combine_refuses_a_bad_method_or_weight():
@@ -88,9 +88,9 @@ def test_agreement_refuses_each_bad_parameter(parameter, value):
 
 
 def test_alpha_and_its_intervals_refuse_a_bad_level_or_confidence():
-    from metrics.study._agreement import bootstrap_intervals, krippendorff_alpha, rating_matrix
+    from metrics.study._agreement import bootstrap_intervals, alpha_of_matrix, rating_matrix
     matrix = rating_matrix(ratings_and_items()[0])
-    refused("level", lambda: krippendorff_alpha(matrix, "ranked"))
+    refused("level", lambda: alpha_of_matrix(matrix, "ranked"))
     refused("confidence", lambda: bootstrap_intervals(matrix, confidence=1.0))
 
 
@@ -115,13 +115,13 @@ def rated_items():
                                              ("folds", 13), ("seed", -1)])
 def test_recalibrate_refuses_each_bad_parameter(parameter, value):
     from metrics.vocab._baseline import load_default
-    from metrics.study._recalibration import recalibrate
-    refused(parameter, lambda: recalibrate(rated_items(), load_default("v"), load_default("n"), **{parameter: value}))
+    from metrics.study._recalibration import recalibrate_matrices
+    refused(parameter, lambda: recalibrate_matrices(rated_items(), load_default("v"), load_default("n"), **{parameter: value}))
 
 
 def test_tune_w_refuses_a_bad_step():
-    from metrics.study._tuning import tune_w
-    refused("step", lambda: tune_w(rated_items(), step=0))
+    from metrics.study._tuning import tune_w_by_category
+    refused("step", lambda: tune_w_by_category(rated_items(), step=0))
 
 
 @pytest.mark.parametrize("parameter,value", [("score_threshold", 1.5), ("iou", 0)])
@@ -168,6 +168,6 @@ def test_options_and_functions_word_a_refusal_alike(tmp_path):
     done = subprocess.run([sys.executable, "-m", "metrics", "score", "--gt", str(gt), "--pred", str(pred),
                            "--delta", "7"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 2 and "argument --delta: must be a number in [0, 1], got 7" in done.stderr
-    from metrics.detection._scoring import score_detections
-    assert str(refused("delta", lambda: score_detections(GT, detections(), delta=7))) == \
+    from metrics.detection._scoring import score_dict
+    assert str(refused("delta", lambda: score_dict(GT, detections(), delta=7))) == \
         "delta must be a number in [0, 1], got 7"

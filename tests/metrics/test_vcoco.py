@@ -20,7 +20,7 @@ from metrics.core._errors import InputError
 from metrics.core._pickles import load_restricted, loads_restricted
 from metrics.datasets.vcoco import _evaluation as E
 from metrics.datasets.vcoco._evaluation import detection_keys, evaluate, evaluate_files
-from metrics.datasets.vcoco._readers import coco_instances, detections_from_records, read_detections, vcoco_actions
+from metrics.datasets.vcoco._readers import coco_instances, detections_from_records, read_vcoco_detections, vcoco_actions
 from projectpaths import ROOT, SHARED_DATA
 from tests.reference.vsrl_eval import VCOCOeval
 
@@ -434,7 +434,7 @@ def test_pickle_json_and_npz_with_the_same_content_give_the_same_result(tmp_path
     for pred in (paths["pred"], tmp_path / "dets.json", tmp_path / "dets.npz"):
         r = evaluate_files(paths["vcoco"], paths["coco"], paths["ids"], pred).to_dict()
         results.append({k: v for k, v in r.items() if k != "counts"})
-        assert read_detections(pred, agent_keys, role_keys).format == ("pickle", "json", "npz")[len(results) - 1]
+        assert read_vcoco_detections(pred, agent_keys, role_keys).format == ("pickle", "json", "npz")[len(results) - 1]
     assert results[0] == results[1] == results[2]
     assert_same(results[0], reference(w["vcoco"], w["coco"], w["ids"], w["dets_nan"]))
 

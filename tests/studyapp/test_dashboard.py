@@ -5,7 +5,7 @@ cannot be shown yet, and the console shows it for every study type."""
 import pandas as pd
 import pytest
 
-from metrics.study._agreement import (bootstrap_intervals, krippendorff_alpha, mean_offdiagonal, pairwise_agreement,
+from metrics.study._agreement import (bootstrap_intervals, alpha_of_matrix, mean_offdiagonal, pairwise_agreement_matrix,
                                pairwise_qwk, rating_matrix, validate_ratings)
 from metrics import InputError
 from studyapp import auth, dashboard, exports, report_cache, storage, studies
@@ -28,14 +28,14 @@ def simulated(tmp_path):
 def test_figures_equal_the_metric_package_on_the_same_ratings(simulated):
     board = dashboard.study_dashboard("t")
     matrix = rating_matrix(main_ratings("t"))
-    assert board.agreement["alpha"][0] == pytest.approx(krippendorff_alpha(matrix))
-    assert board.agreement["eq13"][0] == pytest.approx(mean_offdiagonal(pairwise_agreement(matrix)))
+    assert board.agreement["alpha"][0] == pytest.approx(alpha_of_matrix(matrix))
+    assert board.agreement["eq13"][0] == pytest.approx(mean_offdiagonal(pairwise_agreement_matrix(matrix)))
     assert board.agreement["qwk"][0] == pytest.approx(mean_offdiagonal(pairwise_qwk(matrix)))
     low, high = board.agreement["alpha"][1]
     assert low <= board.agreement["alpha"][0] <= high
     assert board.progress["ratings_done"] == 36 and board.agreement["n_ratings"] == 36
     assert sorted(board.rater_model.raters.index) == sorted(matrix.columns)
-    assert board.reliability["krippendorff_alpha"]["ordinal"]["value"] == pytest.approx(krippendorff_alpha(matrix))
+    assert board.reliability["krippendorff_alpha"]["ordinal"]["value"] == pytest.approx(alpha_of_matrix(matrix))
     assert [s.title for s in board.sections] == ["Metric–human alignment", "w per category (Eq. 14)"]
     assert board.unavailable == {}
 
@@ -45,7 +45,7 @@ def test_agreement_over_time_is_alpha_of_the_ratings_given_so_far(simulated):
     ordered = main_ratings("t").sort_values("created_at", kind="stable")
     for row in board.over_time.itertuples():
         head = ordered.iloc[:row.ratings]
-        assert row.alpha == pytest.approx(krippendorff_alpha(rating_matrix(head)))
+        assert row.alpha == pytest.approx(alpha_of_matrix(rating_matrix(head)))
         assert row.annotators == head["annotator"].nunique()
         ci = bootstrap_intervals(rating_matrix(head), n_resamples=dashboard.LIVE_RESAMPLES)
         assert [row.alpha_low, row.alpha_high] == ci["krippendorff_alpha"]
@@ -141,7 +141,7 @@ def test_console_dashboard_tab_for_a_rating_study(simulated):
     at = console_page(password)
     assert not at.exception and not at.error
     labels = {m.label: m.value for m in at.metric}
-    alpha = krippendorff_alpha(rating_matrix(main_ratings("t")))
+    alpha = alpha_of_matrix(rating_matrix(main_ratings("t")))
     assert labels["Krippendorff's α (ordinal)"] == f"{alpha:.3f}"
     assert labels["Ratings"] == "36 / 36"
     assert [b for b in at.get("download_button") if b.label.startswith("Download report.html")]
@@ -215,7 +215,7 @@ def test_with_image_study_shows_the_update_rate(tmp_path):
     # 6 ratings with an earlier answer, alice's 2 -> 4 and bob's 3 -> 1 changed: 2 of 6
     assert board.sections[2].text.startswith("2 of 6 ratings with an earlier answer were updated (33.3%")
     # alpha of the image pass itself: alice 2, 4, 2 and bob 3, 3, 1 on three pairs
-    assert board.agreement["alpha"][0] == pytest.approx(krippendorff_alpha(rating_matrix(main_ratings(slug))))
+    assert board.agreement["alpha"][0] == pytest.approx(alpha_of_matrix(rating_matrix(main_ratings(slug))))
 
 
 def test_imsitu_study_says_why_before_any_mark(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 from projectpaths import ROOT
 from metrics import InputError
-from metrics.study._agreement import krippendorff_alpha, rating_matrix
+from metrics.study._agreement import alpha_of_matrix, rating_matrix
 from studyapp import assignment, exports, report_cache
 from studyapp.simulate import simulate_study
 from studyhelpers import make_annotators, make_study
@@ -35,7 +35,7 @@ def cache_entries(tmp_path: Path) -> list[Path]:
 
 def alpha_of_export() -> float:
     ratings = exports.study_tables("t")["ratings.csv"]
-    return krippendorff_alpha(rating_matrix(ratings.assign(rating=ratings["rating"].astype(float))))
+    return alpha_of_matrix(rating_matrix(ratings.assign(rating=ratings["rating"].astype(float))))
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics.study._agreement import krippendorff_alpha, rating_matrix
+from metrics.study._agreement import alpha_of_matrix, rating_matrix
 from studyapp import analysis, exports
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study
@@ -32,12 +32,12 @@ def test_study_analysis_matches_the_metric_package(simulated):
     result = analysis.analyse_study("t", n_resamples=50, permutations=100)
     ratings = exports.study_tables("t")["ratings.csv"]
     m = rating_matrix(ratings.assign(rating=ratings["rating"].astype(float)))
-    assert result.agreement.krippendorff_alpha == pytest.approx(krippendorff_alpha(m))
+    assert result.agreement.krippendorff_alpha == pytest.approx(alpha_of_matrix(m))
     assert set(result.tuning["w_by_category"]) == {"2"}        # the helper items are category 2
     assert "shoe_arithmetic" in result.alignment["metrics"]
     assert sorted(result.rater_model.raters.index) == sorted(m.columns)
     assert sorted(result.rater_model.items.index) == sorted(m.index)
-    assert result.reliability["krippendorff_alpha"]["ordinal"]["value"] == pytest.approx(krippendorff_alpha(m))
+    assert result.reliability["krippendorff_alpha"]["ordinal"]["value"] == pytest.approx(alpha_of_matrix(m))
     path = analysis.write_study_report("t", result)
     page = path.read_text()
     assert path.name == "report.html" and "Pairwise agreement" in page

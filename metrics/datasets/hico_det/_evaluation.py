@@ -113,7 +113,7 @@ def _ap_and_recall_all_point(pairs, gt_class, pred_class, pred_score, n_classes)
     return np.nan_to_num(ap, nan=0.0), rec
 
 
-class HicoMap:
+class HicoClassAP:
     """Per-class AP and recall in the Default and Known-Object settings over the evaluation's
     class set (see :meth:`compute`)."""
 

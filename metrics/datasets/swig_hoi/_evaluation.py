@@ -168,7 +168,7 @@ def _best_overlap(gt_image, gt_class, gt_boxes, pred_image, pred_class, pred_box
 
 def evaluate(ground_truth, detections, *, frequency, evaluated, cap: int = CAP, iou: float = 0.5) -> SwigResult:
     """:func:`swig_ap` on the readers' :class:`~metrics.datasets.swig_hoi._readers.GroundTruth`
-    and :class:`~metrics.datasets.swig_hoi._readers.Detections`."""
+    and :class:`~metrics.datasets.swig_hoi._readers.SwigDetections`."""
     return swig_ap(ground_truth.image, ground_truth.interaction, ground_truth.boxes, detections.image,
                    detections.interaction, detections.boxes, detections.score, frequency=frequency,
                    evaluated=evaluated, cap=cap, iou=iou)
@@ -178,12 +178,12 @@ def evaluate_files(gt_path, pred_path, *, vocabulary=None) -> SwigResult:
     """SWIG-HOI's official numbers for an annotation JSON (``swig_test_1000.json``) and a
     predictions file (the ``write_hoi_results`` pickle, or JSON / NPZ with its content), over
     the interactions of ``vocabulary`` (SWIG-HOI's own when ``None``)."""
-    from metrics.datasets.swig_hoi._readers import read_detections, read_ground_truth
+    from metrics.datasets.swig_hoi._readers import read_swig_detections, read_ground_truth
     from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
 
     vocabulary = vocabulary or swig()
     table = interaction_table(vocabulary)
     gt = read_ground_truth(gt_path, action_id=table["action_id"], object_id=table["object_id"],
                            n_actions=len(vocabulary.verbs), n_objects=len(vocabulary.objects))
-    detections = read_detections(pred_path, n_interactions=len(table["frequency"]))
+    detections = read_swig_detections(pred_path, n_interactions=len(table["frequency"]))
     return evaluate(gt, detections, frequency=table["frequency"], evaluated=table["evaluated"])

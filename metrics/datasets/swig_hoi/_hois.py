@@ -42,7 +42,7 @@ def write_hois(gt_path, pred_path, out_dir) -> dict:
     from pathlib import Path
 
     from metrics.core._jsonio import all_or_nothing
-    from metrics.datasets.swig_hoi._readers import read_detections, read_ground_truth
+    from metrics.datasets.swig_hoi._readers import read_swig_detections, read_ground_truth
     from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
     from metrics.detection._detections import write_jsonl
 
@@ -53,7 +53,7 @@ def write_hois(gt_path, pred_path, out_dir) -> dict:
     sides = [("gt", as_detections(gt, vocabulary=vocabulary, source=str(gt_path)))]
     dropped = 0
     if pred_path is not None:
-        pred = read_detections(pred_path, n_interactions=len(table["frequency"]))
+        pred = read_swig_detections(pred_path, n_interactions=len(table["frequency"]))
         finite = np.isfinite(pred.score)
         dropped = int((~finite).sum())
         pred = type(pred)(pred.image[finite], pred.interaction[finite], pred.boxes[finite], pred.score[finite])

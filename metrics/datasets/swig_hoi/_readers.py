@@ -62,7 +62,7 @@ class GroundTruth:
 
 
 @dataclass(frozen=True)
-class Detections:
+class SwigDetections:
     """One row per detection: ``image``, ``interaction``, ``boxes`` (n, 8) and ``score``, image
     by image in image-id order, each image in file order."""
 
@@ -206,7 +206,7 @@ def _shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _detections(image: np.ndarray, rows: np.ndarray, where, n_interactions: int | None) -> Detections:
+def _detections(image: np.ndarray, rows: np.ndarray, where, n_interactions: int | None) -> SwigDetections:
     """Checks the columns of the stacked rows; ``where(k)`` names row k in messages."""
     hoi = rows[:, 0]
     bad = ~np.isfinite(hoi) | (hoi != np.floor(hoi)) | (hoi < 0)
@@ -221,11 +221,11 @@ def _detections(image: np.ndarray, rows: np.ndarray, where, n_interactions: int 
     if infinite.any():
         k = int(np.argmax(infinite))
         raise InputError(f"{where(k)}: box coordinates must be finite (or NaN), got {boxes[k].tolist()}")
-    return Detections(image.astype(np.int64), hoi.astype(np.int64), np.ascontiguousarray(boxes),
+    return SwigDetections(image.astype(np.int64), hoi.astype(np.int64), np.ascontiguousarray(boxes),
                       np.ascontiguousarray(rows[:, 9]))
 
 
-def detections_from_list(dets, where: str = "predictions", *, n_interactions: int | None = None) -> Detections:
+def detections_from_list(dets, where: str = "predictions", *, n_interactions: int | None = None) -> SwigDetections:
     """The list ``write_hoi_results`` pickles (image id → list of 11-number detections)."""
     if not isinstance(dets, (list, tuple)):
         raise InputError(f"{where}: must be a list indexed by image id (write_hoi_results), "
@@ -242,7 +242,7 @@ def detections_from_list(dets, where: str = "predictions", *, n_interactions: in
     return _detections(image, rows, at, n_interactions)
 
 
-def read_detections(path: str | Path, *, n_interactions: int | None = None) -> Detections:
+def read_swig_detections(path: str | Path, *, n_interactions: int | None = None) -> SwigDetections:
     """Predictions from the pickle ``write_hoi_results`` writes (``.pkl`` / ``.pickle``), JSON
     with the same list (``.json``) or NPZ (``.npz``: ``image_id`` (n,) and ``detections`` (n, 11),
     rows of one image in file order)."""
@@ -257,7 +257,7 @@ def read_detections(path: str | Path, *, n_interactions: int | None = None) -> D
                      "(write_hoi_results), .json or .npz")
 
 
-def _read_npz(path, n_interactions) -> Detections:
+def _read_npz(path, n_interactions) -> SwigDetections:
     try:
         with np.load(io.BytesIO(read_bytes(path)), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
@@ -281,8 +281,8 @@ def _read_npz(path, n_interactions) -> Detections:
                        lambda k: f"{path}: detections[{int(order[k])}]", n_interactions)
 
 
-def write_detections_npz(path: str | Path, detections: Detections) -> None:
-    """Writes ``detections`` as the NPZ :func:`read_detections` reads (offset column 0)."""
+def write_detections_npz(path: str | Path, detections: SwigDetections) -> None:
+    """Writes ``detections`` as the NPZ :func:`read_swig_detections` reads (offset column 0)."""
     from metrics.core._jsonio import write_bytes_atomic
     rows = np.column_stack([detections.interaction, detections.boxes, detections.score,
                             np.zeros(len(detections))])

@@ -386,12 +386,12 @@ def evaluate(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.ndar
 
 def evaluate_files(vcoco, coco, ids, pred, *, iou: float = 0.5) -> VcocoResult:
     """:func:`evaluate` on the official files (see :mod:`metrics.datasets.vcoco._readers`)."""
-    from metrics.datasets.vcoco._readers import read_coco, read_detections, read_ids, read_vcoco
+    from metrics.datasets.vcoco._readers import read_coco, read_vcoco_detections, read_ids, read_vcoco
 
     actions = read_vcoco(vcoco)
     image_ids = read_ids(ids)
     agent_keys, role_keys = detection_keys(actions)
-    dets = read_detections(pred, agent_keys, role_keys)
+    dets = read_vcoco_detections(pred, agent_keys, role_keys)
     instances = read_coco(coco, image_ids)
     return evaluate(actions, instances, image_ids, dets, iou=iou,
                     files={"vcoco": str(vcoco), "coco": str(coco), "ids": str(ids), "pred": str(pred)})

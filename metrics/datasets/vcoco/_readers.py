@@ -12,7 +12,7 @@
   (``id``, ``name``; the first one listed is the person class, l.55–64). The file is parsed with
   the standard library's C parser and no per-value hooks (COCO's full instances file is ~0.5 GB).
 - the split's ``.ids`` file (:func:`read_ids`): one COCO image id per line (``np.loadtxt``, l.38).
-- detections (:func:`read_detections`): the list of dicts ``vsrl_eval.py`` unpickles (l.199, 331),
+- detections (:func:`read_vcoco_detections`): the list of dicts ``vsrl_eval.py`` unpickles (l.199, 331),
   one per detected person: ``image_id``, ``person_box`` (x1, y1, x2, y2), ``<action>_agent`` (the
   agent score) and ``<action>_<role>`` (5 numbers: the role object's box and the triplet's
   score). Read from a pickle (restricted: :mod:`metrics.core._pickles`), or from JSON with the same
@@ -434,7 +434,7 @@ def _npz(data: bytes, where: str, agent_keys, role_keys) -> VcocoDetections:
     return _from_columns(image_id, person_box, scores, missing, where, "npz")
 
 
-def read_detections(path: str | Path, agent_keys, role_keys) -> VcocoDetections:
+def read_vcoco_detections(path: str | Path, agent_keys, role_keys) -> VcocoDetections:
     """Detections from a pickle (restricted unpickler), JSON or NPZ file, told apart by their
     content: NPZ is a zip archive, JSON starts with ``[`` (after blanks), anything else is read
     as a pickle. ``agent_keys`` / ``role_keys`` name the columns to read

@@ -8,7 +8,7 @@ from metrics.study._alignment import alignment_table
 from metrics import datasets
 from metrics.vocab._baseline import load_default
 from metrics.study._study_items import component_similarities, items_dataset, join_ratings
-from metrics.study._tuning import tune_w
+from metrics.study._tuning import tune_w_by_category
 from metrics.core._inputs import numbers
 
 
@@ -24,4 +24,4 @@ def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int)
     items = component_similarities(items, load_default("v", dataset=dataset), load_default("n", dataset=dataset),
                                    datasets.load_vocabulary(dataset))
     rated = join_ratings(items, ratings)
-    return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w(rated)
+    return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w_by_category(rated)
