@@ -3,7 +3,7 @@
 
 A spec with ``--items`` HOI pairs (``items.csv``) and three LLMs' ratings of each
 (``llm.csv``) is loaded and created in a temporary SQLite file twice: with ``[llm]`` +
-``[active] budget = --budget`` (the draw of ``metrics.study._ppi.active_selection`` at create),
+``[active] budget = --budget`` (the draw of ``metrics.study.active_selection`` at create),
 and with ``[llm]`` only. Timed: ``load_spec`` + ``create_study`` (the ``studyapp create`` path),
 then ``--annotators`` annotators each taking ``--per-annotator`` items — ``assignment.next_item``
 (the claim, timed) then ``assignment.submit`` (timed) — the server calls behind every key press.

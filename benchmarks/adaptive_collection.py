@@ -9,7 +9,7 @@ severities N(0, 0.5²) scale points and noise SDs U(0.3, 1.2). Each (item, rater
 drawn once, so both designs see the same answers.
 
 - Fixed: every item gets k random raters; its mean (or 90th percentile) SE is the target.
-- Adaptive (``metrics.study._rater_model.collection_priority``, as the platform's ``[adaptive]``
+- Adaptive (``metrics.study.collection_priority``, as the platform's ``[adaptive]``
   assignment): items below ``min_raters`` first, then the item whose SE lies furthest above the
   target, a random new rater each time, until the mean (90th percentile) SE reaches the target;
   items at target retire, none gets more than ``max_raters``. The model is refitted every
@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 
-from metrics.study._rater_model import collection_priority, fit_rater_model  # noqa: E402
+from metrics.study import collection_priority, fit_rater_model  # noqa: E402
 
 N_ITEMS, N_RATERS = 500, 20
 

@@ -15,12 +15,11 @@ import numpy as np
 import pandas as pd
 
 
-from metrics import hico, wordnet  # noqa: E402
-from metrics.study._agreement import agreement_report  # noqa: E402
-from metrics.study._recalibration import recalibrate_matrices  # noqa: E402
-from metrics.vocab._similarity import SimilarityMatrix  # noqa: E402
-from metrics.study._simulation import simulate_ratings  # noqa: E402
-from metrics.study._study_items import join_ratings  # noqa: E402
+from metrics import hico  # noqa: E402
+from metrics.vocab import _wordnet as wordnet  # noqa: E402
+from metrics.study import agreement_report, recalibrate_matrices  # noqa: E402
+from metrics.vocab import SimilarityMatrix  # noqa: E402
+from metrics.study import join_ratings, simulate_ratings  # noqa: E402
 
 
 def agreement_workload(n_items: int, k: int) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 
-from metrics.imsitu._sense_clusters import Nodes, result_summary, summary_text, two_step_clustering  # noqa: E402
+from metrics.imsitu import Nodes, result_summary, summary_text, two_step_clustering  # noqa: E402
 
 
 def synthetic_nodes(n_nodes=50_000, dim=256, n_verbs=500, n_senses=700, noise=0.6, seed=0) -> Nodes:

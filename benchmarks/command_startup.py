@@ -21,10 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STOCK = ("import nltk; from nltk.corpus.reader.wordnet import WordNetCorpusReader as R; "
-         "from metrics.vocab import wordnet as w; p = str(w.data_dir() / 'corpora' / 'wordnet'); "
+         "from metrics.vocab import _wordnet as w; p = str(w.data_dir() / 'corpora' / 'wordnet'); "
          "nltk.data.path.insert(0, str(w.data_dir())); R(nltk.data.FileSystemPathPointer(p), None).synset('ride.v.01')")
-OURS = "from metrics.vocab import wordnet as w; w.wordnet().synset('ride.v.01')"
-INDEX = ("from metrics.vocab import wordnet as w; w.gloss('ride.v.01'); w.synsets('riding', 'v'); "
+OURS = "from metrics.vocab import _wordnet as w; w.wordnet().synset('ride.v.01')"
+INDEX = ("from metrics.vocab import _wordnet as w; w.gloss('ride.v.01'); w.synsets('riding', 'v'); "
          "w.lemma_candidates('riding', 'v'); w.hypernyms('bicycle.n.01')")
 
 

@@ -247,7 +247,7 @@ def cli_seconds(argv: list[str]) -> float:
 def build(folder: Path) -> dict[str, Path]:
     """The studies, two matrix versions and the scoring files (not timed)."""
     from benchmarks.score_hico_scale import workload
-    from metrics.detection._detections import write_jsonl
+    from metrics.detection import write_jsonl
 
     build_study(folder)
     (folder / "second.toml").write_text(SECOND)

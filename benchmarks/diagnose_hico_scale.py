@@ -24,8 +24,8 @@ import numpy as np
 
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
-from metrics.diagnosis._core import ERROR_REGISTRY, build_diagnosis  # noqa: E402
-from metrics.diagnosis._subtasks import interaction_classification, pair_localization  # noqa: E402
+from metrics.diagnosis import ERROR_REGISTRY, build_diagnosis  # noqa: E402
+from metrics.diagnosis import interaction_classification, pair_localization  # noqa: E402
 from metrics.detection._scoring import evaluate  # noqa: E402
 
 

@@ -23,10 +23,10 @@ import argparse
 import numpy as np
 
 
-from metrics.diagnosis._core import build_diagnosis  # noqa: E402
-from metrics.diagnosis._subtasks import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
-                                        unique_pairs)
-from metrics.detection._boxes import box_iou  # noqa: E402
+from metrics.diagnosis import build_diagnosis  # noqa: E402
+from metrics.diagnosis import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
+                                 unique_pairs)
+from metrics.detection import box_iou  # noqa: E402
 from metrics.detection._scoring import image_pairs  # noqa: E402
 from benchmarks.score_hico_scale import workload  # noqa: E402
 

@@ -17,7 +17,7 @@ Each input is given to the command that reads it, called in-process (``main([...
 either succeeds -- with the same ``--json`` result as on the seed when only harmless edits were
 made -- or exits 2 with exactly one line on stderr, no traceback, no output written and no
 database row changed. LLM answers are served as HTTP bodies by a loopback server to
-:class:`metrics.llm._client.ChatClient`, which must return an outcome (scores 0..4 or an error)
+:class:`metrics.llm.ChatClient`, which must return an outcome (scores 0..4 or an error)
 and raise nothing.
 
     nice -n 10 .venv/bin/python -m benchmarks.fuzz_inputs --n 100000 [--formats a,b] [--seed 0]
@@ -490,9 +490,7 @@ class AnswerServer:
     with the body under test, and a client of it."""
 
     def __init__(self):
-        from metrics.llm._client import ChatClient
-        from metrics.llm._config import Endpoint, Model
-        from metrics.llm._loopback_server import BadBody, LoopbackLLM
+        from metrics.llm import BadBody, ChatClient, Endpoint, LoopbackLLM, Model
 
         self.body = b""
         self.llm = LoopbackLLM(behaviour=lambda model, pair, attempt: BadBody(self.body)).start()
@@ -634,7 +632,7 @@ class Runner:
             shutil.copy2(self.pristine / "studyapp.sqlite", self.world / "studyapp.sqlite")
 
     def _run_llm(self, data: bytes) -> tuple[str, str, object]:
-        from metrics.llm._client import EndpointError
+        from metrics.llm import EndpointError
         if self.server is None:
             self.server = AnswerServer()
         self.server.body = data

@@ -24,10 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from metrics.llm._cache import AnswerCache  # noqa: E402
-from metrics.llm._config import Config, Endpoint, Model  # noqa: E402
-from metrics.llm._runner import Runner, candidate_pairs  # noqa: E402
-from metrics.datasets.hico_det._vocabulary import hico  # noqa: E402
+from metrics.llm import AnswerCache, candidate_pairs, Config, Endpoint, Model, Runner  # noqa: E402
+from metrics.datasets.hico_det import hico  # noqa: E402
 
 
 def free_port() -> int:

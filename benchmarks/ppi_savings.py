@@ -21,10 +21,10 @@ mean (its pairs are fixed, the LLM has rated all of them), so every interval is 
 finite-population one (``finite_population=True``):
 
 - classical: a simple random sample, the mean of its human means, CLT interval;
-- PPI: the same kind of sample, :func:`metrics.study._ppi.ppi_mean` with the LLM ratings of every pair;
-- active PPI: pairs drawn independently with :func:`~metrics.study._ppi.active_probabilities`
+- PPI: the same kind of sample, :func:`metrics.study.ppi_mean` with the LLM ratings of every pair;
+- active PPI: pairs drawn independently with :func:`~metrics.study.active_probabilities`
   (∝ the members' disagreement, ``--floor`` of uniform, equal shares of the 15 category × level
-  cells as in SHOE's balanced design), :func:`~metrics.study._ppi.active_ppi_mean`;
+  cells as in SHOE's balanced design), :func:`~metrics.study.active_ppi_mean`;
 - active PPI (proportional): the same with cell shares proportional to the cells' sizes;
 - active PPI (calibrated): a uniform pilot of a fifth of the budget measures the LLM's RMS error
   per cell; the rest is drawn ∝ ``√(RMS_cell² + disagreement²)`` (proportional shares); the
@@ -52,9 +52,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.study._agreement import eq13_agreement, pairwise_agreement_matrix
-from metrics.study._ppi import active_ppi_mean, active_probabilities, ppi_mean
-from metrics.study._simulation import simulate_ratings
+from metrics.study import active_ppi_mean, active_probabilities, eq13_agreement, pairwise_agreement_matrix, ppi_mean
+from metrics.study import simulate_ratings
 
 POOL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "shoe" / "shoe_candidate_pairs.csv"
 STUDY = POOL.with_name("shoe_user_study_items.csv")

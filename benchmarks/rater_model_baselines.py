@@ -2,7 +2,7 @@
 aggregators, on simulated studies with known truth: Pearson r and RMSE against the true
 similarity (0–4), and the seconds each method takes.
 
-- ``model``: ``metrics.study._rater_model.fit_rater_model`` (ordinal; rater severity and consistency).
+- ``model``: ``metrics.study.fit_rater_model`` (ordinal; rater severity and consistency).
 - ``mean``, ``median``: the item's plain mean / median rating.
 - ``majority``: crowd-kit ``MajorityVote`` (the most frequent rating; nominal).
 - ``dawid-skene``, ``mace``: crowd-kit ``DawidSkene`` and ``MACE`` (nominal: a confusion matrix
@@ -30,8 +30,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.adaptive_collection import long_ratings, shoe_like_study
-from metrics.study._rater_model import fit_rater_model
-from metrics.study._simulation import simulate_ratings
+from metrics.study import fit_rater_model, simulate_ratings
 
 # crowd-kit 1.4.2 passes pandas' deprecated ``inplace`` / ``copy`` keywords (results unaffected)
 warnings.filterwarnings("ignore", module=r"crowdkit\.", category=DeprecationWarning)

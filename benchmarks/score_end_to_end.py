@@ -62,7 +62,7 @@ from benchmarks.score_hico_scale import official_inputs, reference_inputs, workl
 
 from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402
 from metrics.detection._scoring import evaluate  # noqa: E402
-from metrics.datasets.hico_det._vocabulary import hico  # noqa: E402
+from metrics.datasets.hico_det import hico  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
 
 

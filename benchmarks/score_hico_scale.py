@@ -36,10 +36,10 @@ import numpy as np
 
 from tests.reference import shoe_algorithms as ref  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
-from metrics.vocab._baseline import load_default  # noqa: E402
-from metrics.detection._detections import Detections, read_detections, write_jsonl  # noqa: E402
+from metrics.vocab import load_default  # noqa: E402
+from metrics.detection import Detections, read_detections, write_jsonl  # noqa: E402
 from metrics.detection._scoring import evaluate  # noqa: E402
-from metrics.datasets.hico_det._vocabulary import hico  # noqa: E402
+from metrics.datasets.hico_det import hico  # noqa: E402
 
 
 def _boxes(rng, n):

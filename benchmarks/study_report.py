@@ -87,7 +87,7 @@ def console_download(slug: str, result) -> None:
 def wordnet_before_after(slug: str) -> None:
     """(c): the alignment's WordNet baselines with NLTK's reader (before) and the index (after)."""
     from metrics.vocab import _wordnet as wordnet
-    from metrics.study._study_items import item_synsets
+    from metrics.study import item_synsets
     from studyapp.exports import study_tables
 
     items = study_tables(slug)["items.csv"]

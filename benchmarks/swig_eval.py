@@ -24,9 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from metrics.datasets.swig_hoi._evaluation import evaluate, evaluate_files
-from metrics.datasets.swig_hoi._readers import read_swig_detections, read_ground_truth
-from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
+from metrics.datasets.swig_hoi import evaluate, evaluate_files, read_ground_truth, read_swig_detections
+from metrics.datasets.swig_hoi import interaction_table, swig
 from tests.reference import swig_eval as ref
 
 

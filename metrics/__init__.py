@@ -1,12 +1,19 @@
 """Semantic evaluation of human–object interaction detectors.
 
 The public API is the names in ``__all__``, imported from here (``from metrics import
-shoe_map``); every other module of the package is an implementation detail that may change.
+shoe_map``). Module layout, one rule: every package (``metrics.core``, ``metrics.detection``,
+``metrics.datasets.hico_det``, ``metrics.diagnosis.errors``, ...) is public and its ``__init__``
+re-exports, in ``__all__``, the names a user or a plugin author needs (the Diag-HOI error base
+classes in ``metrics.diagnosis``, the dataset plugin interface ``Dataset`` in ``metrics.datasets``);
+every module of a package is private and named ``_name.py`` (``metrics/detection/_scoring.py``),
+an implementation detail that may change. Besides the packages, only ``metrics.api`` (the
+functions behind ``__all__``), ``metrics.cli`` and ``python -m metrics`` are public. Code outside
+the package imports public names only (tests/studyapp/test_layering.py holds ``studyapp`` to it).
 
 Naming convention: a function is named for what it computes (``shoe_map``,
 ``krippendorff_alpha``) or reads (``read_detections``), in snake_case, and a class for what it
 holds (``SimilarityMatrix``, ``DetectionScores``), in CamelCase. The data come first and
-positionally — :class:`~metrics.detection._detections.Detections`, DataFrames or dicts, or the paths of
+positionally — :class:`Detections`, DataFrames or dicts, or the paths of
 their files; every option is keyword-only and named as the command-line option that sets it,
 without dashes (``delta`` is ``--delta``; a command that names one otherwise, such as
 ``--mf1-fn`` for ``fn_mode``, lists it in its ``FLAGS``). A score that is one number is a float;
@@ -24,8 +31,7 @@ metrics.core._validation.ParameterError: delta must be a number in [0, 1], got 7
 Pure Python + numpy/scipy/pandas; never imports streamlit, sqlmodel or studyapp.
 """
 
-import importlib
-
+from metrics._lazy import lazy_exports
 from metrics.core._errors import InputError
 from metrics.core._validation import ParameterError
 
@@ -54,17 +60,5 @@ _LAZY = {
     "resolve": "vocab._matching", "Vocabulary": "datasets._vocabulary", "hico": "datasets.hico_det._vocabulary",
 }
 
-__all__ = ["InputError", "ParameterError", *sorted(_LAZY)]
-
-
-def __dir__() -> list[str]:
-    """The module's names, the lazily imported public ones included (PEP 562)."""
-    return sorted(set(globals()) | set(__all__))
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'metrics' has no attribute {name!r}")
+_public, __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__all__ = ["InputError", "ParameterError", *_public]

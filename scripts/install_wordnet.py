@@ -70,13 +70,13 @@ def install() -> Path:
 
 
 def build_index() -> Path:
-    """Build ``metrics.vocab._wordnet``'s index unless a current one is stored already."""
-    from metrics.vocab import _wordnet as wordnet
+    """Build the WordNet index of ``metrics.vocab`` unless a current one is stored already."""
+    from metrics import vocab
 
-    path = wordnet.index_path()
-    if wordnet.WordNetIndex.load(path) is None:
+    path = vocab.index_path()
+    if vocab.WordNetIndex.load(path) is None:
         print(f"install_wordnet: building the WordNet index in {path} (about 20 s)")
-        wordnet.build_index(path)
+        vocab.build_index(path)
     return path
 
 

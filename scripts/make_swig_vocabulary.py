@@ -16,7 +16,7 @@ parsed as literals (never executed), and writes into ``metrics/datasets/swig_hoi
 - ``swig_hoi_classes.csv``: one row per interaction (hoi_id, verb, object labels, action_id,
   object_id, frequency 0 novel / 1 rare / 2 common, evaluated, rare, novel).
 
-Glosses are never stored: ``metrics.vocab._wordnet.gloss`` gives them from our WordNet.
+Glosses are never stored: ``metrics.vocab.gloss`` gives them from our WordNet.
 
     git --git-dir=/path/to/large_vocabulary_hoi_detection.git show \\
         HEAD:choir/data/datasets/swig_v1_meta.py > /tmp/swig_v1_meta.py

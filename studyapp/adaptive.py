@@ -35,7 +35,7 @@ from sqlalchemy import func, or_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, select
 
-from metrics.study._rater_model import RaterModel, fit_rater_model
+from metrics.study import RaterModel, fit_rater_model
 
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study
 from .storage import get_engine, log_event, read_session, write_session
@@ -230,7 +230,7 @@ def routed_consistency(parameters: dict, rater: str, n_ratings: int, settings: d
     """The rater's fitted consistency when spec ``[routing]`` routes them out, else None: they
     gave at least ``min_ratings`` main ratings and the stored fit (``Study.rater_model``) puts
     their consistency — discrimination over the median rater's, as
-    ``metrics.study._rater_model.fit_rater_model`` reports it; 0 for a rater the fit left out as
+    ``metrics.study.fit_rater_model`` reports it; 0 for a rater the fit left out as
     careless — below ``min_consistency``. A rater the fit has not seen yet is not routed.
 
     >>> fit = {"discrimination": {"a": 2.0, "b": 1.0, "c": 0.5}, "excluded": ["d"]}

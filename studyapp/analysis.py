@@ -12,11 +12,9 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.study._agreement import (AgreementReport, agreement_report, bootstrap_intervals, alpha_of_matrix,
+from metrics.study import (AgreementReport, agreement_report, bootstrap_intervals, alpha_of_matrix,
                                mean_offdiagonal, pairwise_agreement_matrix, rating_matrix, validate_ratings)
-from metrics.study._rater_model import RaterModel, fit_rater_model
-from metrics.study._reliability import reliability
-from metrics.study._report import write_report
+from metrics.study import fit_rater_model, RaterModel, reliability, write_report
 
 from .exports import study_folder, study_tables
 from .ppi_estimates import ppi_section

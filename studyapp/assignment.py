@@ -51,7 +51,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
 from metrics import InputError
-from metrics.core._inputs import check_name
+from metrics.core import check_name
 
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow

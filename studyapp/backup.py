@@ -39,9 +39,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 
 from metrics import InputError
-from metrics.core._inputs import parse_json
-from metrics.core._jsonio import atomic_file
-from metrics.core._validation import whole_problem
+from metrics.core import atomic_file, parse_json, whole_problem
 
 from . import config, migrations
 from .auth import ADMIN_KEY

@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 from metrics import InputError, datasets
-from metrics.core._errors import interruptible, one_line, os_error_message
-from metrics.core._jsonio import all_or_nothing
-from metrics.core._options import OneLineParser, input_file, integer, number, output_dir, output_file, seed
+from metrics.core import all_or_nothing, interruptible, one_line, os_error_message
+from metrics.core import OneLineParser, input_file, integer, number, output_dir, output_file, seed
 
 from . import config
 
@@ -266,7 +265,7 @@ def cmd_sample(args) -> int:
     sampler = get_type("hoi_similarity").sampler
 
     if args.pool:
-        from metrics.study._shoe_pool import read_shoe_csv
+        from metrics.study import read_shoe_csv
         if args.verb_sim or args.object_sim or args.class_weights:
             raise InputError("--pool takes its levels from the pool: drop --verb-sim, --object-sim, --class-weights")
         if args.dataset != datasets.DEFAULT:
@@ -287,7 +286,7 @@ def cmd_sample(args) -> int:
 
 
 def _write_sample(items, report, out) -> int:
-    from metrics.core._jsonio import write_text_atomic
+    from metrics.core import write_text_atomic
     write_text_atomic(out, items.to_csv(index=False))
     print(report.text())
     print(f"wrote {len(items)} pairs to {out}")
@@ -413,7 +412,7 @@ def cmd_matrices(args) -> int:
         for path in matrix_versions.export_version(args.name, args.out):
             print(path)
     else:
-        from metrics.study._shoe_pool import compare_lines
+        from metrics.study import compare_lines
         for role, (a, b) in zip(matrix_versions.ROLES, zip(matrix_versions.load_version(args.a)[:2],
                                                           matrix_versions.load_version(args.b)[:2])):
             print(f"{role} matrices, {args.a} vs {args.b}:")

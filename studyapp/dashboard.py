@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from metrics import InputError
-from metrics.study._agreement import validate_ratings
+from metrics.study import validate_ratings
 
 from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
 from .exports import study_tables
@@ -40,7 +40,7 @@ class Dashboard:
     annotators: pd.DataFrame
     agreement: dict | None = None            # alpha, eq13, qwk: value and interval
     over_time: pd.DataFrame | None = None    # ratings, annotators, alpha, agreement (with intervals)
-    rater_model: object | None = None        # metrics.study._rater_model.RaterModel
+    rater_model: object | None = None        # metrics.study.RaterModel
     reliability: dict | None = None
     adaptive: dict | None = None
     sections: list[Section] = field(default_factory=list)

@@ -126,7 +126,7 @@ def write_demo(folder: str | Path) -> dict[str, Path]:
     no WordNet verb, so a similarity study cannot name it) and 12 CrossHOI scenes."""
     from metrics import hico
 
-    from metrics.core._jsonio import StagedFolder
+    from metrics.core import StagedFolder
 
     table = hico().classes
     classes = [(v, o) for v, o in zip(table["verb"], table["object"]) if v != "no_interaction"]

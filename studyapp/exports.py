@@ -28,7 +28,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from metrics.core._jsonio import StagedFolder
+from metrics.core import StagedFolder
 
 from . import config
 from .accounts import CLI, Actor, require_studies
@@ -148,7 +148,7 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
 def model_tables(ratings: pd.DataFrame, scale) -> dict[str, pd.DataFrame]:
     """``items_model.csv`` and ``raters_model.csv`` from the current main ratings (headers only
     while there are none)."""
-    from metrics.study._rater_model import fit_rater_model
+    from metrics.study import fit_rater_model
 
     main = ratings[ratings["phase"] == "main"]
     items = pd.DataFrame(columns=["item_id", "score", "se", "n"])

@@ -1,7 +1,7 @@
 """Recalibrated similarity matrices as named, immutable versions with their provenance.
 
 ``recalibrate_studies`` pools the main ratings of one or more HOI-pair studies of one dataset
-(``[items] dataset``) and runs :func:`metrics.study._recalibration.recalibrate_matrices` (cross-validated:
+(``[items] dataset``) and runs :func:`metrics.study.recalibrate_matrices` (cross-validated:
 held-out agreement before / after, overall and per category) on that dataset's baseline matrices
 (or on an earlier version of the same dataset). ``save_version`` stores both matrices under a
 new name in the database (``matrix_version``; a name is never reused or overwritten), so backups
@@ -25,11 +25,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from metrics import InputError, datasets
-from metrics.vocab._baseline import load_default
-from metrics.core._jsonio import write_text_atomic
-from metrics.study._recalibration import recalibrate_matrices
-from metrics.vocab._similarity import SimilarityMatrix
-from metrics.study._study_items import join_ratings
+from metrics.vocab import load_default
+from metrics.core import write_text_atomic
+from metrics.study import recalibrate_matrices
+from metrics.vocab import SimilarityMatrix
+from metrics.study import join_ratings
 
 from .accounts import CLI, Actor, require_studies
 from .exports import study_tables
@@ -48,7 +48,7 @@ class Recalibration:
     """What a run produced, before it is saved: the new matrices and their evidence."""
 
     studies: list[str]
-    result: dict            # metrics.study._recalibration.recalibrate_matrices's result
+    result: dict            # metrics.study.recalibrate_matrices's result
     changed: pd.DataFrame   # the rated pairs, most changed first
     based_on: str           # "baseline" or the version recalibrated
     dataset: str = datasets.DEFAULT  # whose vocabulary the studies' items use

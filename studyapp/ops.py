@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from metrics import InputError
-from metrics.core._options import input_file, output_file
+from metrics.core import input_file, output_file
 
 
 def add_parsers(sub) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from metrics import hico
-from metrics.vocab._baseline import default_path, load_default
+from metrics.vocab import default_path, load_default
 
 PROJECT_NAME = "HOI study platform"
 

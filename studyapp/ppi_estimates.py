@@ -6,9 +6,9 @@ PPI saves at equal width (``metrics.study._ppi``).
 
 - With ``[active]`` the human-rated items are the ones drawn at creation with the recorded
   probabilities (items.csv ``active_probability``, ``active_selected``), so
-  :func:`metrics.study._ppi.active_ppi_mean` weights each by 1/π and the estimate stays unbiased
+  :func:`metrics.study.active_ppi_mean` weights each by 1/π and the estimate stays unbiased
   for the mean over every item of the row; a row waits until each drawn item has a rating.
-- Without it, the items rated so far are the human sample and :func:`metrics.study._ppi.ppi_mean`
+- Without it, the items rated so far are the human sample and :func:`metrics.study.ppi_mean`
   combines them with the LLM's ratings of the rest. That is valid when the rated items are a
   random sample of the items (the default ``order = "random"`` hands them out in each
   annotator's own random order; a study rated to the end has no unrated item, and PPI then
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from metrics import InputError
-from metrics.study._ppi import active_ppi_mean, ppi_mean
+from metrics.study import active_ppi_mean, ppi_mean
 
 from .study_spec import StudySpec
 from .studytypes import Section

@@ -34,7 +34,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from metrics import InputError
-from metrics.core._inputs import csv_rows, read_text
+from metrics.core import csv_rows, read_text
 
 from .accounts import CLI, Actor, require
 from .models import Annotator, Assignment, Item, Rating, Study, utcnow

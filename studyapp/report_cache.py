@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from metrics.core._jsonio import StagedFolder, remove_abandoned_subfolders
+from metrics.core import StagedFolder, remove_abandoned_subfolders
 
 from . import config
 from .exports import csv_bytes, study_folder, study_tables

@@ -2,8 +2,8 @@
 baseline matrices and saved matrix versions side by side.
 
 Every figure is ``python -m metrics score``'s with its default options: the same reader
-(:func:`metrics.detection._detections.read_detections`, JSON Lines or the QPIC format, errors naming the
-file, line and field) and the same scorer (:func:`metrics.detection._scoring.score_dict`), with the
+(:func:`metrics.detection.read_detections`, JSON Lines or the QPIC format, errors naming the
+file, line and field) and the same scorer (:func:`metrics.detection.score_dict`), with the
 version's matrices as ``--verb-sim`` / ``--object-sim`` would give them, and ``--dataset`` the
 dataset the versions were recalibrated for (their studies' ``[items] dataset``; HICO-DET for the
 baseline alone): its labels are read and its baseline matrices are the baseline row.
@@ -18,8 +18,8 @@ from typing import Callable
 import pandas as pd
 
 from metrics import InputError, datasets
-from metrics.detection._detections import read_detections
-from metrics.core._jsonio import json_text
+from metrics.detection import read_detections
+from metrics.core import json_text
 
 from .accounts import CLI, Actor, require
 from .matrix_versions import load_version
@@ -59,7 +59,7 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
     matrices and each saved matrix version; ``progress(fraction, text)`` after each step. The
     labels are ``dataset``'s (default: the versions' dataset, HICO-DET without versions);
     versions of another dataset are refused. The audit log records who scored which files."""
-    from metrics.detection._scoring import score_dict
+    from metrics.detection import score_dict
 
     require(actor, "score")
     if not predictions:

@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.study._simulation import PROFILES, rater_profiles, simulate_ratings
+from metrics.study import PROFILES, rater_profiles, simulate_ratings
 
 from . import assignment, studies
 from .storage import get_engine, read_session

@@ -45,7 +45,7 @@ ratings = "llm_ratings.csv"     # item_id + one column per model (its rating on 
 [active]                        # optional (needs [llm] with two or more models): humans rate
 budget = 40                     # a sample of about this many main items, drawn once at creation
 floor = 0.2                     # with probabilities growing with the models' disagreement
-seed = 0                        # (metrics.study._ppi.active_selection; floor: share of uniform
+seed = 0                        # (metrics.study.active_selection; floor: share of uniform
 cells = ["category", "level"]   # sampling); equal shares per cell of these item fields (default:
                                 # category and level where the items have them)
 
@@ -85,7 +85,7 @@ import tomllib
 from pathlib import Path
 
 from metrics import InputError, datasets
-from metrics.core._validation import MAX_SEED, range_problem, whole_problem
+from metrics.core import MAX_SEED, range_problem, whole_problem
 
 from .study_spec import ItemSpec, StudySpec
 from .studytypes import Scale, get_type
@@ -159,7 +159,7 @@ class _Checker:
 
 def load_spec(path: str | Path) -> StudySpec:
     """Read and validate a spec file and its items (nothing is written)."""
-    from metrics.core._inputs import read_text
+    from metrics.core import read_text
 
     path = Path(path)
     if not path.exists():
@@ -321,7 +321,7 @@ def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
     table = top.table_of("llm")
     if not table:
         return None, None
-    from metrics.core._inputs import csv_rows, read_text
+    from metrics.core import csv_rows, read_text
 
     check = _Checker(top.name, table, "llm.")
     check.unknown({"ratings"})
@@ -371,9 +371,9 @@ def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
 
 def _active(top: _Checker, main: list[ItemSpec], members: list[list[float]] | None) -> dict | None:
     """``[active]``: draw once which main items humans rate, with probabilities from the LLM
-    ensemble's disagreement (``metrics.study._ppi.active_selection``); each item keeps its
+    ensemble's disagreement (``metrics.study.active_selection``); each item keeps its
     probability and priority (0: not drawn, never handed out)."""
-    from metrics.study._ppi import active_selection, ensemble_uncertainty
+    from metrics.study import active_selection, ensemble_uncertainty
 
     table = top.table_of("active")
     if not table:
@@ -556,7 +556,7 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None,
     """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``).
     With ``role`` every row has that role (``practice``: ``expected`` required, an optional
     ``explanation`` column kept as the ``feedback`` field). Labels are ``dataset``'s."""
-    from metrics.core._inputs import csv_rows, read_text
+    from metrics.core import csv_rows, read_text
 
     header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
     columns = header

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from metrics import InputError
-from metrics.core._inputs import check_name
+from metrics.core import check_name
 
 from . import auth, config
 from .accounts import CLI, Actor, require

@@ -1,1 +1,16 @@
-"""Foundations shared by every room: the error type, option checks, input readers, atomic writers, intervals, array segments."""
+"""Foundations shared by every room: the error type, option checks, input readers, atomic
+writers, intervals, array segments. The names below are its public face (the readers, writers and
+option types the platform builds on); the ``_`` modules behind them are implementation."""
+
+from metrics._lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(("InputError", "interruptible", "one_line", "os_error_message"), "_errors"),
+    **dict.fromkeys(("ParameterError", "MAX_SEED", "range_problem", "whole_problem"), "_validation"),
+    **dict.fromkeys(("check_name", "check_readable", "csv_rows", "line_of", "numbers", "parse_json", "read_csv",
+                     "read_json", "read_text", "require_columns"), "_inputs"),
+    **dict.fromkeys(("StagedFolder", "all_or_nothing", "atomic_file", "json_text", "remove_abandoned_subfolders",
+                     "write_text_atomic"), "_jsonio"),
+    **dict.fromkeys(("OneLineParser", "input_file", "integer", "number", "output_dir", "output_file", "seed"),
+                    "_options"),
+})

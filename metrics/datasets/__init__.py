@@ -23,6 +23,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
+from metrics._lazy import lazy_exports
+
 DEFAULT = "hico-det"
 ENTRY_POINT_GROUP = "hoi_semantic_eval.datasets"
 BUILTIN = {
@@ -79,3 +81,7 @@ def _load(target: str) -> Dataset:
 @lru_cache(maxsize=1)
 def _plugins() -> dict[str, str]:
     return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+_lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})
+__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "Dataset", "get", "load_vocabulary", "names", *_lazy]

@@ -12,3 +12,13 @@ supplementary §1 and §3), through any OpenAI-compatible chat-completions endpo
 
 The command is ``python -m metrics matrix build-llm`` (:mod:`metrics.commands._matrix_llm`).
 """
+
+from metrics._lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(("Config", "Endpoint", "Model"), "_config"),
+    **dict.fromkeys(("ChatClient", "EndpointError"), "_client"),
+    "AnswerCache": "_cache",
+    **dict.fromkeys(("Runner", "candidate_pairs"), "_runner"),
+    **dict.fromkeys(("BadBody", "LoopbackLLM"), "_loopback_server"),
+})

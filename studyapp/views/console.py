@@ -15,9 +15,9 @@ from metrics import InputError
 from studyapp.accounts import no_studies_text
 from studyapp import accounts, auth, charts, config, dashboard, exports, inert, report_cache, storage, studies
 from studyapp import prolific
-from metrics.study._shoe_pool import compare_lines
+from metrics.study import compare_lines
 from studyapp import matrix_versions, scoring
-from metrics.study._report import reliability_frame
+from metrics.study import reliability_frame
 from studyapp.specs import load_spec
 from studyapp.study_spec import spec_of
 from studyapp.studytypes import REGISTRY, get_type

@@ -9,9 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from metrics.detection._detections import Detections, write_jsonl
-from metrics.diagnosis._core import ERROR_REGISTRY, ErrorType, build_diagnosis, register_error_type
-from metrics.diagnosis._report import write_diagnosis_report
+from metrics.detection import Detections, write_jsonl
+from metrics.diagnosis import build_diagnosis, ERROR_REGISTRY, ErrorType, register_error_type, write_diagnosis_report
 
 H, O, FAR = [0, 0, 10, 10], [20, 0, 30, 10], [200, 200, 210, 210]
 

@@ -298,3 +298,19 @@ def test_the_namesake_finder_finds_a_planted_one(monkeypatch):
     tune_w.__module__ = tuning.__name__
     monkeypatch.setattr(tuning, "tune_w", tune_w, raising=False)
     assert internal_namesakes() == ["metrics.study._tuning.tune_w"]
+
+
+def test_every_package_exports_what_its_all_names():
+    """Each package of ``metrics`` is a public face: every name of its ``__all__`` resolves (from
+    its private module, on first use) and ``dir()`` lists it; no module but a package's
+    ``__init__``, ``api``, ``cli`` and ``__main__`` is public."""
+    packages = [metrics] + [importlib.import_module(m.name) for m in pkgutil.walk_packages(metrics.__path__, "metrics.")
+                            if m.ispkg]
+    assert len(packages) >= 15
+    for package in packages:
+        assert set(package.__all__) <= set(dir(package)), package.__name__
+        for name in package.__all__:
+            assert getattr(package, name) is not None, (package.__name__, name)
+    modules = [m.name for m in pkgutil.walk_packages(metrics.__path__, "metrics.") if not m.ispkg]
+    public = [m for m in modules if not m.rpartition(".")[2].startswith("_")]
+    assert public == ["metrics.api", "metrics.cli"], public

@@ -8,8 +8,7 @@ reference transcription in tests/reference/shoe_algorithms.py (a second implemen
 import numpy as np
 import pytest
 
-from metrics.detection import _ap as AP
-from metrics.detection import _scoring as S
+from metrics.detection import _ap as AP, _scoring as S
 from metrics.detection._boxes import box_iou
 from metrics.detection._detections import Detections
 from metrics.vocab._similarity import SimilarityMatrix

@@ -209,3 +209,19 @@ def test_the_platform_does_not_import_the_metric_commands():
     offending = [f"{name} imports {target}" for name, targets in graph().items() if name.startswith("studyapp")
                  for target in sorted(targets) if target.startswith("metrics.commands")]
     assert not offending, "\n".join(offending)
+
+
+def private(name: str) -> bool:
+    """An implementation module of the metric package: a part of its name starts with one
+    underscore (``metrics.detection._scoring``); packages and ``metrics.api`` are its public face."""
+    return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+
+
+def test_the_platform_imports_only_the_public_face_of_metrics():
+    """Issue 32: ``studyapp`` imports ``metrics`` and its packages (``metrics.study``,
+    ``metrics.core``, ...), whose ``__init__`` re-exports what the platform needs, never a
+    private module (tests may)."""
+    assert private("metrics.vocab._wordnet") and not private("metrics.vocab") and not private("metrics.__main__")
+    offending = [f"{name} imports {target}" for name, targets in graph().items() if name.startswith("studyapp")
+                 for target in sorted(targets) if target.startswith("metrics") and private(target)]
+    assert not offending, "\n".join(offending)

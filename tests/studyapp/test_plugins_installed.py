@@ -15,14 +15,14 @@ import zipfile
 
 import pytest
 
-from metrics.detection._detections import Detections, write_jsonl
+from metrics.detection import Detections, write_jsonl
 from projectpaths import ROOT
 from test_plugin_type import SPEC, TOY_MODULE
 
 pytestmark = pytest.mark.slow
 
 ERROR_MODULE = '''
-from metrics.diagnosis._core import ErrorType
+from metrics.diagnosis import ErrorType
 
 
 class LostPrediction(ErrorType):

@@ -9,3 +9,5 @@ DATASET = Dataset(
     baseline_verb=DATA / "baseline_verb.npz", baseline_object=DATA / "baseline_object.npz",
     subsets=("full", "rare", "non_rare"),
 )
+
+__all__ = ["DATASET", "hico"]

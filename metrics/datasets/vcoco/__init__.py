@@ -12,3 +12,5 @@ DATASET = Dataset(
     notes={"ground_truth": "one HOI per person, action and role with an object (role_object_id != 0); "
                            "actions without a role (stand, walk, run, smile) give no HOI"},
 )
+
+__all__ = ["DATASET", "vcoco"]

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics import InputError, hico
-from metrics.core._inputs import check_readable, require_columns
+from metrics.core import check_readable, require_columns
 
 SETTINGS = ("human_box", "human_object_box", "image_level")
 MARKS = {"c": "correct", "i": "incorrect", "a": "ambiguous"}
@@ -78,7 +78,7 @@ def class_phrase(hoi_id: int) -> str:
 
 
 def option_key(text: str) -> tuple[str, str] | None:
-    from metrics.crosshoi._mcq import option_class
+    from metrics.crosshoi import option_class
     return option_class(text)
 
 
@@ -101,12 +101,12 @@ class Question:
 
 
 def _iou(a, b) -> float:
-    from metrics.detection._boxes import box_iou
+    from metrics.detection import box_iou
     return float(box_iou(a, b))
 
 
 def _box(value, where):
-    from metrics.detection._boxes import parse_box
+    from metrics.detection import parse_box
     return parse_box(value, where)
 
 
@@ -165,7 +165,7 @@ def questions_from_ground_truth(path: str | Path, setting: str = "human_box") ->
 
 def questions_from_bench(path: str | Path) -> list[Question]:
     """Stage 1 from a released CrossHOI JSON file (re-auditing it)."""
-    from metrics.crosshoi._mcq import read_bench
+    from metrics.crosshoi import read_bench
 
     out = []
     for key, q in read_bench(path).items():
@@ -180,7 +180,7 @@ def propose_candidates(questions: list[Question], verb_matrix=None, n: int = 6,
     """Stage 2: fill each question's candidates up to ``n`` (see the module docstring)."""
     vocab = hico()
     if verb_matrix is None:
-        from metrics.vocab._baseline import load_default
+        from metrics.vocab import load_default
         verb_matrix = load_default("v")
     by_object: dict[str, list[str]] = {}
     for verb, obj in zip(vocab.classes["verb"], vocab.classes["object"]):

@@ -22,9 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.vocab import _wordnet as wordnet
-from metrics.vocab._baseline import load_default
-from metrics.study._shoe_pool import is_shoe_layout
+from metrics.vocab import gloss, is_synset_name, lemma_names, load_default, pos_of
+from metrics.study import is_shoe_layout
 
 from ..base import Scale, Section, StudyType
 from . import sampler
@@ -58,10 +57,10 @@ def check_dataset(name: str, where: str) -> str:
 def _resolve(value: str, pos: str, field: str, where: str, dataset: str | None = None) -> tuple[str, str]:
     """(synset, word shown) of a synset name or a label of ``dataset`` (HICO-DET by default)."""
     text = str(value).strip()
-    if wordnet.is_synset_name(text):
-        if wordnet.pos_of(text) != pos:
+    if is_synset_name(text):
+        if pos_of(text) != pos:
             raise InputError(f"{where}: {field} {text!r} is not a {POS_WORD[pos]} synset")
-        return text, wordnet.lemma_names(text)[0]
+        return text, lemma_names(text)[0]
     synset = datasets.load_vocabulary(dataset).synset(text, pos)
     if synset:
         return synset, shown_word(text, pos, dataset)
@@ -196,7 +195,7 @@ class HoiSimilarity(StudyType):
                 fields[key] = str(value)
         if dataset != datasets.DEFAULT:  # a HICO-DET item stays as it was before datasets
             fields["dataset"] = dataset
-        fields["display"] = {**display, **{f"{f}_gloss": wordnet.gloss(fields[f]) for f, _ in SLOTS}}
+        fields["display"] = {**display, **{f"{f}_gloss": gloss(fields[f]) for f, _ in SLOTS}}
         return fields
 
     def export_item(self, fields: dict) -> dict:
@@ -260,8 +259,7 @@ class HoiSimilarity(StudyType):
 
     def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """Metric–human alignment (overall and per category) and w tuned per category."""
-        from metrics.study._agreement import validate_ratings
-        from metrics.study._report import alignment_frame
+        from metrics.study import alignment_frame, validate_ratings
 
         from .analysis import pair_analyses
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from metrics.study._alignment import alignment_table
+from metrics.study import alignment_table
 from metrics import datasets
-from metrics.vocab._baseline import load_default
-from metrics.study._study_items import component_similarities, items_dataset, join_ratings
-from metrics.study._tuning import tune_w_by_category
-from metrics.core._inputs import numbers
+from metrics.vocab import load_default
+from metrics.study import component_similarities, items_dataset, join_ratings, tune_w_by_category
+from metrics.core import numbers
 
 
 def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict, dict]:

@@ -36,10 +36,9 @@ import numpy as np
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.vocab import _wordnet as wordnet
-from metrics.vocab._baseline import load_default
-from metrics.datasets._vocabulary import Vocabulary
-from metrics.core._inputs import numbers
+from metrics.vocab import gloss, is_synset_name, load_default, pos_of
+from metrics.datasets import Vocabulary
+from metrics.core import numbers
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
@@ -104,8 +103,8 @@ class SampleReport:
 @lru_cache(maxsize=8)
 def _glossed(labels: tuple[str, ...], pos: str) -> np.ndarray:
     """Labels that are WordNet synsets of ``pos`` with a gloss."""
-    keep = [lab for lab in labels if wordnet.is_synset_name(lab) and wordnet.pos_of(lab) == pos
-            and wordnet.gloss(lab)]
+    keep = [lab for lab in labels if is_synset_name(lab) and pos_of(lab) == pos
+            and gloss(lab)]
     return np.array(sorted(keep), dtype=object)
 
 
@@ -148,7 +147,7 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
     """Weights per HOI class from a CSV with ``hoi_id,weight`` or ``verb,object,weight``; for a
     vocabulary without a class list, weights by (verb, object) of the ``verb,object,weight``
     rows, which then are the classes (labels of the vocabulary)."""
-    from metrics.core._inputs import line_of, read_csv
+    from metrics.core import line_of, read_csv
 
     path = Path(path)
     table = read_csv(path, required=("weight",))
@@ -187,7 +186,7 @@ def load_class_weights(path: str | Path, vocabulary: Vocabulary) -> pd.Series:
 
 def _weights_naming_classes(path: Path, table: pd.DataFrame, vocabulary: Vocabulary) -> pd.Series:
     """Weights by (verb label, object label) for a vocabulary without a class list."""
-    from metrics.core._inputs import line_of
+    from metrics.core import line_of
 
     title = datasets.get(vocabulary.name).title if vocabulary.name in datasets.names() else vocabulary.name
     if not {"verb", "object"} <= set(table.columns):
@@ -357,7 +356,7 @@ def _fill_all(fill, share, exhausted, drawn, redistribute, why_short, supply) ->
 def sample_pool(pool: pd.DataFrame, n: int, seed: int = 0, *, redistribute: bool = True
                 ) -> tuple[pd.DataFrame, SampleReport]:
     """Draw ``n`` pairs from a candidate pool in SHOE's layout with precomputed levels
-    (:func:`metrics.study._shoe_pool.read_shoe_csv`): balanced over the 11 cells, each ground truth
+    (:func:`metrics.study.read_shoe_csv`): balanced over the 11 cells, each ground truth
     (image, verb, object) once, no pair twice."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError, datasets
-from metrics.detection._boxes import parse_box
+from metrics.detection import parse_box
 from studyapp import images
 
 from ..base import THIS_STUDY, Section, StudyType
@@ -42,7 +42,7 @@ OWN_FIELDS = ("image", "image_root", "human_box", "object_box", "earlier", "link
 
 def _parse_box(text, where: str, field: str):
     """A box of an images CSV or an item: empty, or four numbers (JSON ``[x1, y1, x2, y2]`` or
-    separated by spaces or commas) that :func:`metrics.detection._boxes.parse_box` accepts:
+    separated by spaces or commas) that :func:`metrics.detection.parse_box` accepts:
     finite, with x1 ≤ x2 and y1 ≤ y2."""
     if text in (None, "") or (isinstance(text, float) and pd.isna(text)):
         return None
@@ -201,7 +201,7 @@ class HoiSimilarityImage(HoiSimilarity):
 
     def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """The pair analyses, then how often the image changed the earlier rating (SHOE supp. §6.2)."""
-        from metrics.study._image_update import image_update, pair_ratings, summary_frame
+        from metrics.study import image_update, pair_ratings, summary_frame
 
         sections = super().dashboard_sections(slug, tables, fields_by_key, resamples)
         ratings = tables["ratings.csv"]

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from metrics import InputError
-from metrics.imsitu._accuracy import split_verbs
+from metrics.imsitu import split_verbs
 from studyapp import images
 
 from ..base import Scale, Section, StudyType
@@ -82,7 +82,7 @@ class ImsituCorrectness(StudyType):
 
     def export_tables(self, tables: dict, fields_by_key: dict) -> dict:
         """``human_accuracy.csv``: Top-1 / Top-5 per model (majority over annotators, intervals)."""
-        from metrics.imsitu._accuracy import human_accuracy, majority_labels, study_human_labels
+        from metrics.imsitu import human_accuracy, majority_labels, study_human_labels
 
         from .analysis import human_accuracy_table
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics import InputError
-from metrics.imsitu._accuracy import (SenseClusters, align_study, human_accuracy, majority_labels,
+from metrics.imsitu import (SenseClusters, align_study, human_accuracy, majority_labels,
                             study_human_labels)
 
 
@@ -35,7 +35,7 @@ def analyse_study(slug: str, tables: dict, fields_by_key: dict, n_resamples: int
     the study's export tables and its items' fields (by item key).
 
     Returns ``{"human_accuracy": {model: {...}}, "alignment": dict | None, "n_annotators",
-    "n_ratings"}`` (see :func:`metrics.imsitu._accuracy.align_study`).
+    "n_ratings"}`` (see :func:`metrics.imsitu.align_study`).
     """
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]

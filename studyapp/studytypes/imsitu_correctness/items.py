@@ -22,13 +22,13 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError
-from metrics.imsitu._accuracy import gold_from_image_names, read_clusters, read_examples_predictions, read_gold
+from metrics.imsitu import gold_from_image_names, read_clusters, read_examples_predictions, read_gold
 from studyapp import images
 
 
 def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list[str]]]:
-    from metrics.imsitu._accuracy import parse_predictions
-    from metrics.core._inputs import read_json
+    from metrics.imsitu import parse_predictions
+    from metrics.core import read_json
 
     data = read_json(path)
     if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
