@@ -268,11 +268,16 @@ def test_recorded_calls_agree_with_values_worked_out_independently():
     assert RECORDED["krippendorff_alpha"][0] == pytest.approx(expected, abs=1e-8)
 
 
+def metrics_modules() -> list:
+    """Every module and package of ``metrics``, imported (``__main__``, which runs the command line, aside)."""
+    return [importlib.import_module(m.name) for m in pkgutil.walk_packages(metrics.__path__, "metrics.")
+            if not m.name.endswith("__main__")]
+
+
 def internal_namesakes() -> list[str]:
     """Every function or class defined in a ``metrics`` module under the name of a public one
     (``metrics.__all__``) without being it: a reader of that module would take it for the public one."""
-    modules = [importlib.import_module(m.name) for m in pkgutil.walk_packages(metrics.__path__, "metrics.")
-               if not m.name.endswith("__main__")]
+    modules = metrics_modules()
     found = []
     for name in metrics.__all__:
         public = getattr(metrics, name)
@@ -304,13 +309,12 @@ def test_every_package_exports_what_its_all_names():
     """Each package of ``metrics`` is a public face: every name of its ``__all__`` resolves (from
     its private module, on first use) and ``dir()`` lists it; no module but a package's
     ``__init__``, ``api``, ``cli`` and ``__main__`` is public."""
-    packages = [metrics] + [importlib.import_module(m.name) for m in pkgutil.walk_packages(metrics.__path__, "metrics.")
-                            if m.ispkg]
+    packages = [metrics] + [m for m in metrics_modules() if hasattr(m, "__path__")]
     assert len(packages) >= 15
     for package in packages:
         assert set(package.__all__) <= set(dir(package)), package.__name__
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)
-    modules = [m.name for m in pkgutil.walk_packages(metrics.__path__, "metrics.") if not m.ispkg]
-    public = [m for m in modules if not m.rpartition(".")[2].startswith("_")]
+    public = [m.__name__ for m in metrics_modules()
+              if not hasattr(m, "__path__") and not m.__name__.rpartition(".")[2].startswith("_")]
     assert public == ["metrics.api", "metrics.cli"], public
