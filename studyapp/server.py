@@ -23,13 +23,18 @@ PRELOADED = (
     "studyapp.accounts", "studyapp.assignment", "studyapp.charts", "studyapp.dashboard",
     "studyapp.exports", "studyapp.matrix_versions", "studyapp.overview", "studyapp.prolific",
     "studyapp.report_cache", "studyapp.scoring", "studyapp.specs", "studyapp.studies",
-    "studyapp.study_spec", "studyapp.studytypes", "metrics.study.report", "metrics.study.shoe_pool",
+    "studyapp.study_spec", "studyapp.studytypes", "metrics.study:reliability_frame", "metrics.study:compare_lines",
 )
 
 
 def preload() -> None:
-    for name in PRELOADED:
-        importlib.import_module(name)
+    """Import each module of :data:`PRELOADED`; ``package:name`` gets a name a package exports
+    lazily, which imports the module behind it (the metric package's packages do so)."""
+    for entry in PRELOADED:
+        module, _, name = entry.partition(":")
+        loaded = importlib.import_module(module)
+        if name:
+            getattr(loaded, name)
 
 
 def warm_dashboards() -> None:

@@ -14,7 +14,7 @@ Layers, lowest first:
    ``studyapp/studytypes/<type>/`` except its ``view`` module.
 3. generic platform (:data:`PLATFORM`): specs, studies, assignment, exports, analysis,
    dashboard and the commands; it reaches a type only through the registry's hooks.
-4. views: ``studyapp/views/``, ``studyapp/app.py``, the Streamlit helpers (:data:`VIEWS`) and
+4. views: ``studyapp/views/``, ``studyapp/app.py``, the Streamlit helpers and the server process (:data:`VIEWS`) and
    each type's ``view`` module. Only these import ``streamlit``.
 
 A new ``studyapp`` module outside ``studytypes/`` and ``views/`` has to be placed in a list
@@ -36,7 +36,7 @@ PLATFORM = {"studyapp.study_spec", "studyapp.specs", "studyapp.studies", "studya
             "studyapp.backup", "studyapp.ops", "studyapp.demo", "studyapp.demo_images",
             "studyapp.report_cache", "studyapp.cli", "studyapp.__main__", "studyapp.prolific",
             "studyapp.ppi_estimates"}
-VIEWS = {"studyapp.app", "studyapp.ui", "studyapp.components"}
+VIEWS = {"studyapp.app", "studyapp.ui", "studyapp.components", "studyapp.server"}
 LAYER_NAMES = ("metrics", "app core", "study-type logic", "generic platform", "views")
 
 

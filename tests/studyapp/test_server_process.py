@@ -15,7 +15,7 @@ CODE = """
 import sys
 from studyapp import server
 server.preload()
-heavy = ("altair", "scipy.stats", "sqlmodel", "studyapp.dashboard", "metrics.study.report")
+heavy = ("altair", "scipy.stats", "sqlmodel", "studyapp.dashboard", "metrics.study._report", "metrics.study._shoe_pool")
 print(",".join(name for name in heavy if name not in sys.modules) or "all loaded")
 print("streamlit" in sys.modules)
 """
