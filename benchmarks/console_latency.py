@@ -291,140 +291,164 @@ def main() -> None:
         print_table(args, times, loads, notes)
 
 
+def _bench_data(args, tmp: str) -> tuple[Path, dict]:
+    """The benchmark's folder and input files: those of ``--data`` when built there, else built now."""
+    folder = args.data or Path(tmp)
+    os.environ.pop("DATABASE_URL", None)
+    if (folder / "model_b.jsonl").exists():
+        os.environ["STUDYAPP_DB"] = str(folder / "studyapp.sqlite")
+        os.environ["STUDYAPP_EXPORTS"] = str(folder / "exports")
+        return folder, {name: folder / f"{name}.jsonl" for name in ("gt", "model_a", "model_b")}
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, build(folder)
+
+
+def _cli_baselines(args, files: dict, folder: Path, scratch: Path, record) -> None:
+    """Command-line baselines, this run: metrics score of both models with each matrix set, and the export."""
+    for run in range(args.runs):
+        total = 0.0
+        for model in ("model_a", "model_b"):
+            for version in (None, "v-a", "v-b"):
+                argv = ["-m", "metrics", "score", "--gt", str(files["gt"]), "--pred", str(files[model])]
+                if version:
+                    argv += ["--verb-sim", str(folder / version / "verb.npz"),
+                             "--object-sim", str(folder / version / "object.npz")]
+                seconds = cli_seconds(argv)
+                record("CLI metrics score, one run", seconds)
+                total += seconds
+        record("CLI metrics score, the 6 runs", total)
+        record("CLI studyapp export", cli_seconds(["-m", "studyapp", "export", "report-bench",
+                                                   "--out", str(scratch / f"cli-export-{run}")]))
+
+
+def _sign_in_runs(args, base: str, scratch: Path, record, notes) -> None:
+    """Sign-in, login page and reload: a new page each run."""
+    for run in range(args.runs):
+        console = Console(base, scratch / f"profile-a{run}", scratch / f"downloads-a{run}")
+        try:
+            record("login page", console.open_login())
+            record("sign in -> console loaded", console.sign_in())
+            seconds, found = console.timed(console.driver.refresh, "Krippendorff", "Password",
+                                           need_run=False)   # a new page: its first run
+            record("reload (F5)", seconds)
+            notes["reload (F5)"] = ("still signed in" if found == "Krippendorff"
+                                    else "SIGNED OUT (the sign-in form came back)")
+        finally:
+            console.quit()
+
+
+def _console_setup(console, notes, Keys) -> None:
+    """Sign in, recalibrate once (the first saved version's cost), and go to the Studies area."""
+    console.open_login()
+    console.sign_in()
+    console.area("Matrices")
+    console.pick("stMultiSelect", "Studies whose ratings recalibrate", "report-bench", Keys.ENTER,
+                 Keys.ESCAPE)
+    console.wait("", need_run=False)
+    seconds, _ = console.timed(console.button("Recalibrate").click, "Held-out agreement")
+    notes["save version"] = f"(one recalibration first: {seconds:.2f} s)"
+    console.area("Studies")
+
+
+def _console_run(console, run: int, stamp: str, files: dict, record, Keys) -> None:
+    """One round of the signed-in interactions, ending on the dashboard after a revised rating
+    (``Keys``: selenium's)."""
+    console.pick("stSelectbox", "Study", "second")
+    record("switch study", console.timed(lambda: console.driver.switch_to.active_element.send_keys(
+        Keys.ENTER), "0 / 120")[0])
+    console.pick("stSelectbox", "Study", "report-bench")
+    record("dashboard (study with 2,500 ratings)", console.timed(
+        lambda: console.driver.switch_to.active_element.send_keys(Keys.ENTER), "Krippendorff")[0])
+    record("details: agreement (a table, 4 charts)", console.timed(
+        lambda: console.tab("Details"), "median seconds per item")[0])
+    record("details: raters (a table, 2 charts)", console.timed(
+        lambda: console.tab("Raters"), "Reliability")[0])
+    console.tab("Preview")
+    console.pick("stSelectbox", "Item", Keys.ARROW_DOWN)
+    for _ in range(run):
+        console.driver.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    record("preview item switch", console.timed(
+        lambda: console.driver.switch_to.active_element.send_keys(Keys.ENTER),
+        "answers given here are not stored")[0])
+    record("open the Matrices area", console.area("Matrices"))
+    name = console.element('[data-testid="stTextInput"]', "Version name").find_element(
+        "tag name", "input")
+    name.send_keys(Keys.CONTROL, "a")
+    name.send_keys(Keys.DELETE)
+    name.send_keys(f"bench-{stamp}-{run}", Keys.ENTER)
+    console.wait("", need_run=False)
+    record("save version", console.timed(console.button("Save version").click,
+                                         f"Saved matrix version bench-{stamp}-{run}")[0])
+    console.pick("stSelectbox", "Version", "v-a", Keys.ENTER)
+    console.wait("", need_run=False)
+    other = "v-b" if run % 2 == 0 else f"bench-{stamp}-{run}"
+    console.pick("stSelectbox", "Compare with", other)
+    record("compare", console.timed(lambda: console.driver.switch_to.active_element.send_keys(
+        Keys.ENTER), f"verb: v-a vs {other}")[0])
+    record("open the Scoring area", console.area("Scoring"))
+    for label, paths in (("Ground truth", [files["gt"]]),
+                         ("Predictions", [files["model_a"], files["model_b"]])):
+        field = console.element('[data-testid="stFileUploader"]', label)
+        field.find_element("css selector", "input[type=file]").send_keys("\n".join(map(str, paths)))
+        console.wait(paths[-1].name, need_run=False)
+    for version in ("v-a", "v-b"):
+        console.pick("stMultiSelect", "Recalibrated matrix versions", version, Keys.ENTER, Keys.ESCAPE)
+        console.wait("", need_run=False)
+    record("console scoring (2 models x 3 sets)",
+           console.timed(console.button("Score").click, "Download scores.json")[0])
+    record("back to Studies (dashboard)", console.area("Studies", "Krippendorff"))
+    console.tab("Export")
+    record("console export", console.timed(console.button("Write export folder").click, "Wrote ")[0])
+    console.tab("Dashboard")
+    revise_one(run % 4 + 1)
+    time.sleep(DASHBOARD_REFRESH_S + 1)   # the researcher sees the dashboard take in the change
+
+
+def _report_download_seconds(console, downloads: Path) -> float:
+    """Seconds from clicking "Download report.html" to the file in the downloads folder."""
+    before = set(downloads.iterdir())
+    button = console.button("Download report.html")
+    start = time.perf_counter()
+    button.click()
+    deadline = start + 180
+    while True:
+        new = [p for p in set(downloads.iterdir()) - before
+               if p.suffix == ".html" and p.stat().st_size > 0]
+        if new:
+            break
+        if time.perf_counter() > deadline:
+            raise SystemExit("no report.html downloaded in 180 s")
+        time.sleep(0.02)
+    return time.perf_counter() - start
+
+
 def measure(args, record, notes) -> None:
     from selenium.webdriver.common.keys import Keys
 
     from tests.browserhelpers import running_app
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.data or Path(tmp)
-        os.environ.pop("DATABASE_URL", None)
-        if (folder / "model_b.jsonl").exists():
-            os.environ["STUDYAPP_DB"] = str(folder / "studyapp.sqlite")
-            os.environ["STUDYAPP_EXPORTS"] = str(folder / "exports")
-            files = {name: folder / f"{name}.jsonl" for name in ("gt", "model_a", "model_b")}
-        else:
-            folder.mkdir(parents=True, exist_ok=True)
-            files = build(folder)
+        folder, files = _bench_data(args, tmp)
         stamp = time.strftime("%H%M%S")   # version names are never reused
         scratch = Path(tmp)
         print(f"built: report-bench (500 items x 5 raters), second (40 items), versions v-a and v-b; "
               f"{os.cpu_count()} cores; load {load():.2f}", flush=True)
-
-        # command-line baselines, this run
-        for run in range(args.runs):
-            total = 0.0
-            for model in ("model_a", "model_b"):
-                for version in (None, "v-a", "v-b"):
-                    argv = ["-m", "metrics", "score", "--gt", str(files["gt"]), "--pred", str(files[model])]
-                    if version:
-                        argv += ["--verb-sim", str(folder / version / "verb.npz"),
-                                 "--object-sim", str(folder / version / "object.npz")]
-                    seconds = cli_seconds(argv)
-                    record("CLI metrics score, one run", seconds)
-                    total += seconds
-            record("CLI metrics score, the 6 runs", total)
-            record("CLI studyapp export", cli_seconds(["-m", "studyapp", "export", "report-bench",
-                                                       "--out", str(scratch / f"cli-export-{run}")]))
-
+        _cli_baselines(args, files, folder, scratch, record)
         framework_floor(scratch, args.runs, record)
         with running_app(folder) as base:
-            # sign-in, login page and reload: a new page each run
-            for run in range(args.runs):
-                console = Console(base, scratch / f"profile-a{run}", scratch / f"downloads-a{run}")
-                try:
-                    record("login page", console.open_login())
-                    record("sign in -> console loaded", console.sign_in())
-                    seconds, found = console.timed(console.driver.refresh, "Krippendorff", "Password",
-                                                   need_run=False)   # a new page: its first run
-                    record("reload (F5)", seconds)
-                    notes["reload (F5)"] = ("still signed in" if found == "Krippendorff"
-                                            else "SIGNED OUT (the sign-in form came back)")
-                finally:
-                    console.quit()
-
+            _sign_in_runs(args, base, scratch, record, notes)
             # the other interactions in one signed-in session
             downloads = scratch / "downloads"
             downloads.mkdir()
             console = Console(base, scratch / "profile-b", downloads)
             try:
-                console.open_login()
-                console.sign_in()
-                console.area("Matrices")
-                console.pick("stMultiSelect", "Studies whose ratings recalibrate", "report-bench", Keys.ENTER,
-                             Keys.ESCAPE)
-                console.wait("", need_run=False)
-                seconds, _ = console.timed(console.button("Recalibrate").click, "Held-out agreement")
-                notes["save version"] = f"(one recalibration first: {seconds:.2f} s)"
-                console.area("Studies")
+                _console_setup(console, notes, Keys)
                 for run in range(args.runs):
-                    console.pick("stSelectbox", "Study", "second")
-                    record("switch study", console.timed(lambda: console.driver.switch_to.active_element.send_keys(
-                        Keys.ENTER), "0 / 120")[0])
-                    console.pick("stSelectbox", "Study", "report-bench")
-                    record("dashboard (study with 2,500 ratings)", console.timed(
-                        lambda: console.driver.switch_to.active_element.send_keys(Keys.ENTER), "Krippendorff")[0])
-                    record("details: agreement (a table, 4 charts)", console.timed(
-                        lambda: console.tab("Details"), "median seconds per item")[0])
-                    record("details: raters (a table, 2 charts)", console.timed(
-                        lambda: console.tab("Raters"), "Reliability")[0])
-                    console.tab("Preview")
-                    console.pick("stSelectbox", "Item", Keys.ARROW_DOWN)
-                    for _ in range(run):
-                        console.driver.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
-                    record("preview item switch", console.timed(
-                        lambda: console.driver.switch_to.active_element.send_keys(Keys.ENTER),
-                        "answers given here are not stored")[0])
-                    record("open the Matrices area", console.area("Matrices"))
-                    name = console.element('[data-testid="stTextInput"]', "Version name").find_element(
-                        "tag name", "input")
-                    name.send_keys(Keys.CONTROL, "a")
-                    name.send_keys(Keys.DELETE)
-                    name.send_keys(f"bench-{stamp}-{run}", Keys.ENTER)
-                    console.wait("", need_run=False)
-                    record("save version", console.timed(console.button("Save version").click,
-                                                         f"Saved matrix version bench-{stamp}-{run}")[0])
-                    console.pick("stSelectbox", "Version", "v-a", Keys.ENTER)
-                    console.wait("", need_run=False)
-                    other = "v-b" if run % 2 == 0 else f"bench-{stamp}-{run}"
-                    console.pick("stSelectbox", "Compare with", other)
-                    record("compare", console.timed(lambda: console.driver.switch_to.active_element.send_keys(
-                        Keys.ENTER), f"verb: v-a vs {other}")[0])
-                    record("open the Scoring area", console.area("Scoring"))
-                    for label, paths in (("Ground truth", [files["gt"]]),
-                                         ("Predictions", [files["model_a"], files["model_b"]])):
-                        field = console.element('[data-testid="stFileUploader"]', label)
-                        field.find_element("css selector", "input[type=file]").send_keys("\n".join(map(str, paths)))
-                        console.wait(paths[-1].name, need_run=False)
-                    for version in ("v-a", "v-b"):
-                        console.pick("stMultiSelect", "Recalibrated matrix versions", version, Keys.ENTER, Keys.ESCAPE)
-                        console.wait("", need_run=False)
-                    record("console scoring (2 models x 3 sets)",
-                           console.timed(console.button("Score").click, "Download scores.json")[0])
-                    record("back to Studies (dashboard)", console.area("Studies", "Krippendorff"))
-                    console.tab("Export")
-                    record("console export", console.timed(console.button("Write export folder").click, "Wrote ")[0])
-                    console.tab("Dashboard")
-                    revise_one(run % 4 + 1)
-                    time.sleep(DASHBOARD_REFRESH_S + 1)   # the researcher sees the dashboard take in the change
-                    before = set(downloads.iterdir())
-                    button = console.button("Download report.html")
-                    start = time.perf_counter()
-                    button.click()
-                    deadline = start + 180
-                    while True:
-                        new = [p for p in set(downloads.iterdir()) - before
-                               if p.suffix == ".html" and p.stat().st_size > 0]
-                        if new:
-                            break
-                        if time.perf_counter() > deadline:
-                            raise SystemExit("no report.html downloaded in 180 s")
-                        time.sleep(0.02)
-                    record("first report download", time.perf_counter() - start)
+                    _console_run(console, run, stamp, files, record, Keys)
+                    record("first report download", _report_download_seconds(console, downloads))
                     print(f"  run {run + 1}/{args.runs} done (load {load():.2f})", flush=True)
             finally:
                 console.quit()
-
 
 
 def print_table(args, times, loads, notes) -> None:

@@ -221,6 +221,69 @@ def dump_toml(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _csv_text(rows: list[list[str]]) -> str:
+    return "\n".join(",".join(row) for row in rows) + "\n"
+
+
+def _csv_cell(draw, text, rows, r, c, width):
+    if len(rows) <= 1:
+        return None
+    import hypothesis.strategies as st
+    value = draw(st.sampled_from(["", "nan", "inf", "-1", "1e999", "x", "4.5", "99", "0", "\x00", "é",
+                                  '"', "1,2", " 2", "2 ", "true", "-0", "0x10", "1_0", "³"]))
+    rows[r][c] = value if "," not in value and '"' not in value else '"' + value.replace('"', '""') + '"'
+    return _csv_text(rows), False
+
+
+def _csv_short_row(draw, text, rows, r, c, width):
+    if len(rows) <= 1:
+        return None
+    rows[r] = rows[r][:-1]
+    return _csv_text(rows), False
+
+
+def _csv_long_row(draw, text, rows, r, c, width):
+    if len(rows) <= 1:
+        return None
+    rows[r] = rows[r] + ["extra"]
+    return _csv_text(rows), False
+
+
+def _csv_drop_row(draw, text, rows, r, c, width):
+    if len(rows) <= 2:
+        return None
+    del rows[r]
+    return _csv_text(rows), False
+
+
+def _csv_reorder_columns(draw, text, rows, r, c, width):
+    if width <= 1:
+        return None
+    order = list(range(width))[::-1]
+    return "\n".join(",".join(row[i] for i in order if i < len(row)) for row in rows) + "\n", True
+
+
+# kind -> (draw, text, rows, r, c, width) -> (edited CSV, harmless?), or None when the kind does
+# not apply (then the edit is a byte-order mark)
+_CSV_EDITS = {
+    "cell": _csv_cell,
+    "drop-column": lambda draw, text, rows, r, c, width: (
+        "\n".join(",".join(row[:c] + row[c + 1:]) for row in rows) + "\n", False),
+    "repeat-column": lambda draw, text, rows, r, c, width: (
+        "\n".join(",".join(row + [row[c]] if len(row) > c else row) for row in rows) + "\n", False),
+    "short-row": _csv_short_row,
+    "long-row": _csv_long_row,
+    "empty": lambda draw, text, rows, r, c, width: ("", False),
+    "header-only": lambda draw, text, rows, r, c, width: (",".join(rows[0]) + "\n", False),
+    "drop-row": _csv_drop_row,
+    "quote": lambda draw, text, rows, r, c, width: (
+        "\n".join(",".join(f'"{cell}"' for cell in row) for row in rows) + "\n", True),
+    "blank-lines": lambda draw, text, rows, r, c, width: (text.replace("\n", "\n\n", 1) + "\n", True),
+    "reorder-columns": _csv_reorder_columns,
+    "crlf": lambda draw, text, rows, r, c, width: (text.replace("\n", "\r\n"), True),
+}
+
+
 def csv_edit(draw, text: str) -> tuple[str, bool]:
     """(edited CSV, harmless?) with one defect or one harmless edit."""
     import hypothesis.strategies as st
@@ -231,38 +294,9 @@ def csv_edit(draw, text: str) -> tuple[str, bool]:
                                  "bom", "drop-row"]))
     r = draw(st.integers(1, max(1, len(rows) - 1)))
     c = draw(st.integers(0, width - 1))
-    if kind == "cell" and len(rows) > 1:
-        value = draw(st.sampled_from(["", "nan", "inf", "-1", "1e999", "x", "4.5", "99", "0", "\x00", "é",
-                                      '"', "1,2", " 2", "2 ", "true", "-0", "0x10", "1_0", "³"]))
-        rows[r][c] = value if "," not in value and '"' not in value else '"' + value.replace('"', '""') + '"'
-        return "\n".join(",".join(row) for row in rows) + "\n", False
-    if kind == "drop-column":
-        return "\n".join(",".join(row[:c] + row[c + 1:]) for row in rows) + "\n", False
-    if kind == "repeat-column":
-        return "\n".join(",".join(row + [row[c]] if len(row) > c else row) for row in rows) + "\n", False
-    if kind == "short-row" and len(rows) > 1:
-        rows[r] = rows[r][:-1]
-        return "\n".join(",".join(row) for row in rows) + "\n", False
-    if kind == "long-row" and len(rows) > 1:
-        rows[r] = rows[r] + ["extra"]
-        return "\n".join(",".join(row) for row in rows) + "\n", False
-    if kind == "empty":
-        return "", False
-    if kind == "header-only":
-        return ",".join(rows[0]) + "\n", False
-    if kind == "drop-row" and len(rows) > 2:
-        del rows[r]
-        return "\n".join(",".join(row) for row in rows) + "\n", False
-    if kind == "quote":
-        return "\n".join(",".join(f'"{cell}"' for cell in row) for row in rows) + "\n", True
-    if kind == "blank-lines":
-        return text.replace("\n", "\n\n", 1) + "\n", True
-    if kind == "reorder-columns" and width > 1:
-        order = list(range(width))[::-1]
-        return "\n".join(",".join(row[i] for i in order if i < len(row)) for row in rows) + "\n", True
-    if kind == "crlf":
-        return text.replace("\n", "\r\n"), True
-    return "\ufeff" + text, True
+    edit = _CSV_EDITS.get(kind)
+    edited = edit(draw, text, rows, r, c, width) if edit else None
+    return edited if edited is not None else ("\ufeff" + text, True)
 
 
 def json_edit(draw, value) -> tuple[str, bool]:
@@ -318,6 +352,26 @@ def jsonl_edit(draw, text: str) -> tuple[str, bool]:
     return "\n".join(lines) + "\n", False
 
 
+# kind -> the array it becomes (each a defect)
+_ARRAY_REWRITES = {
+    "complex": lambda a: a.astype(complex) + 1j,
+    "object": lambda a: a.astype(object),
+    "strings": lambda a: a.astype(str),
+    "bool": lambda a: a.astype(bool),
+    "float16": lambda a: a.astype(np.float16),
+    "empty": lambda a: a[:0],
+    "1d": lambda a: a.ravel(),
+    "3d": lambda a: a[None],
+}
+# kind -> (does it apply to the array?, the array it becomes); else the array stays as it is
+_ARRAY_REWRITES_IF = {
+    "transpose": (lambda a: a.ndim == 2, lambda a: a.T),
+    "int": (lambda a: a.dtype.kind == "f", lambda a: a.astype(np.int64)),
+    "float32": (lambda a: a.dtype.kind == "f", lambda a: a.astype(np.float32)),
+}
+_BAD_NUMBERS = {"nan": np.nan, "inf": np.inf, "huge": 1e300, "negative": -3.0}
+
+
 def array_edit(draw, array: np.ndarray) -> tuple[np.ndarray, bool]:
     import hypothesis.strategies as st
     kind = draw(st.sampled_from(["complex", "object", "strings", "bool", "float16", "nan", "inf", "huge",
@@ -325,32 +379,15 @@ def array_edit(draw, array: np.ndarray) -> tuple[np.ndarray, bool]:
     a = np.array(array)
     if a.dtype.kind in "USO" and kind in ("complex", "bool", "float16", "int", "float32"):
         a = np.arange(a.size, dtype=float).reshape(a.shape)  # text as numbers, then the kind asked for
-    if kind == "complex":
-        return a.astype(complex) + 1j, False
-    if kind == "object":
-        return a.astype(object), False
-    if kind == "strings":
-        return a.astype(str), False
-    if kind == "bool":
-        return a.astype(bool), False
-    if kind == "float16":
-        return a.astype(np.float16), False
-    if kind in ("nan", "inf", "huge", "negative") and a.size and a.dtype.kind in "iuf":
+    if kind in _ARRAY_REWRITES:
+        return _ARRAY_REWRITES[kind](a), False
+    if kind in _BAD_NUMBERS and a.size and a.dtype.kind in "iuf":
         a = a.astype(float)
-        a.flat[draw(st.integers(0, a.size - 1))] = {"nan": np.nan, "inf": np.inf, "huge": 1e300, "negative": -3.0}[kind]
+        a.flat[draw(st.integers(0, a.size - 1))] = _BAD_NUMBERS[kind]
         return a, False
-    if kind == "empty":
-        return a[:0], False
-    if kind == "1d":
-        return a.ravel(), False
-    if kind == "3d":
-        return a[None], False
-    if kind == "transpose" and a.ndim == 2:
-        return a.T, False
-    if kind == "int" and a.dtype.kind == "f":
-        return a.astype(np.int64), False
-    if kind == "float32" and a.dtype.kind == "f":
-        return a.astype(np.float32), False
+    applies, rewrite = _ARRAY_REWRITES_IF.get(kind, (None, None))
+    if applies is not None and applies(a):
+        return rewrite(a), False
     return a, True
 
 
@@ -420,43 +457,67 @@ def zip_edit(draw, data: bytes) -> tuple[bytes, bool]:
     return buf.getvalue(), harmless
 
 
+def _text_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _toml_input(draw, seed: bytes) -> tuple[bytes, bool]:
+    """A spec edited as JSON, written back as TOML when it still is a table."""
+    table = tomllib.loads(seed.decode())
+    edited, harmless = json_edit(draw, table)
+    try:
+        parsed = json.loads(edited.replace("NaN", '"NaN"').replace("Infinity", '"Infinity"'))
+    except ValueError:
+        parsed = None
+    text = dump_toml(parsed) if isinstance(parsed, dict) else edited  # else: not TOML at all
+    if isinstance(table, dict) and harmless:
+        text = dump_toml(table)
+    return _text_bytes(text), harmless
+
+
+def _npy_input(draw, seed: bytes) -> tuple[bytes, bool]:
+    array, harmless = array_edit(draw, np.load(io.BytesIO(seed)))
+    return npy_bytes(array, allow_pickle=array.dtype.kind == "O"), harmless
+
+
+def _npz_input(draw, seed: bytes) -> tuple[bytes, bool]:
+    """One array of the archive edited."""
+    import hypothesis.strategies as st
+    with np.load(io.BytesIO(seed)) as data:
+        arrays = {k: data[k] for k in data.files}
+    name = draw(st.sampled_from(sorted(arrays)))
+    arrays[name], harmless = array_edit(draw, arrays[name])
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue(), harmless
+
+
+def _edited_text(edit, decode):
+    """An input made by a text edit of the decoded seed."""
+    def made(draw, seed: bytes) -> tuple[bytes, bool]:
+        text, harmless = edit(draw, decode(seed))
+        return _text_bytes(text), harmless
+    return made
+
+
+# fmt.kind -> (draw, valid seed) -> (bytes, harmless?)
+_STRUCTURED_INPUTS = {
+    "jsonl": _edited_text(jsonl_edit, bytes.decode),
+    "json": _edited_text(json_edit, json.loads),
+    "csv": _edited_text(csv_edit, bytes.decode),
+    "toml": _toml_input,
+    "npy": _npy_input,
+    "npz": _npz_input,
+    "pickle": lambda draw, seed: pickle_edit(draw, pickle.loads(seed)),
+    "zip": zip_edit,
+}
+
+
 def structured_input(draw, fmt: Format, seed: bytes) -> tuple[bytes, bool]:
     """One structure-aware input of ``fmt`` made from its valid ``seed``: (bytes, harmless?)."""
-    import hypothesis.strategies as st
-    if fmt.kind == "jsonl":
-        text, harmless = jsonl_edit(draw, seed.decode())
-    elif fmt.kind == "json":
-        text, harmless = json_edit(draw, json.loads(seed))
-    elif fmt.kind == "csv":
-        text, harmless = csv_edit(draw, seed.decode())
-    elif fmt.kind == "toml":
-        table = tomllib.loads(seed.decode())
-        edited, harmless = json_edit(draw, table)
-        try:
-            parsed = json.loads(edited.replace("NaN", '"NaN"').replace("Infinity", '"Infinity"'))
-        except ValueError:
-            parsed = None
-        text = dump_toml(parsed) if isinstance(parsed, dict) else edited  # else: not TOML at all
-        if isinstance(table, dict) and harmless:
-            text = dump_toml(table)
-    elif fmt.kind in ("npy", "npz"):
-        if fmt.kind == "npy":
-            array, harmless = array_edit(draw, np.load(io.BytesIO(seed)))
-            return npy_bytes(array, allow_pickle=array.dtype.kind == "O"), harmless
-        with np.load(io.BytesIO(seed)) as data:
-            arrays = {k: data[k] for k in data.files}
-        name = draw(st.sampled_from(sorted(arrays)))
-        arrays[name], harmless = array_edit(draw, arrays[name])
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        return buf.getvalue(), harmless
-    elif fmt.kind == "pickle":
-        return pickle_edit(draw, pickle.loads(seed))
-    elif fmt.kind == "zip":
-        return zip_edit(draw, seed)
-    else:
+    if fmt.kind not in _STRUCTURED_INPUTS:
         raise ValueError(fmt.kind)
-    return text.encode("utf-8", "surrogatepass"), harmless
+    return _STRUCTURED_INPUTS[fmt.kind](draw, seed)
 
 
 def mutated_bytes(rng: random.Random, seed: bytes) -> bytes:
@@ -561,19 +622,10 @@ class Runner:
             return [timeless(v) for v in value] if isinstance(value, list) else value
         return timeless(json.loads(path.read_text(), parse_constant=lambda c: c))
 
-    def run(self, fmt: Format, data: bytes) -> tuple[str, str, object]:
-        """(outcome, detail, result) of one input."""
-        if fmt.module == "llm":
-            return self._run_llm(data)
-        target = self.world / fmt.target
-        target.write_bytes(data)
-        before = _digest(self.world) if fmt.module == "studyapp" else None
-        argv = expand(fmt.argv, self.names)
+    def _invoke(self, main, argv: list[str]) -> tuple[object, str]:
+        """Run the command in the world folder: (exit status, stderr). An escaped exception propagates."""
         out, err = io.StringIO(), io.StringIO()
-        from metrics import cli as metrics_cli
-        from studyapp import cli as studyapp_cli
         from studyapp import storage
-        main = studyapp_cli.main if fmt.module == "studyapp" else metrics_cli.main
         cwd = os.getcwd()
         os.chdir(self.world)
         try:
@@ -586,37 +638,55 @@ class Runner:
                         status = main(argv)
                     except SystemExit as exc:
                         status = exc.code
+        finally:
+            os.chdir(cwd)
+            storage.dispose_all()
+        return status, err.getvalue()
+
+    def _refusal(self, fmt: Format, lines: list[str], err: str, before) -> tuple[str, str]:
+        """(outcome, detail) of exit status 2: a one-line refusal that wrote and changed nothing."""
+        if len(lines) != 1 or "Traceback" in err:
+            return "bad_refusals", err[-300:]
+        out_dir = self.world / "out"
+        if out_dir.exists() and any(out_dir.iterdir()):
+            return "partial_writes", f"{sorted(p.name for p in out_dir.iterdir())} after {lines[0][:200]}"
+        if before is not None:
+            after = _digest(self.world)
+            after["files"].pop(fmt.target, None)
+            before["files"].pop(fmt.target, None)
+            if after["rows"] != before["rows"]:
+                return "changed_rows", lines[0][:200]
+            if after["files"] != before["files"]:
+                return "partial_writes", lines[0][:200]
+        return "refused", lines[0][:300]
+
+    def run(self, fmt: Format, data: bytes) -> tuple[str, str, object]:
+        """(outcome, detail, result) of one input."""
+        if fmt.module == "llm":
+            return self._run_llm(data)
+        target = self.world / fmt.target
+        target.write_bytes(data)
+        before = _digest(self.world) if fmt.module == "studyapp" else None
+        argv = expand(fmt.argv, self.names)
+        from metrics import cli as metrics_cli
+        from studyapp import cli as studyapp_cli
+        main = studyapp_cli.main if fmt.module == "studyapp" else metrics_cli.main
+        try:
+            status, err = self._invoke(main, argv)
         except Exception as exc:  # noqa: BLE001 - an escaped exception is the finding
             self._reset(fmt, dirty=True)
             tb = traceback.format_exception(exc)
             return "tracebacks", f"{type(exc).__name__}: {exc}"[:300] + " @ " + tb[-2].strip()[:200], None
-        finally:
-            os.chdir(cwd)
-            storage.dispose_all()
-        lines = err.getvalue().strip().splitlines()
+        lines = err.strip().splitlines()
         if lines and lines[-1].endswith("error: interrupted"):  # Ctrl-C / SIGTERM was for the harness
             raise KeyboardInterrupt
         outcome, detail, result = "ok", "", None
         if status == 0:
             result = self._result(self.world / "out" / "r.json")
         elif status == 2:
-            if len(lines) != 1 or "Traceback" in err.getvalue():
-                outcome, detail = "bad_refusals", err.getvalue()[-300:]
-            else:
-                outcome, detail = "refused", lines[0][:300]
-                out_dir = self.world / "out"
-                if out_dir.exists() and any(out_dir.iterdir()):
-                    outcome, detail = "partial_writes", f"{sorted(p.name for p in out_dir.iterdir())} after {lines[0][:200]}"
-                elif before is not None:
-                    after = _digest(self.world)
-                    after["files"].pop(fmt.target, None)
-                    before["files"].pop(fmt.target, None)
-                    if after["rows"] != before["rows"]:
-                        outcome, detail = "changed_rows", lines[0][:200]
-                    elif after["files"] != before["files"]:
-                        outcome, detail = "partial_writes", lines[0][:200]
+            outcome, detail = self._refusal(fmt, lines, err, before)
         else:
-            outcome, detail = "bad_refusals", f"exit {status}: {err.getvalue()[-300:]}"
+            outcome, detail = "bad_refusals", f"exit {status}: {err[-300:]}"
         self._reset(fmt, dirty=status == 0 or outcome != "refused")
         return outcome, detail, result
 

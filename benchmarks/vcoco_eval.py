@@ -176,64 +176,88 @@ def _vcoco_rows(rng, split, people, things, positive_rate):
     return vcoco
 
 
-def _detections(rng, vcoco, image_ids, split, people, things, detections, edge_cases, ties):
-    """Detections that look like a detector's (NaN scores, duplicates, images outside the split
-    when ``edge_cases``), and the same with a NaN for every key some of them lack."""
-    # ground truth of each labelled person, for detections that look like a detector's
+def _labelled_truth(vcoco) -> dict:
+    """Ground truth of each labelled person: ann_id -> action -> its role objects."""
     truth = {}
     for a, act in enumerate(vcoco):
         k = len(act["role_name"])
         rid = np.asarray(act["role_object_id"]).reshape(k, -1).T
         for r in np.flatnonzero(act["label"]):
             truth.setdefault(act["ann_id"][r], {})[a] = rid[r, 1:]
+    return truth
+
+
+def _score(rng, p_true, ties, edge_cases):
+    """A detector's score: high with probability ``p_true``, rounded to ``ties`` digits; NaN
+    now and then with ``edge_cases``."""
+    s = rng.uniform(0.5, 1) if rng.random() < p_true else rng.uniform(0, 0.8)
+    s = round(float(s), ties)
+    if edge_cases and rng.random() < 0.05:
+        return float("nan")
+    return s
+
+
+def _role_box(rng, obj, box_of, edge_cases) -> list:
+    """A role's box: near its true object mostly; else random or empty, and with ``edge_cases``
+    sometimes NaN or partly NaN."""
+    u = rng.random()
+    if obj and obj in box_of and u < 0.75:
+        return _jitter(rng, box_of[obj])
+    if u < 0.85 or not edge_cases:
+        return _jitter(rng, _xyxy(_xywh(rng, 400, 400)), 0) if rng.random() < 0.5 else [0.0] * 4
+    if u < 0.93:
+        return [float("nan")] * 4
+    return [float("nan"), 1.0, 2.0, 3.0]                 # partly NaN: a role predicted
+
+
+def _detection(rng, img, candidates, truth, box_of, edge_cases, ties) -> dict:
+    """One detection in ``img``: a labelled person mostly, scored for every action and role."""
+    if candidates and rng.random() < 0.85:
+        ann, box, lab, valid = candidates[rng.integers(len(candidates))]
+        person_box = _jitter(rng, box)
+    else:
+        ann, person_box = None, _jitter(rng, _xyxy(_xywh(rng, 400, 400)), 0)
+    det = {"image_id": img, "person_box": np.array(person_box, dtype=np.float32)}
+    mine = truth.get(ann, {})
+    for a, (name, roles) in enumerate(ACTIONS):
+        det[f"{name}_agent"] = _score(rng, 0.8 if a in mine else 0.1, ties, edge_cases)
+        for j, role in enumerate(roles[1:]):
+            obj = mine[a][j] if a in mine else 0
+            rbox = _role_box(rng, obj, box_of, edge_cases)
+            det[f"{name}_{role}"] = np.array(rbox + [_score(rng, 0.8 if a in mine else 0.1, ties, edge_cases)],
+                                             dtype=np.float64)
+    return det
+
+
+def _drop_keys(rng, dets, dets_nan) -> None:
+    """Detections lacking keys: removed from ``dets``, NaN in ``dets_nan``."""
+    keys = [k for k in dets[0] if k not in ("image_id", "person_box")]
+    for d, dn in zip(dets, dets_nan):
+        if rng.random() < 0.1:
+            for key in rng.choice(keys, size=int(rng.integers(1, 6)), replace=False):
+                del d[key]
+                dn[key] = float("nan") if key.endswith("_agent") else np.full(5, np.nan)
+
+
+def _detections(rng, vcoco, image_ids, split, people, things, detections, edge_cases, ties):
+    """Detections that look like a detector's (NaN scores, duplicates, images outside the split
+    when ``edge_cases``), and the same with a NaN for every key some of them lack."""
+    truth = _labelled_truth(vcoco)
     box_of = {t: b for img in things for t, b in things[img]}
-
-    def score(p_true):
-        s = rng.uniform(0.5, 1) if rng.random() < p_true else rng.uniform(0, 0.8)
-        s = round(float(s), ties)
-        if edge_cases and rng.random() < 0.05:
-            return float("nan")
-        return s
-
     dets = []
     for img in image_ids:
         k_det = rng.poisson(detections if img in split else 2)
         candidates = people.get(img, [])
         for _ in range(k_det):
-            if candidates and rng.random() < 0.85:
-                ann, box, lab, valid = candidates[rng.integers(len(candidates))]
-                person_box = _jitter(rng, box)
-            else:
-                ann, person_box = None, _jitter(rng, _xyxy(_xywh(rng, 400, 400)), 0)
-            det = {"image_id": img, "person_box": np.array(person_box, dtype=np.float32)}
-            mine = truth.get(ann, {})
-            for a, (name, roles) in enumerate(ACTIONS):
-                det[f"{name}_agent"] = score(0.8 if a in mine else 0.1)
-                for j, role in enumerate(roles[1:]):
-                    obj = mine[a][j] if a in mine else 0
-                    u = rng.random()
-                    if obj and obj in box_of and u < 0.75:
-                        rbox = _jitter(rng, box_of[obj])
-                    elif u < 0.85 or not edge_cases:
-                        rbox = _jitter(rng, _xyxy(_xywh(rng, 400, 400)), 0) if rng.random() < 0.5 else [0.0] * 4
-                    elif u < 0.93:
-                        rbox = [float("nan")] * 4
-                    else:
-                        rbox = [float("nan"), 1.0, 2.0, 3.0]                 # partly NaN: a role predicted
-                    det[f"{name}_{role}"] = np.array(rbox + [score(0.8 if a in mine else 0.1)], dtype=np.float64)
+            det = _detection(rng, img, candidates, truth, box_of, edge_cases, ties)
             dets.append(det)
             if edge_cases and rng.random() < 0.08:                           # an exact duplicate
                 dets.append({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in det.items()})
     order = rng.permutation(len(dets))
     dets = [dets[k] for k in order]
     dets_nan = [dict(d) for d in dets]
-    if edge_cases:                                                           # detections lacking keys
-        keys = [k for k in dets[0] if k not in ("image_id", "person_box")]
-        for d, dn in zip(dets, dets_nan):
-            if rng.random() < 0.1:
-                for key in rng.choice(keys, size=int(rng.integers(1, 6)), replace=False):
-                    del d[key]
-                    dn[key] = float("nan") if key.endswith("_agent") else np.full(5, np.nan)
+    if edge_cases:
+        _drop_keys(rng, dets, dets_nan)
     return dets, dets_nan
 
 

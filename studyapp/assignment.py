@@ -262,6 +262,99 @@ def next_item(annotator_id: int, engine: Engine | None = None,
     raise RuntimeError(f"could not claim an item after {CLAIM_ATTEMPTS} attempts")
 
 
+@dataclass
+class _NewAssignment:
+    """Where the annotator's next assignment goes: its position, number and claim time."""
+
+    session: Session
+    study_id: int
+    annotator_id: int
+    position: int
+    now: datetime
+    total: int
+    number: int
+
+    def add(self, item_id: int, phase: str, slot: int | None = None) -> Task:
+        assignment = Assignment(study_id=self.study_id, annotator_id=self.annotator_id, item_id=item_id,
+                                phase=phase, position=self.position, slot=slot, claimed_at=self.now)
+        self.session.add(assignment)
+        self.session.flush()
+        return _task(self.session, assignment, self.total, self.number)
+
+
+def _next_position(session: Session, annotator_id: int) -> int:
+    last = session.exec(select(func.max(Assignment.position))
+                        .where(Assignment.annotator_id == annotator_id)).one()
+    return 0 if last is None else last + 1
+
+
+def _practice_item(session: Session, study: Study, annotator: Annotator) -> int | None:
+    """The first practice item (file order) not yet handed to the annotator."""
+    return session.exec(select(Item.id).where(Item.study_id == study.id, Item.role == "practice",
+                                              _not_mine(annotator.id))
+                        .order_by(Item.position).limit(1)).first()
+
+
+def _claim_main(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+                new: _NewAssignment) -> Task | None:
+    """A free slot of a main item, counted on the item; else an expired claim taken over."""
+    claim = _free_slot(session, annotator, study, spec)
+    if claim is not None:
+        item_id, seen = claim
+        counted = session.exec(update(Item).where(Item.id == item_id, Item.n_claims == seen)
+                               .values(n_claims=seen + 1))
+        if counted.rowcount != 1:
+            raise IntegrityError("claim counter moved", None, Exception())  # look again
+        return new.add(item_id, "main", slot=seen)
+    taken = _take_over(session, annotator, study, spec, new.position, new.now)
+    if taken is not None:
+        return _task(session, taken, new.total, new.number)
+    return None
+
+
+def _after_main(session: Session, annotator: Annotator, spec: StudySpec, counts: dict, k: int,
+                new: _NewAssignment) -> Task | None:
+    """Once main items run out: the attention checks still owed, then the retest items."""
+    n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
+    if n_main > 0 and n_att < spec.attention_checks:
+        item_id = _attention_item(session, annotator, spec)
+        if item_id is not None:
+            return new.add(item_id, "attention")
+    if n_main > 0 and n_retest < min(spec.repeat_items, k):
+        item_id = _retest_item(session, annotator)
+        if item_id is not None:
+            return new.add(item_id, "retest")
+    return None
+
+
+def _mark_completed(session: Session, annotator: Annotator, study: Study, number: int,
+                    now: datetime) -> None:
+    if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
+        annotator.completed_at = now
+        session.add(annotator)
+        log_event(session, "completed", study.id, annotator.id, rated=number - 1)
+
+
+def _new_task(session: Session, annotator: Annotator, study: Study, spec: StudySpec, counts: dict,
+              k: int, n_practice: int, new: _NewAssignment) -> Task | None:
+    """The next item in order: practice, an attention check due, a main item, then the rest."""
+    n_main, n_att = counts.get("main", 0), counts.get("attention", 0)
+    if counts.get("practice", 0) < n_practice:  # practice items come first, in file order
+        item_id = _practice_item(session, study, annotator)
+        if item_id is not None:
+            return new.add(item_id, "practice")
+    attention_due = n_att < spec.attention_checks and n_main >= (n_att + 1) * k // (spec.attention_checks + 1)
+    if attention_due:
+        item_id = _attention_item(session, annotator, spec)
+        if item_id is not None:
+            return new.add(item_id, "attention")
+    if n_main < k:
+        task = _claim_main(session, annotator, study, spec, new)
+        if task is not None:
+            return task
+    return _after_main(session, annotator, spec, counts, k, new)
+
+
 def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | None:
     annotator = session.get(Annotator, annotator_id)
     if auth.is_revoked(annotator.token_hash):
@@ -280,58 +373,16 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     if study.status != "open":
         raise InputError(f"this study is {study.status}")
     counts = _counts(session, annotator_id)
-    n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
     number = sum(counts.values()) + 1
-    last = session.exec(select(func.max(Assignment.position))
-                        .where(Assignment.annotator_id == annotator_id)).one()
-    position = 0 if last is None else last + 1
+    position = _next_position(session, annotator_id)
     k = min(spec.items_per_annotator or n_main_items, n_main_items)
-    if spec.routing and _routed_out(session, annotator, study, spec, n_main, now):
+    if spec.routing and _routed_out(session, annotator, study, spec, counts.get("main", 0), now):
         return None
-
-    def add(item_id: int, phase: str, slot: int | None = None) -> Task:
-        assignment = Assignment(study_id=study.id, annotator_id=annotator_id, item_id=item_id,
-                                phase=phase, position=position, slot=slot, claimed_at=now)
-        session.add(assignment)
-        session.flush()
-        return _task(session, assignment, total, number)
-
-    if counts.get("practice", 0) < n_practice:  # practice items come first, in file order
-        item_id = session.exec(select(Item.id).where(Item.study_id == study.id, Item.role == "practice",
-                                                     _not_mine(annotator.id))
-                               .order_by(Item.position).limit(1)).first()
-        if item_id is not None:
-            return add(item_id, "practice")
-    attention_due = n_att < spec.attention_checks and n_main >= (n_att + 1) * k // (spec.attention_checks + 1)
-    if attention_due:
-        item_id = _attention_item(session, annotator, spec)
-        if item_id is not None:
-            return add(item_id, "attention")
-    if n_main < k:
-        claim = _free_slot(session, annotator, study, spec)
-        if claim is not None:
-            item_id, seen = claim
-            counted = session.exec(update(Item).where(Item.id == item_id, Item.n_claims == seen)
-                                   .values(n_claims=seen + 1))
-            if counted.rowcount != 1:
-                raise IntegrityError("claim counter moved", None, Exception())  # look again
-            return add(item_id, "main", slot=seen)
-        taken = _take_over(session, annotator, study, spec, position, now)
-        if taken is not None:
-            return _task(session, taken, total, number)
-    if n_main > 0 and n_att < spec.attention_checks:
-        item_id = _attention_item(session, annotator, spec)
-        if item_id is not None:
-            return add(item_id, "attention")
-    if n_main > 0 and n_retest < min(spec.repeat_items, k):
-        item_id = _retest_item(session, annotator)
-        if item_id is not None:
-            return add(item_id, "retest")
-    if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
-        annotator.completed_at = now
-        session.add(annotator)
-        log_event(session, "completed", study.id, annotator.id, rated=number - 1)
-    return None
+    new = _NewAssignment(session, study.id, annotator_id, position, now, total, number)
+    task = _new_task(session, annotator, study, spec, counts, k, n_practice, new)
+    if task is None:
+        _mark_completed(session, annotator, study, number, now)
+    return task
 
 
 def _routed_out(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
@@ -609,8 +660,8 @@ def _current_assignment(session: Session, annotator_id: int) -> int | None:
                         .order_by(Assignment.position).limit(1)).first()
 
 
-def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float, revise: bool, comment: str | None) -> Rating:
+def _submittable(session: Session, annotator_id: int, assignment_id: int) -> tuple[Assignment, Study]:
+    """The annotator's assignment (locked FOR UPDATE) and its open study; else why not."""
     # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
     # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
     annotator = session.get(Annotator, annotator_id)
@@ -624,22 +675,37 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
     study = session.get(Study, assignment.study_id)
     if study.status != "open":
         raise InputError(f"this study is {study.status}; your answer was not stored")
-    spec = spec_of(study)
+    return assignment, study
+
+
+def _parsed_response(study: Study, spec: StudySpec, response):
     if response == CANT_JUDGE and spec.cant_judge:
-        value = CANT_JUDGE
-    else:
-        value = get_type(study.study_type).parse_response(response, spec.scale)
+        return CANT_JUDGE
+    return get_type(study.study_type).parse_response(response, spec.scale)
+
+
+def _refuse_stale(session: Session, latest: Rating | None, revise: bool, assignment: Assignment,
+                  annotator_id: int) -> None:
+    """A key press meant for another item: already answered (without revising), or not current."""
+    if latest is not None and not revise:
+        raise StaleAnswer("this item was already answered (perhaps in another tab); "
+                          "your key press was not applied to it")
+    if latest is None and assignment.answered_at is None \
+            and _current_assignment(session, annotator_id) != assignment.id:
+        raise StaleAnswer("this item is not the one you are at; your answer was not stored")
+
+
+def _submit(session: Session, annotator_id: int, assignment_id: int, response,
+            seconds_spent: float, revise: bool, comment: str | None) -> Rating:
+    assignment, study = _submittable(session, annotator_id, assignment_id)
+    spec = spec_of(study)
+    value = _parsed_response(study, spec, response)
     comment = _comment(comment, spec.comments)
     latest = session.exec(select(Rating).where(Rating.assignment_id == assignment_id)
                           .order_by(Rating.revision.desc()).limit(1)).first()
     if latest is not None and (latest.response, latest.comment) == (value, comment):
         return latest
-    if latest is not None and not revise:
-        raise StaleAnswer("this item was already answered (perhaps in another tab); "
-                          "your key press was not applied to it")
-    if latest is None and assignment.answered_at is None \
-            and _current_assignment(session, annotator_id) != assignment_id:
-        raise StaleAnswer("this item is not the one you are at; your answer was not stored")
+    _refuse_stale(session, latest, revise, assignment, annotator_id)
     now = utcnow()
     owned = session.exec(update(Assignment)
                          .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)

@@ -144,7 +144,21 @@ def check_entries(zf: zipfile.ZipFile, name: str) -> None:
                              f"(more than {MAX_EXPANSION} times): a zip bomb? refused")
 
 
-def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
+def _manifest_tables(manifest: dict, name: str) -> None:
+    """Each table entry of the manifest has a row count and a checksum."""
+    for table, entry in manifest["tables"].items():
+        where = f"{name}: manifest.json: field tables.{table}"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where} must be an object with rows and sha256, got {entry!r:.40}")
+        problem = whole_problem(entry.get("rows"), 0)
+        if problem:
+            raise InputError(f"{where}.rows {problem}")
+        if not isinstance(entry.get("sha256"), str):
+            raise InputError(f"{where}.sha256 must be a checksum string, got {entry.get('sha256')!r:.40}")
+
+
+def _manifest_json(zf: zipfile.ZipFile, name: str):
+    """manifest.json of the archive, parsed."""
     try:
         raw = zf.read("manifest.json")
     except KeyError:
@@ -153,7 +167,11 @@ def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{name}: manifest.json is not UTF-8 text") from None
-    manifest = parse_json(text, f"{name}: manifest.json")
+    return parse_json(text, f"{name}: manifest.json")
+
+
+def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
+    manifest = _manifest_json(zf, name)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputError(f"{name}: not a studyapp backup (format is not {FORMAT!r})")
     if manifest.get("format_version") != FORMAT_VERSION:
@@ -168,15 +186,7 @@ def read_manifest(zf: zipfile.ZipFile, name: str) -> dict:
     for key in ("dialect", "created_at"):
         if not isinstance(manifest.get(key), str):
             raise InputError(f"{name}: manifest.json: field {key} must be a string, got {manifest.get(key)!r:.40}")
-    for table, entry in manifest["tables"].items():
-        where = f"{name}: manifest.json: field tables.{table}"
-        if not isinstance(entry, dict):
-            raise InputError(f"{where} must be an object with rows and sha256, got {entry!r:.40}")
-        problem = whole_problem(entry.get("rows"), 0)
-        if problem:
-            raise InputError(f"{where}.rows {problem}")
-        if not isinstance(entry.get("sha256"), str):
-            raise InputError(f"{where}.sha256 must be a checksum string, got {entry.get('sha256')!r:.40}")
+    _manifest_tables(manifest, name)
     return manifest
 
 
@@ -268,25 +278,43 @@ def _new_sqlite_files(url: str) -> list[Path]:
     return files + [p for p in path.parents if not p.exists()]
 
 
+def _empty_database(conn: Connection, have: int, version: int, where: str) -> list[dict]:
+    """Refuse a database holding studyapp rows; one only started (its console password alone) is
+    emptied for the restore. Returns the settings it kept (the console password)."""
+    kept_settings = []
+    tables = _tables(conn)
+    for table in tables:
+        if table.name == "schema_version":
+            continue
+        rows = conn.execute(select(table)).mappings().all()
+        if table.name == "setting" and all(r["key"] == ADMIN_KEY for r in rows):
+            kept_settings = [dict(r) for r in rows]
+        elif rows:
+            raise InputError(f"{where}: table {table.name} is not empty; "
+                             "restore only into an empty database")
+    if have != version:  # only started: rebuild its schema at the backup's version
+        tables[0].metadata.drop_all(conn)
+    else:
+        conn.execute(tables[0].metadata.tables["setting"].delete())
+    return kept_settings
+
+
+def _insert_table(conn: Connection, zf: zipfile.ZipFile, name: str, table: Table, expect: dict) -> None:
+    """A table's rows from the backup, in batches; rows the database refuses mean a damaged backup."""
+    rows = _rows(zf, name, table, expect)
+    try:
+        for batch in _batches(rows, 1000):
+            conn.execute(table.insert(), batch)
+    except (IntegrityError, DataError) as exc:
+        first = str(exc.orig).strip().splitlines()[0]
+        raise InputError(f"{name}: tables/{table.name}.jsonl: rows break the database's rules "
+                         f"({first}); the backup is damaged, nothing was restored") from None
+
+
 def _restore_rows(conn: Connection, zf: zipfile.ZipFile, name: str, manifest: dict, where: str) -> None:
     version = manifest["schema_version"]
     have = migrations.current_version(conn)
-    kept_settings = []
-    if have:
-        tables = _tables(conn)
-        for table in tables:
-            if table.name == "schema_version":
-                continue
-            rows = conn.execute(select(table)).mappings().all()
-            if table.name == "setting" and all(r["key"] == ADMIN_KEY for r in rows):
-                kept_settings = [dict(r) for r in rows]
-            elif rows:
-                raise InputError(f"{where}: table {table.name} is not empty; "
-                                 "restore only into an empty database")
-        if have != version:  # only started: rebuild its schema at the backup's version
-            tables[0].metadata.drop_all(conn)
-        else:
-            conn.execute(tables[0].metadata.tables["setting"].delete())
+    kept_settings = _empty_database(conn, have, version, where) if have else []
     migrations.upgrade(conn, target=version)
     tables = _tables(conn)
     missing = set(manifest["tables"]) ^ {t.name for t in tables}
@@ -294,14 +322,7 @@ def _restore_rows(conn: Connection, zf: zipfile.ZipFile, name: str, manifest: di
         raise InputError(f"{name}: tables {sorted(missing)} differ from schema version {version}")
     conn.execute(tables[0].metadata.tables["schema_version"].delete())
     for table in tables:
-        rows = _rows(zf, name, table, manifest["tables"][table.name])
-        try:
-            for batch in _batches(rows, 1000):
-                conn.execute(table.insert(), batch)
-        except (IntegrityError, DataError) as exc:
-            first = str(exc.orig).strip().splitlines()[0]
-            raise InputError(f"{name}: tables/{table.name}.jsonl: rows break the database's rules "
-                             f"({first}); the backup is damaged, nothing was restored") from None
+        _insert_table(conn, zf, name, table, manifest["tables"][table.name])
     setting = tables[0].metadata.tables["setting"]
     restored = {key for (key,) in conn.execute(select(setting.c.key))}
     for row in kept_settings:

@@ -35,13 +35,8 @@ def http_url(text: str) -> str:
     return text.strip().rstrip("/")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="python -m studyapp",
-        description="HOI study platform (Streamlit). Database: DATABASE_URL, else the SQLite "
-                    "file STUDYAPP_DB (default .data/studyapp.sqlite).")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_setup_parsers(sub) -> None:
+    """serve, create, owner, invite: starting a study and handing it out."""
     serve = sub.add_parser("serve", help="seed the demo study and start the Streamlit app")
     serve.add_argument("--port", type=integer(1, 65535), default=config.default_port())
     serve.add_argument("--address", default=os.environ.get("STUDYAPP_ADDRESS", "localhost"))
@@ -71,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the address annotators open (default: STUDYAPP_BASE_URL, else the "
                           "address `serve` recorded when it last started)")
 
+
+def _add_sample_parser(sub) -> None:
+    """sample: HOI pairs for the SHOE similarity study."""
     sample = sub.add_parser("sample", help="sample HOI pairs for the SHOE similarity study")
     sample.add_argument("--n", type=integer(1, 100_000), default=500)
     sample.add_argument("--seed", type=seed, default=0)
@@ -88,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose HOI classes, labels and baseline matrices (default {datasets.DEFAULT})")
 
+
+def _add_running_parsers(sub) -> None:
+    """export, status, prolific-status, revoke, simulate, report: a running study."""
     export = sub.add_parser("export", help="write ratings.csv, items.csv, annotators.csv")
     export.add_argument("study", help="study slug")
     export.add_argument("--out", type=output_dir, help="export folder (default exports/ or STUDYAPP_EXPORTS)")
@@ -123,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--no-cache", action="store_true",
                         help="recompute even when the ratings, items and code are those of a cached report")
 
+
+def _add_image_parsers(sub) -> None:
+    """check-images, demo-images."""
     check = sub.add_parser("check-images", help="check an image study's images before launch "
                                                 "(lists missing, unreadable or unsafe files)")
     check.add_argument("target", help="a study spec (.toml) or the slug of a created study")
@@ -131,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "and CrossHOI demo studies")
     demo_img.add_argument("--out", type=output_dir, default=str(config.ROOT / ".data" / "demo_images"))
 
+
+def _add_matrix_parsers(sub) -> None:
+    """recalibrate, and matrices list / export / compare: saved matrix versions."""
     recal = sub.add_parser("recalibrate", help="recalibrate the similarity matrices from finished "
                                                 "HOI-pair studies and save them as a named version")
     recal.add_argument("studies", nargs="+", help="study slugs whose main ratings are pooled")
@@ -152,9 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     mcompare.add_argument("a")
     mcompare.add_argument("b")
 
-    from . import ops
-    ops.add_parsers(sub)  # health, backup, restore
 
+def _add_account_parsers(sub) -> None:
+    """account add / list / set-password: researcher accounts of the console."""
     account = sub.add_parser("account", help="researcher accounts of the console: add, list, set-password")
     asub = account.add_subparsers(dest="account_command", required=True)
     aadd = asub.add_parser("add", help="create an account (password read from standard input, or "
@@ -165,6 +172,23 @@ def build_parser() -> argparse.ArgumentParser:
     aset = asub.add_parser("set-password", help="a new password for an account (read as for add)")
     aset.add_argument("name")
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="python -m studyapp",
+        description="HOI study platform (Streamlit). Database: DATABASE_URL, else the SQLite "
+                    "file STUDYAPP_DB (default .data/studyapp.sqlite).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_setup_parsers(sub)
+    _add_sample_parser(sub)
+    _add_running_parsers(sub)
+    _add_image_parsers(sub)
+    _add_matrix_parsers(sub)
+
+    from . import ops
+    ops.add_parsers(sub)  # health, backup, restore
+
+    _add_account_parsers(sub)
     sub.add_parser("list", help="list the studies")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")

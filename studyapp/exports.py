@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -46,8 +47,32 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(timezone.utc).isoformat(timespec="seconds") if value else None
 
 
-def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFrame]:
-    """The export tables of a study, by file name."""
+@dataclass
+class _StudyRows:
+    """A study's stored rows, read in one session, with the lookups the export tables share."""
+
+    study: object
+    items: list
+    annotators: list
+    assignments: dict          # assignment id -> Assignment
+    ratings: list              # by assignment, then revision
+
+    def __post_init__(self):
+        self.study_type = get_type(self.study.study_type)
+        self.item_key = {item.id: item.item_key for item in self.items}
+        self.expected = {item.id: item.expected for item in self.items}
+        self.fields_of = {item.id: json.loads(item.fields_json) for item in self.items}
+        self.pseudonym = {a.id: a.pseudonym for a in self.annotators}
+        self.spec = spec_of(self.study)
+        self.by_assignment: dict[int, list[Rating]] = {}
+        for r in self.ratings:
+            self.by_assignment.setdefault(r.assignment_id, []).append(r)
+
+    def comment(self, r: Rating) -> dict:
+        return {"comment": r.comment or ""} if self.spec.comments else {}
+
+
+def _read_study_rows(slug: str, engine: Engine | None) -> _StudyRows:
     with read_session(engine) as session:
         study = study_by_slug(session, slug)
         items = list(session.exec(select(Item).where(Item.study_id == study.id).order_by(Item.position)))
@@ -57,91 +82,108 @@ def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFr
             Assignment.study_id == study.id))}
         ratings = list(session.exec(select(Rating).where(Rating.study_id == study.id)
                                     .order_by(Rating.assignment_id, Rating.revision)))
-    study_type = get_type(study.study_type)
-    item_key = {item.id: item.item_key for item in items}
-    expected = {item.id: item.expected for item in items}
-    fields_of = {item.id: json.loads(item.fields_json) for item in items}
-    pseudonym = {a.id: a.pseudonym for a in annotators}
+    return _StudyRows(study, items, annotators, assignments, ratings)
 
-    spec = spec_of(study)
 
-    def comment(r: Rating) -> dict:
-        return {"comment": r.comment or ""} if spec.comments else {}
-
-    history = pd.DataFrame([{
-        "study": study.slug, "rating_id": r.id, "item_id": item_key[r.item_id],
-        "annotator": pseudonym[r.annotator_id], "rating": r.response,
-        "phase": assignments[r.assignment_id].phase, "revision": r.revision,
+def _history_table(d: _StudyRows) -> pd.DataFrame:
+    """ratings_history.csv: every stored rating row."""
+    return pd.DataFrame([{
+        "study": d.study.slug, "rating_id": r.id, "item_id": d.item_key[r.item_id],
+        "annotator": d.pseudonym[r.annotator_id], "rating": r.response,
+        "phase": d.assignments[r.assignment_id].phase, "revision": r.revision,
         "supersedes": r.supersedes_id, "created_at": _iso(r.created_at),
-        "seconds_spent": r.seconds_spent, **comment(r)} for r in ratings],
+        "seconds_spent": r.seconds_spent, **d.comment(r)} for r in d.ratings],
         columns=["study", "rating_id", "item_id", "annotator", "rating", "phase", "revision",
-                 "supersedes", "created_at", "seconds_spent"] + (["comment"] if spec.comments else []))
+                 "supersedes", "created_at", "seconds_spent"] + (["comment"] if d.spec.comments else []))
+
+
+def _current_rows(d: _StudyRows) -> tuple[list[dict], list[dict]]:
+    """The latest answer of each assignment: ratings, and the "can't judge" answers apart."""
     current, cant_judge = [], []
-    by_assignment: dict[int, list[Rating]] = {}
-    for r in ratings:
-        by_assignment.setdefault(r.assignment_id, []).append(r)
-    for assignment_id, rows in by_assignment.items():
+    for assignment_id, rows in d.by_assignment.items():
         last = rows[-1]
+        assignment = d.assignments[assignment_id]
         if last.response == CANT_JUDGE:  # not a rating: listed apart
-            cant_judge.append({"item_id": item_key[last.item_id], "annotator": pseudonym[last.annotator_id],
-                               "phase": assignments[assignment_id].phase,
+            cant_judge.append({"item_id": d.item_key[last.item_id], "annotator": d.pseudonym[last.annotator_id],
+                               "phase": assignment.phase,
                                "created_at": _iso(last.created_at), "comment": last.comment or ""})
             continue
-        current.append({"study": study.slug, "item_id": item_key[last.item_id],
-                        "annotator": pseudonym[last.annotator_id], "rating": last.response,
-                        "phase": assignments[assignment_id].phase, "created_at": _iso(last.created_at),
+        current.append({"study": d.study.slug, "item_id": d.item_key[last.item_id],
+                        "annotator": d.pseudonym[last.annotator_id], "rating": last.response,
+                        "phase": assignment.phase, "created_at": _iso(last.created_at),
                         "seconds_spent": round(sum(r.seconds_spent for r in rows), 3),
-                        "revisions": len(rows), "_position": assignments[assignment_id].position,
-                        "_annotator_id": last.annotator_id, **comment(last),
-                        **study_type.rating_columns(fields_of[last.item_id], pseudonym[last.annotator_id])})
+                        "revisions": len(rows), "_position": assignment.position,
+                        "_annotator_id": last.annotator_id, **d.comment(last),
+                        **d.study_type.rating_columns(d.fields_of[last.item_id], d.pseudonym[last.annotator_id])})
+    return current, cant_judge
+
+
+def _ratings_table(current: list[dict]) -> pd.DataFrame:
+    """ratings.csv: the current answers by annotator, then item position; type columns after the fixed ones."""
     extra = list(dict.fromkeys(k for row in current for k in row
                                if k not in RATING_COLUMNS and not k.startswith("_")))
     current_df = pd.DataFrame(current, columns=RATING_COLUMNS + extra + ["_position", "_annotator_id"])
-    current_df = current_df.sort_values(["_annotator_id", "_position"]).drop(
+    return current_df.sort_values(["_annotator_id", "_position"]).drop(
         columns=["_position", "_annotator_id"]).reset_index(drop=True)
 
+
+def _items_table(d: _StudyRows) -> pd.DataFrame:
+    """items.csv: the study type's columns (its export_columns first), role, expected, and the
+    LLM rating and active-sampling draw when the study has them."""
     item_rows = []
-    for item in items:
+    for item in d.items:
         row = {"item_id": item.item_key,
-               **study_type.export_item(fields_of[item.id]),
+               **d.study_type.export_item(d.fields_of[item.id]),
                "role": item.role, "expected": item.expected}
-        if spec.llm:
+        if d.spec.llm:
             row["llm_rating"] = item.llm_rating
-        if spec.active:   # the draw that keeps the estimates unbiased (Item.active_*)
+        if d.spec.active:   # the draw that keeps the estimates unbiased (Item.active_*)
             row["active_probability"] = item.active_probability
             row["active_selected"] = bool(item.active_priority) if item.role == "main" else None
         item_rows.append(row)
     items_df = pd.DataFrame(item_rows)
-    first = list(study_type.export_columns)
-    items_df = items_df[first + [c for c in items_df.columns if c not in first]]
+    first = list(d.study_type.export_columns)
+    return items_df[first + [c for c in items_df.columns if c not in first]]
 
-    annotator_rows = []
-    for a in annotators:
-        mine = current_df[current_df["annotator"] == a.pseudonym]
-        checks = [(r.response, expected[r.item_id]) for assignment_id, rows in by_assignment.items()
-                  for r in rows[-1:] if assignments[assignment_id].annotator_id == a.id
-                  and assignments[assignment_id].phase == "attention"]
-        annotator_rows.append({
-            "annotator": a.pseudonym, "source": a.source,
-            "status": annotator_status(a, len(mine)),
-            "created_at": _iso(a.created_at), "started_at": _iso(a.started_at),
-            "completed_at": _iso(a.completed_at), "n_ratings": len(mine),
-            "median_seconds": round(float(mine["seconds_spent"].median()), 3) if len(mine) else None,
-            "attention_checks": len(checks),
-            "attention_passed": sum(1 for got, want in checks if got == want),
-            "prolific_pid": a.prolific_pid, "prolific_study_id": a.prolific_study_id,
-            "prolific_session_id": a.prolific_session_id, "prolific_status": a.prolific_status,
-            "routed_at": _iso(a.routed_at)})
-    annotators_df = pd.DataFrame(annotator_rows, columns=[
+
+def _annotator_row(d: _StudyRows, a, current_df: pd.DataFrame) -> dict:
+    mine = current_df[current_df["annotator"] == a.pseudonym]
+    checks = [(r.response, d.expected[r.item_id]) for assignment_id, rows in d.by_assignment.items()
+              for r in rows[-1:] if d.assignments[assignment_id].annotator_id == a.id
+              and d.assignments[assignment_id].phase == "attention"]
+    return {
+        "annotator": a.pseudonym, "source": a.source,
+        "status": annotator_status(a, len(mine)),
+        "created_at": _iso(a.created_at), "started_at": _iso(a.started_at),
+        "completed_at": _iso(a.completed_at), "n_ratings": len(mine),
+        "median_seconds": round(float(mine["seconds_spent"].median()), 3) if len(mine) else None,
+        "attention_checks": len(checks),
+        "attention_passed": sum(1 for got, want in checks if got == want),
+        "prolific_pid": a.prolific_pid, "prolific_study_id": a.prolific_study_id,
+        "prolific_session_id": a.prolific_session_id, "prolific_status": a.prolific_status,
+        "routed_at": _iso(a.routed_at)}
+
+
+def _annotators_table(d: _StudyRows, current_df: pd.DataFrame) -> pd.DataFrame:
+    """annotators.csv: how each joined, status, times, ratings and attention checks."""
+    return pd.DataFrame([_annotator_row(d, a, current_df) for a in d.annotators], columns=[
         "annotator", "source", "status", "created_at", "started_at", "completed_at", "n_ratings",
         "median_seconds", "attention_checks", "attention_passed", "prolific_pid",
         "prolific_study_id", "prolific_session_id", "prolific_status", "routed_at"])
-    tables = {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": items_df,
-              "annotators.csv": annotators_df}
-    if spec.cant_judge:
+
+
+def study_tables(slug: str, engine: Engine | None = None) -> dict[str, pd.DataFrame]:
+    """The export tables of a study, by file name."""
+    d = _read_study_rows(slug, engine)
+    history = _history_table(d)
+    current, cant_judge = _current_rows(d)
+    current_df = _ratings_table(current)
+    tables = {"ratings.csv": current_df, "ratings_history.csv": history, "items.csv": _items_table(d),
+              "annotators.csv": _annotators_table(d, current_df)}
+    if d.spec.cant_judge:
         tables["cant_judge.csv"] = pd.DataFrame(
             cant_judge, columns=["item_id", "annotator", "phase", "created_at", "comment"])
-    tables.update(study_type.export_tables(tables, {item_key[i]: f for i, f in fields_of.items()}))
+    tables.update(d.study_type.export_tables(tables, {d.item_key[i]: f for i, f in d.fields_of.items()}))
     return tables
 
 

@@ -171,15 +171,18 @@ def load_spec(path: str | Path) -> StudySpec:
     return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
 
 
-def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> StudySpec:
-    top = _Checker(name, data)
-    top.unknown(TOP_KEYS)
+def _study_type_of(top: _Checker, name: str):
+    """The registered study type the spec names; its complaint is put under the spec's key."""
     try:
-        study_type = get_type(top.text("study_type", required=True))
+        return get_type(top.text("study_type", required=True))
     except InputError as exc:
         if str(exc).startswith(name):
             raise
         raise InputError(f"{name}: key 'study_type': {exc}") from None
+
+
+def _basic_spec(top: _Checker, data: dict, study_type, default_slug: str) -> StudySpec:
+    """The top-level keys: slug, title, instructions, scale, raters, access, items per annotator, order."""
     slug = top.text("slug", default_slug)
     if not SLUG.match(slug):
         top.fail("slug", f"must be lower-case letters, digits, '-' or '_' (got {slug!r})")
@@ -196,22 +199,12 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     spec.order = top.text("order", "random")
     if spec.order not in ("random", "fixed"):
         top.fail("order", f"must be 'random' or 'fixed', got {spec.order!r}")
+    return spec
 
-    quality = _Checker(name, top.table_of("quality"), "quality.")
-    quality.unknown({"attention_checks", "repeat_items"})
-    spec.attention_checks = quality.integer("attention_checks", 0, 0)
-    spec.repeat_items = quality.integer("repeat_items", 0, 0)
 
-    answers = _Checker(name, top.table_of("answers"), "answers.")
-    answers.unknown({"cant_judge", "comments"})
-    spec.cant_judge = answers.boolean("cant_judge", False)
-    spec.comments = answers.boolean("comments", False)
-
-    spec.adaptive = _adaptive(top, study_type)
-    if spec.adaptive:
-        spec.raters_per_item = spec.adaptive["max_raters"]
-
-    prolific = _Checker(name, top.table_of("prolific"), "prolific.")
+def _prolific(top: _Checker, spec: StudySpec) -> None:
+    """``[prolific]``: completion codes, which must differ from each other, and the return URL."""
+    prolific = _Checker(top.name, top.table_of("prolific"), "prolific.")
     prolific.unknown({"completion_code", "completion_url", "attention_failed_code", "attention_fail_limit",
                       "screened_out_code", "routed_code"})
     spec.completion_code = prolific.text("completion_code")
@@ -230,23 +223,13 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         if code and code in others:
             prolific.fail(key, "must differ from the other completion codes (Prolific tells "
                                "submissions apart by their code)")
-    spec.comprehension = _comprehension(top)
-    spec.routing = _routing(top, spec)
 
-    spec.dataset = _dataset(name, top.table_of("items"), study_type)
-    spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
-                                                               study_type, base_dir, spec.dataset)
-    spec.source_report = spec.source_report.replace(THIS_STUDY, slug)
-    spec.items += _practice_items(name, top.table_of("practice"), study_type, spec.scale, base_dir,
-                                  {item.key for item in spec.items}, spec.dataset)
-    if spec.repeat_items and spec.repeat_items > (spec.items_per_annotator or len(spec.items)):
-        quality.fail("repeat_items", "must not exceed the items each annotator rates")
-    main = [item for item in spec.items if item.role == "main"]
+
+def _attention_items(name: str, spec: StudySpec, main: list[ItemSpec], study_type,
+                     quality: _Checker) -> None:
+    """Generate the attention checks the study asks for when the items give none; parse their
+    expected responses."""
     attention = [item for item in spec.items if item.role == "attention"]
-    if not main:
-        raise InputError(f"{name}: the items source gives no items to rate")
-    spec.llm, members = _llm(top, main, base_dir, spec.scale, study_type)
-    spec.active = _active(top, main, members)
     if spec.attention_checks and not attention:
         for k, (fields, expected) in enumerate(
                 study_type.attention_items([i.fields for i in main], spec.attention_checks), 1):
@@ -261,21 +244,64 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
         except InputError as exc:
             raise InputError(f"{name}: attention item {item.key!r}: expected {exc}") from None
 
+
+def _example(name: str, top: _Checker, study_type, spec: StudySpec) -> dict | None:
+    """``[example]``: a worked item shown with the instructions, its rating and explanation."""
     example = top.table_of("example")
-    if example:
-        ex = _Checker(name, example, "example.")
-        ex.unknown(study_type.example_fields() | {"rating", "explanation"})
-        row = {k: v for k, v in example.items() if k not in ("rating", "explanation")}
-        fields = study_type.normalize_item(with_dataset(row, study_type, spec.dataset,
-                                                        f"{name}: [example]"), f"{name}: [example]")
-        rating = example.get("rating")
-        if rating is not None:
-            try:
-                rating = int(study_type.parse_response(rating, spec.scale))
-            except InputError as exc:
-                ex.fail("rating", str(exc))
-        spec.example = {"fields": fields, "rating": rating,
-                        "explanation": ex.text("explanation", "")}
+    if not example:
+        return None
+    ex = _Checker(name, example, "example.")
+    ex.unknown(study_type.example_fields() | {"rating", "explanation"})
+    row = {k: v for k, v in example.items() if k not in ("rating", "explanation")}
+    fields = study_type.normalize_item(with_dataset(row, study_type, spec.dataset,
+                                                    f"{name}: [example]"), f"{name}: [example]")
+    rating = example.get("rating")
+    if rating is not None:
+        try:
+            rating = int(study_type.parse_response(rating, spec.scale))
+        except InputError as exc:
+            ex.fail("rating", str(exc))
+    return {"fields": fields, "rating": rating, "explanation": ex.text("explanation", "")}
+
+
+def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> StudySpec:
+    top = _Checker(name, data)
+    top.unknown(TOP_KEYS)
+    study_type = _study_type_of(top, name)
+    spec = _basic_spec(top, data, study_type, default_slug)
+
+    quality = _Checker(name, top.table_of("quality"), "quality.")
+    quality.unknown({"attention_checks", "repeat_items"})
+    spec.attention_checks = quality.integer("attention_checks", 0, 0)
+    spec.repeat_items = quality.integer("repeat_items", 0, 0)
+
+    answers = _Checker(name, top.table_of("answers"), "answers.")
+    answers.unknown({"cant_judge", "comments"})
+    spec.cant_judge = answers.boolean("cant_judge", False)
+    spec.comments = answers.boolean("comments", False)
+
+    spec.adaptive = _adaptive(top, study_type)
+    if spec.adaptive:
+        spec.raters_per_item = spec.adaptive["max_raters"]
+    _prolific(top, spec)
+    spec.comprehension = _comprehension(top)
+    spec.routing = _routing(top, spec)
+
+    spec.dataset = _dataset(name, top.table_of("items"), study_type)
+    spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
+                                                               study_type, base_dir, spec.dataset)
+    spec.source_report = spec.source_report.replace(THIS_STUDY, spec.slug)
+    spec.items += _practice_items(name, top.table_of("practice"), study_type, spec.scale, base_dir,
+                                  {item.key for item in spec.items}, spec.dataset)
+    if spec.repeat_items and spec.repeat_items > (spec.items_per_annotator or len(spec.items)):
+        quality.fail("repeat_items", "must not exceed the items each annotator rates")
+    main = [item for item in spec.items if item.role == "main"]
+    if not main:
+        raise InputError(f"{name}: the items source gives no items to rate")
+    spec.llm, members = _llm(top, main, base_dir, spec.scale, study_type)
+    spec.active = _active(top, main, members)
+    _attention_items(name, spec, main, study_type, quality)
+    spec.example = _example(name, top, study_type, spec)
     return spec
 
 
@@ -313,6 +339,44 @@ def _routing(top: _Checker, spec: StudySpec) -> dict | None:
             "min_consistency": check.number("min_consistency", 0.0)}
 
 
+def _llm_member_ratings(row: dict, models: list[str], where: str, low, high) -> list[float]:
+    """One row's rating by each model (NaN for an empty cell), on the scale [low, high]."""
+    ratings = []
+    for model in models:
+        text = (row.get(model) or "").strip()
+        try:
+            value = float(text) if text else float("nan")
+        except ValueError:
+            raise InputError(f"{where}: {model} {text!r} is not a number") from None
+        if text and not low <= value <= high:
+            raise InputError(f"{where}: {model} {value:g} is outside the scale [{low}, {high}]")
+        ratings.append(value)
+    return ratings
+
+
+def _llm_members(path: Path, header: list[str], rows, models: list[str], by_key: dict,
+                 scale: Scale) -> dict[str, list[float]]:
+    """Each main item's ratings by the models, every main item rated by at least one."""
+    low, high = min(scale.values), max(scale.values)
+    members: dict[str, list[float]] = {}
+    for line, values in rows:
+        row = dict(zip(header, values))
+        key = (row.get("item_id") or "").strip()
+        where = f"{path} line {line}"
+        if key not in by_key:
+            raise InputError(f"{where}: item_id {key!r} is not a main item of the study")
+        if key in members:
+            raise InputError(f"{where}: duplicate item_id {key!r}")
+        ratings = _llm_member_ratings(row, models, where, low, high)
+        if all(math.isnan(v) for v in ratings):
+            raise InputError(f"{where}: no model rated item {key!r}")
+        members[key] = ratings
+    missing = [key for key in by_key if key not in members]
+    if missing:
+        raise InputError(f"{path}: no LLM ratings for {len(missing)} main items, e.g. {missing[0]!r}")
+    return members
+
+
 def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
          study_type) -> tuple[dict | None, list[list[float]] | None]:
     """``[llm] ratings``: each main item's ratings by an LLM ensemble (``item_id`` + one column
@@ -336,33 +400,8 @@ def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
     models = [c for c in header if c != "item_id"]
     if "item_id" not in header or not models:
         raise InputError(f"{path}: needs an item_id column and one column per model")
-    low, high = min(scale.values), max(scale.values)
     by_key = {item.key: item for item in main}
-    members: dict[str, list[float]] = {}
-    for line, values in rows:
-        row = dict(zip(header, values))
-        key = (row.get("item_id") or "").strip()
-        where = f"{path} line {line}"
-        if key not in by_key:
-            raise InputError(f"{where}: item_id {key!r} is not a main item of the study")
-        if key in members:
-            raise InputError(f"{where}: duplicate item_id {key!r}")
-        ratings = []
-        for model in models:
-            text = (row.get(model) or "").strip()
-            try:
-                value = float(text) if text else float("nan")
-            except ValueError:
-                raise InputError(f"{where}: {model} {text!r} is not a number") from None
-            if text and not low <= value <= high:
-                raise InputError(f"{where}: {model} {value:g} is outside the scale [{low}, {high}]")
-            ratings.append(value)
-        if all(math.isnan(v) for v in ratings):
-            raise InputError(f"{where}: no model rated item {key!r}")
-        members[key] = ratings
-    missing = [key for key in by_key if key not in members]
-    if missing:
-        raise InputError(f"{path}: no LLM ratings for {len(missing)} main items, e.g. {missing[0]!r}")
+    members = _llm_members(path, header, rows, models, by_key, scale)
     for key, item in by_key.items():
         given = [v for v in members[key] if not math.isnan(v)]
         item.llm_rating = sum(given) / len(given)
@@ -496,49 +535,65 @@ def _scale(top: _Checker, default: Scale) -> Scale:
     return Scale(tuple(values), tuple(labels))
 
 
+def _check_sampler_options(check: _Checker, options: dict, study_type, base_dir: Path) -> None:
+    """Each sampler option given has its type's kind, range, or names an existing file."""
+    for key, kind in study_type.sampler_options.items():
+        if key not in options:
+            continue
+        value = options[key]
+        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
+        if kind is int and whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1):
+            check.fail(key, whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1))
+        if kind is float and range_problem(value, -math.inf, math.inf):
+            check.fail(key, f"must be a finite number, got {value!r}")
+        if kind is str and not (base_dir / value).exists():
+            check.fail(key, f"names a file that does not exist: {base_dir / value}")
+
+
+def _csv_items(check: _Checker, table: dict, own: set, study_type, base_dir: Path, dataset: str):
+    """``[items] source = "csv"``: the items of the file ``path``."""
+    check.unknown({*own, "path"})
+    rel = check.text("path", required=True)
+    path = base_dir / rel
+    if not path.exists():
+        check.fail("path", f"names a file that does not exist: {path}")
+    given = {"dataset": dataset} if "dataset" in table else {}
+    return (read_items_csv(path, study_type, dataset=dataset),
+            {"source": "csv", "path": rel, **given}, "")
+
+
+def _sampled_items(name: str, check: _Checker, table: dict, own: set, study_type, base_dir: Path,
+                   dataset: str):
+    """``[items] source = "sampler"``: the items the study type's sampler draws."""
+    options = {k: v for k, v in table.items() if k != "source"}
+    check.unknown({*own, *study_type.sampler_options})
+    _check_sampler_options(check, options, study_type, base_dir)
+    from .exports import study_tables  # what a type that repeats an earlier study reads
+
+    try:
+        frame, report = study_type.sample_items(options, base_dir, study_tables)
+    except InputError as exc:   # a sampler's complaint: name the spec (and the key)
+        raise _sampler_error(exc, name, base_dir) from None
+    items = []
+    for row in frame.to_dict("records"):
+        where = f"{name}: sampled item {row['item_id']}"
+        items.append(ItemSpec(str(row["item_id"]), "main", study_type.normalize_item(
+            with_dataset(row, study_type, dataset, where), where)))
+    return items, {"source": "sampler", **options}, report
+
+
 def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = datasets.DEFAULT):
     check = _Checker(name, table, "items.")
     source = check.text("source", required=True)
     own = {"source", "dataset"} if study_type.uses_dataset else {"source"}
     if source == "csv":
-        check.unknown({*own, "path"})
-        rel = check.text("path", required=True)
-        path = base_dir / rel
-        if not path.exists():
-            check.fail("path", f"names a file that does not exist: {path}")
-        given = {"dataset": dataset} if "dataset" in table else {}
-        return (read_items_csv(path, study_type, dataset=dataset),
-                {"source": "csv", "path": rel, **given}, "")
+        return _csv_items(check, table, own, study_type, base_dir, dataset)
     if source == "sampler":
-        options = {k: v for k, v in table.items() if k != "source"}
-        check.unknown({*own, *study_type.sampler_options})
-        for key, kind in study_type.sampler_options.items():
-            if key not in options:
-                continue
-            value = options[key]
-            ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                ok = True
-            if not ok:
-                check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
-            if kind is int and whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1):
-                check.fail(key, whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1))
-            if kind is float and range_problem(value, -math.inf, math.inf):
-                check.fail(key, f"must be a finite number, got {value!r}")
-            if kind is str and not (base_dir / value).exists():
-                check.fail(key, f"names a file that does not exist: {base_dir / value}")
-        from .exports import study_tables  # what a type that repeats an earlier study reads
-
-        try:
-            frame, report = study_type.sample_items(options, base_dir, study_tables)
-        except InputError as exc:   # a sampler's complaint: name the spec (and the key)
-            raise _sampler_error(exc, name, base_dir) from None
-        items = []
-        for row in frame.to_dict("records"):
-            where = f"{name}: sampled item {row['item_id']}"
-            items.append(ItemSpec(str(row["item_id"]), "main", study_type.normalize_item(
-                with_dataset(row, study_type, dataset, where), where)))
-        return items, {"source": "sampler", **options}, report
+        return _sampled_items(name, check, table, own, study_type, base_dir, dataset)
     check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
 
 
@@ -549,6 +604,31 @@ def _sampler_error(exc: InputError, name: str, base_dir: Path) -> InputError:
     if text.startswith(name) or (str(base_dir) != "." and str(base_dir) in text):
         return exc
     return InputError(f"{name}: {text}" if text.startswith(("key '", "[items]")) else f"{name}: [items] {text}")
+
+
+def _item_key(row: dict, line: int, where: str, numbered, seen: set) -> str:
+    """The row's item_id (or, for a layout without one, its number), non-empty, short and new."""
+    key = (row.get("item_id") or "").strip() or (f"{numbered}{line - 1:04d}" if numbered else "")
+    if not key:
+        raise InputError(f"{where}: item_id is empty")
+    if len(key) > 64:
+        raise InputError(f"{where}: item_id is longer than 64 characters")
+    if key in seen:
+        raise InputError(f"{where}: duplicate item_id {key!r}")
+    return key
+
+
+def _item_role(row: dict, where: str, forced_role: str | None) -> tuple[str, str | None]:
+    """The row's role and expected response (required for attention and practice items)."""
+    role = forced_role or (row.get("role") or "main").strip()
+    if role not in ROLES or (role == "practice" and not forced_role):
+        raise InputError(f"{where}: role {role!r} is not one of main, attention "
+                         "(practice items go in the [practice] file)")
+    expected = (row.get("expected") or "").strip() or None
+    if role in ("attention", "practice") and expected is None:
+        article = "an" if role == "attention" else "a"
+        raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
+    return role, expected
 
 
 def read_items_csv(path: Path, study_type, forced_role: str | None = None,
@@ -571,22 +651,9 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None,
         row = dict(zip(columns, values))
         if any("\x00" in (value or "") for value in row.values()):
             raise InputError(f"{where}: contains a NUL byte")
-        key = (row.get("item_id") or "").strip() or (f"{numbered}{line - 1:04d}" if numbered else "")
-        if not key:
-            raise InputError(f"{where}: item_id is empty")
-        if len(key) > 64:
-            raise InputError(f"{where}: item_id is longer than 64 characters")
-        if key in seen:
-            raise InputError(f"{where}: duplicate item_id {key!r}")
+        key = _item_key(row, line, where, numbered, seen)
         seen.add(key)
-        role = forced_role or (row.get("role") or "main").strip()
-        if role not in ROLES or (role == "practice" and not forced_role):
-            raise InputError(f"{where}: role {role!r} is not one of main, attention "
-                             "(practice items go in the [practice] file)")
-        expected = (row.get("expected") or "").strip() or None
-        if role in ("attention", "practice") and expected is None:
-            article = "an" if role == "attention" else "a"
-            raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
+        role, expected = _item_role(row, where, forced_role)
         fields = study_type.normalize_item(with_dataset(row, study_type, dataset, where), where)
         if role == "practice":
             fields["feedback"] = (row.get("explanation") or "").strip()

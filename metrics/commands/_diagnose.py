@@ -60,16 +60,21 @@ def _names(args) -> list[str]:
     return names
 
 
-def run(args):
-    if args.pairs and len(args.pairs) != len(args.pred):
-        raise InputError(f"--pairs gives {len(args.pairs)} files for {len(args.pred)} prediction files")
-    names = _names(args)
-    # pyarrow parses the ground truth and the first predictions at once without the GIL while
-    # the diagnosis modules (pandas) are imported; the ground truth's error is reported first
+def _read_inputs(args):
+    """The ground truth, the first predictions and the error registry, read side by side.
+
+    pyarrow parses the ground truth and the first predictions at once without the GIL while
+    the diagnosis modules (pandas) are imported; the ground truth's error is reported first.
+    """
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
         from metrics.diagnosis._core import ERROR_REGISTRY
         gt, first_pred = (f.result() for f in files)
+    return gt, first_pred, ERROR_REGISTRY
+
+
+def _diagnose_models(args, names, gt, first_pred):
+    """Each model's diagnosis as a dict with its params, and the error tables to write."""
     results, errors = {}, {}
     for k, (name, path) in enumerate(zip(names, args.pred)):
         d = diagnose(gt, first_pred if k == 0 else path, iou=args.iou, keep_no_interaction=args.keep_no_interaction,
@@ -82,18 +87,32 @@ def run(args):
             r["params"]["dataset"] = args.dataset
         if args.out or (args.errors and k == 0):
             errors[name] = d.errors()
+    return results, errors
+
+
+def _combined_result(results: dict, names: list) -> dict:
+    """The first model's result with its headline keys first, plus every model when there are several."""
     first = results[names[0]]
     result = {key: first[key] for key in ("map", "delta_map", "error_counts")}
     result.update({key: v for key, v in first.items() if key not in result})
     result["model"] = names[0]
     if len(names) > 1:
         result["models"] = results
+    return result
+
+
+def _write_outputs(args, names, results, errors) -> None:
+    """The first model's error table (--errors) and the HTML report (--out)."""
     if args.errors:
         write_text_atomic(args.errors, errors[names[0]].to_csv(index=False))
     if args.out:
         from metrics.diagnosis._report import write_diagnosis_report
         write_diagnosis_report(args.out, results, errors)
 
+
+def _summary_lines(args, names, results, oracles) -> list[str]:
+    """The printed summary: one column per model."""
+    first = results[names[0]]
     lines = []
     head = f"{'':22}" + "".join(f"{n[:14]:>15}" for n in names)
     c0 = first["counts"]
@@ -102,11 +121,11 @@ def run(args):
                     else " (no_interaction removed, §2.4)"))
     lines += ["", "mAP and ΔmAP (Full; rare / non-rare in the JSON)", head]
     lines.append(f"{'mAP':22}" + "".join(f"{_fmt(results[n]['map']):>15}" for n in names))
-    for o in ERROR_REGISTRY.oracles:
+    for o in oracles:
         lines.append(f"{'Δ ' + o:22}" + "".join(f"{_fmt(results[n]['delta_map'][o]):>15}" for n in names))
     lines += ["", "error counts (Full)", head]
     lines.append(f"{'true_positive':22}" + "".join(f"{results[n]['counts']['true_positive']:>15d}" for n in names))
-    for o in ERROR_REGISTRY.oracles:
+    for o in oracles:
         lines.append(f"{o:22}" + "".join(f"{results[n]['error_counts'][o]:>15d}" for n in names))
     lines += ["", "progressive fixes (§3.4): mAP after fixing this and all above", head]
     for i, o in enumerate(r["oracle"] for r in first["progressive"]):
@@ -127,4 +146,15 @@ def run(args):
     lines.append("(scores in %; the JSON result holds fractions in [0, 1])")
     if args.out:
         lines.append(f"report: {Path(args.out) / 'report.html'}")
-    return result, "\n".join(lines)
+    return lines
+
+
+def run(args):
+    if args.pairs and len(args.pairs) != len(args.pred):
+        raise InputError(f"--pairs gives {len(args.pairs)} files for {len(args.pred)} prediction files")
+    names = _names(args)
+    gt, first_pred, error_registry = _read_inputs(args)
+    results, errors = _diagnose_models(args, names, gt, first_pred)
+    result = _combined_result(results, names)
+    _write_outputs(args, names, results, errors)
+    return result, "\n".join(_summary_lines(args, names, results, error_registry.oracles))

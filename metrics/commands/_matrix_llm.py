@@ -170,17 +170,12 @@ def _dry_run(config, cache, sets, args):
     return result, "\n".join(lines)
 
 
-def _build(config, cache, sets, args, out, study):
-    from metrics.llm import _aggregate as aggregate, _prompt as prompt
-    from metrics.llm import _report as llm_report
-    from metrics.llm._runner import Runner, rate_pairs
+def _rate_sets(config, cache, runner, sets, result) -> dict:
+    """Rate each part of speech's pairs; its summary goes into ``result[pos]``. Returns the ratings."""
+    from metrics.llm import _aggregate as aggregate
+    from metrics.llm._runner import rate_pairs
 
-    runner = Runner(config, cache, retry_missing=args.retry_missing,
-                    progress_stream=False if args.quiet else sys.stderr)
-    ratings, result = {}, {"models": [m.name for m in config.models],
-                           "prompt": {"version": prompt.prompt_version(1), "sha": prompt.PROMPT_SHA,
-                                      "versions": {m.name: runner.version(m) for m in config.models}},
-                           "config": config.public(), "cache": str(cache.path), "files": {}}
+    ratings = {}
     for pos, (ps, dataset) in sets.items():
         before = dict(runner.sent)
         r = rate_pairs(config, cache, runner, ps)
@@ -192,58 +187,100 @@ def _build(config, cache, sets, args, out, study):
         info["pair_source"] = ps.source
         info["dataset"] = dataset
         result[pos] = info
+    return ratings
+
+
+def _matrix_meta(config, args, result, pos, ps, dataset) -> dict:
+    """The provenance saved with a part of speech's mean matrix."""
+    from metrics.llm import _prompt as prompt
+
+    info = result[pos]
+    meta = {"source": "llm", "kind": "LLM-rated similarity matrix (SHOE §4.1)", "dataset": dataset,
+            "pos": "verb" if pos == "verb" else "noun", "method": "per-pair mean of the models' 0-4 "
+            "ratings; pairs filtered by the first model keep its score",
+            "models": config.public()["models"], "plan": config.plan.__dict__.copy(),
+            "prompt_version": result["prompt"]["versions"], "prompt_sha": prompt.PROMPT_SHA,
+            "endpoints": config.public()["endpoints"], "pair_source": ps.source,
+            "n_pairs_rated": info["n_pairs"], "n_missing": info["n_missing"], "asked": info["asked"],
+            "missing": info["missing"], "pearson": info["pairwise"]["pearson"],
+            "agreement": info["pairwise"]["agreement"], "control_disagreement": info["control"],
+            "wordnet": "3.0", "date": date.today().isoformat(), "study": args.ratings}
+    if "ablation" in result:
+        meta["ablation"] = result["ablation"]
+    return meta
+
+
+def _save_pos(folder, out, pos, r, meta, fmt) -> tuple[Path, dict]:
+    """Save the mean matrix, one matrix per model and the ratings table; returns the mean's path
+    and the files written (paths under ``out``)."""
+    from metrics.llm import _aggregate as aggregate
+
+    matrix = aggregate.to_matrix(r, aggregate.mean_scores(r), meta)
+    path = out / f"llm_{pos}.{fmt}"
+    matrix.save(folder / path.name)
+    files = {"mean": str(path)}
+    for m in r.models:
+        per = aggregate.to_matrix(r, aggregate.filled(r)[m],
+                                  dict(meta, method=f"ratings of {m} alone", models=[m], rater=m))
+        name = f"llm_{pos}_{_safe(m)}.{fmt}"
+        per.save(folder / name)
+        files[m] = str(out / name)
+    table = r.table.copy()
+    table["mean"] = aggregate.mean_scores(r)
+    table.reset_index().to_csv(folder / f"llm_{pos}_ratings.csv", index=False, float_format="%.6g")
+    files["ratings"] = str(out / f"llm_{pos}_ratings.csv")
+    return path, files
+
+
+def _pos_lines(pos, info, r, path) -> list[str]:
+    """The printed summary of one part of speech: counts, then one row per model and Pearson's r."""
+    lines = [f"{pos}s: {info['n_pairs']} pairs, {info['n_kept']} asked of every model, "
+             f"{info['n_filtered']} filtered ({info['n_control']} control), "
+             f"{info['n_nonzero']} non-zero, {info['n_missing']} missing -> {path}"]
+    lines.append(f"  {'model':24} {'asked':>8} {'missing':>8} {'sent now':>9} {'control disagree':>17}")
+    for m in r.models:
+        ctrl = info["control"].get(m)
+        ctext = f"{ctrl['rate']:.2%} of {ctrl['n_answered']}" if ctrl else "-"
+        lines.append(f"  {m:24} {info['asked'][m]:8d} {info['missing'][m]:8d} "
+                     f"{info['requests_sent'][m]:9d} {ctext:>17}")
+    for name, rho in info["pairwise"]["pearson"].items():
+        lines.append(f"  pearson {name.replace('|', ' ~ ')}: {rho:.3f} (n = {info['pairwise']['n'][name]})")
+    return lines
+
+
+def _ablation_lines(abl: dict) -> list[str]:
+    """The printed ablation: mean agreement by number of models, and the best subset."""
+    lines = [f"ablation against {abl['n_items']} rated items (agreement, Eq. 13):"]
+    for size, stat in abl["by_size"].items():
+        lines.append(f"  {size} model(s): mean {stat['mean']:.4f} ± {stat['sd']:.4f} over {stat['n_subsets']} subsets")
+    if abl["best"]:
+        lines.append(f"  best: {' + '.join(abl['best']['models'])} ({abl['best']['agreement']:.4f})")
+    return lines
+
+
+def _build(config, cache, sets, args, out, study):
+    from metrics.llm import _prompt as prompt
+    from metrics.llm import _report as llm_report
+    from metrics.llm._runner import Runner
+
+    runner = Runner(config, cache, retry_missing=args.retry_missing,
+                    progress_stream=False if args.quiet else sys.stderr)
+    result = {"models": [m.name for m in config.models],
+              "prompt": {"version": prompt.prompt_version(1), "sha": prompt.PROMPT_SHA,
+                         "versions": {m.name: runner.version(m) for m in config.models}},
+              "config": config.public(), "cache": str(cache.path), "files": {}}
+    ratings = _rate_sets(config, cache, runner, sets, result)
     if study is not None:
         result["ablation"] = _ablation(ratings, study)
     lines = []
     with StagedFolder(out) as folder:  # every output lands together (the cache stays beside them)
         for pos, r in ratings.items():
             ps, dataset = sets[pos]
-            info = result[pos]
-            meta = {"source": "llm", "kind": "LLM-rated similarity matrix (SHOE §4.1)", "dataset": dataset,
-                    "pos": "verb" if pos == "verb" else "noun", "method": "per-pair mean of the models' 0-4 "
-                    "ratings; pairs filtered by the first model keep its score",
-                    "models": config.public()["models"], "plan": config.plan.__dict__.copy(),
-                    "prompt_version": result["prompt"]["versions"], "prompt_sha": prompt.PROMPT_SHA,
-                    "endpoints": config.public()["endpoints"], "pair_source": ps.source,
-                    "n_pairs_rated": info["n_pairs"], "n_missing": info["n_missing"], "asked": info["asked"],
-                    "missing": info["missing"], "pearson": info["pairwise"]["pearson"],
-                    "agreement": info["pairwise"]["agreement"], "control_disagreement": info["control"],
-                    "wordnet": "3.0", "date": date.today().isoformat(), "study": args.ratings}
-            if "ablation" in result:
-                meta["ablation"] = result["ablation"]
-            matrix = aggregate.to_matrix(r, aggregate.mean_scores(r), meta)
-            path = out / f"llm_{pos}.{args.format}"
-            matrix.save(folder / path.name)
-            files = {"mean": str(path)}
-            for m in r.models:
-                per = aggregate.to_matrix(r, aggregate.filled(r)[m],
-                                          dict(meta, method=f"ratings of {m} alone", models=[m], rater=m))
-                name = f"llm_{pos}_{_safe(m)}.{args.format}"
-                per.save(folder / name)
-                files[m] = str(out / name)
-            table = r.table.copy()
-            table["mean"] = aggregate.mean_scores(r)
-            table.reset_index().to_csv(folder / f"llm_{pos}_ratings.csv", index=False, float_format="%.6g")
-            files["ratings"] = str(out / f"llm_{pos}_ratings.csv")
-            result["files"][pos] = files
-            lines.append(f"{pos}s: {info['n_pairs']} pairs, {info['n_kept']} asked of every model, "
-                         f"{info['n_filtered']} filtered ({info['n_control']} control), "
-                         f"{info['n_nonzero']} non-zero, {info['n_missing']} missing -> {path}")
-            lines.append(f"  {'model':24} {'asked':>8} {'missing':>8} {'sent now':>9} {'control disagree':>17}")
-            for m in r.models:
-                ctrl = info["control"].get(m)
-                ctext = f"{ctrl['rate']:.2%} of {ctrl['n_answered']}" if ctrl else "-"
-                lines.append(f"  {m:24} {info['asked'][m]:8d} {info['missing'][m]:8d} "
-                             f"{info['requests_sent'][m]:9d} {ctext:>17}")
-            for name, rho in info["pairwise"]["pearson"].items():
-                lines.append(f"  pearson {name.replace('|', ' ~ ')}: {rho:.3f} (n = {info['pairwise']['n'][name]})")
+            meta = _matrix_meta(config, args, result, pos, ps, dataset)
+            path, result["files"][pos] = _save_pos(folder, out, pos, r, meta, args.format)
+            lines += _pos_lines(pos, result[pos], r, path)
         if "ablation" in result:
-            abl = result["ablation"]
-            lines.append(f"ablation against {abl['n_items']} rated items (agreement, Eq. 13):")
-            for size, stat in abl["by_size"].items():
-                lines.append(f"  {size} model(s): mean {stat['mean']:.4f} ± {stat['sd']:.4f} over {stat['n_subsets']} subsets")
-            if abl["best"]:
-                lines.append(f"  best: {' + '.join(abl['best']['models'])} ({abl['best']['agreement']:.4f})")
+            lines += _ablation_lines(result["ablation"])
         report = out / llm_report.write(folder, ratings, result).name
         result["files"]["report"] = str(report)
         (folder / "llm_summary.json").write_text(json.dumps(result, indent=2, default=str) + "\n")

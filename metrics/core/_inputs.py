@@ -151,6 +151,29 @@ def sniff_json(text: str | bytes):
         return None
 
 
+def _refused_constant(name: str) -> _Refused:
+    return _Refused(f"{name} is not a finite number")
+
+
+def _noting_refused(parse, refused: list):
+    """``parse`` that also notes in ``refused`` each value it refuses."""
+    def noted(arg):
+        value = parse(arg)
+        if isinstance(value, _Refused):
+            refused.append(value)
+        return value
+    return noted
+
+
+def _json_hooks(refused: list, *, per_number: bool, constants: bool) -> tuple:
+    """The object-pairs hook and the other :func:`json.loads` hooks of :func:`parse_json`."""
+    hooks = {"parse_float": _noting_refused(_float, refused),
+             "parse_int": _noting_refused(_int, refused)} if per_number else {}
+    if not constants:
+        hooks["parse_constant"] = _noting_refused(_refused_constant, refused)
+    return _noting_refused(_pairs, refused), hooks
+
+
 def parse_json(text: str, where: str, line: int | None = None, *, per_number: bool = True,
                constants: bool = False):
     """JSON under the policy above; ``where`` names the file in messages, ``line`` the line
@@ -166,33 +189,8 @@ def parse_json(text: str, where: str, line: int | None = None, *, per_number: bo
     Traceback (most recent call last):
     metrics.core._errors.InputError: f.json: field (top level): the key 'a' appears twice
     """
-    refused = []
-
-    def constant(name: str):
-        refused.append(name)
-        return _Refused(f"{name} is not a finite number")
-
-    def pairs(items: list):
-        value = _pairs(items)
-        if isinstance(value, _Refused):
-            refused.append(value)
-        return value
-
-    def number(text: str):
-        value = _float(text)
-        if isinstance(value, _Refused):
-            refused.append(value)
-        return value
-
-    def integer(text: str):
-        value = _int(text)
-        if isinstance(value, _Refused):
-            refused.append(value)
-        return value
-
-    hooks = {"parse_float": number, "parse_int": integer} if per_number else {}
-    if not constants:
-        hooks["parse_constant"] = constant
+    refused: list = []
+    pairs, hooks = _json_hooks(refused, per_number=per_number, constants=constants)
     try:
         value = json.loads(text, object_pairs_hook=pairs, **hooks)
     except json.JSONDecodeError as exc:

@@ -80,40 +80,61 @@ def option_class(text: str) -> tuple[str, str] | None:
     return (act, obj) if act and obj else None
 
 
-def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
-    """Validated questions of a benchmark object (see the module docstring)."""
-    if not isinstance(data, dict) or not data:
-        raise InputError(f"{name}: must be a non-empty JSON object of questions")
-    out = {}
+def _flat_questions(data: dict) -> list[tuple[str, str, object]]:
+    """(key, image, entry) of every question; an image's ``QA_k`` entries become ``image/QA_k``."""
     flat = []
     for key, entry in data.items():
         if isinstance(entry, dict) and any(str(k).startswith("QA_") for k in entry):
             flat += [(f"{key}/{qa}", str(key), sub) for qa, sub in entry.items()]
         else:
             flat.append((str(key), str(key), entry))
-    for key, image, entry in flat:
-        where = f"{name}: question {key!r}"
-        if not isinstance(entry, dict):
-            raise InputError(f"{where}: must be an object with gt_choices and wrong_choices")
-        lists = {}
-        for part in ("gt_choices", "wrong_choices"):
-            value = entry.get(part)
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise InputError(f"{where}: {part} must be a list of option strings")
-            lists[part] = [normalize_label(v) for v in value]
-        correct = tuple(dict.fromkeys(lists["gt_choices"]))
-        options = tuple(dict.fromkeys(lists["gt_choices"] + lists["wrong_choices"]))
-        if not options:
-            raise InputError(f"{where}: has no options")
-        boxes = {}
-        if "boxes" in entry:
-            if not isinstance(entry["boxes"], dict) or "human" not in entry["boxes"]:
-                raise InputError(f"{where}: boxes must be an object with a human box")
-            for role, value in entry["boxes"].items():
-                if role not in BOX_ROLES:
-                    raise InputError(f"{where}: boxes.{role} is not one of {', '.join(BOX_ROLES)}")
-                boxes[role] = parse_box(value, f"{where}: boxes.{role}")
-        out[key] = Question(key, correct, options, boxes, image)
+    return flat
+
+
+def _choice_lists(entry: dict, where: str) -> dict[str, list[str]]:
+    """The normalized gt_choices and wrong_choices of a question."""
+    lists = {}
+    for part in ("gt_choices", "wrong_choices"):
+        value = entry.get(part)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise InputError(f"{where}: {part} must be a list of option strings")
+        lists[part] = [normalize_label(v) for v in value]
+    return lists
+
+
+def _question_boxes(entry: dict, where: str) -> dict:
+    """The question's human (and object) box, or {} in the image-level setting."""
+    boxes = {}
+    if "boxes" in entry:
+        if not isinstance(entry["boxes"], dict) or "human" not in entry["boxes"]:
+            raise InputError(f"{where}: boxes must be an object with a human box")
+        for role, value in entry["boxes"].items():
+            if role not in BOX_ROLES:
+                raise InputError(f"{where}: boxes.{role} is not one of {', '.join(BOX_ROLES)}")
+            boxes[role] = parse_box(value, f"{where}: boxes.{role}")
+    return boxes
+
+
+def _question(key: str, image: str, entry, name: str) -> Question:
+    """One validated question of the benchmark ``name``."""
+    where = f"{name}: question {key!r}"
+    if not isinstance(entry, dict):
+        raise InputError(f"{where}: must be an object with gt_choices and wrong_choices")
+    lists = _choice_lists(entry, where)
+    correct = tuple(dict.fromkeys(lists["gt_choices"]))
+    options = tuple(dict.fromkeys(lists["gt_choices"] + lists["wrong_choices"]))
+    if not options:
+        raise InputError(f"{where}: has no options")
+    return Question(key, correct, options, _question_boxes(entry, where), image)
+
+
+def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
+    """Validated questions of a benchmark object (see the module docstring)."""
+    if not isinstance(data, dict) or not data:
+        raise InputError(f"{name}: must be a non-empty JSON object of questions")
+    out = {}
+    for key, image, entry in _flat_questions(data):
+        out[key] = _question(key, image, entry, name)
     return out
 
 
@@ -159,6 +180,106 @@ def answers_from_detections(questions: dict[str, Question], detections: dict[str
     return out
 
 
+def _hico_classes() -> set[tuple[str, str]]:
+    """The 600 HICO-DET (verb, object) classes, Macro-F1's default."""
+    from metrics.datasets.hico_det._vocabulary import hico
+    table = hico().classes
+    return set(zip(table["verb"], table["object"]))
+
+
+@dataclass
+class _McqTally:
+    """Running sums of :func:`mcq_scores` over the questions."""
+
+    classes: set
+    tp: int = 0
+    fp: int = 0
+    n_correct: int = 0
+    exact: int = 0
+    out_of_options: int = 0
+    duplicates: int = 0
+    answered: int = 0
+    f1_sum: float = 0.0
+    per_class: dict = field(default_factory=dict)   # class -> [tp, fp, gt]
+    outside: set = field(default_factory=set)       # options outside the classes
+
+    def class_counts(self, option: str) -> list[int] | None:
+        """The [tp, fp, gt] of the option's class, or None (noted) when it is outside the classes."""
+        cls = option_class(option)
+        if cls is None or cls not in self.classes:
+            self.outside.add(option)
+            return None
+        return self.per_class.setdefault(cls, [0, 0, 0])
+
+    def chosen_options(self, key: str, question: Question, given) -> list[str]:
+        """The distinct in-option answers; repeats and out-of-option answers are counted."""
+        if isinstance(given, str) or not isinstance(given, (list, tuple)):
+            raise InputError(f"answers for {key!r} must be a list of option strings")
+        labels = [normalize_label(a) for a in given]
+        unique = list(dict.fromkeys(labels))
+        self.duplicates += len(labels) - len(unique)
+        options = set(question.options)
+        chosen = [a for a in unique if a in options]
+        self.out_of_options += len(unique) - len(chosen)
+        return chosen
+
+    def count_correct(self, question: Question) -> None:
+        """Each correct option is one ground truth of its class."""
+        for option in question.correct:
+            counts = self.class_counts(option)
+            if counts is not None:
+                counts[2] += 1
+
+    def count_chosen(self, chosen: list[str], correct: set) -> None:
+        """Each chosen option is a TP or FP of its class."""
+        for a in chosen:
+            counts = self.class_counts(a)
+            if counts is not None:
+                counts[0 if a in correct else 1] += 1
+
+    def add(self, key: str, question: Question, given) -> None:
+        """Score one question's answers."""
+        chosen = self.chosen_options(key, question, given)
+        correct = set(question.correct)
+        self.count_correct(question)
+        self.n_correct += len(correct)
+        if not chosen:
+            self.f1_sum += 0.0 if correct else 1.0
+            return
+        self.answered += 1
+        tp = sum(1 for a in chosen if a in correct)
+        fp = len(chosen) - tp
+        self.count_chosen(chosen, correct)
+        self.tp, self.fp = self.tp + tp, self.fp + fp
+        precision = tp / len(chosen)
+        recall = tp / len(correct) if correct else 0.0
+        self.f1_sum += 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+        self.exact += set(chosen) == correct
+
+
+def _micro_scores(tp: int, fp: int, n_correct: int) -> tuple[float, float, float]:
+    """Avg. Prec, Avg. Rec and their harmonic mean, Micro-F1."""
+    avg_precision = tp / (tp + fp) if tp + fp else 0.0
+    avg_recall = tp / n_correct if n_correct else 0.0
+    micro_f1 = (2 * avg_precision * avg_recall / (avg_precision + avg_recall)
+                if avg_precision + avg_recall > 0 else 0.0)
+    return avg_precision, avg_recall, micro_f1
+
+
+def _class_rows(per_class: dict) -> list[dict]:
+    """Precision, recall and F1 of each class (all 0 when it has no TP), sorted by class."""
+    class_rows = []
+    for (verb, obj), (tp, fp, gt) in sorted(per_class.items()):
+        if tp == 0:
+            p = r = f1 = 0.0
+        else:
+            p, r = tp / (tp + fp), tp / gt
+            f1 = 2 * p * r / (p + r)
+        class_rows.append({"verb": verb, "object": obj, "tp": tp, "fp": fp, "gt": gt,
+                           "precision": p, "recall": r, "f1": f1})
+    return class_rows
+
+
 def mcq_scores(questions, answers: dict[str, list[str]], classes=None) -> dict:
     """CrossHOI-Bench scores of ``answers`` (question key → chosen option strings).
 
@@ -173,80 +294,24 @@ def mcq_scores(questions, answers: dict[str, list[str]], classes=None) -> dict:
         questions = parse_bench(questions)
     if not isinstance(answers, dict):
         raise InputError("answers must map question keys to lists of option strings")
-    if classes is None:
-        from metrics.datasets.hico_det._vocabulary import hico
-        table = hico().classes
-        classes = set(zip(table["verb"], table["object"]))
-    classes = set(classes)
-    tp_sum = fp_sum = n_correct = exact = out_of_options = duplicates = answered = 0
-    f1_sum = 0.0
-    per_class: dict[tuple[str, str], list[int]] = {}   # class -> [tp, fp, gt]
-    outside: set[str] = set()
-
-    def entry(option: str):
-        cls = option_class(option)
-        if cls is None or cls not in classes:
-            outside.add(option)
-            return None
-        return per_class.setdefault(cls, [0, 0, 0])
-
+    tally = _McqTally(set(_hico_classes() if classes is None else classes))
     for key, question in questions.items():
-        given = answers.get(key) or []
-        if isinstance(given, str) or not isinstance(given, (list, tuple)):
-            raise InputError(f"answers for {key!r} must be a list of option strings")
-        labels = [normalize_label(a) for a in given]
-        unique = list(dict.fromkeys(labels))
-        duplicates += len(labels) - len(unique)
-        options = set(question.options)
-        chosen = [a for a in unique if a in options]
-        out_of_options += len(unique) - len(chosen)
-        correct = set(question.correct)
-        for option in question.correct:
-            counts = entry(option)
-            if counts is not None:
-                counts[2] += 1
-        n_correct += len(correct)
-        if not chosen:
-            f1_sum += 0.0 if correct else 1.0
-            continue
-        answered += 1
-        tp = sum(1 for a in chosen if a in correct)
-        fp = len(chosen) - tp
-        for a in chosen:
-            counts = entry(a)
-            if counts is not None:
-                counts[0 if a in correct else 1] += 1
-        tp_sum, fp_sum = tp_sum + tp, fp_sum + fp
-        precision = tp / len(chosen)
-        recall = tp / len(correct) if correct else 0.0
-        f1_sum += 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-        exact += set(chosen) == correct
+        tally.add(key, question, answers.get(key) or [])
 
     n = len(questions)
-    avg_precision = tp_sum / (tp_sum + fp_sum) if tp_sum + fp_sum else 0.0
-    avg_recall = tp_sum / n_correct if n_correct else 0.0
-    micro_f1 = (2 * avg_precision * avg_recall / (avg_precision + avg_recall)
-                if avg_precision + avg_recall > 0 else 0.0)
-    class_rows = []
-    for (verb, obj), (tp, fp, gt) in sorted(per_class.items()):
-        if tp == 0:
-            p = r = f1 = 0.0
-        else:
-            p, r = tp / (tp + fp), tp / gt
-            f1 = 2 * p * r / (p + r)
-        class_rows.append({"verb": verb, "object": obj, "tp": tp, "fp": fp, "gt": gt,
-                           "precision": p, "recall": r, "f1": f1})
+    avg_precision, avg_recall, micro_f1 = _micro_scores(tally.tp, tally.fp, tally.n_correct)
+    class_rows = _class_rows(tally.per_class)
     macro_f1 = sum(row["f1"] for row in class_rows) / len(class_rows) if class_rows else 0.0
     unknown = sorted(set(answers) - set(questions))
     return {
-        "macro_f1": macro_f1, "instance_f1": f1_sum / n, "micro_f1": micro_f1,
-        "exact_match": exact / n, "avg_precision": avg_precision, "avg_recall": avg_recall,
+        "macro_f1": macro_f1, "instance_f1": tally.f1_sum / n, "micro_f1": micro_f1,
+        "exact_match": tally.exact / n, "avg_precision": avg_precision, "avg_recall": avg_recall,
         "n_questions": n,
-        "counts": {"tp": tp_sum, "fp": fp_sum, "correct_options": n_correct,
-                   "answered_questions": answered, "unanswered_questions": n - answered,
-                   "out_of_options": out_of_options, "duplicates": duplicates,
+        "counts": {"tp": tally.tp, "fp": tally.fp, "correct_options": tally.n_correct,
+                   "answered_questions": tally.answered, "unanswered_questions": n - tally.answered,
+                   "out_of_options": tally.out_of_options, "duplicates": tally.duplicates,
                    "unknown_questions": len(unknown)},
-        "macro": {"n_classes": len(class_rows), "options_outside_classes": sorted(outside)},
+        "macro": {"n_classes": len(class_rows), "options_outside_classes": sorted(tally.outside)},
         "per_class": class_rows,
     }
 
@@ -291,38 +356,35 @@ def _released_detections(key: str, entry: dict, where: str) -> list[Detection]:
                        f"{where}: detection {i}") for i in range(len(names))]
 
 
-def read_answers(path: str | Path, questions: dict[str, Question], *, score_threshold: float = 0.5,
-                 iou: float = 0.5) -> tuple[dict[str, list[str]], str]:
-    """Answers per question from ``--pred`` and its kind (``options`` or ``detections``).
+def _flat_answer_keys(data: dict) -> dict:
+    """Answers keyed by question: an image's ``{"QA_k": ...}`` entries become ``image/QA_k``."""
+    return {f"{k}/{qa}" if isinstance(v, dict) and str(qa).startswith("QA_") else k: sub
+            for k, v in data.items()
+            for qa, sub in (v.items() if isinstance(v, dict) and any(
+                str(q).startswith("QA_") for q in v) else [(None, v)])}
 
-    An image with several questions (``QA_0``, ``QA_1``, ... in the benchmark) is answered with
-    ``{image: {"QA_0": [...], ...}}`` or under the keys ``image/QA_0``; detections of an image
-    answer each of its questions.
 
-    Accepted: a JSON object key → list of option strings; a JSON object key → the released
-    scorer's detection record (``ao_names``, ``ho_scores``, ``h_boxes``, ``o_boxes``); or JSON
-    Lines ``{"image", "hois": [{"human_box", "object_box", "verb", "object", "score"}]}``."""
-    path = Path(path)
-    text = read_text(path)
-    # one JSON document (read under the policy), else JSON Lines detections
-    data = parse_json(text, str(path)) if sniff_json(text) is not None else None
-    if isinstance(data, dict) and "image" not in data:
-        data = {f"{k}/{qa}" if isinstance(v, dict) and str(qa).startswith("QA_") else k: sub
-                for k, v in data.items()
-                for qa, sub in (v.items() if isinstance(v, dict) and any(
-                    str(q).startswith("QA_") for q in v) else [(None, v)])}
-        if all(isinstance(v, list) for v in data.values()):
-            for key, value in data.items():
-                if not all(isinstance(a, str) for a in value):
-                    raise InputError(f"{path}: answers of {key!r} must be option strings")
-            return {str(k): list(v) for k, v in data.items()}, "options"
-        detections = {}
-        for key, value in data.items():
-            if not isinstance(value, dict) or "ao_names" not in value:
-                raise InputError(f"{path}: {key!r} must be a list of option strings or a "
-                                 "detection record with ao_names")
-            detections[str(key)] = _released_detections(key, value, f"{path}: {key!r}")
-        return answers_from_detections(questions, detections, score_threshold=score_threshold, iou=iou), "detections"
+def _option_answers(path: Path, data: dict) -> dict[str, list[str]]:
+    """A JSON object key → list of option strings, checked."""
+    for key, value in data.items():
+        if not all(isinstance(a, str) for a in value):
+            raise InputError(f"{path}: answers of {key!r} must be option strings")
+    return {str(k): list(v) for k, v in data.items()}
+
+
+def _released_records(path: Path, data: dict) -> dict[str, list[Detection]]:
+    """A JSON object key → the released scorer's detection record, read as detections."""
+    detections = {}
+    for key, value in data.items():
+        if not isinstance(value, dict) or "ao_names" not in value:
+            raise InputError(f"{path}: {key!r} must be a list of option strings or a "
+                             "detection record with ao_names")
+        detections[str(key)] = _released_detections(key, value, f"{path}: {key!r}")
+    return detections
+
+
+def _jsonl_detections(path: Path, text: str) -> dict[str, list[Detection]]:
+    """JSON Lines ``{"image", "hois": [...]}`` records as detections per image."""
     detections = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -340,6 +402,31 @@ def read_answers(path: str | Path, questions: dict[str, Question], *, score_thre
         detections[key] = [_detection(h, f"{where}: hois[{i}]") for i, h in enumerate(hois)]
     if not detections:
         raise InputError(f"{path}: no predictions")
+    return detections
+
+
+def read_answers(path: str | Path, questions: dict[str, Question], *, score_threshold: float = 0.5,
+                 iou: float = 0.5) -> tuple[dict[str, list[str]], str]:
+    """Answers per question from ``--pred`` and its kind (``options`` or ``detections``).
+
+    An image with several questions (``QA_0``, ``QA_1``, ... in the benchmark) is answered with
+    ``{image: {"QA_0": [...], ...}}`` or under the keys ``image/QA_0``; detections of an image
+    answer each of its questions.
+
+    Accepted: a JSON object key → list of option strings; a JSON object key → the released
+    scorer's detection record (``ao_names``, ``ho_scores``, ``h_boxes``, ``o_boxes``); or JSON
+    Lines ``{"image", "hois": [{"human_box", "object_box", "verb", "object", "score"}]}``."""
+    path = Path(path)
+    text = read_text(path)
+    # one JSON document (read under the policy), else JSON Lines detections
+    data = parse_json(text, str(path)) if sniff_json(text) is not None else None
+    if isinstance(data, dict) and "image" not in data:
+        data = _flat_answer_keys(data)
+        if all(isinstance(v, list) for v in data.values()):
+            return _option_answers(path, data), "options"
+        detections = _released_records(path, data)
+        return answers_from_detections(questions, detections, score_threshold=score_threshold, iou=iou), "detections"
+    detections = _jsonl_detections(path, text)
     answers = answers_from_detections(questions, detections, score_threshold=score_threshold, iou=iou)
     for key in detections:
         answers.setdefault(key, [])

@@ -303,6 +303,54 @@ def _scan(hois: list) -> None:
 
 
 # ---------------------------------------------------------------------------- QPIC / CDN
+def _qpic_record(rec, where: str, r: int, seen: dict) -> tuple[str, str, list, str, list]:
+    """A record's file_name, then its box list and HOI list with their keys (annotation or prediction)."""
+    if not isinstance(rec, dict):
+        raise InputError(f"{where}: expected an object with file_name, annotations, hoi_annotation")
+    name = rec.get("file_name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{where}: file_name: missing or not a string")
+    if name in seen:
+        raise InputError(f"{where}: file_name: {name!r} already given in record {seen[name]}")
+    seen[name] = r
+    box_key, hoi_key = (("predictions", "hoi_prediction") if "hoi_prediction" in rec
+                        else ("annotations", "hoi_annotation"))
+    boxes, hois = rec.get(box_key), rec.get(hoi_key)
+    if not isinstance(boxes, list):
+        raise InputError(f"{where}: {box_key}: missing or not a list")
+    if not isinstance(hois, list):
+        raise InputError(f"{where}: {hoi_key}: missing or not a list")
+    for b, box in enumerate(boxes):
+        if (not isinstance(box, dict) or not isinstance(box.get("bbox"), list) or len(box["bbox"]) != 4
+                or not all(_is_number(x) for x in box["bbox"])):
+            raise InputError(f"{where}: {box_key}[{b}].bbox: expected 4 numbers [x1, y1, x2, y2]")
+    return name, box_key, boxes, hoi_key, hois
+
+
+def _qpic_hoi(hoi, field_: str, where: str, box_key: str, boxes: list, n_verbs: int,
+              coco_to_obj: dict) -> tuple[int, int, int, int, object]:
+    """(subject index, object index, verb id, COCO object id, score or None) of one HOI, checked."""
+    if not isinstance(hoi, dict):
+        raise InputError(f"{field_}: expected an object")
+    ids = []
+    for key in ("subject_id", "object_id"):
+        i = hoi.get(key)
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(boxes):
+            raise InputError(f"{field_}.{key}: {i!r} is not an index into {box_key} (0..{len(boxes) - 1})")
+        ids.append(i)
+    v = hoi.get("category_id")
+    if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= n_verbs:
+        raise InputError(f"{field_}.category_id: {v!r} is not a HICO-DET verb id (1..{n_verbs})")
+    c = boxes[ids[1]].get("category_id")
+    if not isinstance(c, int) or isinstance(c, bool) or c not in coco_to_obj:
+        raise InputError(f"{where}: {box_key}[{ids[1]}].category_id: {c!r} is not a COCO id of a "
+                         "HICO-DET object")
+    s = hoi.get("score")
+    if s is not None and not _is_number(s):
+        raise InputError(f"{field_}.score: expected a number, got {json.dumps(s)[:60]}")
+    return ids[0], ids[1], v, c, s
+
+
 def _read_qpic(records, path: Path) -> Detections:
     """The QPIC/CDN HICO-DET annotation (or prediction) list as Detections."""
     from metrics.datasets.hico_det._vocabulary import hico
@@ -318,49 +366,14 @@ def _read_qpic(records, path: Path) -> Detections:
     seen: dict[str, int] = {}
     for r, rec in enumerate(records, 1):
         where = f"{path}: record {r}"
-        if not isinstance(rec, dict):
-            raise InputError(f"{where}: expected an object with file_name, annotations, hoi_annotation")
-        name = rec.get("file_name")
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{where}: file_name: missing or not a string")
-        if name in seen:
-            raise InputError(f"{where}: file_name: {name!r} already given in record {seen[name]}")
-        seen[name] = r
-        box_key, hoi_key = (("predictions", "hoi_prediction") if "hoi_prediction" in rec
-                            else ("annotations", "hoi_annotation"))
-        boxes, hois = rec.get(box_key), rec.get(hoi_key)
-        if not isinstance(boxes, list):
-            raise InputError(f"{where}: {box_key}: missing or not a list")
-        if not isinstance(hois, list):
-            raise InputError(f"{where}: {hoi_key}: missing or not a list")
-        for b, box in enumerate(boxes):
-            if (not isinstance(box, dict) or not isinstance(box.get("bbox"), list) or len(box["bbox"]) != 4
-                    or not all(_is_number(x) for x in box["bbox"])):
-                raise InputError(f"{where}: {box_key}[{b}].bbox: expected 4 numbers [x1, y1, x2, y2]")
+        name, box_key, boxes, hoi_key, hois = _qpic_record(rec, where, r, seen)
         image_index = len(names)
         names.append(name)
         for k, hoi in enumerate(hois):
-            field_ = f"{where}: {hoi_key}[{k}]"
-            if not isinstance(hoi, dict):
-                raise InputError(f"{field_}: expected an object")
-            ids = []
-            for key in ("subject_id", "object_id"):
-                i = hoi.get(key)
-                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(boxes):
-                    raise InputError(f"{field_}.{key}: {i!r} is not an index into {box_key} (0..{len(boxes) - 1})")
-                ids.append(i)
-            v = hoi.get("category_id")
-            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= len(verbs):
-                raise InputError(f"{field_}.category_id: {v!r} is not a HICO-DET verb id (1..{len(verbs)})")
-            c = boxes[ids[1]].get("category_id")
-            if not isinstance(c, int) or isinstance(c, bool) or c not in coco_to_obj:
-                raise InputError(f"{where}: {box_key}[{ids[1]}].category_id: {c!r} is not a COCO id of a "
-                                 "HICO-DET object")
-            s = hoi.get("score")
-            if s is not None and not _is_number(s):
-                raise InputError(f"{field_}.score: expected a number, got {json.dumps(s)[:60]}")
-            hb.append(boxes[ids[0]]["bbox"])
-            ob.append(boxes[ids[1]]["bbox"])
+            subject, object_, v, c, s = _qpic_hoi(hoi, f"{where}: {hoi_key}[{k}]", where, box_key, boxes,
+                                                  len(verbs), coco_to_obj)
+            hb.append(boxes[subject]["bbox"])
+            ob.append(boxes[object_]["bbox"])
             vb.append(verbs[v - 1])
             obj.append(objects[coco_to_obj[c]])
             sc.append(np.nan if s is None else float(s))

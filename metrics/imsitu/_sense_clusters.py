@@ -232,6 +232,28 @@ def _kmeans_single_thread(x: np.ndarray, k: int, seed: int) -> np.ndarray:
         return _kmeans(x, k, seed)
 
 
+def _one_cluster(n: int) -> dict:
+    """The result of :func:`select_k` when no k is usable: every row in cluster 0."""
+    return {"labels": np.zeros(n, dtype=int), "k": 1, "silhouette": None, "scores": {},
+            "sampled": False}
+
+
+def _hac_children(distances, n: int, max_exact: int):
+    """The HAC merge tree, refused when the distance matrix was too large to compute."""
+    if distances is None:
+        raise InputError(f"HAC over {n} points needs the full distance matrix; "
+                         f"raise --max-exact (now {max_exact}) or use kmeans")
+    return _hac_tree(distances)
+
+
+def _parallel_kmeans(x: np.ndarray, ks: list, seed: int, n_jobs: int) -> dict:
+    """K-Means labels for every k, fitted in ``n_jobs`` processes (the fits are independent)."""
+    from joblib import Parallel, delayed
+
+    return dict(zip(ks, Parallel(n_jobs=n_jobs)(delayed(_kmeans_single_thread)(x, k, seed)
+                                                  for k in ks)))
+
+
 def select_k(x: np.ndarray, ks, algorithm: str = "kmeans", seed: int = 0,
              max_exact: int = MAX_EXACT, n_jobs: int = 1) -> dict:
     """Cluster unit rows ``x`` for every k in ``ks`` and keep the best silhouette.
@@ -245,22 +267,13 @@ def select_k(x: np.ndarray, ks, algorithm: str = "kmeans", seed: int = 0,
     n = len(x)
     ks = [k for k in dict.fromkeys(ks) if 2 <= k <= n - 1]
     if not ks:
-        return {"labels": np.zeros(n, dtype=int), "k": 1, "silhouette": None, "scores": {},
-                "sampled": False}
+        return _one_cluster(n)
     distances = cosine_distances(x) if n <= max_exact else None
-    children = None
-    if algorithm == "hac":
-        if distances is None:
-            raise InputError(f"HAC over {n} points needs the full distance matrix; "
-                             f"raise --max-exact (now {max_exact}) or use kmeans")
-        children = _hac_tree(distances)
+    children = _hac_children(distances, n, max_exact) if algorithm == "hac" else None
     best = {"labels": None, "k": None, "silhouette": -np.inf, "scores": {}, "sampled": False}
     fits = None
-    if algorithm == "kmeans" and n_jobs != 1 and len(ks) > 1:  # the fits are independent
-        from joblib import Parallel, delayed
-
-        fits = dict(zip(ks, Parallel(n_jobs=n_jobs)(delayed(_kmeans_single_thread)(x, k, seed)
-                                                      for k in ks)))
+    if algorithm == "kmeans" and n_jobs != 1 and len(ks) > 1:
+        fits = _parallel_kmeans(x, ks, seed, n_jobs)
     for k in ks:
         if fits is not None:
             labels = fits[k]
@@ -274,8 +287,7 @@ def select_k(x: np.ndarray, ks, algorithm: str = "kmeans", seed: int = 0,
         if score > best["silhouette"]:
             best.update(labels=labels, k=k, silhouette=score)
     if best["labels"] is None:
-        return {"labels": np.zeros(n, dtype=int), "k": 1, "silhouette": None, "scores": {},
-                "sampled": False}
+        return _one_cluster(n)
     return best
 
 
@@ -307,31 +319,19 @@ def _worker_step1(chunk, algorithm, ks, seed, max_exact):
         return [(verb, select_k(x, ks, algorithm, seed, max_exact)) for verb, x in chunk]
 
 
-def two_step_clustering(nodes: Nodes, algorithm: str = "kmeans", seed: int = 0,
-                        ks=STEP1_KS, ratios=STEP2_RATIOS, max_exact: int = MAX_EXACT,
-                        n_jobs: int = 1, progress: Callable[[str], None] | None = None,
-                        quality: bool = True) -> ClusteringResult:
-    """Algorithm 1 (App. G): same-verb clustering, then cross-verb clustering of the step-1
-    cluster means, both with silhouette selection; then quality and ambiguity statistics.
-
-    ``progress`` receives one-line messages while it runs. ``n_jobs`` > 1 spreads step 1 over
-    processes (results are identical: each verb's fit depends only on its rows and the seed).
-    """
-    from joblib import Parallel, delayed
-
-    if algorithm not in ALGORITHMS:
-        raise InputError(f"unknown algorithm {algorithm!r} (choose {', '.join(ALGORITHMS)})")
-    say = progress or (lambda message: None)
-    started = time.perf_counter()
-    x = unit_rows(nodes.embeddings)
+def _verb_groups(nodes: Nodes) -> tuple[list[str], list[tuple[str, np.ndarray]]]:
+    """The sorted verbs and, for each, the indices of its nodes."""
     verbs, verb_index = np.unique(nodes.verbs.astype(str), return_inverse=True)
     verbs = [str(v) for v in verbs]
     order = np.argsort(verb_index, kind="stable")
     bounds = np.searchsorted(verb_index[order], np.arange(len(verbs) + 1))
-    groups = [(verbs[v], order[bounds[v]:bounds[v + 1]]) for v in range(len(verbs))]
-    say(f"step 1: {len(nodes)} nodes, {len(verbs)} verbs, {algorithm}, k in {min(ks)}..{max(ks)}")
+    return verbs, [(verbs[v], order[bounds[v]:bounds[v + 1]]) for v in range(len(verbs))]
 
-    # Step 1 -------------------------------------------------------------------------------
+
+def _step1(x, groups, n_verbs, algorithm, ks, seed, max_exact, n_jobs, say, started):
+    """Step 1: cluster each verb's nodes; returns ``(step1, local labels by verb)``."""
+    from joblib import Parallel, delayed
+
     n_chunks = max(1, min(len(groups), 20 * max(1, n_jobs)))
     chunks = [groups[i::n_chunks] for i in range(n_chunks)]
     step1: dict[str, dict] = {}
@@ -350,58 +350,109 @@ def two_step_clustering(nodes: Nodes, algorithm: str = "kmeans", seed: int = 0,
         done += 1
         if done == len(chunks) or done % max(1, len(chunks) // 10) == 0:
             say(f"step 1: {sum(len(c) for c in chunks[:done]) if runner is None else len(step1)}"
-                f"/{len(verbs)} verbs ({time.perf_counter() - started:.1f} s)")
-    step1_labels = np.empty(len(nodes), dtype=np.int64)
+                f"/{n_verbs} verbs ({time.perf_counter() - started:.1f} s)")
+    return step1, local
+
+
+def _global_step1_labels(groups, local: dict, n_nodes: int) -> tuple[np.ndarray, int]:
+    """Number the verbs' local clusters consecutively; returns the labels and their count m."""
+    step1_labels = np.empty(n_nodes, dtype=np.int64)
     offset = 0
     for verb, rows in groups:
         step1_labels[rows] = local[verb] + offset
         offset += int(local[verb].max()) + 1
-    m = offset
-    t1 = time.perf_counter() - started
+    return step1_labels, offset
 
-    # Step 2 -------------------------------------------------------------------------------
-    sums = np.zeros((m, x.shape[1]), dtype=np.float64)
-    np.add.at(sums, step1_labels, x)
-    means = sums / np.bincount(step1_labels, minlength=m)[:, None]
-    points = unit_rows(means)  # K-Means on unit vectors; cosine (HAC) ignores the length
+
+def _step2_candidates(ratios, n_verbs: int, m: int) -> dict:
+    """The step-2 k_r = int(n_verbs × r) within [2, m − 1], mapped to their ratio r."""
     candidates = {}
     for r in ratios:
-        k = int(Fraction(str(r)) * len(verbs))
+        k = int(Fraction(str(r)) * n_verbs)
         if 2 <= k <= m - 1:
             candidates.setdefault(k, round(r, 1))
     if not candidates:
-        raise InputError(f"step 2: no k_r = int({len(verbs)} × r) for r in "
+        raise InputError(f"step 2: no k_r = int({n_verbs} × r) for r in "
                          f"{min(ratios)}..{max(ratios)} lies in [2, {m - 1}] "
                          f"({m} step-1 clusters); give more nodes or other ratios")
-    say(f"step 2: {m} step-1 clusters, k in {sorted(candidates)}")
+    return candidates
+
+
+def _cluster_means(x: np.ndarray, step1_labels: np.ndarray, m: int) -> np.ndarray:
+    """The unit-length mean of each step-1 cluster (K-Means on unit vectors; cosine ignores length)."""
+    sums = np.zeros((m, x.shape[1]), dtype=np.float64)
+    np.add.at(sums, step1_labels, x)
+    return unit_rows(sums / np.bincount(step1_labels, minlength=m)[:, None])
+
+
+def _step2(points, candidates: dict, algorithm, seed, max_exact, n_jobs) -> tuple[dict, np.ndarray]:
+    """Step 2: cluster the step-1 means; returns the selection and the label of each mean."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):  # one thread per fit: faster here than BLAS/OpenMP threads
         best2 = select_k(points, list(candidates), algorithm, seed, max_exact, n_jobs=n_jobs)
-    step2_points_labels = best2.pop("labels")
+    points_labels = best2.pop("labels")
     best2["ratio"] = candidates.get(best2["k"])
     best2["scores"] = {int(k): float(s) for k, s in best2["scores"].items()}
-    node_labels = step2_points_labels[step1_labels]
-    node_labels = _first_seen(node_labels)
+    return best2, points_labels
+
+
+def _clusters_and_images(frame: pd.DataFrame, node_labels: np.ndarray) -> tuple[dict, dict]:
+    """Cluster id -> sorted verbs, and image -> sorted cluster ids."""
+    ids = [f"c{c:04d}" for c in range(int(node_labels.max()) + 1)]
+    clusters = {ids[c]: sorted(set(g)) for c, g in frame.groupby("cluster")["verb"]}
+    images = {image: [ids[c] for c in sorted(set(g))] for image, g in frame.groupby("image")["cluster"]}
+    return clusters, images
+
+
+def _add_quality(result: ClusteringResult, x, points, step2_labels, m, seed, max_exact, say) -> None:
+    """Table 1 quality of the final clusters, and of step 2 over the step-1 means."""
+    say("quality: silhouette, Calinski–Harabasz, purity")
+    result.quality = clustering_quality(x, result.node_labels, result.clusters, seed=seed,
+                                        max_exact=max_exact)
+    if len(np.unique(step2_labels)) >= 2:
+        result.quality["step2"] = {
+            "silhouette": result.step2["silhouette"],
+            "calinski_harabasz": calinski_harabasz(points, step2_labels), "n_points": m}
+
+
+def two_step_clustering(nodes: Nodes, algorithm: str = "kmeans", seed: int = 0,
+                        ks=STEP1_KS, ratios=STEP2_RATIOS, max_exact: int = MAX_EXACT,
+                        n_jobs: int = 1, progress: Callable[[str], None] | None = None,
+                        quality: bool = True) -> ClusteringResult:
+    """Algorithm 1 (App. G): same-verb clustering, then cross-verb clustering of the step-1
+    cluster means, both with silhouette selection; then quality and ambiguity statistics.
+
+    ``progress`` receives one-line messages while it runs. ``n_jobs`` > 1 spreads step 1 over
+    processes (results are identical: each verb's fit depends only on its rows and the seed).
+    """
+    if algorithm not in ALGORITHMS:
+        raise InputError(f"unknown algorithm {algorithm!r} (choose {', '.join(ALGORITHMS)})")
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    x = unit_rows(nodes.embeddings)
+    verbs, groups = _verb_groups(nodes)
+    say(f"step 1: {len(nodes)} nodes, {len(verbs)} verbs, {algorithm}, k in {min(ks)}..{max(ks)}")
+    step1, local = _step1(x, groups, len(verbs), algorithm, ks, seed, max_exact, n_jobs, say, started)
+    step1_labels, m = _global_step1_labels(groups, local, len(nodes))
+    t1 = time.perf_counter() - started
+
+    points = _cluster_means(x, step1_labels, m)
+    candidates = _step2_candidates(ratios, len(verbs), m)
+    say(f"step 2: {m} step-1 clusters, k in {sorted(candidates)}")
+    best2, step2_points_labels = _step2(points, candidates, algorithm, seed, max_exact, n_jobs)
+    node_labels = _first_seen(step2_points_labels[step1_labels])
     t2 = time.perf_counter() - started - t1
     say(f"step 2: k = {best2['k']} (r = {best2['ratio']}), silhouette {best2['silhouette']:.4f} "
         f"({t2:.1f} s)")
 
     frame = pd.DataFrame({"image": nodes.images.astype(str), "verb": nodes.verbs.astype(str),
                           "cluster": node_labels})
-    ids = [f"c{c:04d}" for c in range(int(node_labels.max()) + 1)]
-    clusters = {ids[c]: sorted(set(g)) for c, g in frame.groupby("cluster")["verb"]}
-    images = {image: [ids[c] for c in sorted(set(g))] for image, g in frame.groupby("image")["cluster"]}
+    clusters, images = _clusters_and_images(frame, node_labels)
     result = ClusteringResult(node_labels, step1_labels, step1, best2, clusters, images)
     result.ambiguity = ambiguity_statistics(frame)
     if quality:
-        say("quality: silhouette, Calinski–Harabasz, purity")
-        result.quality = clustering_quality(x, node_labels, clusters, seed=seed, max_exact=max_exact)
-        step2_labels = step2_points_labels
-        if len(np.unique(step2_labels)) >= 2:
-            result.quality["step2"] = {
-                "silhouette": best2["silhouette"],
-                "calinski_harabasz": calinski_harabasz(points, step2_labels), "n_points": m}
+        _add_quality(result, x, points, step2_points_labels, m, seed, max_exact, say)
     t3 = time.perf_counter() - started - t1 - t2
     result.seconds = {"step1": round(t1, 3), "step2": round(t2, 3), "quality": round(t3, 3),
                       "total": round(time.perf_counter() - started, 3)}

@@ -134,6 +134,53 @@ def _component(lookup: dict, x: pd.Series, y: pd.Series) -> np.ndarray:
     return np.array([4.0 if p == g else lookup.get((p, g), 0.0) for p, g in zip(x, y)]) / 4.0
 
 
+def _fixed_components(ratings: dict, rated_items: pd.DataFrame) -> dict:
+    """The items' own verb / object similarity for each part of speech not rated here."""
+    fixed = {}
+    for pos, column in (("verb", "verb_sim"), ("object", "object_sim")):
+        if pos not in ratings:
+            if column not in rated_items.columns or rated_items[column].isna().any():
+                raise InputError(f"ablation: no {pos} ratings built here and the items lack {column} "
+                                 f"(give --{pos}-sim or build --pos both)")
+            fixed[pos] = rated_items[column].to_numpy(float)
+    return fixed
+
+
+def _subset_components(ratings: dict, subset, synsets: pd.DataFrame) -> dict | None:
+    """Each rated part of speech's item similarity from the models of ``subset``; None when a part
+    of speech has none of them."""
+    comp = {}
+    for pos, r in ratings.items():
+        chosen = [m for m in subset if m in r.models]
+        if not chosen:
+            return None
+        lookup = _lookup(mean_scores(r, chosen))
+        x, y = ("pred_verb", "gt_verb") if pos == "verb" else ("pred_object", "gt_object")
+        comp[pos] = _component(lookup, synsets[x], synsets[y])
+    return comp
+
+
+def _subset_row(subset, size: int, comp: dict, fixed: dict, human: np.ndarray, w: float) -> dict:
+    """Agreement (Eq. 13) and Spearman of one subset's metric with the human means."""
+    v = comp.get("verb", fixed.get("verb"))
+    o = comp.get("object", fixed.get("object"))
+    metric = 4.0 * combine(v, o, method="arithmetic", w=w)
+    constant = np.ptp(metric) == 0 or np.ptp(human) == 0
+    return {"models": list(subset), "size": size,
+            "agreement": float(eq13_agreement(metric, human).mean()),
+            "spearman": float("nan") if constant else float(stats.spearmanr(metric, human).statistic)}
+
+
+def _agreement_by_size(rows: list[dict]) -> dict:
+    """Mean and SD of the agreement over the subsets of each size."""
+    by_size = {}
+    for size in sorted({row["size"] for row in rows}):
+        values = [row["agreement"] for row in rows if row["size"] == size]
+        by_size[str(size)] = {"mean": float(np.mean(values)), "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
+                              "n_subsets": len(values)}
+    return by_size
+
+
 def ablation(ratings: dict[str, Ratings], rated_items: pd.DataFrame, synsets: pd.DataFrame,
              w: float = 0.5) -> dict:
     """Agreement with humans for every subset of models (supplementary Table 1).
@@ -147,39 +194,14 @@ def ablation(ratings: dict[str, Ratings], rated_items: pd.DataFrame, synsets: pd
         raise InputError(f"ablation over {len(models)} models would need {2 ** len(models) - 1} subsets; "
                          f"at most {MAX_ABLATION_MODELS} models")
     human = rated_items["human_mean"].to_numpy(float)
-    fixed = {}
-    for pos, column in (("verb", "verb_sim"), ("object", "object_sim")):
-        if pos not in ratings:
-            if column not in rated_items.columns or rated_items[column].isna().any():
-                raise InputError(f"ablation: no {pos} ratings built here and the items lack {column} "
-                                 f"(give --{pos}-sim or build --pos both)")
-            fixed[pos] = rated_items[column].to_numpy(float)
+    fixed = _fixed_components(ratings, rated_items)
     rows = []
     for size in range(1, len(models) + 1):
         for subset in combinations(models, size):
-            comp = {}
-            for pos, r in ratings.items():
-                chosen = [m for m in subset if m in r.models]
-                if not chosen:
-                    comp[pos] = None
-                    break
-                lookup = _lookup(mean_scores(r, chosen))
-                x, y = ("pred_verb", "gt_verb") if pos == "verb" else ("pred_object", "gt_object")
-                comp[pos] = _component(lookup, synsets[x], synsets[y])
-            if any(v is None for v in comp.values()):
-                continue
-            v = comp.get("verb", fixed.get("verb"))
-            o = comp.get("object", fixed.get("object"))
-            metric = 4.0 * combine(v, o, method="arithmetic", w=w)
-            constant = np.ptp(metric) == 0 or np.ptp(human) == 0
-            rows.append({"models": list(subset), "size": size,
-                         "agreement": float(eq13_agreement(metric, human).mean()),
-                         "spearman": float("nan") if constant else float(stats.spearmanr(metric, human).statistic)})
-    by_size = {}
-    for size in sorted({row["size"] for row in rows}):
-        values = [row["agreement"] for row in rows if row["size"] == size]
-        by_size[str(size)] = {"mean": float(np.mean(values)), "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
-                              "n_subsets": len(values)}
+            comp = _subset_components(ratings, subset, synsets)
+            if comp is not None:
+                rows.append(_subset_row(subset, size, comp, fixed, human, w))
+    by_size = _agreement_by_size(rows)
     best = max(rows, key=lambda row: row["agreement"]) if rows else None
     return {"models": models, "n_items": int(len(rated_items)), "w": w, "subsets": rows,
             "by_size": by_size, "best": best}

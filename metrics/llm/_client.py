@@ -124,6 +124,33 @@ class ChatClient:
         return resp.status, headers, data
 
     # ------------------------------------------------------------------ rating
+    def _post_once(self, body: dict, failures: list[str]):
+        """(status, headers, body) of one POST, or None after a network failure (added to ``failures``)."""
+        try:
+            return self.post(body)
+        except (socket.timeout, TimeoutError):
+            failures.append("timeout")
+        except (OSError, http.client.HTTPException) as exc:
+            failures.append(f"connection: {type(exc).__name__}")
+        return None
+
+    def _http_failure(self, model: Model, status: int, headers: dict, data: bytes,
+                      failures: list[str]) -> float | None:
+        """Record a non-200 reply and return its Retry-After; a fatal status raises EndpointError."""
+        if status in FATAL_STATUS:
+            detail = data[:200].decode("utf-8", "replace").replace("\n", " ")
+            raise EndpointError(f"endpoint {self.endpoint.name} ({model.name}): HTTP {status}: {detail}")
+        failures.append(f"HTTP {status}")
+        return _retry_after(headers.get("retry-after"))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before the next attempt: doubling, at least Retry-After, at most max_backoff."""
+        ep = self.endpoint
+        delay = min(ep.max_backoff, ep.backoff * 2 ** attempt)
+        if retry_after is not None:
+            delay = min(ep.max_backoff, max(delay, retry_after))
+        return delay
+
     def rate(self, model: Model, messages: list[dict], n_pairs: int = 1) -> Outcome:
         """Send one rating request with retries; returns the final :class:`Outcome`."""
         ep = self.endpoint
@@ -135,45 +162,48 @@ class ChatClient:
         reply = None
         for attempt in range(ep.retries + 1):
             retry_after = None
-            try:
-                status, headers, data = self.post(body)
-            except (socket.timeout, TimeoutError):
-                failures.append("timeout")
-            except (OSError, http.client.HTTPException) as exc:
-                failures.append(f"connection: {type(exc).__name__}")
-            else:
-                if status == 200:
-                    try:
-                        parsed = json.loads(data)
-                        reply = parsed["choices"][0]["message"]["content"]
-                        usage = parsed.get("usage") or {}
-                        if not isinstance(reply, (str, type(None))) or not isinstance(usage, dict):
-                            raise TypeError("content is not text, or usage not an object")
-                    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
-                        failures.append("bad JSON body")
-                    else:
-                        try:
-                            scores = parse_reply(reply, n_pairs)
-                        except MalformedReply:
-                            failures.append("malformed reply")
-                        else:
-                            return Outcome(list(scores), reply, attempt + 1, time.perf_counter() - start,
-                                           prompt_tokens=_count(usage.get("prompt_tokens")),
-                                           completion_tokens=_count(usage.get("completion_tokens")),
-                                           failures=failures)
-                elif status in FATAL_STATUS:
-                    detail = data[:200].decode("utf-8", "replace").replace("\n", " ")
-                    raise EndpointError(f"endpoint {ep.name} ({model.name}): HTTP {status}: {detail}")
+            response = self._post_once(body, failures)
+            if response is not None:
+                status, headers, data = response
+                if status != 200:
+                    retry_after = self._http_failure(model, status, headers, data, failures)
                 else:
-                    failures.append(f"HTTP {status}")
-                    retry_after = _retry_after(headers.get("retry-after"))
+                    content, answer = _read_answer(data, n_pairs, failures)
+                    if content is not _UNREAD:
+                        reply = content
+                    if answer is not None:
+                        scores, usage = answer
+                        return Outcome(list(scores), reply, attempt + 1, time.perf_counter() - start,
+                                       prompt_tokens=_count(usage.get("prompt_tokens")),
+                                       completion_tokens=_count(usage.get("completion_tokens")),
+                                       failures=failures)
             if attempt < ep.retries:
-                delay = min(ep.max_backoff, ep.backoff * 2 ** attempt)
-                if retry_after is not None:
-                    delay = min(ep.max_backoff, max(delay, retry_after))
-                self._sleep(delay)
+                self._sleep(self._backoff(attempt, retry_after))
         return Outcome([None] * n_pairs, reply, ep.retries + 1, time.perf_counter() - start,
                        error=failures[-1], failures=failures)
+
+
+_UNREAD = object()   # the reply's content could not be reached in the body
+
+
+def _read_answer(data: bytes, n_pairs: int, failures: list[str]):
+    """Read a 200 body: ``(content or _UNREAD, (scores, usage) or None)``; a failure is added to ``failures``."""
+    content = _UNREAD
+    try:
+        parsed = json.loads(data)
+        content = parsed["choices"][0]["message"]["content"]
+        usage = parsed.get("usage") or {}
+        if not isinstance(content, (str, type(None))) or not isinstance(usage, dict):
+            raise TypeError("content is not text, or usage not an object")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+        failures.append("bad JSON body")
+        return content, None
+    try:
+        scores = parse_reply(content, n_pairs)
+    except MalformedReply:
+        failures.append("malformed reply")
+        return content, None
+    return content, (scores, usage)
 
 
 def _count(value) -> int | None:

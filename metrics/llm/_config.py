@@ -155,7 +155,8 @@ _ENDPOINT_KEYS = set(Endpoint.__dataclass_fields__)
 _PLAN_KEYS = set(Plan.__dataclass_fields__)
 
 
-def _build(data: dict, source: str) -> Config:
+def _check_top_level(data, source: str) -> None:
+    """A table with only endpoints, models and plan, and no API key written in it."""
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a table/object at the top level")
     if "api_key" in data or any("api_key" in e for e in data.get("endpoints", []) if isinstance(e, dict)):
@@ -168,24 +169,37 @@ def _build(data: dict, source: str) -> Config:
     for part in ("endpoints", "models"):
         if not isinstance(data.get(part, []), list):
             raise InputError(f"{source}: {part}: expected a list of tables ([[{part}]])")
+
+
+def _build_endpoints(data: dict, source: str) -> dict[str, Endpoint]:
+    """The endpoints by name; a name used twice is refused."""
     endpoints: dict[str, Endpoint] = {}
     for k, raw in enumerate(data.get("endpoints", [])):
         ep = _typed(Endpoint, raw, f"{source}: endpoints[{k}]")
         if ep.name in endpoints:
             raise InputError(f"{source}: endpoints[{k}].name: {ep.name!r} is used twice")
         endpoints[ep.name] = ep
-    models: list[Model] = []
-    for k, raw in enumerate(data.get("models", [])):
-        if not isinstance(raw, dict):
-            raise InputError(f"{source}: models[{k}]: expected a table/object, got {type(raw).__name__}")
-        raw = dict(raw)
-        if "endpoint" not in raw:
-            if len(endpoints) != 1:
-                raise InputError(f"{source}: models[{k}].endpoint: required when there are several endpoints")
-            raw["endpoint"] = next(iter(endpoints))
-        if raw["endpoint"] not in endpoints:
-            raise InputError(f"{source}: models[{k}].endpoint: unknown endpoint {raw['endpoint']!r}")
-        models.append(_typed(Model, raw, f"{source}: models[{k}]"))
+    return endpoints
+
+
+def _build_model(raw, k: int, endpoints: dict, source: str) -> Model:
+    """models[k], its endpoint defaulting to the only one configured."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{source}: models[{k}]: expected a table/object, got {type(raw).__name__}")
+    raw = dict(raw)
+    if "endpoint" not in raw:
+        if len(endpoints) != 1:
+            raise InputError(f"{source}: models[{k}].endpoint: required when there are several endpoints")
+        raw["endpoint"] = next(iter(endpoints))
+    if raw["endpoint"] not in endpoints:
+        raise InputError(f"{source}: models[{k}].endpoint: unknown endpoint {raw['endpoint']!r}")
+    return _typed(Model, raw, f"{source}: models[{k}]")
+
+
+def _build(data: dict, source: str) -> Config:
+    _check_top_level(data, source)
+    endpoints = _build_endpoints(data, source)
+    models = [_build_model(raw, k, endpoints, source) for k, raw in enumerate(data.get("models", []))]
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise InputError(f"{source}: model names must be unique")

@@ -204,13 +204,65 @@ class Runner:
         return [p for p in pairs if key(*p) not in done
                 or (self.retry_missing and done[key(*p)] is None)]
 
-    def run(self, plans: list[tuple[Model, list[tuple[str, str]]]], pos: str) -> dict[str, int]:
-        """Rate the pending pairs of each (model, pairs); returns requests sent per model."""
+    def _batches(self, plans) -> list[tuple[Model, list]]:
+        """The pending pairs of each (model, pairs), cut into batches of the endpoint's size."""
         jobs = []
         for model, pairs in plans:
             todo = self.pending(model, pairs)
             size = self.config.endpoint_of(model).batch_size
             jobs.extend((model, todo[k:k + size]) for k in range(0, len(todo), size))
+        return jobs
+
+    @staticmethod
+    def _endpoint_queues(jobs, endpoints) -> dict[str, list]:
+        """The batches of each endpoint, reversed so that pop() from the end keeps plan order."""
+        queues: dict[str, list] = {name: [] for name in endpoints}
+        for job in jobs:
+            queues[job[0].endpoint].append(job)
+        for q in queues.values():
+            q.reverse()
+        return queues
+
+    def _submit_ready(self, queues, executors, limit, in_flight, per_endpoint, pos) -> None:
+        """Submit queued batches until each endpoint has its in-flight limit."""
+        for name, q in queues.items():
+            while q and per_endpoint[name] < limit[name]:
+                model, chunk = q.pop()
+                messages = prompt.messages(chunk, pos)
+                fut = executors[name].submit(self.clients[name].rate, model, messages, len(chunk))
+                in_flight[fut] = (model, chunk)
+                per_endpoint[name] += 1
+
+    def _store_done(self, done, in_flight, per_endpoint, sent, progress) -> None:
+        """Store the answers of finished batches; a fatal error is raised after the others are stored."""
+        for fut in sorted(done, key=lambda f: f.exception() is not None):
+            model, chunk = in_flight.pop(fut)
+            per_endpoint[model.endpoint] -= 1
+            outcome = fut.result()          # EndpointError propagates and stops the run
+            sent[model.name] += outcome.attempts
+            self._store(model, chunk, outcome)
+            progress.update(len(chunk), 0 if outcome.ok else len(chunk))
+
+    def _pump(self, queues, executors, sent, progress, pos) -> None:
+        """Keep every endpoint busy until all batches are answered; on any error cancel the rest."""
+        limit = {name: 2 * ep.concurrency for name, ep in self.config.endpoints.items()}
+        in_flight: dict[Future, tuple] = {}
+        per_endpoint = {name: 0 for name in executors}
+        try:
+            while in_flight or any(queues.values()):
+                self._submit_ready(queues, executors, limit, in_flight, per_endpoint, pos)
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                self._store_done(done, in_flight, per_endpoint, sent, progress)
+        except BaseException:
+            for fut in in_flight:
+                fut.cancel()
+            for ex in executors.values():
+                ex.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def run(self, plans: list[tuple[Model, list[tuple[str, str]]]], pos: str) -> dict[str, int]:
+        """Rate the pending pairs of each (model, pairs); returns requests sent per model."""
+        jobs = self._batches(plans)
         sent = {model.name: 0 for model, _ in plans}
         if not jobs:
             return sent
@@ -219,38 +271,8 @@ class Runner:
                             self.progress_interval)
         executors = {name: ThreadPoolExecutor(ep.concurrency, thread_name_prefix=f"llm-{name}")
                      for name, ep in self.config.endpoints.items()}
-        limit = {name: 2 * ep.concurrency for name, ep in self.config.endpoints.items()}
-        queues: dict[str, list] = {name: [] for name in executors}
-        for job in jobs:
-            queues[job[0].endpoint].append(job)
-        for q in queues.values():
-            q.reverse()                       # pop() from the end keeps plan order
-        in_flight: dict[Future, tuple] = {}
-        per_endpoint = {name: 0 for name in executors}
-        try:
-            while in_flight or any(queues.values()):
-                for name, q in queues.items():
-                    while q and per_endpoint[name] < limit[name]:
-                        model, chunk = q.pop()
-                        messages = prompt.messages(chunk, pos)
-                        fut = executors[name].submit(self.clients[name].rate, model, messages, len(chunk))
-                        in_flight[fut] = (model, chunk)
-                        per_endpoint[name] += 1
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                # Answers that arrived together with a fatal error are stored before it stops the run.
-                for fut in sorted(done, key=lambda f: f.exception() is not None):
-                    model, chunk = in_flight.pop(fut)
-                    per_endpoint[model.endpoint] -= 1
-                    outcome = fut.result()          # EndpointError propagates and stops the run
-                    sent[model.name] += outcome.attempts
-                    self._store(model, chunk, outcome)
-                    progress.update(len(chunk), 0 if outcome.ok else len(chunk))
-        except BaseException:
-            for fut in in_flight:
-                fut.cancel()
-            for ex in executors.values():
-                ex.shutdown(wait=False, cancel_futures=True)
-            raise
+        queues = self._endpoint_queues(jobs, executors)
+        self._pump(queues, executors, sent, progress, pos)
         for ex in executors.values():
             ex.shutdown(wait=True)
         progress.report(final=True)

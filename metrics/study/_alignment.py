@@ -130,15 +130,8 @@ def align(metric, human, n_resamples: int = 10_000, seed: int = 0) -> dict:
     }
 
 
-def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
-                    baselines: bool = True, n_resamples: int = 10_000, seed: int = 0) -> dict:
-    """Table 1 for a study: every metric ranked by agreement, overall and per category.
-
-    ``rated_items`` is the output of :func:`metrics.study._study_items.join_ratings` (with
-    ``human_mean``). Returns ``{"metrics": {name: {...}}, "by_category": {cat: {name: {...}}},
-    "ranking": [names by agreement]}``.
-    """
-    items = rated_items.copy()
+def _metric_scores(items: pd.DataFrame, metrics: list[str] | None, baselines: bool) -> dict[str, np.ndarray]:
+    """Each metric column on the 0–4 scale, then the SHOE and WordNet baselines the items allow."""
     scores: dict[str, np.ndarray] = {}
     for name in (metrics if metrics is not None else metric_columns(items)):
         if name not in items.columns:
@@ -154,6 +147,19 @@ def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
                 scores.setdefault(name, 4.0 * values.to_numpy())
     if not scores:
         raise InputError("no metric column to align (give --metric, or items with synsets or similarities)")
+    return scores
+
+
+def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
+                    baselines: bool = True, n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """Table 1 for a study: every metric ranked by agreement, overall and per category.
+
+    ``rated_items`` is the output of :func:`metrics.study._study_items.join_ratings` (with
+    ``human_mean``). Returns ``{"metrics": {name: {...}}, "by_category": {cat: {name: {...}}},
+    "ranking": [names by agreement]}``.
+    """
+    items = rated_items.copy()
+    scores = _metric_scores(items, metrics, baselines)
     human = items["human_mean"].to_numpy(float)
     overall = {name: align(values, human, n_resamples, seed) for name, values in scores.items()}
     result = {"metrics": overall,

@@ -97,6 +97,35 @@ def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=(0, 1, 2, 3,
                      lambda k: f"earlier_rating '{text.iloc[k]}' is not one of {', '.join(map(str, scale))}")
 
 
+def _latest_ratings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Main-phase ratings with string ids, the latest by ``created_at`` per item and annotator."""
+    frame = frame.copy()
+    frame["item_id"] = frame["item_id"].astype(str)
+    frame["annotator"] = frame["annotator"].astype(str)
+    if "phase" in frame.columns:
+        frame = frame[frame["phase"].fillna("main") == "main"]
+    if "created_at" in frame.columns:
+        frame = frame.sort_values("created_at", kind="stable")
+    return frame.drop_duplicates(["item_id", "annotator"], keep="last")
+
+
+def _require_rating_columns(frame: pd.DataFrame, which: str) -> None:
+    for column in ("item_id", "annotator", "rating"):
+        if column not in frame.columns:
+            raise InputError(f"{which} ratings lack the column '{column}'")
+
+
+def _joined_with_before(out: pd.DataFrame, before: pd.DataFrame | None) -> pd.DataFrame:
+    """The with-image ratings (as ``after``) joined on item and annotator with the earlier study's."""
+    if before is None:
+        raise InputError("the with-image ratings have no 'earlier_rating' column; give the "
+                         "earlier study's ratings (--before)")
+    _require_rating_columns(before, "earlier")
+    old = _latest_ratings(before)[["item_id", "annotator", "rating"]].rename(columns={"rating": "before"})
+    out = out.drop(columns=[c for c in ("earlier_rating",) if c in out.columns])
+    return out.rename(columns={"rating": "after"}).merge(old, on=["item_id", "annotator"])
+
+
 def pair_ratings(after: pd.DataFrame, before: pd.DataFrame | None = None,
                  items: pd.DataFrame | None = None) -> pd.DataFrame:
     """``item_id, annotator, before, after[, category]`` from a with-image ratings table.
@@ -105,33 +134,13 @@ def pair_ratings(after: pd.DataFrame, before: pd.DataFrame | None = None,
     platform exports it, ``earlier_rating``); without that column, ``before`` (the earlier
     study's ratings) is joined on item and annotator. When an annotator revised an answer, the
     latest row by ``created_at`` counts. ``category`` comes from ``after`` or from ``items``."""
-    def latest(frame: pd.DataFrame) -> pd.DataFrame:
-        frame = frame.copy()
-        frame["item_id"] = frame["item_id"].astype(str)
-        frame["annotator"] = frame["annotator"].astype(str)
-        if "phase" in frame.columns:
-            frame = frame[frame["phase"].fillna("main") == "main"]
-        if "created_at" in frame.columns:
-            frame = frame.sort_values("created_at", kind="stable")
-        return frame.drop_duplicates(["item_id", "annotator"], keep="last")
-
-    for column in ("item_id", "annotator", "rating"):
-        if column not in after.columns:
-            raise InputError(f"with-image ratings lack the column '{column}'")
-    out = latest(after)
+    _require_rating_columns(after, "with-image")
+    out = _latest_ratings(after)
     if "earlier_rating" in out.columns and before is None:
         out = out.rename(columns={"rating": "after", "earlier_rating": "before"})
         out = out[out["before"].notna() & (out["before"].astype(str) != "")]
     else:
-        if before is None:
-            raise InputError("the with-image ratings have no 'earlier_rating' column; give the "
-                             "earlier study's ratings (--before)")
-        for column in ("item_id", "annotator", "rating"):
-            if column not in before.columns:
-                raise InputError(f"earlier ratings lack the column '{column}'")
-        old = latest(before)[["item_id", "annotator", "rating"]].rename(columns={"rating": "before"})
-        out = out.drop(columns=[c for c in ("earlier_rating",) if c in out.columns])
-        out = out.rename(columns={"rating": "after"}).merge(old, on=["item_id", "annotator"])
+        out = _joined_with_before(out, before)
     if "category" not in out.columns and items is not None and "category" in items.columns:
         cats = items[["item_id", "category"]].astype({"item_id": str}).drop_duplicates("item_id")
         out = out.merge(cats, on="item_id", how="left")

@@ -256,6 +256,116 @@ def write_report(out_dir, **sections) -> Path:
     return staged.path / "report.html"
 
 
+def _agreement_summary(agreement: AgreementReport) -> pd.DataFrame:
+    """The agreement statistics, then their bootstrap intervals, as (statistic, value) rows."""
+    summary = pd.DataFrame([
+        ("items", agreement.n_items), ("annotators", agreement.n_annotators),
+        ("ratings", agreement.n_ratings),
+        (f"Krippendorff's alpha ({agreement.level})", agreement.krippendorff_alpha),
+        ("mean pairwise agreement (Eq. 13)", agreement.mean_pairwise_agreement),
+        ("mean quadratic weighted kappa", agreement.mean_qwk),
+        ("mean Spearman rho", agreement.mean_spearman),
+        ("within-item SD", agreement.precision["within_item_sd"]),
+        (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
+    ], columns=["statistic", "value"], dtype=object)
+    for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
+        summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
+                                     f"[{lo:.3f}, {hi:.3f}]")
+    return summary
+
+
+def _agreement_section(agreement: AgreementReport, tables: dict, plots: dict) -> str:
+    summary = _agreement_summary(agreement)
+    tables.update(summary=summary, pairwise_agreement=agreement.agreement,
+                  pairwise_spearman=agreement.spearman, pairwise_qwk=agreement.qwk,
+                  annotator_distributions=agreement.distributions,
+                  votes_by_majority=agreement.votes_by_majority)
+    plots.update(spearman_heatmap=png_bytes(heatmap_figure(agreement.spearman, "Pairwise Spearman ρ")),
+                 qwk_heatmap=png_bytes(heatmap_figure(agreement.qwk, "Pairwise quadratic weighted κ")),
+                 annotator_distributions=png_bytes(_distributions(agreement.distributions)),
+                 votes_by_majority=png_bytes(_votes(agreement.votes_by_majority)))
+    return ("<h2>Inter-annotator agreement</h2>" + table_html(summary.set_index("statistic"))
+            + "<h3>Pairwise agreement (Eq. 13)</h3>" + table_html(agreement.agreement)
+            + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
+
+
+def _over_time_section(over_time: pd.DataFrame, tables: dict, plots: dict) -> str:
+    tables["agreement_over_time"] = over_time
+    plots["agreement_over_time"] = png_bytes(_over_time(over_time))
+    return "<h2>Agreement as ratings arrived</h2>{agreement_over_time}"
+
+
+def _reliability_section(reliability: dict, tables: dict, plots: dict) -> str:
+    """``reliability``: metrics.study._reliability.reliability."""
+    frame = reliability_frame(reliability)
+    tables["reliability"] = frame
+    return ("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
+            "Krippendorff)</h2>" + table_html(frame.set_index("statistic")))
+
+
+def _rater_model_section(rater_model, tables: dict, plots: dict) -> str:
+    """``rater_model``: metrics.study._rater_model.RaterModel."""
+    tables.update(items_model=rater_model.items.rename_axis("item_id"),
+                  raters_model=rater_model.raters.rename_axis("annotator"))
+    plots.update(model_scores=png_bytes(_model_scores(rater_model.items, rater_model.scale)),
+                 raters_model=png_bytes(_rater_chart(rater_model.raters)))
+    return ("<h2>Rater model: item scores corrected for who rated them</h2>"
+            + table_html(rater_model.raters) + "{model_scores}{raters_model}")
+
+
+def _alignment_section(alignment: dict, tables: dict, plots: dict) -> str:
+    frame = alignment_frame(alignment)
+    tables["alignment"] = frame
+    block = "<h2>Metric–human alignment</h2>" + table_html(frame.set_index("metric"))
+    for cat, per in alignment.get("by_category", {}).items():
+        sub = alignment_frame({"metrics": per})
+        tables[f"alignment_category_{cat}"] = sub
+        block += f"<h3>Category {cat}</h3>" + table_html(sub.set_index("metric"))
+    return block
+
+
+def _tuning_section(tuning: dict, tables: dict, plots: dict) -> str:
+    frame = pd.DataFrame({"w": tuning["w_by_category"], "mae": tuning["mae_by_category"],
+                          "n": tuning["n_by_category"]})
+    frame.loc["overall"] = (tuning["w_overall"], tuning["mae_overall"], np.nan)
+    tables["w_tuning"] = frame
+    plots["mae_vs_w"] = png_bytes(_mae_curves(tuning))
+    return ("<h2>Tuning w (Eq. 14)</h2>" + table_html(frame)
+            + f"<p>Agreement with category-tuned w: {tuning['agreement_tuned']:.4f}; "
+              f"with w = 0.5: {tuning['agreement_w05']:.4f}.</p>{{mae_vs_w}}")
+
+
+def _recalibration_section(recalibration: dict, tables: dict, plots: dict) -> str:
+    frame = pd.DataFrame([{"": "before", **recalibration["before"]}, {"": "after", **recalibration["after"]}]).set_index("")
+    tables["recalibration"] = frame
+    plots["calibration_curves"] = png_bytes(_calibration(recalibration))
+    return ("<h2>Recalibrated matrices (held-out, cross-validated)</h2>" + table_html(frame)
+            + f"<p>{html.escape(recalibration['method'])}; parameters "
+              f"{html.escape(json.dumps(recalibration['parameters']))}.</p>{{calibration_curves}}")
+
+
+def _image_update_section(image_update: dict, tables: dict, plots: dict) -> str:
+    """The with-image pass (SHOE supp. §6.2), metrics.study._image_update."""
+    from metrics.study._image_update import summary_frame
+    frame = summary_frame(image_update)
+    tables["image_update"] = frame
+    plots["image_update"] = png_bytes(_image_update(image_update))
+    return ("<h2>With-image pass: updated ratings (SHOE supp. §6.2)</h2>"
+            + table_html(frame.set_index("group"))
+            + "<p>Share updated with its 95% Wald interval; mean absolute change of the "
+              "updated ratings with its 95% t interval; up / down = direction.</p>{image_update}")
+
+
+def _prediction_powered_section(prediction_powered: dict, tables: dict, plots: dict) -> str:
+    """LLM + human ratings: a title, a table (or None), sentences."""
+    frame = prediction_powered.get("table")
+    if frame is not None:
+        tables["prediction_powered"] = frame
+    return (f"<h2>{html.escape(prediction_powered['title'])}</h2>"
+            + (table_html(frame.set_index(frame.columns[0])) if frame is not None else "")
+            + "".join(f"<p>{html.escape(text)}</p>" for text in prediction_powered["text"]))
+
+
 def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: dict | None = None,
                   tuning: dict | None = None, recalibration: dict | None = None,
                   title: str = "Study report", image_update: dict | None = None,
@@ -266,91 +376,17 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
     sections: list[str] = []
     plots: dict[str, bytes] = {}
     tables: dict[str, pd.DataFrame] = {}
-
     if agreement is not None:
         (out / "agreement.json").write_text(json.dumps(agreement.to_dict(), indent=2) + "\n")
-        summary = pd.DataFrame([
-            ("items", agreement.n_items), ("annotators", agreement.n_annotators),
-            ("ratings", agreement.n_ratings),
-            (f"Krippendorff's alpha ({agreement.level})", agreement.krippendorff_alpha),
-            ("mean pairwise agreement (Eq. 13)", agreement.mean_pairwise_agreement),
-            ("mean quadratic weighted kappa", agreement.mean_qwk),
-            ("mean Spearman rho", agreement.mean_spearman),
-            ("within-item SD", agreement.precision["within_item_sd"]),
-            (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
-        ], columns=["statistic", "value"], dtype=object)
-        for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
-            summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
-                                         f"[{lo:.3f}, {hi:.3f}]")
-        tables.update(summary=summary, pairwise_agreement=agreement.agreement,
-                      pairwise_spearman=agreement.spearman, pairwise_qwk=agreement.qwk,
-                      annotator_distributions=agreement.distributions,
-                      votes_by_majority=agreement.votes_by_majority)
-        plots.update(spearman_heatmap=png_bytes(heatmap_figure(agreement.spearman, "Pairwise Spearman ρ")),
-                     qwk_heatmap=png_bytes(heatmap_figure(agreement.qwk, "Pairwise quadratic weighted κ")),
-                     annotator_distributions=png_bytes(_distributions(agreement.distributions)),
-                     votes_by_majority=png_bytes(_votes(agreement.votes_by_majority)))
-        sections.append("<h2>Inter-annotator agreement</h2>" + table_html(summary.set_index("statistic"))
-                        + "<h3>Pairwise agreement (Eq. 13)</h3>" + table_html(agreement.agreement)
-                        + "{spearman_heatmap}{qwk_heatmap}{annotator_distributions}{votes_by_majority}")
-    if over_time is not None and len(over_time):
-        tables["agreement_over_time"] = over_time
-        plots["agreement_over_time"] = png_bytes(_over_time(over_time))
-        sections.append("<h2>Agreement as ratings arrived</h2>{agreement_over_time}")
-    if reliability is not None:  # metrics.study._reliability.reliability
-        frame = reliability_frame(reliability)
-        tables["reliability"] = frame
-        sections.append("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
-                        "Krippendorff)</h2>" + table_html(frame.set_index("statistic")))
-    if rater_model is not None:  # metrics.study._rater_model.RaterModel
-        tables.update(items_model=rater_model.items.rename_axis("item_id"),
-                      raters_model=rater_model.raters.rename_axis("annotator"))
-        plots.update(model_scores=png_bytes(_model_scores(rater_model.items, rater_model.scale)),
-                     raters_model=png_bytes(_rater_chart(rater_model.raters)))
-        sections.append("<h2>Rater model: item scores corrected for who rated them</h2>"
-                        + table_html(rater_model.raters) + "{model_scores}{raters_model}")
-    if alignment is not None:
-        frame = alignment_frame(alignment)
-        tables["alignment"] = frame
-        block = "<h2>Metric–human alignment</h2>" + table_html(frame.set_index("metric"))
-        for cat, per in alignment.get("by_category", {}).items():
-            sub = alignment_frame({"metrics": per})
-            tables[f"alignment_category_{cat}"] = sub
-            block += f"<h3>Category {cat}</h3>" + table_html(sub.set_index("metric"))
-        sections.append(block)
-    if tuning is not None:
-        frame = pd.DataFrame({"w": tuning["w_by_category"], "mae": tuning["mae_by_category"],
-                              "n": tuning["n_by_category"]})
-        frame.loc["overall"] = (tuning["w_overall"], tuning["mae_overall"], np.nan)
-        tables["w_tuning"] = frame
-        plots["mae_vs_w"] = png_bytes(_mae_curves(tuning))
-        sections.append("<h2>Tuning w (Eq. 14)</h2>" + table_html(frame)
-                        + f"<p>Agreement with category-tuned w: {tuning['agreement_tuned']:.4f}; "
-                          f"with w = 0.5: {tuning['agreement_w05']:.4f}.</p>{{mae_vs_w}}")
-    if recalibration is not None:
-        frame = pd.DataFrame([{"": "before", **recalibration["before"]}, {"": "after", **recalibration["after"]}]).set_index("")
-        tables["recalibration"] = frame
-        plots["calibration_curves"] = png_bytes(_calibration(recalibration))
-        sections.append("<h2>Recalibrated matrices (held-out, cross-validated)</h2>" + table_html(frame)
-                        + f"<p>{html.escape(recalibration['method'])}; parameters "
-                          f"{html.escape(json.dumps(recalibration['parameters']))}.</p>{{calibration_curves}}")
-
-    if image_update is not None:  # the with-image pass (SHOE supp. §6.2), metrics.study._image_update
-        from metrics.study._image_update import summary_frame
-        frame = summary_frame(image_update)
-        tables["image_update"] = frame
-        plots["image_update"] = png_bytes(_image_update(image_update))
-        sections.append("<h2>With-image pass: updated ratings (SHOE supp. §6.2)</h2>"
-                        + table_html(frame.set_index("group"))
-                        + "<p>Share updated with its 95% Wald interval; mean absolute change of the "
-                          "updated ratings with its 95% t interval; up / down = direction.</p>{image_update}")
-    if prediction_powered is not None:   # LLM + human ratings: a title, a table, sentences
-        frame = prediction_powered.get("table")
-        if frame is not None:
-            tables["prediction_powered"] = frame
-        sections.append(f"<h2>{html.escape(prediction_powered['title'])}</h2>"
-                        + (table_html(frame.set_index(frame.columns[0])) if frame is not None else "")
-                        + "".join(f"<p>{html.escape(text)}</p>" for text in prediction_powered["text"]))
+    if over_time is not None and not len(over_time):
+        over_time = None
+    for value, section in ((agreement, _agreement_section), (over_time, _over_time_section),
+                           (reliability, _reliability_section), (rater_model, _rater_model_section),
+                           (alignment, _alignment_section), (tuning, _tuning_section),
+                           (recalibration, _recalibration_section), (image_update, _image_update_section),
+                           (prediction_powered, _prediction_powered_section)):
+        if value is not None:
+            sections.append(section(value, tables, plots))
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
     for name, png in plots.items():

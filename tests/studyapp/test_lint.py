@@ -1,5 +1,5 @@
 """The linter runs with the tests, so in CI (issue 32 item 6): ruff with the settings of
-pyproject.toml (syntax errors, pyflakes, McCabe complexity at most 20) passes on the whole tree,
+pyproject.toml (syntax errors, pyflakes, McCabe complexity at most 10) passes on the whole tree,
 and it does catch what it is set to catch."""
 
 from __future__ import annotations
@@ -26,3 +26,14 @@ def test_the_linter_catches_an_unused_import_and_a_complex_function(tmp_path):
     bad.write_text("import os\n\n\ndef f(x):\n" + branches + "    return -1\n")
     done = ruff("--config", str(ROOT / "pyproject.toml"), str(bad), cwd=tmp_path)
     assert done.returncode == 1 and "F401" in done.stdout and "C901" in done.stdout, done.stdout
+
+
+def test_the_complexity_limit_is_ten(tmp_path):
+    # n if-statements make a function of complexity n + 1: 9 pass, 10 are one too many
+    for n_ifs, flagged in ((9, False), (10, True)):
+        probe = tmp_path / f"probe{n_ifs}.py"
+        branches = "".join(f"    if x == {k}:\n        return {k}\n" for k in range(n_ifs))
+        probe.write_text("def f(x):\n" + branches + "    return -1\n")
+        done = ruff("--config", str(ROOT / "pyproject.toml"), str(probe), cwd=tmp_path)
+        assert (done.returncode == 1 and f"({n_ifs + 1} > 10)" in done.stdout) == flagged, done.stdout
+        assert done.returncode == (1 if flagged else 0), done.stdout

@@ -113,6 +113,55 @@ def released_gt_boxes(boxes, integer=None) -> np.ndarray:
     return np.where(np.asarray(integer, dtype=bool)[:, None], array, rounded)
 
 
+def _image_annotations(image, at: str) -> tuple[int, list, list]:
+    """An image's img_id, box_annotations and hoi_annotations, checked for presence and type."""
+    if not isinstance(image, dict):
+        raise InputError(f"{at} must be an object, got {type(image).__name__}")
+    for key in ("img_id", "box_annotations", "hoi_annotations"):
+        if key not in image:
+            raise InputError(f"{at} has no field {key!r}")
+    img_id = _whole(image["img_id"], f"{at} field img_id", low=-2**62)
+    box_annotations, hoi_annotations = image["box_annotations"], image["hoi_annotations"]
+    for key, value in (("box_annotations", box_annotations), ("hoi_annotations", hoi_annotations)):
+        if not isinstance(value, list):
+            raise InputError(f"{at} field {key} must be a list, got {type(value).__name__}")
+    return img_id, box_annotations, hoi_annotations
+
+
+def _image_boxes(box_annotations: list, at: str, n_objects) -> tuple[list, list, bool]:
+    """An image's boxes, their categories, and whether every coordinate is an integer."""
+    boxes, category, ints = [], [], True
+    for b, box in enumerate(box_annotations):
+        field = f"{at} field box_annotations[{b}]"
+        if not isinstance(box, dict) or "bbox" not in box or "category_id" not in box:
+            raise InputError(f"{field} must be an object with bbox and category_id")
+        bbox = _box(box["bbox"], f"{field}.bbox")
+        ints = ints and all(isinstance(v, int) for v in bbox)
+        boxes.append(bbox)
+        category.append(_whole(box["category_id"], f"{field}.category_id", 0, n_objects))
+    return boxes, category, ints
+
+
+def _image_pairs(hoi_annotations: list, at: str, category: list, n_actions, interaction_of: dict) -> dict:
+    """subject -> object -> set of actions of an image (swig.py l.73-81)."""
+    pairs: dict[int, dict[int, set]] = {}
+    for h, hoi in enumerate(hoi_annotations):
+        field = f"{at} field hoi_annotations[{h}]"
+        if not isinstance(hoi, dict) or not all(k in hoi for k in ("subject_id", "object_id", "action_id")):
+            raise InputError(f"{field} must be an object with subject_id, object_id and action_id")
+        subject = _whole(hoi["subject_id"], f"{field}.subject_id", 0, len(category))
+        obj = _whole(hoi["object_id"], f"{field}.object_id", 0, len(category))
+        action = _whole(hoi["action_id"], f"{field}.action_id", 0, n_actions)
+        if category[subject] != 0:
+            raise InputError(f"{field}.subject_id: box {subject} is category {category[subject]}, "
+                             "not a person (0)")
+        if (action, category[obj]) not in interaction_of:
+            raise InputError(f"{field}: action {action} with object category {category[obj]} "
+                             "is not a SWIG-HOI interaction")
+        pairs.setdefault(subject, {}).setdefault(obj, set()).add(action)
+    return pairs
+
+
 def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int | None = None,
                       n_objects: int | None = None) -> GroundTruth:
     """The rows of SWIG-HOI's annotation JSON (module doc). ``action_id[k]`` / ``object_id[k]``
@@ -129,44 +178,14 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
     all_boxes, integer = [], []                 # every box of the kept images, and its image's int flag
     for i, image in enumerate(data):
         at = f"{where}: image [{i}]"
-        if not isinstance(image, dict):
-            raise InputError(f"{at} must be an object, got {type(image).__name__}")
-        for key in ("img_id", "box_annotations", "hoi_annotations"):
-            if key not in image:
-                raise InputError(f"{at} has no field {key!r}")
-        img_id = _whole(image["img_id"], f"{at} field img_id", low=-2**62)
-        box_annotations, hoi_annotations = image["box_annotations"], image["hoi_annotations"]
-        for key, value in (("box_annotations", box_annotations), ("hoi_annotations", hoi_annotations)):
-            if not isinstance(value, list):
-                raise InputError(f"{at} field {key} must be a list, got {type(value).__name__}")
+        img_id, box_annotations, hoi_annotations = _image_annotations(image, at)
         if not box_annotations or not hoi_annotations:                       # swig.py l.59-61
             continue
         first = len(all_boxes)
-        category, ints = [], True
-        for b, box in enumerate(box_annotations):
-            field = f"{at} field box_annotations[{b}]"
-            if not isinstance(box, dict) or "bbox" not in box or "category_id" not in box:
-                raise InputError(f"{field} must be an object with bbox and category_id")
-            bbox = _box(box["bbox"], f"{field}.bbox")
-            ints = ints and all(isinstance(v, int) for v in bbox)
-            all_boxes.append(bbox)
-            category.append(_whole(box["category_id"], f"{field}.category_id", 0, n_objects))
+        boxes, category, ints = _image_boxes(box_annotations, at, n_objects)
+        all_boxes += boxes
         integer.extend([ints] * len(box_annotations))                        # swig.py l.115: one array per image
-        pairs: dict[int, dict[int, set]] = {}                                # swig.py l.73-81
-        for h, hoi in enumerate(hoi_annotations):
-            field = f"{at} field hoi_annotations[{h}]"
-            if not isinstance(hoi, dict) or not all(k in hoi for k in ("subject_id", "object_id", "action_id")):
-                raise InputError(f"{field} must be an object with subject_id, object_id and action_id")
-            subject = _whole(hoi["subject_id"], f"{field}.subject_id", 0, len(box_annotations))
-            obj = _whole(hoi["object_id"], f"{field}.object_id", 0, len(box_annotations))
-            action = _whole(hoi["action_id"], f"{field}.action_id", 0, n_actions)
-            if category[subject] != 0:
-                raise InputError(f"{field}.subject_id: box {subject} is category {category[subject]}, "
-                                 "not a person (0)")
-            if (action, category[obj]) not in interaction_of:
-                raise InputError(f"{field}: action {action} with object category {category[obj]} "
-                                 "is not a SWIG-HOI interaction")
-            pairs.setdefault(subject, {}).setdefault(obj, set()).add(action)
+        pairs = _image_pairs(hoi_annotations, at, category, n_actions, interaction_of)
         for subject, objects in pairs.items():                               # l.84-105, l.719-733
             for obj, actions in objects.items():
                 for action in sorted(actions):

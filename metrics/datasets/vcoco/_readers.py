@@ -85,6 +85,62 @@ def read_vcoco(path: str | Path) -> list[VcocoAction]:
     return vcoco_actions(_json(read_bytes(path), str(path), constants=False), str(path))
 
 
+def _action_roles(item: dict, at: str) -> list:
+    """role_name: 'agent' then at most two distinct roles."""
+    roles = item.get("role_name")
+    if (not isinstance(roles, list) or not roles or roles[0] != "agent"
+            or not all(isinstance(r, str) and r for r in roles)):
+        raise InputError(f"{at}: role_name: must be a list of role names starting with 'agent', got {roles!r}")
+    if len(roles) > 3 or len(set(roles)) != len(roles):
+        raise InputError(f"{at}: role_name: at most two distinct roles besides 'agent' "
+                         f"(vsrl_eval.py holds two), got {roles!r}")
+    return roles
+
+
+def _action_arrays(item: dict, k: int, at: str) -> tuple[dict, np.ndarray]:
+    """The action's integer arrays, of one length n, and role_object_id as an (n, k) table."""
+    arrays = {}
+    for key in ("image_id", "ann_id", "label", "role_object_id"):
+        if key not in item:
+            raise InputError(f"{at}: {key}: missing")
+        arrays[key] = _ints(item[key], f"{at}: {key}")
+    n = len(arrays["ann_id"])
+    for key in ("image_id", "label"):
+        if len(arrays[key]) != n:
+            raise InputError(f"{at}: {key}: {len(arrays[key])} entries, but ann_id has {n}")
+    if len(arrays["role_object_id"]) != k * n:
+        raise InputError(f"{at}: role_object_id: {len(arrays['role_object_id'])} entries, expected "
+                         f"{k} roles × {n} rows = {k * n}")
+    role_object_id = arrays["role_object_id"].reshape(k, n).T.copy()     # l.431-432
+    if not np.array_equal(role_object_id[:, 0], arrays["ann_id"]):
+        r = int(np.flatnonzero(role_object_id[:, 0] != arrays["ann_id"])[0])
+        raise InputError(f"{at}: role_object_id: block 0 must repeat ann_id; row {r} has "
+                         f"{role_object_id[r, 0]}, ann_id {arrays['ann_id'][r]}")
+    return arrays, role_object_id
+
+
+def _vcoco_action(item, a: int, where: str, actions: list) -> VcocoAction:
+    """Action ``a`` of the list, checked against the ``actions`` read before it."""
+    at = f"{where}: action {a}"
+    if not isinstance(item, dict):
+        raise InputError(f"{at}: expected an object, got {type(item).__name__}")
+    name = item.get("action_name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{at}: action_name: missing or not a non-empty string")
+    at = f"{where}: action {a} ({name})"
+    roles = _action_roles(item, at)
+    arrays, role_object_id = _action_arrays(item, len(roles), at)
+    positive = np.sort(arrays["ann_id"][arrays["label"] == 1])
+    twice = positive[1:][positive[1:] == positive[:-1]]
+    if len(twice):
+        raise InputError(f"{at}: label: person (ann_id) {twice[0]} is labelled 1 on two rows "
+                         "(vsrl_eval.py asserts one)")
+    if any(name == b.name for b in actions):
+        raise InputError(f"{at}: action_name: {name!r} given twice")
+    return VcocoAction(name, tuple(roles), arrays["image_id"], arrays["ann_id"], arrays["label"],
+                       role_object_id)
+
+
 def vcoco_actions(data, where: str = "V-COCO annotations") -> list[VcocoAction]:
     """:func:`read_vcoco` on the parsed JSON list (``where`` names it in messages)."""
     if not isinstance(data, list) or not data:
@@ -92,47 +148,7 @@ def vcoco_actions(data, where: str = "V-COCO annotations") -> list[VcocoAction]:
                          "image_id, ann_id, label, role_object_id)")
     actions: list[VcocoAction] = []
     for a, item in enumerate(data):
-        at = f"{where}: action {a}"
-        if not isinstance(item, dict):
-            raise InputError(f"{at}: expected an object, got {type(item).__name__}")
-        name = item.get("action_name")
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{at}: action_name: missing or not a non-empty string")
-        at = f"{where}: action {a} ({name})"
-        roles = item.get("role_name")
-        if (not isinstance(roles, list) or not roles or roles[0] != "agent"
-                or not all(isinstance(r, str) and r for r in roles)):
-            raise InputError(f"{at}: role_name: must be a list of role names starting with 'agent', got {roles!r}")
-        if len(roles) > 3 or len(set(roles)) != len(roles):
-            raise InputError(f"{at}: role_name: at most two distinct roles besides 'agent' "
-                             f"(vsrl_eval.py holds two), got {roles!r}")
-        arrays = {}
-        for key in ("image_id", "ann_id", "label", "role_object_id"):
-            if key not in item:
-                raise InputError(f"{at}: {key}: missing")
-            arrays[key] = _ints(item[key], f"{at}: {key}")
-        n = len(arrays["ann_id"])
-        for key in ("image_id", "label"):
-            if len(arrays[key]) != n:
-                raise InputError(f"{at}: {key}: {len(arrays[key])} entries, but ann_id has {n}")
-        k = len(roles)
-        if len(arrays["role_object_id"]) != k * n:
-            raise InputError(f"{at}: role_object_id: {len(arrays['role_object_id'])} entries, expected "
-                             f"{k} roles × {n} rows = {k * n}")
-        role_object_id = arrays["role_object_id"].reshape(k, n).T.copy()     # l.431-432
-        if not np.array_equal(role_object_id[:, 0], arrays["ann_id"]):
-            r = int(np.flatnonzero(role_object_id[:, 0] != arrays["ann_id"])[0])
-            raise InputError(f"{at}: role_object_id: block 0 must repeat ann_id; row {r} has "
-                             f"{role_object_id[r, 0]}, ann_id {arrays['ann_id'][r]}")
-        positive = np.sort(arrays["ann_id"][arrays["label"] == 1])
-        twice = positive[1:][positive[1:] == positive[:-1]]
-        if len(twice):
-            raise InputError(f"{at}: label: person (ann_id) {twice[0]} is labelled 1 on two rows "
-                             "(vsrl_eval.py asserts one)")
-        if any(name == b.name for b in actions):
-            raise InputError(f"{at}: action_name: {name!r} given twice")
-        actions.append(VcocoAction(name, tuple(roles), arrays["image_id"], arrays["ann_id"], arrays["label"],
-                                   role_object_id))
+        actions.append(_vcoco_action(item, a, where, actions))
     first = actions[0]
     for action in actions[1:]:
         if not (np.array_equal(action.ann_id, first.ann_id) and np.array_equal(action.image_id, first.image_id)):
@@ -397,36 +413,42 @@ def detections_from_records(records, agent_keys, role_keys, where: str = "detect
     return _from_columns(image_id, person_box, scores, missing, where, fmt)
 
 
-def _npz(data: bytes, where: str, agent_keys, role_keys) -> VcocoDetections:
+def _npz_arrays(data: bytes, where: str) -> dict[str, np.ndarray]:
+    """Every array of an NPZ archive; object arrays and unreadable archives are refused."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {name: z[name] for name in z.files}
+            return {name: z[name] for name in z.files}
     except ValueError as exc:
         raise InputError(f"{where}: NPZ arrays must be numbers (object arrays are refused): "
                          f"{' '.join(str(exc).split())[:120]}") from None
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
         raise InputError(f"{where}: not a readable NPZ file ({' '.join(str(exc).split())[:120]})") from None
+
+
+def _npz_column(arrays: dict, name: str, width: int, n: int, where: str) -> np.ndarray:
+    """Array ``name`` as an (n, width) float table; (n,) and (n, 1) both do for width 1."""
+    a = arrays[name]
+    if a.dtype.kind not in "biuf":
+        raise InputError(f"{where}: array {name!r}: numbers expected, got dtype {a.dtype}")
+    shape = (n,) if width == 1 else (n, width)
+    if a.shape != shape and not (width == 1 and a.shape == (n, 1)):
+        raise InputError(f"{where}: array {name!r}: shape {a.shape}, expected {shape}")
+    return a.astype(np.float64).reshape(n, width)
+
+
+def _npz(data: bytes, where: str, agent_keys, role_keys) -> VcocoDetections:
+    arrays = _npz_arrays(data, where)
     for name in ("image_id", "person_box"):
         if name not in arrays:
             raise InputError(f"{where}: no array {name!r} (NPZ: one array per key, a row per detection)")
     n = len(arrays["image_id"]) if arrays["image_id"].ndim else -1
-
-    def column(name, width):
-        a = arrays[name]
-        if a.dtype.kind not in "biuf":
-            raise InputError(f"{where}: array {name!r}: numbers expected, got dtype {a.dtype}")
-        shape = (n,) if width == 1 else (n, width)
-        if a.shape != shape and not (width == 1 and a.shape == (n, 1)):
-            raise InputError(f"{where}: array {name!r}: shape {a.shape}, expected {shape}")
-        return a.astype(np.float64).reshape(n, width)
-
-    image_id = column("image_id", 1)
-    person_box = column("person_box", 4)
+    image_id = _npz_column(arrays, "image_id", 1, n, where)
+    person_box = _npz_column(arrays, "person_box", 4, n, where)
     scores, missing = {}, {}
     for keys, width in ((agent_keys, 1), (role_keys, ROLE_WIDTH)):
         for key in keys:
             if key in arrays:
-                scores[key] = column(key, width)
+                scores[key] = _npz_column(arrays, key, width, n, where)
                 missing[key] = 0
             else:
                 scores[key] = np.full((n, width), np.nan)

@@ -110,6 +110,67 @@ def _box(value, where):
     return parse_box(value, where)
 
 
+def _gt_record(line: str, where: str) -> tuple[str, list]:
+    """A ground-truth line's image and its non-empty list of HOIs."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON ({exc.msg})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("image"), str) or not record["image"]:
+        raise InputError(f"{where}: field 'image' must be a non-empty string")
+    hois = record.get("hois")
+    if not isinstance(hois, list) or not hois:
+        raise InputError(f"{where}: field 'hois' must be a non-empty list")
+    return record["image"], hois
+
+
+def _gt_hoi(hoi, at: str) -> tuple[list, list, str]:
+    """A HOI's human box, object box and option text."""
+    if not isinstance(hoi, dict):
+        raise InputError(f"{at}: must be an object")
+    for name in ("verb", "object"):
+        if not isinstance(hoi.get(name), str) or not hoi[name].strip():
+            raise InputError(f"{at}: field '{name}' must be a non-empty string")
+    human = _box(hoi.get("human_box"), f"{at}: human_box")
+    obj = _box(hoi.get("object_box"), f"{at}: object_box")
+    return human, obj, option(hoi["verb"].strip(), hoi["object"].strip().replace(" ", "_"))
+
+
+def _same_group(group: dict, human, obj, setting: str) -> bool:
+    """Whether a HOI belongs to the question of ``group`` in this setting (the same person, and
+    the same object too with both boxes; every HOI of the image at image level)."""
+    if setting == "image_level":
+        return True
+    same_person = _iou(group["human"], human) >= SAME_PERSON_IOU
+    return same_person and (setting == "human_box" or _iou(group["object"], obj) >= SAME_PERSON_IOU)
+
+
+def _image_groups(hois: list, where: str, setting: str) -> list[dict]:
+    """The image's HOIs grouped into questions, each with its distinct positive options."""
+    groups: list[dict] = []
+    for k, hoi in enumerate(hois):
+        human, obj, text = _gt_hoi(hoi, f"{where}: hois[{k}]")
+        group = next((g for g in groups if _same_group(g, human, obj, setting)), None)
+        if group is None:
+            group = {"human": human, "object": obj, "positives": []}
+            groups.append(group)
+        if text not in group["positives"]:
+            group["positives"].append(text)
+    return groups
+
+
+def _image_questions(image: str, groups: list[dict], setting: str) -> list[Question]:
+    """One question per group, keyed by the image (``image/QA_k`` when it has several)."""
+    out = []
+    for k, g in enumerate(groups):
+        boxes = {} if setting == "image_level" else {"human": g["human"]}
+        if setting == "human_object_box":
+            boxes["object"] = g["object"]
+        key = image if len(groups) == 1 else f"{image}/QA_{k}"
+        out.append(Question(key, image, g["positives"], boxes))
+    return out
+
+
 def questions_from_ground_truth(path: str | Path, setting: str = "human_box") -> list[Question]:
     """Stage 1 from JSON Lines ground truth (see the module docstring)."""
     if setting not in SETTINGS:
@@ -120,44 +181,8 @@ def questions_from_ground_truth(path: str | Path, setting: str = "human_box") ->
         if not line.strip():
             continue
         where = f"{path} line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: invalid JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("image"), str) or not record["image"]:
-            raise InputError(f"{where}: field 'image' must be a non-empty string")
-        hois = record.get("hois")
-        if not isinstance(hois, list) or not hois:
-            raise InputError(f"{where}: field 'hois' must be a non-empty list")
-        groups: list[dict] = []
-        for k, hoi in enumerate(hois):
-            at = f"{where}: hois[{k}]"
-            if not isinstance(hoi, dict):
-                raise InputError(f"{at}: must be an object")
-            for name in ("verb", "object"):
-                if not isinstance(hoi.get(name), str) or not hoi[name].strip():
-                    raise InputError(f"{at}: field '{name}' must be a non-empty string")
-            human = _box(hoi.get("human_box"), f"{at}: human_box")
-            obj = _box(hoi.get("object_box"), f"{at}: object_box")
-            text = option(hoi["verb"].strip(), hoi["object"].strip().replace(" ", "_"))
-            group = None
-            for g in groups:
-                same_person = _iou(g["human"], human) >= SAME_PERSON_IOU
-                if setting == "image_level" or (same_person and (
-                        setting == "human_box" or _iou(g["object"], obj) >= SAME_PERSON_IOU)):
-                    group = g
-                    break
-            if group is None:
-                group = {"human": human, "object": obj, "positives": []}
-                groups.append(group)
-            if text not in group["positives"]:
-                group["positives"].append(text)
-        for k, g in enumerate(groups):
-            boxes = {} if setting == "image_level" else {"human": g["human"]}
-            if setting == "human_object_box":
-                boxes["object"] = g["object"]
-            key = record["image"] if len(groups) == 1 else f"{record['image']}/QA_{k}"
-            out.append(Question(key, record["image"], g["positives"], boxes))
+        image, hois = _gt_record(line, where)
+        out += _image_questions(image, _image_groups(hois, where, setting), setting)
     if not out:
         raise InputError(f"{path}: no images")
     return out
@@ -175,6 +200,43 @@ def questions_from_bench(path: str | Path) -> list[Question]:
     return out
 
 
+class _VerbSimilarity:
+    """Similarity of two HICO-DET verb labels through their synsets (1 for the same label), cached."""
+
+    def __init__(self, vocab, verb_matrix):
+        self.synset = dict(zip(vocab.verbs["label"], vocab.verbs["synset"]))
+        self.matrix = verb_matrix
+        self.cache: dict[tuple[str, str], float] = {}
+
+    def __call__(self, a: str, b: str) -> float:
+        if a == b:
+            return 1.0
+        if (a, b) not in self.cache:
+            sa, sb = self.synset.get(a), self.synset.get(b)
+            self.cache[(a, b)] = float(self.matrix.sim(sa, sb)) if sa and sb else 0.0
+        return self.cache[(a, b)]
+
+
+def _ranked_candidates(q: Question, by_object: dict, similarity: _VerbSimilarity, low: float,
+                       high: float) -> list[tuple]:
+    """(band, −similarity, verb, object) of every class of the question's objects it does not
+    have: band 0 for a middling similarity to its positives, 1 below ``low``, 2 (near synonym)
+    from ``high``."""
+    positives = {option_key(p) for p in q.positives}
+    positive_verbs = [key[0] for key in positives if key]
+    have = {option_key(c) for c in q.candidates} | positives
+    ranked = []
+    for obj in q.objects():
+        for verb in by_object.get(obj, []):
+            if (verb, obj) in have:
+                continue
+            s = max((similarity(verb, v) for v in positive_verbs), default=0.0)
+            band = 2 if s >= high else 0 if s >= low else 1
+            ranked.append((band, -s, verb, obj))
+    ranked.sort()
+    return ranked
+
+
 def propose_candidates(questions: list[Question], verb_matrix=None, n: int = 6,
                        low: float = 0.25, high: float = 0.75) -> list[Question]:
     """Stage 2: fill each question's candidates up to ``n`` (see the module docstring)."""
@@ -185,32 +247,9 @@ def propose_candidates(questions: list[Question], verb_matrix=None, n: int = 6,
     by_object: dict[str, list[str]] = {}
     for verb, obj in zip(vocab.classes["verb"], vocab.classes["object"]):
         by_object.setdefault(obj, []).append(verb)
-
-    synset = dict(zip(vocab.verbs["label"], vocab.verbs["synset"]))
-    cache: dict[tuple[str, str], float] = {}
-
-    def similarity(a: str, b: str) -> float:
-        if a == b:
-            return 1.0
-        if (a, b) not in cache:
-            sa, sb = synset.get(a), synset.get(b)
-            cache[(a, b)] = float(verb_matrix.sim(sa, sb)) if sa and sb else 0.0
-        return cache[(a, b)]
-
+    similarity = _VerbSimilarity(vocab, verb_matrix)
     for q in questions:
-        positives = {option_key(p) for p in q.positives}
-        positive_verbs = [key[0] for key in positives if key]
-        have = {option_key(c) for c in q.candidates} | positives
-        ranked = []
-        for obj in q.objects():
-            for verb in by_object.get(obj, []):
-                if (verb, obj) in have:
-                    continue
-                s = max((similarity(verb, v) for v in positive_verbs), default=0.0)
-                band = 2 if s >= high else 0 if s >= low else 1
-                ranked.append((band, -s, verb, obj))
-        ranked.sort()
-        for band, _s, verb, obj in ranked:
+        for band, _s, verb, obj in _ranked_candidates(q, by_object, similarity, low, high):
             if len(q.candidates) >= n:
                 break
             text = option(verb, obj)

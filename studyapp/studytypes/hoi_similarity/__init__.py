@@ -146,10 +146,9 @@ class HoiSimilarity(StudyType):
     def example_fields(self) -> set[str]:
         return {*self.required_fields, "gt_verb_label", "gt_object_label"}
 
-    def normalize_item(self, row: dict, where: str) -> dict:
-        if "gt_verb_synset" in row and "similarity_level" in row:
-            row = self.from_shoe_row(row)
-        dataset = check_dataset(dataset_of(row), where)
+    @staticmethod
+    def _slot_fields(row: dict, where: str, dataset: str) -> tuple[dict, dict]:
+        """The four verb / object slots resolved to synsets, with the words shown for them."""
         fields: dict = {}
         display: dict = {}
         for field, pos in SLOTS:
@@ -164,6 +163,11 @@ class HoiSimilarity(StudyType):
         for side in ("verb", "object"):
             if fields[f"pred_{side}"] == fields[f"gt_{side}"]:
                 display[f"pred_{side}"] = display[f"gt_{side}"]
+        return fields, display
+
+    @staticmethod
+    def _checked_category(row: dict, fields: dict, where: str) -> int:
+        """The pair's category; a category given in the row must be it."""
         computed = _category(fields)
         if row.get("category") not in (None, ""):
             try:
@@ -173,7 +177,11 @@ class HoiSimilarity(StudyType):
             if given != computed:
                 raise InputError(f"{where}: category {given} does not match the pair "
                                  f"(its verbs and objects make it category {computed})")
-        fields["category"] = computed
+        return computed
+
+    @staticmethod
+    def _add_numbers(row: dict, fields: dict, where: str) -> None:
+        """The numeric columns given (each within its range), and the whole-number level."""
         for field, (lo, hi) in NUMERIC.items():
             if row.get(field) not in (None, ""):
                 try:
@@ -188,6 +196,14 @@ class HoiSimilarity(StudyType):
                 fields["level"] = int(row["level"])
             except ValueError:
                 raise InputError(f"{where}: level {row['level']!r} is not a whole number") from None
+
+    def normalize_item(self, row: dict, where: str) -> dict:
+        if "gt_verb_synset" in row and "similarity_level" in row:
+            row = self.from_shoe_row(row)
+        dataset = check_dataset(dataset_of(row), where)
+        fields, display = self._slot_fields(row, where, dataset)
+        fields["category"] = self._checked_category(row, fields, where)
+        self._add_numbers(row, fields, where)
         known = {f for f, _ in SLOTS} | set(NUMERIC) | {"category", "level", "gt_verb_label",
                                                         "gt_object_label", "dataset"}
         for key, value in row.items():

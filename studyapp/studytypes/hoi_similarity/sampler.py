@@ -217,6 +217,80 @@ def _classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[p
     return classes, pd.Series(class_weights.to_numpy(), index=classes["hoi_id"])
 
 
+def _drawable_classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The classes whose verb and object have synsets (``gv``, ``go``), and their weights."""
+    classes, class_weights = _classes(vocabulary, class_weights)
+    classes["gv"] = [vocabulary.verb_synset(v) for v in classes["verb"]]
+    classes["go"] = [vocabulary.object_synset(o) for o in classes["object"]]
+    classes = classes[classes["gv"].notna() & classes["go"].notna()].reset_index(drop=True)
+    if class_weights is None:
+        return classes, np.ones(len(classes))
+    weights = class_weights.reindex(classes["hoi_id"]).fillna(0.0).to_numpy(dtype=float)
+    if weights.sum() <= 0:
+        raise InputError("class weights give no weight to any class with verb and object synsets")
+    return classes, weights
+
+
+def _reach(classes: pd.DataFrame, verbs: _Side, objects: _Side, cells: list, w: float) -> dict:
+    """Which ground truths can reach which cell, and with which combinations."""
+    reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
+    for idx, (gv, go) in enumerate(zip(classes["gv"], classes["go"])):
+        vb, ob = verbs.buckets(gv), objects.buckets(go)
+        for cell in cells:
+            combos = _combos(cell[0], cell[1], vb, ob, w)
+            if combos:
+                reach[cell].append((idx, combos))
+    return reach
+
+
+@dataclass
+class _PairDraw:
+    """Draws pairs cell by cell: each ground-truth class once, each (gt, prediction) pair once."""
+
+    classes: pd.DataFrame
+    weights: np.ndarray
+    reach: dict
+    verbs: _Side
+    objects: _Side
+    rng: np.random.Generator
+    drawn: dict                                # cell -> drawn rows
+    seen: set = field(default_factory=set)     # (gt verb, gt object, pred verb, pred object)
+    used: set = field(default_factory=set)     # ground-truth classes drawn
+    exhausted: set = field(default_factory=set)
+
+    def _pair(self, cell: tuple, idx: int, combos: list) -> dict:
+        """One pair of the class ``idx`` in ``cell``: a combination, then the predicted synsets."""
+        row = self.classes.iloc[idx]
+        v, o = combos[self.rng.integers(len(combos))]
+        pv = row["gv"] if cell[0] == 1 else self.rng.choice(self.verbs.buckets(row["gv"])[v])
+        po = row["go"] if cell[0] == 2 else self.rng.choice(self.objects.buckets(row["go"])[o])
+        return {"category": cell[0], "level": cell[1], "gt_hoi_id": int(row["hoi_id"]),
+                "gt_verb_label": row["verb"], "gt_object_label": row["object"],
+                "gt_verb": row["gv"], "gt_object": row["go"], "pred_verb": str(pv),
+                "pred_object": str(po), "verb_sim": v, "object_sim": o}
+
+    def fill(self, cell: tuple, count: int) -> int:
+        """Draw up to ``count`` new pairs into ``cell``; returns how many it got."""
+        got = misses = 0
+        while got < count:
+            options = [opt for opt in self.reach[cell] if opt[0] not in self.used]
+            p = self.weights[[i for i, _ in options]] if options else np.zeros(0)
+            if not options or p.sum() <= 0 or misses >= TRIES_PER_PAIR * max(count, 1):
+                self.exhausted.add(cell)
+                break
+            idx, combos = options[self.rng.choice(len(options), p=p / p.sum())]
+            pair = self._pair(cell, idx, combos)
+            key = (pair["gt_verb"], pair["gt_object"], pair["pred_verb"], pair["pred_object"])
+            if key in self.seen:
+                misses += 1
+                continue
+            self.seen.add(key)
+            self.used.add(idx)
+            self.drawn[cell].append(pair)
+            got += 1
+        return got
+
+
 def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None = None,
                  object_matrix: SimilarityMatrix | None = None,
                  class_weights: pd.Series | None = None, vocabulary: Vocabulary | None = None,
@@ -233,64 +307,16 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
     vocabulary = vocabulary or datasets.load_vocabulary(dataset)
     verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v")
     objects = _Side(object_matrix or load_default("n", dataset=dataset), "n")
-    classes, class_weights = _classes(vocabulary, class_weights)
-    classes["gv"] = [vocabulary.verb_synset(v) for v in classes["verb"]]
-    classes["go"] = [vocabulary.object_synset(o) for o in classes["object"]]
-    classes = classes[classes["gv"].notna() & classes["go"].notna()].reset_index(drop=True)
-    if class_weights is None:
-        weights = np.ones(len(classes))
-    else:
-        weights = class_weights.reindex(classes["hoi_id"]).fillna(0.0).to_numpy(dtype=float)
-        if weights.sum() <= 0:
-            raise InputError("class weights give no weight to any class with verb and object synsets")
+    classes, weights = _drawable_classes(vocabulary, class_weights)
     rng = np.random.default_rng(seed)
     share = _shares(n, rng, cells)
-
-    # which ground truths can reach which cell, and with which combinations
-    reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
-    for idx, (gv, go) in enumerate(zip(classes["gv"], classes["go"])):
-        vb, ob = verbs.buckets(gv), objects.buckets(go)
-        for cell in cells:
-            combos = _combos(cell[0], cell[1], vb, ob, w)
-            if combos:
-                reach[cell].append((idx, combos))
-
-    seen: set[tuple[str, str, str, str]] = set()
-    used: set[int] = set()                    # each ground-truth class once
-    drawn: dict[tuple, list[dict]] = {cell: [] for cell in cells}
-    exhausted: set[tuple] = set()
-
-    def fill(cell: tuple, count: int) -> int:
-        got = misses = 0
-        while got < count:
-            options = [opt for opt in reach[cell] if opt[0] not in used]
-            p = weights[[i for i, _ in options]] if options else np.zeros(0)
-            if not options or p.sum() <= 0 or misses >= TRIES_PER_PAIR * max(count, 1):
-                exhausted.add(cell)
-                break
-            idx, combos = options[rng.choice(len(options), p=p / p.sum())]
-            row = classes.iloc[idx]
-            v, o = combos[rng.integers(len(combos))]
-            pv = row["gv"] if cell[0] == 1 else rng.choice(verbs.buckets(row["gv"])[v])
-            po = row["go"] if cell[0] == 2 else rng.choice(objects.buckets(row["go"])[o])
-            key = (row["gv"], row["go"], str(pv), str(po))
-            if key in seen:
-                misses += 1
-                continue
-            seen.add(key)
-            used.add(idx)
-            drawn[cell].append({"category": cell[0], "level": cell[1], "gt_hoi_id": int(row["hoi_id"]),
-                                "gt_verb_label": row["verb"], "gt_object_label": row["object"],
-                                "gt_verb": row["gv"], "gt_object": row["go"], "pred_verb": str(pv),
-                                "pred_object": str(po), "verb_sim": v, "object_sim": o})
-            got += 1
-        return got
-
-    report = _fill_all(fill, share, exhausted, drawn, redistribute,
+    reach = _reach(classes, verbs, objects, cells, w)
+    draw = _PairDraw(classes, weights, reach, verbs, objects, rng, {cell: [] for cell in cells})
+    report = _fill_all(draw.fill, share, draw.exhausted, draw.drawn, redistribute,
                        lambda cell: "no ground truth reaches this level with these matrices"
                        if not reach[cell] else "ran out of distinct pairs or unused ground truths",
                        supply=lambda cell: len(reach[cell]))
-    items = pd.DataFrame([r for cell in cells for r in drawn[cell]])
+    items = pd.DataFrame([r for cell in cells for r in draw.drawn[cell]])
     if not items.empty:
         items["image_id"] = ""
     if items.empty:

@@ -105,26 +105,70 @@ class HoiSimilarityImage(HoiSimilarity):
                       linked_study=str(own["linked_study"] or ""))
         return fields
 
-    def sample_items(self, options: dict, base_dir: Path, tables_of):
-        for key in ("linked_study", "images", "image_root"):
-            if key not in options:
-                raise InputError(f"[items] of a {self.name} study needs '{key}'")
+    @staticmethod
+    def _linked_study_root(options: dict, base_dir: Path) -> tuple[str, Path]:
+        """The earlier study's slug and the images folder, both checked."""
         slug = options["linked_study"]
         if not isinstance(slug, str) or not slug:
             raise InputError("key 'items.linked_study' must be the slug of the earlier study")
         root = (base_dir / options["image_root"]).resolve()
         if not root.is_dir():
             raise InputError(f"key 'items.image_root' names no folder: {root}")
+        return slug, root
+
+    @staticmethod
+    def _earlier_ratings(ratings: pd.DataFrame) -> dict[str, dict[str, str]]:
+        """item -> annotator -> their current main rating in the earlier study."""
+        ratings = ratings[ratings["phase"] == "main"]
+        earlier: dict[str, dict[str, str]] = {}
+        for row in ratings.itertuples():
+            earlier.setdefault(str(row.item_id), {})[str(row.annotator)] = str(row.rating)
+        return earlier
+
+    @staticmethod
+    def _pair_fields(item: dict) -> dict:
+        """The pair's fields as the earlier study stored them (missing ones empty)."""
+        base = {k: item.get(k) for k in ("gt_verb", "gt_object", "pred_verb", "pred_object",
+                                          "gt_verb_label", "gt_object_label", "level",
+                                          "verb_sim", "object_sim", "dataset")}
+        base = {k: ("" if v is None or (isinstance(v, float) and pd.isna(v)) else v)
+                for k, v in base.items()}
+        base["dataset"] = base["dataset"] or datasets.DEFAULT  # the earlier study's dataset
+        return base
+
+    @staticmethod
+    def _unfinished_warnings(report: str, slug: str, items, rows: list, annotators: list,
+                             people: pd.DataFrame | None) -> str:
+        """Warnings in front of the report when the earlier study still has unrated pairs or
+        annotators mid-way (their later ratings will not come with images)."""
+        unrated = len(items) - len(rows)
+        if unrated:
+            # the earlier ratings are frozen into the items now: later ones will not be shown
+            report = (f"warning: study {slug!r} is not finished — {unrated} of its {len(items)} pairs have no "
+                      f"rating yet and are left out; ratings given there from now on will not come "
+                      f"with images.\n" + report)
+        midway = [] if people is None else [
+            f"{r.annotator} ({r.n_ratings} rated)" for r in people.itertuples()
+            if r.status == "rating" and r.annotator in annotators]
+        if midway:
+            # each annotator gets the pairs they had rated when this pass was created
+            report = (f"warning: {len(midway)} annotator{'s' if len(midway) > 1 else ''} of study "
+                      f"{slug!r} {'are' if len(midway) > 1 else 'is'} still mid-way: "
+                      f"{', '.join(midway)}; the pairs they rate there from now on will not come "
+                      f"with images.\n" + report)
+        return report
+
+    def sample_items(self, options: dict, base_dir: Path, tables_of):
+        for key in ("linked_study", "images", "image_root"):
+            if key not in options:
+                raise InputError(f"[items] of a {self.name} study needs '{key}'")
+        slug, root = self._linked_study_root(options, base_dir)
         image_map = read_image_map(base_dir / options["images"], options.get("dataset"))
         try:
             tables = tables_of(slug)  # the earlier study's items and current ratings
         except InputError as exc:
             raise InputError(f"key 'items.linked_study': {exc}") from None
-        ratings = tables["ratings.csv"]
-        ratings = ratings[ratings["phase"] == "main"]
-        earlier: dict[str, dict[str, str]] = {}
-        for row in ratings.itertuples():
-            earlier.setdefault(str(row.item_id), {})[str(row.annotator)] = str(row.rating)
+        earlier = self._earlier_ratings(tables["ratings.csv"])
         items = tables["items.csv"]
         items = items[items["role"] == "main"]
         rows, missing = [], []
@@ -137,13 +181,7 @@ class HoiSimilarityImage(HoiSimilarity):
                 missing.append(f"{item.get('gt_verb_label') or item['gt_verb']} "
                                f"{item.get('gt_object_label') or item['gt_object']}")
                 continue
-            base = {k: item.get(k) for k in ("gt_verb", "gt_object", "pred_verb", "pred_object",
-                                              "gt_verb_label", "gt_object_label", "level",
-                                              "verb_sim", "object_sim", "dataset")}
-            base = {k: ("" if v is None or (isinstance(v, float) and pd.isna(v)) else v)
-                    for k, v in base.items()}
-            base["dataset"] = base["dataset"] or datasets.DEFAULT  # the earlier study's dataset
-            rows.append({"item_id": key, **base, **found, "image_root": str(root),
+            rows.append({"item_id": key, **self._pair_fields(item), **found, "image_root": str(root),
                          "earlier": earlier[key], "linked_study": slug})
         if missing:
             raise InputError(f"{base_dir / options['images']}: no image for the ground-truth "
@@ -154,22 +192,7 @@ class HoiSimilarityImage(HoiSimilarity):
         report = (f"{len(rows)} pairs of study {slug!r} rated by {len(annotators)} annotators "
                   f"({', '.join(annotators)}); images under {root}. Invite them with "
                   f"`python -m studyapp invite {THIS_STUDY} --annotators-of {slug}`.")
-        unrated = len(items) - len(rows)
-        if unrated:
-            # the earlier ratings are frozen into the items now: later ones will not be shown
-            report = (f"warning: study {slug!r} is not finished — {unrated} of its {len(items)} pairs have no "
-                      f"rating yet and are left out; ratings given there from now on will not come "
-                      f"with images.\n" + report)
-        people = tables.get("annotators.csv")
-        midway = [] if people is None else [
-            f"{r.annotator} ({r.n_ratings} rated)" for r in people.itertuples()
-            if r.status == "rating" and r.annotator in annotators]
-        if midway:
-            # each annotator gets the pairs they had rated when this pass was created
-            report = (f"warning: {len(midway)} annotator{'s' if len(midway) > 1 else ''} of study "
-                      f"{slug!r} {'are' if len(midway) > 1 else 'is'} still mid-way: "
-                      f"{', '.join(midway)}; the pairs they rate there from now on will not come "
-                      f"with images.\n" + report)
+        report = self._unfinished_warnings(report, slug, items, rows, annotators, tables.get("annotators.csv"))
         return pd.DataFrame(rows), report
 
     def attention_items(self, items, count):

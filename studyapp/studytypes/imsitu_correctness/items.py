@@ -39,8 +39,8 @@ def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list
     return {model: parse_predictions(data, str(path))}
 
 
-def build_items(options: dict, base_dir: Path) -> tuple[pd.DataFrame, str]:
-    """Items (one per image and model) from the ``[items]`` options of a spec, and a report."""
+def _check_item_options(options: dict) -> int:
+    """Check the model, the source keys and k; returns k."""
     model = options.get("model")
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise InputError("key 'items.model' must be a non-empty string")
@@ -50,35 +50,45 @@ def build_items(options: dict, base_dir: Path) -> tuple[pd.DataFrame, str]:
     k = options.get("k", 5)
     if k < 1:
         raise InputError(f"key 'items.k' must be at least 1, got {k}")
+    return k
+
+
+def _predictions_source(options: dict, base_dir: Path) -> tuple[dict, Path, str]:
+    """The predictions per model, the images' folder and a description of the source."""
+    model = options.get("model")
     if "examples" in options:
         folder = (base_dir / options["examples"]).resolve()
         per_model = {model or "baseline": read_examples_predictions(folder / "predictions")}
         root = (base_dir / options["image_root"]).resolve() if "image_root" in options else folder / "images"
-        source = f"imSitu examples {folder}"
-    else:
-        per_model = _predictions_json(base_dir / options["predictions"], model)
-        if "image_root" not in options:
-            raise InputError("[items] with 'predictions' needs 'image_root' (the images' folder)")
-        root = (base_dir / options["image_root"]).resolve()
-        source = f"predictions {options['predictions']}"
-    if not root.is_dir():
-        raise InputError(f"key 'items.image_root' names no folder: {root}")
-    all_images = sorted({image for per in per_model.values() for image in per})
+        return per_model, root, f"imSitu examples {folder}"
+    per_model = _predictions_json(base_dir / options["predictions"], model)
+    if "image_root" not in options:
+        raise InputError("[items] with 'predictions' needs 'image_root' (the images' folder)")
+    return per_model, (base_dir / options["image_root"]).resolve(), f"predictions {options['predictions']}"
+
+
+def _gold_verbs(options: dict, base_dir: Path, all_images: list[str]) -> dict:
+    """The gold verbs: a gold file, else from imSitu image names (<verb>_<n>.jpg)."""
     if "gold" in options:
-        gold = read_gold(base_dir / options["gold"])
-    elif "examples" in options:
-        gold = gold_from_image_names(all_images)
-    else:  # imSitu-named images (<verb>_<n>.jpg) carry their gold verb; other names have none
-        try:
-            gold = gold_from_image_names(all_images)
-        except InputError:
-            gold = {}
-    clusters = read_clusters(base_dir / options["clusters"]) if "clusters" in options else None
+        return read_gold(base_dir / options["gold"])
+    if "examples" in options:
+        return gold_from_image_names(all_images)
+    try:  # imSitu-named images carry their gold verb; other names have none
+        return gold_from_image_names(all_images)
+    except InputError:
+        return {}
+
+
+def _check_image_files(root: Path, all_images: list[str]) -> None:
     check = images.check_images(root, all_images)
     if check.problems:
         path, status, message = check.problems[0]
         raise InputError(f"image {path!r} under {root}: {message or status} "
                          f"({len(check.problems)} of {len(all_images)} images have problems)")
+
+
+def _item_rows(per_model: dict, root: Path, source: str, k: int, gold: dict, clusters) -> list[dict]:
+    """One row per model and image: its top-k verbs, the gold verbs and the image's clusters."""
     rows = []
     for model_name, per in per_model.items():
         for image, verbs in per.items():
@@ -89,6 +99,20 @@ def build_items(options: dict, base_dir: Path) -> tuple[pd.DataFrame, str]:
             if clusters is not None:
                 row["clusters"] = {c: sorted(clusters.clusters[c]) for c in clusters.images.get(image, ())}
             rows.append(row)
+    return rows
+
+
+def build_items(options: dict, base_dir: Path) -> tuple[pd.DataFrame, str]:
+    """Items (one per image and model) from the ``[items]`` options of a spec, and a report."""
+    k = _check_item_options(options)
+    per_model, root, source = _predictions_source(options, base_dir)
+    if not root.is_dir():
+        raise InputError(f"key 'items.image_root' names no folder: {root}")
+    all_images = sorted({image for per in per_model.values() for image in per})
+    gold = _gold_verbs(options, base_dir, all_images)
+    clusters = read_clusters(base_dir / options["clusters"]) if "clusters" in options else None
+    _check_image_files(root, all_images)
+    rows = _item_rows(per_model, root, source, k, gold, clusters)
     random.Random(options.get("seed", 0)).shuffle(rows)
     for n, row in enumerate(rows, 1):
         row["item_id"] = f"q{n:04d}"
