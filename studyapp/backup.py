@@ -16,8 +16,8 @@ the restored ids, then applies any newer migrations. Counts and checksums are ve
 
 A backup is untrusted input: before anything is read, a file larger than
 ``STUDYAPP_MAX_BACKUP_MB`` (default 2048), an entry whose name climbs out (``..``) or is
-absolute, a symbolic link, an entry that is not ``manifest.json`` or ``tables/<name>.jsonl``,
-and an entry that expands more than ``MAX_EXPANSION`` times its stored size (a zip bomb) are
+absolute, a symbolic link, an encrypted entry, an entry that is not ``manifest.json`` or
+``tables/<name>.jsonl``, and an entry that expands more than ``MAX_EXPANSION`` times its stored size (a zip bomb) are
 refused in one line; the manifest and every row follow the JSON policy of
 :mod:`metrics.core._inputs` (no repeated keys, NaN or infinity).
 """
@@ -133,6 +133,8 @@ def check_entries(zf: zipfile.ZipFile, name: str) -> None:
             raise InputError(f"{where} climbs out of the backup ('..'); refused")
         if stat.S_ISLNK(info.external_attr >> 16):
             raise InputError(f"{where} is a symbolic link; refused")
+        if info.flag_bits & 0x1:   # zipfile would stop for a password at extraction
+            raise InputError(f"{where} is encrypted; a studyapp backup never is")
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise InputError(f"{where} uses compression method {info.compress_type}; a studyapp backup is "
                              "stored or deflated")

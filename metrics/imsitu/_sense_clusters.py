@@ -83,8 +83,9 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
     for path in (embeddings_path, nodes_path):
         check_readable(path)
     try:
-        with warnings.catch_warnings():  # a header of Python 2's spelling: read, or refused below
-            warnings.simplefilter("ignore", UserWarning)
+        with warnings.catch_warnings():  # a header of Python 2's spelling: read, or refused below;
+            warnings.simplefilter("ignore", UserWarning)   # a header string with an invalid escape
+            warnings.simplefilter("ignore", DeprecationWarning)   # (numpy's literal_eval): refused
             x = np.load(embeddings_path, allow_pickle=False)
     except Exception as exc:  # numpy raises ValueError, OSError, EOFError and pickle errors here
         raise InputError(f"{embeddings_path}: not a .npy array ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None

@@ -69,6 +69,25 @@ def _unknown_compression(backup: bytes) -> bytes:
     return bytes(data)
 
 
+def _encrypted_entry(backup: bytes) -> bytes:
+    """The backup with its first entry marked encrypted (flag bit 0, local and central header)."""
+    data = bytearray(backup)
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    data[local + 6] |= 0x1
+    data[central + 8] |= 0x1
+    return bytes(data)
+
+
+def _npy_header_with_escape(_seed: bytes) -> bytes:
+    """A valid float32 .npy whose header spells a key with an invalid escape ('sh\\Iape'):
+    numpy's literal_eval of the header warned (DeprecationWarning) before refusing it."""
+    valid = _npy(EMB)
+    edited = valid.replace(b"'shape'", b"'sh\\Iape'", 1).replace(b"}  ", b"}", 1)   # same header length
+    assert len(edited) == len(valid)
+    return edited
+
+
 def _manifest_without(backup: bytes, key: str) -> bytes:
     import zipfile
     with zipfile.ZipFile(io.BytesIO(backup)) as zf:
@@ -115,6 +134,9 @@ REGRESSIONS = {
     # process, at a higher index, was killed by the kernel's OOM killer at 22 GB)
     "pickle-memo-index-in-the-hundreds-of-millions": ("vcoco-pickle", b"\x80\x02]r" + (0x14000000).to_bytes(4, "little")
                                                       + b".", "refused", "more memory"),
+    "backup-entry-encrypted": ("backup-zip", _encrypted_entry, "refused", "is encrypted"),
+    "embeddings-header-with-an-invalid-escape": ("embeddings-npy", _npy_header_with_escape, "refused",
+                                                 "not a .npy array"),
     "backup-entry-unknown-compression-method": ("backup-zip", _unknown_compression, "refused",
                                                 "compression method 99"),
     "embeddings-float64-beyond-float32": ("embeddings-npy", _npy(EMB_HUGE), "refused", "row 6"),
