@@ -226,13 +226,9 @@ def _rows(zf: zipfile.ZipFile, name: str, table: Table, expect: dict):
                          f"{expect.get('rows')}, or checksum): the file is damaged")
 
 
-def restore(path: str | Path, url: str | None = None) -> dict:
-    """Load the backup at ``path`` into the empty database at ``url`` (default: the app's);
-    returns the manifest. Refuses a database that holds any studyapp rows; a database that was
-    only started (its schema and console password, nothing else) counts as empty, and keeps its
-    console password unless the backup has one. All or nothing: one transaction."""
-    path = Path(path)
-    name = str(path)
+def open_backup(path: Path, name: str) -> zipfile.ZipFile:
+    """The backup file as an open zip, or a one-line refusal: missing, over the size limit, not
+    a zip, or a zip of a kind zipfile does not read (e.g. a newer zip version)."""
     if not path.is_file():
         raise InputError(f"{name}: no such backup file")
     limit = max_backup_bytes()
@@ -240,11 +236,23 @@ def restore(path: str | Path, url: str | None = None) -> dict:
         raise InputError(f"{name}: {path.stat().st_size} bytes, more than the {limit // 2**20} MB a backup "
                          "may have (STUDYAPP_MAX_BACKUP_MB)")
     try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError) as exc:
         if isinstance(exc, OSError) and exc.filename is not None:
             raise
+        if isinstance(exc, NotImplementedError):
+            raise InputError(f"{name}: a zip file of a kind a studyapp backup never is ({exc})") from None
         raise InputError(f"{name}: not a zip file (a studyapp backup is one)") from None
+
+
+def restore(path: str | Path, url: str | None = None) -> dict:
+    """Load the backup at ``path`` into the empty database at ``url`` (default: the app's);
+    returns the manifest. Refuses a database that holds any studyapp rows; a database that was
+    only started (its schema and console password, nothing else) counts as empty, and keeps its
+    console password unless the backup has one. All or nothing: one transaction."""
+    path = Path(path)
+    name = str(path)
+    zf = open_backup(path, name)
     try:
         check_entries(zf, name)
     except InputError:

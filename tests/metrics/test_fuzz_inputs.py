@@ -88,6 +88,14 @@ def _npy_header_with_escape(_seed: bytes) -> bytes:
     return edited
 
 
+def _zip_version_too_new(backup: bytes) -> bytes:
+    """The backup whose first central directory entry needs zip version 14.8 to extract."""
+    data = bytearray(backup)
+    central = data.index(b"PK\x01\x02")
+    data[central + 6:central + 8] = (148).to_bytes(2, "little")
+    return bytes(data)
+
+
 def _manifest_without(backup: bytes, key: str) -> bytes:
     import zipfile
     with zipfile.ZipFile(io.BytesIO(backup)) as zf:
@@ -135,6 +143,7 @@ REGRESSIONS = {
     "pickle-memo-index-in-the-hundreds-of-millions": ("vcoco-pickle", b"\x80\x02]r" + (0x14000000).to_bytes(4, "little")
                                                       + b".", "refused", "more memory"),
     "backup-entry-encrypted": ("backup-zip", _encrypted_entry, "refused", "is encrypted"),
+    "backup-zip-version-14-8": ("backup-zip", _zip_version_too_new, "refused", "zip file version 14.8"),
     "embeddings-header-with-an-invalid-escape": ("embeddings-npy", _npy_header_with_escape, "refused",
                                                  "not a .npy array"),
     "backup-entry-unknown-compression-method": ("backup-zip", _unknown_compression, "refused",
