@@ -709,11 +709,10 @@ def actor() -> accounts.Actor:
 def study_area(all_studies) -> None:
     """The chosen study's dashboard, progress and preview (and for its researchers, invites and
     export), one tab at a time: only the open tab runs."""
+    created_message()
     if not all_studies:
-        created_message()
         st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
         return
-    created_message()
     by_slug = {s.slug: s for s in all_studies}
     if "study-pick" not in st.session_state and st.session_state.get("chosen-study") in by_slug:
         st.session_state["study-pick"] = st.session_state["chosen-study"]   # back from another area
