@@ -10,6 +10,7 @@ ground truth.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -38,10 +39,18 @@ class Vocabulary:
 
     def verb_synset(self, label: str) -> str | None:
         """Synset of a verb label (``None`` for ``no_interaction`` or an unknown label)."""
-        return _lookup(self.verbs, label)
+        return _lookup(self._verb_synsets, label)
 
     def object_synset(self, label: str) -> str | None:
-        return _lookup(self.objects, label)
+        return _lookup(self._object_synsets, label)
+
+    @cached_property
+    def _verb_synsets(self) -> dict[str, str]:
+        return _synsets_by_label(self.verbs)
+
+    @cached_property
+    def _object_synsets(self) -> dict[str, str]:
+        return _synsets_by_label(self.objects)
 
     def synset(self, label: str, pos: str) -> str | None:
         return self.verb_synset(label) if pos == "v" else self.object_synset(label)
@@ -67,12 +76,16 @@ class Vocabulary:
         raise InputError(f"unknown class subset {subset!r}")
 
 
-def _lookup(table: pd.DataFrame, label: str) -> str | None:
-    key = label.strip().lower().replace(" ", "_")
-    hit = table.loc[table["label"] == key, "synset"]
-    if not len(hit) or not hit.iloc[0]:
-        return None
-    return hit.iloc[0]
+def _synsets_by_label(table: pd.DataFrame) -> dict[str, str]:
+    """label -> synset of a label table, the first row of a repeated label winning."""
+    synsets: dict[str, str] = {}
+    for label, synset in zip(table["label"], table["synset"]):
+        synsets.setdefault(label, synset)
+    return synsets
+
+
+def _lookup(synsets: dict[str, str], label: str) -> str | None:
+    return synsets.get(label.strip().lower().replace(" ", "_")) or None
 
 
 def read_labels(path: Path) -> pd.DataFrame:

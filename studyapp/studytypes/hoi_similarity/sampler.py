@@ -121,11 +121,13 @@ class _Side:
         """Similarity in [0, 1] → candidates other than ``gt`` (0 holds every unscored one)."""
         if gt not in self._buckets:
             near = self.matrix.neighbours(gt) if gt in self.matrix else pd.Series(dtype=float)
-            near = near[[lab in self.candidate_set and lab != gt for lab in near.index]]
+            # plain lists and sets: pandas indexing per label was most of a sampling's time
+            kept = sorted((label, score) for label, score in zip(near.index.tolist(), near.tolist())
+                          if label in self.candidate_set and label != gt)
             out: dict[float, list[str]] = {}
-            for label, score in near.sort_index().items():
+            for label, score in kept:
                 out.setdefault(round(score / 4.0, 6), []).append(label)
-            scored = set(near.index)   # a set: membership in a pandas Index was most of a sampling's time
+            scored = {label for label, _ in kept}
             unscored = np.array([c for c in self.candidates if c not in scored and c != gt], dtype=object)
             result = {s: np.array(v, dtype=object) for s, v in sorted(out.items())}
             if len(unscored):
@@ -234,10 +236,14 @@ def _drawable_classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -
 def _reach(classes: pd.DataFrame, verbs: _Side, objects: _Side, cells: list, w: float) -> dict:
     """Which ground truths can reach which cell, and with which combinations."""
     reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
+    combos_of: dict[tuple, list] = {}   # many classes share their buckets' scores
     for idx, (gv, go) in enumerate(zip(classes["gv"], classes["go"])):
         vb, ob = verbs.buckets(gv), objects.buckets(go)
         for cell in cells:
-            combos = _combos(cell[0], cell[1], vb, ob, w)
+            key = (cell, tuple(vb), tuple(ob))
+            if key not in combos_of:
+                combos_of[key] = _combos(cell[0], cell[1], vb, ob, w)
+            combos = combos_of[key]
             if combos:
                 reach[cell].append((idx, combos))
     return reach
