@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -98,6 +102,43 @@ def warm(slug: str, *, engine: Engine | None = None) -> bool:
     that the next download is a copy; False when the cache held it already. The console runs
     this in a background process when its dashboard sees new ratings."""
     return not cached_report(slug, engine=engine)[2]
+
+
+# (database, study) -> (the dashboard fingerprint it was started for, the warm-up process). Kept
+# here, not in the console page: a page script's globals are new on every run.
+_WARM_UPS: dict[tuple[str, str], tuple[tuple, subprocess.Popen]] = {}
+_WARM_UPS_LOCK = threading.Lock()
+
+
+def warm_in_background(slug: str, fingerprint: tuple) -> subprocess.Popen | None:
+    """Start :func:`warm` for the study in a process of its own (not niced: a download may wait
+    for it, and a niced process starves on a busy server), at most once per ``fingerprint`` (the
+    state of the ratings the console's dashboard saw) and one at a time per study; returns that
+    study's warm-up process. ``STUDYAPP_REPORT_WARMUP=0`` turns warm-ups off (None)."""
+    if os.environ.get("STUDYAPP_REPORT_WARMUP", "1") == "0":
+        return None
+    key = (config.database_url(), slug)
+    with _WARM_UPS_LOCK:
+        last = _WARM_UPS.get(key)
+        if last is not None and (last[0] == fingerprint or last[1].poll() is None):
+            return last[1]
+        code = "import sys; from studyapp import report_cache; report_cache.warm(sys.argv[1])"
+        process = subprocess.Popen([sys.executable, "-c", code, slug], cwd=config.ROOT, stdout=subprocess.DEVNULL)
+        _WARM_UPS[key] = (fingerprint, process)
+        return process
+
+
+def warm_up_of(slug: str) -> subprocess.Popen | None:
+    """The study's latest warm-up process (running or finished), or None."""
+    with _WARM_UPS_LOCK:
+        last = _WARM_UPS.get((config.database_url(), slug))
+    return None if last is None else last[1]
+
+
+def wait_for_warm_up(slug: str) -> None:
+    """Return once the study's warm-up process (if one was started) has finished."""
+    if (process := warm_up_of(slug)) is not None:
+        process.wait()
 
 
 def report_key(tables: dict, n_resamples: int, permutations: int) -> str:

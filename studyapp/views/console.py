@@ -1,11 +1,7 @@
 """The researcher console: create studies, preview, invite, watch progress, pause, export."""
 
 import json
-import os
-import subprocess
-import sys
 import tempfile
-import threading
 from pathlib import Path
 
 import pandas as pd
@@ -424,7 +420,7 @@ def dashboard_view(slug: str, study_type: str) -> None:
         if section.text:
             st.caption(inert.text(section.text))
     if not get_type(study_type).custom_response and board.agreement:
-        warm_report(slug, board.fingerprint)
+        report_cache.warm_in_background(slug, board.fingerprint)
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
                            lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
                            on_click=log_download, args=("report.html",), kwargs={"slug": slug})
@@ -491,35 +487,10 @@ def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:
     return specs[name]
 
 
-_WARMING: dict[tuple[str, str], tuple[tuple, subprocess.Popen]] = {}   # (database, study) -> warm-up
-_WARMING_LOCK = threading.Lock()
-
-
-def warm_report(slug: str, fingerprint: tuple) -> None:
-    """Compute the study's full report in a background process (``report_cache.warm``; not
-    niced: a download may wait for it, and a niced process starves on a busy server)
-    when the dashboard sees ratings it has not been computed for, one process per study at a
-    time, so that "Download report.html" is a copy from the cache (``STUDYAPP_REPORT_WARMUP=0``:
-    off; the tests set it)."""
-    if os.environ.get("STUDYAPP_REPORT_WARMUP", "1") == "0":
-        return
-    key = (config.database_url(), slug)
-    with _WARMING_LOCK:
-        last = _WARMING.get(key)
-        if last is not None and (last[0] == fingerprint or last[1].poll() is None):
-            return
-        code = "import sys; from studyapp import report_cache; report_cache.warm(sys.argv[1])"
-        _WARMING[key] = (fingerprint, subprocess.Popen([sys.executable, "-c", code, slug], cwd=config.ROOT,
-                                                       stdout=subprocess.DEVNULL))
-
-
 def report_bytes(slug: str) -> bytes:
     """The report for the download: once the study's warm-up (if any) has finished, from the
     cache when it holds the current ratings' report, else computed now."""
-    with _WARMING_LOCK:
-        running = _WARMING.get((config.database_url(), slug))
-    if running is not None:
-        running[1].wait()
+    report_cache.wait_for_warm_up(slug)
     return report_cache.report_html(slug)
 
 

@@ -156,6 +156,25 @@ def test_console_dashboard_tab_for_a_rating_study(simulated):
     assert len(at.dataframe) == 1 and len(at.get("vega_lite_chart")) == 2  # reliability; the rater model
 
 
+def test_console_runs_over_the_same_ratings_start_one_report_warm_up(simulated, monkeypatch):
+    """The dashboard starts the report's warm-up process once per state of the ratings. The
+    bookkeeping lives in report_cache: a page script's globals are new on every run, and when it
+    lived in the console page every run (a click, a reload, the 10-s refresh) started a Python
+    process computing the report's fingerprint again."""
+    monkeypatch.setenv("STUDYAPP_REPORT_WARMUP", "1")
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    at = console_page(password)
+    first = report_cache.warm_up_of("t")
+    assert not at.exception and first is not None     # started by the dashboard's first run
+    at.run()
+    at.run()
+    assert report_cache.warm_up_of("t") is first
+    assert report_cache.warm_in_background("t", dashboard.study_dashboard("t").fingerprint) is first
+    assert first.wait(timeout=120) == 0
+    assert not report_cache.warm("t")                 # the warm-up filled the cache: nothing left to do
+
+
 def test_console_dashboard_says_why_in_words(tmp_path):
     study_id = make_study(tmp_path, n_items=4, raters=2, slug="t")
     rate_all(make_annotators(study_id, 1)[0], 2)
