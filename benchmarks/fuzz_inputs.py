@@ -21,7 +21,7 @@ database row changed. LLM answers are served as HTTP bodies by a loopback server
 and raise nothing.
 
     nice -n 10 .venv/bin/python -m benchmarks.fuzz_inputs --n 100000 [--formats a,b] [--seed 0]
-        [--report fuzz_report.json] [--failures fuzz_failures/]
+        [--report fuzz_report.json] [--failures fuzz_failures/] [--workers 2] [--resume]
 
 Inputs run in chunks of 500, round robin over the formats; the report (counts per format: ok /
 refused / tracebacks / bad refusals / partial writes / changed rows / changed results, and the
@@ -41,6 +41,7 @@ import pickle
 import random
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -774,6 +775,55 @@ def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) ->
     return counts
 
 
+# CPU milliseconds per input measured on the 2-core machine (2026-11-26), to balance --workers
+CPU_MS_PER_INPUT = {"backup-zip": 33, "study-spec": 22, "ratings-csv": 11, "embeddings-npy": 10, "items-csv": 10,
+                    "swig-pickle": 9, "detections-qpic": 8, "detections-jsonl": 8, "matrix-sidecar": 7,
+                    "matrix-csv": 6, "matrix-npz": 6}
+
+
+def worker_groups(names: list[str], workers: int) -> list[list[str]]:
+    """``names`` in ``workers`` groups of about equal CPU time (the costliest format first into
+    the cheapest group so far); a format not in ``CPU_MS_PER_INPUT`` counts 4 ms."""
+    groups: list[list[str]] = [[] for _ in range(min(workers, len(names)))]
+    totals = [0.0] * len(groups)
+    for name in sorted(names, key=lambda n: -CPU_MS_PER_INPUT.get(n, 4)):
+        k = totals.index(min(totals))
+        groups[k].append(name)
+        totals[k] += CPU_MS_PER_INPUT.get(name, 4)
+    return groups
+
+
+def run_workers(args, names: list[str]) -> int:
+    """The formats split over ``args.workers`` processes of this module, each with its own report
+    (``<report>.<k>.json``; an input's seed depends on its format, not on the split), merged into
+    ``--report`` when all are done."""
+    report_path = Path(args.report)
+    parts = []
+    processes = []
+    for k, group in enumerate(worker_groups(names, args.workers)):
+        part = report_path.with_name(f"{report_path.stem}.{k}.json")
+        parts.append(part)
+        argv = [sys.executable, "-m", "benchmarks.fuzz_inputs", "--n", str(args.n), "--formats", ",".join(group),
+                "--seed", str(args.seed), "--report", str(part), "--failures", args.failures, "--workers", "1"]
+        processes.append(subprocess.Popen(argv + (["--resume"] if args.resume else []), cwd=ROOT))
+    codes = [p.wait() for p in processes]
+    report = {}
+    for part in parts:
+        report.update({k: v for k, v in json.loads(part.read_text()).items() if k != "load"})
+    tmp_report = report_path.with_suffix(".tmp")
+    tmp_report.write_text(json.dumps(report, indent=1))
+    tmp_report.replace(report_path)
+    print_summary(report, names)
+    return max(codes)
+
+
+def print_summary(report: dict, names: list[str]) -> None:
+    print(f"{'format':20} {'inputs':>8} " + " ".join(f"{o:>15}" for o in OUTCOMES) + f" {'s':>8}")
+    for name in names:
+        e = report[name]
+        print(f"{name:20} {e['inputs']:8d} " + " ".join(f"{e[o]:15d}" for o in OUTCOMES) + f" {e['seconds']:8.0f}")
+
+
 def _seed_of(base: int, name: str, chunk: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{base}:{name}:{chunk}".encode()).digest()[:4], "big")
 
@@ -786,11 +836,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", default="fuzz_report.json", help="counts, rewritten after every chunk")
     parser.add_argument("--failures", default="fuzz_failures", help="folder for failing inputs")
     parser.add_argument("--resume", action="store_true", help="continue the counts of --report")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes, each fuzzing a share of the formats (default 1)")
     args = parser.parse_args(argv)
     names = args.formats.split(",")
     unknown = set(names) - set(FORMATS)
     if unknown:
         parser.error(f"unknown formats {sorted(unknown)}")
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    if args.workers > 1:
+        return run_workers(args, names)
     report_path, failures_dir = Path(args.report), Path(args.failures)
     report = json.loads(report_path.read_text()) if args.resume and report_path.exists() else {}
     for name in names:
@@ -828,10 +884,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             runner.close()
     failed = sum(report[name][o] for name in names for o in FAILURES)
-    print(f"{'format':20} {'inputs':>8} " + " ".join(f"{o:>15}" for o in OUTCOMES) + f" {'s':>8}")
-    for name in names:
-        e = report[name]
-        print(f"{name:20} {e['inputs']:8d} " + " ".join(f"{e[o]:15d}" for o in OUTCOMES) + f" {e['seconds']:8.0f}")
+    print_summary(report, names)
     return 1 if failed else 0
 
 

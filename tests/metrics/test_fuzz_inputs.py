@@ -234,3 +234,28 @@ def test_regressions_as_real_processes(runner, tmp_path, case):
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
     assert piece in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_workers_split_the_formats_by_cost_and_merge_the_same_counts(tmp_path):
+    """``--workers 2``: the formats in two groups of about equal CPU time, run as two processes
+    whose reports merge into ``--report``; an input depends on its format and the seed, not on the
+    split, so the counts equal a one-process run's."""
+    from benchmarks.fuzz_inputs import worker_groups
+
+    groups = worker_groups(["backup-zip", "study-spec", "ratings-csv", "items-csv", "llm-answers"], 2)
+    assert groups == [["backup-zip", "items-csv"], ["study-spec", "ratings-csv", "llm-answers"]]  # 33+10 / 22+11+4
+    assert worker_groups(["llm-answers"], 4) == [["llm-answers"]]
+
+    def run(workers: int) -> dict:
+        report = tmp_path / f"r{workers}.json"
+        done = subprocess.run([sys.executable, "-m", "benchmarks.fuzz_inputs", "--n", "6", "--seed", "5",
+                               "--formats", "llm-answers,imsitu-clusters,matrix-csv", "--workers", str(workers),
+                               "--report", str(report), "--failures", str(tmp_path / "f")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return {name: {k: v for k, v in entry.items() if k != "seconds"}
+                for name, entry in json.loads(report.read_text()).items() if name != "load"}
+
+    split, single = run(2), run(1)
+    assert split == single and set(split) == {"llm-answers", "imsitu-clusters", "matrix-csv"}
+    assert all(entry["inputs"] == 6 and entry["ok"] + entry["refused"] == 6 for entry in split.values())
