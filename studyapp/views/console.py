@@ -192,23 +192,40 @@ def prolific_section(study) -> None:
                                      if counts else "no participant yet"))
     if not accounts.may(actor(), "change", study):
         return
+    key = f"prolific-export-{study.id}"
     export = st.file_uploader("Prolific's submissions export (CSV): returned and timed-out submissions give "
-                              "their unanswered items to the next participants", type=["csv"],
-                              key=f"prolific-export-{study.id}")
-    if export is not None and st.button("Apply the statuses", key=f"prolific-apply-{study.id}"):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / export.name   # under its own name, so errors name the file
-            path.write_bytes(export.getvalue())
-            try:
-                rows = prolific.read_statuses(path)
-                report = prolific.apply_statuses(study.id, [(pid, status) for _l, pid, status in rows],
-                                                 actor=actor(), source=export.name)
-            except InputError as exc:
-                st.error(inert.text(str(exc).replace(str(path), export.name)))
-            else:
-                st.success(inert.text(report.lines()[-1]))
-                for line in report.lines()[:-1]:
-                    st.caption(inert.text(line))
+                              "their unanswered items to the next participants", type=["csv"], key=key)
+    if export is not None:
+        st.button("Apply the statuses", key=f"prolific-apply-{study.id}", on_click=apply_prolific_statuses,
+                  args=(study.id, key))
+    if (outcome := st.session_state.pop(f"prolific-outcome-{study.id}", None)) is not None:
+        error, lines = outcome
+        if error:
+            st.error(inert.text(lines[0]))
+        else:
+            st.success(inert.text(lines[-1]))
+            for line in lines[:-1]:
+                st.caption(inert.text(line))
+
+
+def apply_prolific_statuses(study_id: int, upload_key: str) -> None:
+    """The ``on_click`` of "Apply the statuses": applied before the page runs, so the counts and
+    tables that run draws include them; the outcome is shown under the button."""
+    export = st.session_state.get(upload_key)
+    if export is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / export.name   # under its own name, so errors name the file
+        path.write_bytes(export.getvalue())
+        try:
+            rows = prolific.read_statuses(path)
+            report = prolific.apply_statuses(study_id, [(pid, status) for _l, pid, status in rows],
+                                             actor=actor(), source=export.name)
+        except InputError as exc:
+            outcome = (True, [str(exc).replace(str(path), export.name)])
+        else:
+            outcome = (False, report.lines())
+    st.session_state[f"prolific-outcome-{study_id}"] = outcome
 
 
 def owner_section(study) -> None:

@@ -136,6 +136,7 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
         wait_text(browser, "prolific_export.csv")
         button(browser, "Apply the statuses").click()
         wait_text(browser, "2 status(es) changed, 1 unchanged, 0 participant(s) never opened this study")
+        wait_text(browser, "Prolific — approved: 1, returned: 1, screened out: 1")   # the same run's counts
         with storage.read_session() as session:
             stored = dict(session.exec(select(Annotator.prolific_pid, Annotator.prolific_status)).all())
         assert stored == {pids[0]: "SCREENED OUT", pids[1]: "RETURNED", pids[2]: "APPROVED"}
