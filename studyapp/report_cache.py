@@ -13,6 +13,10 @@ scipy, scikit-learn or matplotlib imported (a fresh ``studyapp report`` of a 500
 Entries are written through ``StagedFolder`` (complete or absent); the newest ``KEEP`` per study
 are kept. The bootstrap intervals and permutation p-values are seeded, so a recomputation of the
 same key gives the same numbers: the cache changes when a report is computed, never what it says.
+
+When the console's dashboard sees ratings it has not seen, ``warm_in_background`` computes the
+report into the cache in a process of its own, once per state of the ratings, so that the
+download is a copy (the console's download first waits for a warm-up still running, ``wait_for_warm_up``).
 """
 
 from __future__ import annotations
