@@ -237,11 +237,11 @@ def open_backup(path: Path, name: str) -> zipfile.ZipFile:
                          "may have (STUDYAPP_MAX_BACKUP_MB)")
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError) as exc:
+    except NotImplementedError as exc:   # e.g. a zip version newer than zipfile reads
+        raise InputError(f"{name}: a zip file of a kind a studyapp backup never is ({exc})") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
         if isinstance(exc, OSError) and exc.filename is not None:
             raise
-        if isinstance(exc, NotImplementedError):
-            raise InputError(f"{name}: a zip file of a kind a studyapp backup never is ({exc})") from None
         raise InputError(f"{name}: not a zip file (a studyapp backup is one)") from None
 
 
