@@ -221,9 +221,14 @@ def _first_seen(labels: np.ndarray) -> np.ndarray:
 
 
 def _kmeans(x: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """K-Means labels; on duplicate points they may name fewer than k clusters, which
+    :func:`select_k` skips -- so scikit-learn's warning about it is not printed."""
     from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
 
-    return _first_seen(KMeans(n_clusters=k, n_init="auto", random_state=seed).fit_predict(x))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Number of distinct clusters", ConvergenceWarning)
+        return _first_seen(KMeans(n_clusters=k, n_init="auto", random_state=seed).fit_predict(x))
 
 
 def _kmeans_single_thread(x: np.ndarray, k: int, seed: int) -> np.ndarray:

@@ -174,6 +174,10 @@ REGRESSIONS = {
                                            "refused", "manifest.json: field created_at must be a string"),
     "embeddings-header-of-python-2": ("embeddings-npy", NPY_PYTHON2_HEADER, "refused", "not a .npy array"),
     "embeddings-complex": ("embeddings-npy", _npy(EMB.astype(complex) + 1j), "refused", "complex numbers"),
+    # every row the same (the run's input: 16 rows of 0.00017664): K-Means with k = 2 finds one
+    # distinct cluster and warns before the k is skipped -- the warning made the refusal two lines
+    "embeddings-all-rows-equal": ("embeddings-npy", _npy(np.full_like(EMB, 0.00017664, dtype=np.float32)),
+                                  "refused", "step 2: no k_r"),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
         "h_boxes must be a list"),
@@ -216,7 +220,7 @@ def test_the_harness_catches_a_traceback_and_a_partial_write(runner, monkeypatch
 
 @pytest.mark.parametrize("case", ["pickle-bytearray8-of-2-62-bytes", "backup-entry-unknown-compression-method",
                                   "matrix-csv-header-of-form-feeds",
-                                  "embeddings-float64-beyond-float32"])
+                                  "embeddings-float64-beyond-float32", "embeddings-all-rows-equal"])
 def test_regressions_as_real_processes(runner, tmp_path, case):
     """A sample confirmed outside the harness: the command as the user runs it."""
     from faults import expand
