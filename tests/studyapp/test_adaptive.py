@@ -67,7 +67,10 @@ def rate_next(annotator_id: int, index: int = 0):
 
 
 def test_items_retire_at_the_target_and_hard_items_get_up_to_max_raters(tmp_path):
-    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))
+    # in file order: the SEs after two annotators depend on the order they rated in (the last
+    # ratings are scored with the fit stored before them, refit_every = 3); in 1 of 40 random
+    # orders a hard item's SE was already below 0.4
+    study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path, extra='order = "fixed"\n')))
     annotators = make_annotators(study_id, 6)
     assert len(rate_until_done(annotators[0], 0)) == 12  # nobody has min_raters yet
     assert len(rate_until_done(annotators[1], 1)) == 12
