@@ -679,7 +679,7 @@ class Runner:
             tb = traceback.format_exception(exc)
             return "tracebacks", f"{type(exc).__name__}: {exc}"[:300] + " @ " + tb[-2].strip()[:200], None
         lines = err.strip().splitlines()
-        if lines and lines[-1].endswith("error: interrupted"):  # Ctrl-C / SIGTERM was for the harness
+        if lines and lines[-1].endswith(INTERRUPTED):  # Ctrl-C / SIGTERM was for the harness
             raise KeyboardInterrupt
         outcome, detail, result = "ok", "", None
         if status == 0:
@@ -776,6 +776,8 @@ def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) ->
 
 
 # CPU milliseconds per input measured on the 2-core machine (2026-11-26), to balance --workers
+# how both command lines report Ctrl-C and SIGTERM (``interruptible``): meant for the harness
+INTERRUPTED = ("error: interrupted", "error: terminated")
 CPU_MS_PER_INPUT = {"backup-zip": 33, "study-spec": 22, "ratings-csv": 11, "embeddings-npy": 10, "items-csv": 10,
                     "swig-pickle": 9, "detections-qpic": 8, "detections-jsonl": 8, "matrix-sidecar": 7,
                     "matrix-csv": 6, "matrix-npz": 6}

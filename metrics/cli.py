@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         print(one_line(f"metrics {args.command}: error: argument {flag}: {exc.problem}"), file=sys.stderr)
         return 2
     except (InputError, KeyboardInterrupt) as exc:
-        print(one_line(f"metrics {args.command}: error: {exc or 'interrupted'}"), file=sys.stderr)
+        print(one_line(f"metrics {args.command}: error: {str(exc) or 'interrupted'}"), file=sys.stderr)
         return 2
     except OSError as exc:
         print(one_line(f"metrics {args.command}: error: {os_error_message(exc)}"), file=sys.stderr)

@@ -572,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
                 check_sqlite_file(config.database_url(), must_exist=True)
             return COMMANDS[args.command](args)
     except (InputError, KeyboardInterrupt) as exc:
-        print(one_line(f"error: {exc or 'interrupted'}"), file=sys.stderr)
+        print(one_line(f"error: {str(exc) or 'interrupted'}"), file=sys.stderr)
         return 2
     except OSError as exc:
         print(one_line(f"error: {os_error_message(exc)}"), file=sys.stderr)

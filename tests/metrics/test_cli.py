@@ -63,3 +63,20 @@ def test_import_and_help_pull_in_no_heavy_library():
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("signal_error, said", [(KeyboardInterrupt(), "interrupted"),
+                                                (KeyboardInterrupt("terminated"), "terminated")])
+def test_ctrl_c_and_sigterm_end_both_command_lines_with_one_line_saying_so(monkeypatch, capsys, signal_error, said):
+    """Ctrl-C (a KeyboardInterrupt without text) used to print "error: " and nothing after it."""
+    import metrics.commands._match as match
+    from metrics import cli as metrics_cli
+    from studyapp import cli as studyapp_cli
+
+    def interrupted(*args):
+        raise signal_error
+    monkeypatch.setattr(match, "run", interrupted)
+    monkeypatch.setitem(studyapp_cli.COMMANDS, "list", interrupted)
+    assert metrics_cli.main(["match", "--verb", "ride", "--gt-verb", "ride.v.01"]) == 2
+    assert studyapp_cli.main(["list"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"metrics match: error: {said}", f"error: {said}"]

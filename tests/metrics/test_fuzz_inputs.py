@@ -218,6 +218,20 @@ def test_the_harness_catches_a_traceback_and_a_partial_write(runner, monkeypatch
     assert outcome == "partial_writes"
 
 
+@pytest.mark.parametrize("signal_error", [KeyboardInterrupt(), KeyboardInterrupt("terminated")])
+def test_ctrl_c_or_sigterm_during_a_command_stops_the_harness(runner, monkeypatch, signal_error):
+    """The commands turn Ctrl-C and SIGTERM into a one-line refusal; the harness must stop on
+    it, not count it as a refused input (SIGTERM's "terminated" once kept a run going)."""
+    import metrics.commands._mcq as mcq
+
+    def interrupted(args):
+        raise signal_error
+    monkeypatch.setattr(mcq, "run", interrupted)
+    fmt = FORMATS["crosshoi-answers"]
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(fmt, fmt.seeds[0])
+
+
 @pytest.mark.parametrize("case", ["pickle-bytearray8-of-2-62-bytes", "backup-entry-unknown-compression-method",
                                   "matrix-csv-header-of-form-feeds",
                                   "embeddings-float64-beyond-float32", "embeddings-all-rows-equal"])
