@@ -775,9 +775,9 @@ def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) ->
     return counts
 
 
-# CPU milliseconds per input measured on the 2-core machine (2026-11-26), to balance --workers
 # how both command lines report Ctrl-C and SIGTERM (``interruptible``): meant for the harness
 INTERRUPTED = ("error: interrupted", "error: terminated")
+# CPU milliseconds per input measured on the 2-core machine (2026-11-26), to balance --workers
 CPU_MS_PER_INPUT = {"backup-zip": 33, "study-spec": 22, "ratings-csv": 11, "embeddings-npy": 10, "items-csv": 10,
                     "swig-pickle": 9, "detections-qpic": 8, "detections-jsonl": 8, "matrix-sidecar": 7,
                     "matrix-csv": 6, "matrix-npz": 6}
