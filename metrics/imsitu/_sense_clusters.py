@@ -113,7 +113,7 @@ def read_nodes(embeddings_path, nodes_path) -> Nodes:
         raise InputError(f"{nodes_path}: {len(verbs)} rows but {embeddings_path} has {len(x)} embeddings")
     finite = np.isfinite(x).all(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):  # rows with inf / NaN: refused as not finite
-        zero = np.linalg.norm(x, axis=1) == 0
+        zero = np.linalg.norm(x.astype(np.float64), axis=1) == 0   # float32's norm of 1e-45s is 0
     bad = np.flatnonzero(~finite | zero)
     if len(bad):
         row = int(bad[0])

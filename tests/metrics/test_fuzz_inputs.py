@@ -178,6 +178,9 @@ REGRESSIONS = {
     # distinct cluster and warns before the k is skipped -- the warning made the refusal two lines
     "embeddings-all-rows-equal": ("embeddings-npy", _npy(np.full_like(EMB, 0.00017664, dtype=np.float32)),
                                   "refused", "step 2: no k_r"),
+    # float32 denormals (1e-45): their float32 norm underflows to 0 and the rows were refused as
+    # "all zeros"; cosine clustering only needs their direction, which float64 keeps
+    "embeddings-denormal-rows": ("embeddings-npy", _npy((np.sign(EMB) * 1e-45).astype(np.float32)), "ok", ""),
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
         "h_boxes must be a list"),
