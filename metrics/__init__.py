@@ -47,9 +47,10 @@ _LAZY = {
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration", "PPIRecalibration"), "api"),
     "AgreementReport": "study._agreement",
     # prediction-powered inference (LLM ratings of every item + human ratings of a sample)
-    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight", "ppi_entries",
-                     "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
-                     "PPIEstimate"), "study._ppi"),
+    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_entries", "PPIEstimate"), "study._ppi"),
+    **dict.fromkeys(("ppi_agreement", "ppi_correlation", "ppi_weight"), "study._ppi_alignment"),
+    **dict.fromkeys(("active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty"),
+                    "study._ppi_active"),
     # inputs
     "Detections": "detection._detections", "read_detections": "detection._detections", "read_ratings": "study._agreement",
     "read_items": "study._study_items", "SimilarityMatrix": "vocab._similarity", "combine": "vocab._similarity",
