@@ -15,7 +15,7 @@ from sqlmodel import select
 from studyapp import adaptive, assignment, storage, studies
 from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.models import Assignment, Item, Rating
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.storage import read_session
 
 VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",

@@ -8,7 +8,7 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp import config, inert, studies
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes import REGISTRY
 from studyapp.ui import type_view
 from studyapp.views.console.common import actor, uploads_fit
