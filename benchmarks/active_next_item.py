@@ -55,7 +55,7 @@ def write_inputs(folder: Path, n_items: int) -> None:
 
 def run(folder: Path, active: bool, budget: int, annotators: int, per_annotator: int) -> dict:
     from studyapp import assignment, storage, studies
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     os.environ["STUDYAPP_DB"] = str(folder / f"{'active' if active else 'plain'}-{time.time_ns()}.sqlite")
     storage.dispose_all()

@@ -97,7 +97,7 @@ def build_image_pass(base_slug: str, tmp: Path) -> str:
     an invite for its first annotator (who rated 500 of its pairs); returns the token."""
     from studyapp import studies
     from studyapp.demo_images import class_images
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     with storage_session() as session:
         classes = sorted({(f["gt_verb"], f["gt_object"]) for (text,) in session.exec_driver_sql(

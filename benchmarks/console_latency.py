@@ -61,7 +61,7 @@ from benchmarks.study_report import build_study, studyapp
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "browser-pw"   # tests.browserhelpers.running_app's console password
-DASHBOARD_REFRESH_S = 10  # studyapp/views/console.py: the dashboard's timed refresh
+DASHBOARD_REFRESH_S = 10  # studyapp/views/console/dashboard.py: the dashboard's timed refresh
 SECOND = """title = "Second study"
 study_type = "hoi_similarity"
 slug = "second"

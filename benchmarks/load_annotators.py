@@ -58,7 +58,7 @@ def build_study(folder: Path, n_items: int, raters: int, per_annotator: int,
     """A hoi_similarity study (items CSV + spec, as a researcher would create it) and one
     invite token per annotator. Uses the app's database (DATABASE_URL / STUDYAPP_DB)."""
     from studyapp import studies
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     rows = ["item_id,gt_verb,gt_object,pred_verb,pred_object"]
     for k in range(n_items):

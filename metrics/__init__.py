@@ -6,9 +6,10 @@ shoe_map``). Module layout, one rule: every package (``metrics.core``, ``metrics
 re-exports, in ``__all__``, the names a user or a plugin author needs (the Diag-HOI error base
 classes in ``metrics.diagnosis``, the dataset plugin interface ``Dataset`` in ``metrics.datasets``);
 every module of a package is private and named ``_name.py`` (``metrics/detection/_scoring.py``),
-an implementation detail that may change. Besides the packages, only ``metrics.api`` (the
-functions behind ``__all__``), ``metrics.cli`` and ``python -m metrics`` are public. Code outside
-the package imports public names only (tests/studyapp/test_layering.py holds ``studyapp`` to it).
+an implementation detail that may change. The package ``metrics.api`` holds the functions behind
+``__all__``; besides the packages, only ``metrics.cli`` and ``python -m metrics`` are public. Code
+outside the package imports public names only (tests/studyapp/test_layering.py holds ``studyapp``
+to it).
 
 Naming convention: a function is named for what it computes (``shoe_map``,
 ``krippendorff_alpha``) or reads (``read_detections``), in snake_case, and a class for what it
@@ -47,9 +48,10 @@ _LAZY = {
                      "SenseAccuracy", "PairwiseAgreement", "WTuning", "Recalibration", "PPIRecalibration"), "api"),
     "AgreementReport": "study._agreement",
     # prediction-powered inference (LLM ratings of every item + human ratings of a sample)
-    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_agreement", "ppi_correlation", "ppi_weight", "ppi_entries",
-                     "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
-                     "PPIEstimate"), "study._ppi"),
+    **dict.fromkeys(("ppi_mean", "ppi_mean_by_group", "ppi_entries", "PPIEstimate"), "study._ppi"),
+    **dict.fromkeys(("ppi_agreement", "ppi_correlation", "ppi_weight"), "study._ppi_alignment"),
+    **dict.fromkeys(("active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty"),
+                    "study._ppi_active"),
     # inputs
     "Detections": "detection._detections", "read_detections": "detection._detections", "read_ratings": "study._agreement",
     "read_items": "study._study_items", "SimilarityMatrix": "vocab._similarity", "combine": "vocab._similarity",

@@ -13,6 +13,6 @@ from studyapp.overview import PROJECT_NAME
 st.set_page_config(page_title=PROJECT_NAME, layout="wide")
 VIEWS = Path(__file__).resolve().parent / "views"
 page = st.navigation([st.Page(VIEWS / "annotate.py", title="Study", default=True),
-                      st.Page(VIEWS / "console.py", title="Console", url_path="console")],
+                      st.Page(VIEWS / "console" / "console.py", title="Console", url_path="console")],
                      position="hidden")
 page.run()

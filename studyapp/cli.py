@@ -185,8 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_image_parsers(sub)
     _add_matrix_parsers(sub)
 
-    from . import ops
-    ops.add_parsers(sub)  # health, backup, restore
+    from . import database_commands
+    database_commands.add_parsers(sub)  # health, backup, restore
 
     _add_account_parsers(sub)
     sub.add_parser("list", help="list the studies")
@@ -230,7 +230,7 @@ def streamlit_command(port: int, address: str) -> list[str]:
 
 
 def cmd_create(args) -> int:
-    from .specs import load_spec
+    from .spec_files import load_spec
     from .studies import create_study
 
     spec = load_spec(args.spec)
@@ -449,7 +449,7 @@ def cmd_check_images(args) -> int:
     from .studytypes import get_type
 
     if args.target.endswith(".toml") or Path(args.target).is_file():
-        from .specs import load_spec
+        from .spec_files import load_spec
         spec = load_spec(args.target)
         study_type, fields = get_type(spec.study_type), [item.fields for item in spec.items]
     else:
@@ -555,8 +555,8 @@ COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "o
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import ops
-    COMMANDS.update(ops.COMMANDS)
+    from . import database_commands
+    COMMANDS.update(database_commands.COMMANDS)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ from sqlmodel import select
 
 from . import config
 from .models import Study
-from .specs import load_spec
+from .spec_files import load_spec
 from .storage import read_session
 from .studies import Invite, create_study, invite
 

@@ -22,7 +22,7 @@ import threading
 PRELOADED = (
     "studyapp.accounts", "studyapp.assignment", "studyapp.charts", "studyapp.dashboard",
     "studyapp.exports", "studyapp.matrix_versions", "studyapp.overview", "studyapp.prolific",
-    "studyapp.report_cache", "studyapp.scoring", "studyapp.specs", "studyapp.studies",
+    "studyapp.report_cache", "studyapp.scoring", "studyapp.spec_files", "studyapp.studies",
     "studyapp.study_spec", "studyapp.studytypes", "metrics.study:reliability_frame", "metrics.study:compare_lines",
 )
 

@@ -1,4 +1,4 @@
-"""A validated study spec and its items, as stored with the study (``studyapp.specs`` reads
+"""A validated study spec and its items, as stored with the study (``studyapp.spec_files`` reads
 them from a spec file)."""
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def build_world(root: Path) -> Path:
     env.pop("DATABASE_URL", None)
     script = f"""
 from studyapp import assignment, studies, storage, backup
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 study = studies.create_study(load_spec({str(root / 'study.toml')!r}))
 (alice,) = studies.invite(study, 0, ["alice"])
 annotator = assignment.resolve_token(alice.token)

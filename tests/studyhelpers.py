@@ -15,7 +15,7 @@ from sqlmodel import select
 from studyapp import adaptive, assignment, storage, studies
 from studyapp.demo_images import class_images, crosshoi_scenes
 from studyapp.models import Assignment, Item, Rating
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.storage import read_session
 
 VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",
@@ -99,7 +99,7 @@ def console_page(password: str | None = None, *, account: str | None = None, tab
     at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
     for key, value in params.items():
         at.query_params[key] = value
-    at.switch_page("views/console.py").run()
+    at.switch_page("views/console/console.py").run()
     if password is not None:
         if account is not None:
             at.text_input(key="signin-account").input(account)

@@ -330,7 +330,7 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
     """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
     it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
     from studyhelpers import earlier_study, image_spec, invite_same
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     earlier_study(tmp_path)
     study = studies.create_study(load_spec(image_spec(tmp_path)))
@@ -378,7 +378,7 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
     """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
     revises; reload resumes; six items finish the study. Stored marks are checked per item."""
     from studyhelpers import write_imsitu_study as write_study
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
@@ -453,7 +453,7 @@ def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
 def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, monkeypatch):
     """Issue 15: SHOE's 500 pairs from its own file — glosses and the prediction's lemma on
     screen, a key press stored for the pair that was shown."""
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
     study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:

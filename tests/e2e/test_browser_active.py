@@ -17,7 +17,7 @@ from sqlmodel import select
 
 from studyapp import storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import write_items
 from test_browser import WAIT_S, browser, button, running_app, wait_text  # noqa: F401
 from test_browser_adaptive import rate_in_browser, wait_for_server_refits

@@ -16,7 +16,7 @@ from sqlmodel import select
 
 from studyapp import adaptive, storage, studies
 from studyapp.models import Assignment, Item, Study
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.study_spec import spec_of
 from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
 from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401

@@ -16,7 +16,7 @@ from sqlmodel import select
 from metrics import hico
 from studyapp import exports, storage, studies
 from studyapp.models import Assignment, Event, Item, Rating
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
 from test_browser import (browser, button, choose, press, ratings, running_app, start, start_in_two_tabs,  # noqa: F401
                           wait_idle, wait_ratings, wait_text)

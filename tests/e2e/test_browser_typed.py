@@ -27,7 +27,7 @@ from sqlmodel import select
 
 from studyapp import storage, studies
 from studyapp.models import Event, Rating
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import make_study
 from test_browser import (browser, button, press, ratings, running_app, start,  # noqa: F401
                           wait_idle, wait_ratings, wait_text)

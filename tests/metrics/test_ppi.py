@@ -13,8 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 import metrics
 from metrics import InputError, ParameterError
-from metrics.study._ppi import (active_ppi_mean, active_probabilities, active_selection, ensemble_uncertainty,
-                               ppi_agreement, ppi_correlation, ppi_mean, ppi_mean_by_group, ppi_weight)
+from metrics.study._ppi import ppi_mean, ppi_mean_by_group
+from metrics.study._ppi_active import active_ppi_mean, active_probabilities, active_selection, ensemble_uncertainty
+from metrics.study._ppi_alignment import ppi_agreement, ppi_correlation, ppi_weight
 from metrics.study._tuning import optimal_w
 from reference import ppi_py_mean
 
@@ -333,4 +334,4 @@ def test_public_api_names():
                  "active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty",
                  "PPIEstimate"):
         assert name in metrics.__all__
-        assert getattr(metrics, name) is getattr(__import__("metrics.study._ppi", fromlist=[name]), name)
+        assert getattr(metrics, name) is getattr(metrics.study, name)

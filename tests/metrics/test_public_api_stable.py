@@ -308,7 +308,7 @@ def test_the_namesake_finder_finds_a_planted_one(monkeypatch):
 def test_every_package_exports_what_its_all_names():
     """Each package of ``metrics`` is a public face: every name of its ``__all__`` resolves (from
     its private module, on first use) and ``dir()`` lists it; no module but a package's
-    ``__init__``, ``api``, ``cli`` and ``__main__`` is public."""
+    ``__init__``, ``cli`` and ``__main__`` is public."""
     packages = [metrics] + [m for m in metrics_modules() if hasattr(m, "__path__")]
     assert len(packages) >= 15
     for package in packages:
@@ -317,4 +317,4 @@ def test_every_package_exports_what_its_all_names():
             assert getattr(package, name) is not None, (package.__name__, name)
     public = [m.__name__ for m in metrics_modules()
               if not hasattr(m, "__path__") and not m.__name__.rpartition(".")[2].startswith("_")]
-    assert public == ["metrics.api", "metrics.cli"], public
+    assert public == ["metrics.cli"], public

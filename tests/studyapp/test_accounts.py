@@ -13,7 +13,7 @@ from metrics import InputError
 from studyapp import accounts, auth, exports, storage, studies
 from studyapp.accounts import Actor
 from studyapp.models import Annotator, Event, Researcher, Study
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import signed_in, write_spec
 
 ALICE, BOB, VIEW = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")

@@ -14,7 +14,7 @@ from studyapp.analysis import analyse_study, write_report_folder
 from studyapp.dashboard import study_dashboard
 from studyapp.models import Annotator, Event, Item, Study
 from studyapp.ppi_estimates import ppi_estimates
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
 pytestmark = pytest.mark.usefixtures("db_backend")

@@ -18,7 +18,7 @@ from metrics.study._rater_model import fit_rater_model
 from studyapp import adaptive, assignment, cli, storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item, Study
 from studyapp.simulate import simulate_study
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.study_spec import spec_of
 from studyhelpers import (EASY, HARD_BASE, answer, make_annotators, rate_until_done, ratings_of,
                           ratings_per_item, write_adaptive_spec)

@@ -275,7 +275,7 @@ def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
 
 
 def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
     from studyhelpers import write_spec
     cases = [(["p1,ride,horse,feed,horse,,"], r"practice\.csv line 2: a practice item needs an 'expected'"),
              (["p1,ride,horse,feed,horse,7,"], r"practice\.csv: item 'p1': expected .*7"),

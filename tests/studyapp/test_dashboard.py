@@ -214,7 +214,7 @@ def with_image_study(tmp_path):
     from studyhelpers import earlier_study, image_spec, invite_same
 
     from studyapp import assignment
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     earlier_study(tmp_path)
     spec = load_spec(image_spec(tmp_path))
@@ -240,7 +240,7 @@ def test_with_image_study_shows_the_update_rate(tmp_path):
 def test_imsitu_study_says_why_before_any_mark(tmp_path):
     from studyhelpers import write_imsitu_study as write_study
 
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     studies.create_study(load_spec(write_study(tmp_path)))
     board = dashboard.study_dashboard("verbs")
@@ -272,7 +272,7 @@ def test_adaptive_study_shows_items_retired_and_ratings_saved(tmp_path):
     from studyhelpers import rate_until_done, write_adaptive_spec
 
     from studyapp.models import Item
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
 
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))   # target SE 0.4, max 4 raters
     for index, annotator_id in enumerate(make_annotators(study_id, 6)):

@@ -22,7 +22,7 @@ from projectpaths import ROOT
 from studyapp import studies
 from studyapp.cli import main as studyapp_main
 from studyapp.exports import study_tables
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes import get_type
 from studyapp.studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs
 

@@ -15,7 +15,7 @@ from metrics.study._image_update import image_update, pair_ratings
 from metrics.crosshoi._mcq import mcq_scores, parse_bench
 from studyapp import assignment, studies
 from studyapp.exports import export_study, study_tables
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
 from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study
 from test_pages import answer_bar, content_images, content_text, notices, press, progress_text

@@ -12,7 +12,7 @@ from metrics import InputError
 from metrics.imsitu._accuracy import read_examples_predictions
 from studyapp import assignment, exports, images, storage, studies
 from studyapp.models import Item, Rating
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes.imsitu_correctness import analysis
 from studyhelpers import IMSITU_PRED as PRED, IMSITU_TRUTH as TRUTH, console_page, make_annotators, open_tab
 from studyhelpers import write_imsitu_study as write_study

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from projectpaths import ROOT
 from studyhelpers import console_page, open_tab
 from studyapp import assignment, inert, studies
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")

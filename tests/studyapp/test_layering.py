@@ -30,10 +30,11 @@ from projectpaths import ROOT
 
 CORE = {"studyapp", "studyapp.config", "studyapp.models", "studyapp.migrations", "studyapp.storage",
         "studyapp.auth", "studyapp.accounts", "studyapp.inert", "studyapp.images", "studyapp.charts"}
-PLATFORM = {"studyapp.study_spec", "studyapp.specs", "studyapp.studies", "studyapp.assignment",
+PLATFORM = {"studyapp.study_spec", "studyapp.spec_files", "studyapp.spec_items", "studyapp.spec_checker",
+            "studyapp.studies", "studyapp.assignment",
             "studyapp.adaptive", "studyapp.exports", "studyapp.analysis", "studyapp.dashboard",
             "studyapp.simulate", "studyapp.matrix_versions", "studyapp.scoring", "studyapp.overview",
-            "studyapp.backup", "studyapp.ops", "studyapp.demo", "studyapp.demo_images",
+            "studyapp.backup", "studyapp.database_commands", "studyapp.demo", "studyapp.demo_images",
             "studyapp.report_cache", "studyapp.cli", "studyapp.__main__", "studyapp.prolific",
             "studyapp.ppi_estimates"}
 VIEWS = {"studyapp.app", "studyapp.ui", "studyapp.components", "studyapp.server"}

@@ -18,7 +18,7 @@ from projectpaths import ROOT
 from studyapp import accounts, assignment, storage, studies
 from studyapp.accounts import Actor
 from studyapp.models import Annotator, Event
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import console_page, make_annotators, open_tab, signed_in, write_spec
 
 ALICE, BOB = Actor("alice", "researcher"), Actor("bob", "researcher")

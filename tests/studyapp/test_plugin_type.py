@@ -10,7 +10,7 @@ import pytest
 
 from metrics import InputError
 from studyapp import assignment, dashboard, exports, studies
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes import REGISTRY, get_type, register
 from studyhelpers import make_annotators
 

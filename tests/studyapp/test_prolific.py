@@ -14,7 +14,7 @@ from metrics import InputError
 from projectpaths import ROOT
 from studyapp import assignment, prolific, storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import console_page, write_spec
 
 CODES = ('[prolific]\ncompletion_code = "C0MPLETE"\nattention_failed_code = "ATTNFAIL"\n'

@@ -125,7 +125,7 @@ def test_import_shoe_pool_and_compare_with_the_baseline(shared_data, tmp_path):
 
 def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, monkeypatch):
     """`studyapp create studies/shoe_study.toml` makes 500 hoi_similarity items from SHOE's file."""
-    from studyapp.specs import load_spec
+    from studyapp.spec_files import load_spec
     monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "db.sqlite"))
     spec = load_spec(ROOT / "studies" / "shoe_study.toml")
     assert len(spec.items) == 500 and spec.raters_per_item == 5

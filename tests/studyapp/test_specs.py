@@ -8,7 +8,7 @@ import pytest
 from projectpaths import ROOT
 from metrics import InputError
 from studyapp import studies
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes.hoi_similarity import SHOE_SCALE
 from studyhelpers import write_items, write_spec
 

@@ -84,9 +84,10 @@ import re
 import tomllib
 from pathlib import Path
 
-from metrics import InputError, datasets
-from metrics.core import MAX_SEED, range_problem, whole_problem
+from metrics import InputError
 
+from .spec_checker import _Checker
+from .spec_items import _dataset, _items, _practice_items, with_dataset
 from .study_spec import ItemSpec, StudySpec
 from .studytypes import Scale, get_type
 from .studytypes.base import THIS_STUDY
@@ -96,65 +97,6 @@ TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
             "items", "quality", "prolific", "example", "answers", "practice", "adaptive",
             "comprehension", "llm", "active", "routing"}
-ROLES = ("main", "attention", "practice")
-
-
-class _Checker:
-    """Typed reads of a TOML table, with errors naming the file and the key."""
-
-    def __init__(self, name: str, table: dict, prefix: str = ""):
-        self.name, self.table, self.prefix = name, table, prefix
-
-    def fail(self, key: str, message: str):
-        raise InputError(f"{self.name}: key '{self.prefix}{key}' {message}")
-
-    def unknown(self, allowed: set[str]) -> None:
-        for key in self.table:
-            if key not in allowed:
-                raise InputError(f"{self.name}: unknown key '{self.prefix}{key}' "
-                                 f"(allowed: {', '.join(sorted(allowed))})")
-
-    def text(self, key: str, default=None, required: bool = False):
-        if key not in self.table:
-            if required:
-                raise InputError(f"{self.name}: missing key '{self.prefix}{key}'")
-            return default
-        value = self.table[key]
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"must be a non-empty string, got {value!r}")
-        return value
-
-    def integer(self, key: str, default: int, minimum: int):
-        value = self.table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key, f"must be a whole number, got {value!r}")
-        if value < minimum:
-            self.fail(key, f"must be at least {minimum}, got {value}")
-        if value > 2**31 - 1:
-            self.fail(key, f"is too large ({value})")
-        return value
-
-    def number(self, key: str, minimum_above: float) -> float:
-        if key not in self.table:
-            raise InputError(f"{self.name}: missing key '{self.prefix}{key}'")
-        value = self.table[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(key, f"must be a number, got {value!r}")
-        if not value > minimum_above:
-            self.fail(key, f"must be above {minimum_above}, got {value}")
-        return float(value)
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.table.get(key, default)
-        if not isinstance(value, bool):
-            self.fail(key, f"must be true or false, got {value!r}")
-        return value
-
-    def table_of(self, key: str) -> dict:
-        value = self.table.get(key, {})
-        if not isinstance(value, dict):
-            self.fail(key, f"must be a table ([{key}]), got {value!r}")
-        return value
 
 
 def load_spec(path: str | Path) -> StudySpec:
@@ -466,55 +408,6 @@ def _adaptive(top: _Checker, study_type) -> dict | None:
     return adaptive
 
 
-def _dataset(name: str, table: dict, study_type) -> str:
-    """``[items] dataset``: the registered dataset whose vocabulary the items use (HOI-pair
-    study types only; HICO-DET when absent)."""
-    if "dataset" not in table:
-        return datasets.DEFAULT
-    check = _Checker(name, table, "items.")
-    if not study_type.uses_dataset:
-        check.fail("dataset", f"does not apply to study type {study_type.name!r} (its items use "
-                              "no dataset's vocabulary)")
-    value = check.text("dataset")
-    if value not in datasets.names():
-        check.fail("dataset", f"must be one of {', '.join(datasets.names())}, got {value!r}")
-    return value
-
-
-def with_dataset(row: dict, study_type, dataset: str, where: str) -> dict:
-    """``row`` with the study's dataset for ``normalize_item``; a row that names another one
-    (an exported ``items.csv`` of a study over another dataset) is refused."""
-    if not study_type.uses_dataset:
-        return row
-    own = str(row.get("dataset") or "").strip()
-    if own and own != dataset:
-        raise InputError(f"{where}: dataset {own!r} differs from the spec's [items] dataset {dataset!r}")
-    return {**row, "dataset": dataset}
-
-
-def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: Path,
-                    taken: set[str], dataset: str = datasets.DEFAULT) -> list[ItemSpec]:
-    """``[practice] path``: items shown first, each with its expected answer and an optional
-    ``explanation`` (kept in the item's fields as ``feedback``) for the feedback after it."""
-    if not table:
-        return []
-    check = _Checker(name, table, "practice.")
-    check.unknown({"path"})
-    path = base_dir / check.text("path", required=True)
-    if not path.exists():
-        check.fail("path", f"names a file that does not exist: {path}")
-    items = read_items_csv(path, study_type, forced_role="practice", dataset=dataset)
-    for item in items:
-        where = f"{path}: item {item.key!r}"
-        if item.key in taken:
-            raise InputError(f"{where}: the item_id is also used by the study's items")
-        try:
-            item.expected = study_type.parse_response(item.expected, scale)
-        except InputError as exc:
-            raise InputError(f"{where}: expected {exc}") from None
-    return items
-
-
 def _scale(top: _Checker, default: Scale) -> Scale:
     table = top.table_of("scale")
     if not table:
@@ -533,131 +426,3 @@ def _scale(top: _Checker, default: Scale) -> Scale:
     if len(labels) != len(values):
         check.fail("labels", f"has {len(labels)} labels for {len(values)} values")
     return Scale(tuple(values), tuple(labels))
-
-
-def _check_sampler_options(check: _Checker, options: dict, study_type, base_dir: Path) -> None:
-    """Each sampler option given has its type's kind, range, or names an existing file."""
-    for key, kind in study_type.sampler_options.items():
-        if key not in options:
-            continue
-        value = options[key]
-        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            ok = True
-        if not ok:
-            check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
-        if kind is int and whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1):
-            check.fail(key, whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1))
-        if kind is float and range_problem(value, -math.inf, math.inf):
-            check.fail(key, f"must be a finite number, got {value!r}")
-        if kind is str and not (base_dir / value).exists():
-            check.fail(key, f"names a file that does not exist: {base_dir / value}")
-
-
-def _csv_items(check: _Checker, table: dict, own: set, study_type, base_dir: Path, dataset: str):
-    """``[items] source = "csv"``: the items of the file ``path``."""
-    check.unknown({*own, "path"})
-    rel = check.text("path", required=True)
-    path = base_dir / rel
-    if not path.exists():
-        check.fail("path", f"names a file that does not exist: {path}")
-    given = {"dataset": dataset} if "dataset" in table else {}
-    return (read_items_csv(path, study_type, dataset=dataset),
-            {"source": "csv", "path": rel, **given}, "")
-
-
-def _sampled_items(name: str, check: _Checker, table: dict, own: set, study_type, base_dir: Path,
-                   dataset: str):
-    """``[items] source = "sampler"``: the items the study type's sampler draws."""
-    options = {k: v for k, v in table.items() if k != "source"}
-    check.unknown({*own, *study_type.sampler_options})
-    _check_sampler_options(check, options, study_type, base_dir)
-    from .exports import study_tables  # what a type that repeats an earlier study reads
-
-    try:
-        frame, report = study_type.sample_items(options, base_dir, study_tables)
-    except InputError as exc:   # a sampler's complaint: name the spec (and the key)
-        raise _sampler_error(exc, name, base_dir) from None
-    items = []
-    for row in frame.to_dict("records"):
-        where = f"{name}: sampled item {row['item_id']}"
-        items.append(ItemSpec(str(row["item_id"]), "main", study_type.normalize_item(
-            with_dataset(row, study_type, dataset, where), where)))
-    return items, {"source": "sampler", **options}, report
-
-
-def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = datasets.DEFAULT):
-    check = _Checker(name, table, "items.")
-    source = check.text("source", required=True)
-    own = {"source", "dataset"} if study_type.uses_dataset else {"source"}
-    if source == "csv":
-        return _csv_items(check, table, own, study_type, base_dir, dataset)
-    if source == "sampler":
-        return _sampled_items(name, check, table, own, study_type, base_dir, dataset)
-    check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
-
-
-def _sampler_error(exc: InputError, name: str, base_dir: Path) -> InputError:
-    """A sampler's refusal with the spec file in front (``new.toml: [items] n must be at least
-    1, got 0``); one that names a file of the spec's folder is kept as it is."""
-    text = str(exc)
-    if text.startswith(name) or (str(base_dir) != "." and str(base_dir) in text):
-        return exc
-    return InputError(f"{name}: {text}" if text.startswith(("key '", "[items]")) else f"{name}: [items] {text}")
-
-
-def _item_key(row: dict, line: int, where: str, numbered, seen: set) -> str:
-    """The row's item_id (or, for a layout without one, its number), non-empty, short and new."""
-    key = (row.get("item_id") or "").strip() or (f"{numbered}{line - 1:04d}" if numbered else "")
-    if not key:
-        raise InputError(f"{where}: item_id is empty")
-    if len(key) > 64:
-        raise InputError(f"{where}: item_id is longer than 64 characters")
-    if key in seen:
-        raise InputError(f"{where}: duplicate item_id {key!r}")
-    return key
-
-
-def _item_role(row: dict, where: str, forced_role: str | None) -> tuple[str, str | None]:
-    """The row's role and expected response (required for attention and practice items)."""
-    role = forced_role or (row.get("role") or "main").strip()
-    if role not in ROLES or (role == "practice" and not forced_role):
-        raise InputError(f"{where}: role {role!r} is not one of main, attention "
-                         "(practice items go in the [practice] file)")
-    expected = (row.get("expected") or "").strip() or None
-    if role in ("attention", "practice") and expected is None:
-        article = "an" if role == "attention" else "a"
-        raise InputError(f"{where}: {article} {role} item needs an 'expected' response")
-    return role, expected
-
-
-def read_items_csv(path: Path, study_type, forced_role: str | None = None,
-                   dataset: str = datasets.DEFAULT) -> list[ItemSpec]:
-    """Items from a CSV (``item_id`` + the type's fields; optional ``role``, ``expected``).
-    With ``role`` every row has that role (``practice``: ``expected`` required, an optional
-    ``explanation`` column kept as the ``feedback`` field). Labels are ``dataset``'s."""
-    from metrics.core import csv_rows, read_text
-
-    header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
-    columns = header
-    # a layout of the type without item_id (SHOE's study files): items numbered by their line
-    numbered = study_type.line_numbered_ids(columns)
-    for column in () if numbered else ("item_id", *study_type.required_fields):
-        if column not in columns:
-            raise InputError(f"{path}: missing column '{column}'")
-    items, seen = [], set()
-    for line, values in rows:
-        where = f"{path} line {line}"
-        row = dict(zip(columns, values))
-        if any("\x00" in (value or "") for value in row.values()):
-            raise InputError(f"{where}: contains a NUL byte")
-        key = _item_key(row, line, where, numbered, seen)
-        seen.add(key)
-        role, expected = _item_role(row, where, forced_role)
-        fields = study_type.normalize_item(with_dataset(row, study_type, dataset, where), where)
-        if role == "practice":
-            fields["feedback"] = (row.get("explanation") or "").strip()
-        items.append(ItemSpec(key, role, fields, expected))
-    if not items:
-        raise InputError(f"{path}: no items")
-    return items

@@ -1,4 +1,4 @@
-"""Operations commands of ``python -m studyapp``: ``health``, ``backup``, ``restore``.
+"""The database commands of ``python -m studyapp``: ``health``, ``backup``, ``restore``.
 
 They act on the app's database (``DATABASE_URL``, else the SQLite file ``STUDYAPP_DB``) unless
 ``--url`` names another. Bad input or an unusable database ends as one line on stderr.

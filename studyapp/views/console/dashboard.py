@@ -1,0 +1,141 @@
+"""A study's live dashboard and its Details (tables and charts), refreshed on a timer, and the
+report download."""
+
+import streamlit as st
+
+from metrics import InputError
+from metrics.study import reliability_frame
+from studyapp import charts, dashboard, inert, report_cache
+from studyapp.studytypes import get_type
+from studyapp.views.console.common import log_download, open_tab, session_alive
+
+
+DASHBOARD_REFRESH_S = 10
+
+
+def dashboard_tab(study) -> None:
+    st.caption(f"Live: refreshed every {DASHBOARD_REFRESH_S} s and recomputed when ratings arrive "
+               f"(intervals from {dashboard.LIVE_RESAMPLES} bootstrap resamples; the downloadable "
+               "report uses 1,000). Tables and charts: the **Details** tab.")
+    dashboard_view(study.slug, study.study_type)
+
+
+def details_tab(study) -> None:
+    st.caption(f"Live: refreshed every {DASHBOARD_REFRESH_S} s, as the dashboard.")
+    details_view(study.slug)
+
+
+def live_board(slug: str) -> dashboard.Dashboard | None:
+    """The study's dashboard for a timed refresh (which does not keep the session alive), or
+    None after its one-line error."""
+    session_alive(touch=False)
+    try:
+        return dashboard.study_dashboard(slug)
+    except InputError as exc:
+        st.error(inert.text(exc))
+        return None
+
+
+@st.fragment(run_every=DASHBOARD_REFRESH_S)
+def dashboard_view(slug: str, study_type: str) -> None:
+    """The headline figures, what is not shown yet and why, and each analysis' summary: what a
+    sign-in or reload lands on, so it stays a few elements (the tables and charts, most of the
+    browser's drawing time, are under Details)."""
+    if (board := live_board(slug)) is None:
+        return
+    p = board.progress
+    cols = st.columns(4)
+    cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
+    cols[1].metric("Annotators", len(p["annotators"]))
+    if board.agreement:
+        for column, key, label in ((cols[2], "alpha", f"Krippendorff's α ({board.agreement['level']})"),
+                                   (cols[3], "eq13", "Mean agreement (Eq. 13)")):
+            value, ci = board.agreement[key]
+            column.metric(label, f"{value:.3f}", help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f}" if ci else None)
+            column.caption(f"95% interval {ci[0]:.3f}–{ci[1]:.3f}" if ci else "")
+        st.caption(f"Mean quadratic weighted κ {board.agreement['qwk'][0]:.3f} (no interval); "
+                   f"{board.agreement['n_ratings']} ratings of {board.agreement['n_items']} items by "
+                   f"{board.agreement['n_annotators']} annotators.")
+    for name, reason in board.unavailable.items():
+        st.info(f"{name.replace('_', ' ').capitalize()}: not shown yet — {inert.text(reason)}.")
+    if board.adaptive:
+        a = board.adaptive
+        st.markdown("**Adaptive collection** — " + ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in a.items()
+                                                               if not isinstance(v, (dict, list))))
+    for section in board.sections:
+        st.markdown(f"**{inert.text(section.title)}**")
+        if section.text:
+            st.caption(inert.text(section.text))
+    if not get_type(study_type).custom_response and board.agreement:
+        report_cache.warm_in_background(slug, board.fingerprint)
+        st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
+                           lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
+                           on_click=log_download, args=("report.html",), kwargs={"slug": slug})
+
+
+@st.fragment(run_every=DASHBOARD_REFRESH_S)
+def details_view(slug: str) -> None:
+    """The dashboard's tables and charts in three groups, one drawn at a time: agreement
+    (annotators, agreement over time, pairwise heatmaps, score distributions), raters
+    (reliability, the rater model) and the study type's own analyses."""
+    if (board := live_board(slug)) is None:
+        return
+    groups = [("Agreement", agreement_details), ("Raters", rater_details)]
+    if any(section.tables or section.charts for section in board.sections):
+        groups.append(("Analyses", analysis_details))
+    open_tab(groups, "details-view", board)
+
+
+def agreement_details(board: dashboard.Dashboard) -> None:
+    st.markdown("**Annotators** (median seconds per item, attention checks passed)")
+    st.dataframe(board.annotators, hide_index=True)
+    if board.over_time is not None and len(board.over_time):
+        st.vega_lite_chart(board_chart(board, "over_time", lambda: charts.agreement_over_time(board.over_time)), width="stretch")
+    if board.agreement:
+        report = board.agreement["report"]
+        st.vega_lite_chart(board_chart(board, "spearman", lambda: charts.heatmap(report.spearman, "Pairwise Spearman ρ")))
+        st.vega_lite_chart(board_chart(board, "qwk", lambda: charts.heatmap(report.qwk, "Pairwise quadratic weighted κ")))
+        st.vega_lite_chart(board_chart(board, "distributions", lambda: charts.score_distributions(report.distributions)),
+                           width="stretch")
+
+
+def rater_details(board: dashboard.Dashboard) -> None:
+    if board.reliability:
+        st.markdown("**Reliability** (bootstrap intervals over items)")
+        st.dataframe(reliability_frame(board.reliability), hide_index=True)
+    if board.rater_model is not None:
+        model = board.rater_model
+        st.vega_lite_chart(board_chart(board, "model_scores", lambda: charts.model_scores(model.items, model.scale)),
+                           width="stretch")
+        st.vega_lite_chart(board_chart(board, "raters", lambda: charts.rater_chart(model.raters)), width="stretch")
+    if not board.reliability and board.rater_model is None:
+        st.caption("No reliability table or rater model yet: see the Dashboard tab for why.")
+
+
+def analysis_details(board: dashboard.Dashboard) -> None:
+    for section in board.sections:
+        if not section.tables and not section.charts:
+            continue
+        st.markdown(f"**{inert.text(section.title)}**")
+        for name, table in section.tables.items():
+            st.caption(inert.text(name))
+            st.dataframe(table, hide_index=True)
+        for k, chart in enumerate(section.charts):
+            st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda: chart), width="stretch")
+
+
+def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:
+    """The Vega-Lite spec of one of the dashboard's charts, built once per state of the ratings
+    (the dashboard is kept per state; building and validating the Altair charts was a third of
+    a console rerun)."""
+    specs = board.__dict__.setdefault("vega_specs", {})
+    if name not in specs:
+        specs[name] = build().to_dict()
+    return specs[name]
+
+
+def report_bytes(slug: str) -> bytes:
+    """The report for the download: once the study's warm-up (if any) has finished, from the
+    cache when it holds the current ratings' report, else computed now."""
+    report_cache.wait_for_warm_up(slug)
+    return report_cache.report_html(slug)
