@@ -20,12 +20,23 @@ TOY_MODULE = '''
 import pandas as pd
 
 from metrics import InputError
-from studyapp.studytypes import Scale, StudyType
+from studyapp.studytypes import Scale, StudyType, StudyView
+
+
+def render_item(fields):
+    import streamlit as st
+
+    st.markdown(f"Number: **{fields['number']}**")
+
+
+def item_content(fields):
+    return [["p", {}, "Number: ", ["strong", {}, str(fields["number"])]]]
 
 
 class Parity(StudyType):
     name = "parity"
     title = "Parity of a number"
+    view = StudyView(render_item=render_item, item_content=item_content)
     default_scale = Scale(values=(0, 1), labels=("odd", "even"))
     required_fields = ("number",)
     sampler_options = {"n": int}
