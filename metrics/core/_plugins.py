@@ -19,9 +19,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 from metrics.core._errors import one_line
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 #: The entry-point group of each kind of plugin (``[project.entry-points."<group>"]``).
 PLUGIN_GROUPS = {
@@ -68,6 +71,8 @@ class PluginGroup:
         """Entry-point name -> registered object of every plugin that loaded (loading them on the
         first call; a call made while they load sees those loaded so far)."""
         if self._records is None:
+            from importlib.metadata import entry_points   # 20 ms: only when plugins are looked for
+
             self._records = []
             for entry in sorted(entry_points(group=self.group), key=lambda e: (e.name, e.value)):
                 self._records.append(self._load_one(entry))
