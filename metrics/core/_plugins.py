@@ -17,8 +17,9 @@ plugins`` list.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from metrics.core._errors import one_line
@@ -66,16 +67,19 @@ class PluginGroup:
         self.builtin = dict(builtin or {})
         self._records: list[PluginRecord] | None = None
         self._loaded: dict[str, object] = {}
+        self._lock = threading.RLock()   # the app's sessions are threads: one loads, the others wait
 
     def load(self) -> dict[str, object]:
         """Entry-point name -> registered object of every plugin that loaded (loading them on the
-        first call; a call made while they load sees those loaded so far)."""
-        if self._records is None:
-            from importlib.metadata import entry_points   # 20 ms: only when plugins are looked for
+        first call; a call from a plugin being loaded sees those loaded so far, a call from another
+        thread waits for all)."""
+        with self._lock:
+            if self._records is None:
+                from importlib.metadata import entry_points   # 20 ms: only when plugins are looked for
 
-            self._records = []
-            for entry in sorted(entry_points(group=self.group), key=lambda e: (e.name, e.value)):
-                self._records.append(self._load_one(entry))
+                self._records = []
+                for entry in sorted(entry_points(group=self.group), key=lambda e: (e.name, e.value)):
+                    self._records.append(self._load_one(entry))
         return self._loaded
 
     @property
@@ -98,8 +102,8 @@ class PluginGroup:
             problem = one_line(f"{type(exc).__name__}: {exc}")
             LOG.warning("%s plugin %s = %s (%s) skipped: %s", self.kind, entry.name, entry.value,
                         record.source, problem)
-            return PluginRecord(**{**asdict(record), "status": "failed", "problem": problem})
-        return PluginRecord(**{**asdict(record), "status": "loaded"})
+            return replace(record, status="failed", problem=problem)
+        return replace(record, status="loaded")
 
 
 def _source(entry: EntryPoint) -> str:

@@ -62,24 +62,35 @@ def view_of(study_type: StudyType) -> StudyView:
         if isinstance(view, str):
             module, _, attribute = view.partition(":")
             view = getattr(importlib.import_module(module), attribute, None)
-        if not isinstance(view, StudyView):
-            raise InputError(f"study type {study_type.name!r}: its view {study_type.view!r} is not a StudyView")
+        if not isinstance(view, StudyView) or _missing_hooks(study_type, view):
+            raise InputError(f"study type {study_type.name!r}: its view {study_type.view!r} is not "
+                             f"{_needs(study_type)}")
         _VIEWS[study_type] = view
     return _VIEWS[study_type]
+
+
+def _hooks(study_type: StudyType) -> list[str]:
+    return ["render_item", "item_content"] + (["response_form"] if study_type.custom_response else [])
+
+
+def _needs(study_type: StudyType) -> str:
+    return f"a StudyView ({', '.join(_hooks(study_type))})"
+
+
+def _missing_hooks(study_type: StudyType, view: StudyView) -> list[str]:
+    return [hook for hook in _hooks(study_type) if not callable(getattr(view, hook))]
 
 
 def _view_problem(study_type: StudyType) -> str:
     """Why the type's declared view cannot show its items ("" when it can, as far as is known
     without importing a view module)."""
     view = study_type.view
-    needs = "a StudyView (render_item, item_content" + (", response_form" if study_type.custom_response else "") + ")"
     if isinstance(view, StudyView):
-        hooks = ["render_item", "item_content"] + (["response_form"] if study_type.custom_response else [])
-        missing = [hook for hook in hooks if not callable(getattr(view, hook))]
-        return f"has a view without {', '.join(missing)}: give {needs}" if missing else ""
+        missing = _missing_hooks(study_type, view)
+        return f"has a view without {', '.join(missing)}: give {_needs(study_type)}" if missing else ""
     module, colon, attribute = str(view).partition(":")
     if not (colon and module and attribute.isidentifier()):
-        return f"declares no view: set view = {needs}, or 'module:ATTRIBUTE' naming one"
+        return f"declares no view: set view = {_needs(study_type)}, or 'module:ATTRIBUTE' naming one"
     try:
         found = importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
