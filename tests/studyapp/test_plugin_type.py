@@ -6,12 +6,17 @@ missing or incomplete is refused when it is registered, with the reason."""
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import re
+import subprocess
 import sys
 
 import pytest
 
 from metrics import InputError
+from metrics.detection import Detections, write_jsonl
+from projectpaths import ROOT
 from studyapp import assignment, dashboard, exports, studies
 from studyapp.spec_files import load_spec
 from studyapp.studytypes import REGISTRY, StudyView, get_type, register, view_of
@@ -166,3 +171,45 @@ def test_a_view_named_by_module_and_attribute_is_resolved_on_first_use(parity):
     finally:
         REGISTRY.pop("toy", None)
         REGISTRY.pop("toy2", None)
+
+
+BOTH_KINDS = TOY_MODULE + '''
+
+from metrics.diagnosis import ErrorType
+
+
+class LostPrediction(ErrorType):
+    name, title, section, group, priority = "lost", "Lost prediction", "toy", "false_positive", 5.5
+
+    def test(self, f):
+        return ~f.human & ~f.object
+
+    def fix(self, state, d):
+        state.keep[d.kind == self.code] = False
+'''
+
+
+def test_a_study_type_and_an_error_type_in_one_plugin_module_both_load(tmp_path):
+    """Each registry imports the module when it is first used, not while the other registry is
+    being imported (which made ``diagnose`` fail on a partially initialized module)."""
+    (tmp_path / "toyboth.py").write_text(BOTH_KINDS)
+    dist = tmp_path / "toyboth-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyboth\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[hoi_semantic_eval.study_types]\nparity = toyboth:Parity\n\n"
+                                           "[hoi_semantic_eval.diagnosis_errors]\nlost = toyboth:LostPrediction\n")
+    gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[20, 0, 30, 10]], ["ride"], ["horse"])
+    pred = Detections.from_arrays(["a"], [[200, 200, 210, 210]], [[200, 200, 210, 210]], ["ride"], ["horse"], [0.9])
+    write_jsonl(gt, tmp_path / "gt.jsonl", with_scores=False)
+    write_jsonl(pred, tmp_path / "pred.jsonl")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    diagnosed = subprocess.run([sys.executable, "-m", "metrics", "diagnose", "--gt", str(tmp_path / "gt.jsonl"),
+                                "--pred", str(tmp_path / "pred.jsonl"), "--json", str(tmp_path / "d.json")],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert diagnosed.returncode == 0 and diagnosed.stderr == "", diagnosed.stderr
+    assert json.loads((tmp_path / "d.json").read_text())["error_counts"]["lost"] == 1
+    listed = subprocess.run([sys.executable, "-m", "studyapp", "plugins"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert listed.returncode == 0 and listed.stderr == "", listed.stderr
+    loaded = {tuple(line.split()[:4]) for line in listed.stdout.splitlines()}
+    assert {("study", "type", "parity", "loaded"), ("error", "type", "lost", "loaded")} <= loaded
