@@ -56,7 +56,7 @@ _LAZY = {
     "Detections": "detection._detections", "read_detections": "detection._detections", "read_ratings": "study._agreement",
     "read_items": "study._study_items", "SimilarityMatrix": "vocab._similarity", "combine": "vocab._similarity",
     # Diag-HOI error types
-    "ErrorType": "diagnosis._core", "ERROR_REGISTRY": "diagnosis._core", "register_error_type": "diagnosis._core",
+    "ErrorType": "diagnosis.errors", "ERROR_REGISTRY": "diagnosis._registry", "register_error_type": "diagnosis._registry",
     # labels and synsets
     "candidate_synsets": "vocab._matching", "match_synset": "vocab._matching", "match_synsets": "vocab._matching",
     "resolve": "vocab._matching", "Vocabulary": "datasets._vocabulary", "hico": "datasets.hico_det._vocabulary",

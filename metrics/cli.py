@@ -53,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                     "metrics.commands._reliability"),
     "vocab": ("the WordNet synset and gloss of every verb and object label of a dataset", "metrics.commands._vocab"),
     "vcoco": ("V-COCO's official agent and role AP (vsrl_eval.py), fast", "metrics.commands._vcoco"),
+    "plugins": ("the installed datasets, error types and study types, and the plugins that failed to load",
+                "metrics.commands._plugins"),
 }
 
 

@@ -190,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_account_parsers(sub)
     sub.add_parser("list", help="list the studies")
+    sub.add_parser("plugins", help="the installed study types, datasets and error types, and the plugins "
+                                   "that failed to load")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")
     return parser
@@ -543,6 +545,15 @@ def cmd_account(args) -> int:
     return 0
 
 
+def cmd_plugins(args) -> int:
+    from metrics import ERROR_REGISTRY
+    from metrics.core import plugin_listing
+
+    from .studytypes import PLUGINS
+    print(plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins])[1])
+    return 0
+
+
 COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "owner": cmd_owner,
             "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
@@ -550,7 +561,7 @@ COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "o
             "simulate": cmd_simulate,
             "report": cmd_report, "list": cmd_list, "recalibrate": cmd_recalibrate,
             "matrices": cmd_matrices, "check-images": cmd_check_images,
-            "demo-images": cmd_demo_images,
+            "demo-images": cmd_demo_images, "plugins": cmd_plugins,
             "reset-admin-password": cmd_reset_admin_password}
 
 

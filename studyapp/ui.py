@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import os
-from types import ModuleType
 from urllib.parse import urlsplit
 
 import streamlit as st
 
 from . import config
-from .studytypes import StudyType
 
 
 def base_url() -> str:
@@ -33,9 +30,3 @@ def time_left(seconds: float) -> str:
     if minutes < 1:
         return "under a minute"
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-def type_view(study_type: StudyType) -> ModuleType:
-    """The ``view`` module of a study type's package: ``render_item``, ``response_form``, and
-    ``console_section`` where the type has a console tool (``studyapp.studytypes.base``)."""
-    return importlib.import_module(f"{type(study_type).__module__}.view")

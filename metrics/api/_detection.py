@@ -230,7 +230,7 @@ def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, m
     localization (§4.1, of ``pairs`` — first-stage pair detections — or of the predictions'
     distinct pairs) and interaction classification (§4.2); ``dataset`` as in :func:`score_detections`
     (V-COCO has no ``no_interaction`` class: §4.2's negative score is 1 − max action score). Error types:
-    :data:`metrics.diagnosis._core.ERROR_REGISTRY`.
+    :data:`metrics.diagnosis.ERROR_REGISTRY`.
 
     >>> from metrics.detection._detections import Detections
     >>> gt = Detections.from_arrays(["a"], [[0, 0, 10, 10]], [[10, 10, 20, 20]], ["ride"], ["horse"])

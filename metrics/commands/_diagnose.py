@@ -68,7 +68,7 @@ def _read_inputs(args):
     """
     with ThreadPoolExecutor(max_workers=2) as pool:
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
-        from metrics.diagnosis._core import ERROR_REGISTRY
+        from metrics.diagnosis._registry import ERROR_REGISTRY
         gt, first_pred = (f.result() for f in files)
     return gt, first_pred, ERROR_REGISTRY
 

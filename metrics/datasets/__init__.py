@@ -3,7 +3,8 @@ subsets, its WordNet-baseline matrices and, where the dataset has one, its offic
 
 A dataset package defines ``DATASET = Dataset(...)``. The built-in ones are listed in
 :data:`BUILTIN` (one line each); a third-party package adds one through the entry-point group
-``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``).
+``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``, the name being the dataset's),
+loaded on first use by :data:`PLUGINS` (:mod:`metrics.core._plugins`: a broken one is skipped).
 
 >>> get("hico-det").title
 'HICO-DET'
@@ -19,14 +20,14 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
 from metrics._lazy import lazy_exports
+from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup
 
 DEFAULT = "hico-det"
-ENTRY_POINT_GROUP = "hoi_semantic_eval.datasets"
+ENTRY_POINT_GROUP = PLUGIN_GROUPS["dataset"]
 BUILTIN = {
     "hico-det": "metrics.datasets.hico_det",
     "vcoco": "metrics.datasets.vcoco",
@@ -53,7 +54,7 @@ class Dataset:
 
 def names() -> list[str]:
     """The names ``--dataset`` and ``[items] dataset`` accept, built-in ones first."""
-    return list(dict.fromkeys([*BUILTIN, *_plugins()]))
+    return [*BUILTIN, *PLUGINS.load()]
 
 
 def get(name: str | None = None) -> Dataset:
@@ -61,10 +62,11 @@ def get(name: str | None = None) -> Dataset:
     from metrics.core._validation import ParameterError
 
     name = DEFAULT if name is None else name
-    module = BUILTIN.get(name) or _plugins().get(name)
-    if module is None:
+    if name in BUILTIN:
+        return _load(BUILTIN[name])
+    if (dataset := PLUGINS.load().get(name)) is None:
         raise ParameterError("dataset", f"must be one of {', '.join(names())}, got {name!r}")
-    return _load(module)
+    return dataset
 
 
 def load_vocabulary(name: str | None = None):
@@ -73,15 +75,21 @@ def load_vocabulary(name: str | None = None):
 
 
 @lru_cache(maxsize=None)
-def _load(target: str) -> Dataset:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute or "DATASET")
+def _load(module: str) -> Dataset:
+    return importlib.import_module(module).DATASET
 
 
-@lru_cache(maxsize=1)
-def _plugins() -> dict[str, str]:
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+def _add_plugin(dataset: object, name: str) -> Dataset:
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{type(dataset).__name__} is not a metrics.datasets.Dataset")
+    if name in BUILTIN or dataset.name != name:
+        raise ValueError(f"the entry point's name must be the dataset's own, {dataset.name!r}, and not a "
+                         f"built-in one ({', '.join(BUILTIN)})")
+    return dataset
 
+
+#: Datasets from other packages, loaded on the first :func:`names` or :func:`get` of a name not built in.
+PLUGINS = PluginGroup(ENTRY_POINT_GROUP, kind="dataset", add=_add_plugin, builtin=BUILTIN)
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})
-__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "Dataset", "get", "load_vocabulary", "names", *_lazy]
+__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "PLUGINS", "Dataset", "get", "load_vocabulary", "names", *_lazy]

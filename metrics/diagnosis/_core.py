@@ -88,8 +88,8 @@ from metrics.detection._ap import sequential_greedy
 from metrics.core._segments import distinct_indices, rank_within_blocks
 from metrics.core._validation import check_choices
 
-from metrics.diagnosis.errors import ErrorType, FixedToTruePositive  # noqa: F401 (ErrorType: the plugin API, as before)
-from metrics.diagnosis._registry import ERROR_REGISTRY, register_error_type  # noqa: F401 (idem)
+from metrics.diagnosis.errors import FixedToTruePositive
+from metrics.diagnosis._registry import ERROR_REGISTRY
 from metrics.diagnosis._scene import (SUBSETS, TRUE_POSITIVE, Edges, Flags, OracleState, Scene,
                                      _edges, prepare)
 

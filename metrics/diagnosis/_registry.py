@@ -1,8 +1,10 @@
 """The error registry: which error types a diagnosis uses and in which order (the paper's seven,
-the grouped oracles, then those added by :func:`register_error_type` or an entry point)."""
+the grouped oracles, then those of installed packages, loaded on first use, then those added by
+:func:`register_error_type`)."""
 
 from __future__ import annotations
 
+from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup, class_target
 from metrics.core._validation import check_choice
 
 from metrics.diagnosis.errors import (AssociationError, BothBoxesError, DuplicateError, ErrorType, FalseNegativeGroup,
@@ -21,8 +23,16 @@ class ErrorRegistry:
 
     def __init__(self, *error_types: ErrorType):
         self._types: list[ErrorType] = []
+        self.plugins: PluginGroup | None = None  # the entry points loaded on the first look
         for error_type in error_types:
             self.register(error_type)
+
+    @property
+    def _entries(self) -> list[ErrorType]:
+        """The error types, those of installed packages loaded on the first look."""
+        if self.plugins is not None:
+            self.plugins.load()
+        return self._types
 
     def register(self, error_type: ErrorType) -> ErrorType:
         """Add an error type (after the others of its kind); its name must be new."""
@@ -34,7 +44,7 @@ class ErrorRegistry:
 
     def unregister(self, name: str) -> None:
         """Remove the error type called ``name``."""
-        self._types.remove(self[name])
+        self._entries.remove(self[name])
         self._number_prediction_kinds()
 
     def _number_prediction_kinds(self) -> None:
@@ -42,16 +52,16 @@ class ErrorRegistry:
             error_type.code = self.prediction_kinds.index(error_type.name)
 
     def __getitem__(self, name: str) -> ErrorType:
-        return next(e for e in self._types if e.name == check_choice("oracles", name, self.oracles))
+        return next(e for e in self._entries if e.name == check_choice("oracles", name, self.oracles))
 
     @property
     def errors(self) -> tuple[ErrorType, ...]:
         """The error types (single oracles), in the paper's order."""
-        return tuple(e for e in self._types if not isinstance(e, GroupedOracle))
+        return tuple(e for e in self._entries if not isinstance(e, GroupedOracle))
 
     @property
     def grouped(self) -> tuple[ErrorType, ...]:
-        return tuple(e for e in self._types if isinstance(e, GroupedOracle))
+        return tuple(e for e in self._entries if isinstance(e, GroupedOracle))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -80,6 +90,17 @@ class ErrorRegistry:
                 + tuple(e for e in self.errors if e.priority is None) + self.grouped)
 
 
+def _add_plugin(error_class: object, name: str) -> ErrorType:
+    """Register an instance of an entry point's error type class."""
+    if not (isinstance(error_class, type) and issubclass(error_class, ErrorType)):
+        raise TypeError(f"{error_class!r} is not a subclass of metrics.diagnosis.ErrorType")
+    return ERROR_REGISTRY.register(error_class())
+
+
+#: Error types from other packages: ``[project.entry-points."hoi_semantic_eval.diagnosis_errors"]
+#: name = "package.module:ErrorClass"``, registered after the paper's on the registry's first use.
+ENTRY_POINT_GROUP = PLUGIN_GROUPS["error type"]
+
 #: The registry: one line per error type (the seven of the paper, then the grouped oracles).
 ERROR_REGISTRY = ErrorRegistry(
     HumanBoxError(),
@@ -92,18 +113,6 @@ ERROR_REGISTRY = ErrorRegistry(
     FalsePositiveGroup(),
     FalseNegativeGroup(),
 )
+ERROR_REGISTRY.plugins = PluginGroup(ENTRY_POINT_GROUP, kind="error type", add=_add_plugin,
+                                     builtin={e.name: class_target(e) for e in ERROR_REGISTRY.errors + ERROR_REGISTRY.grouped})
 register_error_type = ERROR_REGISTRY.register
-
-#: Error types from other packages: ``[project.entry-points."hoi_semantic_eval.diagnosis_errors"]
-#: name = "package.module:ErrorClass"``, registered after the paper's.
-ENTRY_POINT_GROUP = "hoi_semantic_eval.diagnosis_errors"
-
-
-def _register_plugins() -> None:
-    from importlib.metadata import entry_points
-
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        register_error_type(ep.load()())
-
-
-_register_plugins()

@@ -6,7 +6,7 @@ and writes ``report.html`` (plots embedded), ``diagnosis.json``, one CSV per tab
 (``delta_map.csv``, ``error_counts.csv``, ``progressive.csv``, ``pair_localization.csv``,
 ``interaction_classification.csv``, ``errors_<model>.csv``) and ``delta_map.png``. Several
 models are shown side by side. The error types, their titles, paper sections and groups come
-from :data:`metrics.diagnosis._core.ERROR_REGISTRY`, so a registered new type is shown like the others.
+from :data:`metrics.diagnosis._registry.ERROR_REGISTRY`, so a registered new type is shown like the others.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.diagnosis._core import ERROR_REGISTRY, SUBSETS
+from metrics.diagnosis._registry import ERROR_REGISTRY
+from metrics.diagnosis._scene import SUBSETS
 from metrics.core._jsonio import StagedFolder, write_json
 from metrics.study._report import png_bytes, table_html, subplots, write_page
 from metrics.core._inputs import numbers

@@ -1,11 +1,11 @@
 """What every study type provides (see the registry in ``studyapp.studytypes``).
 
-A type is a package ``studyapp/studytypes/<name>/``: its ``__init__`` defines the
-:class:`StudyType` subclass (the logic hooks below, no Streamlit), further modules hold its
-sampler or importer and its analyses, and its ``view`` module shows its items with Streamlit:
-``render_item(fields)``, ``response_form(fields, current, **mount)`` for a type with
-``custom_response``, and optionally ``console_section()``, a tool of the type on the researcher
-console. Only the views import a type's ``view`` (``studyapp.ui.type_view``).
+A type is a package ``studyapp/studytypes/<name>/`` (or, from another installed package, one
+module): its :class:`StudyType` subclass holds the logic hooks below (no Streamlit), further
+modules its sampler or importer and its analyses. How its items are shown is a :class:`StudyView`,
+the type's Streamlit hooks, which the type declares in its ``view``: the view itself, or
+``"module:ATTRIBUTE"`` naming it in a module that imports Streamlit (the built-in types'
+``view`` modules define ``VIEW``). Only the views resolve it (``studyapp.studytypes.view_of``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,24 @@ class Section:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     charts: list = field(default_factory=list)
 
+@dataclass(frozen=True)
+class StudyView:
+    """How a study type's items are shown, Streamlit code that only the views call.
+
+    ``render_item(fields)`` draws an item with Streamlit (the instructions' example, the console's
+    preview); ``item_content(fields)`` gives the annotator's item screen as nodes of
+    ``studyapp.components`` (plain text, set as text); ``response_form(fields, current, **mount)``
+    draws the answer form of a type with ``custom_response`` (mounting ``components.mark_form``
+    with the page's ``mount`` arguments); ``console_section()``, where given, is a tool of the type
+    on the researcher console.
+    """
+
+    render_item: Callable[[dict], None]
+    item_content: Callable[[dict], list]
+    response_form: Callable[..., None] | None = None
+    console_section: Callable[[], None] | None = None
+
+
 THIS_STUDY = "{this study}"   # in a sampler report: replaced by the new study's slug
 
 
@@ -48,6 +66,7 @@ class StudyType(ABC):
 
     name: str = ""
     title: str = ""
+    view: StudyView | str = ""  # the StudyView, or "module:ATTRIBUTE" naming it
     default_scale: Scale
     required_fields: tuple[str, ...] = ()
     sampler_options: dict[str, type] = {}  # key in [items] -> expected type
@@ -85,8 +104,7 @@ class StudyType(ABC):
     export_columns: tuple[str, ...] = ()  # items.csv begins with these columns, in this order
 
     # Hooks of image and linked studies (defaults: none of it applies).
-    custom_response = False  # True: the type's view draws its own answer form: ``response_form(
-    # fields, current, **mount)`` mounts ``components.mark_form`` with the page's ``mount`` arguments
+    custom_response = False  # True: the view's ``response_form`` draws the answer form
 
     def image_paths(self, fields: dict) -> list[tuple[str, str]]:
         """(image root, path relative to it) of the images an item shows."""

@@ -16,10 +16,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from metrics import InputError
 from studyapp import assignment, inert, prolific, studies
 from studyapp.overview import platform_summary
-from studyapp.studytypes import get_type
+from studyapp.studytypes import get_type, view_of
 from studyapp.components import answer_bar
 from studyapp.models import CANT_JUDGE
-from studyapp.ui import base_url, time_left, type_view
+from studyapp.ui import base_url, time_left
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -108,7 +108,7 @@ def instructions(info: assignment.AnnotatorSession) -> None:
     example = info.spec.example
     if example:
         st.subheader("Example")
-        type_view(get_type(info.study_type)).render_item(example["fields"])
+        view_of(get_type(info.study_type)).render_item(example["fields"])
         if example["rating"] is not None:
             st.markdown(f"A fitting rating: **{example['rating']} — "
                         f"{inert.text(info.spec.scale.label(example['rating']))}**. "
@@ -319,7 +319,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
     if st.session_state.get("shown", (None,))[0] != task.assignment_id:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
-    view = type_view(study_type)
+    view = view_of(study_type)
     instructions_slot = st.container()  # filled last: the item screen is sent first
     screen = item_screen(info, task, view, study_type)
     current = screen.pop("current")

@@ -12,7 +12,7 @@ import pytest
 from projectpaths import ROOT
 from metrics.detection._detections import Detections, write_jsonl
 from metrics.detection._ap import class_ap
-from metrics.diagnosis._core import ERROR_REGISTRY, build_diagnosis
+from metrics.diagnosis import ERROR_REGISTRY, build_diagnosis
 from metrics.diagnosis._subtasks import interaction_classification, pair_localization
 from metrics.core._errors import InputError
 from tests.reference import pairs as reference

@@ -1,6 +1,7 @@
-"""Imports point one way (issue 17): ``metrics`` ← app core ← study-type logic ← generic
-platform ← views. Every import counts, at module level or inside a function (relative ones
-resolved), ``importlib.import_module`` / ``__import__`` of a literal name too; the imports between
+"""Imports point one way: ``metrics`` ← app core ← study-type logic ← generic platform ← views,
+and inside ``metrics`` core ← vocab / datasets ← detection ← evaluators ← diagnosis / study ← api ←
+commands. Every import counts, at module level or inside a function (relative ones resolved),
+``importlib.import_module`` / ``__import__`` of a literal name too; the imports between
 ``studyapp`` modules form no cycle, nor do those between ``metrics`` modules (a package's
 ``__init__``, which re-exports its modules, aside), and the generic platform reaches a study type
 only through the registry (``studyapp.studytypes`` and its ``base``), never a type's package.
@@ -19,11 +20,33 @@ Layers, lowest first:
 
 A new ``studyapp`` module outside ``studytypes/`` and ``views/`` has to be placed in a list
 below, so its layer is a decision.
+
+Inside ``metrics`` (:data:`METRICS_LAYERS`), lowest first:
+
+0. core: ``metrics.core`` and ``metrics._lazy`` — errors, option checks, readers, writers, the
+   plugin loader.
+1. vocab / datasets: ``metrics.vocab`` (WordNet, matching, similarity matrices), the dataset
+   registry ``metrics.datasets`` and each dataset's ``_vocabulary``.
+2. detection: ``metrics.detection`` (detections, boxes, AP, scores).
+3. evaluators: the rest of each dataset package (its official evaluation, readers) and
+   ``metrics.crosshoi``.
+4. diagnosis / study: ``metrics.diagnosis``, ``metrics.study``, ``metrics.llm``, ``metrics.imsitu``.
+5. api: ``metrics.api`` and the package's face ``metrics/__init__``.
+6. commands: ``metrics.commands``, ``metrics.cli``, ``metrics.__main__``.
+
+A module imports its own room (package, or a module listed on its own) and lower layers. A
+name imported from a package that re-exports it (``from metrics import shoe_map``) counts as an
+import of the module that defines it; a package's ``lazy_exports`` map imports each module it
+names. The rooms form no cycle. :data:`KNOWN_METRICS_EDGES` lists, with its reason, each edge
+the tree still has against this; the planted tests below show that an upward import, a lazy
+export across layers, an ``importlib`` literal and a package cycle each fail.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
+from functools import lru_cache
 from pathlib import Path
 
 from projectpaths import ROOT
@@ -41,12 +64,12 @@ VIEWS = {"studyapp.app", "studyapp.ui", "studyapp.components", "studyapp.server"
 LAYER_NAMES = ("metrics", "app core", "study-type logic", "generic platform", "views")
 
 
-def module_files() -> dict[str, tuple[Path, bool]]:
+def module_files(root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (file, is a package ``__init__``) of ``metrics`` and ``studyapp``."""
     out = {}
     for package in ("metrics", "studyapp"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
             is_package = parts[-1] == "__init__"
             out[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     return out
@@ -109,11 +132,11 @@ def layer(name: str) -> int:
     raise AssertionError(f"{name} has no layer: add it to CORE, PLATFORM or VIEWS in {__file__}")
 
 
-def project_module(name: str) -> str | None:
+def project_module(name: str, modules: dict = MODULES) -> str | None:
     """The project module an import names (the longest known prefix), or None."""
     parts = name.split(".")
     for end in range(len(parts), 0, -1):
-        if ".".join(parts[:end]) in MODULES:
+        if ".".join(parts[:end]) in modules:
             return ".".join(parts[:end])
     return None
 
@@ -219,10 +242,217 @@ def private(name: str) -> bool:
 
 
 def test_the_platform_imports_only_the_public_face_of_metrics():
-    """Issue 32: ``studyapp`` imports ``metrics`` and its packages (``metrics.study``,
+    """``studyapp`` imports ``metrics`` and its packages (``metrics.study``,
     ``metrics.core``, ...), whose ``__init__`` re-exports what the platform needs, never a
     private module (tests may)."""
     assert private("metrics.vocab._wordnet") and not private("metrics.vocab") and not private("metrics.__main__")
     offending = [f"{name} imports {target}" for name, targets in graph().items() if name.startswith("studyapp")
                  for target in sorted(targets) if target.startswith("metrics") and private(target)]
     assert not offending, "\n".join(offending)
+
+
+# ---------------------------------------------------------------------------- layers inside metrics
+#: The layers of ``metrics``, lowest first, each with its rooms: packages (with their subpackages),
+#: the modules directly in ``metrics/``, and modules that sit apart from their package's layer (a
+#: dataset package's ``_vocabulary`` is a vocabulary, the rest of the package its evaluator). A
+#: module imports its own room and lower layers only, and the rooms form no cycle.
+METRICS_LAYERS = (
+    ("core", {"metrics._lazy", "metrics.core"}),
+    ("vocab / datasets", {"metrics.vocab", "metrics.datasets", "metrics.datasets.hico_det._vocabulary",
+                          "metrics.datasets.vcoco._vocabulary", "metrics.datasets.swig_hoi._vocabulary"}),
+    ("detection", {"metrics.detection"}),
+    ("evaluators", {"metrics.datasets.hico_det", "metrics.datasets.vcoco", "metrics.datasets.swig_hoi",
+                    "metrics.crosshoi"}),
+    # imsitu aligns its criteria with human marks through the study's agreement statistics
+    ("diagnosis / study", {"metrics.diagnosis", "metrics.study", "metrics.llm", "metrics.imsitu"}),
+    ("api", {"metrics.api", "metrics"}),
+    ("commands", {"metrics.commands", "metrics.cli", "metrics.__main__"}),
+)
+#: Room -> room edges the tree still has against the layers, each with its reason. They are left
+#: out of both checks; test_the_known_metrics_edges_still_exist fails once one is gone, so that
+#: its line goes too.
+KNOWN_METRICS_EDGES = {
+    # detection scores HICO-DET through its official evaluation and reads labels with its
+    # vocabulary, while that evaluation builds on detection's AP: a package cycle until scoring
+    # reaches each dataset's evaluator through the dataset registry
+    ("metrics.detection", "metrics.datasets.hico_det"),
+}
+
+
+def room(name: str) -> str:
+    """The room of a ``metrics`` module: the longest of its names (itself, its packages) that
+    :data:`METRICS_LAYERS` lists (``metrics`` itself only for its ``__init__``)."""
+    parts = name.split(".")
+    for end in range(len(parts), 1, -1):
+        if any(".".join(parts[:end]) in members for _, members in METRICS_LAYERS):
+            return ".".join(parts[:end])
+    if name == "metrics":
+        return name
+    raise AssertionError(f"{name} has no layer: add its package to METRICS_LAYERS in {__file__}")
+
+
+def metrics_layer(name: str) -> int:
+    """The layer of a ``metrics`` module: its room's in :data:`METRICS_LAYERS`."""
+    return next(level for level, (_, members) in enumerate(METRICS_LAYERS) if room(name) in members)
+
+
+def resolve_relative(name: str, package: str) -> str:
+    """``name`` (``"._scoring"``, ``"..study._ppi"`` or absolute) as an absolute module name."""
+    dots = len(name) - len(name.lstrip("."))
+    if not dots:
+        return name
+    base = package.split(".")[:len(package.split(".")) - dots + 1]
+    return ".".join(base + [name.lstrip(".")])
+
+
+def lazy_targets(tree: ast.Module, package: str) -> dict[str, str]:
+    """Public name -> module of the ``lazy_exports(__name__, {...})`` maps of a package ``__init__``
+    (the dict written in the call or assigned to a name before it; ``**dict.fromkeys(names, m)`` too)."""
+    assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    found = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "lazy_exports" and len(node.args) > 1):
+            continue
+        mapping = assigned.get(getattr(node.args[1], "id", None), node.args[1])
+        for key, value in zip(getattr(mapping, "keys", ()), getattr(mapping, "values", ())):
+            if key is None and isinstance(value, ast.Call) and len(value.args) == 2:   # **dict.fromkeys(names, m)
+                names, value = [e.value for e in getattr(value.args[0], "elts", ())], value.args[1]
+            else:
+                names = [key.value] if isinstance(key, ast.Constant) else []
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                found.update(dict.fromkeys(names, resolve_relative("." + value.value, package)))
+    return found
+
+
+def metrics_edges(modules: dict) -> dict[str, dict[str, str]]:
+    """Module -> {imported module: how ("import", "lazy", "importlib")} of every ``metrics`` module.
+    A name imported from a package that re-exports it (``from metrics import shoe_map``) counts as
+    an import of the module that defines it; a package's lazy map imports each module it names."""
+    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, (path, _) in modules.items()
+             if name.split(".")[0] == "metrics"}
+    exports = {name: lazy_targets(tree, name) for name, tree in trees.items() if modules[name][1]}
+    for name, tree in trees.items():
+        if modules[name][1]:
+            for node in tree.body:
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    source = resolve_relative("." * node.level + node.module, name)
+                    exports[name].update({a.asname or a.name: f"{source}.{a.name}" if f"{source}.{a.name}" in modules
+                                          else source for a in node.names})
+
+    def defining(source: str, name: str, seen=()) -> str:
+        if f"{source}.{name}" in modules:
+            return f"{source}.{name}"
+        target = exports.get(source, {}).get(name)
+        if target is None or target == source or target in seen:
+            return source
+        return defining(target, name, (*seen, source)) if target in exports else target
+
+    edges = {}
+    for name, tree in trees.items():
+        package = name if modules[name][1] else name.rpartition(".")[0]
+        found = dict.fromkeys(exports.get(name, {}).values() if modules[name][1] else (), "lazy")
+        for node in ast.walk(tree):
+            if (literal := dynamic_import(node, package)) is not None:
+                found[literal] = "importlib"
+            elif isinstance(node, ast.Import):
+                found.update(dict.fromkeys((a.name for a in node.names), "import"))
+            elif isinstance(node, ast.ImportFrom):
+                source = resolve_relative("." * node.level + (node.module or ""), package).rstrip(".")
+                found.update({defining(source, a.name): "import" for a in node.names})
+        edges[name] = {target: how for t, how in found.items()
+                       if (target := project_module(t, modules)) in trees and target != name}
+    return edges
+
+
+def metrics_layer_violations(edges: dict[str, dict[str, str]]) -> list[str]:
+    """Every import (:func:`metrics_edges`) from a ``metrics`` module to a higher layer, but the known ones."""
+    out = []
+    for name, targets in edges.items():
+        for target, how in sorted(targets.items()):
+            low, high = metrics_layer(name), metrics_layer(target)
+            if high > low and (room(name), room(target)) not in KNOWN_METRICS_EDGES:
+                out.append(f"{name} ({METRICS_LAYERS[low][0]}) imports {target} ({METRICS_LAYERS[high][0]}) by {how}")
+    return out
+
+
+def metrics_package_graph(edges: dict[str, dict[str, str]]) -> dict[str, set[str]]:
+    """Room -> the other rooms its modules import, the known edges left out."""
+    rooms: dict[str, set[str]] = {}
+    for name, targets in edges.items():
+        source = room(name)
+        rooms.setdefault(source, set()).update(
+            r for t in targets if (r := room(t)) != source and (source, r) not in KNOWN_METRICS_EDGES)
+    return rooms
+
+
+@lru_cache(maxsize=1)
+def tree_edges() -> dict[str, dict[str, str]]:
+    return metrics_edges(MODULES)
+
+
+def test_every_metrics_module_has_a_layer():
+    for name in MODULES:
+        if name.split(".")[0] == "metrics":
+            metrics_layer(name)
+
+
+def test_no_metrics_import_goes_to_a_higher_layer():
+    violations = metrics_layer_violations(tree_edges())
+    assert not violations, "\n".join(violations)
+
+
+def test_metrics_packages_form_no_cycle():
+    cycle = find_cycle(metrics_package_graph(tree_edges()))
+    assert cycle is None, "package cycle: " + " -> ".join(cycle)
+
+
+def test_the_known_metrics_edges_still_exist():
+    edges = {(room(name), room(target)) for name, targets in tree_edges().items() for target in targets}
+    gone = KNOWN_METRICS_EDGES - edges
+    assert not gone, f"remove {sorted(gone)} from KNOWN_METRICS_EDGES: the tree no longer has them"
+
+
+def planted_edges(tmp_path: Path, plants: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The edges of a copy of ``metrics`` (its modules only) with ``plants`` (file -> text) appended."""
+    shutil.copytree(ROOT / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("data", "__pycache__"))
+    for file, text in plants.items():
+        path = tmp_path / file
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n" + text, encoding="utf-8")
+    return metrics_edges(module_files(tmp_path))
+
+
+PLANTED_FUNCTION = "def _planted():\n    {}\n"
+
+
+def test_a_planted_upward_import_fails(tmp_path):
+    edges = planted_edges(tmp_path, {
+        "metrics/vocab/_matching.py": PLANTED_FUNCTION.format("from metrics.detection import _ap"),
+        "metrics/core/_errors.py": PLANTED_FUNCTION.format("from metrics import shoe_map"),   # a re-exported name
+    })
+    assert metrics_layer_violations(edges) == [
+        "metrics.core._errors (core) imports metrics.api._detection (api) by import",
+        "metrics.vocab._matching (vocab / datasets) imports metrics.detection._ap (detection) by import"]
+
+
+def test_a_planted_lazy_export_across_layers_fails(tmp_path):
+    edges = planted_edges(tmp_path, {"metrics/core/__init__.py": 'lazy_exports(__name__, {"ppi_mean": ".study._ppi"})'})
+    assert metrics_layer_violations(edges) == [
+        "metrics.core (core) imports metrics.study._ppi (diagnosis / study) by lazy"]
+
+
+def test_a_planted_importlib_literal_fails(tmp_path):
+    edges = planted_edges(tmp_path, {"metrics/detection/_boxes.py": PLANTED_FUNCTION.format(
+        'import importlib; return importlib.import_module("metrics.datasets.vcoco._evaluation")')})
+    assert metrics_layer_violations(edges) == [
+        "metrics.detection._boxes (detection) imports metrics.datasets.vcoco._evaluation (evaluators) by importlib"]
+
+
+def test_a_planted_package_cycle_fails(tmp_path):
+    """``diagnosis`` imports ``study`` (its report's figures); ``study`` importing ``diagnosis`` back
+    stays within one layer, so only the cycle check catches it."""
+    edges = planted_edges(tmp_path, {"metrics/study/_agreement.py": PLANTED_FUNCTION.format(
+        "from metrics.diagnosis import _scene")})
+    assert metrics_layer_violations(edges) == []
+    assert find_cycle(metrics_package_graph(edges)) == ["metrics.diagnosis", "metrics.study", "metrics.diagnosis"]
+    assert find_cycle(metrics_package_graph(tree_edges())) is None

@@ -1,16 +1,20 @@
-"""Plugins that install (issue 32 item 1): the wheel built from a clean checkout holds every
-package of the tree, study types and datasets included (packages are found, not listed); a
-third-party package adds a study type and a Diag-HOI error type through its entry points, seen
-by the commands as processes, with no edit to the project; and `simulate` answers on the type's
-own scale (a binary toy scale failed with "response 4 is not on the scale")."""
+"""Plugins that install: the wheel built from a clean checkout holds every package of the tree,
+study types and datasets included (packages are found, not listed); a third-party package adds a
+study type and a Diag-HOI error type through its entry points, seen by the commands as processes,
+with no edit to the project; `simulate` answers on the type's own scale (a binary toy scale
+failed with "response 4 is not on the scale"); and a third-party wheel with all three kinds of
+plugin, a study type and an error type in one module, and one broken plugin works in a fresh
+virtual environment that has this project's wheel and its runtime requirements."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+import venv
 import zipfile
 
 import pytest
@@ -129,3 +133,135 @@ def test_an_installed_plugin_adds_a_diag_hoi_error_type(tmp_path):
     without = {k: v for k, v in env.items() if k != "PYTHONPATH"}
     assert run(without, *args, str(tmp_path / "without.json")).returncode == 0
     assert "lost" not in json.loads((tmp_path / "without.json").read_text())["error_counts"]
+
+
+TOY_DATASET = '''
+import pandas as pd
+
+from metrics.datasets import Dataset, Vocabulary, get
+
+HICO = get("hico-det")
+
+
+def vocabulary():
+    verbs = pd.DataFrame({"label": ["pet", "feed"], "synset": ["pet.v.01", "feed.v.02"], "note": ["", ""]})
+    hico = HICO.vocabulary()
+    return Vocabulary("toy", verbs, hico.objects, hico.classes.iloc[:0])
+
+
+DATASET = Dataset(name="toy", title="Toy", vocabulary=vocabulary, baseline_verb=HICO.baseline_path("v"),
+                  baseline_object=HICO.baseline_path("n"))
+'''
+
+THIRD_PARTY = {
+    "pyproject.toml": textwrap.dedent('''\
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "hoi-toy-plugins"
+        version = "1.0"
+
+        [project.entry-points."hoi_semantic_eval.study_types"]
+        parity = "hoi_toy_plugins.both:Parity"
+
+        [project.entry-points."hoi_semantic_eval.diagnosis_errors"]
+        lost = "hoi_toy_plugins.both:LostPrediction"
+        broken = "hoi_toy_plugins.broken:NeedsMissingPackage"
+
+        [project.entry-points."hoi_semantic_eval.datasets"]
+        toy = "hoi_toy_plugins.data:DATASET"
+
+        [tool.setuptools]
+        packages = ["hoi_toy_plugins"]
+        '''),
+    "hoi_toy_plugins/__init__.py": '"""Toy plugins of every kind for hoi-semantic-eval."""\n',
+    "hoi_toy_plugins/both.py": TOY_MODULE + ERROR_MODULE,       # a study type and an error type
+    "hoi_toy_plugins/data.py": TOY_DATASET,
+    "hoi_toy_plugins/broken.py": "import hoi_toy_missing_dependency\n",
+}
+
+
+def build_wheel(source, out):
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                            "--disable-pip-version-check", "-w", str(out), str(source)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_path):
+    source = tmp_path / "project"   # a copy: the build writes build/ and *.egg-info beside the sources
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".data", ".git", "exports", "test-artifacts", "__pycache__", "build", "*.egg-info"))
+    ours = build_wheel(source, tmp_path / "ours")
+    plugins = tmp_path / "hoi-toy-plugins"
+    for name, text in THIRD_PARTY.items():
+        (plugins / name).parent.mkdir(parents=True, exist_ok=True)
+        (plugins / name).write_text(text)
+    theirs = build_wheel(plugins, tmp_path / "theirs")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = str(env_dir / "bin" / "python")
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+                              "-r", str(ROOT / "requirements.txt"), str(ours), str(theirs)],
+                             capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-2000:]
+
+    work = tmp_path / "work"   # outside the project: only the installed packages can answer
+    work.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+           "HOI_NLTK_DATA": str(ROOT / ".data" / "nltk_data"), "STUDYAPP_DB": str(work / "db.sqlite"),
+           "STUDYAPP_EXPORTS": str(work / "exports")}
+
+    def run_fresh(*args):
+        return subprocess.run([python, *args], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+
+    where = run_fresh("-c", "import metrics, studyapp, hoi_toy_plugins as t; print(metrics.__file__, t.__file__)")
+    assert where.stdout.count(str(env_dir)) == 2, where.stdout + where.stderr
+
+    listed = run_fresh("-m", "metrics", "plugins", "--json", "plugins.json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {(r["kind"], r["name"]): r for r in json.loads((work / "plugins.json").read_text())["plugins"]}
+    assert {key: rows[key]["status"] for key in [("dataset", "toy"), ("error type", "lost"),
+                                                ("error type", "broken"), ("study type", "parity")]} == {
+        ("dataset", "toy"): "loaded", ("error type", "lost"): "loaded", ("error type", "broken"): "failed",
+        ("study type", "parity"): "listed"}
+    assert rows[("dataset", "toy")]["source"] == "hoi-toy-plugins 1.0"
+    assert rows[("error type", "duplicate")]["status"] == "built in"
+    why = "ModuleNotFoundError: No module named 'hoi_toy_missing_dependency'"
+    assert rows[("error type", "broken")]["problem"] == why
+    assert f"error type plugin broken = hoi_toy_plugins.broken:NeedsMissingPackage failed: {why}" in listed.stdout
+
+    platform = run_fresh("-m", "studyapp", "plugins")
+    assert platform.returncode == 0, platform.stderr
+    parity = next(line.split() for line in platform.stdout.splitlines() if " parity " in line)
+    assert parity[:5] == ["study", "type", "parity", "loaded", "hoi-toy-plugins"]
+    assert "hoi_toy_plugins.broken:NeedsMissingPackage failed" in platform.stdout
+
+    h, o, far = [0, 0, 10, 10], [20, 0, 30, 10], [200, 200, 210, 210]
+    write_jsonl(Detections.from_arrays(["a", "b"], [h, h], [o, o], ["ride", "feed"], ["horse", "horse"]),
+                work / "gt.jsonl", with_scores=False)
+    write_jsonl(Detections.from_arrays(["a", "a", "b", "b"], [h, far, h, far], [o, far, o, far],
+                                       ["ride", "ride", "feed", "feed"], ["horse"] * 4, [0.9, 0.95, 0.8, 0.7]),
+                work / "pred.jsonl")
+    diagnosed = run_fresh("-m", "metrics", "diagnose", "--gt", "gt.jsonl", "--pred", "pred.jsonl",
+                          "--map-protocol", "all-point", "--json", "diagnosis.json")
+    assert diagnosed.returncode == 0, diagnosed.stderr
+    assert diagnosed.stderr.splitlines() == [
+        f"error type plugin broken = hoi_toy_plugins.broken:NeedsMissingPackage (hoi-toy-plugins 1.0) skipped: {why}"]
+    counts = json.loads((work / "diagnosis.json").read_text())["error_counts"]
+    assert counts["lost"] == 2 and counts["both_boxes"] == 0
+
+    vocab = run_fresh("-m", "metrics", "vocab", "--dataset", "toy", "--pos", "verb", "--json", "vocab.json")
+    assert vocab.returncode == 0, vocab.stderr
+    assert json.loads((work / "vocab.json").read_text())["verbs"] == {"pet": "pet.v.01", "feed": "feed.v.02"}
+
+    (work / "parity.toml").write_text(SPEC)
+    created = run_fresh("-m", "studyapp", "create", "parity.toml")
+    assert created.returncode == 0, created.stderr
+    assert "created study 'parity'" in created.stdout
+    shown = run_fresh("-c", "from studyapp.studytypes import get_type, view_of; "
+                            "print(view_of(get_type('parity')).item_content({'number': 3}))")
+    assert shown.stdout.strip() == "[['p', {}, 'Number: ', ['strong', {}, '3']]]", shown.stderr

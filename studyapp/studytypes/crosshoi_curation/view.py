@@ -11,6 +11,7 @@ from metrics import InputError, hico
 from studyapp import images, inert
 from studyapp.components import image, missing_image, mark_form
 
+from ..base import StudyView
 from . import crosshoi
 
 
@@ -66,3 +67,6 @@ def item_content(fields: dict) -> list:
         truth += ([", "] if k else []) + [["code", {}, crosshoi.phrase(p)]]
     return [shown, ["p", {}, ["strong", {}, "Correct for this person (ground truth): "],
                     *(truth or ["none"])]]
+
+
+VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form)

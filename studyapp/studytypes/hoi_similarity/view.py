@@ -6,6 +6,7 @@ import streamlit as st
 
 from studyapp import exports, inert
 
+from ..base import StudyView
 from . import sampler
 
 
@@ -60,3 +61,6 @@ def console_section() -> None:
         st.code(text, language=None)
         st.download_button("Download items.csv", exports.csv_bytes(items), "items.csv", "text/csv")
         st.dataframe(items, hide_index=True)
+
+
+VIEW = StudyView(render_item=render_item, item_content=item_content, console_section=console_section)

@@ -10,6 +10,7 @@ from metrics import InputError
 from studyapp import images
 from studyapp.components import image, missing_image
 
+from ..base import StudyView
 from ..hoi_similarity import view as pair_view
 
 IMAGE_HEIGHT = 300  # px: image, pair and answer buttons fit in one 1280 x 800 screen
@@ -62,3 +63,6 @@ def item_content(fields: dict) -> list:
         side = ["div", {"class": "image-side"}, *shown,
                 ["figcaption", {}, "An image of the ground-truth interaction"]]
     return [["div", {"class": "with-image"}, side, *pair_view.item_content(fields)]]
+
+
+VIEW = StudyView(render_item=render_item, item_content=item_content)

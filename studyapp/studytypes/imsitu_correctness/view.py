@@ -12,6 +12,8 @@ from metrics import InputError
 from studyapp import images
 from studyapp.components import image, missing_image, mark_form
 
+from ..base import StudyView
+
 QUESTION = "Which of these verbs correctly describe what is happening in the image? Mark every one that does."
 ZOOMED = 768  # px: the width of "Larger image"
 
@@ -54,3 +56,6 @@ def item_content(fields: dict) -> list:
              missing_image(fields["image"]))
     return [["figure", {}, shown], ["p", {}, ["strong", {}, QUESTION.split("?")[0] + "?"],
                                     QUESTION.split("?")[1]]]
+
+
+VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form)

@@ -9,16 +9,15 @@ import streamlit as st
 from metrics import InputError
 from studyapp import config, inert, studies
 from studyapp.spec_files import load_spec
-from studyapp.studytypes import REGISTRY
-from studyapp.ui import type_view
+from studyapp.studytypes import study_types, view_of
 from studyapp.views.console.common import actor, uploads_fit
 
 
 def create_area() -> None:
     """Create a study, and the study types' own console tools (e.g. sampling HOI pairs)."""
     create_section()
-    for study_type in REGISTRY.values():
-        if (section := getattr(type_view(study_type), "console_section", None)) is not None:
+    for study_type in study_types().values():
+        if (section := view_of(study_type).console_section) is not None:
             st.divider()
             section()
 

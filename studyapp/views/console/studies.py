@@ -9,8 +9,8 @@ from studyapp import accounts, exports, inert, studies
 from studyapp.accounts import no_studies_text
 from studyapp.components import answer_bar
 from studyapp.study_spec import spec_of
-from studyapp.studytypes import get_type
-from studyapp.ui import base_url, type_view
+from studyapp.studytypes import get_type, view_of
+from studyapp.ui import base_url
 from studyapp.views.console.common import actor, log_download, log_view, open_tab, session_alive
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
@@ -96,7 +96,7 @@ def preview_tab(study) -> None:
     index = st.selectbox("Item", range(len(items)), format_func=keys.__getitem__,
                          key=f"preview-item-{study.id}")
     study_type = get_type(study.study_type)
-    view = type_view(study_type)
+    view = view_of(study_type)
     fields = items[index][2]
     view.render_item(fields)
     mount = {"item_id": -1 - index, "can_go_back": False, "revising": False, "seen_nonce": None,

@@ -1,0 +1,18 @@
+"""``python -m metrics plugins``: the datasets and Diag-HOI error types, built in and from installed
+packages (each plugin loaded on its own; one that failed with one line why), and the study types
+installed packages declare, listed without loading them: ``python -m studyapp plugins`` loads those.
+"""
+
+from __future__ import annotations
+
+from metrics import ERROR_REGISTRY, datasets
+from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup, plugin_listing
+
+
+def add_arguments(parser) -> None:
+    """No options besides ``--json``."""
+
+
+def run(args):
+    return plugin_listing([datasets.PLUGINS, ERROR_REGISTRY.plugins,
+                           PluginGroup(PLUGIN_GROUPS["study type"], kind="study type")])
