@@ -4,12 +4,12 @@ A study with 10,000 items (raters_per_item = 20) and 200 annotators holding 100,
 (500 each) is built in a temporary SQLite file; the app is started as a process and one more
 annotator rates ``--submissions`` items by pressing digit keys. Each latency runs from the
 keydown event (``performance.now()`` in the page) to the moment the item screen of the next
-item is in place and ready (its content and controls together, issue 29), seen at the next
+item is in place and ready (its content and controls together), seen at the next
 animation frame. ``--type hoi_similarity_image``: the with-image pass of that study (its 10,000
 rated pairs, a drawn image per class), rated by one of its 200 annotators, the earlier rating
 preselected. ``--burner``: a process keeps a core busy (load ~2 on this 2-core machine). The
 load average is printed. Baseline in the same run: the server calls alone (``submit`` then
-``next_item``). Targets (issue 29): p50 <= 100 ms, p95 <= 150 ms at load ~2.
+``next_item``). Targets: p50 <= 100 ms, p95 <= 150 ms at load ~2.
 
     .venv/bin/python -m benchmarks.annotate_latency [--type hoi_similarity] [--burner]
                                                     [--items 10000] [--submissions 100]

@@ -1,6 +1,6 @@
 """Two-step sense clustering at scale: 50,000 nodes × 256 dimensions over 500 verbs.
 
-Target (issue 7): both steps with silhouette selection (step 1: k = 2..16 for each of the 500
+Target: both steps with silhouette selection (step 1: k = 2..16 for each of the 500
 verbs; step 2: the 11 ratios r = 0.6..1.6) in ≤ 120 s, peak memory ≤ 4 GiB. The final
 quality's node-level silhouette over 50,000 nodes would need a 50,000² distance matrix, so it
 is sampled (scikit-learn's ``sample_size``, 10,000 nodes) — the output says so.

@@ -1,4 +1,4 @@
-"""The researcher's console as the researcher waits for it (issue 30: every interaction <= 1 s p95,
+"""The researcher's console as the researcher waits for it (every interaction <= 1 s p95,
 console scoring and export within 1.5x of the command line, the first report download <= 2 s,
 a reload (F5) keeps the researcher signed in).
 

@@ -1,4 +1,4 @@
-"""The console's live dashboard as the researcher waits for it (issue 19: ≤ 1 s for a 500-item ×
+"""The console's live dashboard as the researcher waits for it (≤ 1 s for a 500-item ×
 5-rater study).
 
 Builds the study of ``benchmarks.study_report`` (500 sampled HOI pairs, 5 simulated raters,

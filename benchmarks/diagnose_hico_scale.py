@@ -5,7 +5,7 @@ Workload: the scoring benchmark's synthetic generator (benchmarks/score_hico_sca
 image (~966,000). Timed, from in-memory arrays (label resolution included): ``diagnose`` with
 the nine single oracles (categorization, joint oracle assignment, ten mAPs), and separately
 the progressive fixes (§3.4) and the §4 sub-task analyses. Prints the median of several runs.
-Target (issue 8): categorization + nine single-oracle ΔmAPs ≤ 60 s.
+Target: categorization + nine single-oracle ΔmAPs ≤ 60 s.
 
     .venv/bin/python -m benchmarks.diagnose_hico_scale            # full size, 3 runs
     .venv/bin/python -m benchmarks.diagnose_hico_scale --quick    # 1,000 images, 1 run

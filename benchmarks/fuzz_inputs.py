@@ -1,4 +1,4 @@
-"""Fuzzing every input the project reads (issue 31, item 2).
+"""Fuzzing every input the project reads.
 
 For each input format, inputs come from two generators:
 

@@ -1,5 +1,5 @@
 """Human ratings saved by prediction-powered inference at equal confidence-interval width, and the
-coverage of nominal 95% intervals, in simulated studies calibrated to SHOE's (issue 33).
+coverage of nominal 95% intervals, in simulated studies calibrated to SHOE's.
 
 The pool: SHOE's 6,269 candidate pairs (``shoe_candidate_pairs.csv``), each with its LLM level;
 the LLM ensemble's HOI rating of a pair is SHOE's score with w = ½ — ``2 + level/2`` for

@@ -1,4 +1,4 @@
-"""``python -m metrics score`` / ``diagnose`` end to end as the user waits (issue 16).
+"""``python -m metrics score`` / ``diagnose`` end to end as the user waits.
 
 Writes the HICO-DET-sized workload of ``benchmarks/score_hico_scale.py`` (9,658 images, ~33,000
 ground truths, ~966,000 predictions) as JSON Lines once (and the predictions in the QPIC/CDN
@@ -8,9 +8,9 @@ format), then, in one run:
       (start-up, reading, label resolution, matrices, scoring, writing) several times;
   (b) times ``python -m metrics diagnose --gt --pred --json`` the same way;
   (c) times reading alone, for the JSON Lines and the QPIC prediction files, the three readers
-      taking turns run after run: the reader from before issue 16 (the metric package of
+      taking turns run after run: the reader from before the fast reader (the metric package of
       commit b283132^, taken out with ``git archive`` and run in a process of its own, each
-      read timed inside it), today's validating reader (that reader plus issue 18's checks,
+      read timed inside it), the validating reader (that reader plus the input checks,
       which the fast path falls back to) and ``read_detections``, whose fast path parses
       with pyarrow; with the fast path's speed-up over each, in wall and in CPU time;
   (d) times the baseline: the plain transcription — the files read line by line with Python's
@@ -66,7 +66,7 @@ from metrics.datasets.hico_det import hico  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402
 
 
-BEFORE_ISSUE_16 = "b283132^"   # the last commit before issue 16's fast reader
+BEFORE_FAST_READER = "b283132^"   # the last commit before the fast reader
 FAST = "read_detections (pyarrow fast path)"
 
 # reads each path given on its standard input with the metric package in the folder argv[1]
@@ -114,11 +114,11 @@ def time_command(argv: list[str], runs: int) -> tuple[list[float], list[float], 
 
 
 def old_reader(folder: Path) -> subprocess.Popen | None:
-    """A process reading with the metric package of :data:`BEFORE_ISSUE_16`; None, with a line
+    """A process reading with the metric package of :data:`BEFORE_FAST_READER`; None, with a line
     saying why, when git cannot give that commit (a copy without the history)."""
-    res = subprocess.run(["git", "archive", BEFORE_ISSUE_16, "metrics"], cwd=ROOT, capture_output=True)
+    res = subprocess.run(["git", "archive", BEFORE_FAST_READER, "metrics"], cwd=ROOT, capture_output=True)
     if res.returncode != 0:
-        print(f"    the reader before issue 16 not run: git archive {BEFORE_ISSUE_16} failed "
+        print(f"    the reader before the fast reader not run: git archive {BEFORE_FAST_READER} failed "
               f"({res.stderr.decode().strip()[:80]})", flush=True)
         return None
     folder.mkdir()
@@ -247,7 +247,7 @@ def main() -> None:
         report("(b) python -m metrics diagnose", walls, cpus, loads)
 
         old = old_reader(tmp / "before_issue_16")
-        readers = {f"the reader before issue 16 ({BEFORE_ISSUE_16})": old} if old else {}
+        readers = {f"the reader before the fast reader ({BEFORE_FAST_READER})": old} if old else {}
         readers |= {"validating reader (today)": _read_validating, FAST: read_detections}
         for label, path in (("JSON Lines", pred_path), ("QPIC", qpic_path)):
             report_readers(label, *time_readers(readers, path, args.runs))

@@ -1,4 +1,4 @@
-"""The study report as the researcher waits for it (issue 16: a 500-item x 5-rater study in <= 2 s).
+"""The study report as the researcher waits for it (a 500-item x 5-rater study in <= 2 s).
 
 Builds, in a temporary SQLite database, a ``hoi_similarity`` study of 500 sampled HOI pairs
 (``[items] source = "sampler"``, 5 raters per item) and lets ``studyapp simulate`` add 5 raters
@@ -13,7 +13,7 @@ Builds, in a temporary SQLite database, a ``hoi_similarity`` study of 500 sample
       ``analyse_study``, and the HTML report with its PNG plots, ``write_study_report``) and
       from the cache (``report_cache.study_report``), median of --runs each (the console's live
       dashboard: ``benchmarks.dashboard``);
-  (c) before / after of the part issue 16 replaced: the WordNet path / Wu-Palmer / LCH
+  (c) before / after of the part the index replaced: the WordNet path / Wu-Palmer / LCH
       baselines of the study's pairs with NLTK's reader (its load included, depths seeded as
       before) next to the same measures from the WordNet index (identical values, checked).
 
@@ -96,7 +96,7 @@ def wordnet_before_after(slug: str) -> None:
                    | {(p, g) for p, g in zip(syn["pred_object"], syn["gt_object"])})
     start = time.perf_counter()
     reader = wordnet.wordnet()
-    for pos in wordnet.INDEX_POS:   # the depths the code before issue 16's end seeded from the index
+    for pos in wordnet.INDEX_POS:   # the depths the code before the WordNet index seeded from the index
         reader._max_depth[(pos, False)] = wordnet.index().taxonomy_depth(pos)
         reader._max_depth[(pos, True)] = wordnet.index().taxonomy_depth(pos) + 1
     before = [(reader.synset(a).path_similarity(reader.synset(b)), reader.synset(a).wup_similarity(reader.synset(b)),

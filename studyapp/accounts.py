@@ -1,4 +1,4 @@
-"""Researcher accounts, their roles and the audit log of what they did (issue 19).
+"""Researcher accounts, their roles and the audit log of what they did.
 
 Roles:
 

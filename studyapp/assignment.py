@@ -444,7 +444,7 @@ def _eligible_ids(session: Session, annotator: Annotator, study: Study) -> list[
         return None
     # a study's items never change after it is created: the answer is kept per database,
     # study (and its creation time) and pseudonym — it cost ~200 ms per next item on a
-    # 10,000-pair with-image pass (issue 29)
+    # 10,000-pair with-image pass
     key = (str(session.get_bind().url), study.id, study.created_at, annotator.pseudonym)
     if (found := _ELIGIBLE.get(key)) is not None:
         return list(found)

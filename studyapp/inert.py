@@ -10,7 +10,7 @@ image or — with ``unsafe_allow_html``, which the platform never uses — HTML.
   can form) and a word joiner (U+2060, invisible) is put after a ``:`` that a ``/`` follows,
   after an ``@`` that a letter follows, and between ``www`` and ``.``, because GFM also turns
   bare ``https://…``, ``www.…`` and e-mail addresses into links *after* escapes are resolved.
-  Only there: a title "Study: rate pairs" copies without an invisible character (issue 29).
+  Only there: a title "Study: rate pairs" copies without an invisible character.
 - :func:`markdown` keeps the harmless formatting of researcher-written instructions (emphasis,
   headings, lists, tables, block quotes) and escapes everything that can make a link, an image,
   HTML, code or math, with the same autolink breaking.

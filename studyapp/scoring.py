@@ -1,4 +1,4 @@
-"""Models scored in the console (issue 19): one ground truth, several prediction files, the
+"""Models scored in the console: one ground truth, several prediction files, the
 baseline matrices and saved matrix versions side by side.
 
 Every figure is ``python -m metrics score``'s with its default options: the same reader

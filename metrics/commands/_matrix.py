@@ -36,7 +36,7 @@ def add_arguments(parser) -> None:
     compare.add_argument("b", type=input_file, help="second matrix (.csv/.npz)")
     for p in (info, base, pool, compare):
         p.add_argument("--json", metavar="PATH", type=output_file, help="also write the result as JSON to PATH")
-    from metrics.commands import _matrix_llm as matrix_llm  # build-llm: SHOE matrices rated by LLMs (issue 10)
+    from metrics.commands import _matrix_llm as matrix_llm  # build-llm: SHOE matrices rated by LLMs
     matrix_llm.add_parser(sub)
 
 

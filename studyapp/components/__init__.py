@@ -6,7 +6,7 @@ itself with a visible "saving…" on the first press and returns ``{item_id, kin
 nonce, not_applied}``: the answer names the item it was given for. ``mark_form`` does the same
 for the types whose answer is a set of marks (imSitu verb correctness, CrossHOI curation).
 
-Either draws the whole item screen when given ``screen`` (issue 29): the progress line, the
+Either draws the whole item screen when given ``screen``: the progress line, the
 notices, and the item's content as nodes (:func:`image`, and ``[tag, attributes, *children]``
 lists of plain text, see ``common.js``) arrive in the same data as the controls, and the new
 screen replaces the old one in one step, once its images are decoded, with its controls live

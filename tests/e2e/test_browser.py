@@ -396,7 +396,7 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
         button(browser, "Back").click()
         wait_text(browser, "Revising an earlier answer (you gave")
         press(browser, "3")
-        wait_text(browser, "Revising item 2 of 6 · 2 answered · 4 left")  # issue 29: counts the answers
+        wait_text(browser, "Revising item 2 of 6 · 2 answered · 4 left")  # counts the answers
         press(browser, Keys.ENTER)
         wait_text(browser, "Item 3 of 6")
         browser.refresh()
@@ -451,7 +451,7 @@ def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
 
 
 def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, monkeypatch):
-    """Issue 15: SHOE's 500 pairs from its own file — glosses and the prediction's lemma on
+    """SHOE's 500 pairs from its own file — glosses and the prediction's lemma on
     screen, a key press stored for the pair that was shown."""
     from studyapp.spec_files import load_spec
     study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))

@@ -1,4 +1,4 @@
-"""Active selection with rater routing in a real headless Chromium (issue 33): an adaptive study
+"""Active selection with rater routing in a real headless Chromium: an adaptive study
 whose spec gives an LLM ensemble's ratings (``[llm]``), draws the items humans rate
 (``[active]``) and routes inconsistent raters out (``[routing]``). Two annotators rate by keys;
 the database shows only the drawn items were handed out, the first annotator's in the drawn

@@ -1,4 +1,4 @@
-"""An adaptive study (spec ``[adaptive]``) in a real headless Chromium (issue 20): annotators
+"""An adaptive study (spec ``[adaptive]``) in a real headless Chromium: annotators
 rate by keys until the items whose rater-model SE reached the target retire; the database
 shows the retired items got no further rating, and the console's progress tab counts the items
 done (retired, or at max_raters). The server refits the rater model in the background, so the test waits, by polling the

@@ -1,4 +1,4 @@
-"""A viewer's download of report.html is in the audit log (issue 30, item 4): a viewer account
+"""A viewer's download of report.html is in the audit log: a viewer account
 signs into the console in headless Chromium, looks at a simulated study's dashboard and
 downloads the report; the owner's audit log then names the viewer, the view and the file."""
 

@@ -1,4 +1,4 @@
-"""The console's sign-in as a researcher meets it in headless Chromium (issues 30 and 31): a reload
+"""The console's sign-in as a researcher meets it in headless Chromium: a reload
 keeps the session, sign-out ends it (its address no longer signs in), an idle session expires
 by itself, failed sign-ins lock sign-in with a message saying how long, the password rules and
 the upload size limits answer in one line, and no password or session token reaches the page

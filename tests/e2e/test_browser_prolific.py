@@ -1,4 +1,4 @@
-"""Prolific's lifecycle in a real headless Chromium (issue 30, item 5): participants arrive with
+"""Prolific's lifecycle in a real headless Chromium: participants arrive with
 Prolific's URL parameters (PROLIFIC_PID, STUDY_ID, SESSION_ID); one fails the comprehension
 check twice and is screened out with its code, one passes at the second attempt, rates an item
 and is reported RETURNED by `studyapp prolific-status` (a process) mid-session, and the next

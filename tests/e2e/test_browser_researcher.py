@@ -1,4 +1,4 @@
-"""The researcher's loop in a real headless Chromium (issue 19): sign in, watch a simulated study
+"""The researcher's loop in a real headless Chromium: sign in, watch a simulated study
 fill up with the dashboard's agreement updating, recalibrate the matrices from it, save the
 version, score two models with the baseline and the recalibrated matrices, download the scores.
 Every figure on screen or in the download is checked against the metric package."""

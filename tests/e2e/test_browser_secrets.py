@@ -1,4 +1,4 @@
-"""No secret leaves the server (issue 30, item 1): a researcher's whole session on PostgreSQL —
+"""No secret leaves the server: a researcher's whole session on PostgreSQL —
 the commands that set the study up, the console in a real Chromium (dashboard, progress, preview,
 invites, exports, the report, matrix versions), a backup — is searched for the secrets it was
 configured with: the database password, the platform owner's password and a researcher's

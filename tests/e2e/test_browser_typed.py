@@ -1,4 +1,4 @@
-"""Issue 29: what is stored is what the annotator had on screen, in all four study types, in a
+"""What is stored is what the annotator had on screen, in all four study types, in a
 real headless Chromium (fixtures and helpers: ``test_browser``).
 
 Keyboard-only: Tab to a control and Enter (or Space) does what a click on it does. Fast typing
@@ -236,7 +236,7 @@ KEY_NAMES = {Keys.ENTER: "Enter", Keys.BACKSPACE: "Backspace", Keys.TAB: "Tab"}
 
 
 def check_typed_equals_stored(driver, study: int, marks_prefix: str = "") -> dict:
-    """The property of issue 29 over what the page logged (``KEY_LOG``, ``FRAMES``) and what the
+    """The stored-what-was-seen property over what the page logged (``KEY_LOG``, ``FRAMES``) and what the
     database holds; returns the counts for the report."""
     wait_idle(driver)
     entries = keys_logged(driver)

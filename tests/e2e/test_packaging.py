@@ -1,6 +1,6 @@
 """``pip install ./`` in a fresh virtual environment gives the metric package alone: a working
 ``python -m metrics score`` without Streamlit, SQLAlchemy or matplotlib, whose result equals
-the one from the project's own environment on the same files (issue 17)."""
+the one from the project's own environment on the same files."""
 
 from __future__ import annotations
 

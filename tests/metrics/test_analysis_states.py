@@ -1,4 +1,4 @@
-"""The analysis commands on the real states of a study (issue 30): one annotator so far, every
+"""The analysis commands on the real states of a study: one annotator so far, every
 rating equal, and one category without items. Each command either gives its result, with
 "undefined" and the reason where a chance-corrected statistic is 0/0, or refuses in one line;
 never a traceback or a NumPy warning."""

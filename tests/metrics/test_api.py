@@ -1,4 +1,4 @@
-"""The public API of the metric package (issue 17): the names of ``metrics.__all__``, keyword-only
+"""The public API of the metric package: the names of ``metrics.__all__``, keyword-only
 options checked by metrics.core._validation, frozen results whose ``to_dict()`` is the JSON the
 matching command writes on the same files, and a light ``import metrics``."""
 
@@ -195,7 +195,7 @@ def test_the_package_is_typed():
 
 def test_one_scoring_serves_the_four_views(detections):
     """score_detections once, then every view from it: equal to the functions, which each score
-    again (issue 32: each repeated the whole computation)."""
+    again (each repeated the whole computation)."""
     gt, pred = detections / "gt.jsonl", detections / "pred.jsonl"
     scores = metrics.score_detections(gt, pred, tau=0.3)
     assert scores.as_hico_map() == metrics.hico_map(gt, pred)

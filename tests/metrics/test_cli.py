@@ -52,7 +52,7 @@ def test_bad_matrix_file_gives_one_line_error(tmp_path, content):
 
 
 def test_import_and_help_pull_in_no_heavy_library():
-    """Issue 16: `import metrics` and `python -m metrics --help` load no nltk, scikit-learn or
+    """`import metrics` and `python -m metrics --help` load no nltk, scikit-learn or
     matplotlib (each costs a second or so of start-up) until a function needs them."""
     import subprocess
     import sys

@@ -1,4 +1,4 @@
-"""A new Diag-HOI error type is one class and one registry line (issue 17): it is categorized,
+"""A new Diag-HOI error type is one class and one registry line: it is categorized,
 fixed by its oracle, counted, keyed in ``delta_map`` and ``error_counts`` and shown in the
 report, with no other edit; without it the outputs are the default ones."""
 

@@ -1,4 +1,4 @@
-"""The fuzzing harness of issue 31 (benchmarks/fuzz_inputs.py) as a test: a short fixed-seed
+"""The fuzzing harness (benchmarks/fuzz_inputs.py) as a test: a short fixed-seed
 slice over every input format, every failure the full runs found kept as a named regression case,
 and a sample of inputs confirmed as real processes.
 

@@ -1,4 +1,4 @@
-"""Prediction-powered inference (issue 33): closed forms, conformance to ppi-python's mean
+"""Prediction-powered inference: closed forms, conformance to ppi-python's mean
 (tests/reference/ppi_py_mean.py), the classical limit λ = 0, active inference's unbiasedness and
 the coverage of nominal 95% intervals on simulated data."""
 

@@ -1,4 +1,4 @@
-"""The PPI savings benchmark (issue 33) in its fast mode, run as the command it is: the figures
+"""The PPI savings benchmark in its fast mode, run as the command it is: the figures
 it prints hold the properties the docs report."""
 
 import re

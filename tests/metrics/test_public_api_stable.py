@@ -1,4 +1,4 @@
-"""The flat public API survives the regrouping of issue 32 (implementation modules made private):
+"""The flat public API survives the regrouping into packages (implementation modules made private):
 every name ``metrics.__all__`` had on commit 978bd2c still imports from ``metrics``, is what its
 name says, and computes what it computed then.
 
@@ -290,7 +290,7 @@ def internal_namesakes() -> list[str]:
 
 
 def test_no_public_name_is_shadowed_by_an_internal_one():
-    """Issue 32: 14 were (``metrics.detection.scoring.score_detections`` returned a dict, the swig
+    """14 were (``metrics.detection.scoring.score_detections`` returned a dict, the swig
     reader's ``Detections`` was another class, ...); each was renamed for what it does."""
     assert internal_namesakes() == []
 

@@ -1,4 +1,4 @@
-"""``metrics recalibrate --estimator ppi`` as a process on real files (issue 33): matrices built
+"""``metrics recalibrate --estimator ppi`` as a process on real files: matrices built
 from prediction-powered estimates, each entry's interval in a CSV beside the matrix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The HTML report as a reader sees it (issue 30): counts print as integers, missing values as a
+"""The HTML report as a reader sees it: counts print as integers, missing values as a
 dash, the votes plot keeps its text at print size, and the bootstrap of a study where some pair
 of annotators shares no item warns about nothing."""
 

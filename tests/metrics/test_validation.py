@@ -1,5 +1,5 @@
 """Every option of the metric package is checked by metrics.core._validation: a bad value raises an
-InputError that names the parameter (issue 17: ``score_dict(..., delta=7, tau=-3)`` ran
+InputError that names the parameter (``score_dict(..., delta=7, tau=-3)`` ran
 without error), and the command line reports it with the option that sets it."""
 
 from __future__ import annotations

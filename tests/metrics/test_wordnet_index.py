@@ -1,4 +1,4 @@
-"""The WordNet index (issue 16) answers exactly as NLTK's reader does.
+"""The WordNet index answers exactly as NLTK's reader does.
 
 Every answer for the HICO-DET verb and object synsets (and a sample of all nouns and verbs) is
 compared with NLTK's own objects; the baseline similarity matrices rebuilt with NLTK's reader

@@ -262,7 +262,7 @@ def test_serve_keeps_xsrf_protection_on():
     cmd = cli.streamlit_command(8599, "127.0.0.1")
     flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags["--server.enableXsrfProtection"] == "true"
-    assert flags["--runner.postScriptGC"] == "false"  # issue 29: ~80 ms per answer
+    assert flags["--runner.postScriptGC"] == "false"  # ~80 ms per answer
     assert "--server.enableCORS" not in flags or flags["--server.enableCORS"] == "true"
     assert not any("xsrf" in c.lower() and "false" in c.lower() for c in cmd)
     config_file = ROOT / ".streamlit" / "config.toml"

@@ -1,4 +1,4 @@
-"""Researcher accounts, roles and the audit log (issue 19 item 4): permissions are enforced in
+"""Researcher accounts, roles and the audit log: permissions are enforced in
 the module functions, every action is audited with its actor in the action's own transaction,
 passwords are salted scrypt hashes, and the console signs accounts in."""
 

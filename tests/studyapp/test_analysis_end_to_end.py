@@ -1,4 +1,4 @@
-"""Issue 5 end to end, through the command lines: simulate a study → export → agreement report →
+"""A study analysed end to end, through the command lines: simulate a study → export → agreement report →
 tune w → recalibrate → score a prediction file with the recalibrated matrices."""
 
 import json

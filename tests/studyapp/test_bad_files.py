@@ -1,4 +1,4 @@
-"""Bad files, bad databases and faults, for every command (issue 18).
+"""Bad files, bad databases and faults, for every command.
 
 Each case starts from the valid world of ``faults.py``, replaces one input (a file's bytes, an
 environment variable naming the database) and runs the command in-process: exit status 2 (1
@@ -408,7 +408,7 @@ for command in ("account add", "account set-password"):
     add(f"{command.replace(' ', '-')}-no-password", command, ["password", "standard input"])
 
 
-# ------------------------------------------------------------------ issue 31: the last classes
+# ------------------------------------------------------------------ the last classes
 def _released(**fields) -> bytes:
     record = {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": [[0, 0, 10, 10]],
               "o_boxes": [[20, 20, 30, 30]]}

@@ -1,4 +1,4 @@
-"""The console's charts as Vega-Lite specifications (issue 30): the heatmaps keep a fixed cell
+"""The console's charts as Vega-Lite specifications: the heatmaps keep a fixed cell
 size and every label whatever the number of annotators, and say "–" where two annotators share
 no item; the rater chart names only flagged raters, so names do not pile up."""
 

@@ -1,4 +1,4 @@
-"""Console details a researcher met (issue 30, minor list), each through the real page (AppTest):
+"""Console details a researcher met, each through the real page (AppTest):
 a study created from a file shows at once; a researcher who owns none of the server's studies is
 told why; a viewer gets no recalibration inputs; the rater-model tables are downloadable."""
 

@@ -1,4 +1,4 @@
-"""Models scored in the console (issue 19 item 3): the figures equal ``python -m metrics score``
+"""Models scored in the console: the figures equal ``python -m metrics score``
 run as a process on the same files, with the baseline matrices and with a saved matrix version
 exported for ``--verb-sim`` / ``--object-sim``; bad files are refused naming file and line."""
 

@@ -1,4 +1,4 @@
-"""The console's live dashboard (issue 19): its figures equal the metric package's on the same
+"""The console's live dashboard: its figures equal the metric package's on the same
 ratings, it is recomputed when (and only when) ratings change, says in words why a statistic
 cannot be shown yet, and the console shows it for every study type."""
 

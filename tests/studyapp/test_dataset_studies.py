@@ -1,4 +1,4 @@
-"""Studies for any dataset (issue 28 item 6): ``[items] dataset`` in a spec picks the vocabulary,
+"""Studies for any dataset: ``[items] dataset`` in a spec picks the vocabulary,
 glosses, baseline matrices and HOI classes of the similarity studies; the sampler, the LLM matrix
 builder and ``metrics match`` take ``--dataset``; a V-COCO study is created, simulated, exported,
 recalibrated, and its matrices score V-COCO predictions. Expected values come from the shipped

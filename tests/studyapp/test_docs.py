@@ -1,4 +1,4 @@
-"""The documentation cannot drift silently (issue 17): in README.md and docs/**/*.md every
+"""The documentation cannot drift silently: in README.md and docs/**/*.md every
 relative link and ``#anchor`` resolves (GitHub's heading slugs), every ``python -m metrics`` /
 ``python -m studyapp`` command, subcommand and option named exists in the command lines'
 parsers, every ``python -m benchmarks.NAME`` is a benchmark module with the options named,

@@ -231,7 +231,7 @@ def test_readme_with_image_demo_commands_work_as_written(tmp_path):
 
 
 def test_progress_counts_only_the_pairs_the_annotator_rated_before(tmp_path):
-    """Issue 13: the with-image pass said "Item 1 of 50" to an annotator with 2 pairs."""
+    """The with-image pass said "Item 1 of 50" to an annotator with 2 pairs."""
     study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
     ids = {name: person[0] for name, person in invite_same(study, ["alice", "bob"]).items()}
     task = assignment.next_item(ids["alice"])                 # alice rates one pair only
@@ -255,7 +255,7 @@ def test_linking_to_an_unfinished_study_warns(tmp_path):
 
 
 def test_linking_while_an_annotator_is_mid_way_warns_even_when_every_pair_is_rated(tmp_path):
-    """Issue 29: every pair has a rating (bob finished) but alice has rated 1 of her 3: the
+    """Every pair has a rating (bob finished) but alice has rated 1 of her 3: the
     with-image pass is created with a warning naming her, and nothing when all have finished."""
     study = make_study(tmp_path, n_items=3, raters=2, slug="first", extra='order = "fixed"\n')
     people = invite_same(study, ["alice", "bob"])
@@ -306,7 +306,7 @@ def test_curation_page_mounts_the_mark_form_and_refuses_an_unmarked_candidate(tm
 
 
 def test_crosshoi_options_read_as_the_hois_phrase_with_the_right_article():
-    """Issue 29: the annotator reads "no interaction with a giraffe", not the benchmark's
+    """The annotator reads "no interaction with a giraffe", not the benchmark's
     "no_interaction with a/an giraffe"; the option string itself is unchanged."""
     assert crosshoi.phrase("no_interaction with a/an giraffe") == "no interaction with a giraffe"
     assert crosshoi.phrase("sit_on a/an train") == "sit on a train"
@@ -317,7 +317,7 @@ def test_crosshoi_options_read_as_the_hois_phrase_with_the_right_article():
 
 
 def test_status_counts_each_annotator_against_their_own_pairs(tmp_path):
-    """Issue 29: in a with-image pass an annotator's target is the pairs they rated before
+    """In a with-image pass an annotator's target is the pairs they rated before
     (2 of the 4 here), not every pair ("bob 9 / 50" with 20 pairs)."""
     first = make_study(tmp_path, n_items=4, raters=1, per_annotator=2, slug="first",
                        extra='order = "fixed"\n')

@@ -100,7 +100,7 @@ SCREEN_TAGS = {"div", "span", "p", "strong", "em", "code", "h3", "figure", "figc
 
 
 def check_screen(at: AppTest) -> int:
-    """The item screen's payload (issue 29): text only as strings, which the page sets as text;
+    """The item screen's payload: text only as strings, which the page sets as text;
     only the tags common.js knows, only class / alt / width / data:image src attributes.
     Returns how many payload-carrying strings it holds (progress, notices, content)."""
     if not at.get("bidi_component"):
@@ -251,7 +251,7 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
 
 
 def test_titles_and_banners_carry_no_invisible_character_after_a_colon():
-    """Issue 29: the word joiner goes only where GFM would make a link ("https:/", "a@b",
+    """The word joiner goes only where GFM would make a link ("https:/", "a@b",
     "www."), so "Study: rate pairs" copies as typed."""
     assert inert.WORD_JOINER not in inert.text("Study: rate pairs — part 2: images")
     assert inert.WORD_JOINER not in inert.markdown("Note: press Enter")

@@ -1,4 +1,4 @@
-"""The linter runs with the tests, so in CI (issue 32 item 6): ruff with the settings of
+"""The linter runs with the tests, so in CI: ruff with the settings of
 pyproject.toml (syntax errors, pyflakes, McCabe complexity at most 10) passes on the whole tree,
 and it does catch what it is set to catch."""
 

@@ -1,4 +1,4 @@
-"""Recalibrated matrices as named versions (issue 19): the studyapp commands against the metric
+"""Recalibrated matrices as named versions: the studyapp commands against the metric
 package's own ``recalibrate`` on the study's export, immutability, export and compare."""
 
 import json

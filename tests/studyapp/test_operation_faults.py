@@ -1,4 +1,4 @@
-"""Faults during restore, recalibrate, matrix versions and the report cache (issue 31, item 4).
+"""Faults during restore, recalibrate, matrix versions and the report cache.
 
 The probes of the other fault tests (a database that is full, read-only or loses its
 connection; a disk that fills when an output is named; a process killed mid-write) applied to

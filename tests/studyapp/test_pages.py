@@ -90,7 +90,7 @@ def started(study_id) -> AppTest:
 
 
 def screen(at: AppTest) -> dict:
-    """What the item screen shows besides its controls (issue 29: one payload): ``progress``
+    """What the item screen shows besides its controls (one payload): ``progress``
     ``{text, fraction}``, ``notices`` ``[(kind, text)]`` and the item's ``content`` nodes."""
     return answer_bar(at)["screen"]
 
@@ -345,7 +345,7 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
 
 
 def test_an_annotator_whose_remaining_items_were_taken_is_told_why_the_study_ended(tmp_path):
-    """Issue 29: when the other annotators fill every remaining slot, the completion page says
+    """When the other annotators fill every remaining slot, the completion page says
     so ("ended after 2 of the 6 items planned"), not only "Thank you"; Backspace goes back."""
     from studyapp import assignment
     study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
@@ -380,7 +380,7 @@ def test_no_explanation_when_the_annotator_rated_every_planned_item(study):
 
 
 def test_progress_says_under_a_minute_without_about(tmp_path):
-    """Issue 29: "· under a minute to go", never "about under a minute"."""
+    """Shows "· under a minute to go", never "about under a minute"."""
     study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
     (invite,) = studies.invite(study_id, 1)
     at = open_app(token=invite.token)

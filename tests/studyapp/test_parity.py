@@ -1,4 +1,4 @@
-"""Console and command line do the same things (issue 30, item 4): study owners (`create
+"""Console and command line do the same things: study owners (`create
 --owner`, `owner`, the console's owner form), with-image invites of an earlier study's
 annotators, duplicate-tolerant invites, invite links on the address `serve` serves, and the
 Prolific hint only on Prolific studies. Commands run as processes on real files."""

@@ -1,4 +1,4 @@
-"""Prolific's lifecycle (issue 30, item 5): completion codes by outcome, the comprehension check
+"""Prolific's lifecycle: completion codes by outcome, the comprehension check
 with two attempts, Prolific's statuses passed in (its submissions export, or one participant)
 and returned / timed-out submissions giving their unanswered items to the next participant.
 Participants arrive with Prolific's own URL parameters; everything is checked in the database."""

@@ -1,4 +1,4 @@
-"""The study report computed once per state of the ratings (issue 16, target 5: studyapp.report_cache)."""
+"""The study report computed once per state of the ratings (studyapp.report_cache)."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""SHOE compatibility (issue 15): SHOE's synsets in the vocabulary, its candidate pool as partial
+"""SHOE compatibility: SHOE's synsets in the vocabulary, its candidate pool as partial
 matrices, and matrix comparison. Tests on SHOE's own files skip when ../shared/data is absent."""
 
 from __future__ import annotations

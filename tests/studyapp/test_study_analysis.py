@@ -1,4 +1,4 @@
-"""Simulated raters and the study report (issue 5); the console shows it on the dashboard (test_dashboard)."""
+"""Simulated raters and the study report; the console shows it on the dashboard (test_dashboard)."""
 
 import pytest
 
