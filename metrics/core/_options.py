@@ -16,6 +16,7 @@ argparse.ArgumentTypeError: must be a number in (0, 1], got 0
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable
@@ -28,27 +29,37 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def integer(low: int, high: int):
-    """An option type: a whole number in ``low..high`` (checked by :mod:`metrics.core._validation`)."""
-    def parse(text: str) -> int:
+class _WholeNumber:
+    """The option type :func:`integer` makes; ``range`` is ``(low, high)``."""
+
+    __name__ = "integer"
+
+    def __init__(self, low: int, high: int):
+        self.range = (low, high)
+
+    def __call__(self, text: str) -> int:
+        low, high = self.range
         stripped = text.strip()
         digits = stripped.lstrip("+-")
         if not digits.isdigit():
             raise argparse.ArgumentTypeError(whole_problem(None, low, high, given=repr(text)))
         value = int(stripped) if len(digits) <= 20 else None
         problem = whole_problem(value, low, high, given=short(text))
-        if problem:
+        if problem or value is None:
             raise argparse.ArgumentTypeError(problem)
         return value
-    parse.range = (low, high)
-    parse.__name__ = "integer"
-    return parse
 
 
-def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
-    """An option type: a finite number between ``low`` and ``high`` (ends included unless
-    ``low_open`` / ``high_open``; checked by :mod:`metrics.core._validation`)."""
-    def parse(text: str) -> float:
+class _FiniteNumber:
+    """The option type :func:`number` makes; ``range`` is ``(low, high, low_open, high_open)``."""
+
+    __name__ = "number"
+
+    def __init__(self, low: float, high: float, low_open: bool, high_open: bool):
+        self.range = (low, high, low_open, high_open)
+
+    def __call__(self, text: str) -> float:
+        low, high, low_open, high_open = self.range
         try:
             value = float(text)
         except ValueError:
@@ -58,9 +69,17 @@ def number(low: float, high: float, *, low_open: bool = False, high_open: bool =
         if problem:
             raise argparse.ArgumentTypeError(problem)
         return value
-    parse.range = (low, high, low_open, high_open)
-    parse.__name__ = "number"
-    return parse
+
+
+def integer(low: int, high: int) -> Callable[[str], int]:
+    """An option type: a whole number in ``low..high`` (checked by :mod:`metrics.core._validation`)."""
+    return _WholeNumber(low, high)
+
+
+def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An option type: a finite number between ``low`` and ``high`` (ends included unless
+    ``low_open`` / ``high_open``; checked by :mod:`metrics.core._validation`)."""
+    return _FiniteNumber(low, high, low_open, high_open)
 
 
 def comma_list(item):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import cast
 
 from metrics.core._errors import InputError
 
@@ -78,7 +79,8 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
             return problem
     except OverflowError:  # an integer beyond any float
         return problem
-    inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
+    number = cast(float, value)
+    inside = (low < number if low_open else low <= number) and (number < high if high_open else number <= high)
     return None if inside else problem
 
 
@@ -100,8 +102,8 @@ def check_fraction(name: str, value) -> float:
 def whole_problem(value, low: int, high: int | None = None, *, given: str | None = None) -> str | None:
     """What is wrong with ``value`` for the whole numbers ``low..high`` (no upper end when
     ``high`` is None), or None."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low \
-            or (high is not None and value > high):
+    if isinstance(value, bool) or not isinstance(value, Integral) or int(value) < low \
+            or (high is not None and int(value) > high):
         wanted = f"in {low}..{high}" if high is not None else f"≥ {low}"
         return f"must be a whole number {wanted}, got {given if given is not None else shown(value)}"
     return None

@@ -161,7 +161,7 @@ def answers_from_detections(questions: dict[str, Question], detections: dict[str
     check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     out = {}
     for key, question in questions.items():
-        by_class = {}
+        by_class: dict[tuple[str, str] | str, str] = {}
         for option in question.options:
             by_class.setdefault(option_class(option) or option, option)
         chosen = []
@@ -343,7 +343,7 @@ def _detection(entry: dict, where: str) -> Detection:
 def _released_detections(key: str, entry: dict, where: str) -> list[Detection]:
     names = entry.get("ao_names", [])
     h, o = entry.get("h_boxes", []), entry.get("o_boxes", [])
-    scores = entry.get("ho_scores", [1.0] * len(names) if isinstance(names, list) else None)
+    scores = entry.get("ho_scores", [1.0] * len(names) if isinstance(names, list) else [])
     for field_name, value in (("ao_names", names), ("ho_scores", scores), ("h_boxes", h), ("o_boxes", o)):
         if not isinstance(value, list):
             raise InputError(f"{where}: {field_name} must be a list, got {shown(value)}")

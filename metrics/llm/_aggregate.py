@@ -67,7 +67,7 @@ def to_matrix(r: Ratings, scores: pd.Series, meta: dict) -> SimilarityMatrix:
 
 def pairwise(r: Ratings) -> dict:
     """Pearson r, Eq. 13 agreement and n for every pair of models (actual answers only)."""
-    out = {"pearson": {}, "agreement": {}, "n": {}}
+    out: dict[str, dict] = {"pearson": {}, "agreement": {}, "n": {}}
     for x, y in combinations(r.models, 2):
         both = r.table[[x, y]].dropna()
         n = len(both)

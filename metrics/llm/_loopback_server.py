@@ -122,6 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
+    llm: LoopbackLLM
 
 
 class LoopbackLLM:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from metrics.core._inputs import check_name, line_of, numbers, read_csv, refuse_
 from metrics.core._intervals import percentile_interval
 from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
+_KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVELS, as krippendorff types them
 
 
 def read_ratings(path) -> pd.DataFrame:
@@ -132,7 +134,7 @@ def alpha_of_matrix(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE) -
     check_choice("level", level, LEVELS)
     with np.errstate(invalid="ignore", divide="ignore"):   # NaN when no rating varies: see no_variation
         return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
-                                         level_of_measurement=level))
+                                         level_of_measurement=cast(_KrippendorffLevel, level)))
 
 
 def no_variation(matrix: pd.DataFrame) -> str | None:
@@ -242,7 +244,7 @@ def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resample
     with np.errstate(invalid="ignore", divide="ignore"):
         per_pair = (weights @ agree) / (weights @ shared)   # NaN: the pair shares no item in the resample
     agreements = nanmean_rows(per_pair)
-    out = {"krippendorff_alpha": list(percentile_interval(alphas, confidence)),
+    out: dict = {"krippendorff_alpha": list(percentile_interval(alphas, confidence)),
            "mean_pairwise_agreement": list(percentile_interval(agreements, confidence))}
     out["n_resamples"] = n_resamples
     out["confidence"] = confidence

@@ -68,7 +68,7 @@ def synset_pair_measures(a: str, b: str, pos: str) -> tuple[float, float, float]
     of two synset names; fixed for a pair, so kept for the process (a live dashboard
     recomputes the baselines of the same items on every new rating)."""
     root = "be.v.01" if pos == "v" else "entity.n.01"
-    max_lch = wordnet.lch_similarity(root, root)
+    max_lch = wordnet.lch_similarity(root, root) or 1.0   # a synset with itself: never None
     return (wordnet.path_similarity(a, b) or 0.0, wordnet.wup_similarity(a, b) or 0.0,
             (wordnet.lch_similarity(a, b) or 0.0) / max_lch)
 
@@ -162,7 +162,7 @@ def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
     scores = _metric_scores(items, metrics, baselines)
     human = items["human_mean"].to_numpy(float)
     overall = {name: align(values, human, n_resamples, seed) for name, values in scores.items()}
-    result = {"metrics": overall,
+    result: dict = {"metrics": overall,
               "ranking": sorted(overall, key=lambda k: -np.nan_to_num(overall[k]["agreement"], nan=-1))}
     if "category" in items.columns:
         result["by_category"] = {}

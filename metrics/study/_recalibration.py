@@ -278,7 +278,7 @@ def recalibrate_matrices_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityM
     ev_v, ev_o = evidence(items, verb_matrix, object_matrix, w)
     parameters = {"w": w, "confidence": confidence, "strata": "LLM level (score rounded to 0-4)"}
     n_ratings = int(items["n_ratings"].sum())
-    out = {"method": PPI_METHOD, "parameters": parameters, "n_items": int(len(items)), "n_ratings": n_ratings,
+    out: dict = {"method": PPI_METHOD, "parameters": parameters, "n_items": int(len(items)), "n_ratings": n_ratings,
            "intervals": {}, "by_level": {}}
     for role, matrix, ev in (("verb", verb_matrix, ev_v), ("object", object_matrix, ev_o)):
         table = _entry_table(matrix, ev)

@@ -93,7 +93,7 @@ def tune_w_by_category(rated_items: pd.DataFrame, step: float = 0.001) -> dict:
     categories = (rated_items["category"].astype(int).to_numpy() if "category" in rated_items.columns
                   else np.zeros(len(v), dtype=int))
     w_overall = optimal_w(v, o, y)
-    result = {"w_overall": w_overall, "mae_overall": float(mae_curve(v, o, y, [w_overall])[0]),
+    result: dict = {"w_overall": w_overall, "mae_overall": float(mae_curve(v, o, y, [w_overall])[0]),
               "w_by_category": {}, "mae_by_category": {}, "n_by_category": {},
               "curve": {"w": grid.tolist(), "overall": mae_curve(v, o, y, grid).tolist()}}
     tuned = np.full(len(v), w_overall)
