@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _detections, _matrix, hidden
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from metrics.diagnosis._core import Diagnosis
 
 
 @dataclass(frozen=True)
@@ -215,9 +220,9 @@ class DiagnosisResult(Result):
     per_class: list
     pair_localization: dict
     interaction_classification: dict
-    diagnosis: Any = hidden()
+    diagnosis: Diagnosis = hidden()
 
-    def errors(self):
+    def errors(self) -> pd.DataFrame:
         """One row per prediction (category, score, labels, its ground truth) and one per
         missed ground truth (a DataFrame)."""
         return self.diagnosis.errors_frame()

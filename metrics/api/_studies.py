@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _items, _matrix, _ratings, hidden
 from metrics.core._choices import SCALE
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similarities: bool = True):
+    from metrics.study._agreement import AgreementReport
+    from metrics.vocab._similarity import SimilarityMatrix
+
+
+def rated_items(ratings, items, *, verb_sim=None, object_sim=None,
+                need_similarities: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(ratings, rated items)``: the items that have ratings, with ``human_mean``,
     ``n_ratings`` and (with ``need_similarities``) ``verb_sim`` / ``object_sim``, looked up in
     the matrices where the items lack them. Every rated item must be in ``items``."""
@@ -24,7 +31,8 @@ def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similari
     return ratings, join_ratings(items, ratings)
 
 
-def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1000, seed: int = 0):
+def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1000,
+                        seed: int = 0) -> AgreementReport:
     """Inter-annotator agreement of a rating study (SHOE §4.3, supp. §5.2–5.3, §6.3):
     Krippendorff's alpha at ``level``, mean pairwise Eq. 13 agreement, quadratic weighted
     kappa and Spearman ρ, with bootstrap intervals (``n_resamples``, 0 for none).
@@ -125,8 +133,8 @@ class Recalibration(Result):
     folds: list
     n_items: int
     n_ratings: int
-    verb: Any = hidden()
-    object: Any = hidden()
+    verb: SimilarityMatrix = hidden()
+    object: SimilarityMatrix = hidden()
     details: dict = hidden()
 
     def save(self, folder) -> list[str]:
@@ -176,8 +184,8 @@ class PPIRecalibration(Result):
     by_level: dict
     n_items: int
     n_ratings: int
-    verb_matrix: Any = hidden()
-    object_matrix: Any = hidden()
+    verb_matrix: SimilarityMatrix = hidden()
+    object_matrix: SimilarityMatrix = hidden()
     intervals: dict = hidden()
 
     def save(self, folder) -> list[str]:

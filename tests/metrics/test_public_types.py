@@ -1,0 +1,78 @@
+"""The public names of ``metrics`` have typed signatures: no ``typing.Any`` in a parameter,
+field or result, and every function and method says what it returns (mypy checks the bodies,
+tests/studyapp/test_lint.py)."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+import metrics
+from metrics.diagnosis import Diagnosis
+from metrics.study import AgreementReport
+
+# the names the API's annotations use only for type checkers (its modules import nothing heavy)
+TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": AgreementReport,
+                "SimilarityMatrix": metrics.SimilarityMatrix, "Detections": metrics.Detections}
+
+
+def _mentions_any(hint) -> bool:
+    return hint is typing.Any or any(_mentions_any(arg) for arg in typing.get_args(hint))
+
+
+def _signatures(name: str, obj) -> list[tuple[str, object]]:
+    """(name, function or class) of a public name: the class with its public methods and properties."""
+    if not inspect.isclass(obj):
+        return [(name, obj)]
+    out: list[tuple[str, object]] = [(name, obj)]
+    for attr, member in vars(obj).items():
+        if attr.startswith("_"):
+            continue
+        if isinstance(member, (classmethod, staticmethod)):
+            out.append((f"{name}.{attr}", member.__func__))
+        elif isinstance(member, property):
+            out.append((f"{name}.{attr}", member.fget))
+        elif inspect.isfunction(member):
+            out.append((f"{name}.{attr}", member))
+    return out
+
+
+def untyped(names: dict[str, object]) -> list[str]:
+    """``name: problem`` for each public signature that mentions Any or lacks its result type."""
+    problems = []
+    for public, obj in names.items():
+        for name, target in _signatures(public, obj):
+            hints = typing.get_type_hints(target, localns=TYPING_NAMES)
+            problems += [f"{name}: {key} is Any" for key, hint in hints.items() if _mentions_any(hint)]
+            if inspect.isfunction(target) and "return" not in hints:
+                problems.append(f"{name}: no return type")
+    return problems
+
+
+def test_no_public_signature_of_metrics_mentions_any_or_lacks_its_result_type():
+    public = {name: getattr(metrics, name) for name in metrics.__all__}
+    public = {name: obj for name, obj in public.items() if inspect.isclass(obj) or inspect.isfunction(obj)}
+    assert len(public) > 40
+    assert untyped(public) == []
+
+
+def test_the_check_finds_any_and_a_missing_result_type():
+    def loose(x: typing.Any) -> int:
+        return 0
+
+    def open_ended(x: int):
+        return x
+
+    @dataclass(frozen=True)
+    class Holder:
+        table: dict[str, typing.Any]
+
+        def rows(self, k: int) -> list[typing.Any]:
+            return []
+
+    assert untyped({"loose": loose, "open_ended": open_ended, "Holder": Holder}) == [
+        "loose: x is Any", "open_ended: no return type", "Holder: table is Any", "Holder.rows: return is Any"]
