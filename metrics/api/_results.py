@@ -62,7 +62,7 @@ def _ratings(value):
     from metrics.study._agreement import read_ratings, validate_ratings
     if isinstance(value, (str, Path)):
         return read_ratings(value), str(value)
-    return validate_ratings(value, "ratings"), "ratings"
+    return validate_ratings(value, source="ratings"), "ratings"
 
 
 def _items(value):

@@ -60,7 +60,7 @@ def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float
     1.0
     """
     from metrics.study._agreement import alpha_of_matrix as alpha, rating_matrix
-    return alpha(rating_matrix(_ratings(ratings)[0]), level, scale)
+    return alpha(rating_matrix(_ratings(ratings)[0]), level=level, scale=scale)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
     0.875
     """
     from metrics.study._agreement import mean_offdiagonal, pairwise_agreement_matrix as agreement, rating_matrix, table_dict
-    table = agreement(rating_matrix(_ratings(ratings)[0]), float(max(scale) - min(scale)))
+    table = agreement(rating_matrix(_ratings(ratings)[0]), scale_max=float(max(scale) - min(scale)))
     return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
 
 

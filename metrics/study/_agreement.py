@@ -29,10 +29,10 @@ _KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVE
 def read_ratings(path) -> pd.DataFrame:
     """Read and validate a ratings CSV (needs ``item_id, annotator, rating``)."""
     df = read_csv(path, dtype={"item_id": str, "annotator": str})
-    return validate_ratings(df, str(path))
+    return validate_ratings(df, source=str(path))
 
 
-def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> pd.DataFrame:
+def validate_ratings(df: pd.DataFrame, *, source: str = "ratings", scale=SCALE) -> pd.DataFrame:
     require_columns(df.columns, ("item_id", "annotator", "rating"), source)
     if df.empty:
         raise InputError(f"{source}: no ratings (only a header)")
@@ -71,7 +71,7 @@ def _pairs(matrix: pd.DataFrame):
     return list(combinations(range(matrix.shape[1]), 2))
 
 
-def eq13_agreement(a, b, scale_max: float = 4.0) -> np.ndarray:
+def eq13_agreement(a, b, *, scale_max: float = 4.0) -> np.ndarray:
     """SHOE Eq. 13: ``1 − |r_i − r_j| / 4`` elementwise.
 
     >>> eq13_agreement([0, 4, 2], [1, 4, 4]).tolist()
@@ -80,9 +80,9 @@ def eq13_agreement(a, b, scale_max: float = 4.0) -> np.ndarray:
     return 1.0 - np.abs(np.asarray(a, float) - np.asarray(b, float)) / scale_max
 
 
-def pairwise_agreement_matrix(matrix: pd.DataFrame, scale_max: float = 4.0) -> pd.DataFrame:
+def pairwise_agreement_matrix(matrix: pd.DataFrame, *, scale_max: float = 4.0) -> pd.DataFrame:
     """Annotator × annotator mean Eq. 13 agreement over the items both rated (1 on the diagonal)."""
-    return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max).mean()), min_shared=1)
+    return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max=scale_max).mean()), min_shared=1)
 
 
 def pairwise_spearman(matrix: pd.DataFrame) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def mean_offdiagonal(table: pd.DataFrame) -> float:
     return float(upper.mean()) if len(upper) else float("nan")
 
 
-def alpha_of_matrix(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE) -> float:
+def alpha_of_matrix(matrix: pd.DataFrame, *, level: str = "ordinal", scale=SCALE) -> float:
     """Krippendorff's alpha via the ``krippendorff`` package (items with < 2 ratings ignored).
 
     Note: the SHOE supplement (§5.3) writes the ordinal disagreement as ((i − j)/(k − 1))²,
@@ -214,12 +214,12 @@ def _pair_agreement_table(matrix: pd.DataFrame, scale_max: float) -> tuple[np.nd
     shared = np.zeros((len(values), len(pairs)))
     for p, (i, j) in enumerate(pairs):
         both = ~np.isnan(values[:, i]) & ~np.isnan(values[:, j])
-        agree[both, p] = eq13_agreement(values[both, i], values[both, j], scale_max)
+        agree[both, p] = eq13_agreement(values[both, i], values[both, j], scale_max=scale_max)
         shared[both, p] = 1.0
     return agree, shared
 
 
-def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
+def bootstrap_intervals(matrix: pd.DataFrame, *, level: str = "ordinal", n_resamples: int = 1000,
                         confidence: float = 0.95, seed: int = 0, scale=SCALE) -> dict:
     """Percentile bootstrap intervals (items resampled with replacement) for alpha and the
     mean pairwise Eq. 13 agreement.
@@ -360,7 +360,7 @@ def require_shared_item(matrix: pd.DataFrame, what: str) -> None:
                          f"({matrix.shape[1]} annotators, {matrix.shape[0]} items)")
 
 
-def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
+def agreement_report(ratings: pd.DataFrame, *, level: str = "ordinal", n_resamples: int = 1000,
                      seed: int = 0, scale=SCALE) -> AgreementReport:
     """Every agreement statistic of the study in one object."""
     check_choice("level", level, LEVELS)
@@ -368,17 +368,17 @@ def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples:
     check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
     require_shared_item(matrix, "agreement")
-    agreement = pairwise_agreement_matrix(matrix, float(max(scale) - min(scale)))
+    agreement = pairwise_agreement_matrix(matrix, scale_max=float(max(scale) - min(scale)))
     spearman = pairwise_spearman(matrix)
     qwk = pairwise_qwk(matrix, scale)
     return AgreementReport(
         n_items=int(matrix.shape[0]), n_annotators=int(matrix.shape[1]),
         n_ratings=int((~matrix.isna()).to_numpy().sum()), level=level,
-        krippendorff_alpha=alpha_of_matrix(matrix, level, scale),
+        krippendorff_alpha=alpha_of_matrix(matrix, level=level, scale=scale),
         mean_pairwise_agreement=mean_offdiagonal(agreement), mean_qwk=mean_offdiagonal(qwk),
         mean_spearman=mean_offdiagonal(spearman), agreement=agreement, spearman=spearman, qwk=qwk,
         distributions=annotator_distributions(matrix, scale),
         votes_by_majority=votes_by_majority(matrix, scale), precision=rating_precision(matrix),
-        intervals=bootstrap_intervals(matrix, level, n_resamples, seed=seed, scale=scale)
+        intervals=bootstrap_intervals(matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale)
         if n_resamples else {},
     )

@@ -150,7 +150,7 @@ def _metric_scores(items: pd.DataFrame, metrics: list[str] | None, baselines: bo
     return scores
 
 
-def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
+def alignment_table(rated_items: pd.DataFrame, *, metrics: list[str] | None = None,
                     baselines: bool = True, n_resamples: int = 10_000, seed: int = 0) -> dict:
     """Table 1 for a study: every metric ranked by agreement, overall and per category.
 

@@ -182,7 +182,7 @@ def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
 
 
 def recalibrate_matrices(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
-                w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
+                *, w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
                 study: str | None = None) -> dict:
     """Cross-validate, then fit on every rated item; returns the new matrices and the figures.
 

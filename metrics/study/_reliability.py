@@ -101,13 +101,14 @@ def alpha_all_levels(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidenc
     for level in LEVELS:
         if level == "ratio" and min(scale) < 0:
             continue
-        value = alpha_of_matrix(matrix, level, scale)
+        value = alpha_of_matrix(matrix, level=level, scale=scale)
         entry: dict = {"value": value}
         if n_resamples:
             entry["ci"] = list(kalpha_interval(hayes_krippendorff_bootstrap(
                 matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale), confidence))
-            entry["ci_units"] = bootstrap_intervals(matrix, level, n_resamples, confidence, seed,
-                                                    scale)["krippendorff_alpha"]
+            entry["ci_units"] = bootstrap_intervals(matrix, level=level, n_resamples=n_resamples,
+                                                    confidence=confidence, seed=seed,
+                                                    scale=scale)["krippendorff_alpha"]
         out[level] = entry
     return out
 

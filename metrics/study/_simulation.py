@@ -27,7 +27,7 @@ def rater_profiles(k: int) -> list[str]:
     return [BIAS_PROFILES[i % len(BIAS_PROFILES)] for i in range(k)]
 
 
-def simulate_ratings(item_ids, latent, k: int = 5, noise=0.6, shift=0.5,
+def simulate_ratings(item_ids, latent, *, k: int = 5, noise=0.6, shift=0.5,
                      squeeze: float = 0.6, seed: int = 0, profiles: list[str] | None = None,
                      raters_per_item: int | None = None) -> pd.DataFrame:
     """Long ratings (``item_id, annotator, rating, profile``) of k simulated annotators.

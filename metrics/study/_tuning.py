@@ -77,7 +77,7 @@ def _mae_sorted(a: np.ndarray, b: np.ndarray, ws: np.ndarray) -> np.ndarray:
     return (left + right + const) / len(flat)
 
 
-def tune_w_by_category(rated_items: pd.DataFrame, step: float = 0.001) -> dict:
+def tune_w_by_category(rated_items: pd.DataFrame, *, step: float = 0.001) -> dict:
     """Per-category and overall w, MAE at the optimum, the MAE curves, and the agreement
     (Eq. 13, 0–4 scale) with category-tuned w versus w = 0.5.
 

@@ -5,6 +5,7 @@ tests/studyapp/test_lint.py)."""
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from dataclasses import dataclass
 
@@ -76,3 +77,34 @@ def test_the_check_finds_any_and_a_missing_result_type():
 
     assert untyped({"loose": loose, "open_ended": open_ended, "Holder": Holder}) == [
         "loose: x is Any", "open_ended: no return type", "Holder: table is Any", "Holder.rows: return is Any"]
+
+
+# data that may be left out, which stays positional: the matrices component similarities are
+# looked up in, the tables of an image-update study before the images and its items
+OPTIONAL_DATA = {"component_similarities": {"verb_matrix", "object_matrix"}, "pair_ratings": {"before", "items"}}
+
+
+def positional_options(module) -> list[str]:
+    """``function(parameter)`` for each public function's positional parameter with a default."""
+    out = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if not inspect.isfunction(obj):
+            continue
+        for p in inspect.signature(obj).parameters.values():
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty \
+                    and p.name not in OPTIONAL_DATA.get(name, ()):
+                out.append(f"{name}({p.name})")
+    return out
+
+
+def test_the_options_of_public_functions_are_keyword_only():
+    assert positional_options(metrics) == []
+    assert positional_options(metrics.study) == []
+
+
+def test_the_check_finds_a_positional_option():
+    def score(table, level="ordinal", *, seed=0):
+        return 0.0
+
+    assert positional_options(types.SimpleNamespace(__all__=["score"], score=score)) == ["score(level)"]
