@@ -1,6 +1,7 @@
 """Foundations shared by every room: the error type, option checks, input readers, atomic
-writers, intervals, array segments. The names below are its public face (the readers, writers and
-option types the platform builds on); the ``_`` modules behind them are implementation."""
+writers, intervals, array segments. The names below are its public face (the readers, writers,
+option types and rating scale the platform builds on); the ``_`` modules behind them are
+implementation."""
 
 from metrics._lazy import lazy_exports
 
@@ -13,4 +14,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                      "write_text_atomic"), "_jsonio"),
     **dict.fromkeys(("OneLineParser", "input_file", "integer", "number", "output_dir", "output_file", "seed"),
                     "_options"),
+    **dict.fromkeys(("SCALE", "SCALE_MAX"), "_choices"),
 })

@@ -17,7 +17,7 @@ from typing import Literal, cast
 import numpy as np
 import pandas as pd
 
-from metrics.core._choices import LEVELS, SCALE
+from metrics.core._choices import LEVELS, SCALE, SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_name, line_of, numbers, read_csv, refuse_first_row, require_columns
 from metrics.core._intervals import percentile_interval
@@ -71,7 +71,7 @@ def _pairs(matrix: pd.DataFrame):
     return list(combinations(range(matrix.shape[1]), 2))
 
 
-def eq13_agreement(a, b, *, scale_max: float = 4.0) -> np.ndarray:
+def eq13_agreement(a, b, *, scale_max: float = SCALE_MAX) -> np.ndarray:
     """SHOE Eq. 13: ``1 − |r_i − r_j| / 4`` elementwise.
 
     >>> eq13_agreement([0, 4, 2], [1, 4, 4]).tolist()
@@ -80,7 +80,7 @@ def eq13_agreement(a, b, *, scale_max: float = 4.0) -> np.ndarray:
     return 1.0 - np.abs(np.asarray(a, float) - np.asarray(b, float)) / scale_max
 
 
-def pairwise_agreement_matrix(matrix: pd.DataFrame, *, scale_max: float = 4.0) -> pd.DataFrame:
+def pairwise_agreement_matrix(matrix: pd.DataFrame, *, scale_max: float = SCALE_MAX) -> pd.DataFrame:
     """Annotator × annotator mean Eq. 13 agreement over the items both rated (1 on the diagonal)."""
     return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max=scale_max).mean()), min_shared=1)
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from metrics.vocab import _wordnet as wordnet
 from metrics.study._agreement import eq13_agreement
+from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._intervals import fisher_interval
 from metrics.vocab._similarity import combine
@@ -58,7 +59,7 @@ def to_0_4(name: str, values: np.ndarray) -> np.ndarray:
         return values
     finite = values[np.isfinite(values)]
     if len(finite) and finite.min() >= 0 and finite.max() <= 1:
-        return values * 4.0
+        return values * SCALE_MAX
     return values
 
 
@@ -141,10 +142,10 @@ def _metric_scores(items: pd.DataFrame, metrics: list[str] | None, baselines: bo
         if {"verb_sim", "object_sim"} <= set(items.columns):
             v, o = items["verb_sim"].to_numpy(float), items["object_sim"].to_numpy(float)
             for method in ("arithmetic", "geometric", "min"):
-                scores.setdefault(f"shoe_{method}", 4.0 * combine(v, o, method=method))
+                scores.setdefault(f"shoe_{method}", SCALE_MAX * combine(v, o, method=method))
         if {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
             for name, values in wordnet_baselines(items).items():
-                scores.setdefault(name, 4.0 * values.to_numpy())
+                scores.setdefault(name, SCALE_MAX * values.to_numpy())
     if not scores:
         raise InputError("no metric column to align (give --metric, or items with synsets or similarities)")
     return scores
