@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
 from typing import Literal, cast
 
 import numpy as np
@@ -26,7 +27,7 @@ from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, chec
 _KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVELS, as krippendorff types them
 
 
-def read_ratings(path) -> pd.DataFrame:
+def read_ratings(path: str | Path) -> pd.DataFrame:
     """Read and validate a ratings CSV (needs ``item_id, annotator, rating``)."""
     df = read_csv(path, dtype={"item_id": str, "annotator": str})
     return validate_ratings(df, source=str(path))

@@ -11,6 +11,8 @@ labels are HICO-DET's.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from metrics.core._errors import InputError
@@ -22,7 +24,7 @@ from metrics.datasets._vocabulary import Vocabulary
 HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
 
 
-def read_items(path) -> pd.DataFrame:
+def read_items(path: str | Path) -> pd.DataFrame:
     """Read ``items.csv``; ``item_id`` is required, every other column is optional."""
     df = read_csv(path, required=("item_id",), dtype={"item_id": str}, keep_default_na=False,
                   na_values=[""])

@@ -1,5 +1,5 @@
 """The public names of ``metrics`` have typed signatures: no ``typing.Any`` in a parameter,
-field or result, and every function and method says what it returns (mypy checks the bodies,
+field or result, every parameter typed, and every function and method says what it returns (mypy checks the bodies,
 tests/studyapp/test_lint.py)."""
 
 from __future__ import annotations
@@ -14,11 +14,19 @@ import pandas as pd
 
 import metrics
 from metrics.diagnosis import Diagnosis
+from metrics.imsitu import SenseClusters
 from metrics.study import AgreementReport
 
 # the names the API's annotations use only for type checkers (its modules import nothing heavy)
 TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": AgreementReport,
-                "SimilarityMatrix": metrics.SimilarityMatrix, "Detections": metrics.Detections}
+                "SimilarityMatrix": metrics.SimilarityMatrix, "Detections": metrics.Detections,
+                "SenseClusters": SenseClusters}
+
+# public names whose data parameters are typed after the dataset and interval work lands (their
+# modules are excluded from mypy for now too, see pyproject.toml)
+UNTYPED_DATA = {"Detections", "SimilarityMatrix", "combine", "match_synsets", "ErrorType", "active_ppi_mean",
+                "active_probabilities", "active_selection", "ensemble_uncertainty", "ppi_agreement",
+                "ppi_correlation", "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight"}
 
 
 def _mentions_any(hint) -> bool:
@@ -43,13 +51,18 @@ def _signatures(name: str, obj) -> list[tuple[str, object]]:
 
 
 def untyped(names: dict[str, object]) -> list[str]:
-    """``name: problem`` for each public signature that mentions Any or lacks its result type."""
+    """``name: problem`` for each public signature that mentions Any, leaves a parameter
+    without a type (Any to a type checker) or lacks its result type."""
     problems = []
     for public, obj in names.items():
         for name, target in _signatures(public, obj):
             hints = typing.get_type_hints(target, localns=TYPING_NAMES)
             problems += [f"{name}: {key} is Any" for key, hint in hints.items() if _mentions_any(hint)]
-            if inspect.isfunction(target) and "return" not in hints:
+            if not inspect.isfunction(target):
+                continue
+            problems += [f"{name}: {p} has no type" for p in inspect.signature(target).parameters
+                         if p not in hints and p not in ("self", "cls")]
+            if "return" not in hints:
                 problems.append(f"{name}: no return type")
     return problems
 
@@ -58,7 +71,9 @@ def test_no_public_signature_of_metrics_mentions_any_or_lacks_its_result_type():
     public = {name: getattr(metrics, name) for name in metrics.__all__}
     public = {name: obj for name, obj in public.items() if inspect.isclass(obj) or inspect.isfunction(obj)}
     assert len(public) > 40
-    assert untyped(public) == []
+    problems = untyped(public)
+    assert [p for p in problems if p.split(":")[0].split(".")[0] not in UNTYPED_DATA] == []
+    assert {p.split(":")[0].split(".")[0] for p in problems} == UNTYPED_DATA   # a name typed since leaves the list
 
 
 def test_the_check_finds_any_and_a_missing_result_type():
@@ -75,8 +90,12 @@ def test_the_check_finds_any_and_a_missing_result_type():
         def rows(self, k: int) -> list[typing.Any]:
             return []
 
-    assert untyped({"loose": loose, "open_ended": open_ended, "Holder": Holder}) == [
-        "loose: x is Any", "open_ended: no return type", "Holder: table is Any", "Holder.rows: return is Any"]
+    def bare(x) -> int:
+        return 0
+
+    assert untyped({"loose": loose, "open_ended": open_ended, "bare": bare, "Holder": Holder}) == [
+        "loose: x is Any", "open_ended: no return type", "bare: x has no type", "Holder: table is Any",
+        "Holder.rows: return is Any"]
 
 
 # data that may be left out, which stays positional: the matrices component similarities are
