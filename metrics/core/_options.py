@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable
 from metrics.core._validation import MAX_SEED, range_problem, short, whole_problem
+
+T = TypeVar("T")
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line (``prog: error: message``)."""
@@ -82,22 +86,30 @@ def number(low: float, high: float, *, low_open: bool = False, high_open: bool =
     return _FiniteNumber(low, high, low_open, high_open)
 
 
-def comma_list(item):
-    """An option type: comma-separated values, each of the type ``item``."""
-    def parse(text: str) -> list:
+class _CommaList(Generic[T]):
+    """The option type :func:`comma_list` makes; ``item`` is the type of each value."""
+
+    __name__ = "comma_list"
+
+    def __init__(self, item: Callable[[str], T]):
+        self.item = item
+
+    def __call__(self, text: str) -> list[T]:
         values = [v for v in text.split(",") if v.strip()]
         if not values:
             raise argparse.ArgumentTypeError("give at least one value")
         parsed = []
         for value in values:
             try:
-                parsed.append(item(value))
+                parsed.append(self.item(value))
             except argparse.ArgumentTypeError as exc:
                 raise argparse.ArgumentTypeError(f"each value {exc}") from None
         return parsed
-    parse.item = item
-    parse.__name__ = "comma_list"
-    return parse
+
+
+def comma_list(item: Callable[[str], T]) -> Callable[[str], list[T]]:
+    """An option type: comma-separated values, each of the type ``item``."""
+    return _CommaList(item)
 
 
 def _checked(check):
