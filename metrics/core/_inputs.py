@@ -251,7 +251,7 @@ def csv_rows(text: str, where: str):
     return header, rows
 
 
-def read_csv(path: str | Path, required: tuple[str, ...] = (), **pandas_options):
+def read_csv(path: str | Path, *, required: tuple[str, ...] = (), **pandas_options):
     """A CSV file as a DataFrame, checked against the policy above (encoding, rows longer than
     the header, unclosed quotes, repeated or ``required`` columns) before pandas reads it
     (by default as strings, empty cells ``""``); row ``k``'s line is ``line_of(path, k)``."""

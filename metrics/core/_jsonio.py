@@ -332,7 +332,7 @@ def to_jsonable(value):
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def json_text(value, indent: int | None = 2) -> str:
+def json_text(value, *, indent: int | None = 2) -> str:
     """Strict JSON of ``value`` (numpy scalars and arrays included): NaN and infinities, which
     JSON cannot hold (and the readers of :mod:`metrics.core._inputs` refuse), are written as null.
 

@@ -128,7 +128,7 @@ def _question(key: str, image: str, entry, name: str) -> Question:
     return Question(key, correct, options, _question_boxes(entry, where), image)
 
 
-def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
+def parse_bench(data, *, name: str = "benchmark") -> dict[str, Question]:
     """Validated questions of a benchmark object (see the module docstring)."""
     if not isinstance(data, dict) or not data:
         raise InputError(f"{name}: must be a non-empty JSON object of questions")
@@ -139,7 +139,7 @@ def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
 
 
 def read_bench(path: str | Path) -> dict[str, Question]:
-    return parse_bench(read_json(path), str(path))
+    return parse_bench(read_json(path), name=str(path))
 
 
 @dataclass(frozen=True)

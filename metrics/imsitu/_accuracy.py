@@ -105,7 +105,7 @@ def parse_gold(data, source: str = "gold") -> dict[str, tuple[str, ...]]:
             for image, v in data.items()}
 
 
-def parse_predictions(data, source: str = "pred") -> dict[str, list[str]]:
+def parse_predictions(data, *, source: str = "pred") -> dict[str, list[str]]:
     """``{image: [ranked verbs]}`` (validated)."""
     if not isinstance(data, dict) or not data:
         raise InputError(f"{source}: expected a JSON object mapping images to ranked verb lists")
@@ -126,7 +126,7 @@ def read_predictions(path) -> dict[str, list[str]]:
     path = Path(path)
     if path.is_dir():
         return read_examples_predictions(path)
-    return parse_predictions(read_json(path), str(path))
+    return parse_predictions(read_json(path), source=str(path))
 
 
 def read_prediction_file(path) -> list[str]:
@@ -374,7 +374,7 @@ def _topk_table(per_rank: pd.DataFrame, extra: dict | None = None) -> pd.DataFra
         top1=("top1", "any"), top5=("top5", "any"), **(extra or {})).reset_index()
 
 
-def human_accuracy(table: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> dict:
+def human_accuracy(table: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> dict:
     """Human Top-1 / Top-5 accuracy per model with percentile bootstrap intervals over images.
 
     ``table``: ``model, image, top1, top5`` (e.g. :func:`majority_labels`). Returns
@@ -564,7 +564,7 @@ def align_study(ratings: pd.DataFrame, items: pd.DataFrame, gold: dict | None = 
     for name, table in (judges or {}).items():
         criteria[name] = table
     result = alignment_table(human, criteria)
-    result["human_accuracy"] = human_accuracy(human, n_resamples, seed)
+    result["human_accuracy"] = human_accuracy(human, n_resamples=n_resamples, seed=seed)
     result["n_annotators"] = int(labels["annotator"].nunique())
     return result
 

@@ -422,7 +422,7 @@ def _add_quality(result: ClusteringResult, x, points, step2_labels, m, seed, max
             "calinski_harabasz": calinski_harabasz(points, step2_labels), "n_points": m}
 
 
-def two_step_clustering(nodes: Nodes, algorithm: str = "kmeans", seed: int = 0,
+def two_step_clustering(nodes: Nodes, *, algorithm: str = "kmeans", seed: int = 0,
                         ks=STEP1_KS, ratios=STEP2_RATIOS, max_exact: int = MAX_EXACT,
                         n_jobs: int = 1, progress: Callable[[str], None] | None = None,
                         quality: bool = True) -> ClusteringResult:

@@ -4,6 +4,7 @@ tests/studyapp/test_lint.py)."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import types
 import typing
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import metrics
 from metrics.diagnosis import Diagnosis
@@ -99,8 +101,16 @@ def test_the_check_finds_any_and_a_missing_result_type():
 
 
 # data that may be left out, which stays positional: the matrices component similarities are
-# looked up in, the tables of an image-update study before the images and its items
-OPTIONAL_DATA = {"component_similarities": {"verb_matrix", "object_matrix"}, "pair_ratings": {"before", "items"}}
+# looked up in, the tables of an image-update study before the images and its items, ...
+OPTIONAL_DATA = {"component_similarities": {"verb_matrix", "object_matrix"}, "pair_ratings": {"before", "items"},
+                 "sense_accuracy_tables": {"clusters"}, "mcq_scores": {"classes"}, "pair_localization": {"pairs"},
+                 "interaction_classification": {"d"}, "write_diagnosis_report": {"errors"},
+                 "align_study": {"gold", "clusters", "judges"},
+                 "whole_problem": {"high"}}   # the range's ends, like range_problem's
+# options still positional until the dataset work lands (their callers are in metrics.commands
+# and metrics.detection)
+POSITIONAL_FOR_NOW = {"align_study(n_resamples)", "align_study(seed)", "candidate_pairs(source)",
+                      "parse_json(line)"}
 
 
 def positional_options(module) -> list[str]:
@@ -117,9 +127,11 @@ def positional_options(module) -> list[str]:
     return out
 
 
-def test_the_options_of_public_functions_are_keyword_only():
-    assert positional_options(metrics) == []
-    assert positional_options(metrics.study) == []
+@pytest.mark.parametrize("package", ["metrics", "metrics.study", "metrics.core", "metrics.crosshoi", "metrics.imsitu",
+                                     "metrics.llm", "metrics.diagnosis"])
+def test_the_options_of_public_functions_are_keyword_only(package):
+    left = positional_options(importlib.import_module(package))
+    assert [name for name in left if name not in POSITIONAL_FOR_NOW] == []
 
 
 def test_the_check_finds_a_positional_option():
