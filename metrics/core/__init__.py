@@ -1,11 +1,11 @@
 """Foundations shared by every room: the error type, option checks, input readers, atomic
-writers, intervals, array segments. The names below are its public face (the readers, writers,
-option types and rating scale the platform builds on); the ``_`` modules behind them are
-implementation."""
+writers, intervals, array segments. The names below are its public face (the readers, writers and
+option types the platform builds on); the ``_`` modules behind them are implementation."""
 
 from metrics._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(("SCALE", "SCALE_MAX"), "_choices"),   # the rating scale
     **dict.fromkeys(("InputError", "interruptible", "one_line", "os_error_message"), "_errors"),
     **dict.fromkeys(("ParameterError", "MAX_SEED", "above_problem", "at_least_problem", "boolean_problem",
                      "kind_problem", "range_problem", "text_problem", "whole_problem"), "_validation"),
@@ -15,5 +15,4 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                      "write_text_atomic"), "_jsonio"),
     **dict.fromkeys(("OneLineParser", "input_file", "integer", "number", "output_dir", "output_file", "seed"),
                     "_options"),
-    **dict.fromkeys(("SCALE", "SCALE_MAX"), "_choices"),
 })
