@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -56,10 +56,6 @@ from metrics.detection._ap import sequential_greedy   # the one greedy matcher (
 from metrics.core._segments import (class_bounds, run_starts, segment_cumsum, segment_diff, segment_suffix_max,
                        segment_sums_into, segments, stable_order)
 from metrics.core._validation import check_choice, check_fraction, check_in_range
-
-if TYPE_CHECKING:
-    from metrics.datasets.hico_det._evaluation import HicoClassAP
-    from metrics.detection._hoi_labels import ResolvedLabels
 
 EPS = 1e-8
 SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
@@ -513,15 +509,15 @@ class Evaluation:
 
     classes: pd.DataFrame
     ap: np.ndarray | None
-    hico: HicoClassAP | None
+    hico: object
     shoe_ap: np.ndarray | None
     f1: SoftCounts
     gt_miss_rate: float
     pred_miss_rate: float
     match_all: ShoeMatch | None
     match_tau: ShoeMatch
-    verbs: ResolvedLabels
-    objects: ResolvedLabels
+    verbs: object
+    objects: object
     n_images: int
     n_gt: int
     n_pred: int
