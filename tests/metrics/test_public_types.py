@@ -25,7 +25,7 @@ TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": A
                 "SenseClusters": SenseClusters}
 
 # public names whose data parameters are typed after the dataset and interval work lands (their
-# modules are excluded from mypy for now too, see pyproject.toml)
+# modules are excluded from mypy as well, see pyproject.toml)
 UNTYPED_DATA = {"Detections", "SimilarityMatrix", "combine", "match_synsets", "ErrorType", "active_ppi_mean",
                 "active_probabilities", "active_selection", "ensemble_uncertainty", "ppi_agreement",
                 "ppi_correlation", "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight"}
@@ -107,9 +107,9 @@ OPTIONAL_DATA = {"component_similarities": {"verb_matrix", "object_matrix"}, "pa
                  "interaction_classification": {"d"}, "write_diagnosis_report": {"errors"},
                  "align_study": {"gold", "clusters", "judges"},
                  "whole_problem": {"high"}}   # the range's ends, like range_problem's
-# options still positional until the dataset work lands (their callers are in metrics.commands
+# options positional until the dataset work lands (their callers are in metrics.commands
 # and metrics.detection)
-POSITIONAL_FOR_NOW = {"align_study(n_resamples)", "align_study(seed)", "candidate_pairs(source)",
+POSITIONAL_OPTIONS_LEFT = {"align_study(n_resamples)", "align_study(seed)", "candidate_pairs(source)",
                       "parse_json(line)"}
 
 
@@ -131,7 +131,7 @@ def positional_options(module) -> list[str]:
                                      "metrics.llm", "metrics.diagnosis"])
 def test_the_options_of_public_functions_are_keyword_only(package):
     left = positional_options(importlib.import_module(package))
-    assert [name for name in left if name not in POSITIONAL_FOR_NOW] == []
+    assert [name for name in left if name not in POSITIONAL_OPTIONS_LEFT] == []
 
 
 def test_the_check_finds_a_positional_option():
