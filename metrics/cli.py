@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or an option refused (its one line is printed)
-        return exc.code
+        return int(exc.code or 0)
     if args.command is None:
         parser.print_help()
         return 2

@@ -56,7 +56,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     ratings = ratings[ratings["phase"] == "main"]
     if (reason := why_no_agreement(ratings)) is not None:
         raise InputError(f"study {slug!r} has no report yet: {reason}")
-    ratings = validate_ratings(ratings, f"study {slug}")
+    ratings = validate_ratings(ratings, source=f"study {slug}")
     result = rating_analyses(ratings, n_resamples)
     result.alignment, result.tuning = study_type.report_analyses(tables["items.csv"], ratings, permutations)
     result.prediction_powered = ppi_section(tables, spec_of(study))

@@ -140,7 +140,7 @@ def rating_statistics(board: Dashboard, main: pd.DataFrame) -> None:
             board.unavailable[name] = reason
         return
     try:
-        result = rating_analyses(validate_ratings(main, "the study's ratings"), LIVE_RESAMPLES)
+        result = rating_analyses(validate_ratings(main, source="the study's ratings"), LIVE_RESAMPLES)
     except InputError as exc:
         board.unavailable["agreement"] = str(exc)
         return

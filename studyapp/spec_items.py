@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from metrics import InputError, datasets
-from metrics.core import MAX_SEED, range_problem, whole_problem
+from metrics.core import MAX_SEED, kind_problem, range_problem, whole_problem
 
 from .spec_checker import _Checker
 from .study_spec import ItemSpec
@@ -72,13 +72,9 @@ def _check_sampler_options(check: _Checker, options: dict, study_type, base_dir:
         if key not in options:
             continue
         value = options[key]
-        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            ok = True
-        if not ok:
-            check.fail(key, f"must be of type {kind.__name__}, got {value!r}")
-        if kind is int and whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1):
-            check.fail(key, whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1))
+        check.refuse(key, kind_problem(value, kind))
+        if kind is int:
+            check.refuse(key, whole_problem(value, 0, MAX_SEED if key == "seed" else 2**31 - 1))
         if kind is float and range_problem(value, -math.inf, math.inf):
             check.fail(key, f"must be a finite number, got {value!r}")
         if kind is str and not (base_dir / value).exists():

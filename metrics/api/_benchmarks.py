@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, optional
 from metrics.core._choices import SETTINGS
 from metrics.core._errors import InputError
 from metrics.core._validation import check_choice, check_fraction, check_in_range, shown
+
+if TYPE_CHECKING:
+    from metrics.imsitu._accuracy import SenseClusters
 
 
 # ---------------------------------------------------------------------------- CrossHOI-Bench
@@ -36,7 +40,8 @@ class CrossHoiScores(Result):
     iou: float | None
 
 
-def crosshoi_scores(bench, answers, *, score_threshold: float = 0.5, iou: float = 0.5,
+def crosshoi_scores(bench: str | Path | dict, answers: str | Path | dict[str, list[str]], *,
+                    score_threshold: float = 0.5, iou: float = 0.5,
                     setting: str | None = None) -> CrossHoiScores:
     """CrossHOI-Bench multiple-choice scores (the released scorer's semantics,
     :mod:`metrics.crosshoi._mcq`) of ``answers`` on ``bench``.
@@ -87,7 +92,9 @@ class SenseAccuracy(Result):
     n_extra_predictions: int = 0
 
 
-def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> SenseAccuracy:
+def sense_accuracy(gold: str | Path | dict | None, pred: str | Path | dict, *,
+                   clusters: SenseClusters | str | Path | dict | None = None,
+                   include_gold: bool = False) -> SenseAccuracy:
     """imSitu verb accuracy with sense clusters (Yao, Jarvis & Jiang §4.2, :mod:`metrics.imsitu._accuracy`).
 
     ``pred``: image → ranked verbs (a dict or its JSON file, or a folder of imSitu
@@ -110,12 +117,15 @@ def sense_accuracy(gold, pred, *, clusters=None, include_gold: bool = False) -> 
             gold = gold_from_image_names(pred)
     elif isinstance(gold, (str, Path)):
         gold = read_gold(gold)
+    sense_clusters: SenseClusters | None
     if isinstance(clusters, (str, Path)):
-        clusters = read_clusters(clusters)
+        sense_clusters = read_clusters(clusters)
     elif isinstance(clusters, dict):
-        clusters = parse_clusters(clusters)
+        sense_clusters = parse_clusters(clusters)
+    else:
+        sense_clusters = clusters
     if gold and isinstance(pred, dict) and isinstance(gold, dict) and set(pred).isdisjoint(gold):
         raise InputError(f"{pred_source}: no image of the predictions has a gold verb in {gold_source} "
                          f"(check the image names: {shown(next(iter(pred), ''))} is not among "
                          f"{len(gold)} gold images)")
-    return SenseAccuracy.from_dict(accuracy(gold, pred, clusters, include_gold=include_gold))
+    return SenseAccuracy.from_dict(accuracy(gold, pred, sense_clusters, include_gold=include_gold))

@@ -4,9 +4,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _detections, _matrix, hidden
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from metrics.detection._detections import Detections
+    from metrics.diagnosis._core import Diagnosis
+    from metrics.vocab._similarity import SimilarityMatrix
 
 
 @dataclass(frozen=True)
@@ -54,10 +62,13 @@ class DetectionScores(Result):
         return MissRates(gt_miss_rate=self.gt_miss_rate, pred_miss_rate=self.pred_miss_rate)
 
 
-def score_detections(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
-                     iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
-                     interpolation: str = "none", fn_mode: str = "algorithm2",
-                     map_protocol: str = "official", dataset: str | None = None) -> DetectionScores:
+def score_detections(gt: Detections | str | Path, pred: Detections | str | Path, *,
+                     verb_sim: SimilarityMatrix | str | Path | None = None,
+                     object_sim: SimilarityMatrix | str | Path | None = None,
+                     combine: str = "arithmetic", w: float = 0.5, iou: float = 0.5, delta: float = 0.0,
+                     tau: float = 0.5, split: str | None = None, interpolation: str = "none",
+                     fn_mode: str = "algorithm2", map_protocol: str = "official",
+                     dataset: str | None = None) -> DetectionScores:
     """Standard HICO-DET mAP, SHOE mAP (SHOE supp. Algorithm 1), SHOE mF1 (Algorithm 2) and the
     miss rates (supp. §2) of ``pred`` against ``gt`` (:class:`~metrics.detection._detections.Detections`
     or paths of JSON Lines / QPIC files).
@@ -106,7 +117,8 @@ class HicoMap(Result):
     per_class: list
 
 
-def hico_map(gt, pred, *, iou: float = 0.5, map_protocol: str = "official", split: str | None = None) -> HicoMap:
+def hico_map(gt: Detections | str | Path, pred: Detections | str | Path, *, iou: float = 0.5,
+             map_protocol: str = "official", split: str | None = None) -> HicoMap:
     """Standard HICO-DET mAP of ``pred`` against ``gt`` (``map_protocol="official"``: the
     ywchao/ho-rcnn evaluation, 11-point AP, +1-pixel IoU, 600 classes; ``"all-point"``:
     all-point AP, continuous IoU); see :func:`score_detections`, whose numbers these are.
@@ -138,7 +150,9 @@ class ShoeF1(Result):
     per_class: list
 
 
-def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+def shoe_map(gt: Detections | str | Path, pred: Detections | str | Path, *,
+             verb_sim: SimilarityMatrix | str | Path | None = None,
+             object_sim: SimilarityMatrix | str | Path | None = None, combine: str = "arithmetic", w: float = 0.5,
              iou: float = 0.5, delta: float = 0.0, split: str | None = None,
              interpolation: str = "none", dataset: str | None = None) -> ShoeMap:
     """SHOE mAP (SHOE supp. Algorithm 1; AP by Eq. 11) of ``pred`` against ``gt``; options as in
@@ -154,7 +168,9 @@ def shoe_map(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithm
                             delta=delta, split=split, interpolation=interpolation, dataset=dataset).as_shoe_map()
 
 
-def shoe_f1(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+def shoe_f1(gt: Detections | str | Path, pred: Detections | str | Path, *,
+            verb_sim: SimilarityMatrix | str | Path | None = None,
+            object_sim: SimilarityMatrix | str | Path | None = None, combine: str = "arithmetic", w: float = 0.5,
             iou: float = 0.5, delta: float = 0.0, tau: float = 0.5, split: str | None = None,
             fn_mode: str = "algorithm2", dataset: str | None = None) -> ShoeF1:
     """SHOE mF1 (SHOE supp. Algorithm 2; ``fn_mode="eq5"``: main text Eq. 5) of the predictions
@@ -179,7 +195,9 @@ class MissRates(Result):
     pred_miss_rate: float
 
 
-def miss_rates(gt, pred, *, verb_sim=None, object_sim=None, combine: str = "arithmetic", w: float = 0.5,
+def miss_rates(gt: Detections | str | Path, pred: Detections | str | Path, *,
+               verb_sim: SimilarityMatrix | str | Path | None = None,
+               object_sim: SimilarityMatrix | str | Path | None = None, combine: str = "arithmetic", w: float = 0.5,
                iou: float = 0.5, tau: float = 0.5, dataset: str | None = None) -> MissRates:
     """Ground-truth and prediction miss rates (SHOE supp. §2) under SHOE's matching of the
     predictions with score ≥ ``tau``; options as in :func:`score_detections`.
@@ -215,16 +233,17 @@ class DiagnosisResult(Result):
     per_class: list
     pair_localization: dict
     interaction_classification: dict
-    diagnosis: Any = hidden()
+    diagnosis: Diagnosis = hidden()
 
-    def errors(self):
+    def errors(self) -> pd.DataFrame:
         """One row per prediction (category, score, labels, its ground truth) and one per
         missed ground truth (a DataFrame)."""
         return self.diagnosis.errors_frame()
 
 
-def diagnose(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, map_protocol: str = "official",
-             pairs=None, dataset: str | None = None) -> DiagnosisResult:
+def diagnose(gt: Detections | str | Path, pred: Detections | str | Path, *, iou: float = 0.5,
+             keep_no_interaction: bool = False, map_protocol: str = "official",
+             pairs: Detections | str | Path | None = None, dataset: str | None = None) -> DiagnosisResult:
     """Diag-HOI (Zhu et al., §3–4): every prediction's error category (Fig. 2), mAP after
     each oracle (Eq. 2) and the grouped oracles (§3.3), progressive fixes (§3.4), pair
     localization (§4.1, of ``pairs`` — first-stage pair detections — or of the predictions'

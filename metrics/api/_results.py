@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Self
 
 
 def hidden(**options):
@@ -34,7 +35,7 @@ class Result:
         return out
 
     @classmethod
-    def from_dict(cls, result: dict, **hidden_fields):
+    def from_dict(cls, result: dict, **hidden_fields: object) -> Self:
         """The result holding ``result``'s keys (each field's, the others ignored)."""
         names = {f.name for f in fields(cls) if f.metadata.get("json") is not False}
         return cls(**{k: v for k, v in result.items() if k in names}, **hidden_fields)
@@ -61,7 +62,7 @@ def _ratings(value):
     from metrics.study._agreement import read_ratings, validate_ratings
     if isinstance(value, (str, Path)):
         return read_ratings(value), str(value)
-    return validate_ratings(value, "ratings"), "ratings"
+    return validate_ratings(value, source="ratings"), "ratings"
 
 
 def _items(value):

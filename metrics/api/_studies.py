@@ -3,15 +3,25 @@ agreement, w tuning, recalibration (plain and prediction-powered), and the rated
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _items, _matrix, _ratings, hidden
 from metrics.core._choices import SCALE
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similarities: bool = True):
+    from metrics.study._agreement import AgreementReport
+    from metrics.vocab._similarity import SimilarityMatrix
+
+
+def rated_items(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path, *,
+                verb_sim: SimilarityMatrix | str | Path | None = None,
+                object_sim: SimilarityMatrix | str | Path | None = None,
+                need_similarities: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(ratings, rated items)``: the items that have ratings, with ``human_mean``,
     ``n_ratings`` and (with ``need_similarities``) ``verb_sim`` / ``object_sim``, looked up in
     the matrices where the items lack them. Every rated item must be in ``items``."""
@@ -24,7 +34,8 @@ def rated_items(ratings, items, *, verb_sim=None, object_sim=None, need_similari
     return ratings, join_ratings(items, ratings)
 
 
-def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1000, seed: int = 0):
+def annotator_agreement(ratings: pd.DataFrame | str | Path, *, level: str = "ordinal", n_resamples: int = 1000,
+                        seed: int = 0) -> AgreementReport:
     """Inter-annotator agreement of a rating study (SHOE §4.3, supp. §5.2–5.3, §6.3):
     Krippendorff's alpha at ``level``, mean pairwise Eq. 13 agreement, quadratic weighted
     kappa and Spearman ρ, with bootstrap intervals (``n_resamples``, 0 for none).
@@ -42,7 +53,8 @@ def annotator_agreement(ratings, *, level: str = "ordinal", n_resamples: int = 1
     return agreement_report(_ratings(ratings)[0], level=level, n_resamples=n_resamples, seed=seed)
 
 
-def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float:
+def krippendorff_alpha(ratings: pd.DataFrame | str | Path, *, level: str = "ordinal",
+                       scale: Sequence[int] = SCALE) -> float:
     """Krippendorff's alpha of a rating study at ``level`` (nominal, ordinal, interval,
     ratio) over the values of ``scale``; items rated once are left out.
 
@@ -52,7 +64,7 @@ def krippendorff_alpha(ratings, *, level: str = "ordinal", scale=SCALE) -> float
     1.0
     """
     from metrics.study._agreement import alpha_of_matrix as alpha, rating_matrix
-    return alpha(rating_matrix(_ratings(ratings)[0]), level, scale)
+    return alpha(rating_matrix(_ratings(ratings)[0]), level=level, scale=scale)
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,7 @@ class PairwiseAgreement(Result):
     pairwise_agreement: dict
 
 
-def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
+def pairwise_agreement(ratings: pd.DataFrame | str | Path, *, scale: Sequence[int] = SCALE) -> PairwiseAgreement:
     """Eq. 13 agreement of every pair of annotators (``ratings`` as in
     :func:`annotator_agreement`).
 
@@ -75,7 +87,7 @@ def pairwise_agreement(ratings, *, scale=SCALE) -> PairwiseAgreement:
     0.875
     """
     from metrics.study._agreement import mean_offdiagonal, pairwise_agreement_matrix as agreement, rating_matrix, table_dict
-    table = agreement(rating_matrix(_ratings(ratings)[0]), float(max(scale) - min(scale)))
+    table = agreement(rating_matrix(_ratings(ratings)[0]), scale_max=float(max(scale) - min(scale)))
     return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
 
 
@@ -95,7 +107,9 @@ class WTuning(Result):
     n_items: int = hidden()
 
 
-def tune_w(ratings, items, *, verb_sim=None, object_sim=None, step: float = 0.001) -> WTuning:
+def tune_w(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path, *,
+           verb_sim: SimilarityMatrix | str | Path | None = None,
+           object_sim: SimilarityMatrix | str | Path | None = None, step: float = 0.001) -> WTuning:
     """Per-category verb weight w of the HOI similarity (SHOE §4.5, Eq. 14; exact optimum,
     MAE curve on a grid of ``step``). ``ratings`` / ``items``: ``ratings.csv`` / ``items.csv``
     or their DataFrames; ``verb_sim`` / ``object_sim`` fill ``verb_sim`` / ``object_sim`` where
@@ -125,19 +139,21 @@ class Recalibration(Result):
     folds: list
     n_items: int
     n_ratings: int
-    verb: Any = hidden()
-    object: Any = hidden()
+    verb: SimilarityMatrix = hidden()
+    object: SimilarityMatrix = hidden()
     details: dict = hidden()
 
-    def save(self, folder) -> list[str]:
+    def save(self, folder: str | Path) -> list[str]:
         """Write ``{verb,object}_recalibrated.{npz,csv}`` into ``folder``; returns the paths."""
         folder = Path(folder)
         return [str(matrix.save(folder / f"{role}_recalibrated{suffix}"))
                 for role, matrix in (("verb", self.verb), ("object", self.object)) for suffix in (".npz", ".csv")]
 
 
-def recalibrate(ratings, items, verb_sim, object_sim, *, w: float = 0.5, prior_strength: float = 5.0,
-                folds: int = 5, seed: int = 0, study: str | None = None) -> Recalibration:
+def recalibrate(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path,
+                verb_sim: SimilarityMatrix | str | Path, object_sim: SimilarityMatrix | str | Path, *,
+                w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
+                study: str | None = None) -> Recalibration:
     """New verb and object similarity matrices from the ratings of an HOI-similarity study
     (isotonic calibration of every entry, shrinkage of rated entries toward the human evidence;
     ``metrics.study._recalibration``), with ``folds``-fold cross-validated agreement before and after.
@@ -176,11 +192,11 @@ class PPIRecalibration(Result):
     by_level: dict
     n_items: int
     n_ratings: int
-    verb_matrix: Any = hidden()
-    object_matrix: Any = hidden()
+    verb_matrix: SimilarityMatrix = hidden()
+    object_matrix: SimilarityMatrix = hidden()
     intervals: dict = hidden()
 
-    def save(self, folder) -> list[str]:
+    def save(self, folder: str | Path) -> list[str]:
         """Write ``{verb,object}_recalibrated.{npz,csv}`` and, beside each matrix,
         ``{verb,object}_recalibrated_intervals.csv`` (one row per entry); returns the paths."""
         from metrics.core._jsonio import write_text_atomic
@@ -195,8 +211,9 @@ class PPIRecalibration(Result):
         return paths
 
 
-def recalibrate_ppi(ratings, items, verb_sim, object_sim, *, w: float = 0.5, confidence: float = 0.95,
-                    study: str | None = None) -> PPIRecalibration:
+def recalibrate_ppi(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path,
+                    verb_sim: SimilarityMatrix | str | Path, object_sim: SimilarityMatrix | str | Path, *,
+                    w: float = 0.5, confidence: float = 0.95, study: str | None = None) -> PPIRecalibration:
     """New verb and object matrices from prediction-powered estimates
     (``metrics.study._recalibration.recalibrate_matrices_ppi``): ``verb_sim`` / ``object_sim`` are the LLM
     ratings of every pair, the ratings of an HOI-similarity study the human evidence; every entry

@@ -11,4 +11,5 @@ SPLITS = ("rf_uc", "nf_uc", "uv", "uo")     # HICO-DET zero-shot splits (metrics
 COMBINATIONS = ("arithmetic", "geometric", "min")   # HOI similarity f (metrics.vocab._similarity.combine)
 LEVELS = ("nominal", "ordinal", "interval", "ratio")   # Krippendorff's alpha (metrics.study._agreement)
 SCALE = (0, 1, 2, 3, 4)                             # SHOE's rating scale
+SCALE_MAX = float(max(SCALE))                       # its top: a similarity of 1 is a rating of 4
 SETTINGS = ("full_detection", "human_box", "image_level")   # CrossHOI-Bench (metrics.crosshoi._mcq)

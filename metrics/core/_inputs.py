@@ -22,6 +22,7 @@ import json
 import math
 import os
 import unicodedata
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 
 from metrics.core._errors import InputError
@@ -111,11 +112,24 @@ def _int(text: str):
     return int(text)
 
 
+def first_repeat(values: Iterable[Hashable]) -> Hashable | None:
+    """The first value met a second time in ``values``, or None when all differ.
+
+    >>> first_repeat(["a", "b", "b", "a"])
+    'b'
+    """
+    seen: set[Hashable] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
+
+
 def _pairs(pairs: list):
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
-        seen = set()
-        duplicate = next(k for k in keys if k in seen or seen.add(k))
+        duplicate = first_repeat(keys)
         return _Refused(f"the key {duplicate!r} appears twice")
     return dict(pairs)
 
@@ -237,7 +251,7 @@ def csv_rows(text: str, where: str):
     return header, rows
 
 
-def read_csv(path: str | Path, required: tuple[str, ...] = (), **pandas_options):
+def read_csv(path: str | Path, *, required: tuple[str, ...] = (), **pandas_options):
     """A CSV file as a DataFrame, checked against the policy above (encoding, rows longer than
     the header, unclosed quotes, repeated or ``required`` columns) before pandas reads it
     (by default as strings, empty cells ``""``); row ``k``'s line is ``line_of(path, k)``."""
@@ -248,8 +262,7 @@ def read_csv(path: str | Path, required: tuple[str, ...] = (), **pandas_options)
     header, _rows = csv_rows(text, where)
     require_columns(header, required, where, why=f"the header is {','.join(header)}")
     if len(set(header)) != len(header):
-        seen: set = set()
-        duplicate = next(c for c in header if c in seen or seen.add(c))
+        duplicate = first_repeat(header)
         raise InputError(f"{where}: line 1: the column {duplicate!r} appears twice")
     options = {"dtype": str, "keep_default_na": False, **pandas_options}
     return pd.read_csv(io.StringIO(text), **options)

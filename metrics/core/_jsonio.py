@@ -136,7 +136,7 @@ def remove_abandoned_subfolders(folder: Path) -> None:
         return
     for sub in subfolders:
         try:
-            stale = any(_TEMP_NAME.match(e.name) and not _alive(int(_TEMP_NAME.match(e.name).group(1)))
+            stale = any((match := _TEMP_NAME.match(e.name)) and not _alive(int(match.group(1)))
                         for e in os.scandir(sub))
         except OSError:
             continue
@@ -188,6 +188,7 @@ class _TempFile:
         self.target = target
         remove_stale_temporaries(target.parent)
         self.fd, self.name = _temp_fd(target.parent, target.name)
+        self.open = True
 
     def publish(self, created: list[Path]) -> None:
         try:
@@ -208,9 +209,9 @@ class _TempFile:
             self.discard()
 
     def discard(self) -> None:
-        if self.fd is not None:
+        if self.open:
             os.close(self.fd)
-            self.fd = None
+            self.open = False
         if self.name is not None:
             Path(self.name).unlink(missing_ok=True)
             self.name = None
@@ -331,7 +332,7 @@ def to_jsonable(value):
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def json_text(value, indent: int | None = 2) -> str:
+def json_text(value, *, indent: int | None = 2) -> str:
     """Strict JSON of ``value`` (numpy scalars and arrays included): NaN and infinities, which
     JSON cannot hold (and the readers of :mod:`metrics.core._inputs` refuse), are written as null.
 
@@ -376,9 +377,16 @@ class StagedFolder:
     def __init__(self, out: str | Path, unique: bool = False):
         self.out = check_output_dir(out)
         self.unique = unique
-        self.path: Path | None = None
+        self._path: Path | None = None
         self._temp: Path | None = None
         self._created: list[Path] = []
+
+    @property
+    def path(self) -> Path:
+        """The published folder, once the block has ended without an exception."""
+        if self._path is None:
+            raise RuntimeError(f"{self.out} is not published")
+        return self._path
 
     def __enter__(self) -> Path:
         self._created = _make_folders(self.out.parent)
@@ -408,11 +416,13 @@ class StagedFolder:
 
     def _publish(self) -> None:
         temp = self._temp
+        if temp is None:
+            raise RuntimeError("StagedFolder published outside its with-block")
         if self.unique:
-            self.path = _rename_unique(temp, self.out)
-            _published(self.path, None, self._created)
+            self._path = _rename_unique(temp, self.out)
+            _published(self._path, None, self._created)
         else:
-            self.path = self.out
+            self._path = self.out
             try:
                 os.rename(temp, self.out)  # absent or empty: the whole folder at once
                 _published(self.out, None, self._created)

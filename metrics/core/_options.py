@@ -16,10 +16,15 @@ argparse.ArgumentTypeError: must be a number in (0, 1], got 0
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable
 from metrics.core._validation import MAX_SEED, range_problem, short, whole_problem
+
+T = TypeVar("T")
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line (``prog: error: message``)."""
@@ -28,27 +33,37 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def integer(low: int, high: int):
-    """An option type: a whole number in ``low..high`` (checked by :mod:`metrics.core._validation`)."""
-    def parse(text: str) -> int:
+class _WholeNumber:
+    """The option type :func:`integer` makes; ``range`` is ``(low, high)``."""
+
+    __name__ = "integer"
+
+    def __init__(self, low: int, high: int):
+        self.range = (low, high)
+
+    def __call__(self, text: str) -> int:
+        low, high = self.range
         stripped = text.strip()
         digits = stripped.lstrip("+-")
         if not digits.isdigit():
             raise argparse.ArgumentTypeError(whole_problem(None, low, high, given=repr(text)))
         value = int(stripped) if len(digits) <= 20 else None
         problem = whole_problem(value, low, high, given=short(text))
-        if problem:
+        if problem or value is None:
             raise argparse.ArgumentTypeError(problem)
         return value
-    parse.range = (low, high)
-    parse.__name__ = "integer"
-    return parse
 
 
-def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False):
-    """An option type: a finite number between ``low`` and ``high`` (ends included unless
-    ``low_open`` / ``high_open``; checked by :mod:`metrics.core._validation`)."""
-    def parse(text: str) -> float:
+class _FiniteNumber:
+    """The option type :func:`number` makes; ``range`` is ``(low, high, low_open, high_open)``."""
+
+    __name__ = "number"
+
+    def __init__(self, low: float, high: float, low_open: bool, high_open: bool):
+        self.range = (low, high, low_open, high_open)
+
+    def __call__(self, text: str) -> float:
+        low, high, low_open, high_open = self.range
         try:
             value = float(text)
         except ValueError:
@@ -58,27 +73,43 @@ def number(low: float, high: float, *, low_open: bool = False, high_open: bool =
         if problem:
             raise argparse.ArgumentTypeError(problem)
         return value
-    parse.range = (low, high, low_open, high_open)
-    parse.__name__ = "number"
-    return parse
 
 
-def comma_list(item):
-    """An option type: comma-separated values, each of the type ``item``."""
-    def parse(text: str) -> list:
+def integer(low: int, high: int) -> Callable[[str], int]:
+    """An option type: a whole number in ``low..high`` (checked by :mod:`metrics.core._validation`)."""
+    return _WholeNumber(low, high)
+
+
+def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An option type: a finite number between ``low`` and ``high`` (ends included unless
+    ``low_open`` / ``high_open``; checked by :mod:`metrics.core._validation`)."""
+    return _FiniteNumber(low, high, low_open, high_open)
+
+
+class _CommaList(Generic[T]):
+    """The option type :func:`comma_list` makes; ``item`` is the type of each value."""
+
+    __name__ = "comma_list"
+
+    def __init__(self, item: Callable[[str], T]):
+        self.item = item
+
+    def __call__(self, text: str) -> list[T]:
         values = [v for v in text.split(",") if v.strip()]
         if not values:
             raise argparse.ArgumentTypeError("give at least one value")
         parsed = []
         for value in values:
             try:
-                parsed.append(item(value))
+                parsed.append(self.item(value))
             except argparse.ArgumentTypeError as exc:
                 raise argparse.ArgumentTypeError(f"each value {exc}") from None
         return parsed
-    parse.item = item
-    parse.__name__ = "comma_list"
-    return parse
+
+
+def comma_list(item: Callable[[str], T]) -> Callable[[str], list[T]]:
+    """An option type: comma-separated values, each of the type ``item``."""
+    return _CommaList(item)
 
 
 def _checked(check):

@@ -1,10 +1,13 @@
-"""The one place where the options of the metric package are checked.
+"""The one place where options and settings are checked.
 
-Every public function (and the command line, through :mod:`metrics.core._options`) checks its
-options here, so a bad value is refused the same way wherever it comes from: a
-:class:`ParameterError` (an :class:`~metrics.core._errors.InputError`) whose message starts with the
-parameter's name. The command line shows the same message with the option that sets the
-parameter (``delta`` ↔ ``--delta``, see :func:`flag_of`).
+One style: a ``*_problem`` function says what is wrong with a value (or None), and the caller
+raises naming where. Every public function (and the command line, through
+:mod:`metrics.core._options`) checks its options with the ``check_*`` functions here, so a bad
+value is refused the same way wherever it comes from: a :class:`ParameterError` (an
+:class:`~metrics.core._errors.InputError`) whose message starts with the parameter's name. The
+command line shows the same message with the option that sets the parameter (``delta`` ↔
+``--delta``, see :func:`flag_of`). The readers of settings files (the platform's study specs)
+raise an ``InputError`` naming the file and the key, followed by the same problems.
 
 Kept free of numpy and pandas at import, so that ``--help`` stays light.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import cast
 
 from metrics.core._errors import InputError
 
@@ -78,7 +82,8 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
             return problem
     except OverflowError:  # an integer beyond any float
         return problem
-    inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
+    number = cast(float, value)
+    inside = (low < number if low_open else low <= number) and (number < high if high_open else number <= high)
     return None if inside else problem
 
 
@@ -100,8 +105,8 @@ def check_fraction(name: str, value) -> float:
 def whole_problem(value, low: int, high: int | None = None, *, given: str | None = None) -> str | None:
     """What is wrong with ``value`` for the whole numbers ``low..high`` (no upper end when
     ``high`` is None), or None."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low \
-            or (high is not None and value > high):
+    if isinstance(value, bool) or not isinstance(value, Integral) or int(value) < low \
+            or (high is not None and int(value) > high):
         wanted = f"in {low}..{high}" if high is not None else f"≥ {low}"
         return f"must be a whole number {wanted}, got {given if given is not None else shown(value)}"
     return None
@@ -173,3 +178,58 @@ def flag_of(parameter: str, flags: dict[str, str] | None = None) -> str:
     ('--score-threshold', '--ap-interpolation')
     """
     return (flags or {}).get(parameter) or "--" + parameter.replace("_", "-")
+
+
+# ---------------------------------------------------------------- values of a settings file
+# The readers of settings files (study specs) name the file and the key, then say one of these.
+def text_problem(value) -> str | None:
+    """What is wrong with ``value`` for a non-empty string, or None.
+
+    >>> text_problem(" ")
+    "must be a non-empty string, got ' '"
+    """
+    return None if isinstance(value, str) and value.strip() else f"must be a non-empty string, got {value!r}"
+
+
+def boolean_problem(value) -> str | None:
+    """What is wrong with ``value`` for true or false, or None."""
+    return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+
+
+def at_least_problem(value, minimum: int, *, maximum: int = 2**31 - 1) -> str | None:
+    """What is wrong with ``value`` for a whole number of at least ``minimum`` (and at most
+    ``maximum``, a 32-bit column), or None.
+
+    >>> at_least_problem(0, 1), at_least_problem("two", 1)
+    ('must be at least 1, got 0', "must be a whole number, got 'two'")
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be a whole number, got {value!r}"
+    if value < minimum:
+        return f"must be at least {minimum}, got {value}"
+    return f"is too large ({value})" if value > maximum else None
+
+
+def above_problem(value, bound: float) -> str | None:
+    """What is wrong with ``value`` for a number above ``bound``, or None.
+
+    >>> above_problem(0, 0.0)
+    'must be above 0.0, got 0'
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {value!r}"
+    return None if value > bound else f"must be above {bound}, got {value}"
+
+
+def kind_problem(value, kind: type) -> str | None:
+    """What is wrong with ``value`` for a value of ``kind`` (a whole number is a float too; true
+    and false are booleans only), or None.
+
+    >>> kind_problem(3, float), kind_problem(True, int)
+    (None, 'must be of type int, got True')
+    """
+    if isinstance(value, bool) and kind is not bool:
+        ok = False
+    else:
+        ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
+    return None if ok else f"must be of type {kind.__name__}, got {value!r}"

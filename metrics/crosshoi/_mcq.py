@@ -128,7 +128,7 @@ def _question(key: str, image: str, entry, name: str) -> Question:
     return Question(key, correct, options, _question_boxes(entry, where), image)
 
 
-def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
+def parse_bench(data, *, name: str = "benchmark") -> dict[str, Question]:
     """Validated questions of a benchmark object (see the module docstring)."""
     if not isinstance(data, dict) or not data:
         raise InputError(f"{name}: must be a non-empty JSON object of questions")
@@ -139,7 +139,7 @@ def parse_bench(data, name: str = "benchmark") -> dict[str, Question]:
 
 
 def read_bench(path: str | Path) -> dict[str, Question]:
-    return parse_bench(read_json(path), str(path))
+    return parse_bench(read_json(path), name=str(path))
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def answers_from_detections(questions: dict[str, Question], detections: dict[str
     check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     out = {}
     for key, question in questions.items():
-        by_class = {}
+        by_class: dict[tuple[str, str] | str, str] = {}
         for option in question.options:
             by_class.setdefault(option_class(option) or option, option)
         chosen = []
@@ -343,7 +343,7 @@ def _detection(entry: dict, where: str) -> Detection:
 def _released_detections(key: str, entry: dict, where: str) -> list[Detection]:
     names = entry.get("ao_names", [])
     h, o = entry.get("h_boxes", []), entry.get("o_boxes", [])
-    scores = entry.get("ho_scores", [1.0] * len(names) if isinstance(names, list) else None)
+    scores = entry.get("ho_scores", [1.0] * len(names) if isinstance(names, list) else [])
     for field_name, value in (("ao_names", names), ("ho_scores", scores), ("h_boxes", h), ("o_boxes", o)):
         if not isinstance(value, list):
             raise InputError(f"{where}: {field_name} must be a list, got {shown(value)}")

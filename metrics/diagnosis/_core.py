@@ -170,7 +170,7 @@ class Diagnosis:
     fix_gt: np.ndarray
     gt_fix: np.ndarray
     missed: np.ndarray
-    ap: np.ndarray = field(default=None)
+    ap: np.ndarray = field(default_factory=lambda: np.zeros(0))
     oracle_ap: dict = field(default_factory=dict)
     progressive_ap: list = field(default_factory=list)
 

@@ -75,7 +75,8 @@ class ErrorRegistry:
     @property
     def prediction_errors(self) -> tuple[ErrorType, ...]:
         """The error types of predictions, in the priority of Fig. 2."""
-        return tuple(sorted((e for e in self.errors if e.priority is not None), key=lambda e: e.priority))
+        ranked = sorted((e.priority, k) for k, e in enumerate(self.errors) if e.priority is not None)
+        return tuple(self.errors[k] for _priority, k in ranked)
 
     @property
     def prediction_kinds(self) -> tuple[str, ...]:

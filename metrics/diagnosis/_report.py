@@ -88,7 +88,7 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
 
 
-def write_diagnosis_report(out_dir, results: dict, errors: dict | None = None,
+def write_diagnosis_report(out_dir, results: dict, errors: dict | None = None, *,
                            title: str = "Diag-HOI diagnosis") -> Path:
     """Write the report into ``out_dir`` (built in a temporary folder and moved into place:
     all of its files or none); returns the HTML path."""

@@ -5,6 +5,7 @@ tests read, and the oracle state the fixes edit."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,9 @@ from metrics.core._errors import InputError
 from metrics.detection._ap import class_ap
 from metrics.detection._scoring import image_pairs
 from metrics.core._validation import check_choice, check_in_range
+
+if TYPE_CHECKING:
+    from metrics.datasets import Vocabulary
 
 
 NO_INTERACTION = "no_interaction"
@@ -65,13 +69,13 @@ class Scene:
     iou: float
     protocol: str = "official"
     dataset: str | None = None          # metrics.datasets name (None: HICO-DET)
-    vocabulary: object = field(default=None, repr=False, compare=False)
+    vocabulary: Vocabulary | None = field(default=None, repr=False, compare=False)
     class_totals: dict | None = None
     images_left_out: int = 0
     gt_source: str = "<gt>"
     pred_source: str = "<pred>"
-    gt_line: np.ndarray | None = None
-    pred_line: np.ndarray | None = None
+    gt_line: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))     # file line per row
+    pred_line: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # results the §4 analyses share (distinct pairs and their candidate matches), by name
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 

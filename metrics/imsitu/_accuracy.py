@@ -105,7 +105,7 @@ def parse_gold(data, source: str = "gold") -> dict[str, tuple[str, ...]]:
             for image, v in data.items()}
 
 
-def parse_predictions(data, source: str = "pred") -> dict[str, list[str]]:
+def parse_predictions(data, *, source: str = "pred") -> dict[str, list[str]]:
     """``{image: [ranked verbs]}`` (validated)."""
     if not isinstance(data, dict) or not data:
         raise InputError(f"{source}: expected a JSON object mapping images to ranked verb lists")
@@ -126,7 +126,7 @@ def read_predictions(path) -> dict[str, list[str]]:
     path = Path(path)
     if path.is_dir():
         return read_examples_predictions(path)
-    return parse_predictions(read_json(path), str(path))
+    return parse_predictions(read_json(path), source=str(path))
 
 
 def read_prediction_file(path) -> list[str]:
@@ -160,7 +160,7 @@ def read_examples_predictions(folder) -> dict[str, list[str]]:
 
 def gold_from_image_names(images) -> dict[str, tuple[str, ...]]:
     """imSitu names images ``<gold verb>_<n>.jpg``: ``jumping_10.jpg`` → ``("jumping",)``."""
-    out = {}
+    out: dict[str, tuple[str, ...]] = {}
     for image in images:
         stem = Path(image).stem
         verb, sep, number = stem.rpartition("_")
@@ -204,7 +204,7 @@ def parse_clusters(data, source: str = "clusters") -> SenseClusters:
             if str(c) not in clusters:
                 raise InputError(f"{source}: image {image!r}: unknown cluster id {c!r}")
         images[str(image)] = tuple(dict.fromkeys(str(c) for c in ids))
-    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    meta = data["meta"] if isinstance(data.get("meta"), dict) else {}
     return SenseClusters(clusters, images, meta)
 
 
@@ -374,7 +374,7 @@ def _topk_table(per_rank: pd.DataFrame, extra: dict | None = None) -> pd.DataFra
         top1=("top1", "any"), top5=("top5", "any"), **(extra or {})).reset_index()
 
 
-def human_accuracy(table: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> dict:
+def human_accuracy(table: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> dict:
     """Human Top-1 / Top-5 accuracy per model with percentile bootstrap intervals over images.
 
     ``table``: ``model, image, top1, top5`` (e.g. :func:`majority_labels`). Returns
@@ -382,7 +382,7 @@ def human_accuracy(table: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) 
     """
     out = {}
     for model, rows in table.groupby("model", sort=True):
-        entry = {"n_images": int(len(rows))}
+        entry: dict = {"n_images": int(len(rows))}
         for key in ("top1", "top5"):
             values = rows[key].to_numpy(dtype=float)
             entry[key] = float(values.mean())
@@ -466,7 +466,7 @@ def alignment_table(human: pd.DataFrame, criteria: dict[str, pd.DataFrame]) -> d
     human = human[key + ["top1", "top5"]].sort_values(key).reset_index(drop=True)
     models = sorted(human["model"].unique().tolist())
     human_acc = human.groupby("model")[["top1", "top5"]].mean()
-    out = {"models": models, "n_units": int(len(human)),
+    out: dict = {"models": models, "n_units": int(len(human)),
            "human": {m: {t: float(human_acc.loc[m, t]) for t in ("top1", "top5")} for m in models},
            "criteria": {}}
     for name, table in criteria.items():
@@ -476,17 +476,17 @@ def alignment_table(human: pd.DataFrame, criteria: dict[str, pd.DataFrame]) -> d
         if len(lacking):
             row = lacking.iloc[0]
             raise InputError(f"criterion {name}: no label for model {row['model']!r}, image {row['image']!r}")
-        entry = {}
+        entry: dict = {}
         for t in ("top1", "top5"):
             acc = joined.groupby("model")[t].mean().reindex(models).astype(float)
             ref = human_acc[t].reindex(models).astype(float)
-            tau = None
+            tau: float | None = None
             if len(models) >= 2 and acc.nunique() > 1 and ref.nunique() > 1:
                 tau = float(kendalltau(acc.to_numpy(), ref.to_numpy()).statistic)
             pair = pd.DataFrame({"criterion": joined[t].astype(int), "human": joined[f"{t}_human"].astype(int)})
             try:
-                alpha = alpha_of_matrix(pair, level="nominal", scale=(0, 1))
-                alpha = None if not math.isfinite(alpha) else alpha
+                value = alpha_of_matrix(pair, level="nominal", scale=(0, 1))
+                alpha = value if math.isfinite(value) else None
             except (ValueError, ZeroDivisionError):
                 alpha = None
             entry[t] = {"accuracy": {m: float(acc[m]) for m in models},
@@ -564,7 +564,7 @@ def align_study(ratings: pd.DataFrame, items: pd.DataFrame, gold: dict | None = 
     for name, table in (judges or {}).items():
         criteria[name] = table
     result = alignment_table(human, criteria)
-    result["human_accuracy"] = human_accuracy(human, n_resamples, seed)
+    result["human_accuracy"] = human_accuracy(human, n_resamples=n_resamples, seed=seed)
     result["n_annotators"] = int(labels["annotator"].nunique())
     return result
 

@@ -276,7 +276,7 @@ def select_k(x: np.ndarray, ks, algorithm: str = "kmeans", seed: int = 0,
         return _one_cluster(n)
     distances = cosine_distances(x) if n <= max_exact else None
     children = _hac_children(distances, n, max_exact) if algorithm == "hac" else None
-    best = {"labels": None, "k": None, "silhouette": -np.inf, "scores": {}, "sampled": False}
+    best: dict = {"labels": None, "k": None, "silhouette": -np.inf, "scores": {}, "sampled": False}
     fits = None
     if algorithm == "kmeans" and n_jobs != 1 and len(ks) > 1:
         fits = _parallel_kmeans(x, ks, seed, n_jobs)
@@ -284,7 +284,7 @@ def select_k(x: np.ndarray, ks, algorithm: str = "kmeans", seed: int = 0,
         if fits is not None:
             labels = fits[k]
         else:
-            labels = _kmeans(x, k, seed) if algorithm == "kmeans" else _cut(children, n, k)
+            labels = _kmeans(x, k, seed) if children is None else _cut(children, n, k)
         if len(np.unique(labels)) < 2:  # K-Means may collapse on duplicate points
             continue
         score, sampled = silhouette(x, labels, distances, max_exact, seed)
@@ -328,10 +328,10 @@ def _worker_step1(chunk, algorithm, ks, seed, max_exact):
 def _verb_groups(nodes: Nodes) -> tuple[list[str], list[tuple[str, np.ndarray]]]:
     """The sorted verbs and, for each, the indices of its nodes."""
     verbs, verb_index = np.unique(nodes.verbs.astype(str), return_inverse=True)
-    verbs = [str(v) for v in verbs]
+    names = [str(v) for v in verbs]
     order = np.argsort(verb_index, kind="stable")
-    bounds = np.searchsorted(verb_index[order], np.arange(len(verbs) + 1))
-    return verbs, [(verbs[v], order[bounds[v]:bounds[v + 1]]) for v in range(len(verbs))]
+    bounds = np.searchsorted(verb_index[order], np.arange(len(names) + 1))
+    return names, [(names[v], order[bounds[v]:bounds[v + 1]]) for v in range(len(names))]
 
 
 def _step1(x, groups, n_verbs, algorithm, ks, seed, max_exact, n_jobs, say, started):
@@ -372,7 +372,7 @@ def _global_step1_labels(groups, local: dict, n_nodes: int) -> tuple[np.ndarray,
 
 def _step2_candidates(ratios, n_verbs: int, m: int) -> dict:
     """The step-2 k_r = int(n_verbs × r) within [2, m − 1], mapped to their ratio r."""
-    candidates = {}
+    candidates: dict[int, float] = {}
     for r in ratios:
         k = int(Fraction(str(r)) * n_verbs)
         if 2 <= k <= m - 1:
@@ -422,7 +422,7 @@ def _add_quality(result: ClusteringResult, x, points, step2_labels, m, seed, max
             "calinski_harabasz": calinski_harabasz(points, step2_labels), "n_points": m}
 
 
-def two_step_clustering(nodes: Nodes, algorithm: str = "kmeans", seed: int = 0,
+def two_step_clustering(nodes: Nodes, *, algorithm: str = "kmeans", seed: int = 0,
                         ks=STEP1_KS, ratios=STEP2_RATIOS, max_exact: int = MAX_EXACT,
                         n_jobs: int = 1, progress: Callable[[str], None] | None = None,
                         quality: bool = True) -> ClusteringResult:
@@ -470,7 +470,7 @@ def clustering_quality(x: np.ndarray, labels: np.ndarray, clusters: dict, seed: 
                        max_exact: int = MAX_EXACT) -> dict:
     """Silhouette (cosine), Calinski–Harabasz and WordNet purity of a node clustering (Table 1)."""
     x = unit_rows(x)
-    out = {"n_nodes": int(len(x)), "n_clusters": int(len(np.unique(labels)))}
+    out: dict = {"n_nodes": int(len(x)), "n_clusters": int(len(np.unique(labels)))}
     if 2 <= out["n_clusters"] <= len(x) - 1:
         out["silhouette"], out["silhouette_sampled"] = silhouette(x, labels, None, max_exact, seed)
         if out["silhouette_sampled"]:

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.study._agreement import eq13_agreement
+from metrics.core._choices import SCALE, SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.vocab._similarity import SimilarityMatrix, combine
 from metrics.llm._runner import Ratings
@@ -67,7 +68,7 @@ def to_matrix(r: Ratings, scores: pd.Series, meta: dict) -> SimilarityMatrix:
 
 def pairwise(r: Ratings) -> dict:
     """Pearson r, Eq. 13 agreement and n for every pair of models (actual answers only)."""
-    out = {"pearson": {}, "agreement": {}, "n": {}}
+    out: dict[str, dict] = {"pearson": {}, "agreement": {}, "n": {}}
     for x, y in combinations(r.models, 2):
         both = r.table[[x, y]].dropna()
         n = len(both)
@@ -104,7 +105,7 @@ def control_disagreement(r: Ratings) -> dict:
 
 def distributions(r: Ratings) -> pd.DataFrame:
     """Count of each 0–4 score per model (actual answers)."""
-    return pd.DataFrame({m: r.table[m].value_counts().reindex([0.0, 1.0, 2.0, 3.0, 4.0], fill_value=0)
+    return pd.DataFrame({m: r.table[m].value_counts().reindex([float(level) for level in SCALE], fill_value=0)
                          .to_numpy() for m in r.models}, index=[0, 1, 2, 3, 4]).T
 
 
@@ -131,7 +132,7 @@ def _lookup(scores: pd.Series) -> dict[tuple[str, str], float]:
 
 
 def _component(lookup: dict, x: pd.Series, y: pd.Series) -> np.ndarray:
-    return np.array([4.0 if p == g else lookup.get((p, g), 0.0) for p, g in zip(x, y)]) / 4.0
+    return np.array([SCALE_MAX if p == g else lookup.get((p, g), 0.0) for p, g in zip(x, y)]) / SCALE_MAX
 
 
 def _fixed_components(ratings: dict, rated_items: pd.DataFrame) -> dict:
@@ -164,7 +165,7 @@ def _subset_row(subset, size: int, comp: dict, fixed: dict, human: np.ndarray, w
     """Agreement (Eq. 13) and Spearman of one subset's metric with the human means."""
     v = comp.get("verb", fixed.get("verb"))
     o = comp.get("object", fixed.get("object"))
-    metric = 4.0 * combine(v, o, method="arithmetic", w=w)
+    metric = SCALE_MAX * combine(v, o, method="arithmetic", w=w)
     constant = np.ptp(metric) == 0 or np.ptp(human) == 0
     return {"models": list(subset), "size": size,
             "agreement": float(eq13_agreement(metric, human).mean()),

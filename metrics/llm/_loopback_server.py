@@ -71,6 +71,7 @@ def _completion(model: str, content: str, text: str, n_pairs: int) -> dict:
 class _Handler(BaseHTTPRequestHandler):
     """One request to the :class:`LoopbackLLM` found as ``self.server.llm``."""
 
+    server: _Server
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True   # headers and body are two writes: no 40 ms delayed-ACK stall
 
@@ -122,6 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
+    llm: LoopbackLLM
 
 
 class LoopbackLLM:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,9 +89,9 @@ def pairs_from_file(path: str | Path, pos: str) -> PairSet:
                 raise InputError(f"{path}: line {line_of(path, k)}: {s!r} is not a WordNet synset name")
             if wordnet.pos_of(s) != pos:
                 raise InputError(f"{path}: line {line_of(path, k)}: {s} is not a {POS_NAME[pos]} synset")
-        k = key(a, b)
-        if a != b and k not in seen:
-            seen.add(k)
+        pair = key(a, b)
+        if a != b and pair not in seen:
+            seen.add(pair)
             pairs.append((a, b))
             labels.update(dict.fromkeys((a, b)))
     if not pairs:
@@ -119,7 +120,8 @@ def control_sample(zero_pairs: list[tuple[str, str]], size: int, seed: int) -> l
 
 def split_by_filter(pairs, first_answers: dict, threshold: float):
     """(kept, filtered_out): kept = scored above threshold or missing / not yet rated."""
-    kept, dropped = [], []
+    kept: list[tuple[str, str]] = []
+    dropped: list[tuple[str, str]] = []
     for p in pairs:
         score = first_answers.get(key(*p))
         (dropped if score is not None and score <= threshold else kept).append(p)
@@ -206,7 +208,7 @@ class Runner:
 
     def _batches(self, plans) -> list[tuple[Model, list]]:
         """The pending pairs of each (model, pairs), cut into batches of the endpoint's size."""
-        jobs = []
+        jobs: list[tuple[Model, list]] = []
         for model, pairs in plans:
             todo = self.pending(model, pairs)
             size = self.config.endpoint_of(model).batch_size
@@ -366,9 +368,11 @@ def estimate(config: Config, cache: AnswerCache, pairs: PairSet, retry_missing: 
     first_answers = cache.answers(first.name, runner.version(first))
     pending_first = runner.pending(first, pairs.pairs)
     rated_first = len(pairs.pairs) - len(pending_first)
-    out, phase_seconds = {}, {1: {}, 2: {}}
+    out: dict[str, dict] = {}
+    phase_seconds: dict[int, dict[str, float]] = {1: {}, 2: {}}
     for k, m in enumerate(config.models):
         ep = config.endpoint_of(m)
+        todo: Sequence[tuple[str, str] | None]
         if k == 0:
             todo, exact = pending_first, True
         elif not config.plan.filter:
@@ -391,8 +395,8 @@ def estimate(config: Config, cache: AnswerCache, pairs: PairSet, retry_missing: 
         sample = [p for p in (todo if exact else pending_first or pairs.pairs)[:200] if p is not None]
         if sample:
             chunks = [sample[i:i + ep.batch_size] for i in range(0, len(sample), ep.batch_size)]
-            prompt_tokens = np.mean([sum(prompt.estimate_tokens(msg["content"])
-                                         for msg in prompt.messages(c, pairs.pos)) for c in chunks])
+            prompt_tokens = float(np.mean([sum(prompt.estimate_tokens(msg["content"])
+                                         for msg in prompt.messages(c, pairs.pos)) for c in chunks]))
         else:
             prompt_tokens = 0.0
         completion = (stats["mean_completion_tokens"] or 2.0) * ep.batch_size

@@ -12,25 +12,28 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
 
-from metrics.core._choices import LEVELS, SCALE
+from metrics.core._choices import LEVELS, SCALE, SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_name, line_of, numbers, read_csv, refuse_first_row, require_columns
 from metrics.core._intervals import percentile_interval
 from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 
+_KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVELS, as krippendorff types them
 
 
-def read_ratings(path) -> pd.DataFrame:
+def read_ratings(path: str | Path) -> pd.DataFrame:
     """Read and validate a ratings CSV (needs ``item_id, annotator, rating``)."""
     df = read_csv(path, dtype={"item_id": str, "annotator": str})
-    return validate_ratings(df, str(path))
+    return validate_ratings(df, source=str(path))
 
 
-def validate_ratings(df: pd.DataFrame, source: str = "ratings", scale=SCALE) -> pd.DataFrame:
+def validate_ratings(df: pd.DataFrame, *, source: str = "ratings", scale=SCALE) -> pd.DataFrame:
     require_columns(df.columns, ("item_id", "annotator", "rating"), source)
     if df.empty:
         raise InputError(f"{source}: no ratings (only a header)")
@@ -69,7 +72,7 @@ def _pairs(matrix: pd.DataFrame):
     return list(combinations(range(matrix.shape[1]), 2))
 
 
-def eq13_agreement(a, b, scale_max: float = 4.0) -> np.ndarray:
+def eq13_agreement(a, b, *, scale_max: float = SCALE_MAX) -> np.ndarray:
     """SHOE Eq. 13: ``1 − |r_i − r_j| / 4`` elementwise.
 
     >>> eq13_agreement([0, 4, 2], [1, 4, 4]).tolist()
@@ -78,9 +81,9 @@ def eq13_agreement(a, b, scale_max: float = 4.0) -> np.ndarray:
     return 1.0 - np.abs(np.asarray(a, float) - np.asarray(b, float)) / scale_max
 
 
-def pairwise_agreement_matrix(matrix: pd.DataFrame, scale_max: float = 4.0) -> pd.DataFrame:
+def pairwise_agreement_matrix(matrix: pd.DataFrame, *, scale_max: float = SCALE_MAX) -> pd.DataFrame:
     """Annotator × annotator mean Eq. 13 agreement over the items both rated (1 on the diagonal)."""
-    return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max).mean()), min_shared=1)
+    return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max=scale_max).mean()), min_shared=1)
 
 
 def pairwise_spearman(matrix: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +123,7 @@ def mean_offdiagonal(table: pd.DataFrame) -> float:
     return float(upper.mean()) if len(upper) else float("nan")
 
 
-def alpha_of_matrix(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE) -> float:
+def alpha_of_matrix(matrix: pd.DataFrame, *, level: str = "ordinal", scale=SCALE) -> float:
     """Krippendorff's alpha via the ``krippendorff`` package (items with < 2 ratings ignored).
 
     Note: the SHOE supplement (§5.3) writes the ordinal disagreement as ((i − j)/(k − 1))²,
@@ -132,7 +135,7 @@ def alpha_of_matrix(matrix: pd.DataFrame, level: str = "ordinal", scale=SCALE) -
     check_choice("level", level, LEVELS)
     with np.errstate(invalid="ignore", divide="ignore"):   # NaN when no rating varies: see no_variation
         return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
-                                         level_of_measurement=level))
+                                         level_of_measurement=cast(_KrippendorffLevel, level)))
 
 
 def no_variation(matrix: pd.DataFrame) -> str | None:
@@ -212,12 +215,12 @@ def _pair_agreement_table(matrix: pd.DataFrame, scale_max: float) -> tuple[np.nd
     shared = np.zeros((len(values), len(pairs)))
     for p, (i, j) in enumerate(pairs):
         both = ~np.isnan(values[:, i]) & ~np.isnan(values[:, j])
-        agree[both, p] = eq13_agreement(values[both, i], values[both, j], scale_max)
+        agree[both, p] = eq13_agreement(values[both, i], values[both, j], scale_max=scale_max)
         shared[both, p] = 1.0
     return agree, shared
 
 
-def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
+def bootstrap_intervals(matrix: pd.DataFrame, *, level: str = "ordinal", n_resamples: int = 1000,
                         confidence: float = 0.95, seed: int = 0, scale=SCALE) -> dict:
     """Percentile bootstrap intervals (items resampled with replacement) for alpha and the
     mean pairwise Eq. 13 agreement.
@@ -242,7 +245,7 @@ def bootstrap_intervals(matrix: pd.DataFrame, level: str = "ordinal", n_resample
     with np.errstate(invalid="ignore", divide="ignore"):
         per_pair = (weights @ agree) / (weights @ shared)   # NaN: the pair shares no item in the resample
     agreements = nanmean_rows(per_pair)
-    out = {"krippendorff_alpha": list(percentile_interval(alphas, confidence)),
+    out: dict = {"krippendorff_alpha": list(percentile_interval(alphas, confidence)),
            "mean_pairwise_agreement": list(percentile_interval(agreements, confidence))}
     out["n_resamples"] = n_resamples
     out["confidence"] = confidence
@@ -358,7 +361,7 @@ def require_shared_item(matrix: pd.DataFrame, what: str) -> None:
                          f"({matrix.shape[1]} annotators, {matrix.shape[0]} items)")
 
 
-def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples: int = 1000,
+def agreement_report(ratings: pd.DataFrame, *, level: str = "ordinal", n_resamples: int = 1000,
                      seed: int = 0, scale=SCALE) -> AgreementReport:
     """Every agreement statistic of the study in one object."""
     check_choice("level", level, LEVELS)
@@ -366,17 +369,17 @@ def agreement_report(ratings: pd.DataFrame, level: str = "ordinal", n_resamples:
     check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
     require_shared_item(matrix, "agreement")
-    agreement = pairwise_agreement_matrix(matrix, float(max(scale) - min(scale)))
+    agreement = pairwise_agreement_matrix(matrix, scale_max=float(max(scale) - min(scale)))
     spearman = pairwise_spearman(matrix)
     qwk = pairwise_qwk(matrix, scale)
     return AgreementReport(
         n_items=int(matrix.shape[0]), n_annotators=int(matrix.shape[1]),
         n_ratings=int((~matrix.isna()).to_numpy().sum()), level=level,
-        krippendorff_alpha=alpha_of_matrix(matrix, level, scale),
+        krippendorff_alpha=alpha_of_matrix(matrix, level=level, scale=scale),
         mean_pairwise_agreement=mean_offdiagonal(agreement), mean_qwk=mean_offdiagonal(qwk),
         mean_spearman=mean_offdiagonal(spearman), agreement=agreement, spearman=spearman, qwk=qwk,
         distributions=annotator_distributions(matrix, scale),
         votes_by_majority=votes_by_majority(matrix, scale), precision=rating_precision(matrix),
-        intervals=bootstrap_intervals(matrix, level, n_resamples, seed=seed, scale=scale)
+        intervals=bootstrap_intervals(matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale)
         if n_resamples else {},
     )

@@ -25,6 +25,7 @@ import pandas as pd
 
 from metrics.vocab import _wordnet as wordnet
 from metrics.study._agreement import eq13_agreement
+from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._intervals import fisher_interval
 from metrics.vocab._similarity import combine
@@ -58,7 +59,7 @@ def to_0_4(name: str, values: np.ndarray) -> np.ndarray:
         return values
     finite = values[np.isfinite(values)]
     if len(finite) and finite.min() >= 0 and finite.max() <= 1:
-        return values * 4.0
+        return values * SCALE_MAX
     return values
 
 
@@ -68,7 +69,7 @@ def synset_pair_measures(a: str, b: str, pos: str) -> tuple[float, float, float]
     of two synset names; fixed for a pair, so kept for the process (a live dashboard
     recomputes the baselines of the same items on every new rating)."""
     root = "be.v.01" if pos == "v" else "entity.n.01"
-    max_lch = wordnet.lch_similarity(root, root)
+    max_lch = wordnet.lch_similarity(root, root) or 1.0   # a synset with itself: never None
     return (wordnet.path_similarity(a, b) or 0.0, wordnet.wup_similarity(a, b) or 0.0,
             (wordnet.lch_similarity(a, b) or 0.0) / max_lch)
 
@@ -141,16 +142,16 @@ def _metric_scores(items: pd.DataFrame, metrics: list[str] | None, baselines: bo
         if {"verb_sim", "object_sim"} <= set(items.columns):
             v, o = items["verb_sim"].to_numpy(float), items["object_sim"].to_numpy(float)
             for method in ("arithmetic", "geometric", "min"):
-                scores.setdefault(f"shoe_{method}", 4.0 * combine(v, o, method=method))
+                scores.setdefault(f"shoe_{method}", SCALE_MAX * combine(v, o, method=method))
         if {"gt_verb", "gt_object", "pred_verb", "pred_object"} <= set(items.columns):
             for name, values in wordnet_baselines(items).items():
-                scores.setdefault(name, 4.0 * values.to_numpy())
+                scores.setdefault(name, SCALE_MAX * values.to_numpy())
     if not scores:
         raise InputError("no metric column to align (give --metric, or items with synsets or similarities)")
     return scores
 
 
-def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
+def alignment_table(rated_items: pd.DataFrame, *, metrics: list[str] | None = None,
                     baselines: bool = True, n_resamples: int = 10_000, seed: int = 0) -> dict:
     """Table 1 for a study: every metric ranked by agreement, overall and per category.
 
@@ -162,7 +163,7 @@ def alignment_table(rated_items: pd.DataFrame, metrics: list[str] | None = None,
     scores = _metric_scores(items, metrics, baselines)
     human = items["human_mean"].to_numpy(float)
     overall = {name: align(values, human, n_resamples, seed) for name, values in scores.items()}
-    result = {"metrics": overall,
+    result: dict = {"metrics": overall,
               "ranking": sorted(overall, key=lambda k: -np.nan_to_num(overall[k]["agreement"], nan=-1))}
     if "category" in items.columns:
         result["by_category"] = {}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics.core._choices import SCALE
 from metrics.core._errors import InputError
 from metrics.core._intervals import t_interval, wald_interval, wilson_interval
 from metrics.core._inputs import numbers
@@ -84,7 +85,7 @@ def image_update(table: pd.DataFrame) -> dict:
     return result
 
 
-def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=(0, 1, 2, 3, 4)) -> None:
+def check_earlier_ratings(ratings: pd.DataFrame, source: str, scale=SCALE) -> None:
     """An ``earlier_rating`` column holds, per row, nothing or a rating on the scale (a value
     off the scale is refused, naming its line)."""
     from metrics.core._inputs import refuse_first_row

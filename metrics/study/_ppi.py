@@ -36,12 +36,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval, _z
 from metrics.core._validation import check_confidence, check_fraction
 
-
-SCALE_MAX = 4.0  # ratings 0–4
 
 
 @dataclass(frozen=True)

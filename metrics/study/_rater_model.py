@@ -219,7 +219,8 @@ def careless_raters(matrix: pd.DataFrame, scale=SCALE) -> pd.Series:
     rated = ~np.isnan(values)
     totals, counts = np.nansum(values, axis=1), rated.sum(axis=1)
     min_spread = MIN_SPREAD * (max(scale) - min(scale))
-    flags, correlations = [], []
+    flags: list[str | None] = []
+    correlations: list[float] = []
     for j in range(values.shape[1]):
         others = counts - rated[:, j]
         shared = rated[:, j] & (others > 0)
@@ -231,9 +232,9 @@ def careless_raters(matrix: pd.DataFrame, scale=SCALE) -> pd.Series:
         correlations.append(np.corrcoef(own, mean_others)[0, 1]
                             if judged and not constant and len(own) >= MIN_ITEMS_RANDOM
                             and np.std(own) > 0 else np.nan)
-    correlations = np.array(correlations)
-    if np.isfinite(correlations).any() and np.nanmedian(correlations) >= TYPICAL_CORRELATION:
-        flags = ["random" if r < RANDOM_CORRELATION else f for f, r in zip(flags, correlations)]
+    correlation = np.array(correlations)
+    if np.isfinite(correlation).any() and np.nanmedian(correlation) >= TYPICAL_CORRELATION:
+        flags = ["random" if r < RANDOM_CORRELATION else f for f, r in zip(flags, correlation)]
     return pd.Series(flags, index=matrix.columns, dtype=object)
 
 

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.study._agreement import eq13_agreement
+from metrics.core._choices import SCALE_MAX
 from metrics.core._inputs import require_columns
 from metrics.vocab._similarity import SimilarityMatrix, combine
 from metrics.study._study_items import item_synsets
@@ -91,7 +92,7 @@ def evidence(items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: 
     syn = item_synsets(items)
     v = verb_matrix.sims(syn["pred_verb"].to_numpy(object), syn["gt_verb"].to_numpy(object))
     o = object_matrix.sims(syn["pred_object"].to_numpy(object), syn["gt_object"].to_numpy(object))
-    h = items["human_mean"].to_numpy(float) / 4.0
+    h = items["human_mean"].to_numpy(float) / SCALE_MAX
     n = items["n_ratings"].to_numpy(float)
     cat = _categories(syn, items)
     delta = h - (w * v + (1 - w) * o)
@@ -151,7 +152,7 @@ def fit_calibration(ev: Evidence, prior_strength: float = 5.0) -> Calibration:
 def apply_calibration(matrix: SimilarityMatrix, cal: Calibration, meta: dict) -> SimilarityMatrix:
     """A new matrix: every stored entry through the map, rated pairs replaced by their shrunk value."""
     i, j, score = matrix.entries()
-    mapped = cal.map(score / 4.0) * 4.0
+    mapped = cal.map(score / SCALE_MAX) * SCALE_MAX
     labels = list(matrix.labels)
     rated_a = cal.pairs.index.get_level_values(0).to_numpy(object)
     rated_b = cal.pairs.index.get_level_values(1).to_numpy(object)
@@ -165,14 +166,14 @@ def apply_calibration(matrix: SimilarityMatrix, cal: Calibration, meta: dict) ->
     keep = ~np.isin(key_old, key_rated)
     row = np.concatenate([i[keep], ri])
     col = np.concatenate([j[keep], rj])
-    val = np.clip(np.concatenate([mapped[keep], cal.pairs.to_numpy() * 4.0]), 0.0, 4.0)
+    val = np.clip(np.concatenate([mapped[keep], cal.pairs.to_numpy() * SCALE_MAX]), 0.0, SCALE_MAX)
     return SimilarityMatrix(labels, row=row, col=col, val=val, meta=meta)
 
 
 def _scores(items_syn, v_old, o_old, cal_v: Calibration, cal_o: Calibration, w: float) -> np.ndarray:
     v = cal_v.predict(items_syn["pred_verb"].to_numpy(object), items_syn["gt_verb"].to_numpy(object), v_old)
     o = cal_o.predict(items_syn["pred_object"].to_numpy(object), items_syn["gt_object"].to_numpy(object), o_old)
-    return 4.0 * combine(v, o, method="arithmetic", w=w)
+    return SCALE_MAX * combine(v, o, method="arithmetic", w=w)
 
 
 def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
@@ -182,7 +183,7 @@ def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
 
 
 def recalibrate_matrices(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
-                w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
+                *, w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
                 study: str | None = None) -> dict:
     """Cross-validate, then fit on every rated item; returns the new matrices and the figures.
 
@@ -204,7 +205,7 @@ def recalibrate_matrices(rated_items: pd.DataFrame, verb_matrix: SimilarityMatri
     v_old = verb_matrix.sims(syn["pred_verb"].to_numpy(object), syn["gt_verb"].to_numpy(object))
     o_old = object_matrix.sims(syn["pred_object"].to_numpy(object), syn["gt_object"].to_numpy(object))
     human = items["human_mean"].to_numpy(float)
-    before_pred = 4.0 * combine(v_old, o_old, method="arithmetic", w=w)
+    before_pred = SCALE_MAX * combine(v_old, o_old, method="arithmetic", w=w)
     after_pred = np.empty(len(items))
     per_fold = []
     splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
@@ -254,7 +255,7 @@ def _entry_table(matrix: SimilarityMatrix, ev: Evidence) -> pd.DataFrame:
     i, j, score = matrix.entries()
     a, b = matrix.labels[i].astype(object), matrix.labels[j].astype(object)
     stored = pd.DataFrame({"a": np.where(a <= b, a, b), "b": np.where(a <= b, b, a), "llm": score})
-    rated = pd.DataFrame({"a": ev.a, "b": ev.b, "human": ev.implied * 4.0, "n_ratings": ev.weight})
+    rated = pd.DataFrame({"a": ev.a, "b": ev.b, "human": ev.implied * SCALE_MAX, "n_ratings": ev.weight})
     table = stored.merge(rated, on=["a", "b"], how="outer")
     table["llm"] = table["llm"].fillna(0.0)  # a rated pair the matrix does not hold scores 0
     table["n_ratings"] = table["n_ratings"].fillna(0.0)
@@ -278,7 +279,7 @@ def recalibrate_matrices_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityM
     ev_v, ev_o = evidence(items, verb_matrix, object_matrix, w)
     parameters = {"w": w, "confidence": confidence, "strata": "LLM level (score rounded to 0-4)"}
     n_ratings = int(items["n_ratings"].sum())
-    out = {"method": PPI_METHOD, "parameters": parameters, "n_items": int(len(items)), "n_ratings": n_ratings,
+    out: dict = {"method": PPI_METHOD, "parameters": parameters, "n_items": int(len(items)), "n_ratings": n_ratings,
            "intervals": {}, "by_level": {}}
     for role, matrix, ev in (("verb", verb_matrix, ev_v), ("object", object_matrix, ev_o)):
         table = _entry_table(matrix, ev)

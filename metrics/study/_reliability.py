@@ -97,17 +97,18 @@ def alpha_all_levels(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidenc
                      seed: int = 0, scale=SCALE) -> dict:
     """α at every level with the Hayes & Krippendorff interval (``ci``) and the interval from
     resampling items (``ci_units``)."""
-    out = {}
+    out: dict = {}
     for level in LEVELS:
         if level == "ratio" and min(scale) < 0:
             continue
-        value = alpha_of_matrix(matrix, level, scale)
-        entry = {"value": value}
+        value = alpha_of_matrix(matrix, level=level, scale=scale)
+        entry: dict = {"value": value}
         if n_resamples:
             entry["ci"] = list(kalpha_interval(hayes_krippendorff_bootstrap(
                 matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale), confidence))
-            entry["ci_units"] = bootstrap_intervals(matrix, level, n_resamples, confidence, seed,
-                                                    scale)["krippendorff_alpha"]
+            entry["ci_units"] = bootstrap_intervals(matrix, level=level, n_resamples=n_resamples,
+                                                    confidence=confidence, seed=seed,
+                                                    scale=scale)["krippendorff_alpha"]
         out[level] = entry
     return out
 
@@ -155,7 +156,7 @@ def gwet_ac2(matrix: pd.DataFrame, *, weights: str = "ordinal", scale=SCALE,
                        / np.where(paired, r * (r - 1), 1), 0.0)
     share = counts / r[:, None]
     single = item_weights is None
-    iw = np.ones((1, len(r))) if single else np.atleast_2d(item_weights)[:, rated]
+    iw = np.ones((1, len(r))) if item_weights is None else np.atleast_2d(item_weights)[:, rated]
     q = len(scale)
     with np.errstate(invalid="ignore", divide="ignore"):
         pa = (iw @ pa_item) / (iw @ paired.astype(float))
@@ -173,7 +174,7 @@ def variance_components(matrix: pd.DataFrame, item_weights: np.ndarray | None = 
     rated = ~np.isnan(y)
     y0 = np.where(rated, y, 0.0)
     single = item_weights is None
-    w = np.ones((1, len(y))) if single else np.atleast_2d(item_weights)
+    w = np.ones((1, len(y))) if item_weights is None else np.atleast_2d(item_weights)
     m, s1, s2 = rated.sum(axis=1), y0.sum(axis=1), (y0 ** 2).sum(axis=1)
 
     def pair_sums(count, first, second):  # Σ over unordered pairs of (y − y')², number of pairs
@@ -308,7 +309,7 @@ def paired_metric_test(metric_a, metric_b, human, *, n_resamples: int = 10_000,
     if len(a) < 3:
         raise InputError("the paired test needs at least 3 items with both metrics and ratings")
     idx = _resampled(len(a), n_resamples, seed)
-    out = {"n": int(len(a))}
+    out: dict = {"n": int(len(a))}
     for name, fn in (("spearman", _spearman_rows), ("agreement", _mean_agreement)):
         delta = float(fn(a, h) - fn(b, h))
         boot = fn(a, h, idx) - fn(b, h, idx)
@@ -328,13 +329,13 @@ def reliability(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     check_whole("seed", seed, 0, MAX_SEED)
     require_shared_item(matrix, "reliability")
     weights = _item_weights(len(matrix), n_resamples, seed) if n_resamples else None
-    out = {"n_items": int(len(matrix)), "n_raters": int(matrix.shape[1]),
+    out: dict = {"n_items": int(len(matrix)), "n_raters": int(matrix.shape[1]),
            "n_ratings": int((~matrix.isna()).to_numpy().sum()),
            "krippendorff_alpha": alpha_all_levels(matrix, n_resamples=n_resamples,
                                                   confidence=confidence, seed=seed, scale=scale)}
     out["gwet_ac2"] = {}
     for kind in ("ordinal", "quadratic"):
-        entry = {"value": gwet_ac2(matrix, weights=kind, scale=scale)}
+        entry: dict = {"value": gwet_ac2(matrix, weights=kind, scale=scale)}
         if weights is not None:
             entry["ci"] = list(percentile_interval(gwet_ac2(matrix, weights=kind, scale=scale,
                                                             item_weights=weights), confidence))

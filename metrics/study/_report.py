@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import json
+from collections.abc import Callable
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -380,11 +381,13 @@ def _write_report(out_dir, agreement: AgreementReport | None = None, alignment: 
         (out / "agreement.json").write_text(json.dumps(agreement.to_dict(), indent=2) + "\n")
     if over_time is not None and not len(over_time):
         over_time = None
-    for value, section in ((agreement, _agreement_section), (over_time, _over_time_section),
-                           (reliability, _reliability_section), (rater_model, _rater_model_section),
-                           (alignment, _alignment_section), (tuning, _tuning_section),
-                           (recalibration, _recalibration_section), (image_update, _image_update_section),
-                           (prediction_powered, _prediction_powered_section)):
+    parts: tuple[tuple[object, Callable[..., str]], ...] = (
+        (agreement, _agreement_section), (over_time, _over_time_section),
+        (reliability, _reliability_section), (rater_model, _rater_model_section),
+        (alignment, _alignment_section), (tuning, _tuning_section),
+        (recalibration, _recalibration_section), (image_update, _image_update_section),
+        (prediction_powered, _prediction_powered_section))
+    for value, section in parts:
         if value is not None:
             sections.append(section(value, tables, plots))
     for name, df in tables.items():

@@ -126,16 +126,16 @@ def compare_matrices(a: SimilarityMatrix, b: SimilarityMatrix) -> dict:
             shared &= _pairs_of(b)
     else:
         shared = _pairs_of(a) | _pairs_of(b)
-    shared = sorted(p for p in shared if p[0] in both and p[1] in both)
-    if not shared:
+    pairs = sorted(p for p in shared if p[0] in both and p[1] in both)
+    if not pairs:
         raise InputError("the two matrices share no pair of labels")
-    left, right = np.array(shared, dtype=object).T
+    left, right = np.array(pairs, dtype=object).T
     sa, sb = a.scores(left, right), b.scores(left, right)
-    varies = len(shared) > 1 and np.ptp(sa) > 0 and np.ptp(sb) > 0   # Spearman is undefined otherwise
+    varies = len(pairs) > 1 and np.ptp(sa) > 0 and np.ptp(sb) > 0   # Spearman is undefined otherwise
     rho = spearmanr(sa, sb).statistic if varies else float("nan")
     confusion = np.zeros((5, 5), dtype=np.int64)
     np.add.at(confusion, (np.rint(sa).astype(int), np.rint(sb).astype(int)), 1)
-    return {"n_pairs": len(shared), "n_labels_shared": len(both),
+    return {"n_pairs": len(pairs), "n_labels_shared": len(both),
             "agreement": float(eq13_agreement(sa, sb).mean()),
             "spearman": None if np.isnan(rho) else float(rho),
             "mean_abs_difference": float(np.abs(sa - sb).mean()),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics.core._choices import SCALE, SCALE_MAX
 from metrics.core._errors import InputError
 
 BIAS_PROFILES = ("neutral", "strict", "lenient", "mid")
@@ -27,7 +28,7 @@ def rater_profiles(k: int) -> list[str]:
     return [BIAS_PROFILES[i % len(BIAS_PROFILES)] for i in range(k)]
 
 
-def simulate_ratings(item_ids, latent, k: int = 5, noise=0.6, shift=0.5,
+def simulate_ratings(item_ids, latent, *, k: int = 5, noise=0.6, shift=0.5,
                      squeeze: float = 0.6, seed: int = 0, profiles: list[str] | None = None,
                      raters_per_item: int | None = None) -> pd.DataFrame:
     """Long ratings (``item_id, annotator, rating, profile``) of k simulated annotators.
@@ -51,11 +52,11 @@ def simulate_ratings(item_ids, latent, k: int = 5, noise=0.6, shift=0.5,
     biased = np.empty((len(latent), k))
     for a, profile in enumerate(profiles):
         biased[:, a] = {"strict": latent - shift[a], "lenient": latent + shift[a],
-                        "mid": 2.0 + squeeze * (latent - 2.0)}.get(profile, latent)
-    ratings = np.clip(np.rint(biased + rng.normal(0.0, 1.0, biased.shape) * noise), 0, 4).astype(int)
+                        "mid": SCALE_MAX / 2 + squeeze * (latent - SCALE_MAX / 2)}.get(profile, latent)
+    ratings = np.clip(np.rint(biased + rng.normal(0.0, 1.0, biased.shape) * noise), min(SCALE), max(SCALE)).astype(int)
     for a, profile in enumerate(profiles):
         if profile == "random":
-            ratings[:, a] = rng.integers(0, 5, len(latent))
+            ratings[:, a] = rng.integers(min(SCALE), max(SCALE) + 1, len(latent))
         elif profile == "constant":
             ratings[:, a] = 2
     rated = np.ones_like(ratings, dtype=bool)

@@ -11,6 +11,8 @@ labels are HICO-DET's.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from metrics.core._errors import InputError
@@ -22,7 +24,7 @@ from metrics.datasets._vocabulary import Vocabulary
 HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
 
 
-def read_items(path) -> pd.DataFrame:
+def read_items(path: str | Path) -> pd.DataFrame:
     """Read ``items.csv``; ``item_id`` is required, every other column is optional."""
     df = read_csv(path, required=("item_id",), dtype={"item_id": str}, keep_default_na=False,
                   na_values=[""])
@@ -63,7 +65,7 @@ def check_rated_items(items: pd.DataFrame, ratings: pd.DataFrame, items_source: 
                      lambda k: f"item_id {ratings['item_id'].iloc[k]!r} is not in {items_source}")
 
 
-def items_dataset(items: pd.DataFrame, source: str = "items") -> str | None:
+def items_dataset(items: pd.DataFrame, *, source: str = "items") -> str | None:
     """The dataset named by the items' ``dataset`` column (None without one, or when empty).
 
     >>> items_dataset(pd.DataFrame({"item_id": ["a"], "dataset": ["vcoco"]}))
@@ -80,7 +82,7 @@ def items_dataset(items: pd.DataFrame, source: str = "items") -> str | None:
     return names[0] if names else None
 
 
-def item_synsets(items: pd.DataFrame, vocabulary: Vocabulary | None = None) -> pd.DataFrame:
+def item_synsets(items: pd.DataFrame, *, vocabulary: Vocabulary | None = None) -> pd.DataFrame:
     """Synset names of the four HOI columns (labels resolved through the vocabulary: by default
     that of the dataset the items' ``dataset`` column names, HICO-DET's without one)."""
     if vocabulary is None:
@@ -99,7 +101,7 @@ def item_synsets(items: pd.DataFrame, vocabulary: Vocabulary | None = None) -> p
 
 
 def component_similarities(items: pd.DataFrame, verb_matrix: SimilarityMatrix | None = None,
-                           object_matrix: SimilarityMatrix | None = None,
+                           object_matrix: SimilarityMatrix | None = None, *,
                            vocabulary: Vocabulary | None = None) -> pd.DataFrame:
     """``items`` with ``verb_sim`` and ``object_sim`` filled in from the matrices where absent."""
     out = items.copy()
@@ -108,7 +110,7 @@ def component_similarities(items: pd.DataFrame, verb_matrix: SimilarityMatrix | 
         return out
     if verb_matrix is None or object_matrix is None:
         raise InputError(f"items lack {', '.join(need)}: give --verb-sim and --object-sim matrices")
-    syn = item_synsets(items, vocabulary)
+    syn = item_synsets(items, vocabulary=vocabulary)
     looked_up = {
         "verb_sim": verb_matrix.sims(syn["pred_verb"].to_numpy(), syn["gt_verb"].to_numpy()),
         "object_sim": object_matrix.sims(syn["pred_object"].to_numpy(), syn["gt_object"].to_numpy()),

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.study._agreement import eq13_agreement
+from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import require_columns
 from metrics.core._validation import check_in_range
@@ -77,7 +78,7 @@ def _mae_sorted(a: np.ndarray, b: np.ndarray, ws: np.ndarray) -> np.ndarray:
     return (left + right + const) / len(flat)
 
 
-def tune_w_by_category(rated_items: pd.DataFrame, step: float = 0.001) -> dict:
+def tune_w_by_category(rated_items: pd.DataFrame, *, step: float = 0.001) -> dict:
     """Per-category and overall w, MAE at the optimum, the MAE curves, and the agreement
     (Eq. 13, 0–4 scale) with category-tuned w versus w = 0.5.
 
@@ -88,12 +89,12 @@ def tune_w_by_category(rated_items: pd.DataFrame, step: float = 0.001) -> dict:
     require_columns(rated_items.columns, ("verb_sim", "object_sim", "human_mean"), "rated items")
     v = rated_items["verb_sim"].to_numpy(float)
     o = rated_items["object_sim"].to_numpy(float)
-    y = rated_items["human_mean"].to_numpy(float) / 4.0
+    y = rated_items["human_mean"].to_numpy(float) / SCALE_MAX
     grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
     categories = (rated_items["category"].astype(int).to_numpy() if "category" in rated_items.columns
                   else np.zeros(len(v), dtype=int))
     w_overall = optimal_w(v, o, y)
-    result = {"w_overall": w_overall, "mae_overall": float(mae_curve(v, o, y, [w_overall])[0]),
+    result: dict = {"w_overall": w_overall, "mae_overall": float(mae_curve(v, o, y, [w_overall])[0]),
               "w_by_category": {}, "mae_by_category": {}, "n_by_category": {},
               "curve": {"w": grid.tolist(), "overall": mae_curve(v, o, y, grid).tolist()}}
     tuned = np.full(len(v), w_overall)
@@ -108,7 +109,7 @@ def tune_w_by_category(rated_items: pd.DataFrame, step: float = 0.001) -> dict:
         result["mae_by_category"][key] = float(mae_curve(v[sel], o[sel], y[sel], [w])[0])
         result["n_by_category"][key] = int(sel.sum())
         result["curve"][key] = mae_curve(v[sel], o[sel], y[sel], grid).tolist()
-    human = y * 4.0
-    result["agreement_tuned"] = float(eq13_agreement(4.0 * (tuned * v + (1 - tuned) * o), human).mean())
-    result["agreement_w05"] = float(eq13_agreement(4.0 * (0.5 * v + 0.5 * o), human).mean())
+    human = y * SCALE_MAX
+    result["agreement_tuned"] = float(eq13_agreement(SCALE_MAX * (tuned * v + (1 - tuned) * o), human).mean())
+    result["agreement_w05"] = float(eq13_agreement(SCALE_MAX * (0.5 * v + 0.5 * o), human).mean())
     return result

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from metrics.core._choices import SCALE_MAX
 from metrics.vocab import _wordnet as wordnet
 from metrics.vocab._similarity import SimilarityMatrix
 from metrics.datasets.hico_det._vocabulary import hico
@@ -54,7 +55,7 @@ def distance_to_score(d: np.ndarray) -> np.ndarray:
     >>> distance_to_score(np.array([0, 1, 2, 4, 5, np.inf])).tolist()
     [4.0, 3.2, 2.4, 0.8, 0.0, 0.0]
     """
-    return np.round(4.0 * np.clip(1.0 - np.asarray(d, dtype=float) / MAX_DISTANCE, 0.0, 1.0), 6)
+    return np.round(SCALE_MAX * np.clip(1.0 - np.asarray(d, dtype=float) / MAX_DISTANCE, 0.0, 1.0), 6)
 
 
 def _neighbourhood(seeds: list[str], pos: str) -> list[str]:

@@ -23,12 +23,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from metrics.core._choices import COMBINATIONS
+from metrics.core._choices import COMBINATIONS, SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable, numbers, parse_json, read_csv, read_json, refuse_first_row
 from metrics.core._validation import array_problem, check_choice, check_fraction
-
-MAX_SCORE = 4.0
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ class SimilarityMatrix:
             if not np.allclose(dense, dense.T, atol=1e-6):
                 i, j = np.argwhere(~np.isclose(dense, dense.T, atol=1e-6))[0]
                 raise InputError(f"scores is not symmetric: ({self.labels[i]}, {self.labels[j]})")
-            np.fill_diagonal(dense, MAX_SCORE)
+            np.fill_diagonal(dense, SCALE_MAX)
             self._dense = dense
             self._keys = self._vals = None
         else:
@@ -165,7 +163,7 @@ class SimilarityMatrix:
             hit = self._keys[pos] == q
             vals = np.where(hit, self._vals[pos], 0.0)
             out[known] = vals
-        out[known & (ia == ib)] = MAX_SCORE
+        out[known & (ia == ib)] = SCALE_MAX
         return out
 
     def scores(self, a, b) -> np.ndarray:
@@ -174,12 +172,12 @@ class SimilarityMatrix:
         b = np.asarray(b, dtype=object)
         a, b = np.broadcast_arrays(a, b)
         out = self.scores_by_index(self.indices(a).reshape(a.shape), self.indices(b).reshape(b.shape))
-        out[a == b] = MAX_SCORE
+        out[a == b] = SCALE_MAX
         return out
 
     def sims(self, a, b) -> np.ndarray:
         """Vectorized similarities in [0, 1] for arrays of labels."""
-        return self.scores(a, b) / MAX_SCORE
+        return self.scores(a, b) / SCALE_MAX
 
     def sim(self, a: str, b: str) -> float:
         """Similarity of one pair in [0, 1]: self = 1, missing = 0."""
@@ -267,7 +265,7 @@ class SimilarityMatrix:
 
 
 def _check_range(values: np.ndarray, what: str) -> None:
-    bad = ~np.isfinite(values) | (values < 0) | (values > MAX_SCORE)
+    bad = ~np.isfinite(values) | (values < 0) | (values > SCALE_MAX)
     if bad.any():
         raise InputError(f"{what}: score {float(values[bad].ravel()[0])!r} outside the 0–4 scale")
 
@@ -308,9 +306,9 @@ def _load_csv(path: Path) -> "SimilarityMatrix":
     score = numbers(df["score"]).to_numpy(dtype=float)
     for column in ("a", "b"):
         refuse_first_row(path, df[column].str.strip() == "", lambda k: f"empty '{column}'")
-    refuse_first_row(path, ~np.isfinite(score) | (score < 0) | (score > MAX_SCORE),
+    refuse_first_row(path, ~np.isfinite(score) | (score < 0) | (score > SCALE_MAX),
                      lambda k: f"score {df['score'].iloc[k]!r} is not a number in 0–4")
-    refuse_first_row(path, (df["a"] == df["b"]).to_numpy() & (score != MAX_SCORE),
+    refuse_first_row(path, (df["a"] == df["b"]).to_numpy() & (score != SCALE_MAX),
                      lambda k: "a label compared with itself must score 4")
     meta_path = path.with_name(path.name + ".meta.json")
     meta = _meta(read_json(meta_path), str(meta_path)) if meta_path.exists() else {"source": str(path)}
@@ -378,7 +376,7 @@ def _load_npz(path: Path) -> "SimilarityMatrix":
             scores = arrays["scores"]
             if scores.ndim == 2 and scores.shape[0] == scores.shape[1] == len(labels):
                 diagonal = np.diagonal(scores)
-                off = np.flatnonzero(diagonal != MAX_SCORE)
+                off = np.flatnonzero(diagonal != SCALE_MAX)
                 if len(off):
                     i = int(off[0])
                     raise InputError(f"scores[{i}, {i}] is {diagonal[i]:g}: a label ({labels[i]}) "
@@ -389,7 +387,7 @@ def _load_npz(path: Path) -> "SimilarityMatrix":
             raise InputError(f"missing array(s) {', '.join(sorted(missing))} (or dense 'scores')")
         row, col, val = arrays["row"], arrays["col"], arrays["val"]
         if row.shape == col.shape == val.shape:
-            same = np.flatnonzero((row == col) & (val != MAX_SCORE))
+            same = np.flatnonzero((row == col) & (val != SCALE_MAX))
             if len(same):
                 k = int(same[0])
                 raise InputError(f"val[{k}] is {val[k]:g} for row = col = {row[k]}: a label compared "

@@ -48,7 +48,7 @@ def choose(driver, label: str, option: str) -> None:
 
 def alpha_of(slug: str) -> float:
     ratings = exports.study_tables(slug)["ratings.csv"]
-    return alpha_of_matrix(rating_matrix(validate_ratings(ratings[ratings["phase"] == "main"], "r")))
+    return alpha_of_matrix(rating_matrix(validate_ratings(ratings[ratings["phase"] == "main"], source="r")))
 
 
 def downloaded(driver, name: str) -> bytes:

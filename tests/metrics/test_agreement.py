@@ -14,18 +14,18 @@ HAND = pd.DataFrame([[1, 1, np.nan], [1, 2, 2], [3, np.nan, 3]], columns=["a", "
 
 def test_alpha_interval_by_hand():
     # 1 − (n − 1)·Σ o δ² / Σ n_c n_k δ² = 1 − 6·2 / 68
-    assert alpha_of_matrix(HAND, "interval") == pytest.approx(1 - 12 / 68)
+    assert alpha_of_matrix(HAND, level="interval") == pytest.approx(1 - 12 / 68)
 
 
 def test_alpha_ordinal_by_hand():
     # δ²12 = (5 − 2.5)² = 6.25, δ²13 = (7 − 2.5)² = 20.25, δ²23 = (4 − 2)² = 4
     # Σ o δ² = 2·6.25 = 12.5; Σ n n δ² = 2·(6·6.25 + 6·20.25 + 4·4) = 350
-    assert alpha_of_matrix(HAND, "ordinal") == pytest.approx(1 - 6 * 12.5 / 350)
+    assert alpha_of_matrix(HAND, level="ordinal") == pytest.approx(1 - 6 * 12.5 / 350)
 
 
 def test_alpha_nominal_by_hand():
     # δ = 1 off the diagonal: Σ o δ = 2; Σ n n δ = 2·(6 + 6 + 4) = 32
-    assert alpha_of_matrix(HAND, "nominal") == pytest.approx(1 - 6 * 2 / 32)
+    assert alpha_of_matrix(HAND, level="nominal") == pytest.approx(1 - 6 * 2 / 32)
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
@@ -36,7 +36,7 @@ def test_vectorized_bootstrap_alpha_equals_package_on_the_full_sample(level):
     m[rng.random(m.shape) < 0.25] = np.nan
     frame = pd.DataFrame(m)
     counts = np.stack([(m == v).sum(axis=1) for v in range(5)], axis=1).astype(float)
-    assert alpha_from_counts(counts, np.ones((1, 200)), level)[0] == pytest.approx(alpha_of_matrix(frame, level))
+    assert alpha_from_counts(counts, np.ones((1, 200)), level)[0] == pytest.approx(alpha_of_matrix(frame, level=level))
 
 
 def test_eq13_and_pairwise_agreement_by_hand():

@@ -90,7 +90,7 @@ def test_agreement_refuses_each_bad_parameter(parameter, value):
 def test_alpha_and_its_intervals_refuse_a_bad_level_or_confidence():
     from metrics.study._agreement import bootstrap_intervals, alpha_of_matrix, rating_matrix
     matrix = rating_matrix(ratings_and_items()[0])
-    refused("level", lambda: alpha_of_matrix(matrix, "ranked"))
+    refused("level", lambda: alpha_of_matrix(matrix, level="ranked"))
     refused("confidence", lambda: bootstrap_intervals(matrix, confidence=1.0))
 
 

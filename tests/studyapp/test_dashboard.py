@@ -15,7 +15,7 @@ from studyhelpers import console_page, make_annotators, make_study, open_tab, ra
 
 def main_ratings(slug):
     ratings = exports.study_tables(slug)["ratings.csv"]
-    return validate_ratings(ratings[ratings["phase"] == "main"], "ratings")
+    return validate_ratings(ratings[ratings["phase"] == "main"], source="ratings")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""The linter runs with the tests, so in CI: ruff with the settings of
+"""The linter and the type checker run with the tests, so in CI: ruff with the settings of
 pyproject.toml (syntax errors, pyflakes, McCabe complexity at most 10) passes on the whole tree,
-and it does catch what it is set to catch."""
+mypy with its ``[tool.mypy]`` settings passes on ``metrics``, and each catches what it is set
+to catch."""
 
 from __future__ import annotations
 
@@ -37,3 +38,21 @@ def test_the_complexity_limit_is_ten(tmp_path):
         done = ruff("--config", str(ROOT / "pyproject.toml"), str(probe), cwd=tmp_path)
         assert (done.returncode == 1 and f"({n_ifs + 1} > 10)" in done.stdout) == flagged, done.stdout
         assert done.returncode == (1 if flagged else 0), done.stdout
+
+
+def mypy(*args: str, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "mypy", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_the_metric_package_passes_the_type_checker():
+    done = mypy()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_the_type_checker_catches_a_wrong_type(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def half(x: int) -> int:\n    return x / 2\n")
+    done = mypy("--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "cache"),
+                str(probe), cwd=tmp_path)
+    assert done.returncode == 1 and "probe.py:2: error: Incompatible return value type" in done.stdout, done.stdout

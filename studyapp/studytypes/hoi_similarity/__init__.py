@@ -284,7 +284,7 @@ class HoiSimilarity(StudyType):
         ratings = ratings[ratings["phase"] == "main"]
         if ratings.empty:
             raise InputError("no main ratings yet: alignment and w need rated items")
-        alignment, tuning = pair_analyses(tables["items.csv"], validate_ratings(ratings, "ratings"), resamples)
+        alignment, tuning = pair_analyses(tables["items.csv"], validate_ratings(ratings, source="ratings"), resamples)
         frames = {"all items": alignment_frame(alignment)}
         for category, per in alignment.get("by_category", {}).items():
             frames[f"category {category}"] = alignment_frame({"metrics": per})

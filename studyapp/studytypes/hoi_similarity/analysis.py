@@ -21,6 +21,6 @@ def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int)
         items[column] = numbers(items[column])
     dataset = items_dataset(items)
     items = component_similarities(items, load_default("v", dataset=dataset), load_default("n", dataset=dataset),
-                                   datasets.load_vocabulary(dataset))
+                                   vocabulary=datasets.load_vocabulary(dataset))
     rated = join_ratings(items, ratings)
     return alignment_table(rated, metrics=[], n_resamples=permutations), tune_w_by_category(rated)

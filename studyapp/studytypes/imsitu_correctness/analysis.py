@@ -45,7 +45,7 @@ def analyse_study(slug: str, tables: dict, fields_by_key: dict, n_resamples: int
     items = items[items["role"] == "main"].astype({"item_id": str})
     labels = study_human_labels(ratings, items)
     human = majority_labels(labels)
-    out = {"human_accuracy": human_accuracy(human, n_resamples, seed), "alignment": None,
+    out = {"human_accuracy": human_accuracy(human, n_resamples=n_resamples, seed=seed), "alignment": None,
            "n_annotators": int(labels["annotator"].nunique()), "n_ratings": int(len(ratings))}
     fields = [fields_by_key[key] for key in items["item_id"]]
     if items["gold"].fillna("").astype(str).str.strip().ne("").all():

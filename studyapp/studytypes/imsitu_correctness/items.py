@@ -32,11 +32,11 @@ def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list
 
     data = read_json(path)
     if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
-        return {str(m): parse_predictions(per, f"{path}: model {m!r}") for m, per in data.items()}
+        return {str(m): parse_predictions(per, source=f"{path}: model {m!r}") for m, per in data.items()}
     if not model:
         raise InputError(f"{path}: maps images to verbs, so the spec needs 'items.model' "
                          "(or give {model: {image: [verbs]}})")
-    return {model: parse_predictions(data, str(path))}
+    return {model: parse_predictions(data, source=str(path))}
 
 
 def _check_item_options(options: dict) -> int:
