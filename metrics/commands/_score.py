@@ -52,6 +52,24 @@ def _fmt(x) -> str:
     return "   n/a" if x is None else f"{100 * x:6.2f}"
 
 
+SUBSET_TITLES = {"full": ("Full", 8), "rare": ("Rare", 7), "non_rare": ("Non-rare", 9), "novel": ("Novel", 7)}
+
+
+def _standard_map_table(result, subsets) -> list[str]:
+    """The standard mAP table: a row per setting (Default, and Known-Object where the dataset has
+    it), a column per subset of the dataset and the mean recall."""
+    columns = [s for s in SUBSET_TITLES if s in subsets]
+    head = "".join(f" {SUBSET_TITLES[s][0]:>{SUBSET_TITLES[s][1]}}" for s in columns)
+    lines = ["", f"standard mAP ({result['protocol']['name']}){head} {'mRec':>7}"]
+    for setting, title in (("default", "Default"), ("known_object", "Known-Object")):
+        h, r = result["hico"][setting], result["mrec_by_subset"][setting]
+        if h is None:
+            continue
+        row = "".join(f" {_fmt(h.get(s)):>{SUBSET_TITLES[s][1]}}" for s in columns)
+        lines.append(f"{title:27}{row} {_fmt(r['full']):>7}")
+    return lines
+
+
 def run(args):
     from metrics.api import score_detections
     from metrics.detection._detections import read_detections
@@ -67,7 +85,9 @@ def run(args):
                               interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,
                               map_protocol=args.map_protocol, dataset=args.dataset).to_dict()
     c = result["counts"]
-    outside = f" ({c['classes_outside_hico']} outside HICO-DET)" if args.dataset == datasets.DEFAULT else ""
+    dataset = datasets.get(args.dataset)
+    outside = (f" ({c['classes_outside_hico']} outside {dataset.title})" if len(dataset.vocabulary().classes)
+               else "")
     lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes{outside}, "
              f"{c['predictions']} predictions "
              f"({c['predictions_scored_f1']} used for mF1)",
@@ -77,11 +97,7 @@ def run(args):
         lines.append(f"{name:16} {s['n_classes']:7d} {_fmt(s['map'])} {_fmt(s['shoe_map']):>9} "
                      f"{_fmt(s['shoe_mf1']):>9}")
     if result["hico"]:
-        lines += ["", f"standard mAP ({result['protocol']['name']}) {'Full':>8} {'Rare':>7} {'Non-rare':>9} {'mRec':>7}"]
-        for setting, title in (("default", "Default"), ("known_object", "Known-Object")):
-            h, r = result["hico"][setting], result["mrec_by_subset"][setting]
-            lines.append(f"{title:27} {_fmt(h['full']):>8} {_fmt(h['rare']):>7} {_fmt(h['non_rare']):>9} "
-                         f"{_fmt(r['full']):>7}")
+        lines += _standard_map_table(result, dataset.subsets)
         lines += ["protocol: " + "; ".join(f"{k} = {v}" for k, v in result["protocol"].items() if k != "name")]
         if c.get("recall_undefined_classes"):
             lines.append(f"mRec n/a: {c['recall_undefined_classes']} predicted classes have no ground truth in "

@@ -1,5 +1,11 @@
 """Datasets as plugins: each is a package with its vocabulary (labels → WordNet synsets), its class
-subsets, its WordNet-baseline matrices and, where the dataset has one, its official evaluator.
+subsets and zero-shot splits, its WordNet-baseline matrices, how its standard mAP is made
+(:class:`StandardMap`: class set, protocol card, the dataset's own AP code where it has one) and,
+where the dataset has one, the command running its official evaluator.
+
+The generic scorer (``metrics.detection``) keeps no dataset of its own: it is given a
+:class:`Dataset` and asks it. A dataset that says nothing gets the neutral default, the classes
+of the ground truth, named as such on the protocol card.
 
 A dataset package defines ``DATASET = Dataset(...)``. The built-in ones are listed in
 :data:`BUILTIN` (one line each); a third-party package adds one through the entry-point group
@@ -34,9 +40,49 @@ BUILTIN = {
 }
 
 
+GROUND_TRUTH_CLASSES = "classes of the ground truth"
+
+
+@dataclass(frozen=True)
+class StandardMap:
+    """How a dataset's standard mAP is made.
+
+    ``classes(table)``: which rows of the vocabulary's class list form the evaluated class set
+    (``None``: no such set). Under ``--map-protocol official`` it is used when every class of the
+    ground truth is in it (classes without ground truth then count with AP 0, as the official
+    evaluations do); otherwise the mean runs over the classes of the ground truth.
+    ``full(table)``: the classes of the Full mean among those (``None``: all of them).
+    ``ap(classes, gt_image, gt_class, gt_boxes, pred_image, pred_class, pred_boxes, pred_score,
+    iou=)``: the dataset's own per-class ``(ap, recall)`` over its class set (boxes as
+    ``[human | object]`` rows of 8); ``None``: the HICO-DET procedure of ``ywchao/ho-rcnn``
+    (:mod:`metrics.datasets.hico_det._evaluation`), with its Known-Object setting.
+    ``class_set`` / ``ground_truth_classes``: the protocol card's words for the two class sets;
+    ``rare``: its words for the Rare subset (``None``: the dataset has no rare split);
+    ``source``: where the official numbers come from (``None``: the HICO-DET procedure);
+    ``procedure(iou)``: the card's entries on how ``ap`` ranks, matches and interpolates.
+
+    >>> StandardMap().ground_truth_classes
+    'classes of the ground truth'
+    """
+
+    classes: Callable | None = None
+    full: Callable | None = None
+    ap: Callable | None = None
+    class_set: str = GROUND_TRUTH_CLASSES
+    ground_truth_classes: str = GROUND_TRUTH_CLASSES
+    rare: str | None = None
+    source: str | None = None
+    procedure: Callable | None = None
+
+
 @dataclass(frozen=True)
 class Dataset:
-    """One dataset: how to load its vocabulary and where its baseline matrices are."""
+    """One dataset: how to load its vocabulary, where its baseline matrices are, and its evaluation.
+
+    ``subsets``: the class subsets its scores are reported on; ``splits``: the zero-shot splits
+    ``--split`` accepts; ``standard_map``: its standard mAP (:class:`StandardMap`);
+    ``official``: the command running its official evaluator (``None``: it has none here).
+    """
 
     name: str
     title: str
@@ -45,10 +91,25 @@ class Dataset:
     baseline_object: Path
     subsets: tuple[str, ...] = ("full",)        # class subsets its scores are reported on
     notes: dict = field(default_factory=dict)   # how its ground truth becomes HOIs, etc.
+    splits: tuple[str, ...] = ()
+    standard_map: StandardMap = StandardMap()
+    official: str | None = None
 
     def baseline_path(self, pos: str) -> Path:
         """The shipped baseline matrix for verbs (``"v"``) or objects (``"n"``)."""
         return self.baseline_verb if pos == "v" else self.baseline_object
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the dataset ``--dataset`` defaults to (results then do not name it)."""
+        return self.name == DEFAULT
+
+    def class_ap(self, *args, **kwargs):
+        """Per-class standard AP of an evaluation over this dataset's class set
+        (:meth:`metrics.datasets.hico_det._evaluation.ClassAP.compute`)."""
+        from metrics.datasets.hico_det._evaluation import ClassAP
+
+        return ClassAP.compute(*args, dataset=self, **kwargs)
 
 
 def names() -> list[str]:
@@ -84,4 +145,4 @@ def _plugins() -> dict[str, str]:
 
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})
-__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "Dataset", "get", "load_vocabulary", "names", *_lazy]
+__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "Dataset", "StandardMap", "get", "load_vocabulary", "names", *_lazy]

@@ -37,7 +37,6 @@ import pandas as pd
 from metrics.core._errors import InputError
 from metrics.vocab._matching import classify
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.datasets._vocabulary import Vocabulary
 
 UNKNOWN_KEY = "\x00unknown"
 
@@ -98,7 +97,7 @@ def _hico_label(text: str, labels: dict[str, str]) -> tuple[str, str] | None:
     return (key, labels[key]) if key in labels else None
 
 
-def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None, *,
+def resolve_one(text: str, pos: str, vocabulary, *,
                 labels: dict[str, str] | None = None) -> tuple[str, tuple[str, ...], str | None]:
     """``(kind, candidate synsets/keys, class key)`` of one label (see the module docstring).
 
@@ -129,7 +128,7 @@ def factorize_labels(labels) -> tuple[np.ndarray, np.ndarray]:
 
 
 def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
-                   vocabulary: Vocabulary | None, *, where=None) -> ResolvedLabels:
+                   vocabulary, *, where=None) -> ResolvedLabels:
     """Resolve the ground-truth and predicted labels of one role (``pos`` ``"v"`` or ``"n"``).
 
     ``where(side, row)`` names the detection of an error (file, line, field).

@@ -177,3 +177,122 @@ def test_swig_hoi_subsets_keep_novel_and_unevaluated_classes_apart():
                      "non_rare": [False, True, False, False, False], "novel": [False, False, True, False, False]}
     hico = pd.DataFrame({"hoi_id": [0, 1], "rare": [1, 0]})
     assert set(_subset_masks(hico, None)) == {"full", "rare", "non_rare"}
+
+
+# ----------------------------------------------------------------- each dataset owns its mAP
+def _perfect_copy(tmp_path, classes, per_image=6):
+    """A ground truth with one HOI of every (verb, object) class given, ``per_image`` to an
+    image on disjoint boxes, and the same HOIs as predictions with scores."""
+    rows = []
+    for start in range(0, len(classes), per_image):
+        hois = [hoi(v, o, (20 * k + 30, 0, 20 * k + 45, 15)) | {"human_box": [20 * k + 30, 20, 20 * k + 45, 40]}
+                for k, (v, o) in enumerate(classes[start:start + per_image])]
+        rows.append((f"im{start}", hois))
+    gt = _write(tmp_path / "gt.jsonl", rows)
+    pred = _write(tmp_path / "pred.jsonl", [(image, [h | {"score": 0.9} for h in hois]) for image, hois in rows])
+    return gt, pred
+
+
+def _score(tmp_path, gt, pred, *options):
+    r = run_metrics("score", "--gt", gt, "--pred", pred, "--json", tmp_path / "s.json", *options)
+    assert r.returncode == 0, r.stderr
+    return json.loads((tmp_path / "s.json").read_text()), r.stdout
+
+
+def test_a_perfect_copy_of_hico_det_scores_one_over_its_600_classes(tmp_path):
+    v = datasets.load_vocabulary("hico-det")
+    out, stdout = _score(tmp_path, *_perfect_copy(tmp_path, list(zip(v.classes["verb"], v.classes["object"]))))
+    assert out["map"] == pytest.approx(1.0, abs=1e-9) and out["shoe_map"] == pytest.approx(1.0, abs=1e-6)
+    assert out["hico"]["default"] == pytest.approx({"full": 1.0, "rare": 1.0, "non_rare": 1.0})
+    assert out["protocol"]["class_set"] == "600 HICO-DET classes (classes without ground truth: AP 0)"
+    assert "dataset" not in out["params"]
+
+
+def test_a_perfect_copy_of_swig_hoi_scores_one_over_its_evaluated_interactions(tmp_path):
+    """Standard mAP over the 5,539 evaluated interactions (not the 14,130 of the list, which gave
+    a perfect copy 41.32), with SWIG-HOI's own AP code (calc_ap), Full = not novel, and Novel;
+    the card names SWIG-HOI's evaluation, not HICO-DET's."""
+    v = datasets.load_vocabulary("swig-hoi")
+    evaluated = v.classes[v.classes["evaluated"] == 1]
+    out, stdout = _score(tmp_path, *_perfect_copy(tmp_path, list(zip(evaluated["verb"], evaluated["object"]))),
+                         "--dataset", "swig-hoi")
+    assert out["map"] == pytest.approx(1.0, abs=1e-9) and out["shoe_map"] == pytest.approx(1.0, abs=1e-6)
+    assert out["hico"]["default"] == pytest.approx({"full": 1.0, "rare": 1.0, "non_rare": 1.0, "novel": 1.0})
+    assert out["hico"]["known_object"] is None
+    assert out["splits"]["full"]["n_classes_map"] == int((evaluated["novel"] == 0).sum())
+    assert out["splits"]["novel"]["n_classes_map"] == int((evaluated["novel"] == 1).sum()) > 0
+    card = out["protocol"]
+    assert card["class_set"].startswith("5,539 evaluated SWIG-HOI interactions") and "calc_ap" in card["source"]
+    assert "HICO" not in json.dumps(card) and "HICO" not in stdout.split("protocol:")[1]
+    table = stdout.split("protocol:")[0]
+    assert "Novel" in table and "Known-Object" not in table
+
+
+def test_swig_hoi_standard_map_equals_its_official_evaluation(tmp_path):
+    """Half of the predictions moved off their ground truth: the score's Full / Rare / Non-rare
+    / Novel are calc_ap's (swig_ap on the same rows)."""
+    import numpy as np
+    from metrics.datasets.swig_hoi import swig_ap
+    v = datasets.load_vocabulary("swig-hoi")
+    evaluated = v.classes[v.classes["evaluated"] == 1].iloc[::7]
+    gt, _ = _perfect_copy(tmp_path, list(zip(evaluated["verb"], evaluated["object"])))
+    lines = [json.loads(line) for line in gt.read_text().splitlines()]
+    rng = np.random.default_rng(3)
+    for line in lines:
+        for h in line["hois"]:
+            h["score"] = float(rng.random())
+            if rng.random() < .5:
+                h["object_box"] = [b + 12 for b in h["object_box"]]
+    pred = _write(tmp_path / "moved.jsonl", [(line["image"], line["hois"]) for line in lines])
+    out, _ = _score(tmp_path, gt, pred, "--dataset", "swig-hoi")
+    hoi_id = {(a, b): i for i, a, b in zip(v.classes["hoi_id"], v.classes["verb"], v.classes["object"])}
+    rows = [(k, hoi_id[(h["verb"], h["object"])], h["human_box"] + h["object_box"], h["score"])
+            for k, line in enumerate(lines) for h in line["hois"]]
+    image, cls, boxes, score = (np.array(x) for x in zip(*rows))
+    gt_boxes = np.array([h["human_box"] + h["object_box"] for line in json.loads(
+        "[" + ",".join(gt.read_text().splitlines()) + "]") for h in line["hois"]], dtype=float)
+    ref = swig_ap(image, cls, gt_boxes, image, cls, boxes, score, frequency=v.classes["frequency"],
+                  evaluated=v.classes["evaluated"] == 1)
+    assert out["map"] == pytest.approx(ref.mean("full"), abs=1e-12)
+    for subset in ("rare", "non_rare", "novel"):
+        assert out["hico"]["default"][subset] == pytest.approx(ref.mean(subset), abs=1e-12)
+    assert 0 < out["map"] < 1 / 7      # one interaction in 7 has ground truth; the others AP 0
+
+
+def test_a_plugin_dataset_gets_the_neutral_card_and_a_perfect_copy_scores_one(tmp_path):
+    from metrics.datasets import Dataset
+    from metrics.datasets.hico_det._evaluation import ClassAP  # noqa: F401 (the procedure a plugin gets)
+    toy = Dataset(name="toy", title="Toy", vocabulary=datasets.load_vocabulary,
+                  baseline_verb=datasets.get().baseline_path("v"), baseline_object=datasets.get().baseline_path("n"))
+    assert toy.standard_map.classes is None and toy.standard_map.ground_truth_classes == "classes of the ground truth"
+    from metrics.api import DetectionScores
+    from metrics.detection._detections import read_detections
+    from metrics.detection._scoring import score_dict
+    gt, pred = _perfect_copy(tmp_path, [("ride", "horse"), ("feed", "horse"), ("hold", "cup")])
+    out = DetectionScores.from_dict(score_dict(read_detections(gt), read_detections(pred), dataset=toy))
+    assert out.map == pytest.approx(1.0) and out.shoe_map == pytest.approx(1.0, abs=1e-6)
+    assert out.protocol["class_set"] == "classes of the ground truth"
+    assert out.protocol["rare"] == "none (Toy has no rare split)" and "Toy" in out.protocol["source"]
+
+
+def test_a_zero_shot_split_is_refused_on_a_dataset_without_one(vcoco_files, tmp_path):
+    gt, pred = vcoco_files
+    r = run_metrics("score", "--dataset", "vcoco", "--gt", gt, "--pred", pred, "--split", "uv")
+    assert r.returncode == 2 and "V-COCO has no zero-shot splits" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_scorer_imports_no_dataset_package():
+    """The generic scorer asks a Dataset (looked up by name in the registry, ``metrics.datasets``)
+    and never imports a dataset's package. (The QPIC/CDN reader of ``_detections.py``, HICO-DET's
+    own file format, still reads HICO-DET's label order.)"""
+    import ast
+    offending = []
+    for path in sorted((ROOT / "metrics" / "detection").glob("*.py")):
+        if path.name == "_detections.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offending += [f"{path.name}: {n}" for n in names if n.startswith("metrics.datasets.")]
+    assert not offending, offending

@@ -645,3 +645,7 @@ def test_the_official_files_become_hois_for_shoe_scores(real_val, tmp_path):
     out = json.loads((tmp_path / "s.json").read_text())
     assert out["counts"]["gt"] == n_expected and out["resolution"]["verb"]["pred"]["by_kind"]["unknown"]["labels"] == 0
     assert out["shoe_map"] == pytest.approx(1.0, abs=1e-6) and out["gt_miss_rate"] == 0.0
+    assert out["map"] == pytest.approx(1.0, abs=1e-9) and out["hico"]["known_object"]["full"] == pytest.approx(1.0)
+    assert out["protocol"]["class_set"] == "(action-role, object) classes of the V-COCO ground truth"
+    assert "V-COCO" in out["protocol"]["source"] and "metrics vcoco" in out["protocol"]["source"]
+    assert "V-COCO" in scored.stdout.split("protocol:")[1]
