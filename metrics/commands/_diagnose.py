@@ -26,6 +26,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose vocabulary and baseline matrices resolve the labels (default {datasets.DEFAULT}; "
                              "vcoco: no no_interaction class, §2.5)")
+    parser.add_argument(datasets.ANY_LABELS, action="store_true",
+                        help="score even when most ground-truth labels are outside the dataset's vocabulary "
+                             "(refused otherwise, naming the dataset whose labels they are)")
     parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
     parser.add_argument("--keep-no-interaction", action="store_true",
                         help="keep no_interaction ground truths and predictions and the images whose ground "
@@ -70,6 +73,8 @@ def _read_inputs(args):
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
         from metrics.diagnosis._core import ERROR_REGISTRY
         gt, first_pred = (f.result() for f in files)
+    if not args.any_labels:
+        datasets.check_labels(gt.verb, gt.object, args.dataset, source=str(args.gt))
     return gt, first_pred, ERROR_REGISTRY
 
 

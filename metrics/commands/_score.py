@@ -20,6 +20,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose vocabulary resolves the labels and whose WordNet baseline is the default "
                              f"matrices (default {datasets.DEFAULT})")
+    parser.add_argument(datasets.ANY_LABELS, action="store_true",
+                        help="score even when most ground-truth labels are outside the dataset's vocabulary "
+                             "(refused otherwise, naming the dataset whose labels they are)")
     parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
     parser.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
     parser.add_argument("--combine", choices=COMBINATIONS, default="arithmetic",
@@ -80,6 +83,8 @@ def run(args):
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred)]
         importlib.import_module("metrics.detection._scoring")
         gt, pred = (f.result() for f in files)
+    if not args.any_labels:
+        datasets.check_labels(gt.verb, gt.object, args.dataset, source=str(args.gt))
     result = score_detections(gt, pred, verb_sim=args.verb_sim, object_sim=args.object_sim, combine=args.combine,
                               w=args.w, iou=args.iou, delta=args.delta, tau=args.tau, split=args.split,
                               interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,

@@ -23,6 +23,7 @@ metrics.core._validation.ParameterError: dataset must be one of hico-det, vcoco,
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -133,6 +134,57 @@ def load_vocabulary(name: str | None = None):
     return get(name).vocabulary()
 
 
+ANY_LABELS = "--any-labels"
+
+
+def label_share(verbs, objects, vocabulary) -> float:
+    """The share of HOIs (given by their ``verbs`` and ``objects`` labels) whose verb and object
+    are both labels of ``vocabulary`` or WordNet synset names (1.0 when there are none).
+
+    >>> v = get("hico-det").vocabulary()
+    >>> label_share(["ride", "hit-instr", "ride.v.01"], ["horse", "tennis racket", "horse"], v)
+    0.6666666666666666
+    """
+    import numpy as np
+
+    if not len(verbs):
+        return 1.0
+    inside = np.ones(len(verbs), dtype=bool)
+    for labels, table in ((verbs, vocabulary.verbs), (objects, vocabulary.objects)):
+        texts, code = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
+        known = set(table["label"])
+        inside &= np.array([_known(t, known) for t in texts.tolist()], dtype=bool)[code]
+    return float(inside.mean())
+
+
+def check_labels(verbs, objects, name: str | None, *, source: str) -> None:
+    """Refuse ground truth whose labels are mostly (more than half of its HOIs) outside the
+    vocabulary of dataset ``name``: a :class:`~metrics.core._validation.ParameterError` of
+    ``dataset`` naming the registered dataset whose labels they are, if any, and the option
+    (:data:`ANY_LABELS`) that scores them anyway."""
+    from metrics.core._validation import ParameterError
+
+    dataset = get(name)
+    share = label_share(verbs, objects, dataset.vocabulary())
+    if share >= 0.5:
+        return
+    shares = {other: label_share(verbs, objects, get(other).vocabulary()) for other in names() if other != dataset.name}
+    best = max(shares, key=shares.get, default=None)
+    guess = (f"they are {get(best).title}'s labels (--dataset {best})" if best and shares[best] >= 0.5
+             else "they are no registered dataset's labels")
+    raise ParameterError("dataset", f"{dataset.name}: {1 - share:.0%} of the ground-truth HOIs in {source} have "
+                                    f"labels outside {dataset.title}'s vocabulary; {guess}; {ANY_LABELS} scores "
+                                    "them anyway")
+
+
+def _known(label, known: set) -> bool:
+    text = str(label).strip().lower().replace(" ", "_")
+    return text in known or _SYNSET_NAME.fullmatch(text) is not None
+
+
+_SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d{2}")
+
+
 @lru_cache(maxsize=None)
 def _load(target: str) -> Dataset:
     module, _, attribute = target.partition(":")
@@ -145,4 +197,5 @@ def _plugins() -> dict[str, str]:
 
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})
-__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "Dataset", "StandardMap", "get", "load_vocabulary", "names", *_lazy]
+__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "Dataset", "StandardMap",
+           "check_labels", "get", "label_share", "load_vocabulary", "names", *_lazy]

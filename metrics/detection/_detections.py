@@ -163,8 +163,15 @@ def read_detections(path: str | Path) -> Detections:
     culprit.
     """
     path = Path(path)
-    fast = _read_fast(read_bytes(path), path)
+    data = read_bytes(path)
+    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        raise InputError(f"{path}: a Python pickle, not HOI detections; {PICKLE_CONVERTERS}")
+    fast = _read_fast(data, path)
     return fast if fast is not None else _read_validating(path)
+
+
+PICKLE_CONVERTERS = ("convert V-COCO detections with 'python -m metrics vcoco --pred FILE --hois-out DIR' or "
+                     "SWIG-HOI's with 'python -m metrics swig --pred FILE --hois-out DIR', then score DIR/pred.jsonl")
 
 
 def _read_validating(path: Path) -> Detections:

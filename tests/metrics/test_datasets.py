@@ -139,13 +139,39 @@ def test_shoe_scores_on_vcoco_labels(vcoco_files, tmp_path):
     assert out["counts"]["classes"] == 3
 
 
-def test_the_same_labels_under_hico_det_resolve_to_nothing(vcoco_files, tmp_path):
-    """Without --dataset vcoco, 'hit-instr' is no HICO-DET label: the labels are unknown."""
+def test_forgetting_the_dataset_is_refused_naming_the_option_and_the_labels_dataset(vcoco_files, tmp_path):
+    """V-COCO labels scored under the default HICO-DET: one line naming --dataset and V-COCO,
+    nothing written; --any-labels scores them anyway (the labels are then unknown)."""
     gt, pred = vcoco_files
-    r = run_metrics("score", "--gt", gt, "--pred", pred, "--json", tmp_path / "s.json")
+    for command in ("score", "diagnose"):
+        r = run_metrics(command, "--gt", gt, "--pred", pred, "--json", tmp_path / "s.json")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "argument --dataset: hico-det: 100% of the ground-truth HOIs" in r.stderr
+        assert "V-COCO's labels (--dataset vcoco)" in r.stderr and "--any-labels" in r.stderr
+        assert not (tmp_path / "s.json").exists()
+    r = run_metrics("score", "--gt", gt, "--pred", pred, "--any-labels", "--json", tmp_path / "s.json")
     out = json.loads((tmp_path / "s.json").read_text())
     assert r.returncode == 0 and "dataset" not in out["params"]
     assert out["resolution"]["verb"]["pred"]["by_kind"]["unknown"]["labels"] == 3
+
+
+def test_labels_of_no_dataset_are_refused_as_such(tmp_path):
+    gt = _write(tmp_path / "gt.jsonl", [("1", [hoi("zorble", "quux")] * 2), ("2", [hoi("ride", "horse")])])
+    r = run_metrics("score", "--gt", gt, "--pred", gt, "--dataset", "swig-hoi")
+    assert r.returncode == 2 and "they are no registered dataset's labels" in r.stderr
+    assert datasets.label_share(["ride", "zorble", "ride.v.01"], ["horse", "horse", "horse"],
+                                datasets.load_vocabulary()) == pytest.approx(2 / 3)
+
+
+def test_a_pickle_given_to_score_names_the_commands_that_convert_it(tmp_path, vcoco_files):
+    import pickle
+    gt, _ = vcoco_files
+    with open(tmp_path / "detections.pkl", "wb") as f:
+        pickle.dump([{"image_id": 1}], f, protocol=2)
+    r = run_metrics("score", "--dataset", "vcoco", "--gt", gt, "--pred", tmp_path / "detections.pkl")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "detections.pkl: a Python pickle, not HOI detections" in r.stderr
+    assert "metrics vcoco --pred FILE --hois-out DIR" in r.stderr and "metrics swig --pred FILE --hois-out DIR" in r.stderr
 
 
 def test_diagnose_on_vcoco_has_no_no_interaction_class(vcoco_files, tmp_path):
