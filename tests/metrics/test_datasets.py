@@ -123,7 +123,9 @@ def test_shoe_scores_on_vcoco_labels(vcoco_files, tmp_path):
     """Per class, one prediction on the ground truth's boxes with similarity σ: SHOE AP = σ·σ
     (precision σ, recall σ), SHOE F1 = 2σ / (σ + 1) (Algorithm 2: no FN for a matched GT).
     hit-instr exact: σ = 1. hit-obj ← kick-obj on the same ball: σ = (2.4/4 + 4/4) / 2 = 0.8,
-    AP 0.64, F1 0.888…. eat-obj ← eat-instr: both eat.v.01, σ = 1 (the standard AP is 0)."""
+    AP 0.64, F1 0.888…. eat-obj ← eat-instr: both eat.v.01, but the role differs, so the verb
+    similarity is 0 (roles are part of the label): σ = (0 + 1) / 2 = 0.5, AP 0.25 (the standard AP
+    is 0)."""
     gt, pred = vcoco_files
     r = run_metrics("score", "--dataset", "vcoco", "--gt", gt, "--pred", pred, "--json", tmp_path / "s.json")
     assert r.returncode == 0, r.stderr
@@ -132,9 +134,9 @@ def test_shoe_scores_on_vcoco_labels(vcoco_files, tmp_path):
     per = {(c["verb"], c["object"]): c for c in out["per_class"]}
     assert per[("hit-obj", "sports_ball")]["shoe_ap"] == pytest.approx(0.64, abs=1e-6)
     assert per[("hit-obj", "sports_ball")]["shoe_f1"] == pytest.approx(2 * 0.8 / 1.8, abs=1e-6)
-    assert per[("eat-obj", "pizza")]["shoe_ap"] == pytest.approx(1.0, abs=1e-6)
+    assert per[("eat-obj", "pizza")]["shoe_ap"] == pytest.approx(0.25, abs=1e-6)
     assert per[("eat-obj", "pizza")]["ap"] == 0.0
-    assert out["shoe_map"] == pytest.approx((1 + 0.64 + 1) / 3, abs=1e-6)
+    assert out["shoe_map"] == pytest.approx((1 + 0.64 + 0.25) / 3, abs=1e-6)
     assert list(out["splits"]) == ["full"] and out["params"]["dataset"] == "vcoco"
     assert out["counts"]["classes"] == 3
 
@@ -172,6 +174,27 @@ def test_a_pickle_given_to_score_names_the_commands_that_convert_it(tmp_path, vc
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "detections.pkl: a Python pickle, not HOI detections" in r.stderr
     assert "metrics vcoco --pred FILE --hois-out DIR" in r.stderr and "metrics swig --pred FILE --hois-out DIR" in r.stderr
+
+
+@pytest.mark.parametrize("combine, swapped", [("arithmetic", 0.5), ("geometric", 0.0), ("min", 0.0)])
+def test_a_role_swap_scores_below_the_correct_role(tmp_path, combine, swapped):
+    """hit-instr tennis racket predicted as hit-obj tennis racket (same action, same synset
+    hit.v.01, other role) on the right boxes: verb similarity 0, so σ = f(0, 1); one prediction
+    per ground truth gives SHOE AP σ² (precision σ, recall σ). The correct role scores 1."""
+    gt = _write(tmp_path / "gt.jsonl", [("1", [hoi("hit-instr", "tennis racket")])])
+    scores = {}
+    for verb in ("hit-instr", "hit-obj"):
+        pred = _write(tmp_path / f"{verb}.jsonl", [("1", [hoi(verb, "tennis racket", score=0.9)])])
+        out, _ = _score(tmp_path, gt, pred, "--dataset", "vcoco", "--combine", combine)
+        scores[verb] = out["shoe_map"]
+    assert scores["hit-instr"] == pytest.approx(1.0, abs=1e-6)
+    assert scores["hit-obj"] == pytest.approx(swapped ** 2, abs=1e-6) and scores["hit-obj"] < scores["hit-instr"]
+    from metrics.detection._hoi_labels import resolve_labels
+    from metrics.vocab._baseline import load_default
+    r = resolve_labels(["hit-instr", "eat-obj"], ["hit-obj", "hit-instr", "hit.v.01", "eat-instr"], "v",
+                       load_default("v", dataset="vcoco"), datasets.load_vocabulary("vcoco"))
+    # rows: predictions; columns: hit-instr, eat-obj. A synset name carries no role: left as the matrix says.
+    assert r.table[0, 0] == 0.0 and r.table[1, 0] == 1.0 and r.table[2, 0] == 1.0 and r.table[3, 1] == 0.0
 
 
 def test_diagnose_on_vcoco_has_no_no_interaction_class(vcoco_files, tmp_path):
