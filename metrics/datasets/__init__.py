@@ -82,7 +82,11 @@ class Dataset:
 
     ``subsets``: the class subsets its scores are reported on; ``splits``: the zero-shot splits
     ``--split`` accepts; ``standard_map``: its standard mAP (:class:`StandardMap`);
-    ``official``: the command running its official evaluator (``None``: it has none here).
+    ``official``: the command running its official evaluator (``None``: it has none here);
+    ``study_predictions``: the labels a study's predicted side is drawn from — ``"closed"``: the
+    dataset's own synsets (the default: its studies ask how similar two of its labels are),
+    ``"open"``: any glossed WordNet sense of its baseline matrices (HICO-DET, whose SHOE study
+    rated an open-vocabulary candidate pool).
     """
 
     name: str
@@ -95,6 +99,7 @@ class Dataset:
     splits: tuple[str, ...] = ()
     standard_map: StandardMap = StandardMap()
     official: str | None = None
+    study_predictions: str = "closed"
 
     def baseline_path(self, pos: str) -> Path:
         """The shipped baseline matrix for verbs (``"v"``) or objects (``"n"``)."""

@@ -23,6 +23,7 @@ DATASET = Dataset(
     standard_map=StandardMap(classes=all_classes, class_set="600 HICO-DET classes (classes without ground truth: AP 0)",
                              rare="138 rare classes (< 10 training instances)", source=HO_RCNN),
     official="python -m metrics score --map-protocol official",
+    study_predictions="open",
 )
 
 __all__ = ["DATASET", "hico"]
