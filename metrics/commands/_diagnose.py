@@ -3,10 +3,12 @@ interaction classification of one or several models (see :mod:`metrics.diagnosis
 
 from __future__ import annotations
 
+import importlib.util
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from metrics import datasets
+from metrics.core._validation import ParameterError
 from metrics.api import diagnose
 from metrics.detection._detections import read_detections
 from metrics.core._errors import InputError
@@ -155,6 +157,9 @@ def _summary_lines(args, names, results, oracles) -> list[str]:
 
 
 def run(args):
+    if args.out and importlib.util.find_spec("matplotlib") is None:   # before any work
+        from metrics.core._errors import missing_extra
+        raise ParameterError("out", missing_extra("matplotlib"))
     if args.pairs and len(args.pairs) != len(args.pred):
         raise InputError(f"--pairs gives {len(args.pairs)} files for {len(args.pred)} prediction files")
     names = _names(args)

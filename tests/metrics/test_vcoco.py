@@ -576,6 +576,21 @@ def test_bad_input_is_one_line_naming_file_and_field(tmp_path, which, content, m
     assert text.startswith(str(paths[which])) or str(paths[which]) in text
 
 
+@pytest.mark.parametrize("which, content, message", [b for b in BAD if b[0] in ("pred", "coco")],
+                         ids=[f"{b[0]}-{k}" for k, b in enumerate(BAD) if b[0] in ("pred", "coco")])
+def test_bad_input_with_hois_out_writes_nothing(tmp_path, capsys, which, content, message):
+    """The HOI conversion of the detections refuses the same inputs in the same one line, with
+    neither gt.jsonl nor pred.jsonl left behind."""
+    from metrics.cli import main
+    paths = _files(tmp_path, **{"dets" if which == "pred" else which: content})
+    argv = ["vcoco", "--vcoco", str(paths["vcoco"]), "--coco", str(paths["coco"]), "--ids", str(paths["ids"]),
+            "--pred", str(paths["pred"]), "--hois-out", str(tmp_path / "hois")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "hois").exists() or not any((tmp_path / "hois").iterdir())
+
+
 def test_bad_detection_files_through_the_command(tmp_path):
     paths = _files(tmp_path)
     cases = {"truncated.pkl": pickle.dumps(HAND[3])[:40], "object.npz": None, "garbage.pkl": b"\x80\x05junk",
