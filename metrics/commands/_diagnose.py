@@ -90,7 +90,7 @@ def _diagnose_models(args, names, gt, first_pred):
         results[name] = r = d.to_dict()
         r["params"] = {"iou": args.iou, "keep_no_interaction": args.keep_no_interaction, "gt": str(args.gt),
                        "pred": str(path), "pairs": args.pairs[k] if args.pairs else None}
-        if args.dataset != datasets.DEFAULT:   # HICO-DET's result stays as it was before datasets
+        if not datasets.get(args.dataset).is_default:   # the default dataset is not named
             r["params"]["dataset"] = args.dataset
         if args.out or (args.errors and k == 0):
             errors[name] = d.errors()

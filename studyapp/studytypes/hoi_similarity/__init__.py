@@ -210,7 +210,7 @@ class HoiSimilarity(StudyType):
         for key, value in row.items():
             if key not in known and key not in ("item_id", "role", "expected") and value not in (None, ""):
                 fields[key] = str(value)
-        if dataset != datasets.DEFAULT:  # a HICO-DET item stays as it was before datasets
+        if dataset != datasets.DEFAULT:  # the default dataset is not named in an item
             fields["dataset"] = dataset
         fields["display"] = {**display, **{f"{f}_gloss": gloss(fields[f]) for f, _ in SLOTS}}
         return fields
