@@ -11,133 +11,20 @@ A dataset package defines ``DATASET = Dataset(...)``. The built-in ones are list
 :data:`BUILTIN` (one line each); a third-party package adds one through the entry-point group
 ``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``).
 
+The registry itself (:class:`Dataset`, :func:`get`, :func:`names`) lives in
+:mod:`metrics.core._registry`, re-exported here.
+
 >>> get("hico-det").title
 'HICO-DET'
->>> names()[:3]
-['hico-det', 'vcoco', 'swig-hoi']
->>> get("coco")
-Traceback (most recent call last):
-metrics.core._validation.ParameterError: dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'
 """
 
 from __future__ import annotations
 
-import importlib
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib.metadata import entry_points
-from pathlib import Path
-from typing import Callable
 
 from metrics._lazy import lazy_exports
-
-DEFAULT = "hico-det"
-ENTRY_POINT_GROUP = "hoi_semantic_eval.datasets"
-BUILTIN = {
-    "hico-det": "metrics.datasets.hico_det",
-    "vcoco": "metrics.datasets.vcoco",
-    "swig-hoi": "metrics.datasets.swig_hoi",
-}
-
-
-GROUND_TRUTH_CLASSES = "classes of the ground truth"
-
-
-@dataclass(frozen=True)
-class StandardMap:
-    """How a dataset's standard mAP is made.
-
-    ``classes(table)``: which rows of the vocabulary's class list form the evaluated class set
-    (``None``: no such set). Under ``--map-protocol official`` it is used when every class of the
-    ground truth is in it (classes without ground truth then count with AP 0, as the official
-    evaluations do); otherwise the mean runs over the classes of the ground truth.
-    ``full(table)``: the classes of the Full mean among those (``None``: all of them).
-    ``ap(classes, gt_image, gt_class, gt_boxes, pred_image, pred_class, pred_boxes, pred_score,
-    iou=)``: the dataset's own per-class ``(ap, recall)`` over its class set (boxes as
-    ``[human | object]`` rows of 8); ``None``: the HICO-DET procedure of ``ywchao/ho-rcnn``
-    (:mod:`metrics.datasets.hico_det._evaluation`), with its Known-Object setting.
-    ``class_set`` / ``ground_truth_classes``: the protocol card's words for the two class sets;
-    ``rare``: its words for the Rare subset (``None``: the dataset has no rare split);
-    ``source``: where the official numbers come from (``None``: the HICO-DET procedure);
-    ``procedure(iou)``: the card's entries on how ``ap`` ranks, matches and interpolates.
-
-    >>> StandardMap().ground_truth_classes
-    'classes of the ground truth'
-    """
-
-    classes: Callable | None = None
-    full: Callable | None = None
-    ap: Callable | None = None
-    class_set: str = GROUND_TRUTH_CLASSES
-    ground_truth_classes: str = GROUND_TRUTH_CLASSES
-    rare: str | None = None
-    source: str | None = None
-    procedure: Callable | None = None
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """One dataset: how to load its vocabulary, where its baseline matrices are, and its evaluation.
-
-    ``subsets``: the class subsets its scores are reported on; ``splits``: the zero-shot splits
-    ``--split`` accepts; ``standard_map``: its standard mAP (:class:`StandardMap`);
-    ``official``: the command running its official evaluator (``None``: it has none here);
-    ``study_predictions``: the labels a study's predicted side is drawn from — ``"closed"``: the
-    dataset's own synsets (the default: its studies ask how similar two of its labels are),
-    ``"open"``: any glossed WordNet sense of its baseline matrices (HICO-DET, whose SHOE study
-    rated an open-vocabulary candidate pool).
-    """
-
-    name: str
-    title: str
-    vocabulary: Callable[[], object]            # () -> metrics.datasets._vocabulary.Vocabulary
-    baseline_verb: Path                         # WordNet-baseline matrices (.npz)
-    baseline_object: Path
-    subsets: tuple[str, ...] = ("full",)        # class subsets its scores are reported on
-    notes: dict = field(default_factory=dict)   # how its ground truth becomes HOIs, etc.
-    splits: tuple[str, ...] = ()
-    standard_map: StandardMap = StandardMap()
-    official: str | None = None
-    study_predictions: str = "closed"
-
-    def baseline_path(self, pos: str) -> Path:
-        """The shipped baseline matrix for verbs (``"v"``) or objects (``"n"``)."""
-        return self.baseline_verb if pos == "v" else self.baseline_object
-
-    @property
-    def is_default(self) -> bool:
-        """Whether this is the dataset ``--dataset`` defaults to (results then do not name it)."""
-        return self.name == DEFAULT
-
-    def class_ap(self, *args, **kwargs):
-        """Per-class standard AP of an evaluation over this dataset's class set
-        (:meth:`metrics.datasets.hico_det._evaluation.ClassAP.compute`)."""
-        from metrics.datasets.hico_det._evaluation import ClassAP
-
-        return ClassAP.compute(*args, dataset=self, **kwargs)
-
-
-def names() -> list[str]:
-    """The names ``--dataset`` and ``[items] dataset`` accept, built-in ones first."""
-    return list(dict.fromkeys([*BUILTIN, *_plugins()]))
-
-
-def get(name: str | None = None) -> Dataset:
-    """The registered dataset ``name`` (HICO-DET when ``None``)."""
-    from metrics.core._validation import ParameterError
-
-    name = DEFAULT if name is None else name
-    module = BUILTIN.get(name) or _plugins().get(name)
-    if module is None:
-        raise ParameterError("dataset", f"must be one of {', '.join(names())}, got {name!r}")
-    return _load(module)
-
-
-def load_vocabulary(name: str | None = None):
-    """The vocabulary of dataset ``name`` (HICO-DET when ``None``)."""
-    return get(name).vocabulary()
-
+from metrics.core._registry import (BUILTIN, DEFAULT, ENTRY_POINT_GROUP, GROUND_TRUTH_CLASSES, Dataset,
+                                    StandardMap, get, load_vocabulary, names)
 
 ANY_LABELS = "--any-labels"
 
@@ -188,17 +75,6 @@ def _known(label, known: set) -> bool:
 
 
 _SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d{2}")
-
-
-@lru_cache(maxsize=None)
-def _load(target: str) -> Dataset:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute or "DATASET")
-
-
-@lru_cache(maxsize=1)
-def _plugins() -> dict[str, str]:
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})

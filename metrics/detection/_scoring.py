@@ -538,6 +538,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
     (both :class:`metrics.detection._detections.Detections`) on ``dataset`` (see
     :func:`as_dataset`); see :func:`score_dict`."""
+    from metrics.detection._class_ap import ClassAP
     from metrics.detection._hoi_labels import class_table, classes_of, label_pairs, resolve_labels
     from metrics.vocab._similarity import SimilarityMatrix, combine as combine_fn
 
@@ -599,9 +600,9 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     with ThreadPoolExecutor(max_workers=1) as pool:
         if has_scores:
             active = pred.score >= tau
-            map_job = pool.submit(lambda: dataset.class_ap(
+            map_job = pool.submit(lambda: ClassAP.compute(
                 gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys, classes,
-                vocabulary, iou=iou, protocol=map_protocol, pairs=pairs))
+                vocabulary, iou=iou, protocol=map_protocol, pairs=pairs, dataset=dataset))
             tau_job = None if active.all() else pool.submit(lambda: shoe_match(pairs, pred.score, active=active))
             match_all = shoe_match(pairs, pred.score)
             shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
@@ -701,11 +702,12 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
 
 def as_dataset(dataset):
     """The :class:`metrics.datasets.Dataset` the scores are made on: ``dataset`` itself, or the
-    registered one of that name (the default dataset when ``None``). The scorer asks it for its
+    registered one of that name (the default dataset when ``None``; the registry,
+    :mod:`metrics.core._registry`, not a dataset package). The scorer asks it for its
     vocabulary, baseline matrices, class set and protocol card; it keeps none of its own."""
     if dataset is None or isinstance(dataset, str):
-        from metrics import datasets
-        return datasets.get(dataset)
+        from metrics.core._registry import get
+        return get(dataset)
     return dataset
 
 

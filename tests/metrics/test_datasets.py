@@ -335,7 +335,6 @@ def test_swig_hoi_standard_map_equals_its_official_evaluation(tmp_path):
 
 def test_a_plugin_dataset_gets_the_neutral_card_and_a_perfect_copy_scores_one(tmp_path):
     from metrics.datasets import Dataset
-    from metrics.datasets.hico_det._evaluation import ClassAP  # noqa: F401 (the procedure a plugin gets)
     toy = Dataset(name="toy", title="Toy", vocabulary=datasets.load_vocabulary,
                   baseline_verb=datasets.get().baseline_path("v"), baseline_object=datasets.get().baseline_path("n"))
     assert toy.standard_map.classes is None and toy.standard_map.ground_truth_classes == "classes of the ground truth"
@@ -356,17 +355,39 @@ def test_a_zero_shot_split_is_refused_on_a_dataset_without_one(vcoco_files, tmp_
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_the_scorer_imports_no_dataset_package():
-    """The generic scorer asks a Dataset (looked up by name in the registry, ``metrics.datasets``)
-    and never imports a dataset's package. (The QPIC/CDN reader of ``_detections.py``, HICO-DET's
-    own file format, still reads HICO-DET's label order.)"""
+def test_the_detection_package_imports_no_dataset():
+    """The generic scorer asks a Dataset (looked up by name in the registry,
+    ``metrics.core._registry``) and never imports ``metrics.datasets``, which builds on it: no
+    package cycle detection ⇄ datasets (``tests/studyapp/test_layering.py`` checks the whole
+    package graph)."""
     import ast
     offending = []
     for path in sorted((ROOT / "metrics" / "detection").glob("*.py")):
-        if path.name == "_detections.py":
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offending += [f"{path.name}: {n}" for n in names if n.startswith("metrics.datasets.")]
+            if isinstance(node, ast.ImportFrom) and node.module == "metrics":
+                names = [f"metrics.{a.name}" for a in node.names]
+            offending += [f"{path.name}: {n}" for n in names if n.split(".")[:2] == ["metrics", "datasets"]]
     assert not offending, offending
+
+
+def test_the_metric_packages_form_no_cycle():
+    """Package by package (``metrics.detection``, ``metrics.datasets``, ``metrics.vocab``, …),
+    every import counted as ``tests/studyapp/test_layering.py`` counts it: the datasets build on
+    the scorer and the vocabulary, which reach datasets only through ``metrics.core._registry``."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("layering", ROOT / "tests" / "studyapp" / "test_layering.py")
+    layering = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layering)
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+    edges: dict[str, set] = {}
+    for module in layering.MODULES:
+        if module.startswith("metrics."):
+            edges.setdefault(package(module), set()).update(
+                package(t) for t in layering.imports_of(module)
+                if t.startswith("metrics.") and package(t) != package(module))
+    assert "metrics.datasets" in edges["metrics.commands"] and "metrics.detection" in edges["metrics.datasets"]
+    assert layering.find_cycle(edges) is None, layering.find_cycle(edges)

@@ -1,4 +1,6 @@
 """The official HICO-DET evaluation, vectorized: per-class AP as ``ywchao/ho-rcnn`` computes it.
+It is also the standard mAP procedure of every dataset without AP code of its own
+(:class:`ClassAP`, over the class set the dataset's :class:`~metrics.core._registry.StandardMap` names).
 
 Reference (transcribed line by line in ``tests/reference/hico_official.py``):
 ``evaluation/VOCevaldet_bboxpair.m`` (assignment, 11-point AP) and ``evaluation/eval_one.m``
