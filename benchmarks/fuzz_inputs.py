@@ -73,6 +73,11 @@ QPIC_GT = json.dumps([
      "hoi_annotation": [{"subject_id": 0, "object_id": 1, "category_id": 37}]}]).encode()
 RELEASED_ANSWERS = json.dumps({"q1": {"ao_names": ["ride a/an horse", "walk a/an horse"], "ho_scores": [0.9, 0.2]},
                                "q2": {"ao_names": ["hold a/an cup"], "ho_scores": [0.8]}}).encode()
+SWIG_INVERTED_BOX = pickle.dumps([[], [[0, 0, 0, 10, 10, 10, 0, 20, 10, 0.9, 0],
+                                       [0, 0, 0, 10, 10, 20, 0, 10, 10, 0.8, 0]]])   # object x2 < x1
+VCOCO_GT = (json.dumps({"image": "1", "hois": [{"human_box": [0, 0, 10, 10], "object_box": [10, 10, 20, 20],
+                                                "verb": "hit-instr", "object": "tennis_racket", "score": 0.9}]})
+            + "\n").encode()
 SIDECAR = json.dumps({"source": "fuzz", "models": ["m1"], "date": "2030-01-01"}).encode()
 LLM_BODY = json.dumps({"choices": [{"message": {"content": "3"}}],
                        "usage": {"prompt_tokens": 10, "completion_tokens": 1}}).encode()
@@ -105,6 +110,18 @@ def _formats() -> dict[str, Format]:
         Format("swig-pickle", "metrics", "swig_pred.pkl",
                ["swig", "--gt", "{swig_gt.json}", "--pred", "{swig_pred.pkl}", "--json", "{out}/r.json"],
                [FILES["swig_pred.pkl"]], "pickle"),
+        # the detections as HOIs (role boxes take a COCO category; invalid boxes skipped and counted)
+        Format("vcoco-pickle-hois", "metrics", "vcoco_dets.pkl",
+               ["vcoco", "--vcoco", "{vcoco.json}", "--coco", "{coco.json}", "--ids", "{vcoco.ids}", "--pred",
+                "{vcoco_dets.pkl}", "--hois-out", "{out}/hois", "--json", "{out}/r.json"],
+               [FILES["vcoco_dets.pkl"]], "pickle"),
+        Format("swig-pickle-hois", "metrics", "swig_pred.pkl",
+               ["swig", "--gt", "{swig_gt.json}", "--pred", "{swig_pred.pkl}", "--hois-out", "{out}/hois",
+                "--json", "{out}/r.json"], [FILES["swig_pred.pkl"], SWIG_INVERTED_BOX], "pickle"),
+        # the ground truth scored on another dataset: the label guard, the dataset's own mAP
+        Format("detections-gt-vcoco", "metrics", "gt.jsonl",
+               ["score", "--dataset", "vcoco", "--gt", "{gt.jsonl}", "--pred", "{gt.jsonl}", "--json", "{out}/r.json"],
+               [VCOCO_GT], "jsonl"),
         Format("ratings-csv", "metrics", "ratings.csv",
                ["agreement", "--ratings", "{ratings.csv}", "--bootstrap", "0", "--json", "{out}/r.json"],
                [FILES["ratings.csv"]], "csv"),
@@ -123,7 +140,9 @@ def _formats() -> dict[str, Format]:
         Format("study-spec", "studyapp", "new.toml", ["create", "{new.toml}"],
                [FILES["study.toml"].replace(b'slug = "t"', b'slug = "t2"'),
                 FILES["study.toml"].replace(b'slug = "t"', b'slug = "t3"').split(b"[items]")[0]
-                + b'[items]\nsource = "sampler"\nn = 6\nseed = 3\nw = 0.5\n'], "toml"),
+                + b'[items]\nsource = "sampler"\nn = 6\nseed = 3\nw = 0.5\n',
+                FILES["study.toml"].replace(b'slug = "t"', b'slug = "t4"').split(b"[items]")[0]
+                + b'[items]\nsource = "sampler"\nn = 6\nseed = 3\nexclude_senses = ["straddle.v.01"]\n'], "toml"),
         Format("crosshoi-bench", "metrics", "bench.json",
                ["mcq", "--bench", "{bench.json}", "--pred", "{answers.json}", "--json", "{out}/r.json"],
                [FILES["bench.json"]], "json"),

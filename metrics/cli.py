@@ -20,7 +20,7 @@ import argparse
 import importlib
 import sys
 
-from metrics.core._errors import InputError, interruptible, one_line, os_error_message
+from metrics.core._errors import OPTIONAL_MODULES, InputError, interruptible, missing_extra, one_line, os_error_message
 from metrics.core._jsonio import all_or_nothing, write_json
 from metrics.core._options import OneLineParser, output_file
 from metrics.core._validation import ParameterError, flag_of
@@ -104,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as exc:
         print(one_line(f"metrics {args.command}: error: {os_error_message(exc)}"), file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:   # an optional extra (plots) not installed
+        if exc.name not in OPTIONAL_MODULES:
+            raise
+        print(one_line(f"metrics {args.command}: error: {missing_extra(exc.name)}"), file=sys.stderr)
         return 2
     if text:
         print(text)

@@ -83,6 +83,9 @@ BY_HAND = {   # read against WordNet's glosses where the rules above pick a sens
     "bouncing": ("bounce.v.02", "set by hand (word overlap picked bounce.v.04)"),
     "crowning": ("crown.v.01", "set by hand (word overlap picked a dental crown)"),
     "injecting": ("inject.v.01", "set by hand: giving an injection (the definition's sense is figurative)"),
+    "reading": ("read.v.01", "set by hand: reading, silently or aloud (word overlap picked read.v.03, 'say out loud')"),
+    "riding": ("ride.v.02", "set by hand: its objects are vehicles (bicycle, motorcycle, bus, boat) more often than "
+                            "animals; ride.v.02 'travel on or in a vehicle' (first sense ride.v.01: on the back of an animal)"),
 }
 STOP = set("a an the of to or and in on at by for with from into as is be it its one's someone "
            "something that this so".split())

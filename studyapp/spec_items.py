@@ -116,12 +116,45 @@ def _sampled_items(name: str, check: _Checker, table: dict, own: set, study_type
 def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = datasets.DEFAULT):
     check = _Checker(name, table, "items.")
     source = check.text("source", required=True)
-    own = {"source", "dataset"} if study_type.uses_dataset else {"source"}
+    own = {"source", "dataset", "exclude_senses"} if study_type.uses_dataset else {"source"}
+    extra = _exclude_senses(check, table)
     if source == "csv":
-        return _csv_items(check, table, own, study_type, base_dir, dataset)
-    if source == "sampler":
-        return _sampled_items(name, check, table, own, study_type, base_dir, dataset)
-    check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
+        found = _csv_items(check, table, own, study_type, base_dir, dataset)
+    elif source == "sampler":
+        found = _sampled_items(name, check, table, own, study_type, base_dir, dataset)
+    else:
+        check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
+    return _without_excluded_senses(name, *found, study_type, extra)
+
+
+def _exclude_senses(check: _Checker, table: dict) -> tuple[str, ...]:
+    """``[items] exclude_senses``: synset names a study adds to the offensive-sense exclusion."""
+    value = table.get("exclude_senses", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        check.fail("exclude_senses", f"must be a list of synset names, got {value!r}")
+    return tuple(v.strip() for v in value)
+
+
+def _without_excluded_senses(name: str, items: list, source: dict, report: str, study_type, extra: tuple):
+    """The items without those showing an excluded sense (``metrics.vocab.excluded_reason``),
+    which are listed in the source report (a warning ``studyapp create`` prints)."""
+    from metrics.vocab import excluded_reason
+
+    left_out, kept = [], []
+    for item in items:
+        bad = [s for s in study_type.shown_senses(item.fields) if excluded_reason(s, frozenset(extra))]
+        if bad:
+            left_out.append(f"{item.key} ({', '.join(bad)})")
+        else:
+            kept.append(item)
+    if not left_out:
+        return items, source, report
+    if not kept:
+        raise InputError(f"{name}: [items] every item shows an excluded sense (offensive-sense exclusion): "
+                         + "; ".join(left_out[:5]))
+    warning = (f"warning: {len(left_out)} item{'s' * (len(left_out) != 1)} left out: they show a sense studies never show "
+               f"(offensive-sense exclusion; python -m metrics vocab --excluded): {'; '.join(left_out)}")
+    return kept, source, "\n".join(filter(None, [report, warning]))
 
 
 def _sampler_error(exc: InputError, name: str, base_dir: Path) -> InputError:

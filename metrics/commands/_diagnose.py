@@ -3,10 +3,12 @@ interaction classification of one or several models (see :mod:`metrics.diagnosis
 
 from __future__ import annotations
 
+import importlib.util
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from metrics import datasets
+from metrics.core._validation import ParameterError
 from metrics.api import diagnose
 from metrics.detection._detections import read_detections
 from metrics.core._errors import InputError
@@ -26,6 +28,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose vocabulary and baseline matrices resolve the labels (default {datasets.DEFAULT}; "
                              "vcoco: no no_interaction class, §2.5)")
+    parser.add_argument(datasets.ANY_LABELS, action="store_true",
+                        help="score even when most ground-truth labels are outside the dataset's vocabulary "
+                             "(refused otherwise, naming the dataset whose labels they are)")
     parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5, help="IoU threshold θ for both boxes (default 0.5)")
     parser.add_argument("--keep-no-interaction", action="store_true",
                         help="keep no_interaction ground truths and predictions and the images whose ground "
@@ -70,6 +75,8 @@ def _read_inputs(args):
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred[0])]
         from metrics.diagnosis._registry import ERROR_REGISTRY
         gt, first_pred = (f.result() for f in files)
+    if not args.any_labels:
+        datasets.check_labels(gt.verb, gt.object, args.dataset, source=str(args.gt))
     return gt, first_pred, ERROR_REGISTRY
 
 
@@ -83,7 +90,7 @@ def _diagnose_models(args, names, gt, first_pred):
         results[name] = r = d.to_dict()
         r["params"] = {"iou": args.iou, "keep_no_interaction": args.keep_no_interaction, "gt": str(args.gt),
                        "pred": str(path), "pairs": args.pairs[k] if args.pairs else None}
-        if args.dataset != datasets.DEFAULT:   # HICO-DET's result stays as it was before datasets
+        if not datasets.get(args.dataset).is_default:   # the default dataset is not named
             r["params"]["dataset"] = args.dataset
         if args.out or (args.errors and k == 0):
             errors[name] = d.errors()
@@ -150,6 +157,9 @@ def _summary_lines(args, names, results, oracles) -> list[str]:
 
 
 def run(args):
+    if args.out and importlib.util.find_spec("matplotlib") is None:   # before any work
+        from metrics.core._errors import missing_extra
+        raise ParameterError("out", missing_extra("matplotlib"))
     if args.pairs and len(args.pairs) != len(args.pred):
         raise InputError(f"--pairs gives {len(args.pairs)} files for {len(args.pred)} prediction files")
     names = _names(args)

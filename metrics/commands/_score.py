@@ -20,6 +20,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dataset", choices=datasets.names(), default=datasets.DEFAULT,
                         help=f"whose vocabulary resolves the labels and whose WordNet baseline is the default "
                              f"matrices (default {datasets.DEFAULT})")
+    parser.add_argument(datasets.ANY_LABELS, action="store_true",
+                        help="score even when most ground-truth labels are outside the dataset's vocabulary "
+                             "(refused otherwise, naming the dataset whose labels they are)")
     parser.add_argument("--verb-sim", type=input_file, help="verb similarity matrix (.csv/.npz; default: WordNet baseline)")
     parser.add_argument("--object-sim", type=input_file, help="object similarity matrix (default: WordNet baseline)")
     parser.add_argument("--combine", choices=COMBINATIONS, default="arithmetic",
@@ -52,6 +55,24 @@ def _fmt(x) -> str:
     return "   n/a" if x is None else f"{100 * x:6.2f}"
 
 
+SUBSET_TITLES = {"full": ("Full", 8), "rare": ("Rare", 7), "non_rare": ("Non-rare", 9), "novel": ("Novel", 7)}
+
+
+def _standard_map_table(result, subsets) -> list[str]:
+    """The standard mAP table: a row per setting (Default, and Known-Object where the dataset has
+    it), a column per subset of the dataset and the mean recall."""
+    columns = [s for s in SUBSET_TITLES if s in subsets]
+    head = "".join(f" {SUBSET_TITLES[s][0]:>{SUBSET_TITLES[s][1]}}" for s in columns)
+    lines = ["", f"standard mAP ({result['protocol']['name']}){head} {'mRec':>7}"]
+    for setting, title in (("default", "Default"), ("known_object", "Known-Object")):
+        h, r = result["hico"][setting], result["mrec_by_subset"][setting]
+        if h is None:
+            continue
+        row = "".join(f" {_fmt(h.get(s)):>{SUBSET_TITLES[s][1]}}" for s in columns)
+        lines.append(f"{title:27}{row} {_fmt(r['full']):>7}")
+    return lines
+
+
 def run(args):
     from metrics.api import score_detections
     from metrics.detection._detections import read_detections
@@ -62,12 +83,16 @@ def run(args):
         files = [pool.submit(read_detections, path) for path in (args.gt, args.pred)]
         importlib.import_module("metrics.detection._scoring")
         gt, pred = (f.result() for f in files)
+    if not args.any_labels:
+        datasets.check_labels(gt.verb, gt.object, args.dataset, source=str(args.gt))
     result = score_detections(gt, pred, verb_sim=args.verb_sim, object_sim=args.object_sim, combine=args.combine,
                               w=args.w, iou=args.iou, delta=args.delta, tau=args.tau, split=args.split,
                               interpolation=args.ap_interpolation, fn_mode=args.mf1_fn,
                               map_protocol=args.map_protocol, dataset=args.dataset).to_dict()
     c = result["counts"]
-    outside = f" ({c['classes_outside_hico']} outside HICO-DET)" if args.dataset == datasets.DEFAULT else ""
+    dataset = datasets.get(args.dataset)
+    outside = (f" ({c['classes_outside_hico']} outside {dataset.title})" if len(dataset.vocabulary().classes)
+               else "")
     lines = [f"{c['images']} images, {c['gt']} ground-truth HOIs in {c['classes']} classes{outside}, "
              f"{c['predictions']} predictions "
              f"({c['predictions_scored_f1']} used for mF1)",
@@ -77,11 +102,7 @@ def run(args):
         lines.append(f"{name:16} {s['n_classes']:7d} {_fmt(s['map'])} {_fmt(s['shoe_map']):>9} "
                      f"{_fmt(s['shoe_mf1']):>9}")
     if result["hico"]:
-        lines += ["", f"standard mAP ({result['protocol']['name']}) {'Full':>8} {'Rare':>7} {'Non-rare':>9} {'mRec':>7}"]
-        for setting, title in (("default", "Default"), ("known_object", "Known-Object")):
-            h, r = result["hico"][setting], result["mrec_by_subset"][setting]
-            lines.append(f"{title:27} {_fmt(h['full']):>8} {_fmt(h['rare']):>7} {_fmt(h['non_rare']):>9} "
-                         f"{_fmt(r['full']):>7}")
+        lines += _standard_map_table(result, dataset.subsets)
         lines += ["protocol: " + "; ".join(f"{k} = {v}" for k, v in result["protocol"].items() if k != "name")]
         if c.get("recall_undefined_classes"):
             lines.append(f"mRec n/a: {c['recall_undefined_classes']} predicted classes have no ground truth in "

@@ -50,4 +50,8 @@ def run(args):
         from metrics.datasets.swig_hoi._hois import write_hois
         out["hois"] = written = write_hois(args.gt, args.pred, args.hois_out)
         lines.append("HOIs: " + ", ".join(f"{w['hois']} in {w['file']}" for w in written.values()))
+        if "pred" in written:
+            lines.append(f"predictions left out of {written['pred']['file']}: "
+                         f"{written['pred']['dropped_without_score']} without a score, "
+                         f"{written['pred']['dropped_invalid_box']} with an invalid box (a NaN, or x2 < x1 or y2 < y1)")
     return out, "\n".join(lines)

@@ -13,15 +13,18 @@ def add_arguments(parser) -> None:
                              "the instances_vcoco_all_2014.json subset V-COCO's script makes)")
     parser.add_argument("--ids", required=True, type=input_file,
                         help="the split's image ids, one per line (vcoco_test.ids)")
-    parser.add_argument("--pred", required=True, type=input_file,
+    parser.add_argument("--pred", type=input_file,
                         help="detections: the pickle vsrl_eval.py reads (a list of dicts: image_id, person_box, "
                              "<action>_agent, <action>_<role>; read with a restricted unpickler), or the same "
-                             "list as JSON, or NPZ with one array per key")
+                             "list as JSON, or NPZ with one array per key (optional with --hois-out: then only "
+                             "the ground truth is written)")
     parser.add_argument("--iou", type=number(0, 1, low_open=True), default=0.5,
                         help="overlap threshold for the person and the role object (+1-pixel IoU; default 0.5)")
     parser.add_argument("--hois-out", type=output_dir, metavar="DIR",
                         help="also write the ground truth as HOIs (DIR/gt.jsonl: one per labelled person, action and "
-                             "role with an object) for 'score --dataset vcoco' and 'diagnose --dataset vcoco'")
+                             "role with an object) and the detections (DIR/pred.jsonl: one per detection and "
+                             "action-role with a role box, its object the COCO category of the best-overlapping COCO "
+                             "box, IoU >= 0.5) for 'score --dataset vcoco' and 'diagnose --dataset vcoco'")
 
 
 def _pct(x) -> str:
@@ -29,10 +32,35 @@ def _pct(x) -> str:
 
 
 def run(args):
-    from metrics.datasets.vcoco._evaluation import LEFT_OUT_OF_24, evaluate_files
+    from metrics.core._validation import ParameterError
+    from metrics.datasets.vcoco._evaluation import evaluate, ground_truth, read_files
 
-    res = evaluate_files(args.vcoco, args.coco, args.ids, args.pred, iou=args.iou)
-    result = res.to_dict()
+    if args.pred is None and not args.hois_out:
+        raise ParameterError("pred", "is required without --hois-out (the detections to evaluate)")
+    actions, image_ids, instances, dets, files = read_files(args.vcoco, args.coco, args.ids, args.pred)
+    if dets is None:
+        result, lines, gt = {}, [], ground_truth(actions, instances, image_ids, files)
+    else:
+        res = evaluate(actions, instances, image_ids, dets, iou=args.iou, files=files)
+        result, gt = res.to_dict(), res.ground_truth
+        lines = _ap_lines(res, result)
+    if args.hois_out:
+        from metrics.datasets.vcoco._hois import write_hois
+        result["hois"] = written = write_hois(args.hois_out, actions, instances, image_ids, ground_truth=gt,
+                                              dets=dets, iou=args.iou, sources=files)
+        lines.append(f"HOIs: {written['gt']['hois']} in {written['gt']['file']}")
+        if "pred" in written:
+            p = written["pred"]
+            left = p["left_out"]
+            lines.append(f"HOIs: {p['hois']} in {p['file']}; role values left out: {left['no_coco_box']} overlapping "
+                         f"no COCO box (IoU >= {args.iou:g}), {left['invalid']} invalid boxes, {left['missing']} "
+                         f"missing; {left['detections_outside_split']} detections outside the split")
+    return result, "\n".join(lines)
+
+
+def _ap_lines(res, result) -> list[str]:
+    from metrics.datasets.vcoco._evaluation import LEFT_OUT_OF_24
+
     c = result["counts"]
     lines = [f"{c['images']} images; {c['people_labelled']} people labelled by V-COCO, {c['people_ignored']} "
              f"without V-COCO labels (ignored); {c['annotations_dropped']} COCO annotations dropped by "
@@ -64,8 +92,4 @@ def run(args):
     if left:
         lines.append("(* left out of the 24-role mean)")
     lines.append("(AP in %; the JSON result holds fractions in [0, 1]; an AP n/a: no positive, vsrl_eval.py stops)")
-    if args.hois_out:
-        from metrics.datasets.vcoco._hois import write_hois
-        result["hois"] = written = write_hois(res, args.hois_out, source=str(args.vcoco))   # the files read once
-        lines.append(f"HOIs: {written['gt']['hois']} in {written['gt']['file']}")
-    return result, "\n".join(lines)
+    return lines

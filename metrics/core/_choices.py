@@ -4,7 +4,7 @@ Kept in a module without imports, so a command can declare its arguments (and ``
 list them) without importing numpy or pandas.
 """
 
-MAP_PROTOCOLS = ("official", "all-point")   # standard mAP conventions (metrics.datasets.hico_det._evaluation)
+MAP_PROTOCOLS = ("official", "all-point")   # standard mAP conventions (metrics.detection._class_ap)
 INTERPOLATIONS = ("none", "all-point")      # SHOE AP (metrics.detection._scoring.shoe_ap)
 FN_MODES = ("algorithm2", "eq5")            # SHOE mF1 false negatives (metrics.detection._scoring.shoe_soft_counts)
 SPLITS = ("rf_uc", "nf_uc", "uv", "uo")     # HICO-DET zero-shot splits (metrics.datasets.hico_det._vocabulary)

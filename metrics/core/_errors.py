@@ -74,3 +74,16 @@ def interruptible() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+OPTIONAL_MODULES = {"matplotlib": ("report", "the report's plots")}   # module -> (extra, what needs it)
+
+
+def missing_extra(module: str) -> str:
+    """One line saying which extra installs ``module``.
+
+    >>> missing_extra("matplotlib")
+    "the report's plots need matplotlib, which is not installed: pip install 'hoi-semantic-eval[report]'"
+    """
+    extra, what = OPTIONAL_MODULES[module]
+    return f"{what} need {module}, which is not installed: pip install 'hoi-semantic-eval[{extra}]'"

@@ -1,95 +1,82 @@
 """Datasets as plugins: each is a package with its vocabulary (labels → WordNet synsets), its class
-subsets, its WordNet-baseline matrices and, where the dataset has one, its official evaluator.
+subsets and zero-shot splits, its WordNet-baseline matrices, how its standard mAP is made
+(:class:`StandardMap`: class set, protocol card, the dataset's own AP code where it has one) and,
+where the dataset has one, the command running its official evaluator.
+
+The generic scorer (``metrics.detection``) keeps no dataset of its own: it is given a
+:class:`Dataset` and asks it. A dataset that says nothing gets the neutral default, the classes
+of the ground truth, named as such on the protocol card.
 
 A dataset package defines ``DATASET = Dataset(...)``. The built-in ones are listed in
 :data:`BUILTIN` (one line each); a third-party package adds one through the entry-point group
-``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``, the name being the dataset's),
-loaded on first use by :data:`PLUGINS` (:mod:`metrics.core._plugins`: a broken one is skipped).
+``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``).
+
+The registry itself (:class:`Dataset`, :func:`get`, :func:`names`) lives in
+:mod:`metrics.core._registry`, re-exported here.
 
 >>> get("hico-det").title
 'HICO-DET'
->>> names()[:3]
-['hico-det', 'vcoco', 'swig-hoi']
->>> get("coco")
-Traceback (most recent call last):
-metrics.core._validation.ParameterError: dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
-from typing import Callable
+import re
 
 from metrics._lazy import lazy_exports
-from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup
+from metrics.core._registry import (BUILTIN, DEFAULT, ENTRY_POINT_GROUP, GROUND_TRUTH_CLASSES, PLUGINS, Dataset,
+                                    StandardMap, get, load_vocabulary, names)
 
-DEFAULT = "hico-det"
-ENTRY_POINT_GROUP = PLUGIN_GROUPS["dataset"]
-BUILTIN = {
-    "hico-det": "metrics.datasets.hico_det",
-    "vcoco": "metrics.datasets.vcoco",
-    "swig-hoi": "metrics.datasets.swig_hoi",
-}
+ANY_LABELS = "--any-labels"
 
 
-@dataclass(frozen=True)
-class Dataset:
-    """One dataset: how to load its vocabulary and where its baseline matrices are."""
+def label_share(verbs, objects, vocabulary) -> float:
+    """The share of HOIs (given by their ``verbs`` and ``objects`` labels) whose verb and object
+    are both labels of ``vocabulary`` or WordNet synset names (1.0 when there are none).
 
-    name: str
-    title: str
-    vocabulary: Callable[[], object]            # () -> metrics.datasets._vocabulary.Vocabulary
-    baseline_verb: Path                         # WordNet-baseline matrices (.npz)
-    baseline_object: Path
-    subsets: tuple[str, ...] = ("full",)        # class subsets its scores are reported on
-    notes: dict = field(default_factory=dict)   # how its ground truth becomes HOIs, etc.
+    >>> v = get("hico-det").vocabulary()
+    >>> label_share(["ride", "hit-instr", "ride.v.01"], ["horse", "tennis racket", "horse"], v)
+    0.6666666666666666
+    """
+    import numpy as np
 
-    def baseline_path(self, pos: str) -> Path:
-        """The shipped baseline matrix for verbs (``"v"``) or objects (``"n"``)."""
-        return self.baseline_verb if pos == "v" else self.baseline_object
-
-
-def names() -> list[str]:
-    """The names ``--dataset`` and ``[items] dataset`` accept, built-in ones first."""
-    return [*BUILTIN, *PLUGINS.load()]
+    if not len(verbs):
+        return 1.0
+    inside = np.ones(len(verbs), dtype=bool)
+    for labels, table in ((verbs, vocabulary.verbs), (objects, vocabulary.objects)):
+        texts, code = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
+        known = set(table["label"])
+        inside &= np.array([_known(t, known) for t in texts.tolist()], dtype=bool)[code]
+    return float(inside.mean())
 
 
-def get(name: str | None = None) -> Dataset:
-    """The registered dataset ``name`` (HICO-DET when ``None``)."""
+def check_labels(verbs, objects, name: str | None, *, source: str) -> None:
+    """Refuse ground truth whose labels are mostly (more than half of its HOIs) outside the
+    vocabulary of dataset ``name``: a :class:`~metrics.core._validation.ParameterError` of
+    ``dataset`` naming the registered dataset whose labels they are, if any, and the option
+    (:data:`ANY_LABELS`) that scores them anyway."""
     from metrics.core._validation import ParameterError
 
-    name = DEFAULT if name is None else name
-    if name in BUILTIN:
-        return _load(BUILTIN[name])
-    if (dataset := PLUGINS.load().get(name)) is None:
-        raise ParameterError("dataset", f"must be one of {', '.join(names())}, got {name!r}")
-    return dataset
+    dataset = get(name)
+    share = label_share(verbs, objects, dataset.vocabulary())
+    if share >= 0.5:
+        return
+    shares = {other: label_share(verbs, objects, get(other).vocabulary()) for other in names() if other != dataset.name}
+    best = max(shares, key=shares.get, default=None)
+    guess = (f"they are {get(best).title}'s labels (--dataset {best})" if best and shares[best] >= 0.5
+             else "they are no registered dataset's labels")
+    raise ParameterError("dataset", f"{dataset.name}: {1 - share:.0%} of the ground-truth HOIs in {source} have "
+                                    f"labels outside {dataset.title}'s vocabulary; {guess}; {ANY_LABELS} scores "
+                                    "them anyway")
 
 
-def load_vocabulary(name: str | None = None):
-    """The vocabulary of dataset ``name`` (HICO-DET when ``None``)."""
-    return get(name).vocabulary()
+def _known(label, known: set) -> bool:
+    text = str(label).strip().lower().replace(" ", "_")
+    return text in known or _SYNSET_NAME.fullmatch(text) is not None
 
 
-@lru_cache(maxsize=None)
-def _load(module: str) -> Dataset:
-    return importlib.import_module(module).DATASET
+_SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d{2}")
 
-
-def _add_plugin(dataset: object, name: str) -> Dataset:
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"{type(dataset).__name__} is not a metrics.datasets.Dataset")
-    if name in BUILTIN or dataset.name != name:
-        raise ValueError(f"the entry point's name must be the dataset's own, {dataset.name!r}, and not a "
-                         f"built-in one ({', '.join(BUILTIN)})")
-    return dataset
-
-
-#: Datasets from other packages, loaded on the first :func:`names` or :func:`get` of a name not built in.
-PLUGINS = PluginGroup(ENTRY_POINT_GROUP, kind="dataset", add=_add_plugin, builtin=BUILTIN)
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})
-__all__ = ["BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "PLUGINS", "Dataset", "get", "load_vocabulary", "names", *_lazy]
+__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS", "Dataset", "StandardMap",
+           "check_labels", "get", "label_share", "load_vocabulary", "names", *_lazy]

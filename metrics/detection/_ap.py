@@ -35,7 +35,7 @@ RECALL_THRESHOLDS = matlab_colon(0.0, 0.1, 1.0)
 def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray, *,
                     thresholds: np.ndarray = RECALL_THRESHOLDS):
     """11-point AP and final recall per class from TP flags grouped by class (``order`` of
-    :func:`metrics.datasets.hico_det._evaluation.best_overlap_assignment`); ``n_gt`` holds each class's ground-truth count.
+    :func:`metrics.detection._class_ap.best_overlap_assignment`); ``n_gt`` holds each class's ground-truth count.
     ``thresholds``: the recall levels t, ``sum(max(prec[rec >= t]) / 11)`` added in their order
     (MATLAB's ``0:0.1:1`` by default; SWIG-HOI's ``calc_ap`` uses ``i / 10.0``).
 

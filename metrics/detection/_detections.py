@@ -163,8 +163,15 @@ def read_detections(path: str | Path) -> Detections:
     culprit.
     """
     path = Path(path)
-    fast = _read_fast(read_bytes(path), path)
+    data = read_bytes(path)
+    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        raise InputError(f"{path}: a Python pickle, not HOI detections; {PICKLE_CONVERTERS}")
+    fast = _read_fast(data, path)
     return fast if fast is not None else _read_validating(path)
+
+
+PICKLE_CONVERTERS = ("convert V-COCO detections with 'python -m metrics vcoco --pred FILE --hois-out DIR' or "
+                     "SWIG-HOI's with 'python -m metrics swig --pred FILE --hois-out DIR', then score DIR/pred.jsonl")
 
 
 def _read_validating(path: Path) -> Detections:
@@ -353,11 +360,11 @@ def _qpic_hoi(hoi, field_: str, where: str, box_key: str, boxes: list, n_verbs: 
 
 def _read_qpic(records, path: Path) -> Detections:
     """The QPIC/CDN HICO-DET annotation (or prediction) list as Detections."""
-    from metrics.datasets.hico_det._vocabulary import hico
+    from metrics.core._registry import get
 
     if not isinstance(records, list):
         raise InputError(f"{path}: expected a list of per-image records")
-    vocab = hico()
+    vocab = get("hico-det").vocabulary()      # QPIC/CDN files hold HICO-DET ids
     verbs = np.asarray(vocab.verb_labels, dtype=object)
     objects = np.asarray(vocab.object_labels, dtype=object)
     coco_to_obj = {cid: i for i, cid in enumerate(COCO_OBJECT_IDS)}
@@ -676,7 +683,7 @@ def _fast_qpic(table, data: bytes, path: Path) -> Detections:
     passed or :class:`_Fallback` raised."""
     import pyarrow.compute as pc
 
-    from metrics.datasets.hico_det._vocabulary import hico
+    from metrics.core._registry import get
 
     names = _unique_names(table.column("file_name"))
     marked = table.column("hoi_prediction")
@@ -701,7 +708,7 @@ def _fast_qpic(table, data: bytes, path: Path) -> Detections:
     limit = n_boxes[record]
     for key in ("subject_id", "object_id"):
         _require(((ids[key] >= 0) & (ids[key] < limit)).all())
-    vocab = hico()
+    vocab = get("hico-det").vocabulary()      # QPIC/CDN files hold HICO-DET ids
     verbs = np.asarray(vocab.verb_labels, dtype=object)
     objects = np.asarray(vocab.object_labels, dtype=object)
     _require(((ids["category_id"] >= 1) & (ids["category_id"] <= len(verbs))).all())

@@ -37,7 +37,6 @@ import pandas as pd
 from metrics.core._errors import InputError
 from metrics.vocab._matching import classify
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.datasets._vocabulary import Vocabulary
 
 UNKNOWN_KEY = "\x00unknown"
 
@@ -98,7 +97,7 @@ def _hico_label(text: str, labels: dict[str, str]) -> tuple[str, str] | None:
     return (key, labels[key]) if key in labels else None
 
 
-def resolve_one(text: str, pos: str, vocabulary: Vocabulary | None, *,
+def resolve_one(text: str, pos: str, vocabulary, *,
                 labels: dict[str, str] | None = None) -> tuple[str, tuple[str, ...], str | None]:
     """``(kind, candidate synsets/keys, class key)`` of one label (see the module docstring).
 
@@ -129,7 +128,7 @@ def factorize_labels(labels) -> tuple[np.ndarray, np.ndarray]:
 
 
 def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
-                   vocabulary: Vocabulary | None, *, where=None) -> ResolvedLabels:
+                   vocabulary, *, where=None) -> ResolvedLabels:
     """Resolve the ground-truth and predicted labels of one role (``pos`` ``"v"`` or ``"n"``).
 
     ``where(side, row)`` names the detection of an error (file, line, field).
@@ -174,11 +173,29 @@ def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
         has = np.flatnonzero(sizes > 0)
         starts = np.cumsum(sizes) - sizes
         table[has] = np.maximum.reduceat(sims, starts[has], axis=0)
+    _zero_role_swaps(table, vocabulary, pos, gt_res, pred_res)
     return ResolvedLabels(
         gt_texts=gt_texts, gt_code=gt_code.astype(np.int64), gt_kind=gt_kind, gt_synset=gt_synset,
         gt_class_key=gt_class_key, pred_texts=pred_texts, pred_code=pred_code.astype(np.int64),
         pred_kind=[k for k, _, _ in pred_res], pred_synset=[c[0] if c else None for _, c, _ in pred_res],
         pred_n_candidates=sizes.tolist(), pred_class_key=[key for _, _, key in pred_res], table=table)
+
+
+def _zero_role_swaps(table, vocabulary, pos, gt_res, pred_res) -> None:
+    """Roles are part of the label: a predicted dataset label whose role differs from a
+    ground-truth label's (``hit-obj`` for ``hit-instr``) has similarity 0 to it, whatever their
+    synsets (docs/method.md, "Roles"). Labels without a role (free text, synset names, datasets
+    without a ``role`` column) are left as the matrix scores them."""
+    roles_table = None if vocabulary is None or pos != "v" else vocabulary.verbs
+    if roles_table is None or "role" not in roles_table:
+        return
+    role_of = dict(zip(roles_table["label"], roles_table["role"]))
+
+    def roles(resolved):
+        return np.array([role_of.get(key, "") if kind == "label" else "" for kind, _, key in resolved], dtype=object)
+    gt_role, pred_role = roles(gt_res), roles(pred_res)
+    swapped = (pred_role[:, None] != gt_role[None, :]) & (pred_role[:, None] != "") & (gt_role[None, :] != "")
+    table[swapped] = 0.0
 
 
 def label_pairs(v_code, o_code, n_o):

@@ -55,7 +55,7 @@ from metrics.core._errors import InputError
 from metrics.detection._ap import sequential_greedy   # the one greedy matcher (and the one AP: detection.ap)
 from metrics.core._segments import (class_bounds, run_starts, segment_cumsum, segment_diff, segment_suffix_max,
                        segment_sums_into, segments, stable_order)
-from metrics.core._validation import check_choice, check_fraction, check_in_range
+from metrics.core._validation import ParameterError, check_choice, check_fraction, check_in_range
 
 EPS = 1e-8
 SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
@@ -534,14 +534,13 @@ def _mean(values: np.ndarray, mask: np.ndarray) -> float | None:
 def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
              combine: str = "arithmetic", w: float = 0.5, iou: float = 0.5, delta: float = 0.0,
              tau: float = 0.5, interpolation: str = "none", fn_mode: str = "algorithm2",
-             map_protocol: str = "official", dataset: str | None = None) -> Evaluation:
+             map_protocol: str = "official", dataset=None) -> Evaluation:
     """Standard mAP, SHOE mAP, SHOE mF1 and miss rates of ``pred`` against ``gt``
-    (both :class:`metrics.detection._detections.Detections`); see :func:`score_dict`."""
-    from metrics.vocab._baseline import load_default
-    from metrics.datasets.hico_det._evaluation import HicoClassAP
+    (both :class:`metrics.detection._detections.Detections`) on ``dataset`` (see
+    :func:`as_dataset`); see :func:`score_dict`."""
+    from metrics.detection._class_ap import ClassAP
     from metrics.detection._hoi_labels import class_table, classes_of, label_pairs, resolve_labels
-    from metrics import datasets
-    from metrics.vocab._similarity import combine as combine_fn
+    from metrics.vocab._similarity import SimilarityMatrix, combine as combine_fn
 
     check_choice("combine", combine, COMBINATIONS)
     check_fraction("w", w)
@@ -553,9 +552,10 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
-    vocabulary = datasets.load_vocabulary(dataset) if vocabulary is None else vocabulary
-    verb_sim = load_default("v", dataset=dataset) if verb_sim is None else verb_sim
-    object_sim = load_default("n", dataset=dataset) if object_sim is None else object_sim
+    dataset = as_dataset(dataset)
+    vocabulary = dataset.vocabulary() if vocabulary is None else vocabulary
+    verb_sim = SimilarityMatrix.load(dataset.baseline_path("v")) if verb_sim is None else verb_sim
+    object_sim = SimilarityMatrix.load(dataset.baseline_path("n")) if object_sim is None else object_sim
     has_scores = pred.has_scores
 
     # one image index for both sides: ground-truth images first, then prediction-only images
@@ -600,9 +600,9 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     with ThreadPoolExecutor(max_workers=1) as pool:
         if has_scores:
             active = pred.score >= tau
-            map_job = pool.submit(lambda: HicoClassAP.compute(
+            map_job = pool.submit(lambda: ClassAP.compute(
                 gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys, classes,
-                vocabulary, iou=iou, protocol=map_protocol, pairs=pairs))
+                vocabulary, iou=iou, protocol=map_protocol, pairs=pairs, dataset=dataset))
             tau_job = None if active.all() else pool.submit(lambda: shoe_match(pairs, pred.score, active=active))
             match_all = shoe_match(pairs, pred.score)
             shoe, _ = shoe_ap(pairs, gt_class, pred.score, match_all, n_classes=n_classes, delta=delta,
@@ -626,15 +626,16 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
 
     ``map``, ``shoe_map``, ``shoe_mf1``, ``gt_miss_rate``, ``pred_miss_rate`` are plain
     numbers (Full split; ``map``/``shoe_map`` are None when the predictions have no scores);
-    ``splits`` holds Full / Rare / Non-rare (and ``<split>_seen`` / ``_unseen``), ``per_class``
-    one record per ground-truth class, ``resolution`` how labels resolved, ``counts`` and
-    ``params`` the rest. Classes outside HICO-DET count in Full only.
+    ``splits`` holds the dataset's subsets (Full / Rare / Non-rare / Novel, and a zero-shot
+    split's ``<split>_seen`` / ``_unseen``), ``per_class`` one record per ground-truth class,
+    ``resolution`` how labels resolved, ``counts`` and ``params`` the rest. Classes outside the
+    dataset's class list count in Full only. ``dataset``: see :func:`as_dataset`.
     """
+    dataset = params["dataset"] = as_dataset(params.get("dataset"))
     if split is not None:
         check_choice("split", split, SPLITS)
-    from metrics import datasets
-
-    dataset = datasets.get(params.get("dataset"))
+        if split not in dataset.splits:
+            raise ParameterError("split", f"{split!r}: {dataset.title} has no zero-shot splits")
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
     subsets = [s for s in SUBSET_ORDER if s in dataset.subsets] + (
@@ -642,7 +643,7 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
     masks = _subset_masks(classes, split)
     hico = hico_masks = None
     if ev.hico is not None:
-        hico_masks = _subset_masks(ev.hico.classes, split)
+        hico_masks = ev.hico.masks(_subset_masks(ev.hico.classes, split))
         hico = ev.hico.subsets(hico_masks)
     splits = {}
     for name in subsets:
@@ -694,11 +695,20 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
     }
     if not ev.has_scores:
         result["params"]["tau"] = None
-    if dataset.name != datasets.DEFAULT:   # HICO-DET's result stays as it was before datasets
+    if not dataset.is_default:
         result["params"]["dataset"] = dataset.name
-        if result["protocol"] is not None and "rare" not in dataset.subsets:
-            result["protocol"]["rare"] = f"none ({dataset.title} has no rare split)"
     return result
+
+
+def as_dataset(dataset):
+    """The :class:`metrics.datasets.Dataset` the scores are made on: ``dataset`` itself, or the
+    registered one of that name (the default dataset when ``None``; the registry,
+    :mod:`metrics.core._registry`, not a dataset package). The scorer asks it for its
+    vocabulary, baseline matrices, class set and protocol card; it keeps none of its own."""
+    if dataset is None or isinstance(dataset, str):
+        from metrics.core._registry import get
+        return get(dataset)
+    return dataset
 
 
 def _subset_masks(classes: pd.DataFrame, split: str | None) -> dict:

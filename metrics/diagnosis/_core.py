@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics.datasets.hico_det._evaluation import best_overlap_assignment
+from metrics.detection._class_ap import best_overlap_assignment
 from metrics.detection._ap import sequential_greedy
 from metrics.core._segments import distinct_indices, rank_within_blocks
 from metrics.core._validation import check_choices
@@ -102,7 +102,7 @@ def match_standard(s: Scene, e: Edges) -> np.ndarray:
     order). Returns the matched ground truth per prediction (−1: none).
 
     Under the official protocol, the VOC best-overlap rule of ``VOCevaldet_bboxpair.m``
-    (:func:`metrics.datasets.hico_det._evaluation.best_overlap_assignment`): the best-overlapping ground truth of the
+    (:func:`metrics.detection._class_ap.best_overlap_assignment`): the best-overlapping ground truth of the
     class, a false positive when it is taken."""
     if s.protocol == "official":
         order, matched = best_overlap_assignment(

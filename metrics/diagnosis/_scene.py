@@ -158,8 +158,9 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     p_image = pred.image[pi]
     pos = np.empty(len(pi), dtype=np.int64)
     pos[np.lexsort((np.arange(len(pi)), p_image, -score))] = np.arange(len(pi))
-    return Scene(protocol=map_protocol, dataset=dataset, vocabulary=vocabulary, class_totals=_class_totals(classes, n_gt, vocabulary, map_protocol,
-                                                                     keep_no_interaction),
+    totals = _class_totals(classes, n_gt, vocabulary, datasets.get(dataset).standard_map, map_protocol,
+                           keep_no_interaction)
+    return Scene(protocol=map_protocol, dataset=dataset, vocabulary=vocabulary, class_totals=totals,
                  images_left_out=left_out, images=np.asarray(images, dtype=object), gt_image=gt.image[gi],
                  gt_human=gt.human_box[gi],
                  gt_object_box=gt.object_box[gi], gt_verb=gv[gi], gt_obj=go[gi], gt_class=gt_class, gt_row=gi,
@@ -169,18 +170,22 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
                  gt_source=gt.source, pred_source=pred.source, gt_line=gt.line[gi], pred_line=pred.line[pi])
 
 
-def _class_totals(classes, n_gt, vocabulary, protocol, keep_no_interaction) -> dict | None:
+def _class_totals(classes, n_gt, vocabulary, standard_map, protocol, keep_no_interaction) -> dict | None:
     """How many classes each mean divides by: with the official protocol and ground truth of
-    HICO-DET classes only, the HICO-DET class set (600, or the 520 interaction classes when
-    ``no_interaction`` is left out) split by the rare flag, as ``eval_one.m`` averages over
-    ``num_action`` classes; otherwise None (the classes with ground truth)."""
+    the dataset's evaluated classes only (``standard_map.classes``), that class set (HICO-DET's
+    600, or the 520 interaction classes when ``no_interaction`` is left out; Full narrowed by
+    ``standard_map.full``) split by the rare flag, as ``eval_one.m`` averages over ``num_action``
+    classes; otherwise None (the classes with ground truth)."""
     has = n_gt > 0
-    if protocol != "official" or classes["hoi_id"][has].isna().any():
+    if protocol != "official" or standard_map.classes is None:
         return None
-    hico = vocabulary.classes
+    own = vocabulary.classes[standard_map.classes(vocabulary.classes)]
+    if not set(zip(classes["verb"][has], classes["object"][has])) <= set(zip(own["verb"], own["object"])):
+        return None
     if not keep_no_interaction:
-        hico = hico[hico["verb"] != NO_INTERACTION]
-    return {"full": len(hico), "rare": int((hico["rare"] == 1).sum()), "non_rare": int((hico["rare"] == 0).sum())}
+        own = own[own["verb"] != NO_INTERACTION]
+    full = own if standard_map.full is None else own[standard_map.full(own)]
+    return {"full": len(full), "rare": int((own["rare"] == 1).sum()), "non_rare": int((own["rare"] == 0).sum())}
 
 
 @dataclass

@@ -29,8 +29,7 @@ import numpy as np
 from metrics.core._choices import SCALE_MAX
 from metrics.vocab import _wordnet as wordnet
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.datasets.hico_det._vocabulary import hico
-from metrics.datasets._vocabulary import Vocabulary
+from metrics.core._registry import get
 
 MAX_DISTANCE = 5
 METHOD = ("shortest path length d in the WordNet 3.0 hypernym/hyponym graph (for verbs one "
@@ -40,9 +39,7 @@ METHOD = ("shortest path length d in the WordNet 3.0 hypernym/hyponym graph (for
 def default_path(pos: str, *, dataset: str | None = None) -> Path:
     """The shipped baseline matrix of ``dataset`` (HICO-DET by default) for verbs (``"v"``) or
     objects (``"n"``)."""
-    from metrics import datasets
-
-    return datasets.get(dataset).baseline_path(pos)
+    return get(dataset).baseline_path(pos)
 
 
 def load_default(pos: str, *, dataset: str | None = None) -> SimilarityMatrix:
@@ -120,9 +117,10 @@ def pair_distances(seeds: list[str], candidates: list[str], pos: str) -> tuple[n
     return np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(dists, dtype=float)
 
 
-def build(pos: str, vocabulary: Vocabulary | None = None) -> SimilarityMatrix:
-    """Build the baseline matrix for verbs (``"v"``) or objects (``"n"``)."""
-    vocabulary = vocabulary or hico()
+def build(pos: str, vocabulary=None) -> SimilarityMatrix:
+    """Build the baseline matrix for verbs (``"v"``) or objects (``"n"``) of ``vocabulary`` (a
+    :class:`metrics.datasets.Vocabulary`; the default dataset's when ``None``)."""
+    vocabulary = vocabulary or get().vocabulary()
     table = vocabulary.verbs if pos == "v" else vocabulary.objects
     seeds = list(dict.fromkeys(s for s in table["synset"] if s))
     candidates = verb_candidates(seeds) if pos == "v" else object_candidates(seeds)

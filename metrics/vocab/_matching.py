@@ -13,7 +13,8 @@ A predicted verb or object is resolved to one WordNet synset:
    the most common sense of the whole phrase wins.
 
 Text with no candidate of the right part of speech is *unknown*: it matches nothing and
-scores similarity 0.
+scores similarity 0. ``vocabulary`` (a :class:`metrics.datasets.Vocabulary`, or ``None`` for
+synset names and free text only) gives the dataset labels of step 2.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import pandas as pd
 from metrics.vocab import _wordnet as wordnet
 from metrics.core._errors import InputError
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.datasets._vocabulary import Vocabulary
 
 KINDS = ("synset", "label", "free_text", "unknown")
 
@@ -70,7 +70,7 @@ def candidate_synsets(text: str, pos: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(pool))
 
 
-def classify(text: str, pos: str, vocabulary: Vocabulary | None = None) -> tuple[str, tuple[str, ...]]:
+def classify(text: str, pos: str, vocabulary=None) -> tuple[str, tuple[str, ...]]:
     """How ``text`` will be resolved: its kind and its candidate synsets."""
     text = str(text).strip()
     if wordnet.is_synset_name(text):
@@ -86,7 +86,7 @@ def classify(text: str, pos: str, vocabulary: Vocabulary | None = None) -> tuple
 
 
 def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix, *,
-                  vocabulary: Vocabulary | None = None) -> pd.DataFrame:
+                  vocabulary=None) -> pd.DataFrame:
     """Resolve each text against its ground-truth synset, vectorized over the list.
 
     Candidate pools are built once per distinct text; all (candidate, ground truth) pairs are
@@ -130,14 +130,14 @@ def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix, *,
 
 
 def match_synset(text: str, gt_synset: str, pos: str, matrix: SimilarityMatrix, *,
-                 vocabulary: Vocabulary | None = None) -> Match:
+                 vocabulary=None) -> Match:
     """Resolve one text against one ground-truth synset (see :func:`match_synsets`)."""
     row = match_synsets([text], [gt_synset], pos, matrix, vocabulary=vocabulary).iloc[0]
     return Match(text=text, synset=row["synset"], sim=float(row["sim"]), kind=row["kind"],
                  n_candidates=int(row["n_candidates"]))
 
 
-def resolve(text: str, pos: str, *, vocabulary: Vocabulary | None = None) -> str | None:
+def resolve(text: str, pos: str, *, vocabulary=None) -> str | None:
     """Synset of ``text`` without a ground truth to compare with: a synset name, a label's
     curated synset, or the first candidate of free text (None when unknown)."""
     _, candidates = classify(text, pos, vocabulary)

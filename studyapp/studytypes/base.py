@@ -146,6 +146,11 @@ class StudyType(ABC):
     # ``[items] dataset`` (``metrics.datasets``; HICO-DET by default) and handed to
     # ``normalize_item`` as the row's ``dataset`` and to ``sample_items`` as ``options["dataset"]``
 
+    def shown_senses(self, fields: dict) -> list[str]:
+        """The WordNet senses an item shows a participant (checked against the offensive-sense
+        exclusion, ``metrics.vocab.excluded_senses``); none by default."""
+        return []
+
     def simulated_scores(self, fields_list: list[dict]) -> list[float]:
         """The true answer (0–4) of each item that simulated annotators perturb
         (``python -m studyapp simulate``)."""

@@ -26,7 +26,7 @@ TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": A
 
 # public names whose data parameters are typed after the dataset and interval work lands (their
 # modules are excluded from mypy as well, see pyproject.toml)
-UNTYPED_DATA = {"Detections", "SimilarityMatrix", "combine", "match_synsets", "ErrorType", "active_ppi_mean",
+UNTYPED_DATA = {"Detections", "SimilarityMatrix", "combine", "match_synsets", "match_synset", "resolve", "ErrorType", "active_ppi_mean",
                 "active_probabilities", "active_selection", "ensemble_uncertainty", "ppi_agreement",
                 "ppi_correlation", "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight"}
 

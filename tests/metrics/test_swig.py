@@ -375,17 +375,33 @@ def test_not_a_pickle_is_one_line_and_empty_files_score_zero(tmp_path, capsys):
     assert set(out["ap"].values()) == {0}      # no detections: AP 0 (calc_ap l.743-744)
 
 
+def _hois_out(tmp_path, pred):
+    """``metrics swig --hois-out`` on the hand-worked ground truth and ``pred``: (process, hois key)."""
+    (tmp_path / "gt.json").write_text(json.dumps(HAND_GT))
+    (tmp_path / "pred.pkl").write_bytes(pickle.dumps(pred))
+    done = _run("--gt", tmp_path / "gt.json", "--pred", tmp_path / "pred.pkl", "--hois-out", tmp_path / "hois",
+                "--json", tmp_path / "out.json")
+    assert done.returncode == 0, done.stderr
+    return done, json.loads((tmp_path / "out.json").read_text())["hois"]
+
+
+def test_an_inverted_predicted_box_is_skipped_and_counted_not_refused(tmp_path):
+    """The released evaluator accepts a box with x2 < x1 (IoU 0); the HOI format does not: the
+    detection is left out of pred.jsonl and counted, as a NaN score is."""
+    pred = [list(rows) for rows in HAND_PRED]
+    pred[9] = pred[9] + [[0, *P, 30, 30, 20, 40, 0.5, 0]]     # object box x2 = 20 < x1 = 30
+    done, written = _hois_out(tmp_path, pred)
+    assert written["pred"]["hois"] == 5
+    assert written["pred"]["dropped_without_score"] == written["pred"]["dropped_invalid_box"] == 1
+    assert "1 with an invalid box" in done.stdout
+
+
 def test_official_files_become_hois_that_score_with_the_swig_vocabulary(tmp_path):
     """--hois-out writes the hand-worked files as HOIs (the NaN-scored d6 left out); scored the
     SHOE way on SWIG-HOI's vocabulary with all-point AP and continuous IoU:
     injecting syringe: d4 FP (object IoU 0.49), d1 TP, d2 FP, d5 FP of 2 GT -> AP = 1/2 · 1/2 = 0.25;
     surfing surfboard: d3 TP (IoU exactly 0.5) of 1 GT -> AP 1; mAP (0.25 + 1) / 2 = 0.625."""
-    (tmp_path / "gt.json").write_text(json.dumps(HAND_GT))
-    (tmp_path / "pred.pkl").write_bytes(pickle.dumps(HAND_PRED))
-    done = _run("--gt", tmp_path / "gt.json", "--pred", tmp_path / "pred.pkl", "--hois-out", tmp_path / "hois",
-                "--json", tmp_path / "out.json")
-    assert done.returncode == 0, done.stderr
-    written = json.loads((tmp_path / "out.json").read_text())["hois"]
+    _, written = _hois_out(tmp_path, HAND_PRED)
     assert written["gt"]["hois"] == 3 and written["pred"]["hois"] == 5
     assert written["pred"]["dropped_without_score"] == 1
     first = json.loads((tmp_path / "hois" / "gt.jsonl").read_text().splitlines()[0])

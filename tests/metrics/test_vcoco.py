@@ -576,6 +576,21 @@ def test_bad_input_is_one_line_naming_file_and_field(tmp_path, which, content, m
     assert text.startswith(str(paths[which])) or str(paths[which]) in text
 
 
+@pytest.mark.parametrize("which, content, message", [b for b in BAD if b[0] in ("pred", "coco")],
+                         ids=[f"{b[0]}-{k}" for k, b in enumerate(BAD) if b[0] in ("pred", "coco")])
+def test_bad_input_with_hois_out_writes_nothing(tmp_path, capsys, which, content, message):
+    """The HOI conversion of the detections refuses the same inputs in the same one line, with
+    neither gt.jsonl nor pred.jsonl left behind."""
+    from metrics.cli import main
+    paths = _files(tmp_path, **{"dets" if which == "pred" else which: content})
+    argv = ["vcoco", "--vcoco", str(paths["vcoco"]), "--coco", str(paths["coco"]), "--ids", str(paths["ids"]),
+            "--pred", str(paths["pred"]), "--hois-out", str(tmp_path / "hois")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "hois").exists() or not any((tmp_path / "hois").iterdir())
+
+
 def test_bad_detection_files_through_the_command(tmp_path):
     paths = _files(tmp_path)
     cases = {"truncated.pkl": pickle.dumps(HAND[3])[:40], "object.npz": None, "garbage.pkl": b"\x80\x05junk",
@@ -645,3 +660,90 @@ def test_the_official_files_become_hois_for_shoe_scores(real_val, tmp_path):
     out = json.loads((tmp_path / "s.json").read_text())
     assert out["counts"]["gt"] == n_expected and out["resolution"]["verb"]["pred"]["by_kind"]["unknown"]["labels"] == 0
     assert out["shoe_map"] == pytest.approx(1.0, abs=1e-6) and out["gt_miss_rate"] == 0.0
+    assert out["map"] == pytest.approx(1.0, abs=1e-9) and out["hico"]["known_object"]["full"] == pytest.approx(1.0)
+    assert out["protocol"]["class_set"] == "(action-role, object) classes of the V-COCO ground truth"
+    assert "V-COCO" in out["protocol"]["source"] and "metrics vcoco" in out["protocol"]["source"]
+    assert "V-COCO" in scored.stdout.split("protocol:")[1]
+
+
+def perfect_detections(vcoco: list, coco: dict) -> list:
+    """The detector's pickle of a perfect model: one detection per labelled person, the person's
+    and its role objects' boxes as vsrl_eval.py sanitizes them (x2 = x1 + w − 1), score 1 for
+    each action it does (0 otherwise), no role box where the action has no object."""
+    boxes = {a["id"]: a["bbox"] for a in coco["annotations"]}
+
+    def xyxy(i):
+        x, y, w, h = boxes[i]
+        return [x, y, x + w - 1, y + h - 1]
+    rows = {}
+    for a in vcoco:
+        k = len(a["role_name"])
+        rid = np.asarray(a["role_object_id"]).reshape(k, -1).T
+        for r, (image, person) in enumerate(zip(a["image_id"], a["ann_id"])):
+            d = rows.setdefault(person, {"image_id": int(image), "person_box": np.array(xyxy(person))})
+            does = bool(a["label"][r])
+            d[f"{a['action_name']}_agent"] = float(does)
+            for j in range(1, k):
+                box = xyxy(int(rid[r, j])) if does and rid[r, j] else [0.0] * 4
+                d[f"{a['action_name']}_{a['role_name'][j]}"] = np.array(box + [float(does)])
+    return list(rows.values())
+
+
+@pytest.mark.slow
+def test_a_vsrl_pickle_becomes_a_shoe_score(real_val, tmp_path):
+    """The documented path: the pickle and the official files -> metrics vcoco --hois-out (no AP
+    table needed, so --pred is optional there) -> score --dataset vcoco. A perfect model's pickle
+    scores SHOE mAP and standard mAP 100; every role box finds its COCO box (IoU 1)."""
+    vcoco, coco, ids, _ = real_val
+    (tmp_path / "instances.json").write_text(json.dumps(coco))
+    with open(tmp_path / "detections.pkl", "wb") as f:
+        pickle.dump(perfect_detections(vcoco, coco), f, protocol=2)
+    only_gt = run_metrics("vcoco", "--vcoco", VCOCO_VAL, "--coco", tmp_path / "instances.json", "--ids", VCOCO_VAL_IDS,
+                          "--hois-out", tmp_path / "gt_only")
+    assert only_gt.returncode == 0, only_gt.stderr
+    assert (tmp_path / "gt_only" / "gt.jsonl").exists() and not (tmp_path / "gt_only" / "pred.jsonl").exists()
+    done = run_metrics("vcoco", "--vcoco", VCOCO_VAL, "--coco", tmp_path / "instances.json", "--ids", VCOCO_VAL_IDS,
+                       "--pred", tmp_path / "detections.pkl", "--hois-out", tmp_path / "hois", "--json", tmp_path / "o.json")
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "o.json").read_text())["hois"]
+    assert written["pred"]["hois"] == written["gt"]["hois"] > 1000
+    assert written["pred"]["left_out"]["no_coco_box"] == written["pred"]["left_out"]["invalid"] == 0
+    assert (tmp_path / "gt_only" / "gt.jsonl").read_bytes() == (tmp_path / "hois" / "gt.jsonl").read_bytes()
+    scored = run_metrics("score", "--dataset", "vcoco", "--gt", tmp_path / "hois" / "gt.jsonl",
+                         "--pred", tmp_path / "hois" / "pred.jsonl", "--json", tmp_path / "s.json")
+    assert scored.returncode == 0, scored.stderr
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert out["shoe_map"] == pytest.approx(1.0, abs=1e-6) and out["map"] == pytest.approx(1.0, abs=1e-9)
+    assert "V-COCO" in out["protocol"]["class_set"]
+
+
+def test_role_boxes_take_the_category_of_the_best_overlapping_coco_box(tmp_path):
+    """hand_workload: P0 holds O, a cup. A role box on O takes its category; one
+    overlapping no COCO box (IoU < 0.5) and an inverted one are counted and left out."""
+    from metrics.datasets.vcoco._hois import prediction_hois
+    from metrics.datasets.vcoco._readers import coco_instances as instances
+    vcoco, coco, ids, dets = hand_workload()
+    actions = vcoco_actions(vcoco)
+    c = instances(coco, image_ids=ids)
+    boxes = {a["id"]: a["bbox"] for a in coco["annotations"]}
+    x, y, w, h = boxes[13]
+    person = dets[0]["person_box"]
+    records = [{"image_id": 1, "person_box": person, "hold_agent": 0.9,
+                "hold_obj": np.array([x, y, x + w - 1, y + h - 1, 0.8])},
+               {"image_id": 1, "person_box": person, "hold_agent": 0.9, "hold_obj": np.array([90, 90, 99, 99, 0.7])},
+               {"image_id": 1, "person_box": person, "hold_agent": 0.9, "hold_obj": np.array([9, 9, 2, 2, 0.6])},
+               {"image_id": 1, "person_box": person, "hold_agent": 0.9, "hold_obj": np.array([np.nan] * 5)}]
+    d = detections_from_records(records, *detection_keys(actions))
+    det, counts = prediction_hois(d, actions, c, np.asarray(ids))
+    assert det.verb.tolist() == ["hold-obj"] and det.object.tolist() == ["cup"]
+    assert det.score.tolist() == [pytest.approx(0.8)] and det.images.tolist() == ["1"]   # float32 as vsrl_eval.py
+    assert counts == {"detections_outside_split": 0, "missing": 1, "invalid": 1, "no_coco_box": 1}
+
+
+def test_without_pred_or_hois_out_the_command_names_the_option(tmp_path):
+    vcoco, coco, ids, dets = hand_workload()
+    (tmp_path / "v.json").write_text(json.dumps(vcoco))
+    (tmp_path / "c.json").write_text(json.dumps(coco))
+    (tmp_path / "ids").write_text("1\n")
+    done = run_metrics("vcoco", "--vcoco", tmp_path / "v.json", "--coco", tmp_path / "c.json", "--ids", tmp_path / "ids")
+    one_line_error(done, "argument --pred: is required without --hois-out")

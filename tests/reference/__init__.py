@@ -3,7 +3,7 @@
 | fast path | reference here | checked by |
 | --- | --- | --- |
 | ``metrics.detection._scoring`` (SHOE mAP, SHOE mF1, miss rates, standard mAP, vectorized) | ``shoe_algorithms.py`` (Algorithms 1 and 2, one image at a time) | ``tests/metrics/test_scoring.py`` |
-| ``metrics.datasets.hico_det._evaluation`` (official HICO-DET mAP, vectorized) | ``hico_official.py`` (``VOCevaldet_bboxpair.m``, ``eval_one.m``) | ``tests/metrics/test_hico_official.py`` |
+| ``metrics.detection._class_ap`` (official HICO-DET mAP, vectorized) | ``hico_official.py`` (``VOCevaldet_bboxpair.m``, ``eval_one.m``) | ``tests/metrics/test_hico_official.py`` |
 | ``metrics.core._segments`` (radix and linear-time orders, segment sums and maxima) | ``segments.py`` | ``tests/metrics/test_segments.py`` |
 | ``metrics.diagnosis._subtasks.unique_pairs`` (64-bit row keys) | ``pairs.py`` | ``tests/metrics/test_diagnosis.py`` |
 | ``metrics.datasets.vcoco._evaluation`` (V-COCO agent and role AP, vectorized) | ``vsrl_eval.py`` (``s-gupta/v-coco`` ``vsrl_eval.py``) | ``tests/metrics/test_vcoco.py`` |

@@ -124,11 +124,14 @@ def test_import_shoe_pool_and_compare_with_the_baseline(shared_data, tmp_path):
 
 
 def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, monkeypatch):
-    """`studyapp create studies/shoe_study.toml` makes 500 hoi_similarity items from SHOE's file."""
+    """`studyapp create studies/shoe_study.toml` makes hoi_similarity items from SHOE's 500 pairs:
+    499, since pair 135 shows bitch.n.04 (a female dog, but the word is a slur), which the
+    offensive-sense exclusion leaves out, saying so."""
     from studyapp.spec_files import load_spec
     monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "db.sqlite"))
     spec = load_spec(ROOT / "studies" / "shoe_study.toml")
-    assert len(spec.items) == 500 and spec.raters_per_item == 5
+    assert len(spec.items) == 499 and spec.raters_per_item == 5
+    assert spec.source_report.endswith("shoe0135 (bitch.n.04)") and "shoe0135" not in {i.key for i in spec.items}
     first = spec.items[0]
     # line 2 of SHOE's file: 33428, lick, wine_glass, lick.v.02, wineglass.n.01, lick.v.02, schooner.n.01, 1, 1
     assert first.key == "shoe0001"
@@ -142,12 +145,12 @@ def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, mo
     cells = {}
     for item in spec.items:
         cells[(item.fields["category"], item.fields["level"])] = cells.get((item.fields["category"], item.fields["level"]), 0) + 1
-    assert len(cells) == 11 and (3, 4) not in cells and cells[(2, 4)] == 27 and sum(cells.values()) == 500
+    assert len(cells) == 11 and (3, 4) not in cells and cells[(2, 4)] == 27 and sum(cells.values()) == 499
     out = subprocess.run([sys.executable, "-m", "studyapp", "create", str(ROOT / "studies" / "shoe_study.toml")],
                          cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**__import__("os").environ, "STUDYAPP_DB": str(tmp_path / "db.sqlite")})
     assert out.returncode == 0, out.stderr
-    assert "500" in out.stdout
+    assert "499 items" in out.stdout and "warning: 1 item left out" in out.stdout and "shoe0135 (bitch.n.04)" in out.stdout
 
 
 def test_compare_with_a_constant_side_says_spearman_is_undefined_without_a_warning():

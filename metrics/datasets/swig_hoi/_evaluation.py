@@ -187,3 +187,26 @@ def evaluate_files(gt_path, pred_path, *, vocabulary=None) -> SwigResult:
                            n_actions=len(vocabulary.verbs), n_objects=len(vocabulary.objects))
     detections = read_swig_detections(pred_path, n_interactions=len(table["frequency"]))
     return evaluate(gt, detections, frequency=table["frequency"], evaluated=table["evaluated"])
+
+
+def standard_ap(classes, gt_image, gt_class, gt_boxes, pred_image, pred_class, pred_boxes, pred_score, *,
+                iou: float = 0.5):
+    """``(ap, recall)`` per class of a ``score --dataset swig-hoi`` class table (its ``frequency``
+    column; every class evaluated) by :func:`swig_ap`; predictions of other classes (−1) take no
+    part. The :class:`metrics.datasets.StandardMap` hook of SWIG-HOI."""
+    kept = np.flatnonzero(np.asarray(pred_class) >= 0)
+    result = swig_ap(gt_image, gt_class, gt_boxes, np.asarray(pred_image)[kept], np.asarray(pred_class)[kept],
+                     np.asarray(pred_boxes)[kept], np.asarray(pred_score)[kept],
+                     frequency=classes["frequency"].to_numpy(np.int64), evaluated=np.ones(len(classes), dtype=bool),
+                     iou=iou)
+    return result.ap, result.recall
+
+
+def procedure(iou: float) -> dict:
+    """The protocol card's entries for :func:`standard_ap`."""
+    return {"interpolation": "11-point at recall i / 10.0 (calc_ap l.782-785)",
+            "iou": "no +1 pixel, min(IoU_human, IoU_object) ≥ %g" % iou,
+            "assignment": "the ground truth of the interaction in the image with the largest min IoU above 0, "
+                          "first on ties; a false positive when it is already taken",
+            "sort": "np.argsort(scores)[::-1] per interaction (not stable), the first 19,999",
+            "settings": "default (SWIG-HOI has no Known-Object setting)"}

@@ -37,8 +37,10 @@ def write_hois(gt_path, pred_path, out_dir) -> dict:
     """Write ``gt.jsonl`` (and ``pred.jsonl`` when ``pred_path`` is given) in ``out_dir``: the
     annotation JSON's and the predictions' HOIs in the JSON Lines format ``score`` reads.
     Detections whose score is NaN (which the released evaluator ranks first) have no place in
-    a ranking by score and are left out, counted as ``dropped_without_score``. Returns the
-    files and their HOI counts; nothing is written when either file is refused."""
+    a ranking by score and are left out, counted as ``dropped_without_score``; so are detections
+    with a box the HOI format refuses (a coordinate NaN, or x2 < x1 or y2 < y1, which the released
+    evaluator scores as IoU 0), counted as ``dropped_invalid_box``. Returns the files and their
+    HOI counts; nothing is written when either file is refused."""
     from pathlib import Path
 
     from metrics.core._jsonio import all_or_nothing
@@ -51,12 +53,16 @@ def write_hois(gt_path, pred_path, out_dir) -> dict:
     gt = read_ground_truth(gt_path, action_id=table["action_id"], object_id=table["object_id"],
                            n_actions=len(vocabulary.verbs), n_objects=len(vocabulary.objects))
     sides = [("gt", as_detections(gt, vocabulary=vocabulary, source=str(gt_path)))]
-    dropped = 0
+    dropped = invalid = 0
     if pred_path is not None:
         pred = read_swig_detections(pred_path, n_interactions=len(table["frequency"]))
         finite = np.isfinite(pred.score)
-        dropped = int((~finite).sum())
-        pred = type(pred)(pred.image[finite], pred.interaction[finite], pred.boxes[finite], pred.score[finite])
+        boxes = np.asarray(pred.boxes, dtype=np.float64).reshape(-1, 2, 4)
+        valid = np.isfinite(boxes).all(axis=(1, 2)) & (boxes[:, :, 2] >= boxes[:, :, 0]).all(axis=1) \
+            & (boxes[:, :, 3] >= boxes[:, :, 1]).all(axis=1)
+        dropped, invalid = int((~finite).sum()), int((finite & ~valid).sum())
+        keep = finite & valid
+        pred = type(pred)(pred.image[keep], pred.interaction[keep], pred.boxes[keep], pred.score[keep])
         sides.append(("pred", as_detections(pred, vocabulary=vocabulary, source=str(pred_path))))
     out = {}
     with all_or_nothing():
@@ -65,4 +71,5 @@ def write_hois(gt_path, pred_path, out_dir) -> dict:
             out[name] = {"file": str(path), "hois": len(det)}
     if pred_path is not None:
         out["pred"]["dropped_without_score"] = dropped
+        out["pred"]["dropped_invalid_box"] = invalid
     return out

@@ -265,11 +265,6 @@ class VcocoResult:
     category_names: dict = field(default_factory=dict, repr=False, compare=False)   # COCO id -> name
     vcoco_actions: tuple = field(default=(), repr=False, compare=False)
 
-    def hois(self, source: str = "<vcoco>"):
-        """The ground truth as HOIs (:func:`metrics.datasets.vcoco._hois.ground_truth_hois`)."""
-        from metrics.datasets.vcoco._hois import ground_truth_hois
-        return ground_truth_hois(self.ground_truth, list(self.vcoco_actions), self.category_names, source=source)
-
     @property
     def agent_map(self) -> float:
         """Σ agent AP / number of actions, as ``vsrl_eval.py`` prints it (l.422)."""
@@ -384,14 +379,20 @@ def evaluate(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.ndar
                        vcoco_actions=tuple(actions))
 
 
-def evaluate_files(vcoco, coco, ids, pred, *, iou: float = 0.5) -> VcocoResult:
-    """:func:`evaluate` on the official files (see :mod:`metrics.datasets.vcoco._readers`)."""
+def read_files(vcoco, coco, ids, pred=None):
+    """``(actions, image ids, COCO instances, detections or None, file names)`` of the official
+    files (see :mod:`metrics.datasets.vcoco._readers`)."""
     from metrics.datasets.vcoco._readers import read_coco, read_vcoco_detections, read_ids, read_vcoco
 
     actions = read_vcoco(vcoco)
     image_ids = read_ids(ids)
-    agent_keys, role_keys = detection_keys(actions)
-    dets = read_vcoco_detections(pred, agent_keys, role_keys)
+    dets = None if pred is None else read_vcoco_detections(pred, *detection_keys(actions))
     instances = read_coco(coco, image_ids)
-    return evaluate(actions, instances, image_ids, dets, iou=iou,
-                    files={"vcoco": str(vcoco), "coco": str(coco), "ids": str(ids), "pred": str(pred)})
+    files = {"vcoco": str(vcoco), "coco": str(coco), "ids": str(ids), "pred": str(pred)}
+    return actions, image_ids, instances, dets, files
+
+
+def evaluate_files(vcoco, coco, ids, pred, *, iou: float = 0.5) -> VcocoResult:
+    """:func:`evaluate` on the official files (:func:`read_files`)."""
+    actions, image_ids, instances, dets, files = read_files(vcoco, coco, ids, pred)
+    return evaluate(actions, instances, image_ids, dets, iou=iou, files=files)

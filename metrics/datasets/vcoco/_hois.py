@@ -7,6 +7,16 @@ sanitizes them (x2 = x1 + w − 1, clipped to the image), the verb the action-ro
 (``stand``, ``walk``, ``run``, ``smile``), roles without a visible object and people V-COCO did
 not label give no HOI; the image is the COCO image id as text.
 
+The detections (``vsrl_eval.py``'s pickle) become HOIs the same way
+(:func:`prediction_hois`): one per detection and action-role with a role box and a score, the
+person box as human box, the role box as object box and the role score as score. The pickle
+names no object category, so each role box takes the COCO category of the COCO box of its image
+(any category, people included, boxes as ``vsrl_eval.py`` sanitizes them) it overlaps most,
+when that +1-pixel IoU is ≥ 0.5; a role box overlapping no COCO box that much is counted
+(``no_coco_box``) and left out, and so are role values that are missing or not finite, and
+boxes with x2 < x1 or y2 < y1 (``invalid``). The category comes from the annotations, so a
+role box on the wrong object is scored as an HOI with that object.
+
 >>> import numpy as np
 >>> from metrics.datasets.vcoco._evaluation import GroundTruth
 >>> from metrics.datasets.vcoco._readers import VcocoAction
@@ -23,6 +33,8 @@ not label give no HOI; the image is the COCO image id as text.
 from __future__ import annotations
 
 import numpy as np
+
+from metrics.detection._boxes import box_iou
 
 
 def ground_truth_hois(gt, actions, category_names: dict, *, source: str = "<vcoco>"):
@@ -41,14 +53,104 @@ def ground_truth_hois(gt, actions, category_names: dict, *, source: str = "<vcoc
                                   labels[action, role], objects, source=source)
 
 
-def write_hois(result, out_dir, *, source: str = "<vcoco>") -> dict:
-    """Write ``gt.jsonl`` in ``out_dir``: the HOIs of the ground truth ``result`` (a
-    :class:`~metrics.datasets.vcoco._evaluation.VcocoResult`) was computed on, in the JSON Lines
-    format ``score --dataset vcoco`` reads. Returns the file and its HOI count."""
+def coco_boxes(coco, image_ids):
+    """The COCO boxes of the split's images as ``vsrl_eval.py`` keeps them (``_sanitize``):
+    ``(image position in image_ids, box (n, 4), category id)``, image by image."""
+    from metrics.datasets.vcoco._evaluation import _sanitize
+
+    image_ids = np.asarray(image_ids, dtype=np.int64)
+    row = {int(i): k for k, i in enumerate(coco.image_id.tolist())}
+    width = np.array([coco.width[row[i]] if i in row else 0.0 for i in image_ids.tolist()])
+    height = np.array([coco.height[row[i]] if i in row else 0.0 for i in image_ids.tolist()])
+    pos = np.searchsorted(image_ids, coco.ann_image_id)
+    n = len(image_ids)
+    sel = np.flatnonzero((pos < n) & (image_ids[np.minimum(pos, max(n - 1, 0))] == coco.ann_image_id)) if n else \
+        np.zeros(0, dtype=np.int64)
+    sel = sel[np.argsort(pos[sel], kind="stable")]
+    kept, boxes = _sanitize(coco, sel, width[pos[sel]], height[pos[sel]])
+    return pos[sel][kept], boxes[kept], coco.category_id[sel][kept]
+
+
+def prediction_hois(dets, actions, coco, image_ids, *, iou: float = 0.5, source: str = "<vcoco>"):
+    """``(Detections, counts)``: the HOIs of V-COCO detections ``dets`` (a
+    :class:`~metrics.datasets.vcoco._readers.VcocoDetections`) of the split's images, with the
+    COCO category of the best-overlapping COCO box (module doc); ``counts`` holds the role
+    values left out by reason."""
+    from metrics.datasets.vcoco._vocabulary import role_label
+    from metrics.detection._detections import Detections
+
+    image_ids = np.asarray(image_ids, dtype=np.int64)
+    box_image, boxes, category = coco_boxes(coco, image_ids)
+    names = dict(zip(coco.category_ids.tolist(), coco.category_names))
+    n = len(image_ids)
+    pos = np.searchsorted(image_ids, dets.image_id)
+    in_split = (pos < n) & (image_ids[np.minimum(pos, max(n - 1, 0))] == dets.image_id) if n else \
+        np.zeros(len(dets), dtype=bool)
+    starts = np.searchsorted(box_image, np.arange(n + 1))
+    counts = {"detections_outside_split": int((~in_split).sum()), "missing": 0, "invalid": 0, "no_coco_box": 0}
+    parts = []
+    for action in actions:
+        for role in action.roles[1:]:
+            value = np.asarray(dets.scores[f"{action.name}_{role}"], dtype=np.float64)
+            box, score = value[:, :4], value[:, 4]
+            finite = np.isfinite(value).all(axis=1)
+            none = ~finite & np.isnan(value).all(axis=1) | finite & (box == 0).all(axis=1)
+            valid = finite & ~none & (box[:, 2] >= box[:, 0]) & (box[:, 3] >= box[:, 1])
+            counts["missing"] += int((in_split & none).sum())
+            counts["invalid"] += int((in_split & ~none & ~valid).sum())
+            rows = np.flatnonzero(in_split & valid)
+            best = _best_box(box[rows], pos[rows], starts, boxes, iou)
+            counts["no_coco_box"] += int((best < 0).sum())
+            rows, best = rows[best >= 0], best[best >= 0]
+            parts.append((rows, box[rows], score[rows], category[best], role_label(action.name, role)))
+    rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    order = np.argsort(pos[rows], kind="stable")
+    column = lambda k: np.concatenate([p[k] for p in parts])[order] if parts else np.zeros(0)  # noqa: E731
+    verbs = np.concatenate([np.full(len(p[0]), p[4], dtype=object) for p in parts])[order] if parts else []
+    rows = rows[order]
+    det = Detections.from_arrays(dets.image_id[rows].astype(str), dets.person_box[rows].astype(np.float64),
+                                 column(1).reshape(-1, 4), verbs,
+                                 np.array([names[c] for c in column(3).tolist()], dtype=object), column(2),
+                                 source=source)
+    return det, counts
+
+
+def _best_box(box, image, starts, boxes, iou):
+    """Per role box, the index of the COCO box of its image with the largest +1-pixel IoU
+    (first on ties) when that is ≥ ``iou``, else −1."""
+    count = starts[image + 1] - starts[image]
+    edge = np.repeat(np.arange(len(box)), count)
+    first = np.cumsum(count) - count
+    target = np.repeat(starts[image], count) + np.arange(len(edge)) - np.repeat(first, count)
+    overlap = box_iou(box[edge], boxes[target], pixel_offset=1.0)
+    best = np.full(len(box), -1)
+    has = np.flatnonzero(count > 0)
+    if len(has):
+        top = np.maximum.reduceat(overlap, first[has])
+        at_top = np.where(overlap == np.repeat(top, count[has]), np.arange(len(overlap)), len(overlap))
+        pick = target[np.minimum.reduceat(at_top, first[has])]
+        best[has] = np.where(top >= iou, pick, -1)
+    return best
+
+
+def write_hois(out_dir, actions, instances, image_ids, *, ground_truth, dets=None, iou: float = 0.5,
+               sources: dict) -> dict:
+    """Write ``out_dir/gt.jsonl`` (the HOIs of ``ground_truth``, a
+    :class:`~metrics.datasets.vcoco._evaluation.GroundTruth`) and, with ``dets``,
+    ``out_dir/pred.jsonl`` (:func:`prediction_hois`), in the JSON Lines format
+    ``score --dataset vcoco`` reads. ``sources`` names the ``vcoco`` and ``pred`` files. Returns
+    the files, their HOI counts and the role values left out."""
     from pathlib import Path
 
     from metrics.detection._detections import write_jsonl
 
-    det = result.hois(source)
-    path = write_jsonl(det, Path(out_dir) / "gt.jsonl", with_scores=False)
-    return {"gt": {"file": str(path), "hois": len(det)}}
+    names = dict(zip(instances.category_ids.tolist(), instances.category_names))
+    truth = ground_truth_hois(ground_truth, actions, names, source=sources["vcoco"])
+    predicted = None if dets is None else prediction_hois(dets, actions, instances, image_ids, iou=iou,
+                                                           source=sources["pred"])
+    out = Path(out_dir)
+    written = {"gt": {"file": str(write_jsonl(truth, out / "gt.jsonl", with_scores=False)), "hois": len(truth)}}
+    if predicted is not None:
+        det, counts = predicted
+        written["pred"] = {"file": str(write_jsonl(det, out / "pred.jsonl")), "hois": len(det), "left_out": counts}
+    return written

@@ -1,7 +1,7 @@
 """The V-COCO vocabulary: its 26 actions as 25 action-role verb labels plus 4 agent-only actions,
 and COCO's 80 objects.
 
-V-COCO annotates, per person, whether they do each of 26 actions and, for 21 of them, the
+V-COCO annotates, per person, whether they do each of 26 actions and, for 22 of them, the
 object of each role (``obj`` or ``instr``; ``hit``, ``eat`` and ``cut`` have both). An HOI, as
 SHOE scores it, needs an object, so a verb label here is an *action-role* (``hit-instr``,
 ``hit-obj``) — the unit V-COCO's role AP is reported on. ``stand``, ``walk``, ``run`` and
@@ -13,7 +13,7 @@ The objects are COCO's 80 categories, the same labels and synsets as HICO-DET's 
 empty and scores use the (verb, object) classes of the ground truth.
 
 >>> vcoco().verb_synset("hit-instr"), vcoco().object_synset("tennis racket")
-('hit.v.01', 'tennis_racket.n.01')
+('hit.v.03', 'tennis_racket.n.01')
 """
 
 from __future__ import annotations

@@ -118,7 +118,8 @@ class HoiSimilarity(StudyType):
     default_scale = SHOE_SCALE
     required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")
     sampler_options = {"n": int, "seed": int, "class_weights": str, "verb_sim": str,
-                       "object_sim": str, "w": float, "redistribute": bool, "categories": list}
+                       "object_sim": str, "w": float, "redistribute": bool, "categories": list,
+                       "closed_vocabulary": bool}
     export_columns = ("item_id", "category", "gt_verb", "gt_object", "pred_verb", "pred_object",
                       "level", "verb_sim", "object_sim")
     recalibrates_matrices = True
@@ -210,10 +211,14 @@ class HoiSimilarity(StudyType):
         for key, value in row.items():
             if key not in known and key not in ("item_id", "role", "expected") and value not in (None, ""):
                 fields[key] = str(value)
-        if dataset != datasets.DEFAULT:  # a HICO-DET item stays as it was before datasets
+        if dataset != datasets.DEFAULT:  # the default dataset is not named in an item
             fields["dataset"] = dataset
         fields["display"] = {**display, **{f"{f}_gloss": gloss(fields[f]) for f, _ in SLOTS}}
         return fields
+
+    def shown_senses(self, fields: dict) -> list[str]:
+        """The four synsets of the pair (ground truth and prediction, verb and object)."""
+        return [fields[f] for f, _ in SLOTS]
 
     def export_item(self, fields: dict) -> dict:
         out = {k: v for k, v in fields.items() if k != "display"}
@@ -237,7 +242,8 @@ class HoiSimilarity(StudyType):
         items, report = sampler.sample_pairs(
             options.get("n", 500), options.get("seed", 0), verb_matrix=matrix("verb_sim"),
             object_matrix=matrix("object_sim"), class_weights=weights, w=options.get("w", 0.5),
-            redistribute=options.get("redistribute", True), dataset=dataset, categories=categories)
+            redistribute=options.get("redistribute", True), dataset=dataset, categories=categories,
+            closed_vocabulary=options.get("closed_vocabulary"), exclude_senses=options.get("exclude_senses", ()))
         return items, report.text()
 
     def attention_items(self, items: list[dict], count: int) -> list[tuple[dict, str]]:

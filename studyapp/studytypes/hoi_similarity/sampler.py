@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.vocab import gloss, is_synset_name, load_default, pos_of
+from metrics.vocab import excluded_reason, gloss, is_synset_name, load_default, pos_of
 from metrics.datasets import Vocabulary
 from metrics.core import numbers
 
@@ -109,11 +109,15 @@ def _glossed(labels: tuple[str, ...], pos: str) -> np.ndarray:
 
 
 class _Side:
-    """Candidates of one part of speech, bucketed by their score against a ground truth."""
+    """Candidates of one part of speech, bucketed by their score against a ground truth:
+    glossed synsets of the matrix (of ``allowed`` only, when given), none of ``excluded``."""
 
-    def __init__(self, matrix: SimilarityMatrix, pos: str):
+    def __init__(self, matrix: SimilarityMatrix, pos: str, *, allowed: set | None = None,
+                 excluded: frozenset = frozenset()):
         self.matrix = matrix
-        self.candidates = _glossed(tuple(matrix.labels), pos)
+        self.candidates = np.array([c for c in _glossed(tuple(matrix.labels), pos)
+                                    if (allowed is None or c in allowed) and not excluded_reason(c, excluded)],
+                                   dtype=object)
         self.candidate_set = set(self.candidates)
         self._buckets: dict[str, dict[float, np.ndarray]] = {}
 
@@ -219,12 +223,17 @@ def _classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[p
     return classes, pd.Series(class_weights.to_numpy(), index=classes["hoi_id"])
 
 
-def _drawable_classes(vocabulary: Vocabulary, class_weights: pd.Series | None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The classes whose verb and object have synsets (``gv``, ``go``), and their weights."""
+def _drawable_classes(vocabulary: Vocabulary, class_weights: pd.Series | None,
+                      excluded: frozenset = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
+    """The classes whose verb and object have synsets (``gv``, ``go``) that may be shown, and
+    their weights."""
     classes, class_weights = _classes(vocabulary, class_weights)
     classes["gv"] = [vocabulary.verb_synset(v) for v in classes["verb"]]
     classes["go"] = [vocabulary.object_synset(o) for o in classes["object"]]
-    classes = classes[classes["gv"].notna() & classes["go"].notna()].reset_index(drop=True)
+    shown = [not (excluded_reason(v, excluded) or excluded_reason(o, excluded)) if v and o else False
+             for v, o in zip(classes["gv"], classes["go"])]
+    classes = classes[classes["gv"].notna() & classes["go"].notna() & np.array(shown, dtype=bool)
+                      ].reset_index(drop=True)
     if class_weights is None:
         return classes, np.ones(len(classes))
     weights = class_weights.reindex(classes["hoi_id"]).fillna(0.0).to_numpy(dtype=float)
@@ -301,19 +310,29 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
                  object_matrix: SimilarityMatrix | None = None,
                  class_weights: pd.Series | None = None, vocabulary: Vocabulary | None = None,
                  w: float = 0.5, redistribute: bool = True, dataset: str | None = None,
-                 categories=(1, 2, 3)) -> tuple[pd.DataFrame, SampleReport]:
+                 categories=(1, 2, 3), closed_vocabulary: bool | None = None,
+                 exclude_senses=()) -> tuple[pd.DataFrame, SampleReport]:
     """Draw ``n`` (ground truth, prediction) HOI pairs of ``dataset`` (HICO-DET by default: its
     HOI classes are the ground truths, its baseline matrices the default matrices); returns the
     items and the fill report. ``vocabulary`` replaces the dataset's vocabulary; ``categories``
     keeps the cells of those categories only (``[2]``: a verb-similarity study, every pair with
-    the ground truth's object)."""
+    the ground truth's object). ``closed_vocabulary``: predicted verbs and objects only from the
+    vocabulary's own synsets (default: the dataset's ``study_predictions``, closed except for
+    HICO-DET). No sense of the offensive-sense exclusion (:func:`metrics.vocab.excluded_senses`)
+    or of ``exclude_senses`` is drawn, on either side."""
     if n < 1:
         raise InputError(f"n must be at least 1, got {n}")
     cells = [cell for cell in CELLS if cell[0] in check_categories(categories)]
     vocabulary = vocabulary or datasets.load_vocabulary(dataset)
-    verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v")
-    objects = _Side(object_matrix or load_default("n", dataset=dataset), "n")
-    classes, weights = _drawable_classes(vocabulary, class_weights)
+    if closed_vocabulary is None:
+        closed_vocabulary = datasets.get(dataset).study_predictions == "closed"
+    excluded = frozenset(exclude_senses)
+    allowed = {pos: set(filter(None, (vocabulary.verbs if pos == "v" else vocabulary.objects)["synset"]))
+               if closed_vocabulary else None for pos in ("v", "n")}
+    verbs = _Side(verb_matrix or load_default("v", dataset=dataset), "v", allowed=allowed["v"], excluded=excluded)
+    objects = _Side(object_matrix or load_default("n", dataset=dataset), "n", allowed=allowed["n"],
+                    excluded=excluded)
+    classes, weights = _drawable_classes(vocabulary, class_weights, excluded)
     rng = np.random.default_rng(seed)
     share = _shares(n, rng, cells)
     reach = _reach(classes, verbs, objects, cells, w)

@@ -1,4 +1,6 @@
 """The official HICO-DET evaluation, vectorized: per-class AP as ``ywchao/ho-rcnn`` computes it.
+It is also the standard mAP procedure of every dataset without AP code of its own
+(:class:`ClassAP`, over the class set the dataset's :class:`~metrics.core._registry.StandardMap` names).
 
 Reference (transcribed line by line in ``tests/reference/hico_official.py``):
 ``evaluation/VOCevaldet_bboxpair.m`` (assignment, 11-point AP) and ``evaluation/eval_one.m``
@@ -113,39 +115,41 @@ def _ap_and_recall_all_point(pairs, gt_class, pred_class, pred_score, n_classes)
     return np.nan_to_num(ap, nan=0.0), rec
 
 
-class HicoClassAP:
-    """Per-class AP and recall in the Default and Known-Object settings over the evaluation's
-    class set (see :meth:`compute`)."""
+class ClassAP:
+    """Per-class AP and recall in the Default and Known-Object settings over a dataset's standard
+    mAP class set (see :meth:`compute`); ``ko_ap`` / ``ko_rec`` are ``None`` when the dataset's
+    own AP code computes it (it has no Known-Object setting)."""
 
-    def __init__(self, classes, default_ap, default_rec, ko_ap, ko_rec, protocol, class_set):
-        self.classes, self.protocol, self.class_set = classes, protocol, class_set
+    def __init__(self, classes, default_ap, default_rec, ko_ap, ko_rec, protocol, own_classes, dataset):
+        self.classes, self.protocol, self.own_classes, self.dataset = classes, protocol, own_classes, dataset
         self.default_ap, self.default_rec, self.ko_ap, self.ko_rec = default_ap, default_rec, ko_ap, ko_rec
 
     @classmethod
     def compute(cls, gt, pred, gt_class, pred_combo, pred_v, pred_o, verbs, objects, class_keys,
-                table, vocabulary, *, iou, protocol, pairs):
-        """Class set: the 600 HICO-DET classes (``eval_one.m`` evaluates ``num_action`` = 600)
-        when every ground-truth class is one, listed after the ground truth's own classes;
-        otherwise the ground truth's classes. Predictions of other classes take no part."""
+                table, vocabulary, *, iou, protocol, pairs, dataset):
+        """Class set (``dataset.standard_map``): the dataset's evaluated classes (HICO-DET's 600,
+        ``eval_one.m`` ``num_action``) when every ground-truth class is one, listed after the
+        ground truth's own classes; otherwise the ground truth's classes. Predictions of other
+        classes take no part."""
         from metrics.detection._hoi_labels import class_table, classes_of
+        standard = dataset.standard_map
         keys = list(class_keys)
-        all_hico = bool(table["hoi_id"].notna().all()) and protocol == "official"
-        if all_hico:
+        own = None if standard.classes is None else vocabulary.classes[standard.classes(vocabulary.classes)]
+        own_classes = (own is not None and protocol == "official"
+                       and set(keys) <= set(zip(own["verb"], own["object"])))
+        if own_classes:
             seen = set(keys)
-            keys += [k for k in zip(vocabulary.classes["verb"], vocabulary.classes["object"]) if k not in seen]
+            keys += [k for k in zip(own["verb"], own["object"]) if k not in seen]
         n = len(keys)
         pred_class = classes_of(pred_combo, pred_v, pred_o, verbs.pred_class_key, objects.pred_class_key,
                                  {k: i for i, k in enumerate(keys)})[0]
-        # Known-Object: the (image, object) pairs present in the ground truth
-        object_code = {o: i for i, o in enumerate(dict.fromkeys([k[1] for k in keys]
-                                                                 + list(objects.gt_class_key)))}
-        gt_obj = np.array([object_code[k] for k in objects.gt_class_key], dtype=np.int64)[objects.gt_code]
-        class_obj = np.array([object_code[k[1]] for k in keys], dtype=np.int64)
-        n_o = len(object_code)
-        present = np.unique(gt.image * n_o + gt_obj)
-        pc = np.maximum(pred_class, 0)
-        known = np.isin(pred.image * n_o + class_obj[pc], present) & (pred_class >= 0)
-        pred_class_ko = np.where(known, pred_class, -1)
+        classes = class_table(keys, vocabulary)
+        if own_classes and standard.ap is not None:
+            ap, rec = standard.ap(classes, gt.image, gt_class, np.hstack([gt.human_box, gt.object_box]),
+                                  pred.image, pred_class, np.hstack([pred.human_box, pred.object_box]),
+                                  pred.score, iou=iou)
+            return cls(classes, ap, rec, None, None, protocol, own_classes, dataset)
+        pred_class_ko = _known_object(gt, pred, keys, pred_class, objects)
         if protocol == "official":
             n_gt = np.bincount(gt_class, minlength=n)
             j_max, ov_max = best_overlap(gt.image, gt_class, gt.human_box, gt.object_box, pred.image, pred_class,
@@ -162,21 +166,43 @@ class HicoClassAP:
                 gt_only = np.where(pcls < len(class_keys), pcls, -1)
                 ap, rec = _ap_and_recall_all_point(pairs, gt_class, gt_only, pred.score, len(class_keys))
                 out += [np.r_[ap, np.zeros(n - len(class_keys))], np.r_[rec, np.zeros(n - len(class_keys))]]
-        classes = class_table(keys, vocabulary)
-        return cls(classes, *out, protocol=protocol, class_set="hico600" if all_hico else "ground truth")
+        return cls(classes, *out, protocol=protocol, own_classes=own_classes, dataset=dataset)
+
+    def masks(self, subset_masks: dict) -> dict:
+        """The subset masks of the standard mAP: ``subset_masks`` (over :attr:`classes`) with
+        Full narrowed to the dataset's Full classes when its own class set is used."""
+        full = self.dataset.standard_map.full
+        if self.own_classes and full is not None:
+            subset_masks = {**subset_masks, "full": np.asarray(full(self.classes), dtype=bool)}
+        return subset_masks
 
     def subsets(self, masks: dict) -> dict:
-        """``{"default": {subset: mAP}, "known_object": {...}}`` and the mean recalls."""
+        """``{"default": {subset: mAP}, "known_object": {...}}`` and the mean recalls
+        (``known_object`` ``None`` without that setting)."""
         out = {}
         for setting, ap, rec in (("default", self.default_ap, self.default_rec),
                                  ("known_object", self.ko_ap, self.ko_rec)):
+            if ap is None:
+                out[setting] = out[setting + "_mrec"] = None
+                continue
             out[setting] = {name: (float(ap[m].mean()) if m.any() else None) for name, m in masks.items()}
             out[setting + "_mrec"] = {name: (_nan_none(rec[m].mean()) if m.any() else None)
                                       for name, m in masks.items()}
         return out
 
+    def _procedure_source(self) -> str:
+        title, official = self.dataset.title, self.dataset.official
+        return (f"the HICO-DET evaluation (ywchao/ho-rcnn eval_one.m, VOCevaldet_bboxpair.m) applied to {title}'s "
+                "classes" + (f"; {title}'s own evaluation: {official}" if official else ""))
+
     def card(self, iou: float) -> dict:
         """How the numbers were made (the ``protocol`` key of the result)."""
+        standard, title = self.dataset.standard_map, self.dataset.title
+        class_set = standard.class_set if self.own_classes else standard.ground_truth_classes
+        rare = standard.rare or f"none ({title} has no rare split)"
+        if self.own_classes and standard.ap is not None:
+            return {"name": self.protocol, **standard.procedure(iou), "class_set": class_set, "rare": rare,
+                    "source": standard.source}
         if self.protocol == "official":
             return {"name": "official",
                     "interpolation": "11-point (t = 0:0.1:1 as MATLAB computes it, p = max precision at recall ≥ t)",
@@ -184,21 +210,31 @@ class HicoClassAP:
                     "assignment": "VOC best overlap: the ground truth of the class in the image with the largest "
                                   "min IoU, first on ties; a false positive when it is already taken",
                     "sort": "descending confidence, stable (image order, then file order)",
-                    "class_set": ("600 HICO-DET classes (classes without ground truth: AP 0)"
-                                  if self.class_set == "hico600" else "classes of the ground truth"),
-                    "rare": "138 rare classes (< 10 training instances)",
+                    "class_set": class_set, "rare": rare,
                     "settings": "default; known_object = a class's detections only in images whose ground "
                                 "truth contains its object",
-                    "source": "ywchao/ho-rcnn evaluation/eval_one.m, evaluation/VOCevaldet_bboxpair.m"}
+                    "source": standard.source or self._procedure_source()}
         return {"name": "all-point",
                 "interpolation": "all-point (area under the precision envelope)",
                 "iou": "continuous coordinates (no +1), min(IoU_human, IoU_object) ≥ %g" % iou,
                 "assignment": "best unmatched ground truth of the class in the image",
                 "sort": "descending confidence, stable (image order, then file order)",
-                "class_set": "classes of the ground truth",
-                "rare": "138 rare classes (< 10 training instances)",
+                "class_set": standard.ground_truth_classes, "rare": rare,
                 "settings": "default; known_object as in the official evaluation",
                 "source": "this project's earlier reading (not the official evaluation)"}
+
+
+def _known_object(gt, pred, keys, pred_class, objects):
+    """``eval_one.m`` l.199–206: the prediction classes with a class's detections kept only in
+    images whose ground truth contains that class's object (−1 elsewhere)."""
+    object_code = {o: i for i, o in enumerate(dict.fromkeys([k[1] for k in keys] + list(objects.gt_class_key)))}
+    gt_obj = np.array([object_code[k] for k in objects.gt_class_key], dtype=np.int64)[objects.gt_code]
+    class_obj = np.array([object_code[k[1]] for k in keys], dtype=np.int64)
+    n_o = len(object_code)
+    present = np.unique(gt.image * n_o + gt_obj)
+    pc = np.maximum(pred_class, 0)
+    known = np.isin(pred.image * n_o + class_obj[pc], present) & (pred_class >= 0)
+    return np.where(known, pred_class, -1)
 
 
 def _nan_none(x) -> float | None:

@@ -1,0 +1,68 @@
+"""``metrics`` installs alone: ``pip install .`` into a fresh, plain virtual environment (no
+system site packages; dependencies from the package index) pulls neither Streamlit nor the
+database stack nor matplotlib; scoring works there, and ``diagnose --out``, which needs the
+``report`` extra for its plots, says so in one line and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import venv
+
+import pytest
+
+from projectpaths import ROOT
+
+APP_STACK = {"streamlit", "sqlalchemy", "sqlmodel", "psycopg", "psycopg-binary", "altair", "pillow", "matplotlib"}
+GT = {"image": "a.jpg", "hois": [{"human_box": [0, 0, 10, 10], "object_box": [10, 10, 20, 20], "verb": "ride",
+                                  "object": "horse"}]}
+
+
+@pytest.mark.slow
+def test_the_metric_package_installs_alone_in_a_fresh_venv(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for package in ("metrics", "studyapp"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
+    env_dir = tmp_path / "env"
+    venv.create(env_dir, with_pip=True, system_site_packages=False)
+    python = str(env_dir / "bin" / "python")
+    start = time.perf_counter()
+    pip = subprocess.run([python, "-m", "pip", "install", "--quiet", str(source)], capture_output=True, text=True,
+                         timeout=3600)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    print(f"pip install took {time.perf_counter() - start:.0f} s")
+    listed = subprocess.run([python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True)
+    installed = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert "hoi-semantic-eval" in installed and not installed & APP_STACK, installed & APP_STACK
+
+    run_env = {**os.environ, "HOI_NLTK_DATA": str(ROOT / ".data" / "nltk_data"), "PYTHONPATH": ""}
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "gt.jsonl").write_text(json.dumps(GT) + "\n")
+    pred = {**GT, "hois": [{**GT["hois"][0], "score": 0.9}]}
+    (work / "pred.jsonl").write_text(json.dumps(pred) + "\n")
+
+    def metrics(*args):
+        return subprocess.run([python, "-m", "metrics", *args], cwd=work, capture_output=True, text=True,
+                              env=run_env, timeout=600)
+    done = metrics("score", "--gt", "gt.jsonl", "--pred", "pred.jsonl", "--json", "s.json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((work / "s.json").read_text())["shoe_map"] == pytest.approx(1.0, abs=1e-6)
+    imported = subprocess.run([python, "-c", "import sys, metrics, metrics.api, metrics.datasets; "
+                               "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                               "('streamlit', 'sqlalchemy', 'sqlmodel', 'studyapp', 'matplotlib')))"],
+                              cwd=work, capture_output=True, text=True, env=run_env)
+    assert imported.returncode == 0 and imported.stdout.strip() == "[]", imported.stderr
+    report = metrics("diagnose", "--gt", "gt.jsonl", "--pred", "pred.jsonl", "--out", "report")
+    assert report.returncode == 2 and report.stderr.count("\n") == 1, report.stderr
+    assert report.stderr.startswith("metrics diagnose: error: argument --out: ")
+    assert "matplotlib" in report.stderr and "pip install 'hoi-semantic-eval[report]'" in report.stderr
+    assert not (work / "report").exists()
+    assert sys.executable != python
