@@ -42,12 +42,14 @@ class SessionError(RuntimeError):
 @dataclass
 class Screen:
     """What one script run drew: the item screen's data (``item``: the answer component's
-    ``data``, naming ``item_id``), the Start button's widget id, the page's title texts."""
+    ``data``, naming ``item_id``), the Start button's widget id, the headings, alerts and
+    exceptions' texts."""
     item: dict | None = None
     component_id: str | None = None
     start_button: str | None = None
     texts: list[str] = field(default_factory=list)
     finished: bool = False
+    data_at: float | None = None   # time.monotonic() when the item screen's data arrived
 
     @property
     def item_id(self) -> int | None:
@@ -66,18 +68,22 @@ async def http_get_cookies(base: str, path_query: str, cookies: dict[str, str]) 
             head += "Cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()) + "\r\n"
         writer.write((head + "\r\n").encode())
         await writer.drain()
-        data = await asyncio.wait_for(reader.read(), RUN_TIMEOUT_S)
+        header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), RUN_TIMEOUT_S)
+        lines = header.decode("latin-1").split("\r\n")
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            if name == "set-cookie":
+                key, _, val = value.strip().split(";", 1)[0].partition("=")
+                cookies[key.strip()] = val.strip()
+            elif name == "content-length":
+                length = int(value)
+        await asyncio.wait_for(reader.readexactly(length), RUN_TIMEOUT_S)   # the page, as a browser reads it
     finally:
         writer.close()
-    status_line, _, rest = data.partition(b"\r\n")
-    if b" 200 " not in status_line + b" ":
-        raise SessionError(f"GET {path_query}: {status_line.decode(errors='replace')}")
-    for line in rest.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
-        name, _, value = line.decode("latin-1").partition(":")
-        if name.strip().lower() == "set-cookie":
-            pair = value.strip().split(";", 1)[0]
-            key, _, val = pair.partition("=")
-            cookies[key.strip()] = val.strip()
+    if " 200 " not in lines[0] + " ":
+        raise SessionError(f"GET {path_query}: {lines[0]}")
     return cookies
 
 
@@ -186,6 +192,7 @@ class WebSession:
         if kind == "bidi_component":
             screen.item = json.loads(element.bidi_component.json) if element.bidi_component.json else {}
             screen.component_id = element.bidi_component.id
+            screen.data_at = time.monotonic()
         elif kind == "button" and element.button.label.startswith("Start"):
             screen.start_button = element.button.id
         elif kind == "heading":
