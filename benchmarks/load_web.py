@@ -42,7 +42,9 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.load_web_measure import Press, Samples, check_answers, flatness, latency_ms, resources
+from benchmarks import load_web_profile
+from benchmarks.load_web_measure import (Press, Samples, check_answers, flatness, latency_ms, resources,
+                                         slowest)
 from benchmarks.web_session import SessionError, WebSession
 
 THINK_MEDIAN_S, THINK_SIGMA = 4.0, 0.42   # lognormal: 90% of think times within 2-8 s
@@ -133,7 +135,7 @@ class Run:
     async def press(self, session: WebSession, presses: list[Press], shown: int, value: str):
         """Answer ``value`` on item ``shown``; the next screen, or None after an error."""
         start = time.monotonic()
-        press = Press(shown, value, False, None)
+        press = Press(shown, value, False, None, start)
         presses.append(press)
         try:
             screen = await session.answer(value)
@@ -228,7 +230,8 @@ def browser_annotator(base: str, token: str, answers: int, think_s: float, out: 
 
 
 def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_scale: float,
-            duration: float | None, every: float, browser: bool, churn_factor: int = 0, tag: str = "") -> dict:
+            duration: float | None, every: float, browser: bool, churn_factor: int = 0, tag: str = "",
+            profile: Path | None = None) -> dict:
     """``n`` annotators (``churn_factor`` x ``n`` more arriving as others finish) against the
     cluster; the figures of the run."""
     total = n * (1 + churn_factor) + 1
@@ -252,20 +255,29 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
         thread = threading.Thread(target=browser_annotator, args=(cluster.base, browser_token, 30,
                                                                   THINK_MEDIAN_S * think_scale, browser_out))
         thread.start()
+    profiler = []
+    if profile is not None:   # the steady state: after the arrivals, for a minute
+        timer = threading.Timer(ramp, lambda: profiler.append(load_web_profile.start(cluster.pids()[0], 60, profile)))
+        timer.start()
     t0 = time.monotonic()
     asyncio.run(drive(run, people, delays, samples, every, churn=newcomers if churn_factor else None))
     wall = time.monotonic() - t0
     if thread is not None:
         thread.join()
+    if profile is not None:
+        timer.cancel()
     presses = [p for ps in run.pressed.values() for p in ps]
     check = check_answers(run.pressed)
     result = {"instances": cluster.n, "annotators": n, "sessions": len(run.pressed), "answers": len(presses),
               "answers_per_s": round(len(presses) / wall, 2), "seconds": round(wall, 1),
-              "latency_ms": latency_ms(presses), "errors": len(run.errors), "error_examples": run.errors[:5],
+              "latency_ms": latency_ms(presses), "slowest": slowest(presses, t0), "errors": len(run.errors), "error_examples": run.errors[:5],
               "check": check, "resources": resources(samples, len(presses), baseline),
               "load_avg": [round(x, 2) for x in os.getloadavg()], "samples": samples.rows}
     if browser:
         result["browser"] = browser_out
+    if profiler and profiler[0] is not None:
+        profiler[0].wait()
+        result["profile"] = load_web_profile.summarize(profile)
     return result
 
 
@@ -284,6 +296,9 @@ def print_run(r: dict) -> None:
           f"server {res['server_cpu_ms_per_answer']} ms CPU/answer (client {res['client_cpu_ms_per_answer']})  "
           f"{res['mib_per_session']} MiB/session, {res['rss_peak_mib']} MiB peak  load {r['load_avg'][0]}",
           flush=True)
+    if r.get("profile"):
+        print(f"  profile of app1 ({r['profile']['samples']} samples running): by library "
+              f"{r['profile']['innermost_library']}\n  by project function {r['profile']['project_function']}")
     if r.get("browser"):
         print(f"  browser annotator beside the load: {r['browser']}")
     for example in r["error_examples"]:
@@ -309,6 +324,7 @@ def parse_args(argv=None):
     p.add_argument("--soak", type=float, help="soak for this many minutes")
     p.add_argument("--percent", type=float, default=70.0, help="soak load, %% of --of (default 70)")
     p.add_argument("--of", type=int, help="the measured capacity the soak's --percent refers to")
+    p.add_argument("--profile", action="store_true", help="profile instance 1 for a minute after the ramp (py-spy)")
     p.add_argument("--json", type=Path, help="write every figure (and the samples) as JSON")
     args = p.parse_args(argv)
     if args.soak is not None and not args.of:
@@ -353,7 +369,8 @@ def main(argv=None) -> int:
             for n in counts:
                 duration = args.step_seconds if args.capacity else None
                 answers = max(args.answers, math.ceil(args.step_seconds / THINK_MEDIAN_S)) if args.capacity else args.answers
-                r = one_run(cluster, n, **{**common, "answers": answers}, duration=duration)
+                r = one_run(cluster, n, **{**common, "answers": answers}, duration=duration,
+                            profile=tmp / f"profile-{n_inst}-{n}.txt" if args.profile else None)
                 print_run(r)
                 results.append(r)
                 if not args.capacity:

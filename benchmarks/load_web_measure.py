@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import resource
-import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -104,6 +103,7 @@ class Press:
     value: str
     acked: bool
     seconds: float | None
+    sent: float = 0.0   # time.monotonic() when it was sent
 
 
 def check_answers(pressed: dict[int, list[Press]]) -> dict:
@@ -152,5 +152,7 @@ def latency_ms(presses: list[Press]) -> dict:
     return {"p50": p50, "p95": p95, "p99": p99, "n": int(len(values))}
 
 
-def wall_clock() -> float:
-    return time.monotonic()
+def slowest(presses: list[Press], t0: float, count: int = 10) -> list[tuple[float, float]]:
+    """(seconds into the run, seconds to the next screen) of the ``count`` slowest answers."""
+    timed = sorted((p for p in presses if p.seconds is not None), key=lambda p: -p.seconds)[:count]
+    return [(round(p.sent - t0, 1), round(p.seconds, 2)) for p in timed]
