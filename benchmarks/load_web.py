@@ -62,7 +62,7 @@ def make_study(n_items: int, raters: int, per_annotator: int, tag: str) -> tuple
     vocab = hico()
     verbs = [v for v in vocab.verb_labels if v != "no_interaction"]
     classes = vocab.classes[vocab.classes["verb"] != "no_interaction"]
-    pairs = [(gv, go, pv) for gv, go in zip(classes["verb"], classes["object"]) for pv in verbs[::7]
+    pairs = [(gv, go, pv) for gv, go in zip(classes["verb"], classes["object"]) for pv in verbs[::2]
              if vocab.verb_synset(pv) != vocab.verb_synset(gv)]
     random.Random(0).shuffle(pairs)
     if n_items > len(pairs):
@@ -252,7 +252,7 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
     browser_out: dict = {}
     thread = None
     if browser:
-        thread = threading.Thread(target=browser_annotator, args=(cluster.base, browser_token, 30,
+        thread = threading.Thread(target=browser_annotator, args=(cluster.base, browser_token, min(answers, 30),
                                                                   THINK_MEDIAN_S * think_scale, browser_out))
         thread.start()
     profiler = []
@@ -361,7 +361,12 @@ def main(argv=None) -> int:
                 r = one_run(cluster, n, **common, duration=seconds, churn_factor=churn, tag=f"soak{n_inst}")
                 r["flatness"] = flatness(_samples_of(r))
                 print_run(r)
-                print(f"  memory per instance (MiB, 2nd quarter -> last quarter): {r['flatness']}")
+                c = r["check"]
+                clean = not (r["errors"] or c["lost"] or c["doubled"] or c["wrong_item"] or c["wrong_value"])
+                print(f"  memory per instance (MiB, 2nd quarter -> last quarter): {r['flatness']['instances']}")
+                print(f"  soak {'PASSED' if clean and r['flatness']['flat'] else 'FAILED'}: memory "
+                      f"{'flat' if r['flatness']['flat'] else 'GREW'} (tolerance {r['flatness']['tolerance']:.0%}), "
+                      f"{r['errors']} errors, {c['lost']} lost, {c['doubled']} doubled", flush=True)
                 results.append(r)
                 continue
             counts = [int(x) for x in args.steps.split(",")] if args.capacity else [args.annotators]
@@ -397,17 +402,17 @@ def _samples_of(r: dict) -> Samples:
 
 
 def print_table(table, p95_ms: float) -> None:
-    cores = os.cpu_count() or 1
-    print(f"\ncapacity (p95 answer -> next screen <= {p95_ms:g} ms, no error, nothing lost; "
-          f"client on the same {cores} cores):")
-    print("  instances  annotators  per instance  per core  answers/s  p95 ms  server CPU ms/answer  MiB/session")
+    print(f"\ncapacity (p95 answer -> next screen <= {p95_ms:g} ms, no error, nothing lost; client on the "
+          f"same {os.cpu_count()} cores; per busy core: annotators / the instances' CPU seconds per second):")
+    print("  instances  annotators  per instance  per busy core  answers/s  p95 ms  server CPU ms/answer  MiB/session")
     for n_inst, best in table:
         if best is None:
             print(f"  {n_inst:9d}  below the first step")
             continue
         lat, res = best["latency_ms"], best["resources"]
+        busy = res["server_cpu_s"] / best["seconds"]   # cores the instances kept busy
         print(f"  {n_inst:9d}  {best['annotators']:10d}  {best['annotators'] / n_inst:12.0f}  "
-              f"{best['annotators'] / cores:8.0f}  {best['answers_per_s']:9.2f}  {lat['p95']:6}  "
+              f"{best['annotators'] / busy if busy else 0:13.0f}  {best['answers_per_s']:9.2f}  {lat['p95']:6}  "
               f"{res['server_cpu_ms_per_answer']:20}  {res['mib_per_session']}")
 
 
