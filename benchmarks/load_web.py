@@ -11,7 +11,8 @@ HAProxy (``deploy.cluster``), on ``--db`` (default: a temporary SQLite file). Af
 answer is checked against the database: stored once, on the item on that session's screen.
 
 Reported per run: answers/s; p50/p95/p99 from an answer sent to the next screen's data
-received; errors; the app instances' CPU per answer and memory (total, per instance over time,
+received; errors; reloads the balancer sent to another instance (its cookie affinity must keep
+a tab on one); the app instances' CPU per answer and memory (total, per instance over time,
 per open session at the peak), from ``/proc``. The load generator shares the machine: its own
 CPU (one process, all sessions) is measured apart and printed per answer, so the server's share
 is what the instances' own counters say, not the machine's load.
@@ -98,6 +99,7 @@ class Run:
         self.errors: list[str] = []
         self.open_sessions = 0
         self.finished = 0
+        self.instance_changes = 0
 
     async def annotator(self, annotator_id: int, token: str, delay: float, seed: int) -> None:
         rng = random.Random(seed)
@@ -130,6 +132,7 @@ class Run:
             self.errors.append(f"annotator {annotator_id}: {exc}")
         finally:
             self.open_sessions -= 1
+            self.instance_changes += session.instance_changes
             await session.close()
 
     async def press(self, session: WebSession, presses: list[Press], shown: int, value: str):
@@ -271,6 +274,7 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
     result = {"instances": cluster.n, "annotators": n, "sessions": len(run.pressed), "answers": len(presses),
               "answers_per_s": round(len(presses) / wall, 2), "seconds": round(wall, 1),
               "latency_ms": latency_ms(presses), "slowest": slowest(presses, t0), "errors": len(run.errors), "error_examples": run.errors[:5],
+              "instance_changes": run.instance_changes,
               "check": check, "resources": resources(samples, len(presses), baseline),
               "load_avg": [round(x, 2) for x in os.getloadavg()], "samples": samples.rows}
     if browser:
@@ -284,7 +288,7 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
 def passes(result: dict, p95_ms: float) -> bool:
     p95 = result["latency_ms"]["p95"]
     c = result["check"]
-    return (p95 is not None and p95 <= p95_ms and not result["errors"]
+    return (p95 is not None and p95 <= p95_ms and not result["errors"] and not result["instance_changes"]
             and not (c["lost"] or c["doubled"] or c["wrong_item"] or c["wrong_value"]))
 
 
@@ -292,7 +296,7 @@ def print_run(r: dict) -> None:
     lat, res, c = r["latency_ms"], r["resources"], r["check"]
     print(f"  {r['instances']} inst  {r['annotators']:4d} annotators  {r['answers']:6d} answers  "
           f"{r['answers_per_s']:6.2f}/s  p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms  "
-          f"errors {r['errors']}  lost {c['lost']} doubled {c['doubled']} wrong item {c['wrong_item']}  "
+          f"errors {r['errors']}  instance changes {r['instance_changes']}  lost {c['lost']} doubled {c['doubled']} wrong item {c['wrong_item']}  "
           f"server {res['server_cpu_ms_per_answer']} ms CPU/answer (client {res['client_cpu_ms_per_answer']})  "
           f"{res['mib_per_session']} MiB/session, {res['rss_peak_mib']} MiB peak  load {r['load_avg'][0]}",
           flush=True)

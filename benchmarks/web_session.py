@@ -33,6 +33,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 TRIGGER_PREFIX = "$$STREAMLIT_INTERNAL_KEY_"  # a component's trigger widget: PREFIX + id + "__events"
 RUN_TIMEOUT_S = 60.0
+AFFINITY_COOKIE = "STUDYAPP_INSTANCE"  # the balancer's (deploy/haproxy.cfg)
 
 
 class SessionError(RuntimeError):
@@ -98,11 +99,14 @@ class WebSession:
         self.page_hash = ""
         self.screen = Screen()
         self.bytes_received = 0
+        self.instance_changes = 0   # reloads the balancer sent to another instance than before
 
     async def open(self) -> Screen:
         """Load the page and run its script (a new tab, or a reload of this one)."""
         await self.close()
+        before = self.cookies.get(AFFINITY_COOKIE)
         await http_get_cookies(self.base, "/?" + self.query_string, self.cookies)
+        self.instance_changes += before is not None and self.cookies.get(AFFINITY_COOKIE) != before
         ws_url = "ws" + self.base[4:] + "/_stcore/stream"
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else None
         self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
