@@ -194,6 +194,15 @@ async def drive(run: Run, people: list[tuple[int, str]], delays: list[float], sa
     samples.take(time.monotonic() - t0, 0)
 
 
+async def warm_up(cluster) -> None:
+    """Run the annotator page once on every instance (a link that names nobody), so that the
+    baseline of memory and CPU is taken after the page's first run has loaded its modules."""
+    for k in range(cluster.n):
+        session = WebSession(cluster.instance_base(k), "token=warm-up")
+        await session.open()
+        await session.close()
+
+
 def browser_annotator(base: str, token: str, answers: int, think_s: float, out: dict) -> None:
     """One headless Chromium annotator beside the load: key press -> next item drawn."""
     from selenium import webdriver
@@ -248,6 +257,7 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
     delays = arrivals(n, ramp, rng)
     deadline = time.monotonic() + (duration if duration else 10 ** 6)
     run = Run(cluster.base, think_scale, deadline)
+    asyncio.run(warm_up(cluster))
     pids = {f"app{k + 1}": pid for k, pid in enumerate(cluster.pids())}
     pids["haproxy"] = cluster.balancer.pid
     samples = Samples(pids)
