@@ -223,11 +223,15 @@ def streamlit_command(port: int, address: str) -> list[str]:
     """The Streamlit server command. XSRF protection is set on explicitly, so no
     ``.streamlit/config.toml`` or environment variable can turn it off. Streamlit's full
     garbage collection after every script run is off: it held each answer's next item back by
-    ~80 ms (measured); Python's own generational collection still runs. The pages'
-    modules are imported before the server starts (``studyapp.server``)."""
+    ~80 ms (measured); Python's own generational collection still runs. Streamlit's
+    file watcher is off: it polled every module's file for every open session, which took
+    about half the server's CPU per answer with 60 annotators and stalled answers for seconds
+    (``benchmarks/load_web.py``). The pages' modules are imported before the server starts
+    (``studyapp.server``)."""
     return [sys.executable, "-m", "studyapp.server", "run", str(APP), "--server.port", str(port),
             "--server.address", address, "--server.headless", "true",
             "--server.enableXsrfProtection", "true", "--runner.postScriptGC", "false",
+            "--server.fileWatcherType", "none",
             "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
 
 

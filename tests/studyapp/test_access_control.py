@@ -263,6 +263,7 @@ def test_serve_keeps_xsrf_protection_on():
     flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags["--server.enableXsrfProtection"] == "true"
     assert flags["--runner.postScriptGC"] == "false"  # ~80 ms per answer
+    assert flags["--server.fileWatcherType"] == "none"  # polled every module per session
     assert "--server.enableCORS" not in flags or flags["--server.enableCORS"] == "true"
     assert not any("xsrf" in c.lower() and "false" in c.lower() for c in cmd)
     config_file = ROOT / ".streamlit" / "config.toml"

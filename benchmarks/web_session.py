@@ -1,0 +1,207 @@
+"""One annotator's browser session without a browser: Streamlit's own protocol messages over
+``/_stcore/stream`` (``streamlit.proto``: ``BackMsg`` up, ``ForwardMsg`` down), as the page
+sends and reads them.
+
+A session first loads the page over HTTP (``GET /?token=...``, which gives it the load
+balancer's affinity cookie, as a browser gets it), then opens the websocket with that cookie and
+asks for a script run with the invite link's query string. It reads what the page draws: the
+"Start" button of the instructions, and the item screen (the answer component, ``studyapp.
+answer_bar``, whose data name the item on screen). An answer is what the component sends on a
+key press: its trigger ``action`` = ``{item_id, kind, value, comment, nonce}`` in a rerun
+request, with the widget states the page holds.
+
+    session = WebSession("http://127.0.0.1:8501", "token=...")
+    screen = await session.open()          # instructions or the first item
+    screen = await session.press_start()   # the first item
+    screen = await session.answer(3)       # the next item's screen
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+TRIGGER_PREFIX = "$$STREAMLIT_INTERNAL_KEY_"  # a component's trigger widget: PREFIX + id + "__events"
+RUN_TIMEOUT_S = 60.0
+AFFINITY_COOKIE = "STUDYAPP_INSTANCE"  # the balancer's (deploy/haproxy.cfg)
+
+
+class SessionError(RuntimeError):
+    """The server closed the session, refused it, or did not answer in time."""
+
+
+@dataclass
+class Screen:
+    """What one script run drew: the item screen's data (``item``: the answer component's
+    ``data``, naming ``item_id``), the Start button's widget id, the headings, alerts and
+    exceptions' texts."""
+    item: dict | None = None
+    component_id: str | None = None
+    start_button: str | None = None
+    texts: list[str] = field(default_factory=list)
+    finished: bool = False
+    data_at: float | None = None   # time.monotonic() when the item screen's data arrived
+
+    @property
+    def item_id(self) -> int | None:
+        return int(self.item["item_id"]) if self.item else None
+
+
+async def http_get_cookies(base: str, path_query: str, cookies: dict[str, str]) -> dict[str, str]:
+    """``GET`` the page as a browser loads it; the cookies the response sets (the balancer's
+    affinity cookie among them) are added to ``cookies``."""
+    url = urlsplit(base)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port or 80)
+    try:
+        head = (f"GET {path_query} HTTP/1.1\r\nHost: {url.netloc}\r\nConnection: close\r\n"
+                f"User-Agent: studyapp-load-web\r\n")
+        if cookies:
+            head += "Cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()) + "\r\n"
+        writer.write((head + "\r\n").encode())
+        await writer.drain()
+        header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), RUN_TIMEOUT_S)
+        lines = header.decode("latin-1").split("\r\n")
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            if name == "set-cookie":
+                key, _, val = value.strip().split(";", 1)[0].partition("=")
+                cookies[key.strip()] = val.strip()
+            elif name == "content-length":
+                length = int(value)
+        await asyncio.wait_for(reader.readexactly(length), RUN_TIMEOUT_S)   # the page, as a browser reads it
+    finally:
+        writer.close()
+    if " 200 " not in lines[0] + " ":
+        raise SessionError(f"GET {path_query}: {lines[0]}")
+    return cookies
+
+
+class WebSession:
+    """An annotator's tab: one websocket (re-opened by :meth:`reload`), its widget states."""
+
+    def __init__(self, base: str, query_string: str):
+        self.base = base.rstrip("/")
+        self.query_string = query_string
+        self.cookies: dict[str, str] = {}
+        self.ws = None
+        self.page_hash = ""
+        self.screen = Screen()
+        self.bytes_received = 0
+        self.instance_changes = 0   # reloads the balancer sent to another instance than before
+
+    async def open(self) -> Screen:
+        """Load the page and run its script (a new tab, or a reload of this one)."""
+        await self.close()
+        before = self.cookies.get(AFFINITY_COOKIE)
+        await http_get_cookies(self.base, "/?" + self.query_string, self.cookies)
+        self.instance_changes += before is not None and self.cookies.get(AFFINITY_COOKIE) != before
+        ws_url = "ws" + self.base[4:] + "/_stcore/stream"
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else None
+        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
+                                           max_size=2**24, open_timeout=RUN_TIMEOUT_S, ping_interval=None)
+        self.page_hash = ""
+        return await self.rerun([])
+
+    async def reload(self) -> Screen:
+        return await self.open()
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            ws, self.ws = self.ws, None
+            await ws.close()
+
+    async def press_start(self) -> Screen:
+        if not self.screen.start_button:
+            raise SessionError(f"no Start button on screen: {self.screen.texts[:3]}")
+        state = WidgetState(id=self.screen.start_button, trigger_value=True)
+        return await self.rerun([state])
+
+    async def answer(self, value, item_id: int | None = None) -> Screen:
+        """Press the key of ``value`` on the item screen (the answer names the item shown)."""
+        return await self.action("answer", value, item_id)
+
+    async def back(self) -> Screen:
+        return await self.action("back", None)
+
+    async def action(self, kind: str, value, item_id: int | None = None) -> Screen:
+        screen = self.screen
+        if not screen.item:
+            raise SessionError(f"no item screen to act on: {screen.texts[:3]}")
+        payload = {"item_id": item_id if item_id is not None else screen.item["item_id"], "kind": kind,
+                   "value": value, "comment": None, "nonce": secrets.token_hex(8), "not_applied": []}
+        state = WidgetState(id=screen.component_id, json_value="{}")  # the component's own (empty) state
+        trigger = WidgetState(id=f"{TRIGGER_PREFIX}{screen.component_id}__events",
+                              json_trigger_value=json.dumps([{"event": "action", "value": payload}]))
+        return await self.rerun([state, trigger])
+
+    async def rerun(self, widgets: list[WidgetState]) -> Screen:
+        """Ask for a script run with ``widgets``; returns what it drew once it finished."""
+        msg = BackMsg(rerun_script=ClientState(query_string=self.query_string,
+                                               page_script_hash=self.page_hash))
+        msg.rerun_script.widget_states.widgets.extend(widgets)
+        msg.rerun_script.context_info.timezone = "UTC"
+        msg.rerun_script.context_info.url = f"{self.base}/?{self.query_string}"
+        await self.ws.send(msg.SerializeToString())
+        return await self.read_run()
+
+    async def read_run(self) -> Screen:
+        """Read forward messages until the script run ends."""
+        screen = Screen()
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while True:
+            try:
+                raw = await asyncio.wait_for(self.ws.recv(), max(deadline - time.monotonic(), 0.01))
+            except asyncio.TimeoutError:
+                raise SessionError("no script_finished within %.0f s" % RUN_TIMEOUT_S) from None
+            except websockets.ConnectionClosed as exc:
+                raise SessionError(f"connection closed ({exc.code})") from None
+            self.bytes_received += len(raw)
+            fwd = ForwardMsg()
+            fwd.ParseFromString(raw)
+            kind = fwd.WhichOneof("type")
+            if kind == "new_session":
+                self.page_hash = fwd.new_session.page_script_hash or self.page_hash
+            elif kind == "delta":
+                self.read_delta(fwd.delta, screen)
+            elif kind == "script_finished":
+                if fwd.script_finished in (ForwardMsg.FINISHED_SUCCESSFULLY,
+                                           ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
+                    screen.finished = True
+                    self.screen = screen
+                    return screen
+                if fwd.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    raise SessionError("the page did not compile")
+                # FINISHED_EARLY_FOR_RERUN: a callback's st.rerun(); the next run follows
+            elif kind == "page_info_changed":
+                self.query_string = fwd.page_info_changed.query_string
+
+    @staticmethod
+    def read_delta(delta, screen: Screen) -> None:
+        if delta.WhichOneof("type") != "new_element":
+            return
+        element = delta.new_element
+        kind = element.WhichOneof("type")
+        if kind == "bidi_component":
+            screen.item = json.loads(element.bidi_component.json) if element.bidi_component.json else {}
+            screen.component_id = element.bidi_component.id
+            screen.data_at = time.monotonic()
+        elif kind == "button" and element.button.label.startswith("Start"):
+            screen.start_button = element.button.id
+        elif kind == "heading":
+            screen.texts.append(element.heading.body)
+        elif kind == "alert":
+            screen.texts.append(element.alert.body)
+        elif kind == "exception":
+            screen.texts.append("exception: " + element.exception.message)
