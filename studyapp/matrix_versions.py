@@ -65,7 +65,7 @@ class Recalibration:
 
     def provenance(self) -> dict:
         r = self.result
-        # a HICO-DET version's provenance stays as before datasets (no key: HICO-DET)
+        # a HICO-DET version's provenance has no dataset key: HICO-DET is the default
         dataset = {} if self.dataset == datasets.DEFAULT else {"dataset": self.dataset}
         return {"studies": self.studies, **dataset, "based_on": self.based_on, "n_items": r["n_items"],
                 "n_ratings": r["n_ratings"], "method": r["method"], "parameters": r["parameters"],

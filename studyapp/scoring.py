@@ -74,7 +74,7 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
             raise InputError(f"matrix version {name!r} holds {own} matrices, not {dataset} ones: "
                              "score each dataset's versions apart")
         matrices[f"version {name}"] = (verb, obj)
-    dataset = None if dataset in (None, datasets.DEFAULT) else dataset   # HICO-DET: as before
+    dataset = None if dataset in (None, datasets.DEFAULT) else dataset   # HICO-DET, the default: no name
     truth = read_detections(gt)
     steps, done = len(predictions) * len(matrices), 0
     results: dict[str, dict[str, dict]] = {}

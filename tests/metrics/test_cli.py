@@ -68,7 +68,7 @@ def test_import_and_help_pull_in_no_heavy_library():
 @pytest.mark.parametrize("signal_error, said", [(KeyboardInterrupt(), "interrupted"),
                                                 (KeyboardInterrupt("terminated"), "terminated")])
 def test_ctrl_c_and_sigterm_end_both_command_lines_with_one_line_saying_so(monkeypatch, capsys, signal_error, said):
-    """Ctrl-C (a KeyboardInterrupt without text) used to print "error: " and nothing after it."""
+    """Ctrl-C (a KeyboardInterrupt without text) says what happened, not a bare "error: "."""
     import metrics.commands._match as match
     from metrics import cli as metrics_cli
     from studyapp import cli as studyapp_cli

@@ -136,7 +136,7 @@ def hoi(**kw):
 
 GOOD = json.dumps({"image": "a.jpg", "hois": [hoi()]})
 
-# files the fast path must decline; the validating reader then gives today's result or error
+# files the fast path must decline; the validating reader then gives its result or error
 DECLINED = {
     "duplicate key, last wins": GOOD + "\n" + '{"image": "b.jpg", "image": "c.jpg", "hois": []}\n',
     "duplicate key in a hoi": '{"image": "a.jpg", "hois": [{"human_box": [0, 0, 1, 1], "object_box": [0, 0, 1, 1], '

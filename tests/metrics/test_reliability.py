@@ -300,7 +300,7 @@ def test_resampled_ranks_equal_scipy_rankdata_on_each_resample(levels, monkeypat
 
 def test_icc_without_any_variance_is_undefined_not_an_error():
     """Two raters who each give one constant rating: no item variance, no residual; ICC is
-    0 / 0 (NaN) where it used to raise ZeroDivisionError (found by the dashboard's tests)."""
+    0 / 0 (NaN), not a ZeroDivisionError."""
     m = pd.DataFrame({"a": [1.0] * 5, "b": [3.0] * 5})
     out = icc(m)
     assert math.isnan(out["consistency"]) and out["agreement"] == 0.0

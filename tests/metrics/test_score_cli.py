@@ -189,9 +189,9 @@ def test_the_documented_example_files_score(tmp_path):
 
 @pytest.mark.parametrize("command", ["score", "diagnose"])
 def test_json_nested_past_pythons_parser_is_one_line(tmp_path, command):
-    """A record nested 200,000 arrays deep made the fast reader's format check raise
-    RecursionError, a traceback (a class the bad-input table had not); now the validating
-    reader refuses it in one line naming the file and line."""
+    """A record nested 200,000 arrays deep, past Python's parser: the fast reader's format
+    check does not raise RecursionError; the validating reader refuses it in one line naming
+    the file and line."""
     gt = _write(tmp_path / "gt.jsonl", [{"image": "x.jpg", "hois": [_hoi()]}])
     deep = tmp_path / "deep.jsonl"
     deep.write_text(json.dumps({"image": "x.jpg", "hois": [_hoi(score=0.5)]}) + "\n"

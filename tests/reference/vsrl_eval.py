@@ -6,7 +6,7 @@ original's, statement for statement; the only changes:
 
 - NumPy 2: ``np.bool`` → ``bool`` (l.87, 232, 358; removed in NumPy 1.24), and l.167's
   assignment of a one-element array to an array element (an error since NumPy 2.x) takes the
-  element (``aid.item()``, which raises as before when there is not exactly one);
+  element (``aid.item()``, which, like the original, raises when there is not exactly one);
 - in-memory inputs: the V-COCO list, the COCO dict and the split's ids are passed instead of
   file names (l.29–38), and ``_do_eval`` takes a function that returns the detections where the
   original unpickles its file — called three times, once per evaluation (l.199–200, 331–332), as

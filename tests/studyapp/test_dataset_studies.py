@@ -301,7 +301,7 @@ def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_p
     base_sigma = 0.5 * baseline("v", "vcoco").sim("hit.v.01", "kick.v.01") + 0.5
     assert base["kick-obj"]["shoe_ap"] == pytest.approx(base_sigma ** 2, abs=1e-6)
     hico_run = matrix_versions.recalibrate_studies(["t"], folds=2)
-    assert hico_run.dataset == "hico-det" and "dataset" not in hico_run.provenance()   # as before datasets
+    assert hico_run.dataset == "hico-det" and "dataset" not in hico_run.provenance()   # HICO-DET: no key
     matrix_versions.save_version("h1", hico_run)
     with pytest.raises(InputError, match="matrix version 'h1' holds hico-det matrices, not vcoco ones"):
         scoring.score_models(tmp_path / "gt.jsonl", {"m": tmp_path / "pred.jsonl"}, ["vc1", "h1"])

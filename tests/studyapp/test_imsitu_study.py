@@ -147,7 +147,7 @@ examples = "{folder}"
 
 
 def test_the_guides_spec_and_the_demo_spec_load(shared_data, tmp_path):
-    """The guide's ```toml``` block ran into "missing key 'title'"; it is now a complete spec and
+    """The guide's ```toml``` block is a complete spec (no "missing key 'title'") and
     studies/demo_imsitu.toml exists. Both load (from studies/, where their relative path points)."""
     import re
 

@@ -155,7 +155,7 @@ def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, mo
 
 def test_compare_with_a_constant_side_says_spearman_is_undefined_without_a_warning():
     """Every shared pair scored 2 in A: Spearman's ρ is undefined (None, "n/a"), and SciPy's
-    ConstantInputWarning no longer reaches the log."""
+    ConstantInputWarning does not reach the log."""
     import warnings
 
     from metrics.study._shoe_pool import compare_lines
