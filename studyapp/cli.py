@@ -20,7 +20,7 @@ from metrics.core import OneLineParser, input_file, integer, number, output_dir,
 from . import config
 
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
-NEEDS_DATABASE = ("invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
+NEEDS_DATABASE = ("invite", "owner", "share", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
 APP = Path(__file__).resolve().parent / "app.py"
 
@@ -53,6 +53,11 @@ def _add_setup_parsers(sub) -> None:
     owner = sub.add_parser("owner", help="give a study to another account (its researchers see it)")
     owner.add_argument("study", help="study slug")
     owner.add_argument("account", help="an owner or researcher account (see `account list`)")
+
+    share = sub.add_parser("share", help="let another account see and download a study or a matrix version")
+    share.add_argument("kind", choices=("study", "version"))
+    share.add_argument("name", help="study slug or version name")
+    share.add_argument("account", help="the account to share it with (see `account list`)")
 
     inv = sub.add_parser("invite", help="create invite links for a study")
     inv.add_argument("study", help="study slug")
@@ -251,6 +256,14 @@ def cmd_owner(args) -> int:
         study_id = study_by_slug(session, args.study).id
     old = set_owner(study_id, args.account)
     print(f"study {args.study!r} now belongs to {args.account!r} (before: {old or 'nobody'!r})")
+    return 0
+
+
+def cmd_share(args) -> int:
+    from .accounts import share
+
+    share(args.kind, args.name, args.account)
+    print(f"{args.kind} {args.name!r} is shared with {args.account!r} (it may see and download it)")
     return 0
 
 
@@ -544,6 +557,7 @@ def cmd_account(args) -> int:
 
 
 COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "owner": cmd_owner,
+            "share": cmd_share,
             "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
             "prolific-status": cmd_prolific_status,
