@@ -184,3 +184,42 @@ def test_every_download_is_audited_with_its_study_and_entries_are_read_by_their_
 def events(kind: str) -> list[Event]:
     with storage.read_session() as session:
         return list(session.exec(select(Event).where(Event.kind == kind)))
+
+
+# ------------------------------------------------------------------------ two researchers, both databases
+def page_text(at) -> str:
+    """Every value and table the console page drew (a data frame as its JSON)."""
+    parts = []
+    for kind in ("title", "subheader", "markdown", "caption", "info", "warning", "success", "error", "code"):
+        parts += [str(e.value) for e in at.get(kind)]
+    parts += [d.value.to_json() for d in at.dataframe]
+    parts += [json.dumps(list(s.options)) for s in at.selectbox] + [json.dumps(list(m.options)) for m in at.multiselect]
+    parts += [b.label for b in at.get("download_button")]
+    return "\n".join(parts)
+
+
+def test_two_researchers_find_nothing_of_each_other_in_their_consoles(db_backend, tmp_path, monkeypatch):
+    """The walk-through on SQLite and PostgreSQL: each researcher owns a rated study and a matrix
+    version saved from it; in every area of one's console (each study tab, the matrices, the
+    scoring, the audit log), and through the address, no name of the other's objects appears."""
+    accounts.add_account("alice", "researcher", PASSWORDS["alice"])
+    accounts.add_account("bob", "researcher", PASSWORDS["bob"])
+    names = {"alice": ("alices-study", "alices-version"), "bob": ("bobs-study", "bobs-version")}
+    for who, (slug, version) in names.items():
+        (tmp_path / slug).mkdir()
+        actor = Actor(who, "researcher")
+        studies.create_study(load_spec(write_spec(tmp_path / slug, n_items=12, raters=3, slug=slug)), actor=actor)
+        simulate_study(slug, k=3, noise=0.5, seed=1)
+        matrix_versions.save_version(version, matrix_versions.recalibrate_studies([slug], folds=3, actor=actor),
+                                     actor=actor)
+    for who, other in (("alice", "bob"), ("bob", "alice")):
+        own, foreign = names[who], names[other]
+        seen = []
+        for tab in ("Dashboard", "Details", "Progress", "Preview", "Invite", "Export"):
+            seen.append(page_text(open_tab(console(who), tab)))
+        for area in ("Matrices", "Scoring", "Audit log"):
+            seen.append(page_text(open_area(console(who), area)))
+        seen.append(page_text(open_area(console(who, study=foreign[0], version=foreign[1]), "Matrices")))
+        text = "\n".join(seen)
+        assert own[0] in text and own[1] in text
+        assert foreign[0] not in text and foreign[1] not in text, (who, other)
