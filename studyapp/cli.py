@@ -339,7 +339,8 @@ def cmd_export(args) -> int:
 
 def cmd_status(args) -> int:
     from .storage import read_session
-    from .studies import progress, set_status, study_by_slug
+    from . import prolific
+    from .studies import counts_line, progress, set_status, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
@@ -349,10 +350,13 @@ def cmd_status(args) -> int:
     if "items_done" in p:
         print(f"{p['study']}: {p['status']}, {p['items_done']} of {p['items']} items done (adaptive: at "
               f"the target SE or at max_raters), {p['ratings_done']} ratings (at most "
-              f"{p['ratings_needed']}), {len(p['annotators'])} annotators")
+              f"{p['ratings_needed']})")
     else:
         print(f"{p['study']}: {p['status']}, {p['ratings_done']} of {p['ratings_needed']} ratings "
-              f"({p['items']} items), {len(p['annotators'])} annotators")
+              f"({p['items']} items)")
+    print(f"annotators: {counts_line(p)}")
+    if (prolific_line := prolific.summary_line(study_id)) is not None:
+        print(f"Prolific: {prolific_line}")
     for a in p["annotators"]:
         print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
               f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")

@@ -16,11 +16,9 @@ from studyapp.views.console.common import actor
 def prolific_section(study) -> None:
     """Prolific participants by status (returned, timed out, screened out, ...), and Prolific's
     submissions export to pass their statuses in (``studyapp prolific-status``)."""
-    if not prolific.takes_prolific(spec_of(study)):
+    if (line := prolific.summary_line(study.id)) is None:
         return
-    counts = prolific.summary(study.id)
-    st.markdown("**Prolific** — " + (", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
-                                     if counts else "no participant yet"))
+    st.markdown(f"**Prolific** — {line}")   # fixed state names and counts
     if not accounts.may(actor(), "change", study):
         return
     key = f"prolific-export-{study.id}"

@@ -54,8 +54,9 @@ def progress_tab(study) -> None:
     else:
         cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
         st.progress(p["ratings_done"] / p["ratings_needed"] if p["ratings_needed"] else 0.0)
-    cols[1].metric("Annotators", len(p["annotators"]))
+    cols[1].metric("Rated at least once", p["rated_at_least_once"], help="annotators who answered a main item")
     cols[2].metric("Status", p["status"])
+    st.caption(inert.text(studies.counts_line(p)))
     st.markdown("**Per annotator**")
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
     prolific_section(study)
