@@ -25,6 +25,14 @@ NEEDS_DATABASE = ("invite", "owner", "share", "prolific-status", "export", "stat
 APP = Path(__file__).resolve().parent / "app.py"
 
 
+def text_table(frame) -> str:
+    """A table as lines of left-aligned columns under their names (two spaces apart)."""
+    cells = [list(map(str, frame.columns))] + [["" if v is None else str(v) for v in row]
+                                                for row in frame.itertuples(index=False)]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(cells[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
 def http_url(text: str) -> str:
     """An option type: an http(s) address with a host (``http://HOST:PORT``)."""
     from urllib.parse import urlsplit
@@ -448,7 +456,7 @@ def cmd_matrices(args) -> int:
 
     if args.action == "list":
         table = matrix_versions.list_versions()
-        print(table.to_string(index=False) if len(table) else "no matrix versions yet")
+        print(text_table(table) if len(table) else "no matrix versions yet")
     elif args.action == "export":
         for path in matrix_versions.export_version(args.name, args.out):
             print(path)
@@ -505,10 +513,11 @@ def cmd_list(_args) -> int:
 
     check_sqlite_file(config.database_url())
     path = config.sqlite_path(config.database_url())
-    if path is not None and not path.exists():
-        return 0  # no database yet: no studies (and none is made by looking)
-
-    for s in list_studies():
+    # no database file yet: no studies (and none is made by looking)
+    found = [] if path is not None and not path.exists() else list_studies()
+    if not found:
+        print("no studies yet (`python -m studyapp create SPEC` makes one)")
+    for s in found:
         print(f"{s.slug}\t{s.status}\t{s.study_type}\t{s.title}")
     return 0
 
@@ -549,7 +558,7 @@ def cmd_account(args) -> int:
 
     if args.account_command == "list":
         table = accounts.list_accounts()
-        print(table.to_string(index=False) if len(table) else "no accounts yet (the console password "
+        print(text_table(table) if len(table) else "no accounts yet (the console password "
               "signs in as the platform owner)")
     elif args.account_command == "add":
         accounts.add_account(args.name, args.role, read_password())

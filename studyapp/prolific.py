@@ -128,6 +128,15 @@ def outcome(annotator_id: int, engine: Engine | None = None) -> Outcome:
     return Outcome(kind, code, url)
 
 
+def outcome_codes(spec: StudySpec) -> list[tuple[str, str]]:
+    """(outcome, code) of every code the spec's ``[prolific]`` gives, as :func:`outcome` hands
+    them out: what to set up in Prolific (one completion code per outcome)."""
+    codes = [("completion", spec.completion_code), ("attention failed", spec.attention_failed_code),
+             ("screened out", spec.screened_out_code),
+             ("routed out", spec.routed_code or (spec.completion_code if spec.routing else None))]
+    return [(kind, code) for kind, code in codes if code]
+
+
 def failed_attention_checks(session, annotator_id: int) -> int:
     """How many of the annotator's attention checks got another answer than the expected one
     (the latest answer of each)."""

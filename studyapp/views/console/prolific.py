@@ -64,5 +64,5 @@ def prolific_hint(study) -> None:
         return
     prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
                     "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
-    st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL"
-               + (f"; completion code {inert.text(spec.completion_code)}." if spec.completion_code else "."))
+    codes = "; ".join(f"{kind} code {inert.text(code)}" for kind, code in prolific.outcome_codes(spec))
+    st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL" + (f"; {codes}." if codes else "."))
