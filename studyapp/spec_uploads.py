@@ -6,13 +6,16 @@ The uploads are written to a fresh folder (a zip's entries checked first: no abs
 function ``studyapp create`` uses, so it is checked exactly as the command checks it. A file
 name in the spec that is not beside it in the uploads (``path = "../data/items.csv"``) is
 pointed at the uploaded file of the same name. Errors name the uploaded files, never the
-folder they were written to.
+folder they were written to. :func:`launch` creates the study; the uploads are kept (under
+``config.uploads_dir()``) only when its items show images from them (an ``image_root`` inside).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import secrets
+import shutil
 import stat
 import zipfile
 from dataclasses import dataclass
@@ -20,6 +23,8 @@ from pathlib import Path, PurePosixPath
 
 from metrics import InputError
 
+from . import config, studies
+from .accounts import CLI, Actor
 from .spec_files import load_spec
 from .study_spec import StudySpec
 
@@ -121,3 +126,25 @@ def spec_from_uploads(spec: Upload | None, files: list[Upload], folder: Path) ->
         return load_spec(spec_path, files=lambda data: _point_at_uploads(data, spec_path.parent, by_name))
     except InputError as exc:
         raise InputError(str(exc).replace(f"{folder}/", "").replace(str(folder), "the uploads")) from None
+
+
+def shows_uploaded_images(spec: StudySpec, folder: Path) -> bool:
+    """Whether an item of ``spec`` shows images from inside ``folder`` (its ``image_root``)."""
+    inside = str(folder.resolve())
+    return any(str(item.fields.get("image_root", "")).startswith(inside) for item in spec.items)
+
+
+def launch(spec: Upload | None, files: list[Upload], *, actor: Actor = CLI) -> StudySpec:
+    """Create the study of the uploads (as ``studyapp create`` creates one from files); its
+    uploaded images stay under ``config.uploads_dir()``, everything else is removed."""
+    folder = config.uploads_dir() / secrets.token_hex(8)
+    folder.mkdir(parents=True)
+    try:
+        read = spec_from_uploads(spec, files, folder)
+        studies.create_study(read, actor=actor)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if not shows_uploaded_images(read, folder):
+        shutil.rmtree(folder, ignore_errors=True)
+    return read

@@ -129,3 +129,31 @@ def test_the_console_creates_the_study_from_one_zip_and_names_a_missing_file(fil
         drawn = session.exec(select(Item.item_key).where(Item.active_priority > 0)).all()
         rated = session.exec(select(Item.llm_rating).where(Item.role == "main")).all()
     assert 1 <= len(drawn) <= 8 and len(rated) == 8 and None not in rated
+
+
+def test_an_image_study_launches_from_one_zip_and_keeps_its_images(tmp_path, files):
+    """An imsitu_correctness study (spec, predictions, clusters and its images folder in one
+    zip): its images are kept under the uploads folder and load from the stored items; a study
+    without images leaves no folder behind."""
+    from studyapp import config, images
+    from studyhelpers import write_imsitu_study
+
+    source = tmp_path / "imsitu"
+    source.mkdir()
+    write_imsitu_study(source)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                archive.write(path, str(path.relative_to(source)))
+    spec = spec_uploads.launch(None, [spec_uploads.Upload("verbs.zip", buffer.getvalue())])
+    (kept,) = list(config.uploads_dir().iterdir())
+    roots = {item.fields["image_root"] for item in spec.items}
+    assert roots == {str((kept / "images").resolve())}
+    assert all(images.load_image(i.fields["image_root"], i.fields["image"]) is not None for i in spec.items)
+    spec_uploads.launch(uploads(files, "up.toml")[0], uploads(files, "items.csv", "llm.csv", "practice.csv"))
+    assert list(config.uploads_dir().iterdir()) == [kept]           # no images: nothing kept
+    with pytest.raises(InputError):                                  # a refusal keeps nothing either
+        spec_uploads.launch(uploads(files, "up.toml")[0], uploads(files, "items.csv"))
+    assert list(config.uploads_dir().iterdir()) == [kept]
+    assert sorted(s.slug for s in studies.list_studies()) == ["up", "verbs"]

@@ -1,7 +1,6 @@
 """The Create area: a study from a spec file in ``studies/`` or from uploads (the spec and every
 file it names, or one zip), and the study types' own console tools."""
 
-import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -33,7 +32,7 @@ def create_section() -> None:
         if specs:
             choice = st.selectbox("Spec file", specs, format_func=lambda p: p.name)
             if st.button("Create from file", key="create-file"):
-                create(lambda: load_spec(choice))
+                create(lambda: from_file(choice))
         else:
             st.caption("No spec files in studies/.")
     with upload:
@@ -46,24 +45,30 @@ def upload_section() -> None:
     limits = config.UPLOAD_LIMITS_MB
     spec_file = st.file_uploader(f"Spec (TOML, at most {limits['spec']} MB; or inside a zip below)", type=["toml"],
                                  key="spec-upload", max_upload_size=limits["spec"])
-    files = st.file_uploader(f"Files the spec names: items, LLM ratings, practice items (CSV), or one zip holding "
-                             f"the spec and its files (at most {limits['items']} MB each)",
+    files = st.file_uploader(f"Files the spec names: items, LLM ratings, practice items (CSV), images (a zip of "
+                             f"the image_root folder), or one zip holding the spec and its files (at most "
+                             f"{limits['items']} MB each)",
                              type=["csv", "zip", "json", "jsonl", "txt"], accept_multiple_files=True,
                              key="items-upload", max_upload_size=limits["items"])
     if (spec_file or files) and st.button("Create from upload", key="create-upload") and uploads_fit(
             (spec_file, "spec"), *[(f, "items") for f in files or []]):
         uploads = [spec_uploads.Upload(f.name, f.getvalue()) for f in files or []]
-        with tempfile.TemporaryDirectory() as tmp:
-            create(lambda: spec_uploads.spec_from_uploads(
-                spec_uploads.Upload(spec_file.name, spec_file.getvalue()) if spec_file else None, uploads, Path(tmp)))
+        spec = spec_uploads.Upload(spec_file.name, spec_file.getvalue()) if spec_file else None
+        create(lambda: spec_uploads.launch(spec, uploads, actor=actor()))
 
 
-def create(read_spec: Callable[[], StudySpec]) -> None:
-    """Create the study of ``read_spec()`` (a spec file, or the uploads), or show its one-line error."""
+def from_file(path: Path) -> StudySpec:
+    spec = load_spec(path)
+    studies.create_study(spec, actor=actor())
+    return spec
+
+
+def create(launch: Callable[[], StudySpec]) -> None:
+    """Create the study ``launch()`` creates (from a spec file, or the uploads) and open it, or
+    show its one-line error."""
     try:
         with st.spinner("Validating the spec and preparing the items..."):
-            spec = read_spec()
-            studies.create_study(spec, actor=actor())
+            spec = launch()
     except InputError as exc:
         st.error(inert.text(exc))
         return
