@@ -32,7 +32,7 @@ def create_section() -> None:
         if specs:
             choice = st.selectbox("Spec file", specs, format_func=lambda p: p.name)
             if st.button("Create from file", key="create-file"):
-                create(lambda: from_file(choice))
+                create(lambda: create_from_file(choice))
         else:
             st.caption("No spec files in studies/.")
     with upload:
@@ -57,7 +57,7 @@ def upload_section() -> None:
         create(lambda: spec_uploads.launch(spec, uploads, actor=actor()))
 
 
-def from_file(path: Path) -> StudySpec:
+def create_from_file(path: Path) -> StudySpec:
     spec = load_spec(path)
     studies.create_study(spec, actor=actor())
     return spec
