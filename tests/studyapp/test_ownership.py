@@ -14,7 +14,7 @@ from sqlmodel import select
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
 from studyapp import accounts, exports, matrix_versions, scoring, storage, studies
-from studyapp.accounts import FIRST_OWNER, Actor
+from studyapp.accounts import FIRST_OWNER, Actor, Owned
 from studyapp.models import Event
 from studyapp.simulate import simulate_study
 from studyapp.spec_files import load_spec
@@ -74,6 +74,16 @@ def test_the_rule_gives_each_role_its_row_of_the_table(world):
         (BOB, "download", va, False), (BOB, "change", sa, False),
         (VERA, "view", sa, True), (VERA, "view", va, True), (VERA, "download", sa, False),
         (VERA, "download", va, False), (VERA, "change", sa, False),
+    ]
+    vera_scores, alice_scores = (Owned("scores", "scores.json", who) for who in ("vera", "alice"))
+    on_sa = accounts.audit_entry(Event(id=1, kind="downloaded", actor="cli"), sa)
+    by_vera = accounts.audit_entry(Event(id=2, kind="downloaded", actor="vera"), sb)
+    expected += [
+        (VERA, "download", vera_scores, True), (VERA, "download", alice_scores, False),
+        (ALICE, "download", alice_scores, True), (BOB, "download", alice_scores, False),
+        (FIRST_OWNER, "audit", on_sa, True), (ALICE, "audit", on_sa, True), (BOB, "audit", on_sa, False),
+        (VERA, "audit", on_sa, False), (VERA, "audit", by_vera, True), (BOB, "audit", by_vera, True),
+        (ALICE, "audit", by_vera, False),
     ]
     assert [accounts.may(who, action, obj) for who, action, obj, _ in expected] == [ok for *_, ok in expected]
 
