@@ -108,7 +108,10 @@ def test_studies_in_the_console_and_by_address(world):
 def test_a_shared_study_is_seen_and_downloaded_not_changed(world):
     with pytest.raises(InputError, match="no study named 'sb'"):       # refused: not hers to share
         accounts.share("study", "sb", "alice", actor=ALICE)
-    accounts.share("study", "sa", "bob", actor=ALICE)                   # allowed: her own
+    at = open_tab(console("alice", study="sa"), "Progress")               # allowed: her own, by the form
+    at.text_input(key="share-study-sa-account").input("bob")
+    next(b for b in at.button if b.label == "Share").click().run()
+    assert not at.exception and [m.value for m in at.success] == ["Shared with bob: they may see and download it."]
     at = console("bob", study="sa")
     assert study_options(at) == ["sa", "sb"] and at.selectbox(key="study-pick").value == "sa"
     labels = [t.label for t in at.tabs]
