@@ -366,7 +366,7 @@ def cmd_status(args) -> int:
     if (prolific_line := prolific.summary_line(study_id)) is not None:
         print(f"Prolific: {prolific_line}")
     for a in p["annotators"]:
-        print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
+        print(f"  {a['annotator']:<24} {a['status']:<12} {a['done']:>4} / {a['target']:<4} "
               f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")
     return 0
 
