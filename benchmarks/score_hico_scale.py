@@ -58,7 +58,9 @@ def _jitter(rng, boxes, scale=0.08):
     return np.round(out, 1)
 
 
-def workload(n_images=9658, n_gt=33000, per_image=100, seed=0):
+def workload(n_images=9658, n_gt=33000, per_image=100, seed=0, *, model_seed=None):
+    """(ground truth, predictions): ``seed`` draws both; ``model_seed`` (when given) draws the
+    predictions alone, so two model seeds give two models of the same ground truth."""
     rng = np.random.default_rng(seed)
     classes = hico().classes
     verbs, objects = classes["verb"].to_numpy(object), classes["object"].to_numpy(object)
@@ -73,6 +75,8 @@ def workload(n_images=9658, n_gt=33000, per_image=100, seed=0):
     g_h[share] = g_h[first[g_img[share]]]
     g_o = _boxes(rng, len(g_img))
 
+    if model_seed is not None:
+        rng = np.random.default_rng([seed, model_seed])
     p_img = np.repeat(np.arange(n_images), per_image)
     n_pred = len(p_img)
     src = first[p_img] + (rng.random(n_pred) * counts[p_img]).astype(np.int64)

@@ -1,15 +1,23 @@
-"""Researcher accounts, their roles and the audit log of what they did.
+"""Researcher accounts, their roles, the one access rule and the audit log.
 
-Roles:
+Every object belongs to a study or an account: a study to its ``owner``; a matrix version to
+the account that saved it; scores to the account that scored them; reports, exports and
+downloads to their study; an audit entry to the study it names (else to the account that
+acted). :func:`may` is the one rule that decides, for every kind of object:
 
-- ``owner``: the platform's owner — every study, the accounts and the audit log. The console
-  password of ``STUDYAPP_ADMIN_PASSWORD`` (or the one printed at the first start) signs in as
-  the first owner, named ``owner``; the command line acts as the owner too (``cli``), since
-  whoever runs commands on the server holds the database anyway.
-- ``researcher``: creates studies, which they then own; sees and changes only their own
-  studies (invite, status, revoke, export, recalibrate from them); scores models.
-- ``viewer``: sees every study (dashboard, progress, preview) and scores models; changes
-  nothing and downloads no ratings.
+- ``owner``: the platform's owner — sees, downloads and changes everything; the accounts and
+  the whole audit log. The console password of ``STUDYAPP_ADMIN_PASSWORD`` (or the one printed
+  at the first start) signs in as the first owner, named ``owner``; the command line acts as
+  the owner too (``cli``), since whoever runs commands on the server holds the database anyway.
+- ``researcher``: creates studies and saves matrix versions, which they then own; sees and
+  downloads only their own objects and those explicitly shared with them (:func:`share`);
+  changes only their own; reads the audit entries of their own actions and studies.
+- ``viewer``: sees every study (dashboard, progress, preview, report) and every matrix
+  version's listing and comparison; downloads only what is shared with them and their own
+  scores; changes nothing; reads the audit entries of their own actions.
+
+An object without an owner (studies and versions made before owners existed) is the platform
+owner's.
 
 Passwords are stored as salted scrypt hashes (``auth.slow_hash``), compared in constant time.
 The audit log is the event log's console actions: each is written with its actor in the same
@@ -32,7 +40,7 @@ from sqlmodel import Session, select
 from metrics import InputError
 
 from . import auth
-from .models import Event, Researcher, Setting, Study
+from .models import Event, MatrixVersion, Researcher, Setting, Study
 from .storage import log_event, read_session, write_session
 
 ROLES = ("owner", "researcher", "viewer")
@@ -44,7 +52,7 @@ AUDITED = {"study_created": "created", "invites_created": "invited", "annotator_
            "matrix_version_saved": "recalibrated", "models_scored": "scored",
            "account_created": "account created", "account_password_set": "password changed",
            "admin_login": "signed in", "owner_changed": "owner changed", "downloaded": "downloaded",
-           "data_viewed": "viewed data", "prolific_statuses": "Prolific statuses"}
+           "data_viewed": "viewed data", "prolific_statuses": "Prolific statuses", "shared": "shared"}
 
 
 @dataclass(frozen=True)
@@ -58,38 +66,73 @@ class Actor:
 CLI = Actor("cli", "owner")
 FIRST_OWNER = Actor("owner", "owner")
 
-# what each role may do; "own" = only on studies the actor owns
-RIGHTS = {"owner": {"view": "all", "change": "all", "create": True, "score": True, "accounts": True},
-          "researcher": {"view": "own", "change": "own", "create": True, "score": True, "accounts": False},
-          "viewer": {"view": "all", "change": None, "create": False, "score": True, "accounts": False}}
+# what each role may do with an object; "own": objects it owns, or (except "change") that are
+# shared with it; "all": every object
+RIGHTS = {"owner": {"view": "all", "download": "all", "change": "all", "audit": "all", "create": True,
+                    "score": True, "accounts": True},
+          "researcher": {"view": "own", "download": "own", "change": "own", "audit": "own", "create": True,
+                         "score": True, "accounts": False},
+          "viewer": {"view": "all", "download": "own", "change": None, "audit": "own", "create": False,
+                     "score": True, "accounts": False}}
+OBJECT_ACTIONS = ("view", "download", "change", "audit")
 
 
-def may(actor: Actor, action: str, study: Study | None = None) -> bool:
-    """Whether ``actor`` may ``view`` / ``change`` ``study``, or ``create`` studies, ``score``
-    models, manage ``accounts`` (and read the audit log)."""
+@dataclass(frozen=True)
+class Owned:
+    """An object as the access rule sees it (scores, an audit entry); studies and matrix
+    versions are passed as they are: each has an ``owner`` and ``shared_with``."""
+
+    kind: str
+    name: str
+    owner: str | None
+    shared_with: str | None = None   # JSON list of account names
+
+
+def shared_accounts(obj) -> set[str]:
+    """The accounts an object (a study, a matrix version) is explicitly shared with."""
+    return set(json.loads(getattr(obj, "shared_with", None) or "[]"))
+
+
+def may(actor: Actor, action: str, obj=None) -> bool:
+    """The one access rule: whether ``actor`` may ``view`` / ``download`` / ``change`` an object
+    or read its ``audit`` entries (a study, a matrix version, or an :class:`Owned` such as
+    scores or an audit entry), or ``create`` studies, ``score`` models, manage ``accounts``.
+    An object without an owner (rows made before owners existed) is the platform owner's."""
     right = RIGHTS[actor.role][action]
     if right in ("all", True):
         return True
-    if right == "own":
-        return study is not None and study.owner == actor.name
-    return False
+    if right != "own" or obj is None:
+        return False
+    if obj.owner is not None and obj.owner == actor.name:
+        return True
+    return action != "change" and actor.name in shared_accounts(obj)
 
 
-def require(actor: Actor, action: str, study: Study | None = None) -> None:
+def describe(obj) -> str:
+    """``study 't'``, ``matrix version 'v1'``: how refusals name an object."""
+    if isinstance(obj, Study):
+        return f"study {obj.slug!r}"
+    if isinstance(obj, Owned):
+        return f"{obj.kind} {obj.name!r}"
+    return f"matrix version {obj.name!r}"
+
+
+def require(actor: Actor, action: str, obj=None) -> None:
     """InputError naming the actor, role and action when ``may`` says no."""
-    if not may(actor, action, study):
-        what = {"view": "see", "change": "change", "create": "create studies", "score": "score models",
-                "accounts": "manage accounts"}[action]
-        target = f" study {study.slug!r}" if study is not None else ""
+    if not may(actor, action, obj):
+        what = {"view": "see", "download": "download", "change": "change", "audit": "read the audit log of",
+                "create": "create studies", "score": "score models", "accounts": "manage accounts"}[action]
+        target = f" {describe(obj)}" if obj is not None else ""
         raise InputError(f"{actor.name} ({actor.role}) may not {what}{target}")
 
 
 def require_studies(actor: Actor, action: str, slugs: list[str], engine=None) -> list[Study]:
-    """The studies named ``slugs``, in order, once ``actor`` may ``action`` each of them."""
+    """The studies named ``slugs``, in order, once ``actor`` may ``action`` each of them (a study
+    the actor may not see is refused as if it did not exist)."""
     with read_session(engine) as session:
         found = {s.slug: s for s in session.exec(select(Study).where(Study.slug.in_(list(slugs))))}
     for slug in slugs:
-        if slug not in found:
+        if slug not in found or not may(actor, "view", found[slug]):
             raise InputError(f"no study named {slug!r}")
         require(actor, action, found[slug])
     return [found[slug] for slug in slugs]
@@ -163,6 +206,28 @@ def list_accounts() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["name", "role", "created_at"])
 
 
+SHAREABLE = {"study": (Study, Study.slug), "version": (MatrixVersion, MatrixVersion.name)}
+
+
+def share(kind: str, name: str, account: str, *, actor: Actor = CLI) -> None:
+    """Share a study or a matrix version (``kind``) with another account: it may then see and
+    download it, not change it. Only who may change the object shares it."""
+    if kind not in SHAREABLE:
+        raise InputError(f"share a study or a version, not {kind!r}")
+    table, key = SHAREABLE[kind]
+    with write_session() as session:
+        obj = session.exec(select(table).where(key == name)).first()
+        if obj is None or not may(actor, "view", obj):
+            raise InputError(f"no {'study' if kind == 'study' else 'matrix version'} named {name!r}")
+        require(actor, "change", obj)
+        if session.exec(select(Researcher.id).where(Researcher.name == account)).first() is None:
+            raise InputError(f"no account named {account!r} (see `python -m studyapp account list`)")
+        obj.shared_with = json.dumps(sorted(shared_accounts(obj) | {account}))
+        session.add(obj)
+        log_event(session, "shared", obj.id if kind == "study" else None, actor=actor.name,
+                  **{kind: name, "account": account})
+
+
 def sign_in(session: Session, name: str, password: str, source: str | None) -> tuple[auth.LoginResult, Actor | None]:
     """Check a console sign-in (with the sign-in backoff of ``auth.admin_login``): an empty
     name or ``owner`` with the console password is the first owner; else the named account."""
@@ -178,25 +243,45 @@ def sign_in(session: Session, name: str, password: str, source: str | None) -> t
     return result, Actor(account.name, account.role) if result.ok else None
 
 
-def record_access(actor: Actor, kind: str, study_id: int | None = None, **detail) -> None:
+def record_access(actor: Actor, kind: str, studies: list[str] | tuple[str, ...] = (), **detail) -> None:
     """Write a download (``kind="downloaded"``, with the ``file``) or a view of a study's data
-    (``"data_viewed"``, with ``what``) to the audit log."""
+    (``"data_viewed"``, with ``what``) to the audit log, with the studies (slugs) its data
+    comes from: the entry's study is the first; several are listed in its detail."""
     if kind not in ("downloaded", "data_viewed"):
         raise ValueError(f"not an access kind: {kind!r}")
     with write_session() as session:
-        log_event(session, kind, study_id, actor=actor.name, **detail)
+        ids = dict(session.exec(select(Study.slug, Study.id).where(Study.slug.in_(list(studies)))).all())
+        if len(studies) > 1:
+            detail["studies"] = list(studies)
+        log_event(session, kind, ids.get(studies[0]) if studies else None, actor=actor.name, **detail)
+
+
+def audit_entry(event: Event, study: Study | None) -> Owned:
+    """An audit entry for the access rule: it belongs to the study it names (to the account
+    that acted when it names none), and the account that acted may always read it."""
+    return Owned("audit entry", str(event.id), study.owner if study is not None else event.actor,
+                 json.dumps([event.actor]) if event.actor else None)
 
 
 def audit_log(actor: Actor, limit: int = 500) -> pd.DataFrame:
-    """The latest console and command-line actions, newest first (owner only)."""
-    require(actor, "accounts")
+    """The latest console and command-line actions ``actor`` may read (``may(actor, "audit",
+    entry)``: the platform owner every entry; others their own actions and, for researchers,
+    those on their studies), newest first."""
     with read_session() as session:
-        slugs = dict(session.exec(select(Study.id, Study.slug)).all())
+        by_id = {s.id: s for s in session.exec(select(Study))}
         events = session.exec(select(Event).where(Event.kind.in_(list(AUDITED)))
-                              .order_by(Event.id.desc()).limit(limit)).all()
-    rows = [{"when": e.created_at, "who": e.actor or "", "action": AUDITED[e.kind],
-             "study": slugs.get(e.study_id, ""), "detail": json.dumps(json.loads(e.detail), sort_keys=True)}
-            for e in events]
+                              .order_by(Event.id.desc()).limit(20 * limit)).all()
+    rows = []
+    for e in events:
+        if len(rows) == limit:
+            break
+        study = by_id.get(e.study_id)
+        if not may(actor, "audit", audit_entry(e, study)):
+            continue
+        detail = json.loads(e.detail)
+        named = ", ".join(detail.get("studies", [])) or (study.slug if study is not None else "")
+        rows.append({"when": e.created_at, "who": e.actor or "", "action": AUDITED[e.kind], "study": named,
+                     "detail": json.dumps(detail, sort_keys=True)})
     return pd.DataFrame(rows, columns=["when", "who", "action", "study", "detail"])
 
 

@@ -55,7 +55,7 @@ from metrics.core import check_name
 
 from . import auth
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
-from .prolific import ENDED, ended_message, takes_prolific
+from .prolific import ENDED, NOT_JOINABLE, ended_message, participant_ids, takes_prolific
 from .storage import log_event, read_session, write_session
 from .study_spec import StudySpec, spec_of
 from .studytypes import get_type
@@ -149,16 +149,16 @@ def join_with_code(slug: str, code: str, pseudonym: str,
 
 def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: str,
                   engine: Engine | None = None) -> Annotator:
-    """The annotator of a Prolific participant (created on first arrival, found afterwards)."""
-    pid = pid.strip()
-    if not 1 <= len(pid) <= 64:
-        raise InputError("PROLIFIC_PID is missing or too long")
+    """The annotator of a Prolific participant (created on first arrival, found afterwards).
+    Ids not in Prolific's format, an unknown study, and a new arrival at a study that is not
+    open or takes no Prolific participants all get ``prolific.NOT_JOINABLE``."""
+    pid, prolific_study, prolific_session = participant_ids(pid, prolific_study, prolific_session)
     for attempt in range(2):
         try:
             with write_session(engine) as session:
                 study = session.exec(select(Study).where(Study.slug == slug)).first()
                 if study is None:
-                    raise InputError(f"unknown study {slug!r}")
+                    raise InputError(NOT_JOINABLE)
                 found = session.exec(select(Annotator).where(Annotator.study_id == study.id,
                                                              Annotator.prolific_pid == pid)).first()
                 if found is not None:
@@ -166,19 +166,13 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                         raise InputError("your access to this study has been withdrawn")
                     _refuse_ended(found)
                     return found
-                if study.status != "open":
-                    raise InputError(f"this study is {study.status}; please come back later"
-                                     if study.status == "paused" else "this study is closed")
-                spec = spec_of(study)
-                if not takes_prolific(spec):
-                    raise InputError("this study does not take Prolific participants; open the "
-                                     "invite link you were given")
+                if study.status != "open" or not takes_prolific(spec_of(study)):
+                    raise InputError(NOT_JOINABLE)
                 annotator = Annotator(
                     study_id=study.id, pseudonym=f"prolific-{auth.token_hash(pid)[:10]}",
                     source="prolific", token_hash=auth.token_hash(auth.new_token()),
                     seed=secrets.randbits(30), prolific_pid=pid,
-                    prolific_study_id=prolific_study[:64] or None,
-                    prolific_session_id=prolific_session[:64] or None)
+                    prolific_study_id=prolific_study, prolific_session_id=prolific_session)
                 session.add(annotator)
                 session.flush()
                 log_event(session, "annotator_joined", study.id, annotator.id, source="prolific")

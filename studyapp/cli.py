@@ -20,9 +20,17 @@ from metrics.core import OneLineParser, input_file, integer, number, output_dir,
 from . import config
 
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
-NEEDS_DATABASE = ("invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
+NEEDS_DATABASE = ("invite", "owner", "share", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
 APP = Path(__file__).resolve().parent / "app.py"
+
+
+def text_table(frame) -> str:
+    """A table as lines of left-aligned columns under their names (two spaces apart)."""
+    cells = [list(map(str, frame.columns))] + [["" if v is None else str(v) for v in row]
+                                                for row in frame.itertuples(index=False)]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(cells[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
 
 
 def http_url(text: str) -> str:
@@ -53,6 +61,11 @@ def _add_setup_parsers(sub) -> None:
     owner = sub.add_parser("owner", help="give a study to another account (its researchers see it)")
     owner.add_argument("study", help="study slug")
     owner.add_argument("account", help="an owner or researcher account (see `account list`)")
+
+    share = sub.add_parser("share", help="let another account see and download a study or a matrix version")
+    share.add_argument("kind", choices=("study", "version"))
+    share.add_argument("name", help="study slug or version name")
+    share.add_argument("account", help="the account to share it with (see `account list`)")
 
     inv = sub.add_parser("invite", help="create invite links for a study")
     inv.add_argument("study", help="study slug")
@@ -260,6 +273,14 @@ def cmd_owner(args) -> int:
     return 0
 
 
+def cmd_share(args) -> int:
+    from .accounts import share
+
+    share(args.kind, args.name, args.account)
+    print(f"{args.kind} {args.name!r} is shared with {args.account!r} (it may see and download it)")
+    return 0
+
+
 def cmd_invite(args) -> int:
     from .storage import read_session
     from .studies import invite, invite_base_url, invite_names, raters_of, study_by_slug
@@ -332,7 +353,8 @@ def cmd_export(args) -> int:
 
 def cmd_status(args) -> int:
     from .storage import read_session
-    from .studies import progress, set_status, study_by_slug
+    from . import prolific
+    from .studies import counts_line, progress, set_status, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
@@ -342,12 +364,15 @@ def cmd_status(args) -> int:
     if "items_done" in p:
         print(f"{p['study']}: {p['status']}, {p['items_done']} of {p['items']} items done (adaptive: at "
               f"the target SE or at max_raters), {p['ratings_done']} ratings (at most "
-              f"{p['ratings_needed']}), {len(p['annotators'])} annotators")
+              f"{p['ratings_needed']})")
     else:
         print(f"{p['study']}: {p['status']}, {p['ratings_done']} of {p['ratings_needed']} ratings "
-              f"({p['items']} items), {len(p['annotators'])} annotators")
+              f"({p['items']} items)")
+    print(f"annotators: {counts_line(p)}")
+    if (prolific_line := prolific.summary_line(study_id)) is not None:
+        print(f"Prolific: {prolific_line}")
     for a in p["annotators"]:
-        print(f"  {a['annotator']:<24} {a['status']:<10} {a['done']:>4} / {a['target']:<4} "
+        print(f"  {a['annotator']:<24} {a['status']:<12} {a['done']:>4} / {a['target']:<4} "
               f"median {a['median_seconds'] if a['median_seconds'] is not None else '-'} s")
     return 0
 
@@ -437,7 +462,7 @@ def cmd_matrices(args) -> int:
 
     if args.action == "list":
         table = matrix_versions.list_versions()
-        print(table.to_string(index=False) if len(table) else "no matrix versions yet")
+        print(text_table(table) if len(table) else "no matrix versions yet")
     elif args.action == "export":
         for path in matrix_versions.export_version(args.name, args.out):
             print(path)
@@ -494,10 +519,11 @@ def cmd_list(_args) -> int:
 
     check_sqlite_file(config.database_url())
     path = config.sqlite_path(config.database_url())
-    if path is not None and not path.exists():
-        return 0  # no database yet: no studies (and none is made by looking)
-
-    for s in list_studies():
+    # no database file yet: no studies (and none is made by looking)
+    found = [] if path is not None and not path.exists() else list_studies()
+    if not found:
+        print("no studies yet (`python -m studyapp create SPEC` makes one)")
+    for s in found:
         print(f"{s.slug}\t{s.status}\t{s.study_type}\t{s.title}")
     return 0
 
@@ -538,7 +564,7 @@ def cmd_account(args) -> int:
 
     if args.account_command == "list":
         table = accounts.list_accounts()
-        print(table.to_string(index=False) if len(table) else "no accounts yet (the console password "
+        print(text_table(table) if len(table) else "no accounts yet (the console password "
               "signs in as the platform owner)")
     elif args.account_command == "add":
         accounts.add_account(args.name, args.role, read_password())
@@ -559,6 +585,7 @@ def cmd_plugins(args) -> int:
 
 
 COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "owner": cmd_owner,
+            "share": cmd_share,
             "invite": cmd_invite, "sample": cmd_sample,
             "export": cmd_export, "status": cmd_status, "revoke": cmd_revoke,
             "prolific-status": cmd_prolific_status,

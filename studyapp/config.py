@@ -3,6 +3,8 @@
 - ``DATABASE_URL``: any SQLAlchemy URL (``postgresql+psycopg://...``); wins over ``STUDYAPP_DB``.
 - ``STUDYAPP_DB``: path of the SQLite file (default ``.data/studyapp.sqlite``).
 - ``STUDYAPP_EXPORTS``: export folder (default ``exports/``).
+- ``STUDYAPP_UPLOADS``: where the images of studies launched from console uploads are kept
+  (default ``.data/uploads``).
 - ``STUDYAPP_BASE_URL``: the public address used in invite links (default
   ``http://localhost:<port>``).
 - ``STUDYAPP_ADMIN_PASSWORD``: the researcher console password (else generated once).
@@ -45,6 +47,10 @@ def sqlite_path(url: str) -> Path | None:
 
 def exports_dir() -> Path:
     return Path(os.environ.get("STUDYAPP_EXPORTS", ROOT / "exports"))
+
+
+def uploads_dir() -> Path:
+    return Path(os.environ.get("STUDYAPP_UPLOADS", ROOT / ".data" / "uploads"))
 
 
 def default_port() -> int:

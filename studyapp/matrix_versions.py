@@ -7,6 +7,9 @@ held-out agreement before / after, overall and per category) on that dataset's b
 new name in the database (``matrix_version``; a name is never reused or overwritten), so backups
 carry them; ``export_version`` writes them as the
 ``.csv`` / ``.npz`` files ``python -m metrics score --verb-sim / --object-sim`` read.
+
+A version belongs to the account that saved it (``accounts.may`` decides who sees, downloads or
+compares it: its owner, accounts it is shared with, the platform owner; viewers see every one).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from metrics.study import recalibrate_matrices
 from metrics.vocab import SimilarityMatrix
 from metrics.study import join_ratings
 
-from .accounts import CLI, Actor, require_studies
+from .accounts import CLI, Actor, may, require, require_studies
 from .exports import study_tables
 from .models import MatrixVersion, Study
 from .study_spec import spec_of
@@ -101,11 +104,13 @@ def recalibrate_studies(slugs: list[str], *, based_on: str | None = None, w: flo
     """Recalibrate the baseline matrices (or version ``based_on``) from the studies' ratings
     (studies ``actor`` may change: a researcher's own)."""
     chosen = require_studies(actor, "change", slugs, engine)
+    if based_on:
+        version_row(based_on, engine, actor=actor)   # one the actor may see, before any rating is read
     dataset = studies_dataset(chosen)
     items = rated_items(chosen, engine)
     seen = []
     if based_on:
-        verb, obj, provenance = load_version(based_on, engine)
+        verb, obj, provenance = load_version(based_on, engine, actor=actor)
         own = provenance.get("dataset", datasets.DEFAULT)  # versions saved before datasets: HICO-DET's
         if own != dataset:
             raise InputError(f"matrix version {based_on!r} holds {own} matrices, but the studies are "
@@ -177,7 +182,7 @@ def save_version(name: str, run: Recalibration, engine: Engine | None = None, *,
     if not NAME.fullmatch(name or ""):
         raise InputError(f"version name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
                          "starting with a letter or digit")
-    version = MatrixVersion(name=name, provenance_json=json.dumps(run.provenance()),
+    version = MatrixVersion(name=name, provenance_json=json.dumps(run.provenance()), owner=actor.name,
                             verb_npz=_matrix_text(run.result["verb"]),
                             object_npz=_matrix_text(run.result["object"]))
     try:
@@ -192,34 +197,46 @@ def save_version(name: str, run: Recalibration, engine: Engine | None = None, *,
     return version
 
 
-def list_versions(engine: Engine | None = None) -> pd.DataFrame:
-    """One row per version: name, date, studies, ratings, held-out agreement before / after."""
+def list_versions(engine: Engine | None = None, *, actor: Actor = CLI) -> pd.DataFrame:
+    """One row per version ``actor`` may see: name, owner, date, studies, ratings, held-out
+    agreement before / after."""
     with read_session(engine) as session:
-        versions = list(session.exec(select(MatrixVersion).order_by(MatrixVersion.id)))
+        versions = [v for v in session.exec(select(MatrixVersion).order_by(MatrixVersion.id)) if may(actor, "view", v)]
     rows = []
     for v in versions:
         p = json.loads(v.provenance_json)
-        rows.append({"name": v.name, "created_at": v.created_at, "studies": ", ".join(p["studies"]),
-                     "based_on": p["based_on"], "n_ratings": p["n_ratings"],
+        rows.append({"name": v.name, "owner": v.owner or "", "created_at": v.created_at,
+                     "studies": ", ".join(p["studies"]), "based_on": p["based_on"], "n_ratings": p["n_ratings"],
                      "agreement_before": p["held_out"]["before"]["agreement"],
                      "agreement_after": p["held_out"]["after"]["agreement"]})
-    return pd.DataFrame(rows, columns=["name", "created_at", "studies", "based_on", "n_ratings",
+    return pd.DataFrame(rows, columns=["name", "owner", "created_at", "studies", "based_on", "n_ratings",
                                        "agreement_before", "agreement_after"])
 
 
-def load_version(name: str, engine: Engine | None = None) -> tuple[SimilarityMatrix, SimilarityMatrix, dict]:
-    """(verb matrix, object matrix, provenance) of a saved version."""
+def version_row(name: str, engine: Engine | None = None, *, actor: Actor = CLI,
+                action: str = "view") -> MatrixVersion:
+    """The stored version ``name`` once ``actor`` may ``action`` it; one the actor may not see is
+    refused as if it did not exist."""
     with read_session(engine) as session:
         v = session.exec(select(MatrixVersion).where(MatrixVersion.name == name)).first()
-    if v is None:
+    if v is None or not may(actor, "view", v):
         raise InputError(f"no matrix version named {name!r} (see `python -m studyapp matrices list`)")
+    require(actor, action, v)
+    return v
+
+
+def load_version(name: str, engine: Engine | None = None, *, actor: Actor = CLI,
+                 action: str = "view") -> tuple[SimilarityMatrix, SimilarityMatrix, dict]:
+    """(verb matrix, object matrix, provenance) of a saved version ``actor`` may ``action``."""
+    v = version_row(name, engine, actor=actor, action=action)
     return (_matrix_from_text(v.verb_npz, "verb"), _matrix_from_text(v.object_npz, "object"),
             {"name": v.name, "created_at": v.created_at.isoformat(), **json.loads(v.provenance_json)})
 
 
-def export_version(name: str, out_dir: str | Path, engine: Engine | None = None) -> list[Path]:
+def export_version(name: str, out_dir: str | Path, engine: Engine | None = None, *,
+                   actor: Actor = CLI) -> list[Path]:
     """Write ``verb.csv``, ``verb.npz``, ``object.csv``, ``object.npz`` and ``provenance.json``."""
-    verb, obj, provenance = load_version(name, engine)
+    verb, obj, provenance = load_version(name, engine, actor=actor, action="download")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")

@@ -20,10 +20,15 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
   (``annotator.comprehension_failures``).
 - 9: LLM ratings and active selection per item (``item.llm_rating``, ``item.active_probability``,
   ``item.active_priority``) and rater routing per annotator (``annotator.routed_at``).
+- 10: ownership of matrix versions (``matrix_version.owner``) and explicit shares of studies and
+  versions (``shared_with``, a JSON list of accounts). A version saved before owners existed
+  belongs to the owner of the studies it was recalibrated from when they all have one owner,
+  else (owner NULL) to the platform owner alone.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from sqlalchemy import (Column, DateTime, Float, ForeignKey, Index, Integer, MetaData, String,
@@ -163,6 +168,18 @@ def _add_active_selection(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE annotator ADD COLUMN routed_at TIMESTAMP WITH TIME ZONE"))
 
 
+def _add_ownership(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE matrix_version ADD COLUMN owner VARCHAR(64)"))
+    for table in ("study", "matrix_version"):
+        conn.execute(text(f"ALTER TABLE {table} ADD COLUMN shared_with TEXT"))
+    owners = dict(conn.execute(text("SELECT slug, owner FROM study")).all())
+    for version_id, provenance in conn.execute(text("SELECT id, provenance_json FROM matrix_version")).all():
+        behind = {owners.get(slug) for slug in json.loads(provenance).get("studies", [])}
+        if len(behind) == 1 and None not in behind:
+            conn.execute(text("UPDATE matrix_version SET owner = :o WHERE id = :i"),
+                         {"o": behind.pop(), "i": version_id})
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
@@ -173,6 +190,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (7, "researcher accounts, study owners and the actor of each event", _add_accounts),
     (8, "Prolific submission status and comprehension check failures per annotator", _add_prolific_lifecycle),
     (9, "LLM ratings and active selection per item, rater routing per annotator", _add_active_selection),
+    (10, "owners of matrix versions, shares of studies and versions", _add_ownership),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -37,6 +37,7 @@ class Study(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     rater_model: str | None = Field(default=None, sa_type=Text)  # adaptive studies: fitted raters (JSON)
     owner: str | None = Field(default=None, max_length=64)  # the researcher account that created it
+    shared_with: str | None = Field(default=None, sa_type=Text)  # accounts it is shared with (JSON list)
 
 
 class Item(SQLModel, table=True):
@@ -141,6 +142,8 @@ class MatrixVersion(SQLModel, table=True):
     provenance_json: str = Field(sa_column=Column(Text, nullable=False))
     verb_npz: str = Field(sa_column=Column(Text, nullable=False))
     object_npz: str = Field(sa_column=Column(Text, nullable=False))
+    owner: str | None = Field(default=None, max_length=64)  # the account that saved it
+    shared_with: str | None = Field(default=None, sa_type=Text)  # accounts it is shared with (JSON list)
 
 
 class Researcher(SQLModel, table=True):

@@ -25,6 +25,7 @@ Following Prolific's researcher help (cited in docs/studies.md):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -47,6 +48,26 @@ STATUSES = ("ACTIVE", "AWAITING REVIEW", "APPROVED", "REJECTED", "RETURNED", "TI
 ENDED = {"RETURNED": "returned", "TIMED-OUT": "timed out"}   # their places go to the next participant
 ATTEMPTS = 2   # comprehension check: Prolific's policy allows two attempts
 PID_COLUMN, STATUS_COLUMN = "Participant id", "Status"
+# Prolific's participant, study and submission (session) ids are 24 hexadecimal characters
+PROLIFIC_ID = re.compile(r"[0-9a-fA-F]{24}")
+URL_PARAMETERS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+# the one page every refused arrival gets: it says nothing about which study names exist
+NOT_JOINABLE = ("This study link is not valid, or the study is not open for joining. "
+                "Please check the link you were given.")
+
+
+def participant_ids(pid: str | None, study_id: str | None, session_id: str | None) -> tuple[str, str, str]:
+    """``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID`` once each has Prolific's format (24
+    hexadecimal characters), else ``InputError(NOT_JOINABLE)``: checked before anything is
+    written, so a made-up or crafted link creates no annotator.
+
+    >>> participant_ids("5f8a1b2c3d4e5f6a7b8c9d01", "64a1b2c3d4e5f6a7b8c9d0e1", "65b2c3d4e5f6a7b8c9d0e1f2")[0]
+    '5f8a1b2c3d4e5f6a7b8c9d01'
+    """
+    ids = (pid, study_id, session_id)
+    if not all(isinstance(value, str) and PROLIFIC_ID.fullmatch(value) for value in ids):
+        raise InputError(NOT_JOINABLE)
+    return pid, study_id, session_id
 
 
 def takes_prolific(spec: StudySpec) -> bool:
@@ -105,6 +126,15 @@ def outcome(annotator_id: int, engine: Engine | None = None) -> Outcome:
     if kind != "completed" and url == spec.completion_url:
         url = None   # the link carries the completed code: not for this outcome
     return Outcome(kind, code, url)
+
+
+def outcome_codes(spec: StudySpec) -> list[tuple[str, str]]:
+    """(outcome, code) of every code the spec's ``[prolific]`` gives, as :func:`outcome` hands
+    them out: what to set up in Prolific (one completion code per outcome)."""
+    codes = [("completion", spec.completion_code), ("attention failed", spec.attention_failed_code),
+             ("screened out", spec.screened_out_code),
+             ("routed out", spec.routed_code or (spec.completion_code if spec.routing else None))]
+    return [(kind, code) for kind, code in codes if code]
 
 
 def failed_attention_checks(session, annotator_id: int) -> int:
@@ -277,3 +307,14 @@ def summary(study_id: int, engine: Engine | None = None) -> dict[str, int]:
             "screened out" if failures >= ATTEMPTS else "no status yet")
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def summary_line(study_id: int, engine: Engine | None = None) -> str | None:
+    """``summary`` as the console's Progress tab and ``status`` print it (``returned: 1,
+    screened out: 2``), or None for a study that takes no Prolific participants."""
+    with read_session(engine) as session:
+        study = session.get(Study, study_id)
+    if study is None or not takes_prolific(spec_of(study)):
+        return None
+    counts = summary(study_id, engine)
+    return ", ".join(f"{status}: {n}" for status, n in sorted(counts.items())) if counts else "no participant yet"

@@ -11,7 +11,7 @@ baseline alone): its labels are read and its baseline matrices are the baseline 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -35,6 +35,7 @@ class ModelScores:
 
     results: dict[str, dict[str, dict]]
     table: pd.DataFrame
+    studies: list[str] = field(default_factory=list)   # behind the matrix versions used
 
     def to_json(self) -> str:
         return json_text({"models": self.results}) + "\n"
@@ -58,15 +59,17 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
     """Score each prediction file (``{model name: path}``) against ``gt`` with the baseline
     matrices and each saved matrix version; ``progress(fraction, text)`` after each step. The
     labels are ``dataset``'s (default: the versions' dataset, HICO-DET without versions);
-    versions of another dataset are refused. The audit log records who scored which files."""
+    versions of another dataset are refused, as are versions ``actor`` may not see. The audit log
+    records who scored which files; the scores belong to ``actor``."""
     from metrics.detection import score_dict
 
     require(actor, "score")
     if not predictions:
         raise InputError("give at least one predictions file")
-    matrices = {BASELINE: (None, None)}
+    matrices, studies = {BASELINE: (None, None)}, []
     for name in versions:
-        verb, obj, provenance = load_version(name)
+        verb, obj, provenance = load_version(name, actor=actor)   # a version the actor may see
+        studies += [slug for slug in provenance["studies"] if slug not in studies]
         own = provenance.get("dataset", datasets.DEFAULT)   # versions saved before datasets: HICO-DET's
         if dataset is None:
             dataset = own
@@ -93,4 +96,4 @@ def score_models(gt: str | Path, predictions: dict[str, str | Path], versions: l
                   models={m: Path(p).name for m, p in predictions.items()}, versions=list(versions))
     if progress:
         progress(1.0, f"scored {len(predictions)} model(s) with {len(matrices)} set(s) of matrices")
-    return ModelScores(results, pd.DataFrame(rows))
+    return ModelScores(results, pd.DataFrame(rows), studies)

@@ -83,6 +83,7 @@ import math
 import re
 import tomllib
 from pathlib import Path
+from typing import Callable
 
 from metrics import InputError
 
@@ -99,8 +100,9 @@ TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "comprehension", "llm", "active", "routing"}
 
 
-def load_spec(path: str | Path) -> StudySpec:
-    """Read and validate a spec file and its items (nothing is written)."""
+def load_spec(path: str | Path, *, files: Callable[[dict], None] | None = None) -> StudySpec:
+    """Read and validate a spec file and its items (nothing is written); ``files(data)`` may
+    point the file names of the read spec at other files first (the console's uploads)."""
     from metrics.core import read_text
 
     path = Path(path)
@@ -110,6 +112,8 @@ def load_spec(path: str | Path) -> StudySpec:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
+    if files is not None:
+        files(data)
     return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
 
 

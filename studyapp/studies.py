@@ -280,9 +280,10 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     } for item in main_items]
     total_needed = n_main * study.raters_per_item
     total_done = sum(min(d, study.raters_per_item) for d in done_by_item.values())
+    rated = {annotator_id for _a, annotator_id, _i, phase in rows if phase == "main"}
     out = {"study": study.slug, "status": study.status, "items": n_main,
            "ratings_done": total_done, "ratings_needed": total_needed,
-           "annotators": per_annotator, "per_item": per_item}
+           "annotators": per_annotator, "per_item": per_item, "rated_at_least_once": len(rated)}
     if spec.active:
         out["items_not_drawn"] = sum(1 for item in items if item.role == "main") - n_main
     if spec.adaptive:  # ratings_needed is only a ceiling: items retire at the target SE
@@ -293,6 +294,29 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
             row["model_se"] = item.model_se
         out["items_done"] = sum(row["state"] != "open" for row in per_item)
     return out
+
+
+HEADLINE_STATES = ("screened out", "returned", "timed out", "routed out", "revoked", "completed")
+
+
+def headline_counts(p: dict) -> dict[str, int]:
+    """The console's and ``status``'s headline: annotators who answered at least one main item
+    (the raters the dashboard's agreement counts), who arrived (opened their link, or came from
+    Prolific), who were invited and have not arrived, and how many are in each end state
+    (``annotator_status``; Prolific's screened-out, returned and timed-out participants are
+    those of ``prolific.summary``)."""
+    arrived = [a for a in p["annotators"] if a["source"] == "prolific" or a["status"] != "invited"]
+    counts = {"rated at least once": p["rated_at_least_once"], "arrived": len(arrived),
+              "invited, not arrived": len(p["annotators"]) - len(arrived)}
+    for state in HEADLINE_STATES:
+        counts[state] = sum(a["status"] == state for a in p["annotators"])
+    return counts
+
+
+def counts_line(p: dict) -> str:
+    """``headline_counts`` as one line, leaving out the states nobody is in."""
+    counts = headline_counts(p)
+    return ", ".join(f"{name}: {n}" for name, n in counts.items() if n or name in ("rated at least once", "arrived"))
 
 
 def annotator_status(annotator: Annotator, n_answered: int) -> str:

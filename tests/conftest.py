@@ -24,6 +24,7 @@ def isolated_database(tmp_path, monkeypatch):
     monkeypatch.delenv("STUDYAPP_ADMIN_PASSWORD", raising=False)
     monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "studyapp.sqlite"))
     monkeypatch.setenv("STUDYAPP_EXPORTS", str(tmp_path / "exports"))
+    monkeypatch.setenv("STUDYAPP_UPLOADS", str(tmp_path / "uploads"))
     monkeypatch.setenv("STUDYAPP_REPORT_WARMUP", "0")   # no background report processes in tests
     yield
     from studyapp import storage

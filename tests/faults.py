@@ -301,6 +301,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
     "status": ("studyapp", ["status", "t"]),
     "revoke": ("studyapp", ["revoke", "t", "bob"]),
     "owner": ("studyapp", ["owner", "t", "owner"]),
+    "share": ("studyapp", ["share", "study", "t", "carol"]),
     "prolific-status": ("studyapp", ["prolific-status", "t", "--csv", "{prolific.csv}"]),
     "simulate": ("studyapp", ["simulate", "t", "--k", "2", "--noise", "0.5", "--seed", "1"]),
     "report": ("studyapp", ["report", "t", "--out", "{out}/reports"]),

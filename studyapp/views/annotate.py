@@ -63,8 +63,7 @@ def join_with_code(slug: str, code: str, pseudonym: str) -> None:
 def code_form(slug: str) -> None:
     title = studies.joinable_title(slug)
     if title is None:
-        st.error("This study link is not valid, or the study is not open for joining. "
-                 "Please check the link you were given.")
+        st.error(inert.text(prolific.NOT_JOINABLE))
         return
     st.title(f"Join “{inert.text(title)}”")
     with st.form("join"):

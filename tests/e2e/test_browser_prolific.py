@@ -67,7 +67,7 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
     pids = ["5f8a1b2c3d4e5f6a7b8c9d01", "5f8a1b2c3d4e5f6a7b8c9d02", "5f8a1b2c3d4e5f6a7b8c9d03"]
     with running_app(tmp_path) as base:
         # 1. two wrong answers: screened out, politely, with the screened-out code and its link
-        browser.get(prolific_link(base, pids[0], "sess-a"))
+        browser.get(prolific_link(base, pids[0], "aaaaaaaaaaaaaaaaaaaaaaaa"))
         wait_text(browser, "Before you start")
         answer_check(browser, WRONG)
         wait_text(browser, "you have one more attempt")
@@ -79,11 +79,11 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
         wait_text(browser, "Thank you for your interest")
         screened, claimed = annotator(pids[0])
         assert (screened.comprehension_failures, screened.started_at, claimed) == (2, None, [])
-        assert (screened.prolific_study_id, screened.prolific_session_id) == (PROLIFIC_STUDY, "sess-a")
+        assert (screened.prolific_study_id, screened.prolific_session_id) == (PROLIFIC_STUDY, "aaaaaaaaaaaaaaaaaaaaaaaa")
 
         # 2. passes at the second attempt, rates i01, is returned on Prolific while at i02
         browser.switch_to.new_window("tab")                    # each participant in a tab of their own
-        browser.get(prolific_link(base, pids[1], "sess-b"))
+        browser.get(prolific_link(base, pids[1], "bbbbbbbbbbbbbbbbbbbbbbbb"))
         answer_check(browser, WRONG)
         wait_text(browser, "you have one more attempt")
         answer_check(browser, RIGHT)
@@ -105,7 +105,7 @@ def test_screened_out_returned_and_completed_participants(tmp_path, browser):
 
         # 3. the next participant gets the released item and finishes with the completion code
         browser.switch_to.new_window("tab")
-        browser.get(prolific_link(base, pids[2], "sess-c"))
+        browser.get(prolific_link(base, pids[2], "cccccccccccccccccccccccc"))
         answer_check(browser, RIGHT)
         wait_text(browser, "Item 1 of 2")
         press(browser, "2")

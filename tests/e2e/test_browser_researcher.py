@@ -16,7 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from metrics.study._agreement import alpha_of_matrix, rating_matrix, validate_ratings
 from metrics.detection._detections import write_jsonl
-from studyapp import exports, matrix_versions, scoring
+from studyapp import accounts, exports, matrix_versions, scoring
 from studyapp.simulate import simulate_study
 from studyhelpers import make_study
 from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_idle, wait_text  # noqa: F401
@@ -115,3 +115,6 @@ def test_the_researchers_loop_from_ratings_to_scored_models(tmp_path, browser):
     assert shown["model_a"][scoring.BASELINE]["shoe_map"] != shown["model_a"]["version v1"]["shoe_map"]
     (version,) = matrix_versions.list_versions()["name"]
     assert version == "v1"
+    # the download is audited with the study behind the version it used
+    (entry,) = [r for r in accounts.audit_log(accounts.FIRST_OWNER).to_dict("records") if r["action"] == "downloaded"]
+    assert (entry["who"], entry["study"], json.loads(entry["detail"])["file"]) == ("owner", "t", "scores.json")

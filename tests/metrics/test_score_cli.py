@@ -180,11 +180,14 @@ def test_the_documented_example_files_score(tmp_path):
     made = subprocess.run([sys.executable, "scripts/example_detections.py", "--out", str(tmp_path / "ex")],
                           cwd=ROOT, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
-    done = run("score", "--gt", str(tmp_path / "ex" / "gt.jsonl"), "--pred", str(tmp_path / "ex" / "model_a.jsonl"),
-               "--json", str(tmp_path / "a.json"))
-    assert done.returncode == 0, done.stderr
-    counts = json.loads((tmp_path / "a.json").read_text())["counts"]
-    assert counts["images"] == 50 and counts["predictions"] == 50 * 20
+    for model in ("model_a", "model_b"):   # as the script's docstring says: both predict the same truth
+        done = run("score", "--gt", str(tmp_path / "ex" / "gt.jsonl"), "--pred", str(tmp_path / "ex" / f"{model}.jsonl"),
+                   "--json", str(tmp_path / f"{model}.json"))
+        assert done.returncode == 0, done.stderr
+        result = json.loads((tmp_path / f"{model}.json").read_text())
+        assert result["counts"]["images"] == 50 and result["counts"]["predictions"] == 50 * 20
+        assert 0.10 < result["shoe_map"] < 0.60 and result["gt_miss_rate"] < 0.5, (model, result["shoe_map"])
+        assert result["hico"]["default"]["full"] > 0
 
 
 @pytest.mark.parametrize("command", ["score", "diagnose"])

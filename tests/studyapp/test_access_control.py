@@ -97,12 +97,13 @@ def test_revoke_from_the_command_line_refuses_the_link(tmp_path, capsys):
 
 def test_revoked_prolific_participant_is_refused(tmp_path):
     make_study(tmp_path, n_items=2, extra="[prolific]\ncompletion_code = \"C\"\n")
-    annotator = assignment.join_prolific("t", "PID123", "S", "X")
+    ids = ("5f8a1b2c3d4e5f6a7b8c9d01", "64a1b2c3d4e5f6a7b8c9d0e1", "65b2c3d4e5f6a7b8c9d0e1f2")
+    annotator = assignment.join_prolific("t", *ids)
     study_id = annotator.study_id
     studies.revoke(study_id, annotator.pseudonym)
     with pytest.raises(InputError, match="withdrawn"):
-        assignment.join_prolific("t", "PID123", "S", "X")
-    at = open_app(study="t", PROLIFIC_PID="PID123", STUDY_ID="S", SESSION_ID="X")
+        assignment.join_prolific("t", *ids)
+    at = open_app(study="t", PROLIFIC_PID=ids[0], STUDY_ID=ids[1], SESSION_ID=ids[2])
     assert "withdrawn" in at.error[0].value and not at.button
 
 

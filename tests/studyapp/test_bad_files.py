@@ -377,7 +377,7 @@ def _duplicate_row(data: bytes) -> bytes:
 
 
 # every command that opens the database, against databases that cannot be used
-DB_COMMANDS = ["create", "invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "list",
+DB_COMMANDS = ["create", "invite", "owner", "share", "prolific-status", "export", "status", "revoke", "simulate", "report", "list",
                "reset-admin-password", "backup", "restore", "check-images", "health", "studyapp recalibrate",
                "matrices list", "matrices export", "matrices compare", "account list"]
 DB_FAULTS = {
@@ -397,7 +397,7 @@ for command in DB_COMMANDS:
             add(f"{command}-db-{fault}", command, ["unhealthy", *expect[1:]], env=env, status=1, stream="out")
         else:
             add(f"{command}-db-{fault}", command, expect, env=env, argv=argv)
-for command in ("invite", "owner", "prolific-status", "export", "status", "revoke", "simulate", "report", "check-images",
+for command in ("invite", "owner", "share", "prolific-status", "export", "status", "revoke", "simulate", "report", "check-images",
                 "studyapp recalibrate", "matrices list", "matrices export", "matrices compare"):
     add(f"{command}-db-missing", command, ["STUDYAPP_DB", "no such database"], env={"STUDYAPP_DB": "{w}/none.sqlite"},
         argv={"target": "t"} if command == "check-images" else {})

@@ -95,7 +95,7 @@ def test_the_table_is_large():
         per_command[case.values[0]] = per_command.get(case.values[0], 0) + 1
     assert len(CASES) >= 500
     # these take only free text (a slug, a pseudonym, a URL) or nothing: test_bad_files.py has them
-    assert set(COMMANDS) - set(per_command) == {"status", "revoke", "owner", "list", "reset-admin-password", "health",
+    assert set(COMMANDS) - set(per_command) == {"status", "revoke", "owner", "share", "list", "reset-admin-password", "health",
                                                 "check-images", "matrices list", "matrices compare",
                                                 "account add", "account list", "account set-password"}
 

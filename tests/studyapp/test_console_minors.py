@@ -124,3 +124,32 @@ def test_the_server_refuses_uploads_over_their_limit_that_the_browser_let_throug
         f"gt.jsonl: 200.0 MB, over the {UPLOAD_LIMITS_MB['detections']} MB limit for detections files; "
         "nothing was created or changed."]
     assert "scores" not in at.session_state
+
+
+def test_list_says_so_on_an_empty_database_and_account_list_is_aligned(tmp_path, capsys):
+    from studyapp import storage
+    from studyapp.cli import main
+
+    assert main(["list"]) == 0                       # no database file yet
+    assert main(["account", "list"]) == 0
+    storage.get_engine()                            # an empty database
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == out[2] == "no studies yet (`python -m studyapp create SPEC` makes one)"
+    accounts.add_account("alice", "researcher", "alice-password")
+    accounts.add_account("vera-the-viewer", "viewer", "vera-password")
+    assert main(["account", "list"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    for column in ("role", "created_at"):            # each column starts under its name
+        start = header.index(column)
+        assert all(row[start - 2:start] == "  " and row[start] != " " for row in rows), (column, header, rows)
+    assert [row.split()[:2] for row in rows] == [["alice", "researcher"], ["vera-the-viewer", "viewer"]]
+
+
+def test_the_invite_tab_names_every_prolific_code(tmp_path, monkeypatch):
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    make_study(tmp_path, n_items=2, extra='[prolific]\ncompletion_code = "DONE1"\nattention_failed_code = "ATTN1"\n'
+               'screened_out_code = "SCR1"\n')
+    at = console_page("pw", tab="Invite")
+    (hint,) = [c.value for c in at.caption if "as the study URL" in c.value]
+    assert hint.endswith("completion code DONE1; attention failed code ATTN1; screened out code SCR1.")

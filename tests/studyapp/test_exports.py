@@ -89,7 +89,8 @@ def test_cli_create_invite_status_export(tmp_path):
     assert [line.split("\t")[0] for line in lines] == ["alice", "bob"]
     assert all("/?token=" in line for line in lines)
     res = run("status", "t", "--set", "paused", env_path=tmp_path)
-    assert "t: paused, 0 of 6 ratings (3 items), 2 annotators" in res.stdout
+    assert res.stdout.splitlines()[:2] == ["t: paused, 0 of 6 ratings (3 items)",
+                                           "annotators: rated at least once: 0, arrived: 0, invited, not arrived: 2"]
     res = run("export", "t", env_path=tmp_path)
     assert res.returncode == 0
     folder = res.stdout.strip().split("wrote ")[1]

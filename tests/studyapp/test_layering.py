@@ -53,7 +53,7 @@ from projectpaths import ROOT
 
 CORE = {"studyapp", "studyapp.config", "studyapp.models", "studyapp.migrations", "studyapp.storage",
         "studyapp.auth", "studyapp.accounts", "studyapp.inert", "studyapp.images", "studyapp.charts"}
-PLATFORM = {"studyapp.study_spec", "studyapp.spec_files", "studyapp.spec_items", "studyapp.spec_checker",
+PLATFORM = {"studyapp.study_spec", "studyapp.spec_files", "studyapp.spec_uploads", "studyapp.spec_items", "studyapp.spec_checker",
             "studyapp.studies", "studyapp.assignment",
             "studyapp.adaptive", "studyapp.exports", "studyapp.analysis", "studyapp.dashboard",
             "studyapp.simulate", "studyapp.matrix_versions", "studyapp.scoring", "studyapp.overview",

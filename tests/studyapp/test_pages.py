@@ -238,7 +238,8 @@ def test_access_code_and_pseudonym_join(study):
 
 
 def test_prolific_parameters_are_recorded_and_the_completion_code_shown(study):
-    params = {"study": "t", "PROLIFIC_PID": "5f1234", "STUDY_ID": "st-9", "SESSION_ID": "se-7"}
+    params = {"study": "t", "PROLIFIC_PID": "5f8a1b2c3d4e5f6a7b8c9d01", "STUDY_ID": "64a1b2c3d4e5f6a7b8c9d0e1",
+              "SESSION_ID": "65b2c3d4e5f6a7b8c9d0e1f2"}
     at = open_app(**params)
     at.button(key="start").click().run()
     for value in (4, 4, 4):
@@ -249,7 +250,7 @@ def test_prolific_parameters_are_recorded_and_the_completion_code_shown(study):
     with storage.read_session() as session:
         (annotator,) = session.exec(select(Annotator)).all()
     assert (annotator.prolific_pid, annotator.prolific_study_id, annotator.prolific_session_id) == (
-        "5f1234", "st-9", "se-7")
+        params["PROLIFIC_PID"], params["STUDY_ID"], params["SESSION_ID"])
 
 
 def test_the_completion_page_goes_back_to_revise_the_last_answer(study):
@@ -271,16 +272,30 @@ def test_paused_study_says_so(study):
     assert "paused" in at.warning[0].value and not at.button
 
 
-def test_prolific_link_needs_a_prolific_study_that_is_open(tmp_path):
+def prolific_ids(k: int) -> dict:
+    """A participant's Prolific URL parameters (24 hexadecimal characters each)."""
+    return {"PROLIFIC_PID": f"{k:024x}", "STUDY_ID": "64a1b2c3d4e5f6a7b8c9d0e1", "SESSION_ID": f"{k + 100:024x}"}
+
+
+def test_every_refused_prolific_arrival_gets_the_same_polite_page(tmp_path):
+    """A study without [prolific], a paused or closed one, and a study name that does not exist
+    all show one page, word for word the access-code link's refusal: it tells nothing about
+    which names exist. Nobody joins."""
     no_prolific = make_study(tmp_path, n_items=2, raters=1, extra='access_code = "secret"\n')
-    at = open_app(study="t", PROLIFIC_PID="P1")  # no [prolific]: the access code is needed
-    assert "does not take Prolific participants" in at.error[0].value and not at.button
-    studies.set_status(no_prolific, "paused")
     (tmp_path / "p").mkdir()
     paused = make_study(tmp_path / "p", n_items=2, raters=1, slug="p", extra=PROLIFIC)
     studies.set_status(paused, "paused")
-    at = open_app(study="p", PROLIFIC_PID="P2")
-    assert "paused" in at.error[0].value and not at.button
+    (tmp_path / "c").mkdir()
+    closed = make_study(tmp_path / "c", n_items=2, raters=1, slug="c", extra=PROLIFIC)
+    studies.set_status(closed, "closed")
+    pages = []
+    for k, slug in enumerate(("t", "p", "c", "no-such-study")):
+        at = open_app(study=slug, **prolific_ids(k))
+        assert not at.button and not at.title
+        pages.append([e.value for e in at.error])
+    studies.set_status(no_prolific, "paused")
+    at = open_app(study="t")                   # the access-code link of a study not open for joining
+    assert pages == [[at.error[0].value]] * 4
     with storage.read_session() as session:
         assert session.exec(select(Annotator)).all() == []  # nobody joined
 

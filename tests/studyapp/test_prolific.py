@@ -15,6 +15,7 @@ from projectpaths import ROOT
 from studyapp import assignment, prolific, storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item
 from studyapp.spec_files import load_spec
+from studyapp.cli import main as cli_main
 from studyhelpers import console_page, write_spec
 
 CODES = ('[prolific]\ncompletion_code = "C0MPLETE"\nattention_failed_code = "ATTNFAIL"\n'
@@ -33,7 +34,7 @@ def study_with(tmp_path, extra="", **kwargs):
 
 
 def join(pid, k=0):
-    return assignment.join_prolific("t", pid, "64a1b2c3d4e5f6a7b8c9d0e1", f"sess{k:020d}").id
+    return assignment.join_prolific("t", pid, "64a1b2c3d4e5f6a7b8c9d0e1", f"{k:024x}").id
 
 
 def claims(study_id):
@@ -245,3 +246,80 @@ def test_console_shows_returns_and_time_outs(tmp_path, monkeypatch):
     assert lines == ["**Prolific** — returned: 1, screened out: 1, timed out: 1"]
     statuses = sorted(row for row in at.dataframe[0].value["status"])
     assert statuses == ["returned", "screened out", "timed out"]
+
+
+# ------------------------------------------------------------------------ who Prolific says
+def rate_all(annotator_id: int, value: int) -> int:
+    """Answer every item handed out; returns how many."""
+    n = 0
+    while (task := assignment.next_item(annotator_id)) is not None:
+        assignment.submit(annotator_id, task.assignment_id, value + n % 2, 1.0)
+        n += 1
+    return n
+
+
+def test_headline_counts_separate_raters_from_arrivals_and_match_dashboard_and_prolific(tmp_path, capsys):
+    """Two participants rate, one is screened out, one arrives and rates nothing, one returns;
+    and a crafted link (a script for a PID) is refused: the headline says 2 rated, 5 arrived,
+    1 screened out, 1 returned, as the dashboard's agreement (2 raters) and Prolific's counts do."""
+    study = study_with(tmp_path, CODES + CHECK, n_items=4, raters=3)
+    pids = PIDS + ["5f8a1b2c3d4e5f6a7b8c9d05"]
+    for k in (0, 1):
+        who = join(pids[k], k)
+        assert prolific.answer_comprehension(who, "How similar two interactions are") == "passed"
+        assert rate_all(who, 2 + k) == 4
+    for _ in range(2):
+        prolific.answer_comprehension(join(pids[2], 2), "The photo quality")
+    join(pids[3], 3)
+    join(pids[4], 4)
+    prolific.apply_statuses(study, [(pids[4], "RETURNED")])
+    with pytest.raises(InputError, match="not valid"):
+        assignment.join_prolific("t", "<script>alert(1)</script>", "64a1b2c3d4e5f6a7b8c9d0e1", "0" * 24)
+    p = studies.progress(study)
+    counts = studies.headline_counts(p)
+    assert {k: counts[k] for k in ("rated at least once", "arrived", "screened out", "returned")} == {
+        "rated at least once": 2, "arrived": 5, "screened out": 1, "returned": 1}
+    assert prolific.summary(study) == {"screened out": 1, "returned": 1, "no status yet": 3}
+    from studyapp.dashboard import study_dashboard
+    assert study_dashboard("t").agreement["n_annotators"] == counts["rated at least once"]
+    assert cli_main(["status", "t"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "annotators: rated at least once: 2, arrived: 5, screened out: 1, returned: 1, completed: 2"
+    assert out[2] == "Prolific: no status yet: 3, returned: 1, screened out: 1"
+
+
+MALFORMED_SEEDS = ("5f8a1b2c3d4e5f6a7b8c9d01", "<script>alert(1)</script>", "PID123")
+
+
+def malformed_ids(n: int, seed: int = 0) -> list[str]:
+    """``n`` strings that are not Prolific ids, made by the fuzzing harness's byte-level mutation
+    of a valid id (and of two crafted ones), decoded as a browser would send them."""
+    import random
+
+    from benchmarks.fuzz_inputs import mutated_bytes
+
+    rng, found = random.Random(seed), []
+    while len(found) < n:
+        text = mutated_bytes(rng, rng.choice(MALFORMED_SEEDS).encode()).decode("utf-8", "replace")
+        if not prolific.PROLIFIC_ID.fullmatch(text) and text.strip():
+            found.append(text)
+    return found
+
+
+def test_a_malformed_prolific_id_creates_no_row(tmp_path):
+    """400 mutated PIDs (and as many STUDY_IDs and SESSION_IDs) are refused with the polite page's
+    text, and not one annotator or event row is written; a valid id then joins."""
+    study_with(tmp_path, CODES, n_items=2, raters=1)
+    valid = ("5f8a1b2c3d4e5f6a7b8c9d01", "64a1b2c3d4e5f6a7b8c9d0e1", "65b2c3d4e5f6a7b8c9d0e1f2")
+    with storage.read_session() as session:
+        events_before = len(session.exec(select(Event)).all())
+    for k, bad in enumerate(malformed_ids(400)):
+        ids = list(valid)
+        ids[k % 3] = bad
+        with pytest.raises(InputError) as refused:
+            assignment.join_prolific("t", *ids)
+        assert str(refused.value) == prolific.NOT_JOINABLE, bad
+    with storage.read_session() as session:
+        assert session.exec(select(Annotator)).all() == []
+        assert len(session.exec(select(Event)).all()) == events_before
+    assert assignment.join_prolific("t", *valid).prolific_pid == valid[0]

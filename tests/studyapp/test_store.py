@@ -3,6 +3,7 @@
 Every test runs on SQLite and on PostgreSQL (the ``db_backend`` fixture in conftest.py).
 """
 
+import json
 import threading
 
 import pytest
@@ -26,7 +27,7 @@ def test_fresh_database_is_wal_with_foreign_keys_at_latest_version(db_backend):
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9] and migrations.LATEST == 9
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] and migrations.LATEST == 10
 
 
 def test_migrations_build_exactly_the_model_schema():
@@ -73,7 +74,7 @@ def test_upgrade_from_version_1_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 9
+        assert migrations.current_version(conn) == 10
         # version 9 adds the LLM rating and active selection (empty) and the routing time (empty)
         assert conn.execute(text("SELECT llm_rating, active_probability, active_priority FROM item "
                                  "ORDER BY id")).all() == [(None, None, None)] * 2
@@ -122,11 +123,13 @@ def test_upgrade_from_version_6_adds_accounts_and_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 9
+        assert migrations.current_version(conn) == 10
         assert conn.execute(text("SELECT slug, status, owner FROM study")).one() == ("old", "open", None)
         assert conn.execute(text("SELECT id, kind, actor FROM event")).one() == (4, "study_created", None)
         assert conn.execute(text("SELECT name, verb_npz, object_npz FROM matrix_version")).one() == (
             "v1", "VERB", "OBJ")
+        # version 10: a version of unknown studies stays the platform owner's, nothing is shared
+        assert conn.execute(text("SELECT owner, shared_with FROM matrix_version")).one() == (None, None)
         assert conn.execute(text("SELECT COUNT(*) FROM researcher")).scalar() == 0
     with storage.read_session(engine) as session:
         study = session.get(Study, 1)
@@ -216,3 +219,27 @@ def test_invalid_response_is_refused_and_nothing_stored(tmp_path):
         with pytest.raises(InputError):
             assignment.submit(annotator, task.assignment_id, bad, 1.0)
     assert ratings_of(annotator) == []
+
+
+def test_upgrade_to_version_10_gives_old_versions_the_owner_of_their_studies(fresh_db):
+    """A matrix version saved before owners existed belongs to the owner of the studies behind
+    it when they have one owner; versions over studies of several owners stay the platform owner's."""
+    url = fresh_db()
+    old = create_engine(url)
+    with old.begin() as conn:
+        assert migrations.upgrade(conn, target=9) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+        for k, (slug, owner) in enumerate([("a1", "alice"), ("a2", "alice"), ("b1", "bob")], start=1):
+            conn.execute(text("INSERT INTO study (id, slug, title, study_type, spec_json, status, raters_per_item, "
+                              "created_at, owner) VALUES (:i, :s, 'x', 'hoi_similarity', '{}', 'open', 3, "
+                              "'2025-01-02', :o)"), {"i": k, "s": slug, "o": owner})
+        for k, studies in enumerate([["a1", "a2"], ["a1", "b1"]], start=1):
+            conn.execute(text("INSERT INTO matrix_version (id, name, created_at, provenance_json, verb_npz, "
+                              "object_npz) VALUES (:i, :n, '2025-01-03', :p, 'V', 'O')"),
+                         {"i": k, "n": f"v{k}", "p": json.dumps({"studies": studies})})
+    old.dispose()
+    engine = storage.get_engine(url)
+    with engine.connect() as conn:
+        assert migrations.current_version(conn) == 10
+        assert conn.execute(text("SELECT name, owner FROM matrix_version ORDER BY id")).all() == [
+            ("v1", "alice"), ("v2", None)]
+        assert conn.execute(text("SELECT shared_with FROM study")).all() == [(None,)] * 3

@@ -1,4 +1,5 @@
-"""The Accounts area (platform owner): the accounts, a form to add one, the audit log."""
+"""The Accounts area (platform owner): the accounts, a form to add one, the audit log; the
+Audit log area of other accounts (the entries they may read)."""
 
 import streamlit as st
 
@@ -19,7 +20,14 @@ def accounts_section() -> None:
         st.form_submit_button("Create account", on_click=create_account)
     if (outcome := st.session_state.pop("account-outcome", None)) is not None:
         (st.success if outcome[0] == "ok" else st.error)(inert.text(outcome[1]))
+    audit_section()
+
+
+def audit_section() -> None:
+    """The audit entries this account may read (``accounts.audit_log``)."""
     st.subheader("Audit log")
+    if not accounts.may(actor(), "accounts"):
+        st.caption("Your own actions, and those on studies you own.")
     st.dataframe(accounts.audit_log(actor()), hide_index=True)
 
 

@@ -3,7 +3,8 @@ alone, upload limits, audit entries and tabs of which only the open one runs."""
 
 import streamlit as st
 
-from studyapp import accounts, config, inert, storage, studies
+from metrics import InputError
+from studyapp import accounts, config, inert
 
 
 def actor() -> accounts.Actor:
@@ -33,16 +34,41 @@ def log_view(study, what: str) -> None:
     """One audit entry per signed-in session and study for looking at its data."""
     seen = st.session_state.setdefault("viewed-studies", set())
     if study.id not in seen:
-        accounts.record_access(actor(), "data_viewed", study.id, what=what)
+        accounts.record_access(actor(), "data_viewed", [study.slug], what=what)
         seen.add(study.id)
 
 
-def log_download(file: str, study_id: int | None = None, slug: str | None = None) -> None:
-    """The ``on_click`` of every download button: the download goes to the audit log."""
-    if slug is not None:
-        with storage.read_session() as session:
-            study_id = studies.study_by_slug(session, slug).id
-    accounts.record_access(actor(), "downloaded", study_id, file=file)
+def log_download(file: str, studies: list[str] | tuple[str, ...] = (), slug: str | None = None) -> None:
+    """The ``on_click`` of every download button: the download goes to the audit log with the
+    studies (slugs) its data comes from (``slug``: one study)."""
+    accounts.record_access(actor(), "downloaded", [slug] if slug is not None else list(studies), file=file)
+
+
+def linked(param: str, names: list[str], what: str) -> str | None:
+    """The name in the console's address (``?study=`` / ``?version=``) when it is one of
+    ``names`` (what this account may see); any other is refused with the same line whether it
+    exists or not, and dropped from the address."""
+    name = st.query_params.get(param)
+    if name is None or name in names:
+        return name
+    st.warning(f"No {what} of yours has that name: the address names one you may not see, or none.")
+    del st.query_params[param]
+    return None
+
+
+def share_form(kind: str, name: str) -> None:
+    """Share a study or a matrix version (``kind``) with another account (it may then see and
+    download it; ``studyapp share`` on the CLI)."""
+    with st.form(f"share-{kind}-{name}"):
+        account = st.text_input(f"Share this {'study' if kind == 'study' else 'version'} with the account",
+                                key=f"share-{kind}-{name}-account")
+        if st.form_submit_button("Share"):
+            try:
+                accounts.share(kind, name, account.strip(), actor=actor())
+            except InputError as exc:
+                st.error(inert.text(exc))
+            else:
+                st.success(f"Shared with {inert.text(account.strip())}: they may see and download it.")
 
 
 def open_tab(views, key: str, *args) -> None:

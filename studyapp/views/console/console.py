@@ -5,7 +5,7 @@ pause, export. One module per area: :mod:`.signin`, :mod:`.create`, :mod:`.studi
 import streamlit as st
 
 from studyapp import accounts, config, inert, storage, studies
-from studyapp.views.console.accounts import accounts_section
+from studyapp.views.console.accounts import accounts_section, audit_section
 from studyapp.views.console.common import actor, open_tab
 from studyapp.views.console.create import create_area
 from studyapp.views.console.matrices import matrices_section
@@ -20,8 +20,7 @@ def console_areas(all_studies) -> list[tuple[str, object]]:
     if accounts.may(actor(), "create"):
         areas.append(("Create", create_area))
     areas += [("Matrices", lambda: matrices_section(all_studies)), ("Scoring", scoring_section)]
-    if accounts.may(actor(), "accounts"):
-        areas.append(("Accounts", accounts_section))
+    areas.append(("Accounts", accounts_section) if accounts.may(actor(), "accounts") else ("Audit log", audit_section))
     return areas
 
 

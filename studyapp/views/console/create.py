@@ -1,14 +1,15 @@
-"""The Create area: a study from a spec file in ``studies/`` or an upload, and the study types'
-own console tools."""
+"""The Create area: a study from a spec file in ``studies/`` or from uploads (the spec and every
+file it names, or one zip), and the study types' own console tools."""
 
-import tempfile
 from pathlib import Path
+from typing import Callable
 
 import streamlit as st
 
 from metrics import InputError
-from studyapp import config, inert, studies
+from studyapp import config, inert, spec_uploads, studies
 from studyapp.spec_files import load_spec
+from studyapp.study_spec import StudySpec
 from studyapp.studytypes import study_types, view_of
 from studyapp.views.console.common import actor, uploads_fit
 
@@ -30,29 +31,43 @@ def create_section() -> None:
         if specs:
             choice = st.selectbox("Spec file", specs, format_func=lambda p: p.name)
             if st.button("Create from file", key="create-file"):
-                create(choice)
+                create(lambda: create_from_file(choice))
         else:
             st.caption("No spec files in studies/.")
     with upload:
-        spec_file = st.file_uploader(f"Spec (TOML, at most {config.UPLOAD_LIMITS_MB['spec']} MB)", type=["toml"],
-                                     key="spec-upload", max_upload_size=config.UPLOAD_LIMITS_MB["spec"])
-        items_file = st.file_uploader(f"Items CSV (if the spec names one; at most {config.UPLOAD_LIMITS_MB['items']} MB)",
-                                      type=["csv"], key="items-upload", max_upload_size=config.UPLOAD_LIMITS_MB["items"])
-        if spec_file and st.button("Create from upload", key="create-upload") and uploads_fit(
-                (spec_file, "spec"), (items_file, "items")):
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / spec_file.name
-                path.write_bytes(spec_file.getvalue())
-                if items_file:
-                    (Path(tmp) / items_file.name).write_bytes(items_file.getvalue())
-                create(path)
+        upload_section()
 
 
-def create(path: Path) -> None:
+def upload_section() -> None:
+    """A spec with every file it names, or one zip holding them, checked as ``studyapp create``
+    checks a spec file (``spec_uploads.spec_from_uploads``)."""
+    limits = config.UPLOAD_LIMITS_MB
+    spec_file = st.file_uploader(f"Spec (TOML, at most {limits['spec']} MB; or inside a zip below)", type=["toml"],
+                                 key="spec-upload", max_upload_size=limits["spec"])
+    files = st.file_uploader(f"Files the spec names: items, LLM ratings, practice items (CSV), images (a zip of "
+                             f"the image_root folder), or one zip holding the spec and its files (at most "
+                             f"{limits['items']} MB each)",
+                             type=["csv", "zip", "json", "jsonl", "txt"], accept_multiple_files=True,
+                             key="items-upload", max_upload_size=limits["items"])
+    if (spec_file or files) and st.button("Create from upload", key="create-upload") and uploads_fit(
+            (spec_file, "spec"), *[(f, "items") for f in files or []]):
+        uploads = [spec_uploads.Upload(f.name, f.getvalue()) for f in files or []]
+        spec = spec_uploads.Upload(spec_file.name, spec_file.getvalue()) if spec_file else None
+        create(lambda: spec_uploads.launch(spec, uploads, actor=actor()))
+
+
+def create_from_file(path: Path) -> StudySpec:
+    spec = load_spec(path)
+    studies.create_study(spec, actor=actor())
+    return spec
+
+
+def create(launch: Callable[[], StudySpec]) -> None:
+    """Create the study ``launch()`` creates (from a spec file, or the uploads) and open it, or
+    show its one-line error."""
     try:
         with st.spinner("Validating the spec and preparing the items..."):
-            spec = load_spec(path)
-            studies.create_study(spec, actor=actor())
+            spec = launch()
     except InputError as exc:
         st.error(inert.text(exc))
         return

@@ -5,7 +5,7 @@ import streamlit as st
 
 from metrics import InputError
 from metrics.study import reliability_frame
-from studyapp import charts, dashboard, inert, report_cache
+from studyapp import charts, dashboard, inert, report_cache, studies
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import log_download, open_tab, session_alive
 
@@ -46,7 +46,7 @@ def dashboard_view(slug: str, study_type: str) -> None:
     p = board.progress
     cols = st.columns(4)
     cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
-    cols[1].metric("Annotators", len(p["annotators"]))
+    cols[1].metric("Rated at least once", p["rated_at_least_once"], help=studies.counts_line(p))
     if board.agreement:
         for column, key, label in ((cols[2], "alpha", f"Krippendorff's α ({board.agreement['level']})"),
                                    (cols[3], "eq13", "Mean agreement (Eq. 13)")):

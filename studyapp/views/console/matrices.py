@@ -12,7 +12,7 @@ from metrics import InputError
 from metrics.study import compare_lines
 from studyapp import accounts, config, inert, matrix_versions
 from studyapp.studytypes import get_type
-from studyapp.views.console.common import actor, log_download, session_alive
+from studyapp.views.console.common import actor, linked, log_download, session_alive, share_form
 
 
 @st.fragment
@@ -73,20 +73,33 @@ def recalibrate_section(all_studies) -> None:
 
 
 def versions_section() -> None:
-    versions = matrix_versions.list_versions()
+    """The versions this account may see; downloads of those it owns or that are shared with it."""
+    versions = matrix_versions.list_versions(actor=actor())
     if versions.empty:
+        linked("version", [], "matrix version")
         st.caption("No saved matrix versions yet.")
         return
     st.dataframe(versions, hide_index=True)
-    pick = st.selectbox("Version", list(versions["name"]), key="version-pick")
-    cols = st.columns(5)
-    for column, (role, suffix) in zip(cols, [(r, x) for r in ("verb", "object") for x in (".csv", ".npz")]):
-        column.download_button(f"{role}{suffix}", lambda role=role, suffix=suffix: matrix_file(pick, role, suffix),
-                               f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}",
-                               on_click=log_download, args=(f"{pick}-{role}{suffix}",))
-    cols[4].download_button("provenance.json", lambda: json.dumps(saved_version(pick)[2], indent=2),
-                            f"{pick}-provenance.json", on_click=log_download, args=(f"{pick}-provenance.json",))
-    other = st.selectbox("Compare with", [v for v in versions["name"] if v != pick], key="version-other",
+    names = list(versions["name"])
+    if (named := linked("version", names, "matrix version")) is not None and "version-pick" not in st.session_state:
+        st.session_state["version-pick"] = named
+    pick = st.selectbox("Version", names, key="version-pick")
+    version = matrix_versions.version_row(pick, actor=actor())
+    studies = versions.set_index("name").loc[pick, "studies"].split(", ")
+    if accounts.may(actor(), "download", version):
+        cols = st.columns(5)
+        for column, (role, suffix) in zip(cols, [(r, x) for r in ("verb", "object") for x in (".csv", ".npz")]):
+            column.download_button(f"{role}{suffix}", lambda role=role, suffix=suffix: matrix_file(pick, role, suffix),
+                                   f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}",
+                                   on_click=log_download, args=(f"{pick}-{role}{suffix}", studies))
+        cols[4].download_button("provenance.json", lambda: json.dumps(saved_version(pick)[2], indent=2),
+                                f"{pick}-provenance.json", on_click=log_download,
+                                args=(f"{pick}-provenance.json", studies))
+    else:
+        st.caption("Downloading a version needs it to be yours or shared with you.")
+    if accounts.may(actor(), "change", version):
+        share_form("version", pick)
+    other = st.selectbox("Compare with", [v for v in names if v != pick], key="version-other",
                          index=None, placeholder="another version")
     if other:
         for role, line in version_comparison(pick, other):

@@ -16,11 +16,9 @@ from studyapp.views.console.common import actor
 def prolific_section(study) -> None:
     """Prolific participants by status (returned, timed out, screened out, ...), and Prolific's
     submissions export to pass their statuses in (``studyapp prolific-status``)."""
-    if not prolific.takes_prolific(spec_of(study)):
+    if (line := prolific.summary_line(study.id)) is None:
         return
-    counts = prolific.summary(study.id)
-    st.markdown("**Prolific** — " + (", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
-                                     if counts else "no participant yet"))
+    st.markdown(f"**Prolific** — {line}")   # fixed state names and counts
     if not accounts.may(actor(), "change", study):
         return
     key = f"prolific-export-{study.id}"
@@ -66,5 +64,5 @@ def prolific_hint(study) -> None:
         return
     prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
                     "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
-    st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL"
-               + (f"; completion code {inert.text(spec.completion_code)}." if spec.completion_code else "."))
+    codes = "; ".join(f"{kind} code {inert.text(code)}" for kind, code in prolific.outcome_codes(spec))
+    st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL" + (f"; {codes}." if codes else "."))

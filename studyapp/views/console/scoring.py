@@ -22,7 +22,7 @@ def scoring_section() -> None:
     gt_file = st.file_uploader("Ground truth", type=["jsonl", "json"], key="score-gt", max_upload_size=limit)
     pred_files = st.file_uploader("Predictions (one file per model)", type=["jsonl", "json"],
                                   accept_multiple_files=True, key="score-pred", max_upload_size=limit)
-    chosen = st.multiselect("Recalibrated matrix versions", list(matrix_versions.list_versions()["name"]),
+    chosen = st.multiselect("Recalibrated matrix versions", list(matrix_versions.list_versions(actor=actor())["name"]),
                             key="score-versions")
     if gt_file and pred_files and st.button("Score", key="score") and uploads_fit(
             (gt_file, "detections"), *[(f, "detections") for f in pred_files]):
@@ -52,4 +52,4 @@ def scoring_section() -> None:
     if scores is not None:
         st.dataframe(scores.table, hide_index=True)
         st.download_button("Download scores.json", scores.to_json(), "scores.json", "application/json",
-                           key="scores-download", on_click=log_download, args=("scores.json",))
+                           key="scores-download", on_click=log_download, args=("scores.json", scores.studies))

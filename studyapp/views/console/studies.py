@@ -11,7 +11,8 @@ from studyapp.components import answer_bar
 from studyapp.study_spec import spec_of
 from studyapp.studytypes import get_type, view_of
 from studyapp.ui import base_url
-from studyapp.views.console.common import actor, log_download, log_view, open_tab, session_alive
+from studyapp.views.console.common import (actor, linked, log_download, log_view, open_tab, session_alive,
+                                           share_form)
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
 from studyapp.views.console.prolific import prolific_hint, prolific_section
@@ -25,6 +26,8 @@ def study_area(all_studies) -> None:
         st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
         return
     by_slug = {s.slug: s for s in all_studies}
+    if (named := linked("study", list(by_slug), "study")) is not None and "study-pick" not in st.session_state:
+        st.session_state["study-pick"] = named   # the address names one: /console?study=SLUG
     if "study-pick" not in st.session_state and st.session_state.get("chosen-study") in by_slug:
         st.session_state["study-pick"] = st.session_state["chosen-study"]   # back from another area
     slug = st.selectbox("Study", list(by_slug), key="study-pick",
@@ -35,7 +38,9 @@ def study_area(all_studies) -> None:
     views = [("Dashboard", dashboard_tab), ("Details", details_tab), ("Progress", progress_tab),
              ("Preview", preview_tab)]
     if accounts.may(actor(), "change", study):
-        views += [("Invite", invite_tab), ("Export", export_tab)]
+        views.append(("Invite", invite_tab))
+    if accounts.may(actor(), "download", study):
+        views.append(("Export", export_tab))
     open_tab(views, "study-view", study)
 
 
@@ -49,8 +54,9 @@ def progress_tab(study) -> None:
     else:
         cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
         st.progress(p["ratings_done"] / p["ratings_needed"] if p["ratings_needed"] else 0.0)
-    cols[1].metric("Annotators", len(p["annotators"]))
+    cols[1].metric("Rated at least once", p["rated_at_least_once"], help="annotators who answered a main item")
     cols[2].metric("Status", p["status"])
+    st.caption(inert.text(studies.counts_line(p)))
     st.markdown("**Per annotator**")
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
     prolific_section(study)
@@ -74,7 +80,10 @@ def on_status_change(study_id: int) -> None:
 
 def owner_section(study) -> None:
     """Give the study to another owner or researcher account (``studyapp owner`` on the CLI)."""
-    st.markdown(f"**Owner**: {inert.text(study.owner or 'nobody')}")
+    shared = ", ".join(sorted(accounts.shared_accounts(study)))
+    st.markdown(f"**Owner**: {inert.text(study.owner or 'nobody')}"
+                + (f"; shared with {inert.text(shared)}" if shared else ""))
+    share_form("study", study.slug)
     with st.form(f"owner-{study.id}"):
         new = st.text_input("Give this study to the account", key=f"owner-name-{study.id}")
         if st.form_submit_button("Change owner"):
@@ -172,7 +181,7 @@ def revoke_section(study) -> None:
 
 
 def export_tab(study) -> None:
-    if st.button("Write export folder", key="export"):
+    if accounts.may(actor(), "change", study) and st.button("Write export folder", key="export"):
         folder = exports.export_study(study.slug, actor=actor())
         st.success(f"Wrote {folder}")
     tables = exports.study_tables(study.slug)
@@ -180,9 +189,9 @@ def export_tab(study) -> None:
     cols = st.columns(len(tables) + len(model_names))
     for column, name in zip(cols, tables):   # each file made when it is downloaded, fresh
         column.download_button(name, lambda name=name: exports.csv_bytes(exports.study_tables(study.slug)[name]),
-                               name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, study.id))
+                               name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, [study.slug]))
     for column, name in zip(cols[len(tables):], model_names):   # fitted only when asked for
         column.download_button(name, lambda name=name: exports.csv_bytes(
             exports.study_model_tables(study, exports.study_tables(study.slug))[name]),
-            name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, study.id))
+            name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, [study.slug]))
     st.dataframe(tables["ratings.csv"], hide_index=True)
