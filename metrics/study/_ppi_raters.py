@@ -1,0 +1,235 @@
+"""The prediction-powered mean over a *population of raters*: the estimand of a rating study.
+
+A study's humans are a sample of raters, not fixed truth. The estimand here is
+
+    θ = (1/M)·Σ_i μ_i,   μ_i = E_r[Y_ir],
+
+the mean over the study's ``M`` items of the rating a rater drawn from the rater population would
+give. Ratings follow the two-way crossed random-effects model ``Y_ir = μ_i + b_r + e_ir``
+(Searle, Casella & McCulloch 1992, §5.3): ``b_r`` a rater's severity, shared by all of that
+rater's ratings (variance ``σ_B²``), ``e_ir`` the rater × item residual (``σ_E²``). Item means
+``ȳ_i`` over the ``k_i`` ratings of each rated item enter the PPI difference estimator of
+:func:`metrics.study.ppi_mean` (``finite_population``) or, with items drawn with recorded
+probabilities, the active estimator of :func:`metrics.study.active_ppi_mean`.
+
+Variance: ``V = T_items + T_raters``.
+
+- ``T_items``: the sampling variance of the rectifier over the rated items —
+  ``(1 − n/M)·S²(ȳ − λ·f)/n`` for a simple random sample, ``(1/M²)·Σ r_i²(1 − π_i)/π_i²`` for
+  Poisson (active) sampling. It is zero when every item is rated.
+- ``T_raters = σ̃_B²·(Σ_r c_r² − Δ)``, ``c_r`` the total weight of rater r's ratings in the
+  estimate (``(1/n)·Σ_{i rated by r} 1/k_i``): a severe rater moves all of their items together,
+  so the raters' weights, not the items', count. ``σ̃_B²`` is the between-rater mean square of the
+  residuals ``Y − λ·f`` (:func:`between_rater_variance`): ``σ_B²`` plus the noise of a rater's
+  mean, which is the rater × item residual's share (Cochran 1977, §10.4, the second-stage term),
+  so one term carries both. ``Δ`` removes the rater noise ``T_items`` already holds
+  (``(1 − n/M)·(Σ(1/k_i)/n − Σc_r²)/(n − 1)`` for a simple random sample,
+  ``Σ(1 − π_i)/(π_i²·k_i)/M²`` under Poisson sampling).
+
+With one rater per item and no rater effects this is Cochran's two-stage variance; with every
+item rated it is the variance of a crossed design's grand mean over the raters' sample (Searle
+et al. 1992, §5.3). The interval is ``θ̂ ± t_ν·√V`` with Satterthwaite's (1946) degrees of
+freedom ``ν = V²/(T_items²/(n − 1) + T_raters²/(R − 1))`` over ``n`` rated items and ``R``
+raters: with three raters a rater-dominated variance gets ``ν ≈ 2`` and a wide t quantile, as it
+must (the unbiased moment estimates of ``σ_B²`` and ``σ_E²`` are the reliability table's,
+:func:`metrics.study._reliability.variance_components`). Coverage in simulated crossed studies
+is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
+
+The human-only estimate beside
+it is the same computation with λ = 0; ``effective_n`` is the number of rated items (at the same
+ratings per item and the same raters) the human-only estimate would need for the PPI variance —
+the rater terms do not shrink with more items, so they are not counted as saved.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from metrics.core._errors import InputError
+from metrics.core._intervals import Interval
+from metrics.core._validation import check_confidence, check_fraction
+from metrics.study._ppi import PPIEstimate
+
+METHOD = ("PPI over items and raters: crossed random-effects variance (between-rater mean square), "
+          "Satterthwaite t interval")
+
+
+@dataclass(frozen=True)
+class RaterPopulationEstimate(PPIEstimate):
+    """A :class:`PPIEstimate` of the rater-population mean, with what its interval is over.
+
+    Beyond the PPI fields: ``df`` / ``classical_df`` the Satterthwaite degrees of freedom of the
+    two intervals, ``raters`` and ``ratings`` the human raters and ratings used,
+    ``rater_variance`` (σ̃_B², the between-rater mean square the interval uses),
+    ``over`` what the interval accounts for and ``method`` how it is computed.
+    """
+
+    df: float
+    classical_df: float
+    raters: int
+    ratings: int
+    rater_variance: float
+    over: str = "items and raters"
+    method: str = METHOD
+
+
+def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: str = "item",
+                              rater: str = "rater", rating: str = "rating", probability: pd.Series | None = None,
+                              selected: pd.Series | None = None, confidence: float = 0.95,
+                              lam: float | None = None) -> RaterPopulationEstimate:
+    """Prediction-powered mean rating of the study's items by a rater drawn from the rater
+    population (module docstring): the interval accounts for which items were rated *and* which
+    raters rated them. Compare :func:`metrics.study.ppi_mean`, whose human rating of an item is a
+    fixed number (item sampling only).
+
+    ``ratings``: one row per human rating (columns ``item``, ``rater``, ``rating``; a rater's
+    repeated ratings of one item are averaged). ``model``: the LLM's rating of every item of the
+    study, indexed by item. Without ``probability`` the rated items are taken as a simple random
+    sample of the items; with ``probability`` and ``selected`` (indexed by item; active
+    inference) each drawn item is weighted by 1/π. Needs two rated items and two raters.
+
+    Hand-worked: two items, both rated by raters u and v, u one point above v; the LLM rates a
+    third item. Item means 1.5 and 2.5 …
+
+    >>> r = pd.DataFrame({"item": [0, 0, 1, 1], "rater": ["u", "v", "u", "v"], "rating": [2.0, 1, 3, 2]})
+    >>> e = ppi_mean_rater_population(r, pd.Series([1.0, 2.0, 1.5]), lam=1.0)
+    >>> e.estimate, e.raters, e.over
+    (2.0, 2, 'items and raters')
+    """
+    confidence = check_confidence("confidence", confidence)
+    from metrics.core._inputs import require_columns
+    require_columns(ratings.columns, (item, rater, rating), "ratings")
+    model = pd.Series(model, dtype=float)
+    if model.isna().any() or not model.index.is_unique:
+        raise InputError("model: one finite LLM rating per item is needed")
+    given = ratings[[item, rater, rating]].dropna()
+    given = given.assign(**{rating: given[rating].astype(float)}).groupby([item, rater], sort=False, as_index=False)[
+        rating].mean()
+    unknown = ~given[item].isin(model.index)
+    if unknown.any():
+        raise InputError(f"ratings: item {given.loc[unknown, item].iloc[0]!r} has no model rating")
+    if given[item].nunique() < 2:
+        raise InputError("ratings: at least two items need human ratings")
+    if given[rater].nunique() < 2:
+        raise InputError("ratings: a rater population needs ratings from at least two raters")
+    position = pd.Series(np.arange(len(model)), index=model.index)
+    item_at = position[given[item]].to_numpy()
+    rater_at = pd.factorize(given[rater])[0]
+    y = given[rating].to_numpy()
+    f = model.to_numpy()
+    total_items = len(f)
+    k = np.bincount(item_at, minlength=total_items)
+    rated = k > 0
+    item_mean = np.divide(np.bincount(item_at, y, minlength=total_items), k, out=np.full(total_items, np.nan),
+                          where=rated)
+    if probability is not None:
+        fits = _active_fits(item_mean, f, probability, selected, position, rated, lam)
+    else:
+        fits = _srs_fits(item_mean, f, rated, lam)
+    lam_used = fits["ppi"]["lam"]
+    n, raters, total = int(rated.sum()), int(rater_at.max() + 1), len(y)
+    var_b = between_rater_variance(rater_at, y - lam_used * f[item_at])
+    out = {}
+    for name, fit in fits.items():
+        weight = fit["weight"]                                  # each rated item's weight in θ̂
+        c = np.bincount(rater_at, weight[item_at] / k[item_at], minlength=raters)
+        t_raters = var_b * max(fit["rater_coefficient"](float(np.sum(c ** 2)), k), 0.0)
+        variance = fit["t_items"] + t_raters
+        denominator = fit["t_items"] ** 2 / max(n - 1, 1) + t_raters ** 2 / (raters - 1)
+        df = variance ** 2 / denominator if denominator > 0 else math.inf
+        out[name] = (fit["estimate"], variance, df, fit["t_items"])
+    return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
+                   confidence=confidence)
+
+
+def between_rater_variance(rater, y) -> float:
+    """``σ_B²`` from the raters' mean ratings: ``Σ_r m_r·(ȳ_r − ȳ)² / (N − Σm_r²/N)`` (one-way
+    ANOVA between raters, Searle et al. 1992 §3.6, without subtracting the within-rater mean
+    square). Its expectation is ``σ_B²`` plus the noise of a rater's mean (``≈ R·σ²/N``); unlike
+    the unbiased estimate it is never 0 and is a scaled χ² on ``R − 1`` degrees of freedom, so a
+    t quantile on ``R − 1`` holds with three raters.
+
+    >>> round(between_rater_variance([0, 0, 1, 1], [1.0, 1.0, 3.0, 3.0]), 6)
+    2.0
+    """
+    rater = pd.factorize(np.asarray(rater))[0]
+    y = np.asarray(y, float)
+    m = np.bincount(rater)
+    means = np.bincount(rater, y) / m
+    total = len(y)
+    spread = float(np.sum(m * (means - y.mean()) ** 2))
+    denominator = total - float(np.sum(m ** 2)) / total
+    return spread / denominator if denominator > 0 else 0.0
+
+
+def _srs_fits(item_mean, f, rated, lam) -> dict:
+    """Estimate and variance pieces of the PPI (tuned λ) and human-only (λ = 0) difference
+    estimators when the rated items are a simple random sample of all items."""
+    n, total = int(rated.sum()), len(f)
+    y, fr = item_mean[rated], f[rated]
+    share = n / total
+    if lam is None:
+        var = np.var(fr)
+        lam = float(np.clip(np.mean((y - y.mean()) * (fr - fr.mean())) / var, 0.0, 1.0)) if var > 0 else 0.0
+    lam = check_fraction("lam", lam)
+    weight = np.where(rated, 1.0 / n, 0.0)
+
+    def fit(lam_value):
+        residual = y - lam_value * fr
+        return {"lam": lam_value, "estimate": lam_value * f.mean() + residual.mean(), "weight": weight,
+                "t_items": (1 - share) * np.var(residual, ddof=1) / n if n > 1 else 0.0,
+                "rater_coefficient": lambda c_sq, k: c_sq * (1 + (1 - share) / max(n - 1, 1))
+                - (1 - share) * float(np.sum(1 / k[rated])) / (n * max(n - 1, 1))}
+    return {"ppi": fit(lam), "classical": fit(0.0)}
+
+
+def _active_fits(item_mean, f, probability, selected, position, rated, lam) -> dict:
+    """The active (1/π-weighted, cross-fitted) PPI and human-only estimators' pieces."""
+    from metrics.study._ppi_active import _active_summands
+    if selected is None:
+        raise InputError("selected: needed with probability (which items were drawn for humans)")
+    pi = pd.Series(probability, dtype=float).reindex(position.index).to_numpy()
+    xi = pd.Series(selected).reindex(position.index).fillna(False).astype(bool).to_numpy()
+    if np.isnan(pi).any():
+        raise InputError("probability: every item of the model needs a probability")
+    if (rated & ~xi).any():
+        raise InputError("ratings: an item not drawn for humans has human ratings")
+    if (xi & ~rated).any():
+        raise InputError("ratings: every item drawn for humans needs a rating")
+    summands = _active_summands(np.where(xi, item_mean, np.nan), f, pi, xi, lam=lam, intercept=True)
+    total = len(f)
+    weight = np.where(xi, 1.0 / (pi * total), 0.0)
+    fits = {}
+    for name, z, r, lam_value in (("ppi", summands.z_ppi, summands.r_ppi, summands.lam),
+                                  ("classical", summands.z_classical, summands.r_classical, 0.0)):
+        fits[name] = {"lam": lam_value, "estimate": float(z.mean()), "weight": weight,
+                      "t_items": float(np.sum(xi * r ** 2 * (1 - pi) / pi ** 2)) / total ** 2,
+                      "rater_coefficient": lambda c_sq, k: c_sq - float(
+                          np.sum((1 - pi[xi]) / (pi[xi] ** 2 * k[xi]))) / total ** 2}
+    return fits
+
+
+def _result(out, *, n, N, lam, raters, ratings, var_b, confidence) -> RaterPopulationEstimate:
+    from scipy import stats
+
+    def interval(estimate, variance, df):
+        half = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance) if variance > 0 else 0.0
+        return Interval(float(estimate - half), float(estimate + half))
+
+    estimate, variance, df, items_ppi = out["ppi"]
+    classical, classical_variance, classical_df, items_classical = out["classical"]
+    # human-only items needed for the PPI variance: (1/n' − 1/M)·A_C = (1/n − 1/M)·A_P
+    a_ppi, a_classical = items_ppi / (1 / n - 1 / N) if n < N else 0.0, items_classical / (1 / n - 1 / N) if n < N else 0.0
+    if n < N and a_classical > 0:
+        effective = 1 / ((1 / n - 1 / N) * a_ppi / a_classical + 1 / N)
+    else:
+        effective = float(n)
+    return RaterPopulationEstimate(
+        estimate=float(estimate), interval=interval(estimate, variance, df), classical=float(classical),
+        classical_interval=interval(classical, classical_variance, classical_df), lam=float(lam), n=n, N=N,
+        effective_n=float(effective), saved=float(1 - n / effective) if effective > 0 else 0.0, df=float(df),
+        classical_df=float(classical_df), raters=raters, ratings=ratings, rater_variance=var_b)
