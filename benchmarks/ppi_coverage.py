@@ -85,12 +85,13 @@ def run_cell(rng, studies, *, items, raters, sd_b, share, k, active=False) -> di
         widths.append(e.interval.high - e.interval.low)
         classical_widths.append(e.classical_interval.high - e.classical_interval.low)
         ratings_used.append(len(ratings))
-        if not active:
-            means = ratings.groupby("item")["rating"].mean()
-            rated = llm.index.isin(means.index)
-            fixed = ppi_mean(means.to_numpy(), llm[means.index].to_numpy(), llm[~rated].to_numpy(),
-                             finite_population=True) if (~rated).any() else None
-            interval = fixed.interval if fixed else (means.mean(),) * 2
+        if not active:      # the fixed-rating estimand's interval on the same study, for contrast
+            counts = np.bincount(ratings["item"], minlength=items)
+            rated = counts > 0
+            means = np.bincount(ratings["item"], ratings["rating"], minlength=items)[rated] / counts[rated]
+            f = llm.to_numpy()
+            fixed = ppi_mean(means, f[rated], f[~rated], finite_population=True) if (~rated).any() else None
+            interval = fixed.interval if fixed else (means.mean(),) * 2   # all rated: zero width
             hits["fixed-rating PPI"] += interval[0] <= theta <= interval[1]
     row = {"sd_b": sd_b, "raters": raters, "rated": share, "k": min(k, raters), "active": active,
            "studies": studies}

@@ -19,19 +19,22 @@ Variance: ``V = T_items + T_raters``.
   Poisson (active) sampling. It is zero when every item is rated.
 - ``T_raters = σ̃_B²·(Σ_r c_r² − Δ)``, ``c_r`` the total weight of rater r's ratings in the
   estimate (``(1/n)·Σ_{i rated by r} 1/k_i``): a severe rater moves all of their items together,
-  so the raters' weights, not the items', count. ``σ̃_B²`` is the between-rater mean square of the
-  residuals ``Y − λ·f`` (:func:`between_rater_variance`): ``σ_B²`` plus the noise of a rater's
-  mean, which is the rater × item residual's share (Cochran 1977, §10.4, the second-stage term),
-  so one term carries both. ``Δ`` removes the rater noise ``T_items`` already holds
-  (``(1 − n/M)·(Σ(1/k_i)/n − Σc_r²)/(n − 1)`` for a simple random sample,
+  so the raters' weights, not the items', count. ``Δ`` removes the rater noise ``T_items``
+  already holds (``(1 − n/M)·(Σ(1/k_i)/n − Σc_r²)/(n − 1)`` for a simple random sample,
   ``Σ(1 − π_i)/(π_i²·k_i)/M²`` under Poisson sampling).
+- ``σ̃_B² = (MS_B − (1 − n/M)·MS_W)/n₀`` from the one-way ANOVA of ``Y − λ·f`` between raters
+  (Searle, Casella & McCulloch 1992, §3.6; :func:`_rater_mean_squares`): ``σ_B²`` plus the share
+  ``n/M`` of the noise of a rater's mean. That share is the second-stage term of two-stage
+  sampling (Cochran 1977, §10.4, Eq. 10.8: the rater × item residual of the rated items, which
+  no finite-population correction removes); the rest of the noise is already in ``T_items``.
+  With every item rated it is ``MS_B/n₀``, never negative.
 
 With one rater per item and no rater effects this is Cochran's two-stage variance; with every
 item rated it is the variance of a crossed design's grand mean over the raters' sample (Searle
 et al. 1992, §5.3). The interval is ``θ̂ ± t_ν·√V`` with Satterthwaite's (1946) degrees of
-freedom ``ν = V²/(T_items²/(n − 1) + T_raters²/(R − 1))`` over ``n`` rated items and ``R``
-raters: with three raters a rater-dominated variance gets ``ν ≈ 2`` and a wide t quantile, as it
-must (the unbiased moment estimates of ``σ_B²`` and ``σ_E²`` are the reliability table's,
+freedom ``ν = V²/(T_items²/(n − 1) + (C·MS_B)²/(R − 1))`` over ``n`` rated items and ``R``
+raters (``C`` the rater coefficient over ``n₀``): with three raters a rater-dominated variance
+gets ``ν ≈ 2`` and a wide t quantile, as it must (the unbiased moment estimates of ``σ_B²`` and ``σ_E²`` are the reliability table's,
 :func:`metrics.study._reliability.variance_components`). Coverage in simulated crossed studies
 is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
 
@@ -64,7 +67,7 @@ class RaterPopulationEstimate(PPIEstimate):
 
     Beyond the PPI fields: ``df`` / ``classical_df`` the Satterthwaite degrees of freedom of the
     two intervals, ``raters`` and ``ratings`` the human raters and ratings used,
-    ``rater_variance`` (σ̃_B², the between-rater mean square the interval uses),
+    ``rater_variance`` (σ̃_B², the rater term's variance the interval uses),
     ``over`` what the interval accounts for and ``method`` how it is computed.
     """
 
@@ -107,63 +110,65 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     if model.isna().any() or not model.index.is_unique:
         raise InputError("model: one finite LLM rating per item is needed")
     given = ratings[[item, rater, rating]].dropna()
-    given = given.assign(**{rating: given[rating].astype(float)}).groupby([item, rater], sort=False, as_index=False)[
-        rating].mean()
-    unknown = ~given[item].isin(model.index)
-    if unknown.any():
-        raise InputError(f"ratings: item {given.loc[unknown, item].iloc[0]!r} has no model rating")
-    if given[item].nunique() < 2:
-        raise InputError("ratings: at least two items need human ratings")
-    if given[rater].nunique() < 2:
+    position = model.index.get_indexer(given[item])
+    if (position < 0).any():
+        raise InputError(f"ratings: item {given[item].to_numpy()[position < 0][0]!r} has no model rating")
+    rater_codes, rater_names = pd.factorize(given[rater])
+    raters = len(rater_names)
+    if raters < 2:
         raise InputError("ratings: a rater population needs ratings from at least two raters")
-    position = pd.Series(np.arange(len(model)), index=model.index)
-    item_at = position[given[item]].to_numpy()
-    rater_at = pd.factorize(given[rater])[0]
-    y = given[rating].to_numpy()
+    # one value per (item, rater): a rater's repeated ratings of an item averaged
+    pairs, inverse = np.unique(position * raters + rater_codes, return_inverse=True)
+    y = np.bincount(inverse, given[rating].to_numpy(float)) / np.bincount(inverse)
+    item_at, rater_at = pairs // raters, pairs % raters
     f = model.to_numpy()
     total_items = len(f)
     k = np.bincount(item_at, minlength=total_items)
     rated = k > 0
+    if rated.sum() < 2:
+        raise InputError("ratings: at least two items need human ratings")
     item_mean = np.divide(np.bincount(item_at, y, minlength=total_items), k, out=np.full(total_items, np.nan),
                           where=rated)
     if probability is not None:
-        fits = _active_fits(item_mean, f, probability, selected, position, rated, lam)
+        fits = _active_fits(item_mean, f, probability, selected, model.index, rated, lam)
     else:
         fits = _srs_fits(item_mean, f, rated, lam)
     lam_used = fits["ppi"]["lam"]
-    n, raters, total = int(rated.sum()), int(rater_at.max() + 1), len(y)
-    var_b = between_rater_variance(rater_at, y - lam_used * f[item_at])
+    n, total = int(rated.sum()), len(y)
+    share = n / total_items
+    between, within, n0 = _rater_mean_squares(rater_at, y - lam_used * f[item_at])
+    # σ_B² plus the second-stage share f of a rater mean's noise (module docstring)
+    var_b = max(between - (1 - share) * within, 0.0) / n0
     out = {}
     for name, fit in fits.items():
         weight = fit["weight"]                                  # each rated item's weight in θ̂
         c = np.bincount(rater_at, weight[item_at] / k[item_at], minlength=raters)
-        t_raters = var_b * max(fit["rater_coefficient"](float(np.sum(c ** 2)), k), 0.0)
+        coefficient = max(fit["rater_coefficient"](float(np.sum(c ** 2)), k), 0.0) / n0
+        t_raters = coefficient * max(between - (1 - share) * within, 0.0)
         variance = fit["t_items"] + t_raters
-        denominator = fit["t_items"] ** 2 / max(n - 1, 1) + t_raters ** 2 / (raters - 1)
+        denominator = fit["t_items"] ** 2 / max(n - 1, 1) + (coefficient * between) ** 2 / (raters - 1)
         df = variance ** 2 / denominator if denominator > 0 else math.inf
         out[name] = (fit["estimate"], variance, df, fit["t_items"])
     return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
                    confidence=confidence)
 
 
-def between_rater_variance(rater, y) -> float:
-    """``σ_B²`` from the raters' mean ratings: ``Σ_r m_r·(ȳ_r − ȳ)² / (N − Σm_r²/N)`` (one-way
-    ANOVA between raters, Searle et al. 1992 §3.6, without subtracting the within-rater mean
-    square). Its expectation is ``σ_B²`` plus the noise of a rater's mean (``≈ R·σ²/N``); unlike
-    the unbiased estimate it is never 0 and is a scaled χ² on ``R − 1`` degrees of freedom, so a
-    t quantile on ``R − 1`` holds with three raters.
+def _rater_mean_squares(rater, y) -> tuple[float, float, float]:
+    """One-way ANOVA between raters (Searle, Casella & McCulloch 1992, §3.6): the between- and
+    within-rater mean squares of ``y`` and ``n₀ = (N − Σm_r²/N)/(R − 1)``, so that
+    ``E[MS_B] = σ_W² + n₀·σ_B²`` and ``E[MS_W] = σ_W²`` (``σ_W²``: the spread of one rater's
+    values around their mean).
 
-    >>> round(between_rater_variance([0, 0, 1, 1], [1.0, 1.0, 3.0, 3.0]), 6)
-    2.0
+    >>> [round(v, 6) for v in _rater_mean_squares(np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 3.0, 3.0]))]
+    [4.0, 0.0, 2.0]
     """
-    rater = pd.factorize(np.asarray(rater))[0]
-    y = np.asarray(y, float)
     m = np.bincount(rater)
+    raters, total = len(m), len(y)
     means = np.bincount(rater, y) / m
-    total = len(y)
-    spread = float(np.sum(m * (means - y.mean()) ** 2))
-    denominator = total - float(np.sum(m ** 2)) / total
-    return spread / denominator if denominator > 0 else 0.0
+    between = float(np.sum(m * (means - y.mean()) ** 2)) / (raters - 1)
+    within = float(np.sum((y - means[rater]) ** 2)) / (total - raters) if total > raters else 0.0
+    n0 = (total - float(np.sum(m ** 2)) / total) / (raters - 1)
+    return between, within, n0
 
 
 def _srs_fits(item_mean, f, rated, lam) -> dict:
@@ -187,13 +192,13 @@ def _srs_fits(item_mean, f, rated, lam) -> dict:
     return {"ppi": fit(lam), "classical": fit(0.0)}
 
 
-def _active_fits(item_mean, f, probability, selected, position, rated, lam) -> dict:
+def _active_fits(item_mean, f, probability, selected, items: pd.Index, rated, lam) -> dict:
     """The active (1/π-weighted, cross-fitted) PPI and human-only estimators' pieces."""
     from metrics.study._ppi_active import _active_summands
     if selected is None:
         raise InputError("selected: needed with probability (which items were drawn for humans)")
-    pi = pd.Series(probability, dtype=float).reindex(position.index).to_numpy()
-    xi = pd.Series(selected).reindex(position.index).fillna(False).astype(bool).to_numpy()
+    pi = pd.Series(probability, dtype=float).reindex(items).to_numpy()
+    xi = pd.Series(selected).reindex(items).astype("boolean").fillna(False).to_numpy(bool)
     if np.isnan(pi).any():
         raise InputError("probability: every item of the model needs a probability")
     if (rated & ~xi).any():

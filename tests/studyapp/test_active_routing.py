@@ -188,9 +188,10 @@ def test_ppi_estimates_by_hand():
     # rated: item means y = (1, 3, 4) with LLM (0, 2, 4); unrated LLM (1, 3); raters a0 (i1, i2, i3)
     # and a1 (i2). λ = Cov(y, ŷ)/Var(ŷ) = 2/(8/3) = 0.75; estimate 0.75·2 + mean(1, 1.5, 1) = 8/3.
     # Items: (1 − 3/5)·Var(y − 0.75ŷ, ddof 1)/3 = 0.4·(1/12)/3 = 1/90. Raters: residuals y − 0.75ŷ
-    # per rating (1, 0.5, 1 | 2.5), rater means 5/6 and 5/2 around 5/4: σ_B² = (3·(5/12)² +
-    # (5/4)²)/(4 − 10/4) = 25/18; weights c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient
-    # Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 + 1)/(3·2) = 0.7 → 35/36. df = V²/((1/90)²/2 + (35/36)²/1).
+    # per rating (1, 0.5, 1 | 2.5), rater means 5/6 and 5/2 around 5/4: MS_B = 3·(5/12)² + (5/4)²
+    # = 25/12, MS_W = (1/36 + 1/9 + 1/36)/(4 − 2) = 1/12, n₀ = 4 − 10/4 = 3/2; weights
+    # c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 + 1)/(3·2)
+    # = 0.7: T_raters = 0.7·(25/12 − 0.4/12)/(3/2); df = V²/((1/90)²/2 + (0.7·(25/12)/(3/2))²).
     from scipy import stats
     items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
     table = ppi_estimates(items, ratings).set_index("group")
@@ -198,8 +199,8 @@ def test_ppi_estimates_by_hand():
     row = table.loc["all items"]
     assert (row["items"], row["human-rated items"], row["human ratings"], row["raters"]) == (5, 3, 4, 2)
     assert row["PPI estimate"] == pytest.approx(8 / 3) and row["human-only estimate"] == pytest.approx(8 / 3)
-    variance = 1 / 90 + 35 / 36
-    df = variance ** 2 / ((1 / 90) ** 2 / 2 + (35 / 36) ** 2)
+    variance = 1 / 90 + 0.7 * (25 / 12 - 0.4 / 12) / 1.5
+    df = variance ** 2 / ((1 / 90) ** 2 / 2 + (0.7 * (25 / 12) / 1.5) ** 2)
     half = stats.t.ppf(0.975, df) * variance ** 0.5
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
     assert row["df"] == pytest.approx(round(df, 1))
