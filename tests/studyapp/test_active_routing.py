@@ -13,7 +13,7 @@ from studyapp import adaptive, assignment, exports, prolific, storage, studies
 from studyapp.analysis import analyse_study, write_report_folder
 from studyapp.dashboard import study_dashboard
 from studyapp.models import Annotator, Event, Item, Study
-from studyapp.ppi_estimates import ppi_estimates
+from studyapp.ppi_estimates import headline, ppi_estimates
 from studyapp.spec_files import load_spec
 from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
@@ -204,6 +204,9 @@ def test_ppi_estimates_by_hand():
     half = stats.t.ppf(0.975, df) * variance ** 0.5
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
     assert row["df"] == pytest.approx(round(df, 1))
+    line = headline(ppi_estimates(items, ratings))   # the dashboard's first line
+    assert line.startswith("Mean rating over all 5 items: 2.67, 95% interval ")
+    assert "over items and raters" in line and "2 raters, 4 human ratings" in line and "saves" in line
     assert ppi_estimates(items.drop(columns="llm_rating"), ratings) is None
 
 
