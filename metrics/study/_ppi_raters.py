@@ -22,18 +22,19 @@ Variance: ``V = T_items + T_raters``.
   so the raters' weights, not the items', count. ``Δ`` removes the rater noise ``T_items``
   already holds (``(1 − n/M)·(Σ(1/k_i)/n − Σc_r²)/(n − 1)`` for a simple random sample,
   ``Σ(1 − π_i)/(π_i²·k_i)/M²`` under Poisson sampling).
-- ``σ̃_B² = (MS_B − (1 − n/M)·MS_W)/n₀`` from the one-way ANOVA of ``Y − λ·f`` between raters
-  (Searle, Casella & McCulloch 1992, §3.6; :func:`_rater_mean_squares`): ``σ_B²`` plus the share
-  ``n/M`` of the noise of a rater's mean. That share is the second-stage term of two-stage
-  sampling (Cochran 1977, §10.4, Eq. 10.8: the rater × item residual of the rated items, which
-  no finite-population correction removes); the rest of the noise is already in ``T_items``.
-  With every item rated it is ``MS_B/n₀``, never negative.
+- ``σ̃_B² = (n/M)·MS_B/n₀ + (1 − n/M)·σ̂_B²``: ``MS_B`` the between-rater mean square of
+  ``Y − λ·f`` (``E = n₀σ_B² +`` the noise of a rater's mean) and ``σ̂_B²`` its unbiased moment
+  estimate (:func:`_rater_variance`, Henderson's method 1 on the between-rater, within-rater and
+  within-item mean squares; Searle, Casella & McCulloch 1992, §5.3). So ``σ̃_B²`` is ``σ_B²``
+  plus the share ``n/M`` of a rater mean's noise: the second-stage term of two-stage sampling
+  (Cochran 1977, §10.4, Eq. 10.8), which no finite-population correction removes; the rest of
+  the noise is already in ``T_items``. With every item rated it is ``MS_B/n₀``, never 0.
 
 With one rater per item and no rater effects this is Cochran's two-stage variance; with every
 item rated it is the variance of a crossed design's grand mean over the raters' sample (Searle
 et al. 1992, §5.3). The interval is ``θ̂ ± t_ν·√V`` with Satterthwaite's (1946) degrees of
-freedom ``ν = V²/(T_items²/(n − 1) + (C·MS_B)²/(R − 1))`` over ``n`` rated items and ``R``
-raters (``C`` the rater coefficient over ``n₀``): with three raters a rater-dominated variance
+freedom ``ν = V²/(T_items²/(n − 1) + (C·w·MS_B)²/(R − 1))`` over ``n`` rated items and ``R``
+raters (``C = Σc_r² − Δ``, ``w`` the weight of ``MS_B`` in ``σ̃_B²``): with three raters a rater-dominated variance
 gets ``ν ≈ 2`` and a wide t quantile, as it must (the unbiased moment estimates of ``σ_B²`` and ``σ_E²`` are the reliability table's,
 :func:`metrics.study._reliability.variance_components`). Coverage in simulated crossed studies
 is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
@@ -136,31 +137,46 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     lam_used = fits["ppi"]["lam"]
     n, total = int(rated.sum()), len(y)
     share = n / total_items
-    between, within, n0 = _rater_mean_squares(rater_at, y - lam_used * f[item_at])
-    # σ_B² plus the second-stage share f of a rater mean's noise (module docstring)
-    var_b = max(between - (1 - share) * within, 0.0) / n0
+    between, var_b, n0 = _rater_variance(item_at, rater_at, y - lam_used * f[item_at], k)
+    # the rater term's variance: σ_B² plus the second-stage share n/M of a rater mean's noise
+    per_rater = share * between / n0 + (1 - share) * var_b
+    on_between = share / n0 + (1 - share) * _between_weight(n0, item_at, k, raters)
     out = {}
     for name, fit in fits.items():
         weight = fit["weight"]                                  # each rated item's weight in θ̂
         c = np.bincount(rater_at, weight[item_at] / k[item_at], minlength=raters)
-        coefficient = max(fit["rater_coefficient"](float(np.sum(c ** 2)), k), 0.0) / n0
-        t_raters = coefficient * max(between - (1 - share) * within, 0.0)
+        coefficient = max(fit["rater_coefficient"](float(np.sum(c ** 2)), k), 0.0)
+        t_raters = coefficient * per_rater
         variance = fit["t_items"] + t_raters
-        denominator = fit["t_items"] ** 2 / max(n - 1, 1) + (coefficient * between) ** 2 / (raters - 1)
+        denominator = fit["t_items"] ** 2 / max(n - 1, 1) + (coefficient * on_between * between) ** 2 / (raters - 1)
         df = variance ** 2 / denominator if denominator > 0 else math.inf
         out[name] = (fit["estimate"], variance, df, fit["t_items"])
     return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
                    confidence=confidence)
 
 
-def _rater_mean_squares(rater, y) -> tuple[float, float, float]:
-    """One-way ANOVA between raters (Searle, Casella & McCulloch 1992, §3.6): the between- and
-    within-rater mean squares of ``y`` and ``n₀ = (N − Σm_r²/N)/(R − 1)``, so that
-    ``E[MS_B] = σ_W² + n₀·σ_B²`` and ``E[MS_W] = σ_W²`` (``σ_W²``: the spread of one rater's
-    values around their mean).
+def _sharing(item_at, k, raters) -> float:
+    """``g = (R − Σk_i²/N)/(R − 1)``: the share of the items' own spread that differences between
+    rater means carry (1 when no two raters share an item, 0 when every rater rates every item)."""
+    total = len(item_at)
+    return float(np.clip((raters - float(np.sum(k.astype(float) ** 2)) / total) / (raters - 1), 0.0, 1.0))
 
-    >>> [round(v, 6) for v in _rater_mean_squares(np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 3.0, 3.0]))]
-    [4.0, 0.0, 2.0]
+
+def _between_weight(n0, item_at, k, raters) -> float:
+    """The weight of ``MS_B`` in the unbiased ``σ_B²`` (:func:`_rater_variance`)."""
+    return 1.0 / (n0 - 1 + _sharing(item_at, k, raters))
+
+
+def _rater_variance(item, rater, y, k) -> tuple[float, float, float]:
+    """``(MS_B, σ̂_B², n₀)`` of the crossed design by the method of moments on three mean squares
+    (Henderson's method 1 as in Searle, Casella & McCulloch 1992, §5.3): the between-rater
+    ``MS_B`` (``E = n₀σ_B² + σ_E² + g·σ_A²``, ``g`` from :func:`_sharing`), the within-rater
+    ``MS_W`` (``σ_A² + σ_E²``) and the within-item ``S`` (``σ_B² + σ_E²``), so
+    ``σ̂_B² = (MS_B − (1 − g)·S − g·MS_W)/(n₀ − 1 + g)``, at least 0; ``n₀ = (N − Σm_r²/N)/(R − 1)``.
+
+    >>> item = np.repeat(np.arange(4), 2); rater = np.tile([0, 1], 4)   # both rate every item
+    >>> [round(v, 6) for v in _rater_variance(item, rater, rater + 0.0, np.full(4, 2))]
+    [2.0, 0.5, 4.0]
     """
     m = np.bincount(rater)
     raters, total = len(m), len(y)
@@ -168,7 +184,12 @@ def _rater_mean_squares(rater, y) -> tuple[float, float, float]:
     between = float(np.sum(m * (means - y.mean()) ** 2)) / (raters - 1)
     within = float(np.sum((y - means[rater]) ** 2)) / (total - raters) if total > raters else 0.0
     n0 = (total - float(np.sum(m ** 2)) / total) / (raters - 1)
-    return between, within, n0
+    g = _sharing(item, k, raters)
+    item_means = np.bincount(item, y, minlength=len(k)) / np.maximum(k, 1)
+    pairs = float(np.sum(np.maximum(k - 1, 0)))
+    within_items = float(np.sum((y - item_means[item]) ** 2)) / pairs if pairs else within
+    var_b = (between - (1 - g) * within_items - g * within) / (n0 - 1 + g)
+    return between, max(var_b, 0.0), n0
 
 
 def _srs_fits(item_mean, f, rated, lam) -> dict:

@@ -11,7 +11,7 @@ from scipy import stats
 
 from metrics import InputError
 from metrics.study import ppi_mean, ppi_mean_rater_population
-from metrics.study._ppi_raters import _rater_mean_squares
+from metrics.study._ppi_raters import _rater_variance
 
 
 def crossed(rng, *, items=60, raters=6, k=1, sd_b=0.5, sd_e=0.7):
@@ -39,7 +39,8 @@ def test_the_rater_term_is_the_rater_means_spread_by_hand():
     # every item rated by both raters; rater v one point above u on every item, no residual:
     # item means are fixed by the two raters, so the variance is the raters' term alone.
     # residuals y − λ·ŷ (λ = 1 as ŷ = u's rating): u 0, v 1 on each of 4 items;
-    # MS_B = 4·½² + 4·½² = 2 (1 df), MS_W = 0, n₀ = (8 − 32/8)/1 = 4 → σ_B² = 0.5;
+    # MS_B = 4·½² + 4·½² = 2 (1 df), n₀ = (8 − 32/8)/1 = 4; every item rated: the rater term's
+    # variance is MS_B/n₀ = 0.5 (the unbiased σ̂_B², with within-item S = ½, is (2 − ½)/3 = 0.5 too);
     # c = (½, ½), Σc² = ½ → V = 0.25 on 1 df
     items = np.repeat(np.arange(4), 2)
     u = np.array([0.0, 1, 2, 3])
@@ -48,7 +49,8 @@ def test_the_rater_term_is_the_rater_means_spread_by_hand():
     assert e.estimate == pytest.approx(2.0) and e.raters == 2 and e.df == pytest.approx(1.0)
     half = stats.t.ppf(0.975, 1) * 0.5
     assert tuple(e.interval) == pytest.approx((2.0 - half, 2.0 + half))
-    assert _rater_mean_squares(np.array([0, 1] * 4), ratings["rating"].to_numpy() - np.repeat(u, 2)) == (2.0, 0.0, 4.0)
+    residual = ratings["rating"].to_numpy() - np.repeat(u, 2)
+    assert _rater_variance(items, np.array([0, 1] * 4), residual, np.full(4, 2)) == pytest.approx((2.0, 0.5, 4.0))
 
 
 def test_active_weights_by_probability_and_checks_the_draw():

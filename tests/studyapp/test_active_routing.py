@@ -189,9 +189,11 @@ def test_ppi_estimates_by_hand():
     # and a1 (i2). λ = Cov(y, ŷ)/Var(ŷ) = 2/(8/3) = 0.75; estimate 0.75·2 + mean(1, 1.5, 1) = 8/3.
     # Items: (1 − 3/5)·Var(y − 0.75ŷ, ddof 1)/3 = 0.4·(1/12)/3 = 1/90. Raters: residuals y − 0.75ŷ
     # per rating (1, 0.5, 1 | 2.5), rater means 5/6 and 5/2 around 5/4: MS_B = 3·(5/12)² + (5/4)²
-    # = 25/12, MS_W = (1/36 + 1/9 + 1/36)/(4 − 2) = 1/12, n₀ = 4 − 10/4 = 3/2; weights
-    # c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 + 1)/(3·2)
-    # = 0.7: T_raters = 0.7·(25/12 − 0.4/12)/(3/2); df = V²/((1/90)²/2 + (0.7·(25/12)/(3/2))²).
+    # = 25/12, MS_W = (1/36 + 1/9 + 1/36)/(4 − 2) = 1/12, n₀ = 4 − 10/4 = 3/2; within item i2
+    # S = ((0.5 − 1.5)² + (2.5 − 1.5)²)/1 = 2; sharing g = 2 − 6/4 = 1/2, so σ̂_B² = (25/12 − S/2 −
+    # MS_W/2)/(3/2 − 1 + 1/2) = 25/24; the rater term's variance 0.6·MS_B/n₀ + 0.4·σ̂_B² = 1.25.
+    # Weights c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 +
+    # 1)/(3·2) = 0.7; MS_B's weight 0.6/n₀ + 0.4/1 = 0.8; df = V²/((1/90)²/2 + (0.7·0.8·25/12)²).
     from scipy import stats
     items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
     table = ppi_estimates(items, ratings).set_index("group")
@@ -199,8 +201,8 @@ def test_ppi_estimates_by_hand():
     row = table.loc["all items"]
     assert (row["items"], row["human-rated items"], row["human ratings"], row["raters"]) == (5, 3, 4, 2)
     assert row["PPI estimate"] == pytest.approx(8 / 3) and row["human-only estimate"] == pytest.approx(8 / 3)
-    variance = 1 / 90 + 0.7 * (25 / 12 - 0.4 / 12) / 1.5
-    df = variance ** 2 / ((1 / 90) ** 2 / 2 + (0.7 * (25 / 12) / 1.5) ** 2)
+    variance = 1 / 90 + 0.7 * 1.25
+    df = variance ** 2 / ((1 / 90) ** 2 / 2 + (0.7 * 0.8 * 25 / 12) ** 2)
     half = stats.t.ppf(0.975, df) * variance ** 0.5
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
     assert row["df"] == pytest.approx(round(df, 1))
