@@ -66,7 +66,7 @@ def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:
     ordered["rank"] = range(len(ordered))
     ordered["low"] = (ordered["score"] - 1.96 * ordered["se"]).clip(lower=min(scale))
     ordered["high"] = (ordered["score"] + 1.96 * ordered["se"]).clip(upper=max(scale))
-    base = alt.Chart(ordered, title="Item scores corrected for the raters (95% intervals)").encode(
+    base = alt.Chart(ordered, title="Item scores corrected for the raters (95% intervals: ± 1.96 SE of the rater model, per item)").encode(
         x=alt.X("rank:Q", title="items, by model score"))
     return (base.mark_rule(opacity=0.4).encode(y=alt.Y("low:Q", title="score"), y2="high:Q")
             + base.mark_point(filled=True, size=12).encode(y="score:Q", tooltip=["item_id", "score", "se", "n"]))

@@ -150,7 +150,7 @@ def _image_update(result: dict):
     ax.bar(x, shares, yerr=err, capsize=3, color="#4c78a8")
     ax.set_xticks(x, [name for name, _ in groups])
     ax.set_ylabel("ratings updated (%)")
-    ax.set_title("Ratings changed with the image (95% CI)")
+    ax.set_title("Ratings changed with the image (95% Wald interval)")
     return fig
 
 
@@ -166,7 +166,7 @@ def _model_scores(items: pd.DataFrame, scale):
                 color="#4c78a8", ecolor="#9ecae9")
     ax.set_xlabel("items, by model score")
     ax.set_ylabel("score (0–4)")
-    ax.set_title("Rater-model item scores with 95% intervals")
+    ax.set_title("Rater-model item scores (95%: ± 1.96 model SE per item)")
     return fig
 
 
