@@ -33,16 +33,18 @@ Variance: ``V = T_items + T_raters``.
 With one rater per item and no rater effects this is Cochran's two-stage variance; with every
 item rated it is the variance of a crossed design's grand mean over the raters' sample (Searle
 et al. 1992, §5.3). The interval is ``θ̂ ± t_ν·√V`` with Satterthwaite's (1946) degrees of
-freedom ``ν = V²/(T_items²/(n − 1) + (C·w·MS_B)²/(R − 1))`` over ``n`` rated items and ``R``
-raters (``C = Σc_r² − Δ``, ``w`` the weight of ``MS_B`` in ``σ̃_B²``): with three raters a rater-dominated variance
-gets ``ν ≈ 2`` and a wide t quantile, as it must (the unbiased moment estimates of ``σ_B²`` and ``σ_E²`` are the reliability table's,
-:func:`metrics.study._reliability.variance_components`). Coverage in simulated crossed studies
-is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
+freedom ``ν = V²/((T_items − D)²/(n − 1) + (C·w·MS_B + D)²/(R − 1))`` over ``n`` rated items and
+``R`` raters (``C = Σc_r² − Δ``, ``w`` the weight of ``MS_B`` in ``σ̃_B²``, ``D = Δ·σ̂_B²`` the
+part of ``T_items`` the raters' severities drive, which varies with the raters, not the
+items): with three raters a rater-dominated variance gets ``ν ≈ 2`` and a wide t quantile, as
+it must. (The unbiased moment estimates of ``σ_B²`` and ``σ_E²`` over the whole design are the
+reliability table's, :func:`metrics.study._reliability.variance_components`.) Coverage in
+simulated crossed studies is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
 
-The human-only estimate beside
-it is the same computation with λ = 0; ``effective_n`` is the number of rated items (at the same
-ratings per item and the same raters) the human-only estimate would need for the PPI variance —
-the rater terms do not shrink with more items, so they are not counted as saved.
+The human-only estimate beside it is the same computation with λ = 0; ``effective_n`` is the
+number of rated items (at the same ratings per item and the same raters) the human-only
+estimate would need for the PPI variance — the rater terms do not shrink with more items, so
+they are not counted as saved.
 """
 
 from __future__ import annotations
@@ -145,10 +147,14 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     for name, fit in fits.items():
         weight = fit["weight"]                                  # each rated item's weight in θ̂
         c = np.bincount(rater_at, weight[item_at] / k[item_at], minlength=raters)
-        coefficient = max(fit["rater_coefficient"](float(np.sum(c ** 2)), k), 0.0)
+        c_sq = float(np.sum(c ** 2))
+        coefficient = max(fit["rater_coefficient"](c_sq, k), 0.0)
         t_raters = coefficient * per_rater
         variance = fit["t_items"] + t_raters
-        denominator = fit["t_items"] ** 2 / max(n - 1, 1) + (coefficient * on_between * between) ** 2 / (raters - 1)
+        # T_items' own rater noise (Δ·σ̂_B²) varies with the raters too: R − 1 degrees of freedom
+        items_raters = min(max(c_sq - coefficient, 0.0) * var_b, fit["t_items"])
+        denominator = ((fit["t_items"] - items_raters) ** 2 / max(n - 1, 1)
+                       + (coefficient * on_between * between + items_raters) ** 2 / (raters - 1))
         df = variance ** 2 / denominator if denominator > 0 else math.inf
         out[name] = (fit["estimate"], variance, df, fit["t_items"])
     return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
