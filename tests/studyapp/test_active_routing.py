@@ -86,6 +86,29 @@ def test_without_active_the_llm_ratings_change_nothing_in_the_order(tmp_path):
     assert "active_probability" not in exports.study_tables("s")["items.csv"].columns
 
 
+def test_console_dashboard_leads_with_the_ppi_answer(tmp_path):
+    # [llm] without [active]: two raters rate every item (2 and 3); the dashboard's first line is
+    # the all-items PPI answer with what its interval is over, the table one click away
+    from studyapp import auth
+    from studyhelpers import console_page
+    study_id = studies.create_study(load_spec(active_spec(tmp_path, active=None)))
+    first, second = make_annotators(study_id, 2)
+    rate_all(first, 2)
+    rate_all(second, 3)
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    at = console_page(password)
+    assert not at.exception and not at.error
+    lines = [m.value.replace("\\", "") for m in at.markdown]      # inert text escapes markdown
+    # right under the section's title: estimate, interval over items and raters (2 raters: t on
+    # 1 df, wide), saved 0 (every item rated)
+    assert lines[0] == "**Prediction-powered estimates: LLM ratings plus human ratings**"
+    assert lines[1].startswith("Mean rating over all 8 items: 2.50, 95% interval ")
+    assert "over items and raters" in lines[1] and "t on 1 df" in lines[1] and "saves 0%" in lines[1]
+    assert [e for e in at.expander if e.label.startswith("Table")]
+    assert any("percentile bootstrap over items" in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize("active, llm, message", [
     ("budget = 9\n", LLM, "key 'active.budget' must not exceed the 8 main items, got 9"),
     ("budget = 2\nfloor = 0\n", LLM, "key 'active.floor' must be a number in (0, 1]"),
