@@ -43,14 +43,17 @@ simulated crossed studies is measured by ``benchmarks/ppi_coverage.py`` (docs/me
 
 The human-only estimate beside it is the same computation with λ = 0; ``effective_n`` is the
 number of rated items (at the same ratings per item and the same raters) the human-only
-estimate would need for the PPI variance — the rater terms do not shrink with more items, so
-they are not counted as saved.
+estimate would need for an interval as narrow as PPI's, t quantile included
+(:func:`_items_for_width`) — the rater term does not shrink with more items, so it is not
+counted as saved, and where PPI's interval is the wider (few raters: fewer degrees of freedom)
+nothing is saved.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -153,10 +156,8 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
         variance = fit["t_items"] + t_raters
         # T_items' own rater noise (Δ·σ̂_B²) varies with the raters too: R − 1 degrees of freedom
         items_raters = min(max(c_sq - coefficient, 0.0) * var_b, fit["t_items"])
-        denominator = ((fit["t_items"] - items_raters) ** 2 / max(n - 1, 1)
-                       + (coefficient * on_between * between + items_raters) ** 2 / (raters - 1))
-        df = variance ** 2 / denominator if denominator > 0 else math.inf
-        out[name] = (fit["estimate"], variance, df, fit["t_items"])
+        pieces = _Pieces(fit["t_items"], t_raters, items_raters, coefficient * on_between * between, n, raters)
+        out[name] = (fit["estimate"], variance, pieces.df(), pieces)
     return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
                    confidence=confidence)
 
@@ -245,6 +246,43 @@ def _active_fits(item_mean, f, probability, selected, items: pd.Index, rated, la
     return fits
 
 
+class _Pieces(NamedTuple):
+    """An estimator's variance terms (module docstring) and what they rest on."""
+
+    t_items: float
+    t_raters: float
+    items_raters: float       # D: the part of T_items the raters' severities drive
+    between_term: float       # C·w·MS_B: the rater term's mean square part
+    n: int
+    raters: int
+
+    def df(self, n: float | None = None, t_items: float | None = None) -> float:
+        """Satterthwaite's degrees of freedom (of the design with ``n`` rated items and the
+        item term ``t_items``, by default the observed)."""
+        n, t_items = n or self.n, self.t_items if t_items is None else t_items
+        items_raters = min(self.items_raters, t_items)
+        denominator = ((t_items - items_raters) ** 2 / max(n - 1, 1)
+                       + (self.between_term + items_raters) ** 2 / (self.raters - 1))
+        return (t_items + self.t_raters) ** 2 / denominator if denominator > 0 else math.inf
+
+
+def _items_for_width(pieces: _Pieces, width: float, total: int, confidence: float) -> float:
+    """Rated items the human-only estimate needs for an interval as narrow as ``width`` (same
+    raters, same ratings per item): its item term scales as ``1/n' − 1/M`` and its rater term
+    stays, and the t quantile follows the degrees of freedom. ``n`` when the human-only interval
+    is already as narrow; ``M`` when not even every item would do."""
+    from scipy import stats
+    n = pieces.n
+    if n >= total or pieces.t_items <= 0:
+        return float(n)
+    grid = np.linspace(n, total, 400)
+    t_items = pieces.t_items * (1 / grid - 1 / total) / (1 / n - 1 / total)
+    dfs = np.array([pieces.df(g, t) for g, t in zip(grid, t_items)])
+    widths = 2 * stats.t.ppf(0.5 + confidence / 2, dfs) * np.sqrt(t_items + pieces.t_raters)
+    enough = np.flatnonzero(widths <= width * (1 + 1e-9))
+    return float(grid[enough[0]]) if len(enough) else float(total)
+
+
 def _result(out, *, n, N, lam, raters, ratings, var_b, confidence) -> RaterPopulationEstimate:
     from scipy import stats
 
@@ -252,14 +290,10 @@ def _result(out, *, n, N, lam, raters, ratings, var_b, confidence) -> RaterPopul
         half = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance) if variance > 0 else 0.0
         return Interval(float(estimate - half), float(estimate + half))
 
-    estimate, variance, df, items_ppi = out["ppi"]
-    classical, classical_variance, classical_df, items_classical = out["classical"]
-    # human-only items needed for the PPI variance: (1/n' − 1/M)·A_C = (1/n − 1/M)·A_P
-    a_ppi, a_classical = items_ppi / (1 / n - 1 / N) if n < N else 0.0, items_classical / (1 / n - 1 / N) if n < N else 0.0
-    if n < N and a_classical > 0:
-        effective = 1 / ((1 / n - 1 / N) * a_ppi / a_classical + 1 / N)
-    else:
-        effective = float(n)
+    estimate, variance, df, _ = out["ppi"]
+    classical, classical_variance, classical_df, pieces = out["classical"]
+    width = 2 * float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
+    effective = _items_for_width(pieces, width, N, confidence)
     return RaterPopulationEstimate(
         estimate=float(estimate), interval=interval(estimate, variance, df), classical=float(classical),
         classical_interval=interval(classical, classical_variance, classical_df), lam=float(lam), n=n, N=N,

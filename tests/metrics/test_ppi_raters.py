@@ -86,3 +86,23 @@ def test_coverage_slice_fixed_seed():
     assert (table["PPI"] >= 0.85).all() and (table["human-only"] >= 0.85).all()
     every = table[(table["rated"] == 1.0) & ~table["active"]].iloc[0]
     assert every["fixed-rating PPI"] < 0.2 and every["PPI"] >= 0.88
+
+
+def test_saved_is_counted_at_equal_width_t_quantile_included():
+    rng = np.random.default_rng(4)
+    # many raters of equal severity: the rater term is small and the t quantile near normal, so the
+    # human-only items needed approach the finite-population formula (1/n' − 1/M)·S²_C = (1/n − 1/M)·S²_PPI
+    ratings, llm = crossed(rng, items=300, raters=60, k=1, sd_b=0.0)
+    ratings = ratings[ratings["item"] < 100]
+    e = ppi_mean_rater_population(ratings, llm)
+    means = ratings.groupby("item")["rating"].mean()
+    fixed = ppi_mean(means.to_numpy(), llm[:100].to_numpy(), llm[100:].to_numpy(), finite_population=True)
+    ratio = (np.ptp(fixed.interval) / np.ptp(fixed.classical_interval)) ** 2
+    expected = 1 / ((1 / 100 - 1 / 300) * ratio + 1 / 300)
+    assert e.effective_n == pytest.approx(expected, rel=0.15) and e.saved == pytest.approx(1 - 100 / e.effective_n)
+    # three raters far apart: PPI leaves the raters' term dominant, its t has fewer degrees of
+    # freedom and its interval is the wider one: nothing saved
+    ratings, llm = crossed(np.random.default_rng(5), items=200, raters=3, k=1, sd_b=0.8)
+    e = ppi_mean_rater_population(ratings[ratings["item"] < 40], llm)
+    assert np.ptp(e.interval) > np.ptp(e.classical_interval) and e.df < e.classical_df
+    assert e.saved == 0.0 and e.effective_n == e.n
