@@ -63,8 +63,8 @@ from metrics.core._intervals import Interval
 from metrics.core._validation import check_confidence, check_fraction
 from metrics.study._ppi import PPIEstimate
 
-METHOD = ("PPI over items and raters: crossed random-effects variance (between-rater mean square), "
-          "Satterthwaite t interval")
+METHOD = ("PPI over items and raters: item-sampling plus crossed rater variance (rater mean squares), "
+          "t quantile on Satterthwaite degrees of freedom")
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,9 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     sample of the items; with ``probability`` and ``selected`` (indexed by item; active
     inference) each drawn item is weighted by 1/π. Needs two rated items and two raters.
 
-    Hand-worked: two items, both rated by raters u and v, u one point above v; the LLM rates a
-    third item. Item means 1.5 and 2.5 …
+    Hand-worked (λ = 1): two items, both rated by raters u and v (u one point above v), and a
+    third item only the LLM rates. Item means 1.5 and 2.5 against LLM ratings 1 and 2: rectifier
+    0.5 on both, estimate mean(1, 2, 1.5) + 0.5 = 2.0.
 
     >>> r = pd.DataFrame({"item": [0, 0, 1, 1], "rater": ["u", "v", "u", "v"], "rating": [2.0, 1, 3, 2]})
     >>> e = ppi_mean_rater_population(r, pd.Series([1.0, 2.0, 1.5]), lam=1.0)
@@ -162,6 +163,9 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
                    confidence=confidence)
 
 
+MIN_DENOMINATOR = 0.5   # n₀ − 1 + g below this: σ̂_B² falls back to MS_B/n₀ (conservative)
+
+
 def _sharing(item_at, k, raters) -> float:
     """``g = (R − Σk_i²/N)/(R − 1)``: the share of the items' own spread that differences between
     rater means carry (1 when no two raters share an item, 0 when every rater rates every item)."""
@@ -170,8 +174,11 @@ def _sharing(item_at, k, raters) -> float:
 
 
 def _between_weight(n0, item_at, k, raters) -> float:
-    """The weight of ``MS_B`` in the unbiased ``σ_B²`` (:func:`_rater_variance`)."""
-    return 1.0 / (n0 - 1 + _sharing(item_at, k, raters))
+    """The weight of ``MS_B`` in the unbiased ``σ_B²`` (:func:`_rater_variance`; ``1/n₀`` where
+    the design leaves too little to subtract, as there)."""
+    denominator = n0 - 1 + _sharing(item_at, k, raters)
+    return 1.0 / denominator if denominator >= MIN_DENOMINATOR else 1.0 / n0
+
 
 
 def _rater_variance(item, rater, y, k) -> tuple[float, float, float]:
@@ -195,6 +202,8 @@ def _rater_variance(item, rater, y, k) -> tuple[float, float, float]:
     item_means = np.bincount(item, y, minlength=len(k)) / np.maximum(k, 1)
     pairs = float(np.sum(np.maximum(k - 1, 0)))
     within_items = float(np.sum((y - item_means[item]) ** 2)) / pairs if pairs else within
+    if n0 - 1 + g < MIN_DENOMINATOR:
+        return between, between / n0, n0
     var_b = (between - (1 - g) * within_items - g * within) / (n0 - 1 + g)
     return between, max(var_b, 0.0), n0
 
