@@ -73,21 +73,57 @@ def _answered_main(session: Session, study_id: int) -> int:
         Assignment.answered_at.is_not(None))).one()
 
 
-def after_rating(study: Study, spec: StudySpec, item_id: int, engine: Engine | None = None) -> None:
+def after_rating(study: Study, spec: StudySpec, item_id: int, engine: Engine | None = None, *,
+                 annotator_id: int | None = None) -> None:
     """Bring the SEs up to date after a committed rating of ``item_id``: the item's now, every
-    item's by a background refit when one is due. Never raises: an error is logged as a
-    ``rater_model_update_failed`` event. With a connection passed in (its transaction holds the
-    rating), the refit runs inline and errors reach the caller."""
+    item's by a background refit when one is due. With spec ``[routing]``, the rating that
+    brings ``annotator_id`` to ``min_ratings`` main ratings refits here, before the submit
+    returns, when the stored fit has not judged them yet (:func:`judged_by_fit`): their next
+    item request then sees the fit, so a rater under the threshold gets no further item. Never
+    raises: an error is logged as a ``rater_model_update_failed`` event. With a connection
+    passed in (its transaction holds the rating), the refit runs inline and errors reach the
+    caller."""
     if isinstance(engine, Connection):
         if _update_item_se(study, spec, item_id, engine):
             refit(study, spec, engine)
         return
     try:
         engine = engine or get_engine()
-        if _update_item_se(study, spec, item_id, engine):
+        due = _update_item_se(study, spec, item_id, engine)
+        if spec.routing and annotator_id is not None and _reaches_routing_check(study, spec, annotator_id, engine):
+            refit(study, spec, engine)
+        elif due:
             _request_refit(study, spec, engine)
     except Exception as error:  # noqa: BLE001 - the rating is stored; the next one tries again
         _log_failure("rater_model_update_failed", study.id, error, engine)
+
+
+def _reaches_routing_check(study: Study, spec: StudySpec, annotator_id: int, engine: Engine) -> bool:
+    """Whether this rating is the annotator's ``min_ratings``-th main one and the stored fit has
+    not judged them yet (once per rater: one refit each, in the submit, not the next-item call)."""
+    with read_session(engine) as session:
+        answered = session.exec(select(func.count(Assignment.id)).where(
+            Assignment.annotator_id == annotator_id, Assignment.phase == "main",
+            Assignment.answered_at.is_not(None))).one()
+        if answered != spec.routing["min_ratings"]:
+            return False
+        stored = session.exec(select(Study.rater_model).where(Study.id == study.id)).one()
+        pseudonym = session.get(Annotator, annotator_id).pseudonym
+    return stored is None or not judged_by_fit(json.loads(stored), pseudonym, answered)
+
+
+def judged_by_fit(parameters: dict, rater: str, n_ratings: int) -> bool:
+    """Whether a stored fit saw ``rater`` with at least ``n_ratings`` main ratings (its
+    ``rater_ratings``; a fit stored without them counts a rater it has parameters for).
+
+    >>> judged_by_fit({"discrimination": {"a": 1.0}, "rater_ratings": {"a": 7}}, "a", 8)
+    False
+    >>> judged_by_fit({"discrimination": {"a": 1.0}, "excluded": []}, "a", 8)
+    True
+    """
+    if "rater_ratings" in parameters:
+        return parameters["rater_ratings"].get(rater, 0) >= n_ratings
+    return rater in parameters["discrimination"] or rater in parameters.get("excluded", ())
 
 
 def _stored_fit(session: Session, study: Study, spec: StudySpec) -> tuple[str | None, bool]:
@@ -177,7 +213,8 @@ def refit(study: Study, spec: StudySpec, engine: Engine | None = None) -> RaterM
     if ratings.empty:
         return None
     model = fit_rater_model(ratings, scale=spec.scale.values)
-    stored = json.dumps({**model.parameters(), "n_ratings": int(n_ratings)})
+    stored = json.dumps({**model.parameters(), "n_ratings": int(n_ratings),
+                         "rater_ratings": {str(k): int(v) for k, v in ratings["annotator"].value_counts().items()}})
     ses = [{"id": ids[key], "model_se": _usable_se(row, spec.adaptive)}
            for key, row in model.items.iterrows()]
     with write_session(engine) as session:   # short: the annotators' submits wait for it

@@ -143,5 +143,5 @@ def _report_part(section: Section | None) -> dict | None:
     """A dashboard section as ``write_report``'s ``prediction_powered`` part."""
     if section is None:
         return None
-    return {"title": section.title, "text": [section.text],
+    return {"title": section.title, "text": [text for text in (section.headline, section.text) if text],
             "table": next(iter(section.tables.values()), None)}

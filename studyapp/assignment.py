@@ -600,7 +600,7 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     spec = spec_of(study)
     if spec.adaptive and phase == "main":
         from . import adaptive
-        adaptive.after_rating(study, spec, rating.item_id, engine)
+        adaptive.after_rating(study, spec, rating.item_id, engine, annotator_id=annotator_id)
     return rating
 
 

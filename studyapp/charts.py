@@ -49,11 +49,15 @@ def agreement_over_time(frame: pd.DataFrame) -> alt.LayerChart:
                                     "statistic": label, "value": frame[key],
                                     "low": frame[f"{key}_low"], "high": frame[f"{key}_high"]})
                       for key, label in names.items()], ignore_index=True)
-    base = alt.Chart(long, title="Agreement as ratings arrived (95% intervals)").encode(
-        x=alt.X("ratings:Q", title="ratings so far"), color=alt.Color("statistic:N", title=None))
+    base = alt.Chart(long, title="Agreement as ratings arrived (95% percentile bootstrap intervals over items)").encode(
+        x=alt.X("ratings:Q", title="ratings so far"),
+        color=alt.Color("statistic:N", title=None, scale=alt.Scale(range=["#1f77b4", "#d95f02"]),
+                        legend=alt.Legend(orient="bottom")))
     return (base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title=None), y2="high:Q")
             + base.mark_line(point=True).encode(
-                y="value:Q", tooltip=["ratings", "annotators", "statistic", "value", "low", "high"]))
+                y="value:Q", strokeDash=alt.StrokeDash("statistic:N", legend=None),
+                shape=alt.Shape("statistic:N", legend=None),
+                tooltip=["ratings", "annotators", "statistic", "value", "low", "high"]))
 
 
 def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:
@@ -62,7 +66,7 @@ def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:
     ordered["rank"] = range(len(ordered))
     ordered["low"] = (ordered["score"] - 1.96 * ordered["se"]).clip(lower=min(scale))
     ordered["high"] = (ordered["score"] + 1.96 * ordered["se"]).clip(upper=max(scale))
-    base = alt.Chart(ordered, title="Item scores corrected for the raters (95% intervals)").encode(
+    base = alt.Chart(ordered, title="Item scores corrected for the raters (95% intervals: ± 1.96 SE of the rater model, per item)").encode(
         x=alt.X("rank:Q", title="items, by model score"))
     return (base.mark_rule(opacity=0.4).encode(y=alt.Y("low:Q", title="score"), y2="high:Q")
             + base.mark_point(filled=True, size=12).encode(y="score:Q", tooltip=["item_id", "score", "se", "n"]))
@@ -71,12 +75,14 @@ def model_scores(items: pd.DataFrame, scale: tuple) -> alt.LayerChart:
 def rater_chart(raters: pd.DataFrame) -> alt.LayerChart:
     """Each rater's severity against consistency. Flagged raters are named on the chart (the ones a
     researcher looks for; naming every rater overlaps as soon as two sit close), every rater in
-    the tooltip."""
+    the tooltip (hover a point for its name). The axes are padded so no point or name is clipped
+    at the chart's edge."""
     frame = raters.rename_axis("annotator").reset_index()
     frame["flag"] = frame["flag"].fillna("none")
-    base = alt.Chart(frame, title="Raters: severity and consistency").encode(
-        x=alt.X("severity:Q", title="severity (scale points; > 0 = strict)"),
-        y=alt.Y("consistency:Q", title="consistency (1 = typical)"))
+    padded = alt.Scale(zero=False, nice=True, padding=24)
+    base = alt.Chart(frame, title="Raters: severity and consistency (hover a point for its rater)").encode(
+        x=alt.X("severity:Q", title="severity (scale points; > 0 = strict)", scale=padded),
+        y=alt.Y("consistency:Q", title="consistency (1 = typical)", scale=padded))
     points = base.mark_point(filled=True, size=60).encode(
         color=alt.Color("flag:N", title="flag"), tooltip=["annotator:N", "severity:Q", "consistency:Q", "flag:N"])
     names = base.transform_filter("datum.flag != 'none'").mark_text(dx=8, align="left", fontSize=11).encode(

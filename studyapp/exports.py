@@ -7,7 +7,9 @@
 - ``ratings_history.csv``: every stored rating row, superseded ones included.
 - ``items.csv``: ``item_id, role, expected`` and the study type's columns (``export_item``;
   its ``export_columns`` first).
-- ``annotators.csv``: pseudonym, how they joined, status, times, ratings and attention checks.
+- ``annotators.csv``: pseudonym, how they joined, status, ``outcome`` (how the session ended, as
+  Prolific sees it: completed, attention failed, screened out, routed, returned, timed out) and
+  ``code_shown`` (the code its end page showed), times, ratings and attention checks.
 - ``items_model.csv`` (``item_id, score, se, n``) and ``raters_model.csv`` (``annotator,
   severity, consistency, flag``): the ordinal rater model (``metrics.study._rater_model``) fitted to
   the main ratings, for study types whose answers are ratings on the scale (written by
@@ -151,23 +153,43 @@ def _annotator_row(d: _StudyRows, a, current_df: pd.DataFrame) -> dict:
     checks = [(r.response, d.expected[r.item_id]) for assignment_id, rows in d.by_assignment.items()
               for r in rows[-1:] if d.assignments[assignment_id].annotator_id == a.id
               and d.assignments[assignment_id].phase == "attention"]
+    passed = sum(1 for got, want in checks if got == want)
+    status = annotator_status(a, len(mine))
+    outcome, code = _outcome(d, a, status, len(checks) - passed)
     return {
         "annotator": a.pseudonym, "source": a.source,
-        "status": annotator_status(a, len(mine)),
+        "status": "attention failed" if outcome == "attention failed" else status,
+        "outcome": outcome, "code_shown": code,
         "created_at": _iso(a.created_at), "started_at": _iso(a.started_at),
         "completed_at": _iso(a.completed_at), "n_ratings": len(mine),
         "median_seconds": round(float(mine["seconds_spent"].median()), 3) if len(mine) else None,
         "attention_checks": len(checks),
-        "attention_passed": sum(1 for got, want in checks if got == want),
+        "attention_passed": passed,
         "prolific_pid": a.prolific_pid, "prolific_study_id": a.prolific_study_id,
         "prolific_session_id": a.prolific_session_id, "prolific_status": a.prolific_status,
         "routed_at": _iso(a.routed_at)}
 
 
+def _outcome(d: _StudyRows, a, status: str, failed_checks: int) -> tuple[str, str | None]:
+    """How the participant's session ended and the code its end page showed
+    (:func:`studyapp.prolific.outcome_kind`): ``completed``, ``attention failed``, ``screened
+    out``, ``routed``, ``returned``, ``timed out`` (Prolific ended it: no code), or the status
+    of a session still open (``rating``, ``invited``, ``revoked``: no code)."""
+    from .prolific import ENDED, outcome_kind
+
+    if a.prolific_status in ENDED:
+        return ENDED[a.prolific_status], None
+    if status not in ("completed", "screened out", "routed out"):
+        return status, None
+    kind, code = outcome_kind(d.spec, comprehension_failures=a.comprehension_failures,
+                              routed=a.routed_at is not None, failed_checks=failed_checks)
+    return kind.replace("_", " "), code
+
+
 def _annotators_table(d: _StudyRows, current_df: pd.DataFrame) -> pd.DataFrame:
     """annotators.csv: how each joined, status, times, ratings and attention checks."""
     return pd.DataFrame([_annotator_row(d, a, current_df) for a in d.annotators], columns=[
-        "annotator", "source", "status", "created_at", "started_at", "completed_at", "n_ratings",
+        "annotator", "source", "status", "outcome", "code_shown", "created_at", "started_at", "completed_at", "n_ratings",
         "median_seconds", "attention_checks", "attention_passed", "prolific_pid",
         "prolific_study_id", "prolific_session_id", "prolific_status", "routed_at"])
 

@@ -114,14 +114,8 @@ def outcome(annotator_id: int, engine: Engine | None = None) -> Outcome:
         annotator = session.get(Annotator, annotator_id)
         spec = spec_of(session.get(Study, annotator.study_id))
         failed = failed_attention_checks(session, annotator_id)
-    if annotator.comprehension_failures >= ATTEMPTS:
-        kind, code = "screened_out", spec.screened_out_code
-    elif annotator.routed_at is not None:
-        kind, code = "routed", spec.routed_code or spec.completion_code
-    elif spec.attention_failed_code and failed >= spec.attention_fail_limit:
-        kind, code = "attention_failed", spec.attention_failed_code
-    else:
-        kind, code = "completed", spec.completion_code
+    kind, code = outcome_kind(spec, comprehension_failures=annotator.comprehension_failures,
+                              routed=annotator.routed_at is not None, failed_checks=failed)
     url = spec.completion_url if kind == "completed" else completion_link(spec.completion_url, code)
     if kind != "completed" and url == spec.completion_url:
         url = None   # the link carries the completed code: not for this outcome
@@ -135,6 +129,18 @@ def outcome_codes(spec: StudySpec) -> list[tuple[str, str]]:
              ("screened out", spec.screened_out_code),
              ("routed out", spec.routed_code or (spec.completion_code if spec.routing else None))]
     return [(kind, code) for kind, code in codes if code]
+def outcome_kind(spec, *, comprehension_failures: int, routed: bool, failed_checks: int) -> tuple[str, str | None]:
+    """``(kind, code)`` of a session that ended by the study's rules — the one rule the end page
+    and annotators.csv share: screened out, else routed, else attention failed (at least
+    ``attention_fail_limit`` failed checks, when the spec has ``attention_failed_code``), else
+    completed."""
+    if comprehension_failures >= ATTEMPTS:
+        return "screened_out", spec.screened_out_code
+    if routed:
+        return "routed", spec.routed_code or spec.completion_code
+    if spec.attention_failed_code and failed_checks >= spec.attention_fail_limit:
+        return "attention_failed", spec.attention_failed_code
+    return "completed", spec.completion_code
 
 
 def failed_attention_checks(session, annotator_id: int) -> int:

@@ -66,4 +66,5 @@ def run(args):
 
 def _ci(report, key) -> str:
     ci = report.intervals.get(key)
-    return f"  [{ci[0]:.4f}, {ci[1]:.4f}]" if ci and not any(map(math.isnan, ci)) else ""
+    return (f"  [{ci[0]:.4f}, {ci[1]:.4f}] (95%, percentile bootstrap over items)"
+            if ci and not any(map(math.isnan, ci)) else "")

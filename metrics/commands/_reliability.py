@@ -65,15 +65,16 @@ def run(args):
     return result, text
 
 
-def _ci(entry) -> str:
+def _ci(entry, method: str = "percentile bootstrap over items") -> str:
     ci = entry.get("ci")
-    return f"  [{ci[0]:.4f}, {ci[1]:.4f}]" if ci and not any(map(math.isnan, ci)) else ""
+    return f"  [{ci[0]:.4f}, {ci[1]:.4f}] ({method})" if ci and not any(map(math.isnan, ci)) else ""
 
 
 def _text(result) -> str:
     lines = [f"{result['n_items']} items, {result['n_raters']} raters, {result['n_ratings']} ratings"]
     for level, entry in result["krippendorff_alpha"].items():
-        lines.append(f"Krippendorff's alpha ({level:<8}) {figure(entry['value'])}{_ci(entry)}")
+        lines.append(f"Krippendorff's alpha ({level:<8}) {figure(entry['value'])}"
+                     f"{_ci(entry, 'Hayes & Krippendorff KALPHA bootstrap')}")
     for kind, entry in result["gwet_ac2"].items():
         lines.append(f"Gwet's AC2 ({kind:<9})      {figure(entry['value'])}{_ci(entry)}")
     for kind in ("agreement", "consistency"):

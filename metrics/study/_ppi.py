@@ -109,7 +109,10 @@ def _estimate(estimate, se, classical, classical_se, lam, n, N, confidence) -> P
 
 def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | None = None,
              finite_population: bool = False) -> PPIEstimate:
-    """Prediction-powered mean of the human ratings ``y`` (PPI++, tuned λ unless ``lam`` is given).
+    """Prediction-powered mean of the human ratings ``y`` (PPI++, tuned λ unless ``lam`` is given),
+    each item's human rating a fixed number: the interval covers item sampling only. For a
+    study whose raters are a sample of raters use
+    :func:`metrics.study.ppi_mean_rater_population` (items and raters).
 
     ``y``, ``yhat``: human and model ratings of the ``n`` human-rated items; ``yhat_unlabeled``:
     model ratings of the ``N`` other items. Estimate ``λ·mean(ŷ_unlabeled) + mean(y − λ·ŷ)``,

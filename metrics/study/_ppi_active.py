@@ -10,6 +10,7 @@ the same design). The estimate type and the plain PPI mean are in :mod:`metrics.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -181,14 +182,36 @@ def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95,
         raise InputError("y: every selected item needs a finite human rating")
     if xi.sum() < 2:
         raise InputError("selected: at least two items must be human-rated")
+    if lam is not None:
+        lam = check_fraction("lam", lam)
+    s = _active_summands(y, yhat, pi, xi, lam=lam, intercept=intercept)
+    N, z_ppi, z_classical, lam = len(yhat), s.z_ppi, s.z_classical, s.lam
+    r_ppi, r_classical = s.r_ppi, s.r_classical
+    if finite_population:
+        def poisson_se(r):
+            return math.sqrt(np.sum(xi * r ** 2 * (1 - pi) / pi ** 2)) / N
+        return _estimate(z_ppi.mean(), poisson_se(r_ppi), z_classical.mean(), poisson_se(r_classical),
+                         lam, int(xi.sum()), N, confidence)
+    return _estimate(z_ppi.mean(), math.sqrt(np.var(z_ppi) / N), z_classical.mean(), math.sqrt(np.var(z_classical) / N),
+                     lam, int(xi.sum()), N, confidence)
+
+
+class _Summands(NamedTuple):
+    z_ppi: np.ndarray
+    z_classical: np.ndarray
+    r_ppi: np.ndarray        # y − λ·ŷ − c: what the draw has to measure
+    r_classical: np.ndarray
+    lam: float
+
+
+def _active_summands(y, yhat, pi, xi, *, lam: float | None, intercept: bool) -> _Summands:
+    """The cross-fitted summands of :func:`active_ppi_mean` (PPI and λ = 0) and their residuals."""
     y = np.where(xi, y, 0.0)
     w = xi / pi
     N = len(yhat)
 
     a, b, d = y * w, yhat * (1 - w), 1 - w
     fold = np.arange(N) % 2
-    if lam is not None:
-        lam = check_fraction("lam", lam)
     # coefficients fitted on the other fold (cross-fitting), so each fold's summands keep mean θ
     z_ppi, z_classical, lams = np.empty(N), np.empty(N), []
     r_ppi, r_classical = np.empty(N), np.empty(N)  # y − λ·ŷ − c: what the draw has to measure
@@ -201,11 +224,4 @@ def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95,
         z_classical[apply] = a[apply] + c_classical * d[apply]
         r_ppi[apply] = y[apply] - lam_k * yhat[apply] - c_ppi
         r_classical[apply] = y[apply] - c_classical
-    lam = float(np.mean(lams))
-    if finite_population:
-        def poisson_se(r):
-            return math.sqrt(np.sum(xi * r ** 2 * (1 - pi) / pi ** 2)) / N
-        return _estimate(z_ppi.mean(), poisson_se(r_ppi), z_classical.mean(), poisson_se(r_classical),
-                         lam, int(xi.sum()), N, confidence)
-    return _estimate(z_ppi.mean(), math.sqrt(np.var(z_ppi) / N), z_classical.mean(), math.sqrt(np.var(z_classical) / N),
-                     lam, int(xi.sum()), N, confidence)
+    return _Summands(z_ppi, z_classical, r_ppi, r_classical, float(np.mean(lams)))

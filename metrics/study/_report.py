@@ -33,11 +33,24 @@ def heatmap_figure(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
     ax.set_yticks(range(len(table.index)), table.index)
     for (i, j), v in np.ndenumerate(table.to_numpy(float)):
         if np.isfinite(v):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=SMALL,
                     color="white" if v < (vmin + vmax) / 2 else "black")
     ax.set_title(title)
     fig.colorbar(im, ax=ax, fraction=0.046)
     return fig
+
+
+SMALL = 8   # points: 11 px at the reports' 100 dpi, the smallest text of a plot
+STYLES = [("#1f77b4", "-", "o"), ("#d95f02", "--", "s"), ("#1b9e77", "-.", "^"), ("#7570b3", ":", "D"),
+          ("#e7298a", (0, (5, 1, 1, 1)), "v"), ("#66a61e", (0, (3, 1)), "P")]   # colour + dash + marker
+
+
+def _legend_outside(ax_or_fig, **kwargs):
+    """A legend to the right of the axes (or figure), never over the data."""
+    options = dict(fontsize=SMALL, frameon=False, title_fontsize=SMALL)
+    if hasattr(ax_or_fig, "transAxes"):
+        return ax_or_fig.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options, **kwargs)
+    return ax_or_fig.legend(loc="outside right upper", **options, **kwargs)
 
 
 def _grouped_bars(ax, counts: pd.DataFrame) -> None:
@@ -55,7 +68,7 @@ def _distributions(dist: pd.DataFrame):
     ax.set_xlabel("score")
     ax.set_ylabel("ratings")
     ax.set_title("Per-annotator score distribution")
-    ax.legend(fontsize=7, ncols=2, frameon=False)
+    _legend_outside(ax, title="annotator", ncols=1 if len(dist.columns) <= 12 else 2)
     return fig
 
 
@@ -75,7 +88,8 @@ def _votes(votes: pd.DataFrame):
         ax.set_axis_off()
     for ax in axes[:, 0]:
         ax.set_ylabel("votes")
-    panels[len(majors) - 1].legend(fontsize=7, frameon=False, title="annotator", title_fontsize=7)
+    handles, labels = panels[0].get_legend_handles_labels()
+    _legend_outside(fig, handles=handles, labels=labels, title="annotator")
     fig.suptitle("Annotator votes by majority score")
     return fig
 
@@ -87,13 +101,14 @@ def _mae_curves(tuning: dict):
         if key == "w":
             continue
         label = "overall" if key == "overall" else f"category {key}"
-        ax.plot(w, values, label=label)
+        colour, dash, _ = STYLES[(len(ax.lines) // 2) % len(STYLES)]
+        ax.plot(w, values, label=label, color=colour, ls=dash)
         best = tuning["w_overall"] if key == "overall" else tuning["w_by_category"][key]
         ax.axvline(best, ls=":", lw=0.8, color=ax.lines[-1].get_color())
     ax.set_xlabel("w (verb weight)")
     ax.set_ylabel("MAE (similarity units)")
     ax.set_title("MAE of w·v + (1 − w)·o (Eq. 14)")
-    ax.legend(frameon=False, fontsize=7)
+    _legend_outside(ax)
     return fig
 
 
@@ -101,27 +116,28 @@ def _calibration(recal: dict):
     fig, ax = subplots(figsize=(3.4, 3.0))
     x = np.asarray(recal["calibration_curves"]["x"])
     ax.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls="--", label="identity")
-    for role in ("verb", "object"):
-        ax.plot(x, recal["calibration_curves"][role], label=f"{role} map")
+    for (colour, dash, marker), role in zip(STYLES, ("verb", "object")):
+        ax.plot(x, recal["calibration_curves"][role], label=f"{role} map", color=colour, ls=dash)
         ev = recal["evidence"][role]
         if len(ev.old):
-            ax.scatter(ev.old, ev.implied, s=np.clip(ev.weight, 1, 20), alpha=0.25)
+            ax.scatter(ev.old, ev.implied, s=np.clip(ev.weight, 1, 20), alpha=0.25, color=colour, marker=marker)
     ax.set_xlabel("original similarity")
     ax.set_ylabel("human-implied similarity")
     ax.set_title("Calibration maps")
-    ax.legend(frameon=False, fontsize=7)
+    _legend_outside(ax)
     return fig
 
 
 def _over_time(frame: pd.DataFrame):
-    fig, ax = subplots(figsize=(4.6, 2.8))
-    for key, label in (("alpha", "Krippendorff's α"), ("agreement", "mean agreement (Eq. 13)")):
-        ax.plot(frame["ratings"], frame[key], marker="o", ms=3, label=label)
-        ax.fill_between(frame["ratings"], frame[f"{key}_low"], frame[f"{key}_high"], alpha=0.2,
-                        color=ax.lines[-1].get_color())
+    fig, ax = subplots(figsize=(6.4, 2.8))
+    for (colour, dash, marker), (key, label) in zip(STYLES, (("alpha", "Krippendorff's α"),
+                                                             ("agreement", "mean agreement (Eq. 13)"))):
+        ax.fill_between(frame["ratings"], frame[f"{key}_low"], frame[f"{key}_high"], alpha=0.15, color=colour, lw=0,
+                        label=f"{label}: 95% interval")
+        ax.plot(frame["ratings"], frame[key], marker=marker, ms=4, color=colour, ls=dash, lw=1.6, label=label)
     ax.set_xlabel("ratings so far")
-    ax.set_title("Agreement as ratings arrived (95% intervals)")
-    ax.legend(frameon=False, fontsize=7)
+    ax.set_title("Agreement as ratings arrived")
+    _legend_outside(ax, title="intervals: percentile\nbootstrap over items")
     return fig
 
 
@@ -135,7 +151,7 @@ def _image_update(result: dict):
     ax.bar(x, shares, yerr=err, capsize=3, color="#4c78a8")
     ax.set_xticks(x, [name for name, _ in groups])
     ax.set_ylabel("ratings updated (%)")
-    ax.set_title("Ratings changed with the image (95% CI)")
+    ax.set_title("Ratings changed with the image (95% Wald interval)")
     return fig
 
 
@@ -151,7 +167,7 @@ def _model_scores(items: pd.DataFrame, scale):
                 color="#4c78a8", ecolor="#9ecae9")
     ax.set_xlabel("items, by model score")
     ax.set_ylabel("score (0–4)")
-    ax.set_title("Rater-model item scores with 95% intervals")
+    ax.set_title("Rater-model item scores (95%: ± 1.96 model SE per item)")
     return fig
 
 
@@ -161,28 +177,36 @@ def _rater_chart(raters: pd.DataFrame):
     ax.scatter(raters.loc[~flagged, "severity"], raters.loc[~flagged, "consistency"], color="#4c78a8")
     ax.scatter(raters.loc[flagged, "severity"], raters.loc[flagged, "consistency"], color="#e45756",
                marker="x", label="flagged")
-    for name, row in raters.iterrows():
-        ax.annotate(str(name), (row.severity, row.consistency), fontsize=6, xytext=(3, 3),
-                    textcoords="offset points")
+    for k, (name, row) in enumerate(raters.sort_values(["consistency", "severity"]).iterrows()):
+        ax.annotate(str(name), (row.severity, row.consistency), fontsize=SMALL, textcoords="offset points",
+                    xytext=(5, 4 if k % 2 else -10))   # alternate above / below: close raters stay apart
     ax.axvline(0, color="0.7", lw=0.8, ls="--")
     ax.set_xlabel("severity (scale points; > 0 = strict)")
     ax.set_ylabel("consistency (1 = typical)")
     ax.set_title("Raters")
+    ax.margins(0.15)   # room for the names at the edges
     if flagged.any():
-        ax.legend(frameon=False, fontsize=7)
+        _legend_outside(ax)
     return fig
 
 
+ITEMS_BOOTSTRAP = "percentile bootstrap over items"
+KALPHA_BOOTSTRAP = "Hayes & Krippendorff bootstrap of pairable values (KALPHA)"
+
+
 def reliability_frame(result: dict) -> pd.DataFrame:
-    """One row per statistic of :func:`metrics.study._reliability.reliability`: value and interval."""
+    """One row per statistic of :func:`metrics.study._reliability.reliability`: value, interval
+    and how the interval is computed (α: Hayes & Krippendorff's KALPHA bootstrap; the others a
+    percentile bootstrap over items)."""
     rows = []
 
-    def add(name, entry):
+    def add(name, entry, method=ITEMS_BOOTSTRAP):
         ci = entry.get("ci", [np.nan, np.nan])
-        rows.append({"statistic": name, "value": entry["value"], "ci_low": ci[0], "ci_high": ci[1]})
+        rows.append({"statistic": name, "value": entry["value"], "ci_low": ci[0], "ci_high": ci[1],
+                     "interval": method if "ci" in entry else ""})
 
     for level, entry in result["krippendorff_alpha"].items():
-        add(f"Krippendorff's alpha ({level})", entry)
+        add(f"Krippendorff's alpha ({level})", entry, KALPHA_BOOTSTRAP)
     for kind, entry in result["gwet_ac2"].items():
         add(f"Gwet's AC2 ({kind} weights)", entry)
     for kind in ("agreement", "consistency"):
@@ -270,7 +294,8 @@ def _agreement_summary(agreement: AgreementReport) -> pd.DataFrame:
         (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
     ], columns=["statistic", "value"], dtype=object)
     for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
-        summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} bootstrap CI",
+        summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} interval ({ITEMS_BOOTSTRAP}, "
+                                     f"{agreement.intervals['n_resamples']:,} resamples)",
                                      f"[{lo:.3f}, {hi:.3f}]")
     return summary
 
@@ -300,8 +325,9 @@ def _reliability_section(reliability: dict, tables: dict, plots: dict) -> str:
     """``reliability``: metrics.study._reliability.reliability."""
     frame = reliability_frame(reliability)
     tables["reliability"] = frame
-    return ("<h2>Reliability (bootstrap intervals over items; alpha: Hayes &amp; "
-            "Krippendorff)</h2>" + table_html(frame.set_index("statistic")))
+    return ("<h2>Reliability</h2><p>Each interval's method is in its row: α's is Hayes &amp; "
+            "Krippendorff's KALPHA bootstrap, which differs from the summary's percentile bootstrap "
+            "over items.</p>" + table_html(frame.set_index("statistic")))
 
 
 def _rater_model_section(rater_model, tables: dict, plots: dict) -> str:
@@ -414,7 +440,7 @@ img{{max-width:100%;margin:4px;vertical-align:top}}</style></head>
 def subplots(*args, figsize: tuple[float, float], **kwargs):
     """A figure and its axes (``Figure.subplots`` arguments) in the reports' style, drawn with
     matplotlib's Figure API: no pyplot, whose import alone costs ~0.4 s, and nothing to close."""
-    fig = _figure_class()(figsize=figsize)
+    fig = _figure_class()(figsize=figsize, layout="constrained")   # titles and labels never overlap
     return fig, fig.subplots(*args, **kwargs)
 
 

@@ -33,12 +33,14 @@ class Scale:
 
 @dataclass
 class Section:
-    """One analysis of the study type: a title, a sentence, named tables and Altair charts."""
+    """One analysis of the study type: a title, a sentence, named tables and Altair charts, and
+    optionally a one-line answer shown first (``headline``)."""
 
     title: str
     text: str = ""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     charts: list = field(default_factory=list)
+    headline: str = ""
 
 @dataclass(frozen=True)
 class StudyView:

@@ -13,7 +13,7 @@ from studyapp import adaptive, assignment, exports, prolific, storage, studies
 from studyapp.analysis import analyse_study, write_report_folder
 from studyapp.dashboard import study_dashboard
 from studyapp.models import Annotator, Event, Item, Study
-from studyapp.ppi_estimates import ppi_estimates
+from studyapp.ppi_estimates import headline, ppi_estimates
 from studyapp.spec_files import load_spec
 from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
@@ -74,8 +74,9 @@ def test_active_study_hands_out_only_the_drawn_items_most_uncertain_first(tmp_pa
     row = pd.read_csv(page.parent / "prediction_powered.csv").set_index("group").loc["all items"]
     assert (row["items"], row["human-rated items"], row["human ratings"]) == (8, 3, 6)
     # every drawn item's mean is (2 + 3)/2 = 2.5: the human-only (constant-only regression)
-    # estimate of the drawn items is that constant, with nothing left to chance
-    assert row["human-only estimate"] == pytest.approx(2.5) and row["human-only low"] == pytest.approx(2.5)
+    # estimate of the drawn items is that constant; the two raters differ by a point on every
+    # item, so over raters the interval is wide (t on 1 degree of freedom), not of zero width
+    assert row["human-only estimate"] == pytest.approx(2.5) and row["human-only low"] < 0 < 5 < row["human-only high"]
 
 
 def test_without_active_the_llm_ratings_change_nothing_in_the_order(tmp_path):
@@ -83,6 +84,29 @@ def test_without_active_the_llm_ratings_change_nothing_in_the_order(tmp_path):
     (annotator,) = make_annotators(study_id, 1)
     assert rate_all(annotator) == [f"i0{k}" for k in range(1, 9)]
     assert "active_probability" not in exports.study_tables("s")["items.csv"].columns
+
+
+def test_console_dashboard_leads_with_the_ppi_answer(tmp_path):
+    # [llm] without [active]: two raters rate every item (2 and 3); the dashboard's first line is
+    # the all-items PPI answer with what its interval is over, the table one click away
+    from studyapp import auth
+    from studyhelpers import console_page
+    study_id = studies.create_study(load_spec(active_spec(tmp_path, active=None)))
+    first, second = make_annotators(study_id, 2)
+    rate_all(first, 2)
+    rate_all(second, 3)
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    at = console_page(password)
+    assert not at.exception and not at.error
+    lines = [m.value.replace("\\", "") for m in at.markdown]      # inert text escapes markdown
+    # right under the section's title: estimate, interval over items and raters (2 raters: t on
+    # 1 df, wide), saved 0 (every item rated)
+    assert lines[0] == "**Prediction-powered estimates: LLM ratings plus human ratings**"
+    assert lines[1].startswith("Mean rating over all 8 items: 2.50, 95% interval ")
+    assert "over items and raters" in lines[1] and "t on 1 df" in lines[1] and "saves 0%" in lines[1]
+    assert [e for e in at.expander if e.label.startswith("Table")]
+    assert any("percentile bootstrap over items" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("active, llm, message", [
@@ -149,6 +173,28 @@ def test_a_rater_below_the_consistency_threshold_is_routed_out_with_their_code(t
     assert f"Routed out so far: 1 ({names[2]})." in board.sections[0].text
 
 
+def test_a_rater_crossing_min_ratings_gets_no_further_item_before_the_next_scheduled_refit(tmp_path):
+    # refit_every = 1000: no scheduled refit during the test. Two raters spread their answers
+    # over the scale (item k gets k mod 5); the third always presses 2. At the third's 8th main
+    # rating the submit refits (the stored fit has not judged them); the fit flags them
+    # constant (consistency 0 < 0.5), so the next item request routes them: 8 ratings, not 17.
+    spec = write_adaptive_spec(
+        tmp_path, extra='[routing]\nmin_ratings = 8\nmin_consistency = 0.5\n',
+        adaptive_keys="target_se = 0.01\nmin_raters = 3\nmax_raters = 3\nrefit_every = 1000\n")
+    study_id = studies.create_study(load_spec(spec))
+    steady, other, constant = make_annotators(study_id, 3)
+    for who, shift in ((steady, 0), (other, 1)):
+        while (task := assignment.next_item(who)) is not None:
+            value = min(4, (int(task.item_key.lstrip("i")) + shift) % 5)
+            assignment.submit(who, task.assignment_id, value, 1.0)
+    assert len(rate_all(constant)) == 8
+    assert assignment.annotator_session(constant).routed
+    with storage.read_session() as session:
+        fit = json.loads(session.get(Study, study_id).rater_model)
+        pseudonym = session.get(Annotator, constant).pseudonym
+    assert fit["rater_ratings"][pseudonym] == 8 and pseudonym in fit["excluded"]
+
+
 def frames(llm, human, active=None):
     """items.csv and ratings.csv of a study: ``llm`` per item, ``human``: item -> ratings."""
     items = pd.DataFrame({"item_id": list(llm), "role": "main", "category": 2, "llm_rating": list(llm.values())})
@@ -162,20 +208,31 @@ def frames(llm, human, active=None):
 
 
 def test_ppi_estimates_by_hand():
-    # rated: y = (1, 3, 4) with LLM (0, 2, 4); unrated LLM (1, 3). λ = Cov(y, ŷ)/Var(ŷ) = 2/(8/3) = 0.75;
-    # estimate 0.75·mean(0, 2, 4, 1, 3) + mean(y − 0.75ŷ) = 1.5 + mean(1, 1.5, 1) = 8/3;
-    # finite population: share 1 − 3/5 = 0.4; Var(y − 0.75ŷ, ddof 1) = 1/12 → SE √(0.4/12/3) =
-    # 0.105409, ±1.959964·SE = ±0.206598; human-only Var(y, ddof 1) = 7/3 → SE √(0.4·7/9) =
-    # 0.557773; effective items 3·(0.557773/0.105409)² = 84, saved 1 − 3/84
+    # rated: item means y = (1, 3, 4) with LLM (0, 2, 4); unrated LLM (1, 3); raters a0 (i1, i2, i3)
+    # and a1 (i2). λ = Cov(y, ŷ)/Var(ŷ) = 2/(8/3) = 0.75; estimate 0.75·2 + mean(1, 1.5, 1) = 8/3.
+    # Items: (1 − 3/5)·Var(y − 0.75ŷ, ddof 1)/3 = 0.4·(1/12)/3 = 1/90. Raters: residuals y − 0.75ŷ
+    # per rating (1, 0.5, 1 | 2.5), rater means 5/6 and 5/2 around 5/4: MS_B = 3·(5/12)² + (5/4)²
+    # = 25/12, MS_W = (1/36 + 1/9 + 1/36)/(4 − 2) = 1/12, n₀ = 4 − 10/4 = 3/2; within item i2
+    # S = ((0.5 − 1.5)² + (2.5 − 1.5)²)/1 = 2; sharing g = 2 − 6/4 = 1/2, so σ̂_B² = (25/12 − S/2 −
+    # MS_W/2)/(3/2 − 1 + 1/2) = 25/24; the rater term's variance 0.6·MS_B/n₀ + 0.4·σ̂_B² = 1.25.
+    # Weights c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 +
+    # 1)/(3·2) = 0.7; MS_B's weight 0.6/n₀ + 0.4/1 = 0.8. T_items' rater noise (13/18 − 0.7)·σ̂_B²
+    # = 0.023 exceeds T_items, so all of T_items counts with the raters: df = V²/(0.7·0.8·25/12 + 1/90)².
+    from scipy import stats
     items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
     table = ppi_estimates(items, ratings).set_index("group")
     assert list(table.index) == ["all items", "category 2"]
     row = table.loc["all items"]
-    assert (row["items"], row["human-rated items"], row["human ratings"]) == (5, 3, 4)
+    assert (row["items"], row["human-rated items"], row["human ratings"], row["raters"]) == (5, 3, 4, 2)
     assert row["PPI estimate"] == pytest.approx(8 / 3) and row["human-only estimate"] == pytest.approx(8 / 3)
-    assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - 0.206598, 8 / 3 + 0.206598), abs=1e-6)
-    assert row["human-only high"] - row["human-only estimate"] == pytest.approx(1.959964 * 0.557773, abs=1e-5)
-    assert row["effective items"] == pytest.approx(84) and row["saved"] == pytest.approx(1 - 3 / 84)
+    variance = 1 / 90 + 0.7 * 1.25
+    df = variance ** 2 / (0.7 * 0.8 * 25 / 12 + 1 / 90) ** 2
+    half = stats.t.ppf(0.975, df) * variance ** 0.5
+    assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
+    assert row["df"] == pytest.approx(round(df, 1))
+    line = headline(ppi_estimates(items, ratings))   # the dashboard's first line
+    assert line.startswith("Mean rating over all 5 items: 2.67, 95% interval ")
+    assert "over items and raters" in line and "2 raters, 4 human ratings" in line and "saves" in line
     assert ppi_estimates(items.drop(columns="llm_rating"), ratings) is None
 
 
@@ -185,9 +242,10 @@ def test_active_ppi_estimates_wait_for_every_drawn_item_and_weight_by_probabilit
     items, ratings = frames(llm, {"i1": [2], "i2": [3]}, drawn)
     row = ppi_estimates(items, ratings).set_index("group").loc["all items"]
     assert row["note"] == "1 of the items drawn for humans not rated yet" and pd.isna(row["PPI estimate"])
-    # every item drawn with π = 1: the estimate is the mean of the human means (2 + 3 + 1)/3 = 2,
-    # and nothing is left to chance, so the interval has zero width
+    # every item drawn with π = 1: the estimate is the mean of the human means (2 + 3 + 1)/3 = 2;
+    # the items are all in, but the raters are a sample, so the interval is not of zero width
     items, ratings = frames(llm, {"i1": [2], "i2": [3, 3], "i3": [0, 2]}, drawn)
     row = ppi_estimates(items, ratings).set_index("group").loc["all items"]
-    assert row["PPI estimate"] == pytest.approx(2.0) and row["PPI low"] == pytest.approx(2.0)
+    assert row["PPI estimate"] == pytest.approx(2.0) and row["PPI low"] < 2.0 < row["PPI high"]
+    assert (row["PPI low"], row["PPI high"]) == pytest.approx((row["human-only low"], row["human-only high"]))
     assert row["human-only estimate"] == pytest.approx(2.0) and row["human ratings"] == 5

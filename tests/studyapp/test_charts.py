@@ -38,3 +38,6 @@ def test_rater_chart_names_flagged_raters_only_and_every_rater_in_the_tooltip():
     points, names = spec["layer"]
     assert [t["field"] for t in points["encoding"]["tooltip"]][0] == "annotator"
     assert names["mark"]["type"] == "text" and names["transform"] == [{"filter": "datum.flag != 'none'"}]
+    # padded axes: a rater at the top or edge of the range is not clipped
+    for axis in ("x", "y"):
+        assert points["encoding"][axis]["scale"] == {"nice": True, "padding": 24, "zero": False}

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 from sqlmodel import select
 
@@ -158,6 +159,12 @@ def test_comprehension_check_two_attempts_then_screened_out_with_its_code(tmp_pa
                      "comprehension_passed"]
     assert claims(study)[0] == []                               # the screened-out one claimed nothing
     assert {a["status"] for a in studies.progress(study)["annotators"]} == {"screened out", "rating"}
+    from studyapp.exports import study_tables
+    with storage.read_session() as session:
+        slug = session.get(studies.Study, study).slug
+    table = study_tables(slug)["annotators.csv"].set_index("prolific_pid")
+    assert table.loc[PIDS[0], ["outcome", "code_shown"]].tolist() == ["screened out", "SCREENED"]
+    assert table.loc[PIDS[1], "outcome"] == "rating" and pd.isna(table.loc[PIDS[1], "code_shown"])
 
 
 def test_failed_attention_checks_get_their_own_code(tmp_path):
@@ -184,6 +191,14 @@ def test_failed_attention_checks_get_their_own_code(tmp_path):
                                                 "https://app.prolific.com/submissions/complete?cc=ATTNFAIL")
     assert results[PIDS[1]] == prolific.Outcome("completed", "C0MPLETE",
                                                 "https://app.prolific.com/submissions/complete?cc=C0MPLETE")
+    # annotators.csv says the same: the attention failure is not "completed", with the code shown
+    from studyapp.exports import study_tables
+    with storage.read_session() as session:
+        slug = session.get(studies.Study, study).slug
+    table = study_tables(slug)["annotators.csv"].set_index("prolific_pid")
+    assert table.loc[PIDS[0], ["status", "outcome", "code_shown"]].tolist() == ["attention failed", "attention failed",
+                                                                             "ATTNFAIL"]
+    assert table.loc[PIDS[1], ["status", "outcome", "code_shown"]].tolist() == ["completed", "completed", "C0MPLETE"]
 
 
 def prolific_export(path, rows):

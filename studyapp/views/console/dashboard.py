@@ -4,7 +4,7 @@ report download."""
 import streamlit as st
 
 from metrics import InputError
-from metrics.study import reliability_frame
+from metrics.study import ITEMS_BOOTSTRAP, reliability_frame
 from studyapp import charts, dashboard, inert, report_cache, studies
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import log_download, open_tab, session_alive
@@ -43,19 +43,10 @@ def dashboard_view(slug: str, study_type: str) -> None:
     browser's drawing time, are under Details)."""
     if (board := live_board(slug)) is None:
         return
-    p = board.progress
-    cols = st.columns(4)
-    cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
-    cols[1].metric("Rated at least once", p["rated_at_least_once"], help=studies.counts_line(p))
-    if board.agreement:
-        for column, key, label in ((cols[2], "alpha", f"Krippendorff's α ({board.agreement['level']})"),
-                                   (cols[3], "eq13", "Mean agreement (Eq. 13)")):
-            value, ci = board.agreement[key]
-            column.metric(label, f"{value:.3f}", help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f}" if ci else None)
-            column.caption(f"95% interval {ci[0]:.3f}–{ci[1]:.3f}" if ci else "")
-        st.caption(f"Mean quadratic weighted κ {board.agreement['qwk'][0]:.3f} (no interval); "
-                   f"{board.agreement['n_ratings']} ratings of {board.agreement['n_items']} items by "
-                   f"{board.agreement['n_annotators']} annotators.")
+    for section in board.sections:     # the answer first: the PPI headline, its table a click away
+        if section.headline:
+            headline(section)
+    headline_figures(board)
     for name, reason in board.unavailable.items():
         st.info(f"{name.replace('_', ' ').capitalize()}: not shown yet — {inert.text(reason)}.")
     if board.adaptive:
@@ -63,6 +54,8 @@ def dashboard_view(slug: str, study_type: str) -> None:
         st.markdown("**Adaptive collection** — " + ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in a.items()
                                                                if not isinstance(v, (dict, list))))
     for section in board.sections:
+        if section.headline:
+            continue
         st.markdown(f"**{inert.text(section.title)}**")
         if section.text:
             st.caption(inert.text(section.text))
@@ -71,6 +64,37 @@ def dashboard_view(slug: str, study_type: str) -> None:
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
                            lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
                            on_click=log_download, args=("report.html",), kwargs={"slug": slug})
+
+
+def headline_figures(board: dashboard.Dashboard) -> None:
+    """Ratings, annotators, α and Eq. 13 with their intervals (each saying how it is computed)."""
+    p = board.progress
+    cols = st.columns(4)
+    cols[0].metric("Ratings", f"{p['ratings_done']} / {p['ratings_needed']}")
+    cols[1].metric("Rated at least once", p["rated_at_least_once"], help=studies.counts_line(p))
+    if board.agreement:
+        for column, key, label in ((cols[2], "alpha", f"Krippendorff's α ({board.agreement['level']})"),
+                                   (cols[3], "eq13", "Mean agreement (Eq. 13)")):
+            value, ci = board.agreement[key]
+            interval = (f"95% interval {ci[0]:.3f}–{ci[1]:.3f}, {ITEMS_BOOTSTRAP} ({board.resamples} resamples)"
+                        if ci else "")
+            column.metric(label, f"{value:.3f}", help=interval or None)
+            column.caption(interval)
+        st.caption(f"Mean quadratic weighted κ {board.agreement['qwk'][0]:.3f} (no interval); "
+                   f"{board.agreement['n_ratings']} ratings of {board.agreement['n_items']} items by "
+                   f"{board.agreement['n_annotators']} annotators.")
+
+
+def headline(section) -> None:
+    """A section's one-line answer, its tables one click away, then what it means."""
+    st.markdown(f"**{inert.text(section.title)}**")
+    st.markdown(inert.text(section.headline))
+    with st.expander("Table: every category and design cell"):
+        for name, table in section.tables.items():
+            st.caption(inert.text(name))
+            st.dataframe(table, hide_index=True)
+    if section.text:
+        st.caption(inert.text(section.text))
 
 
 @st.fragment(run_every=DASHBOARD_REFRESH_S)
@@ -101,7 +125,8 @@ def agreement_details(board: dashboard.Dashboard) -> None:
 
 def rater_details(board: dashboard.Dashboard) -> None:
     if board.reliability:
-        st.markdown("**Reliability** (bootstrap intervals over items)")
+        st.markdown("**Reliability** (each interval's method in its row; α's is Hayes & Krippendorff's, "
+                    "unlike the dashboard's percentile bootstrap over items)")
         st.dataframe(reliability_frame(board.reliability), hide_index=True)
     if board.rater_model is not None:
         model = board.rater_model

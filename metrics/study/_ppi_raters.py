@@ -1,0 +1,310 @@
+"""The prediction-powered mean over a *population of raters*: the estimand of a rating study.
+
+A study's humans are a sample of raters, not fixed truth. The estimand here is
+
+    θ = (1/M)·Σ_i μ_i,   μ_i = E_r[Y_ir],
+
+the mean over the study's ``M`` items of the rating a rater drawn from the rater population would
+give. Ratings follow the two-way crossed random-effects model ``Y_ir = μ_i + b_r + e_ir``
+(Searle, Casella & McCulloch 1992, §5.3): ``b_r`` a rater's severity, shared by all of that
+rater's ratings (variance ``σ_B²``), ``e_ir`` the rater × item residual (``σ_E²``). Item means
+``ȳ_i`` over the ``k_i`` ratings of each rated item enter the PPI difference estimator of
+:func:`metrics.study.ppi_mean` (``finite_population``) or, with items drawn with recorded
+probabilities, the active estimator of :func:`metrics.study.active_ppi_mean`.
+
+Variance: ``V = T_items + T_raters``.
+
+- ``T_items``: the sampling variance of the rectifier over the rated items —
+  ``(1 − n/M)·S²(ȳ − λ·f)/n`` for a simple random sample, ``(1/M²)·Σ r_i²(1 − π_i)/π_i²`` for
+  Poisson (active) sampling. It is zero when every item is rated.
+- ``T_raters = σ̃_B²·(Σ_r c_r² − Δ)``, ``c_r`` the total weight of rater r's ratings in the
+  estimate (``(1/n)·Σ_{i rated by r} 1/k_i``): a severe rater moves all of their items together,
+  so the raters' weights, not the items', count. ``Δ`` removes the rater noise ``T_items``
+  already holds (``(1 − n/M)·(Σ(1/k_i)/n − Σc_r²)/(n − 1)`` for a simple random sample,
+  ``Σ(1 − π_i)/(π_i²·k_i)/M²`` under Poisson sampling).
+- ``σ̃_B² = (n/M)·MS_B/n₀ + (1 − n/M)·σ̂_B²``: ``MS_B`` the between-rater mean square of
+  ``Y − λ·f`` (``E = n₀σ_B² +`` the noise of a rater's mean) and ``σ̂_B²`` its unbiased moment
+  estimate (:func:`_rater_variance`, Henderson's method 1 on the between-rater, within-rater and
+  within-item mean squares; Searle, Casella & McCulloch 1992, §5.3). So ``σ̃_B²`` is ``σ_B²``
+  plus the share ``n/M`` of a rater mean's noise: the second-stage term of two-stage sampling
+  (Cochran 1977, §10.4, Eq. 10.8), which no finite-population correction removes; the rest of
+  the noise is already in ``T_items``. With every item rated it is ``MS_B/n₀``, never 0.
+
+With one rater per item and no rater effects this is Cochran's two-stage variance; with every
+item rated it is the variance of a crossed design's grand mean over the raters' sample (Searle
+et al. 1992, §5.3). The interval is ``θ̂ ± t_ν·√V`` with Satterthwaite's (1946) degrees of
+freedom ``ν = V²/((T_items − D)²/(n − 1) + (C·w·MS_B + D)²/(R − 1))`` over ``n`` rated items and
+``R`` raters (``C = Σc_r² − Δ``, ``w`` the weight of ``MS_B`` in ``σ̃_B²``, ``D = Δ·σ̂_B²`` the
+part of ``T_items`` the raters' severities drive, which varies with the raters, not the
+items): with three raters a rater-dominated variance gets ``ν ≈ 2`` and a wide t quantile, as
+it must. (The unbiased moment estimates of ``σ_B²`` and ``σ_E²`` over the whole design are the
+reliability table's, :func:`metrics.study._reliability.variance_components`.) Coverage in
+simulated crossed studies is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
+
+The human-only estimate beside it is the same computation with λ = 0; ``effective_n`` is the
+number of rated items (at the same ratings per item and the same raters) the human-only
+estimate would need for an interval as narrow as PPI's, t quantile included
+(:func:`_items_for_width`) — the rater term does not shrink with more items, so it is not
+counted as saved, and where PPI's interval is the wider (few raters: fewer degrees of freedom)
+nothing is saved.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from metrics.core._errors import InputError
+from metrics.core._intervals import Interval
+from metrics.core._validation import check_confidence, check_fraction
+from metrics.study._ppi import PPIEstimate
+
+METHOD = ("PPI over items and raters: item-sampling plus crossed rater variance (rater mean squares), "
+          "t quantile on Satterthwaite degrees of freedom")
+
+
+@dataclass(frozen=True)
+class RaterPopulationEstimate(PPIEstimate):
+    """A :class:`PPIEstimate` of the rater-population mean, with what its interval is over.
+
+    Beyond the PPI fields: ``df`` / ``classical_df`` the Satterthwaite degrees of freedom of the
+    two intervals, ``raters`` and ``ratings`` the human raters and ratings used,
+    ``rater_variance`` (σ̃_B², the rater term's variance the interval uses),
+    ``over`` what the interval accounts for and ``method`` how it is computed.
+    """
+
+    df: float
+    classical_df: float
+    raters: int
+    ratings: int
+    rater_variance: float
+    over: str = "items and raters"
+    method: str = METHOD
+
+
+def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: str = "item",
+                              rater: str = "rater", rating: str = "rating", probability: pd.Series | None = None,
+                              selected: pd.Series | None = None, confidence: float = 0.95,
+                              lam: float | None = None) -> RaterPopulationEstimate:
+    """Prediction-powered mean rating of the study's items by a rater drawn from the rater
+    population (module docstring): the interval accounts for which items were rated *and* which
+    raters rated them. Compare :func:`metrics.study.ppi_mean`, whose human rating of an item is a
+    fixed number (item sampling only).
+
+    ``ratings``: one row per human rating (columns ``item``, ``rater``, ``rating``; a rater's
+    repeated ratings of one item are averaged). ``model``: the LLM's rating of every item of the
+    study, indexed by item. Without ``probability`` the rated items are taken as a simple random
+    sample of the items; with ``probability`` and ``selected`` (indexed by item; active
+    inference) each drawn item is weighted by 1/π. Needs two rated items and two raters.
+
+    Hand-worked (λ = 1): two items, both rated by raters u and v (u one point above v), and a
+    third item only the LLM rates. Item means 1.5 and 2.5 against LLM ratings 1 and 2: rectifier
+    0.5 on both, estimate mean(1, 2, 1.5) + 0.5 = 2.0.
+
+    >>> r = pd.DataFrame({"item": [0, 0, 1, 1], "rater": ["u", "v", "u", "v"], "rating": [2.0, 1, 3, 2]})
+    >>> e = ppi_mean_rater_population(r, pd.Series([1.0, 2.0, 1.5]), lam=1.0)
+    >>> e.estimate, e.raters, e.over
+    (2.0, 2, 'items and raters')
+    """
+    confidence = check_confidence("confidence", confidence)
+    from metrics.core._inputs import require_columns
+    require_columns(ratings.columns, (item, rater, rating), "ratings")
+    model = pd.Series(model, dtype=float)
+    if model.isna().any() or not model.index.is_unique:
+        raise InputError("model: one finite LLM rating per item is needed")
+    given = ratings[[item, rater, rating]].dropna()
+    position = model.index.get_indexer(given[item])
+    if (position < 0).any():
+        raise InputError(f"ratings: item {given[item].to_numpy()[position < 0][0]!r} has no model rating")
+    rater_codes, rater_names = pd.factorize(given[rater])
+    raters = len(rater_names)
+    if raters < 2:
+        raise InputError("ratings: a rater population needs ratings from at least two raters")
+    # one value per (item, rater): a rater's repeated ratings of an item averaged
+    pairs, inverse = np.unique(position * raters + rater_codes, return_inverse=True)
+    y = np.bincount(inverse, given[rating].to_numpy(float)) / np.bincount(inverse)
+    item_at, rater_at = pairs // raters, pairs % raters
+    f = model.to_numpy()
+    total_items = len(f)
+    k = np.bincount(item_at, minlength=total_items)
+    rated = k > 0
+    if rated.sum() < 2:
+        raise InputError("ratings: at least two items need human ratings")
+    item_mean = np.divide(np.bincount(item_at, y, minlength=total_items), k, out=np.full(total_items, np.nan),
+                          where=rated)
+    if probability is not None:
+        fits = _active_fits(item_mean, f, probability, selected, model.index, rated, lam)
+    else:
+        fits = _srs_fits(item_mean, f, rated, lam)
+    lam_used = fits["ppi"]["lam"]
+    n, total = int(rated.sum()), len(y)
+    share = n / total_items
+    between, var_b, n0 = _rater_variance(item_at, rater_at, y - lam_used * f[item_at], k)
+    # the rater term's variance: σ_B² plus the second-stage share n/M of a rater mean's noise
+    per_rater = share * between / n0 + (1 - share) * var_b
+    on_between = share / n0 + (1 - share) * _between_weight(n0, item_at, k, raters)
+    out = {}
+    for name, fit in fits.items():
+        weight = fit["weight"]                                  # each rated item's weight in θ̂
+        c = np.bincount(rater_at, weight[item_at] / k[item_at], minlength=raters)
+        c_sq = float(np.sum(c ** 2))
+        coefficient = max(fit["rater_coefficient"](c_sq, k), 0.0)
+        t_raters = coefficient * per_rater
+        variance = fit["t_items"] + t_raters
+        # T_items' own rater noise (Δ·σ̂_B²) varies with the raters too: R − 1 degrees of freedom
+        items_raters = min(max(c_sq - coefficient, 0.0) * var_b, fit["t_items"])
+        pieces = _Pieces(fit["t_items"], t_raters, items_raters, coefficient * on_between * between, n, raters)
+        out[name] = (fit["estimate"], variance, pieces.df(), pieces)
+    return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
+                   confidence=confidence)
+
+
+MIN_DENOMINATOR = 0.5   # n₀ − 1 + g below this: σ̂_B² falls back to MS_B/n₀ (conservative)
+
+
+def _sharing(item_at, k, raters) -> float:
+    """``g = (R − Σk_i²/N)/(R − 1)``: the share of the items' own spread that differences between
+    rater means carry (1 when no two raters share an item, 0 when every rater rates every item)."""
+    total = len(item_at)
+    return float(np.clip((raters - float(np.sum(k.astype(float) ** 2)) / total) / (raters - 1), 0.0, 1.0))
+
+
+def _between_weight(n0, item_at, k, raters) -> float:
+    """The weight of ``MS_B`` in the unbiased ``σ_B²`` (:func:`_rater_variance`; ``1/n₀`` where
+    the design leaves too little to subtract, as there)."""
+    denominator = n0 - 1 + _sharing(item_at, k, raters)
+    return 1.0 / denominator if denominator >= MIN_DENOMINATOR else 1.0 / n0
+
+
+
+def _rater_variance(item, rater, y, k) -> tuple[float, float, float]:
+    """``(MS_B, σ̂_B², n₀)`` of the crossed design by the method of moments on three mean squares
+    (Henderson's method 1 as in Searle, Casella & McCulloch 1992, §5.3): the between-rater
+    ``MS_B`` (``E = n₀σ_B² + σ_E² + g·σ_A²``, ``g`` from :func:`_sharing`), the within-rater
+    ``MS_W`` (``σ_A² + σ_E²``) and the within-item ``S`` (``σ_B² + σ_E²``), so
+    ``σ̂_B² = (MS_B − (1 − g)·S − g·MS_W)/(n₀ − 1 + g)``, at least 0; ``n₀ = (N − Σm_r²/N)/(R − 1)``.
+
+    >>> item = np.repeat(np.arange(4), 2); rater = np.tile([0, 1], 4)   # both rate every item
+    >>> [round(v, 6) for v in _rater_variance(item, rater, rater + 0.0, np.full(4, 2))]
+    [2.0, 0.5, 4.0]
+    """
+    m = np.bincount(rater)
+    raters, total = len(m), len(y)
+    means = np.bincount(rater, y) / m
+    between = float(np.sum(m * (means - y.mean()) ** 2)) / (raters - 1)
+    within = float(np.sum((y - means[rater]) ** 2)) / (total - raters) if total > raters else 0.0
+    n0 = (total - float(np.sum(m ** 2)) / total) / (raters - 1)
+    g = _sharing(item, k, raters)
+    item_means = np.bincount(item, y, minlength=len(k)) / np.maximum(k, 1)
+    pairs = float(np.sum(np.maximum(k - 1, 0)))
+    within_items = float(np.sum((y - item_means[item]) ** 2)) / pairs if pairs else within
+    if n0 - 1 + g < MIN_DENOMINATOR:
+        return between, between / n0, n0
+    var_b = (between - (1 - g) * within_items - g * within) / (n0 - 1 + g)
+    return between, max(var_b, 0.0), n0
+
+
+def _srs_fits(item_mean, f, rated, lam) -> dict:
+    """Estimate and variance pieces of the PPI (tuned λ) and human-only (λ = 0) difference
+    estimators when the rated items are a simple random sample of all items."""
+    n, total = int(rated.sum()), len(f)
+    y, fr = item_mean[rated], f[rated]
+    share = n / total
+    if lam is None:
+        var = np.var(fr)
+        lam = float(np.clip(np.mean((y - y.mean()) * (fr - fr.mean())) / var, 0.0, 1.0)) if var > 0 else 0.0
+    lam = check_fraction("lam", lam)
+    weight = np.where(rated, 1.0 / n, 0.0)
+
+    def fit(lam_value):
+        residual = y - lam_value * fr
+        return {"lam": lam_value, "estimate": lam_value * f.mean() + residual.mean(), "weight": weight,
+                "t_items": (1 - share) * np.var(residual, ddof=1) / n if n > 1 else 0.0,
+                "rater_coefficient": lambda c_sq, k: c_sq * (1 + (1 - share) / max(n - 1, 1))
+                - (1 - share) * float(np.sum(1 / k[rated])) / (n * max(n - 1, 1))}
+    return {"ppi": fit(lam), "classical": fit(0.0)}
+
+
+def _active_fits(item_mean, f, probability, selected, items: pd.Index, rated, lam) -> dict:
+    """The active (1/π-weighted, cross-fitted) PPI and human-only estimators' pieces."""
+    from metrics.study._ppi_active import _active_summands
+    if selected is None:
+        raise InputError("selected: needed with probability (which items were drawn for humans)")
+    pi = pd.Series(probability, dtype=float).reindex(items).to_numpy()
+    xi = pd.Series(selected).reindex(items).astype("boolean").fillna(False).to_numpy(bool)
+    if np.isnan(pi).any():
+        raise InputError("probability: every item of the model needs a probability")
+    if (rated & ~xi).any():
+        raise InputError("ratings: an item not drawn for humans has human ratings")
+    if (xi & ~rated).any():
+        raise InputError("ratings: every item drawn for humans needs a rating")
+    summands = _active_summands(np.where(xi, item_mean, np.nan), f, pi, xi, lam=lam, intercept=True)
+    total = len(f)
+    weight = np.where(xi, 1.0 / (pi * total), 0.0)
+    fits = {}
+    for name, z, r, lam_value in (("ppi", summands.z_ppi, summands.r_ppi, summands.lam),
+                                  ("classical", summands.z_classical, summands.r_classical, 0.0)):
+        fits[name] = {"lam": lam_value, "estimate": float(z.mean()), "weight": weight,
+                      "t_items": float(np.sum(xi * r ** 2 * (1 - pi) / pi ** 2)) / total ** 2,
+                      "rater_coefficient": lambda c_sq, k: c_sq - float(
+                          np.sum((1 - pi[xi]) / (pi[xi] ** 2 * k[xi]))) / total ** 2}
+    return fits
+
+
+class _Pieces(NamedTuple):
+    """An estimator's variance terms (module docstring) and what they rest on."""
+
+    t_items: float
+    t_raters: float
+    items_raters: float       # D: the part of T_items the raters' severities drive
+    between_term: float       # C·w·MS_B: the rater term's mean square part
+    n: int
+    raters: int
+
+    def df(self, n: float | None = None, t_items: float | None = None) -> float:
+        """Satterthwaite's degrees of freedom (of the design with ``n`` rated items and the
+        item term ``t_items``, by default the observed)."""
+        n, t_items = n or self.n, self.t_items if t_items is None else t_items
+        items_raters = min(self.items_raters, t_items)
+        denominator = ((t_items - items_raters) ** 2 / max(n - 1, 1)
+                       + (self.between_term + items_raters) ** 2 / (self.raters - 1))
+        return (t_items + self.t_raters) ** 2 / denominator if denominator > 0 else math.inf
+
+
+def _items_for_width(pieces: _Pieces, width: float, total: int, confidence: float) -> float:
+    """Rated items the human-only estimate needs for an interval as narrow as ``width`` (same
+    raters, same ratings per item): its item term scales as ``1/n' − 1/M`` and its rater term
+    stays, and the t quantile follows the degrees of freedom. ``n`` when the human-only interval
+    is already as narrow; ``M`` when not even every item would do."""
+    from scipy import stats
+    n = pieces.n
+    if n >= total or pieces.t_items <= 0:
+        return float(n)
+    grid = np.linspace(n, total, 400)
+    t_items = pieces.t_items * (1 / grid - 1 / total) / (1 / n - 1 / total)
+    dfs = np.array([pieces.df(g, t) for g, t in zip(grid, t_items)])
+    widths = 2 * stats.t.ppf(0.5 + confidence / 2, dfs) * np.sqrt(t_items + pieces.t_raters)
+    enough = np.flatnonzero(widths <= width * (1 + 1e-9))
+    return float(grid[enough[0]]) if len(enough) else float(total)
+
+
+def _result(out, *, n, N, lam, raters, ratings, var_b, confidence) -> RaterPopulationEstimate:
+    from scipy import stats
+
+    def interval(estimate, variance, df):
+        half = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance) if variance > 0 else 0.0
+        return Interval(float(estimate - half), float(estimate + half))
+
+    estimate, variance, df, _ = out["ppi"]
+    classical, classical_variance, classical_df, pieces = out["classical"]
+    width = 2 * float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
+    effective = _items_for_width(pieces, width, N, confidence)
+    return RaterPopulationEstimate(
+        estimate=float(estimate), interval=interval(estimate, variance, df), classical=float(classical),
+        classical_interval=interval(classical, classical_variance, classical_df), lam=float(lam), n=n, N=N,
+        effective_n=float(effective), saved=float(1 - n / effective) if effective > 0 else 0.0, df=float(df),
+        classical_df=float(classical_df), raters=raters, ratings=ratings, rater_variance=var_b)

@@ -1,0 +1,76 @@
+"""The study report as a researcher opens it: headless Chromium at 1366 px wide. Each plot is
+shown at its own size (not shrunk, so its text keeps the ≥ 10 px the plots are drawn with,
+tests/metrics/test_report_plots.py), lies inside the page, and no plot, heading, table or
+paragraph overlaps another (bounding boxes). Each plot's screenshot goes to
+test-artifacts/report-browser/ to look at."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+
+from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S
+from projectpaths import ROOT
+from studyhelpers import make_study
+
+ARTIFACTS = ROOT / "test-artifacts" / "report-browser"
+
+if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("CI=true but chromium / chromedriver are missing (scripts/ci_browser.sh)")
+    pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
+
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+BOXES = """return Array.from(document.querySelectorAll('body > h1, body > h2, body > h3, body > p, body > table, img'))
+  .map(e => { const r = e.getBoundingClientRect();
+    return {tag: e.tagName, alt: e.alt || e.textContent.slice(0, 40), x: r.left + scrollX, y: r.top + scrollY,
+            w: r.width, h: r.height, natural: e.naturalWidth || null}; });"""
+
+
+@pytest.fixture
+def report(tmp_path):
+    from studyapp import analysis
+    from studyapp.simulate import simulate_study
+    make_study(tmp_path, n_items=24, raters=4, slug="r")
+    simulate_study("r", k=4, noise=0.6, profiles=["neutral", "strict", "lenient", "mid"], seed=2)
+    result = analysis.analyse_study("r", n_resamples=50, permutations=50)
+    return analysis.write_study_report("r", result, tmp_path / "exports")
+
+
+@pytest.fixture
+def browser(tmp_path):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1366,900", "--hide-scrollbars",
+                "--force-device-scale-factor=1", f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(WAIT_S)
+    yield driver
+    driver.quit()
+
+
+def test_report_plots_unshrunk_and_nothing_overlaps_at_1366_px(report, browser):
+    browser.get(report.as_uri())
+    assert browser.execute_script("return document.documentElement.clientWidth") >= 1300
+    boxes = browser.execute_script(BOXES)
+    plots = [b for b in boxes if b["tag"] == "IMG"]
+    assert len(plots) >= 6
+    page = browser.execute_script("return document.body.getBoundingClientRect().right")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for element in browser.find_elements(By.TAG_NAME, "img"):
+        browser.execute_script("arguments[0].scrollIntoView()", element)
+        element.screenshot(str(ARTIFACTS / f"{element.get_attribute('alt')}.png"))
+    for plot in plots:
+        assert plot["w"] == pytest.approx(plot["natural"], abs=1), plot      # shown at its own size
+        assert plot["x"] + plot["w"] <= page + 1, plot
+    for a, b in itertools.combinations([b for b in boxes if b["w"] > 0 and b["h"] > 0], 2):
+        across = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
+        down = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
+        assert not (across > 1 and down > 1), (a, b)

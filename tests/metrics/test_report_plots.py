@@ -1,0 +1,96 @@
+"""The report's plots are readable at the report's width: every text at least 10 px, no two texts
+overlapping, legends outside the axes, lines told apart by colour and dash. Text extents come from
+matplotlib's renderer (``get_window_extent``) on the figures the report embeds (100 dpi, shown at
+their own size: the page is 1000 px wide and every figure narrower). Each PNG is saved under
+test-artifacts/report-plots/ to look at."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics.study import agreement_report, fit_rater_model, simulate_ratings
+from metrics.study import _report as report
+from projectpaths import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts" / "report-plots"
+MIN_PX = 10
+PAGE_PX = 1000
+
+
+@pytest.fixture(scope="module")
+def study():
+    rng = np.random.default_rng(0)
+    items = [f"i{k:03d}" for k in range(60)]
+    ratings = simulate_ratings(items, rng.uniform(0, 4, 60), k=6, raters_per_item=4, seed=1)
+    return agreement_report(ratings[["item_id", "annotator", "rating"]], n_resamples=50), ratings
+
+
+def figures(study):
+    agreement, ratings = study
+    over_time = pd.DataFrame({"ratings": [40, 80, 120, 160, 200, 240], "annotators": [3, 4, 5, 6, 6, 6],
+                              "alpha": [0.3, 0.35, 0.4, 0.42, 0.41, 0.43], "agreement": [0.7, 0.72, 0.74, 0.75, 0.75, 0.76]})
+    for key in ("alpha", "agreement"):
+        over_time[f"{key}_low"], over_time[f"{key}_high"] = over_time[key] - 0.08, over_time[key] + 0.08
+    model = fit_rater_model(ratings[["item_id", "annotator", "rating"]])
+    raters = model.raters.copy()
+    raters.loc[raters.index[0], "flag"] = "constant"
+    return {"annotator_distributions": report._distributions(agreement.distributions),
+            "votes_by_majority": report._votes(agreement.votes_by_majority),
+            "spearman_heatmap": report.heatmap_figure(agreement.spearman, "Pairwise Spearman ρ"),
+            "agreement_over_time": report._over_time(over_time),
+            "rater_chart": report._rater_chart(raters),
+            "model_scores": report._model_scores(model.items, model.scale)}
+
+
+def texts(fig):
+    """Every visible, non-empty text of the figure with its extent in pixels."""
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for artist in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontsize")):
+        if artist.get_visible() and artist.get_text().strip() and artist.get_figure() is not None:
+            box = artist.get_window_extent(renderer)
+            if box.width > 0 and box.height > 0:
+                found.append((artist, box))
+    return found
+
+
+@pytest.mark.parametrize("name", ["annotator_distributions", "votes_by_majority", "spearman_heatmap",
+                                  "agreement_over_time", "rater_chart", "model_scores"])
+def test_plot_is_readable_at_the_reports_width(study, name):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    fig = figures(study)[name]
+    FigureCanvasAgg(fig)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    fig.savefig(ARTIFACTS / f"{name}.png")
+    fig.canvas.draw()
+    assert fig.get_figwidth() * fig.dpi <= PAGE_PX          # shown at its own size: no shrinking
+    found = texts(fig)
+    assert found
+    for artist, _ in found:
+        assert artist.get_fontsize() * fig.dpi / 72 >= MIN_PX, (name, artist.get_text(), artist.get_fontsize())
+    for (a, box_a), (b, box_b) in itertools.combinations(found, 2):
+        overlap = box_a.overlaps(box_b) and min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 1 \
+            and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 1
+        assert not overlap, (name, a.get_text(), b.get_text())
+    renderer = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            if ax.get_visible() and ax.axison and ax.get_label() != "<colorbar>":
+                data = ax.patch.get_window_extent(renderer)
+                assert not (box.overlaps(data) and min(box.x1, data.x1) - max(box.x0, data.x0) > 1
+                            and min(box.y1, data.y1) - max(box.y0, data.y0) > 1), (name, "legend over data")
+
+
+def test_agreement_over_time_lines_differ_in_colour_and_dash(study):
+    fig = figures(study)["agreement_over_time"]
+    lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert len(lines) == 2
+    (a, b) = lines
+    assert a.get_color() != b.get_color() and a.get_linestyle() != b.get_linestyle()
+    assert a.get_marker() != b.get_marker()
