@@ -66,7 +66,7 @@ def ppi_estimates(items: pd.DataFrame, ratings: pd.DataFrame, *, confidence: flo
             rows.append(_row(f"category {category}", part, confidence))
         if "level" in main.columns and main["level"].notna().all():
             for (category, level), part in frame.groupby([main["category"], main["level"]], sort=True):
-                rows.append(_row(f"category {category}, level {level}", part, confidence))
+                rows.append(_row(f"category {category}, level {_label(level)}", part, confidence))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -91,8 +91,14 @@ def _row(group: str, part: pd.DataFrame, confidence: float) -> dict:
             "PPI high": estimate.interval[1], "human-only estimate": estimate.classical,
             "human-only low": estimate.classical_interval[0], "human-only high": estimate.classical_interval[1],
             "df": round(estimate.df, 1),
-            "effective items": estimate.effective_n if np.isfinite(estimate.effective_n) else None,
+            "effective items": round(estimate.effective_n, 1) if np.isfinite(estimate.effective_n) else None,
             "saved": estimate.saved, "note": ""}
+
+
+def _label(value) -> str:
+    """A level as the study's files write it: ``1``, not ``1.0``."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() else str(value)
 
 
 def headline(table: pd.DataFrame | None) -> str | None:

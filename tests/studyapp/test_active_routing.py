@@ -249,3 +249,12 @@ def test_active_ppi_estimates_wait_for_every_drawn_item_and_weight_by_probabilit
     assert row["PPI estimate"] == pytest.approx(2.0) and row["PPI low"] < 2.0 < row["PPI high"]
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((row["human-only low"], row["human-only high"]))
     assert row["human-only estimate"] == pytest.approx(2.0) and row["human ratings"] == 5
+
+
+def test_ppi_table_names_levels_as_the_study_files_do_and_rounds_effective_items():
+    items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1}, {"i1": [1], "i2": [2, 4], "i3": [4], "i4": [2]})
+    items["level"] = [1.0, 1.0, 3.0, 3.0]     # pandas reads the level column of items.csv as floats
+    table = ppi_estimates(items, ratings)
+    assert list(table["group"]) == ["all items", "category 2", "category 2, level 1", "category 2, level 3"]
+    effective = table["effective items"].dropna()
+    assert len(effective) and all(value == round(value, 1) for value in effective)
