@@ -239,6 +239,24 @@ def _pace(session: Session, annotator_id: int) -> float | None:
     return float(statistics.median(recent)) if len(recent) >= PACE_MIN else None
 
 
+STUDY_PACE_WINDOW, STUDY_PACE_MIN = 200, 20
+
+
+def expected_effort(annotator_id: int, engine: Engine | None = None) -> tuple[int, float]:
+    """(items planned for the annotator, seconds an item): the median seconds of the study's
+    last ``STUDY_PACE_WINDOW`` first answers once there are ``STUDY_PACE_MIN``, else the spec's
+    ``[display] seconds_per_item``."""
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        study = session.get(Study, annotator.study_id)
+        recent = session.exec(select(Rating.seconds_spent).where(Rating.study_id == study.id,
+                                                                 Rating.revision == 0)
+                              .order_by(Rating.id.desc()).limit(STUDY_PACE_WINDOW)).all()
+        seconds = (float(statistics.median(recent)) if len(recent) >= STUDY_PACE_MIN
+                   else spec_of(study).seconds_per_item)
+        return _plan(session, annotator, study), seconds
+
+
 def _counts(session: Session, annotator_id: int) -> dict[str, int]:
     rows = session.exec(select(Assignment.phase, func.count(Assignment.id))
                         .where(Assignment.annotator_id == annotator_id)

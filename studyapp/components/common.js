@@ -182,7 +182,11 @@ function buildScreen(data, screenRoot) {
     const bar = document.createElement("div");
     bar.className = "progress-bar";
     bar.setAttribute("role", "progressbar");
+    bar.setAttribute("aria-label", "Progress");
+    bar.setAttribute("aria-valuemin", "0");
+    bar.setAttribute("aria-valuemax", "100");
     bar.setAttribute("aria-valuenow", String(Math.round(100 * screen.progress.fraction)));
+    bar.setAttribute("aria-valuetext", screen.progress.text);
     const fill = document.createElement("div");
     fill.style.width = `${Math.round(1000 * screen.progress.fraction) / 10}%`;
     bar.appendChild(fill);

@@ -144,10 +144,12 @@ export default function (component) {
       render();
     };
     const pickers = [picker("Add a missing correct action", "plus", "minus"),
-                     picker("Add a hard negative (plausible but wrong for this person)", "minus", "plus")];
+                     picker("Add a tempting wrong answer (an action this person could seem to do, but does not)", "minus", "plus")];
+    let shownActive = null;
     render = () => {
       rows.forEach(({ row, marks }, k) => {
         row.classList.toggle("active", k === draft.active);
+        row.setAttribute("aria-current", String(k === draft.active));
         marks.forEach((b, j) => {
           const on = draft.marks[k] === MARKS[j][0];
           b.classList.toggle("on", on);
@@ -157,6 +159,10 @@ export default function (component) {
       });
       pickers.forEach((p) => p.render());
       submit.textContent = "Submit — Enter";
+      if (shownActive !== draft.active && rows[draft.active].row.isConnected) {
+        rows[draft.active].row.scrollIntoView({ block: "nearest" });  // the active one stays in view
+      }
+      shownActive = rows[draft.active].row.isConnected ? draft.active : null;
       if (problem.textContent) showMissing();
     };
     const showMissing = () => {
@@ -254,11 +260,13 @@ export default function (component) {
   if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
   nav.appendChild(status);
   if (comment) controls.appendChild(comment);
-  controls.append(submitBar, nav);
   const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
     (data.cant_judge ? " · x can't judge" : "") +
     (data.can_go_back ? " · Backspace goes back" : ""));
-  controls.appendChild(hint);
+  const sticky = make("div", "sticky-bar");  // Submit and Back stay in view (common.css)
+  sticky.append(submitBar, nav, hint);
+  controls.appendChild(sticky);
+  root.dataset.mode = data.mode;
   render();
 
   const acts = (key) => key === "Enter" || (data.cant_judge && key.toLowerCase() === "x") ||

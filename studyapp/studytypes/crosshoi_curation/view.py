@@ -14,6 +14,10 @@ from studyapp.components import image, missing_image, mark_form
 from . import crosshoi
 
 
+KEYS_HELP = ("For each suggested action, click or tap correct, incorrect or ambiguous — or "
+             "choose it with its number (or ↑ ↓) and press c, i or a. Then Submit (Enter).")
+
+
 def render_item(fields: dict) -> None:
     q = fields["question"]
     try:

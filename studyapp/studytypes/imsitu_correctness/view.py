@@ -12,6 +12,9 @@ from metrics import InputError
 from studyapp import images
 from studyapp.components import image, missing_image, mark_form
 
+
+KEYS_HELP = ("Click or tap every verb that describes the image (or press its number), "
+             "then Submit (Enter). “Larger image” (key z) enlarges the picture.")
 QUESTION = "Which of these verbs correctly describe what is happening in the image? Mark every one that does."
 ZOOMED = 768  # px: the width of "Larger image"
 
