@@ -30,7 +30,7 @@ from projectpaths import ROOT
 
 CORE = {"studyapp", "studyapp.config", "studyapp.models", "studyapp.migrations", "studyapp.storage",
         "studyapp.auth", "studyapp.accounts", "studyapp.inert", "studyapp.images", "studyapp.charts"}
-PLATFORM = {"studyapp.study_spec", "studyapp.specs", "studyapp.studies", "studyapp.assignment",
+PLATFORM = {"studyapp.study_spec", "studyapp.specs", "studyapp.studies", "studyapp.assignment", "studyapp.claim_order",
             "studyapp.adaptive", "studyapp.exports", "studyapp.analysis", "studyapp.dashboard",
             "studyapp.simulate", "studyapp.matrix_versions", "studyapp.scoring", "studyapp.overview",
             "studyapp.backup", "studyapp.ops", "studyapp.demo", "studyapp.demo_images",
