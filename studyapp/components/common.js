@@ -52,8 +52,9 @@ function keyName(key) {
 
 // A multi-key answer (marks, then Enter) is bound to the screen its keys were typed on: when a
 // key of such a group was dropped on the screen that was saving, the rest of that group (its
-// keys up to Enter, or until a pause of GROUP_PAUSE_MS) is dropped on the next screen too, so
-// that keys typed for two items never make one answer.
+// keys up to Enter, or until a pause of GROUP_PAUSE_MS after both the last dropped key and the
+// next screen's appearance: nobody reads a new screen faster) is dropped on the next screen
+// too, so that keys typed for two items never make one answer.
 const GROUP_PAUSE_MS = 800;
 
 function scrollToTop(root) {  // Streamlit scrolls its main container, not the window
@@ -243,7 +244,7 @@ function dropKey(root, event, groupKey) {
 // Enter ends the group, and is dropped with it.
 function continuesStrayGroup(event, groupKey) {
   if (!KEYS.strayGroupAt) return false;
-  if (performance.now() - KEYS.strayGroupAt > GROUP_PAUSE_MS) {
+  if (performance.now() - Math.max(KEYS.strayGroupAt, KEYS.shownAt || 0) > GROUP_PAUSE_MS) {
     KEYS.strayGroupAt = 0;
     return false;
   }
@@ -314,6 +315,7 @@ function present(root, data, parts, { onKey, acts, groupKey = null, focusTarget,
     root.dataset.item = String(data.item_id);
     root.dataset.state = "ready";
     times.shown = performance.now();
+    KEYS.shownAt = times.shown;
     if (data.scroll_top) scrollToTop(root);
     KEYS.handler = onKey;
     if (hadFocus && focusTarget) focusTarget.focus({ preventScroll: true });
