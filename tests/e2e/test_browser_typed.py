@@ -57,15 +57,23 @@ window.addEventListener('keydown', (e) => {
   const before = screenNow();
   const f = document.activeElement;
   const entry = {key: e.key, before, focus: f && f.tagName === 'BUTTON' ? f.textContent.slice(0, 40) : null};
-  const droppedBefore = window.__studyappNotApplied || 0;
+  entry.droppedBefore = window.__studyappNotApplied || 0;
+  // the cue of the screen the key was pressed on: read later even if that screen was replaced
+  const screenEl = document.querySelector('.answer-bar, .mark-form');
+  const cueNode = screenEl ? screenEl.querySelector('.cue') : null;
   window.__keys.push(entry);
   setTimeout(() => {
     entry.after = screenNow();
-    entry.dropped = (window.__studyappNotApplied || 0) > droppedBefore;
-    entry.cue = /Too fast — nothing was recorded|Nothing was recorded for/.test(document.body.innerText);
+    const said = /Too fast — nothing was recorded|Nothing was recorded for/;
+    entry.cue = said.test(cueNode ? cueNode.textContent : '') || said.test(document.body.innerText);
     entry.cueText = [...document.querySelectorAll('.cue')].map((c) => c.textContent).join(' | ');
   }, 0);
 }, true);
+// bubbling on window: right after the app's own listener handled this key, before any other key
+window.addEventListener('keydown', () => {
+  const entry = window.__keys[window.__keys.length - 1];
+  entry.dropped = (window.__studyappNotApplied || 0) > entry.droppedBefore;
+});
 """
 
 
