@@ -458,7 +458,8 @@ def _free_slot(session: Session, annotator: Annotator, study: Study,
         rank = _rank(session, annotator, study, spec)
         order = annotator_order(session, study, f"order {annotator.id}", lambda: sorted(
             (i for i, _ in main_items(session, study)) if eligible is None else eligible, key=rank))
-        return least_claimed_in_order(session, conditions, order, rank)
+        mine = set(session.exec(select(Assignment.item_id).where(Assignment.annotator_id == annotator.id)))
+        return least_claimed_in_order(session, conditions, order, rank, mine)
     query = select(Item.id, Item.n_claims).where(*conditions)
     order = [Item.n_claims, _order_key(annotator, spec)]
     if spec.active:   # only the drawn items; among the least claimed, the most uncertain first

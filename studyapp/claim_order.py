@@ -59,24 +59,33 @@ def main_items(session: Session, study: Study) -> tuple[tuple[int, int], ...]:
 
 
 def least_claimed_in_order(session: Session, conditions: Sequence, order: Sequence[int],
-                           rank: Callable[[int], int]) -> tuple[int, int] | None:
+                           rank: Callable[[int], int], mine: set[int]) -> tuple[int, int] | None:
     """(item id, claims) of the item meeting ``conditions`` (the study, role, free slot, not the
     annotator's, eligible) with the fewest claims, first by ``rank`` among those: the result of
-    ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by ``rank``.
+    ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by ``rank``;
+    ``mine``: the items the annotator already has (skipped without asking the database).
 
     The least claim level comes from the claims index (it stops at the first item meeting the
-    conditions); then the ids are looked up ``CHUNK`` at a time in ``order``, which a large
-    level fills early, and a level found to hold at most ``CHUNK`` items is read whole."""
+    conditions); then the other ids are looked up ``CHUNK`` at a time in ``order``, which a
+    large level fills early, and a level found to hold at most ``CHUNK`` items is read whole."""
     run = session.connection().execute  # Core rows: no ORM work per row
     level = run(select(Item.n_claims).where(*conditions).order_by(Item.n_claims).limit(1)).scalar()
     if level is None:
         return None
     at_level = (*conditions, Item.n_claims == level)
-    for start in range(0, len(order), CHUNK):
-        found = run(select(Item.id).where(*at_level, Item.id.in_(list(order[start:start + CHUNK])))).scalars().all()
-        if found:
-            return min(found, key=rank), level
-        if start == 0:
+    chunk, first = [], True
+    for item_id in (*order, None):
+        if item_id is not None and item_id not in mine:
+            chunk.append(item_id)
+        if len(chunk) < CHUNK and item_id is not None:
+            continue
+        if chunk:
+            found = run(select(Item.id).where(*at_level, Item.id.in_(chunk))).scalars().all()
+            if found:
+                return min(found, key=rank), level
+        chunk = []
+        if first:
+            first = False
             few = run(select(Item.id).where(*at_level).limit(CHUNK + 1)).scalars().all()
             if len(few) <= CHUNK:
                 return (min(few, key=rank), level) if few else None
