@@ -6,6 +6,8 @@
 #
 # Installs the packages when /usr/bin/chromium or /usr/bin/chromedriver is missing (needs root).
 # The test drives the browser headless, with networking features off, against 127.0.0.1 only.
+# Installs axe-core (the accessibility checker tests/e2e/test_browser_a11y.py injects) from the
+# npm registry into .data/npm once, when npm exists; the tests download nothing.
 
 _browser_install() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
@@ -20,5 +22,19 @@ _browser_install() {
   apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
 }
 
+AXE_CORE_VERSION=4.14.1
+_axe_install() {
+  local here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  [ -f "$here/.data/npm/node_modules/axe-core/axe.min.js" ] && return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "ci_browser: npm is missing, so axe-core is not installed and the accessibility test fails under CI=true (apt-get install npm)" >&2
+    return 0
+  fi
+  mkdir -p "$here/.data/npm"
+  npm install --prefix "$here/.data/npm" --no-audit --no-fund --silent "axe-core@$AXE_CORE_VERSION"
+}
+
 _browser_install
+_axe_install
 /usr/bin/chromium --version 2>/dev/null || true

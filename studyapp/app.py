@@ -11,7 +11,9 @@ import streamlit as st
 from studyapp.overview import PROJECT_NAME
 
 st.set_page_config(page_title=PROJECT_NAME, layout="wide")
-VIEWS = Path(__file__).resolve().parent / "views"
+HERE = Path(__file__).resolve().parent
+VIEWS = HERE / "views"
+st.html(f"<style>{(HERE / 'components' / 'page.css').read_text()}</style>")  # contrast fixes
 page = st.navigation([st.Page(VIEWS / "annotate.py", title="Study", default=True),
                       st.Page(VIEWS / "console" / "console.py", title="Console", url_path="console")],
                      position="hidden")

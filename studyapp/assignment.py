@@ -54,6 +54,7 @@ from metrics import InputError
 from metrics.core import check_name
 
 from . import auth
+from .claim_order import annotator_order, least_claimed_in_order, main_items, study_cached
 from .models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study, utcnow
 from .prolific import ENDED, NOT_JOINABLE, ended_message, participant_ids, takes_prolific
 from .storage import log_event, read_session, write_session
@@ -97,7 +98,7 @@ def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
 def plan(session: Session, annotator: Annotator, study: Study) -> int:
     """``planned_total`` for this annotator (their eligible main items, the practice items)."""
     return planned_total(spec_of(study), _n_items_for(session, annotator, study),
-                         _n_items(session, study.id, "practice"))
+                         _n_items(session, study, "practice"))
 
 
 _plan = plan
@@ -107,9 +108,22 @@ def _order_key(annotator: Annotator, spec: StudySpec):
     """The annotator's own item order: a seeded permutation of item ids, or the file order."""
     if spec.order == "fixed":
         return Item.position
-    a = 1 + annotator.seed % (PERMUTATION_MODULUS - 1)
-    b = (annotator.seed * 7919) % PERMUTATION_MODULUS
+    a, b = _permutation(annotator)
     return (cast(Item.id, BigInteger) * a + b) % PERMUTATION_MODULUS
+
+
+def _permutation(annotator: Annotator) -> tuple[int, int]:
+    return (1 + annotator.seed % (PERMUTATION_MODULUS - 1),
+            (annotator.seed * 7919) % PERMUTATION_MODULUS)
+
+
+def _rank(session: Session, annotator: Annotator, study: Study, spec: StudySpec):
+    """``_order_key`` in Python: item id -> its rank in the annotator's order."""
+    if spec.order == "fixed":
+        positions = dict(main_items(session, study))
+        return positions.__getitem__
+    a, b = _permutation(annotator)
+    return lambda item_id: (item_id * a + b) % PERMUTATION_MODULUS
 
 
 # ---------------------------------------------------------------------------------- joining
@@ -219,6 +233,24 @@ def _pace(session: Session, annotator_id: int) -> float | None:
     return float(statistics.median(recent)) if len(recent) >= PACE_MIN else None
 
 
+STUDY_PACE_WINDOW, STUDY_PACE_MIN = 200, 20
+
+
+def expected_effort(annotator_id: int, engine: Engine | None = None) -> tuple[int, float]:
+    """(items planned for the annotator, seconds an item): the median seconds of the study's
+    last ``STUDY_PACE_WINDOW`` first answers once there are ``STUDY_PACE_MIN``, else the spec's
+    ``[display] seconds_per_item``."""
+    with read_session(engine) as session:
+        annotator = session.get(Annotator, annotator_id)
+        study = session.get(Study, annotator.study_id)
+        recent = session.exec(select(Rating.seconds_spent).where(Rating.study_id == study.id,
+                                                                 Rating.revision == 0)
+                              .order_by(Rating.id.desc()).limit(STUDY_PACE_WINDOW)).all()
+        seconds = (float(statistics.median(recent)) if len(recent) >= STUDY_PACE_MIN
+                   else spec_of(study).seconds_per_item)
+        return _plan(session, annotator, study), seconds
+
+
 def _counts(session: Session, annotator_id: int) -> dict[str, int]:
     rows = session.exec(select(Assignment.phase, func.count(Assignment.id))
                         .where(Assignment.annotator_id == annotator_id)
@@ -226,9 +258,9 @@ def _counts(session: Session, annotator_id: int) -> dict[str, int]:
     return dict(rows)
 
 
-def _n_items(session: Session, study_id: int, role: str = "main") -> int:
-    return session.exec(select(func.count(Item.id)).where(Item.study_id == study_id,
-                                                          Item.role == role)).one()
+def _n_items(session: Session, study: Study, role: str = "main") -> int:
+    return study_cached(session, study, f"n {role}", lambda: session.exec(
+        select(func.count(Item.id)).where(Item.study_id == study.id, Item.role == role)).one())
 
 
 def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
@@ -239,7 +271,7 @@ def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
         return session.exec(select(func.count(Item.id)).where(
             Item.study_id == study.id, Item.role == "main", Item.active_priority > 0,
             *([Item.id.in_(eligible)] if eligible is not None else []))).one()
-    return _n_items(session, study.id) if eligible is None else len(eligible)
+    return _n_items(session, study) if eligible is None else len(eligible)
 
 
 def next_item(annotator_id: int, engine: Engine | None = None,
@@ -357,7 +389,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     study = session.get(Study, annotator.study_id)
     spec = spec_of(study)
     n_main_items = _n_items_for(session, annotator, study)
-    n_practice = _n_items(session, study.id, "practice")
+    n_practice = _n_items(session, study, "practice")
     total = planned_total(spec, n_main_items, n_practice)
     mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
     open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
@@ -411,12 +443,18 @@ def _not_mine(annotator_id: int):
 def _free_slot(session: Session, annotator: Annotator, study: Study,
                spec: StudySpec) -> tuple[int, int] | None:
     """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
-    query = (select(Item.id, Item.n_claims)
-             .where(Item.study_id == study.id, Item.role == "main",
-                    Item.n_claims < study.raters_per_item, _not_mine(annotator.id)))
+    conditions = [Item.study_id == study.id, Item.role == "main",
+                  Item.n_claims < study.raters_per_item, _not_mine(annotator.id)]
     eligible = _eligible_ids(session, annotator, study)
     if eligible is not None:
-        query = query.where(Item.id.in_(eligible))
+        conditions.append(Item.id.in_(eligible))
+    if not spec.active and not spec.adaptive:
+        rank = _rank(session, annotator, study, spec)
+        order = annotator_order(session, study, f"order {annotator.id}", lambda: sorted(
+            (i for i, _ in main_items(session, study)) if eligible is None else eligible, key=rank))
+        mine = set(session.exec(select(Assignment.item_id).where(Assignment.annotator_id == annotator.id)))
+        return least_claimed_in_order(session, conditions, order, rank, mine)
+    query = select(Item.id, Item.n_claims).where(*conditions)
     order = [Item.n_claims, _order_key(annotator, spec)]
     if spec.active:   # only the drawn items; among the least claimed, the most uncertain first
         query = query.where(Item.active_priority > 0)
@@ -436,22 +474,13 @@ def _eligible_ids(session: Session, annotator: Annotator, study: Study) -> list[
     study_type = get_type(study.study_type)
     if not study_type.restricts_items:
         return None
-    # a study's items never change after it is created: the answer is kept per database,
-    # study (and its creation time) and pseudonym — it cost ~200 ms per next item on a
-    # 10,000-pair with-image pass
-    key = (str(session.get_bind().url), study.id, study.created_at, annotator.pseudonym)
-    if (found := _ELIGIBLE.get(key)) is not None:
-        return list(found)
-    rows = session.exec(select(Item.id, Item.fields_json).where(Item.study_id == study.id,
-                                                                 Item.role == "main")).all()
-    found = tuple(i for i, f in rows if study_type.eligible(json.loads(f), annotator.pseudonym))
-    if len(_ELIGIBLE) >= 1024:
-        _ELIGIBLE.pop(next(iter(_ELIGIBLE)))
-    _ELIGIBLE[key] = found
-    return list(found)
-
-
-_ELIGIBLE: dict[tuple, tuple[int, ...]] = {}  # see _eligible_ids
+    # a study's items never change after it is created: the answer is kept per study and
+    # pseudonym (reading every item cost ~200 ms per next item on a 10,000-pair pass)
+    def compute() -> tuple[int, ...]:
+        rows = session.exec(select(Item.id, Item.fields_json).where(Item.study_id == study.id,
+                                                                     Item.role == "main")).all()
+        return tuple(i for i, f in rows if study_type.eligible(json.loads(f), annotator.pseudonym))
+    return list(study_cached(session, study, f"eligible {annotator.pseudonym}", compute))
 
 
 def _take_over(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
@@ -721,8 +750,9 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
 
 def log_keys_not_applied(annotator_id: int, keys: list[str], item_id: int | None,
                          engine: Engine | None = None) -> None:
-    """Count keys the page could not apply (pressed while an answer was being saved; the page
-    said "not applied — press again"): one ``keys_not_applied`` event with the keys."""
+    """Count keys the page dropped (pressed while an answer was being saved, or continuing keys
+    typed for the previous item; the page said "too fast — nothing was recorded"): one
+    ``keys_not_applied`` event with the keys."""
     with write_session(engine) as session:
         study_id = session.exec(select(Annotator.study_id).where(Annotator.id == annotator_id)).one()
         log_event(session, "keys_not_applied", study_id, annotator_id, count=len(keys),

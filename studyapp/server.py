@@ -38,12 +38,12 @@ def preload() -> None:
 
 
 def warm_dashboards() -> None:
-    """The dashboards of the studies with ratings, computed once in the background
-    (``studyapp.dashboard.warm``; ``STUDYAPP_DASHBOARD_WARMUP=0``: off)."""
+    """The dashboards of the studies with ratings, computed once in the background, in a child
+    process (``studyapp.dashboard.warm_in_child``; ``STUDYAPP_DASHBOARD_WARMUP=0``: off)."""
     from studyapp import dashboard
 
     try:
-        dashboard.warm()
+        dashboard.warm_in_child()
     except Exception as exc:  # noqa: BLE001 - the console computes and explains it on demand
         print(f"studyapp: dashboard warm-up stopped ({type(exc).__name__})", file=sys.stderr)
 

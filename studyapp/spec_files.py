@@ -29,6 +29,12 @@ dataset = "hico-det"            # HOI-pair types: whose vocabulary, baseline mat
 cant_judge = false              # a "can't judge" answer (key X), exported apart from the ratings
 comments = false                # an optional comment with each answer
 
+[display]                       # optional: how items are shown (every study type)
+synset_codes = true             # WordNet codes (hold.v.02) beside the glosses; default: false
+                                # with [prolific] (crowd participants), true otherwise
+seconds_per_item = 20           # the welcome page's time estimate until the study's own
+                                # median seconds per item is known (default 20)
+
 [practice]                      # optional: items tried first, with feedback, phase "practice"
 path = "practice.csv"           # item_id + the type's columns + expected (+ explanation)
 
@@ -97,7 +103,7 @@ SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "items_per_annotator", "order", "access_code", "claim_timeout_minutes", "scale",
             "items", "quality", "prolific", "example", "answers", "practice", "adaptive",
-            "comprehension", "llm", "active", "routing"}
+            "comprehension", "llm", "active", "routing", "display"}
 
 
 def load_spec(path: str | Path, *, files: Callable[[dict], None] | None = None) -> StudySpec:
@@ -225,6 +231,12 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
     answers.unknown({"cant_judge", "comments"})
     spec.cant_judge = answers.boolean("cant_judge", False)
     spec.comments = answers.boolean("comments", False)
+
+    display = _Checker(name, top.table_of("display"), "display.")
+    display.unknown({"synset_codes", "seconds_per_item"})
+    spec.synset_codes = display.boolean("synset_codes", "prolific" not in top.table)
+    if "seconds_per_item" in display.table:
+        spec.seconds_per_item = display.number("seconds_per_item", 0.0)
 
     spec.adaptive = _adaptive(top, study_type)
     if spec.adaptive:

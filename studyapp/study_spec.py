@@ -37,6 +37,8 @@ class StudySpec:
     repeat_items: int = 0
     cant_judge: bool = False
     comments: bool = False
+    synset_codes: bool = True      # [display]: WordNet codes shown beside the glosses
+    seconds_per_item: float = 20.0  # [display]: the time estimate before the study's own median
     completion_code: str | None = None
     completion_url: str | None = None
     attention_failed_code: str | None = None  # [prolific]: the code of those who failed attention checks

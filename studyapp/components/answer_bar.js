@@ -1,7 +1,7 @@
 // One item's screen with a rating scale (`present`, common.js): its content and its answer
 // controls — a button per value, Back and (when revising) Continue, and the same as keys. The
 // first press locks the screen and shows "saving…"; only the next screen (new data from the
-// server) takes input again, and keys pressed until then are "not applied — press again".
+// server) takes input again, and keys pressed until then are dropped ("too fast", common.js).
 // Every answer carries the id of the item it was given for, so the server can refuse one that
 // reaches another item. A press made while the server is unreachable is kept and sent again
 // (`delivery`, common.js).
@@ -15,6 +15,9 @@ export default function (component) {
   controls.className = "controls";
   const row = document.createElement("div");
   row.className = "values";
+  row.setAttribute("role", "group");
+  row.setAttribute("aria-label", "Your answer");
+  row.tabIndex = -1;  // the focus comes here after each answer: Tab goes on to the values
   const buttons = [];
   const status = document.createElement("span");
   status.className = "status";
@@ -76,8 +79,6 @@ export default function (component) {
     controls.appendChild(hint);
   }
 
-  let confirmEnter = false;  // Enter first confirms, after keys were not applied
-
   const keys = new Map(data.values.map((v) => [String(v), v]));
   const actionOf = (key) => {
     if (keys.has(key)) return ["answer", keys.get(key)];
@@ -94,28 +95,22 @@ export default function (component) {
     const action = actionOf(event.key);
     if (!action) return;
     event.preventDefault();
-    if (state.locked) {  // this item's answer is being saved: the key cannot be applied
-      notApplied.add(event.key, data.item_id);
-      sayNotApplied(root);
-      return;
-    }
-    if (event.key === "Enter" && confirmEnter) {
-      confirmEnter = false;
-      cue.textContent = notApplied.text(notApplied.list()) + ". Enter again keeps what is shown.";
+    if (state.locked) {  // this item's answer is being saved: the key is dropped
+      dropKey(root, event);
       return;
     }
     send(...action);
   };
   let stopped = false;
-  const stopPresent = present(root, data, [top, content, controls], onKey, (key) => actionOf(key) !== null, () => {
-    if (stopped) return;
-    // keys not applied on the screen before this one (up to the swap): said here until the
-    // next action sends them
-    const earlier = notApplied.list();
-    confirmEnter = earlier.length > 0;
-    if (earlier.length) cue.textContent = notApplied.text(earlier);
-    post.start();
-    if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
+  const stopPresent = present(root, data, [top, content, controls], {
+    onKey,
+    acts: (key) => actionOf(key) !== null,
+    focusTarget: row,
+    whenShown: () => {
+      if (stopped) return;
+      post.start();
+      if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
+    },
   });
   return () => {
     stopped = true;

@@ -29,10 +29,11 @@ function activatesFocused(event) {
   return Boolean(role && ["button", "checkbox", "switch", "tab", "link", "option", "menuitem"].includes(role));
 }
 
-// Keys pressed while the screen shows an answer being saved cannot reach that item (it is
-// answered) and must not reach the next one, which the annotator has not seen: they are "not
-// applied", said so on screen at once and on the next item, and sent with the next action
-// (``not_applied``) so the server counts them in the page events.
+// Keys pressed while the screen shows an answer being saved (or while the next screen is put in
+// place) cannot reach that item (it is answered) and must not reach the next one, which the
+// annotator has not seen: they are dropped, said so at once on the screen where they were
+// pressed ("too fast — nothing was recorded"), never on the next one, and sent with the next
+// action (``not_applied``) so the server counts them in the page events.
 const NOT_APPLIED = "studyapp.not-applied";
 const notApplied = {
   list() { return JSON.parse(sessionStorage.getItem(NOT_APPLIED) || "[]"); },
@@ -43,12 +44,18 @@ const notApplied = {
     window.__studyappNotApplied = (window.__studyappNotApplied || 0) + 1;
   },
   clear() { sessionStorage.removeItem(NOT_APPLIED); },
-  text(all) {
-    const keys = all.map((p) => (p.key === " " ? "Space" : p.key));
-    return `Not applied — press again: ${keys.join(", ")} ` +
-      `(pressed while your last answer was being saved)`;
-  },
 };
+
+function keyName(key) {
+  return key === " " ? "Space" : key;
+}
+
+// A multi-key answer (marks, then Enter) is bound to the screen its keys were typed on: when a
+// key of such a group was dropped on the screen that was saving, the rest of that group (its
+// keys up to Enter, or until a pause of GROUP_PAUSE_MS after both the last dropped key and the
+// next screen's appearance: nobody reads a new screen faster) is dropped on the next screen
+// too, so that keys typed for two items never make one answer.
+const GROUP_PAUSE_MS = 800;
 
 function scrollToTop(root) {  // Streamlit scrolls its main container, not the window
   for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
@@ -176,7 +183,11 @@ function buildScreen(data, screenRoot) {
     const bar = document.createElement("div");
     bar.className = "progress-bar";
     bar.setAttribute("role", "progressbar");
+    bar.setAttribute("aria-label", "Progress");
+    bar.setAttribute("aria-valuemin", "0");
+    bar.setAttribute("aria-valuemax", "100");
     bar.setAttribute("aria-valuenow", String(Math.round(100 * screen.progress.fraction)));
+    bar.setAttribute("aria-valuetext", screen.progress.text);
     const fill = document.createElement("div");
     fill.style.width = `${Math.round(1000 * screen.progress.fraction) / 10}%`;
     bar.appendChild(fill);
@@ -200,52 +211,119 @@ function buildScreen(data, screenRoot) {
 }
 
 // Keys go to the live screen only: one listener for the page, pointed at the screen in place.
-const KEYS = window.__studyappKeys || (window.__studyappKeys = { handler: null });
+// A key held down repeats its keydown (`event.repeat`): one physical press acts at most once,
+// so the repeats never answer, submit or navigate, and do not activate a focused button either.
+const KEYS = window.__studyappKeys || (window.__studyappKeys = { handler: null, acts: null, strayGroupAt: 0 });
 if (!KEYS.installed) {
-  document.addEventListener("keydown", (event) => { if (KEYS.handler) KEYS.handler(event); });
+  document.addEventListener("keydown", (event) => {
+    if (!event.repeat) {
+      if (KEYS.handler) KEYS.handler(event);
+      return;
+    }
+    if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (activatesFocused(event) || (KEYS.acts && KEYS.acts(event.key))) event.preventDefault();
+  });
   KEYS.installed = true;
 }
 
-// While a screen is being replaced (or is saving) a key that would act there is not applied:
-// said on the screen in place and counted.
-function notLive(root, acts) {
+// Drop a key that would act (`event`) on the screen `root`: counted, and said on that screen.
+// `groupKey`: whether the key is part of a multi-key answer (see GROUP_PAUSE_MS).
+function dropKey(root, event, groupKey) {
+  event.preventDefault();
+  notApplied.add(event.key, Number(root.dataset.item));
+  if (groupKey && groupKey(event.key)) KEYS.strayGroupAt = performance.now();
+  const cue = root.querySelector(".cue");
+  if (!cue) return;
+  const keys = [...JSON.parse(cue.dataset.keys || "[]"), keyName(event.key)];
+  cue.dataset.keys = JSON.stringify(keys);
+  cue.textContent = `Too fast — nothing was recorded for ${keys.length === 1 ? "that key" : "those keys"} ` +
+    `(${keys.join(", ")}): your last answer was still being saved.`;
+}
+
+// Whether `event` continues a group of keys dropped on the screen before (see GROUP_PAUSE_MS);
+// Enter ends the group, and is dropped with it.
+function continuesStrayGroup(event, groupKey) {
+  if (!KEYS.strayGroupAt) return false;
+  if (performance.now() - Math.max(KEYS.strayGroupAt, KEYS.shownAt || 0) > GROUP_PAUSE_MS) {
+    KEYS.strayGroupAt = 0;
+    return false;
+  }
+  if (event.key === "Enter") {
+    KEYS.strayGroupAt = 0;
+    return true;
+  }
+  if (!groupKey(event.key)) return false;
+  KEYS.strayGroupAt = performance.now();
+  return true;
+}
+
+// Say on the live screen that keys continuing a group typed on the previous screen were dropped.
+function sayStrayGroup(root, event) {
+  event.preventDefault();
+  notApplied.add(event.key, Number(root.dataset.item));
+  const cue = root.querySelector(".cue");
+  if (cue) {
+    cue.textContent = `Nothing was recorded for ${keyName(event.key)}: it came right after keys ` +
+      "typed for the previous item. Pause a moment, then type this item's answer.";
+  }
+}
+
+// While a screen is being replaced (or is saving) a key that would act there is dropped.
+function notLive(root, acts, groupKey) {
   return (event) => {
     if (!root.isConnected) return;
     if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (activatesFocused(event) || !acts(event.key)) return;
-    event.preventDefault();
-    notApplied.add(event.key, Number(root.dataset.item));
-    sayNotApplied(root);
+    dropKey(root, event, groupKey);
   };
 }
 
-function sayNotApplied(root) {
-  const cue = root.querySelector(".cue");
-  if (cue) cue.textContent = notApplied.text(notApplied.list());
+// A live region of the page (outside the screens that replace each other), so that a screen
+// reader hears each new item: its progress and its content.
+function announce(text) {
+  let live = document.getElementById("studyapp-live");
+  if (!live) {
+    live = document.createElement("div");
+    live.id = "studyapp-live";
+    live.className = "sr-only";
+    live.setAttribute("aria-live", "polite");
+    live.setAttribute("aria-atomic", "true");
+    document.body.appendChild(live);
+  }
+  live.textContent = text.replace(/\s+/g, " ").trim().slice(0, 600);
 }
 
 // Put the new screen (`parts`, built off-page) in place once its images are decoded; then it
-// takes the keys (`onKey`). Returns the cleanup for Streamlit: a superseded build is dropped,
-// and until the next screen is in place keys are said "not applied".
-function present(root, data, parts, onKey, acts, whenShown) {
+// takes the keys (`onKey`; `acts(key)`: whether a key acts there, `groupKey(key)`: whether it
+// is part of a multi-key answer), the focus goes to its answer controls (`focusTarget`) and a
+// screen reader hears it. Returns the cleanup for Streamlit: a superseded build is dropped, and
+// until the next screen is in place keys that would act are dropped.
+function present(root, data, parts, { onKey, acts, groupKey = null, focusTarget, whenShown }) {
   let cancelled = false;
   const times = { invoked: performance.now() };  // for benchmarks.annotate_latency
   window.__studyappScreenTimes = times;
   const images = parts.flatMap((p) => [...p.querySelectorAll("img")]);
   root.dataset.state = root.dataset.state === "ready" ? "replacing" : root.dataset.state;
-  KEYS.handler = notLive(root, acts);
+  const dropping = notLive(root, acts, groupKey);
+  KEYS.handler = dropping;
+  KEYS.acts = acts;
   Promise.all(images.map((img) => (img.decode ? img.decode().catch(() => null) : null))).then(() => {
     if (cancelled) return;
+    const active = document.activeElement;
+    const hadFocus = !active || active === document.body || root.contains(active);
     root.replaceChildren(...parts);
     root.dataset.item = String(data.item_id);
     root.dataset.state = "ready";
     times.shown = performance.now();
+    KEYS.shownAt = times.shown;
     if (data.scroll_top) scrollToTop(root);
     KEYS.handler = onKey;
+    if (hadFocus && focusTarget) focusTarget.focus({ preventScroll: true });
+    announce(parts.slice(0, 2).map((p) => p.innerText || p.textContent).join(". "));
     whenShown();
   });
   return () => {
     cancelled = true;
-    if (KEYS.handler === onKey) KEYS.handler = notLive(root, acts);
+    if (KEYS.handler === onKey) KEYS.handler = dropping;
   };
 }

@@ -84,6 +84,9 @@ export default function (component) {
   const problem = make("div", "problem");
   problem.setAttribute("role", "alert");
   const list = make("div", "rows");
+  list.setAttribute("role", "group");
+  list.setAttribute("aria-label", data.mode === "verbs" ? "The verbs to mark" : "The candidates to mark");
+  list.tabIndex = -1;  // the focus comes here after each answer: Tab goes on to the marks
   controls.append(problem, list);
   const submitBar = make("div", "nav");
   const submit = button(submitBar, "", "submit", () => trySubmit());
@@ -141,10 +144,12 @@ export default function (component) {
       render();
     };
     const pickers = [picker("Add a missing correct action", "plus", "minus"),
-                     picker("Add a hard negative (plausible but wrong for this person)", "minus", "plus")];
+                     picker("Add a tempting wrong answer (an action this person could seem to do, but does not)", "minus", "plus")];
+    let shownActive = null;
     render = () => {
       rows.forEach(({ row, marks }, k) => {
         row.classList.toggle("active", k === draft.active);
+        row.setAttribute("aria-current", String(k === draft.active));
         marks.forEach((b, j) => {
           const on = draft.marks[k] === MARKS[j][0];
           b.classList.toggle("on", on);
@@ -154,6 +159,10 @@ export default function (component) {
       });
       pickers.forEach((p) => p.render());
       submit.textContent = "Submit — Enter";
+      if (shownActive !== draft.active && rows[draft.active].row.isConnected) {
+        rows[draft.active].row.scrollIntoView({ block: "nearest" });  // the active one stays in view
+      }
+      shownActive = rows[draft.active].row.isConnected ? draft.active : null;
       if (problem.textContent) showMissing();
     };
     const showMissing = () => {
@@ -208,6 +217,11 @@ export default function (component) {
       const remove = (id) => { draft[own] = draft[own].filter((x) => x !== id); render(); };
       input.addEventListener("input", () => { highlighted = 0; render(); });
       input.addEventListener("keydown", (e) => {
+        if (e.repeat && e.key === "Enter") {  // a held Enter adds or submits once
+          e.preventDefault();
+          e.stopPropagation();
+          return;
+        }
         if (e.key === "ArrowDown") highlighted = Math.max(0, Math.min(highlighted + 1, found.length - 1));
         else if (e.key === "ArrowUp") highlighted = Math.max(highlighted - 1, 0);
         else if (e.key === "Enter" && input.value.trim()) { if (found.length) add(found[highlighted]); }
@@ -246,47 +260,46 @@ export default function (component) {
   if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
   nav.appendChild(status);
   if (comment) controls.appendChild(comment);
-  controls.append(submitBar, nav);
   const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
     (data.cant_judge ? " · x can't judge" : "") +
     (data.can_go_back ? " · Backspace goes back" : ""));
-  controls.appendChild(hint);
+  const sticky = make("div", "sticky-bar");  // Submit and Back stay in view (common.css)
+  sticky.append(submitBar, nav, hint);
+  controls.appendChild(sticky);
+  root.dataset.mode = data.mode;
   render();
-
-  let confirmEnter = false;  // Enter first confirms, after keys were not applied
 
   const acts = (key) => key === "Enter" || (data.cant_judge && key.toLowerCase() === "x") ||
     (key === "Backspace" && data.can_go_back) || onModeKey(key, true);
+  const groupKey = (key) => onModeKey(key, true);
   const onKey = (event) => {
     if (typingInto(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (activatesFocused(event)) return;  // Tab + Enter: what a click on that control does
-    if (locked) {  // this item's answer is being saved: the key cannot be applied
-      if (!acts(event.key)) return;
-      event.preventDefault();
-      notApplied.add(event.key, data.item_id);
-      sayNotApplied(root);
+    if (locked) {  // this item's answer is being saved: the key is dropped
+      if (acts(event.key)) dropKey(root, event, groupKey);
       return;
     }
-    if (event.key === "Enter" && confirmEnter) {
-      confirmEnter = false;
-      cue.textContent = notApplied.text(notApplied.list()) +
-        ". The marks shown are what Enter submits: press Enter again to submit them.";
-    } else if (event.key === "Enter") trySubmit();
+    if (acts(event.key) && continuesStrayGroup(event, groupKey)) {
+      sayStrayGroup(root, event);
+      return;
+    }
+    if (event.key === "Enter") trySubmit();
     else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
     else if (event.key === "Backspace" && data.can_go_back) send("back", null);
     else if (!onModeKey(event.key)) return;
     event.preventDefault();
   };
   let stopped = false;
-  const stopPresent = present(root, data, [top, content, controls], onKey, acts, () => {
-    if (stopped) return;
-    // keys not applied on the screen before this one (up to the swap): said here until the
-    // next action sends them
-    const earlier = notApplied.list();
-    confirmEnter = earlier.length > 0;
-    if (earlier.length) cue.textContent = notApplied.text(earlier);
-    post.start();
-    if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
+  const stopPresent = present(root, data, [top, content, controls], {
+    onKey,
+    acts,
+    groupKey,
+    focusTarget: list,
+    whenShown: () => {
+      if (stopped) return;
+      post.start();
+      if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
+    },
   });
   return () => {
     stopped = true;

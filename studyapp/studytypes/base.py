@@ -51,13 +51,15 @@ class StudyView:
     ``studyapp.components`` (plain text, set as text); ``response_form(fields, current, **mount)``
     draws the answer form of a type with ``custom_response`` (mounting ``components.mark_form``
     with the page's ``mount`` arguments); ``console_section()``, where given, is a tool of the type
-    on the researcher console.
+    on the researcher console; ``keys_help`` says in plain words how an answer is given (``{first}``
+    and ``{last}`` stand for the scale's ends), for the welcome page.
     """
 
     render_item: Callable[[dict], None]
     item_content: Callable[[dict], list]
     response_form: Callable[..., None] | None = None
     console_section: Callable[[], None] | None = None
+    keys_help: str = ""
 
 
 THIS_STUDY = "{this study}"   # in a sampler report: replaced by the new study's slug

@@ -6,6 +6,7 @@ the annotator stopped. ``st.session_state`` only holds what is being looked at (
 item) and when the current item was shown.
 """
 
+import inspect
 import logging
 import time
 from functools import partial
@@ -103,18 +104,23 @@ def personal_link() -> str | None:
 
 def instructions(info: assignment.AnnotatorSession) -> None:
     st.title(inert.text(info.study_title))
+    n_items, seconds = assignment.expected_effort(info.annotator_id)
+    st.markdown(f"**{n_items} items · about {time_left(n_items * seconds)}** "
+                f"(about {round(seconds)} seconds an item)")
     st.markdown(inert.markdown(info.spec.instructions))
+    st.header("How to answer")
+    st.markdown(keys_help(info))
     example = info.spec.example
     if example:
-        st.subheader("Example")
-        view_of(get_type(info.study_type)).render_item(example["fields"])
+        st.header("Example")
+        view_of(get_type(info.study_type)).render_item(example["fields"], **display_options(info))
         if example["rating"] is not None:
             st.markdown(f"A fitting rating: **{example['rating']} — "
                         f"{inert.text(info.spec.scale.label(example['rating']))}**. "
                         f"{inert.markdown(example['explanation'])}")
     link = personal_link()
     if link:
-        st.caption("Your personal link — keep it to continue later, on this or another device:")
+        st.markdown("Your personal link — keep it to continue later, on this or another device:")
         st.code(link, language=None)
     if info.spec.comprehension:
         comprehension_check(info)
@@ -123,11 +129,29 @@ def instructions(info: assignment.AnnotatorSession) -> None:
               on_click=assignment.accept_instructions, args=(info.annotator_id,))
 
 
+def keys_help(info: assignment.AnnotatorSession) -> str:
+    """How the answers are given, in plain words: the type's ``keys_help`` (with the
+    scale's first and last value), then the options every type shares."""
+    scale = info.spec.scale
+    text = view_of(get_type(info.study_type)).keys_help.format(first=min(scale.values),
+                                                                  last=max(scale.values))
+    if info.spec.cant_judge:
+        text += " If you cannot judge an item, choose “Can't judge” (key X)."
+    return text + " Back (Backspace) returns to your previous answer, to change it."
+
+
+def display_options(info: assignment.AnnotatorSession) -> dict:
+    """The spec's ``[display]`` options for a view that shows synset codes (the pair types)."""
+    view = view_of(get_type(info.study_type))
+    takes = "synset_codes" in inspect.signature(view.item_content).parameters
+    return {"synset_codes": info.spec.synset_codes} if takes else {}
+
+
 def comprehension_check(info: assignment.AnnotatorSession) -> None:
     """The spec's comprehension question under the instructions: the right answer starts the
     items; two attempts (Prolific's policy), the second wrong answer ends the session."""
     check = info.spec.comprehension
-    st.subheader("Before you start")
+    st.header("Before you start")
     if info.comprehension_failures:
         st.warning("That was not the right answer. Please read the instructions above again: you "
                    f"have one more attempt (of {prolific.ATTEMPTS}).")
@@ -367,7 +391,8 @@ def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
         notices.append(("info", f"Your earlier rating (without the image): {current}. "
                                 "Press Enter (or its key) to keep it, or choose another."))
     return {"progress": progress(task, assignment.answered_count(info.annotator_id)),
-            "notices": notices, "content": view.item_content(task.fields), "current": current}
+            "notices": notices, "content": view.item_content(task.fields, **display_options(info)),
+            "current": current}
 
 
 def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:

@@ -285,3 +285,16 @@ def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
         with pytest.raises(InputError, match=message):
             load_spec(spec)
     assert studies.list_studies() == []
+
+
+def test_expected_effort_uses_the_spec_until_the_study_has_its_own_median(tmp_path):
+    """The welcome page's estimate: the spec's seconds per item before 20 first answers, then
+    the median of the study's first answers (revisions do not count)."""
+    study = make_study(tmp_path, n_items=30, raters=2, extra="[display]\nseconds_per_item = 12\n")
+    first, second = (assignment.resolve_token(i.token) for i in studies.invite(study, 2))
+    assert assignment.expected_effort(first) == (30, 12.0)
+    for k in range(20):
+        task = assignment.next_item(first)
+        assignment.submit(first, task.assignment_id, 1, 3.0 + k)   # 3 .. 22 s: median 12.5
+    assignment.submit(first, task.assignment_id, 2, 500.0, revise=True)
+    assert assignment.expected_effort(second) == (30, 12.5)

@@ -54,7 +54,7 @@ from projectpaths import ROOT
 CORE = {"studyapp", "studyapp.config", "studyapp.models", "studyapp.migrations", "studyapp.storage",
         "studyapp.auth", "studyapp.accounts", "studyapp.inert", "studyapp.images", "studyapp.charts"}
 PLATFORM = {"studyapp.study_spec", "studyapp.spec_files", "studyapp.spec_uploads", "studyapp.spec_items", "studyapp.spec_checker",
-            "studyapp.studies", "studyapp.assignment",
+            "studyapp.studies", "studyapp.assignment", "studyapp.claim_order",
             "studyapp.adaptive", "studyapp.exports", "studyapp.analysis", "studyapp.dashboard",
             "studyapp.simulate", "studyapp.matrix_versions", "studyapp.scoring", "studyapp.overview",
             "studyapp.backup", "studyapp.database_commands", "studyapp.demo", "studyapp.demo_images",

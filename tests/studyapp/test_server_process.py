@@ -64,3 +64,32 @@ def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch
     assert computed == ["rated"]                   # four callers, one computation
     board = dashboard.study_dashboard("rated")
     assert computed == ["rated"] and board.progress["ratings_done"] == 12   # 6 items x 2 raters
+
+
+def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
+    """The server's warm-up computes in a child process (this one's interpreter stays free for
+    the annotators' pages) and keeps its dashboards here: the same figures as computed here."""
+    from studyapp import dashboard
+    from studyapp.simulate import simulate_study
+    from studyhelpers import make_study
+
+    make_study(tmp_path, n_items=6, raters=2, slug="rated")
+    simulate_study("rated", k=2, seed=1)
+    dashboard._CACHE.clear()
+    assert dashboard.warm_in_child() == ["rated"]
+    (key, board), = dashboard._CACHE.items()
+    assert key[1] == "rated" and board.progress["ratings_done"] == 12
+    fresh = dashboard.compute_dashboard(*_study_and_fingerprint("rated"))
+    assert board.fingerprint == fresh.fingerprint
+    assert board.annotators.equals(fresh.annotators) and board.unavailable == fresh.unavailable
+    assert dashboard.study_dashboard("rated") is board   # nothing new: not computed again
+
+
+def _study_and_fingerprint(slug: str):
+    from studyapp import dashboard, storage
+    from studyapp.models import Study
+    from sqlmodel import select
+
+    with storage.read_session() as session:
+        study = session.exec(select(Study).where(Study.slug == slug)).one()
+    return study, dashboard.ratings_fingerprint(study.id)

@@ -125,3 +125,18 @@ def test_a_second_study_with_the_same_slug_is_refused(tmp_path):
     with pytest.raises(InputError, match="a study named 't' already exists"):
         studies.create_study(spec)
     assert len(studies.list_studies()) == 1
+
+
+def test_display_synset_codes_default_off_for_crowd_studies_and_set_explicitly(tmp_path):
+    """``[display] synset_codes``: hidden by default when participants come from Prolific
+    (``[prolific]``), shown otherwise; either way the spec may say; a non-boolean names the key."""
+    plain = load_spec(write_spec(tmp_path))
+    crowd = load_spec(write_spec(tmp_path, extra='[prolific]\ncompletion_code = "C1"\n'))
+    shown = load_spec(write_spec(tmp_path, extra='[prolific]\ncompletion_code = "C1"\n'
+                                                  "[display]\nsynset_codes = true\n"))
+    assert (plain.synset_codes, crowd.synset_codes, shown.synset_codes) == (True, False, True)
+    assert plain.seconds_per_item == 20.0
+    with pytest.raises(InputError, match="display.synset_codes' must be true or false"):
+        load_spec(write_spec(tmp_path, extra="[display]\nsynset_codes = 1\n"))
+    with pytest.raises(InputError, match="display.seconds_per_item' must be above 0"):
+        load_spec(write_spec(tmp_path, extra="[display]\nseconds_per_item = 0\n"))

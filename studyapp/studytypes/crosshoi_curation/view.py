@@ -15,6 +15,10 @@ from ..base import StudyView
 from . import crosshoi
 
 
+KEYS_HELP = ("For each suggested action, click or tap correct, incorrect or ambiguous — or "
+             "choose it with its number (or ↑ ↓) and press c, i or a. Then Submit (Enter).")
+
+
 def render_item(fields: dict) -> None:
     q = fields["question"]
     try:
@@ -69,4 +73,5 @@ def item_content(fields: dict) -> list:
                     *(truth or ["none"])]]
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form)
+VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form,
+                 keys_help=KEYS_HELP)

@@ -10,6 +10,10 @@ from ..base import StudyView
 from . import sampler
 
 
+KEYS_HELP = ("Click or tap the answer that fits, or press its number key ({first}–{last}). "
+             "The next item follows at once.")
+
+
 SIDES = (("gt", "Ground truth"), ("pred", "Prediction"))
 
 
@@ -19,30 +23,32 @@ def gloss(text: str) -> str:
     return str(text).strip().rstrip(",;").rstrip()
 
 
-def render_item(fields: dict) -> None:
+def render_item(fields: dict, *, synset_codes: bool = True) -> None:
     """Both sides of the pair as Streamlit Markdown (the instructions' example, the console's
-    preview); the annotator's item screen draws :func:`item_content` instead."""
+    preview); the annotator's item screen draws :func:`item_content` instead.
+    ``synset_codes``: the WordNet codes beside the glosses (spec ``[display]``)."""
     d = fields["display"]
     for column, (side, title) in zip(st.columns(2, border=True), SIDES):
         lines = [f"_{title}_", f"**{inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}**"]
         for part in ("verb", "object"):
             key = f"{side}_{part}"
-            lines.append(f"**{inert.text(d[key])}** {inert.code(fields[key])} — "
-                         f"{inert.text(gloss(d[key + '_gloss']))}")
+            code = f" {inert.code(fields[key])}" if synset_codes else ""
+            lines.append(f"**{inert.text(d[key])}**{code} — {inert.text(gloss(d[key + '_gloss']))}")
         column.markdown("\n\n".join(lines))
 
 
-def item_content(fields: dict) -> list:
+def item_content(fields: dict, *, synset_codes: bool = True) -> list:
     """The pair as item-screen nodes (``studyapp.components``): both sides, each with its
-    verb and object, their synsets and glosses (plain text, set as text by the page)."""
+    verb and object, their glosses and (``synset_codes``) synset codes (plain text, set as
+    text by the page)."""
     d = fields["display"]
     sides = []
     for side, title in SIDES:
         lines = [["em", {}, title], ["h3", {}, f"{d[side + '_verb']} {d[side + '_object']}"]]
         for part in ("verb", "object"):
             key = f"{side}_{part}"
-            lines.append(["p", {}, ["strong", {}, str(d[key])], " ", ["code", {}, str(fields[key])],
-                          " — ", gloss(d[key + "_gloss"])])
+            code = [" ", ["code", {}, str(fields[key])]] if synset_codes else []
+            lines.append(["p", {}, ["strong", {}, str(d[key])], *code, " — ", gloss(d[key + "_gloss"])])
         sides.append(["div", {"class": "side"}, *lines])
     return [["div", {"class": "pair"}, *sides]]
 
@@ -63,4 +69,5 @@ def console_section() -> None:
         st.dataframe(items, hide_index=True)
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content, console_section=console_section)
+VIEW = StudyView(render_item=render_item, item_content=item_content, console_section=console_section,
+                 keys_help=KEYS_HELP)

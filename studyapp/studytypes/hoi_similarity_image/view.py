@@ -13,11 +13,15 @@ from studyapp.components import image, missing_image
 from ..base import StudyView
 from ..hoi_similarity import view as pair_view
 
+
+KEYS_HELP = ("Click or tap the answer that fits, or press its number key ({first}–{last}). Your "
+             "earlier rating of the pair (without the image) is marked: Enter keeps it, another "
+             "number changes it. The next item follows at once.")
 IMAGE_HEIGHT = 300  # px: image, pair and answer buttons fit in one 1280 x 800 screen
 
 
-def render_item(fields: dict) -> None:
-    """The image (boxes can be hidden) beside the pair."""
+def render_item(fields: dict, *, synset_codes: bool = True) -> None:
+    """The image (boxes can be hidden) beside the pair (``synset_codes`` as in the pair's view)."""
     boxes = [(role, fields[f"{role}_box"]) for role in ("human", "object") if fields.get(f"{role}_box")]
     image_column, pair_column = st.columns(2)
     with image_column:
@@ -34,7 +38,7 @@ def render_item(fields: dict) -> None:
             st.image(png, caption="An image of the ground-truth interaction",
                      width=images.width_for_height(png, IMAGE_HEIGHT))
     with pair_column:
-        pair_view.render_item(fields)
+        pair_view.render_item(fields, synset_codes=synset_codes)
 
 
 @lru_cache(maxsize=256)
@@ -45,9 +49,9 @@ def _png(root: str, path: str, boxes: tuple) -> bytes | None:
         return None
 
 
-def item_content(fields: dict) -> list:
+def item_content(fields: dict, *, synset_codes: bool = True) -> list:
     """Item-screen nodes: the image with and without its boxes (a switch shows one, and the
-    choice holds for the next items) beside the pair."""
+    choice holds for the next items) beside the pair (``synset_codes`` as in the pair's view)."""
     boxes = tuple((role, tuple(fields[f"{role}_box"])) for role in ("human", "object")
                   if fields.get(f"{role}_box"))
     png = _png(fields["image_root"], fields["image"], boxes)
@@ -62,7 +66,9 @@ def item_content(fields: dict) -> list:
                 image(bare, cls="without-boxes", alt="the image without boxes", width=width)]
         side = ["div", {"class": "image-side"}, *shown,
                 ["figcaption", {}, "An image of the ground-truth interaction"]]
-    return [["div", {"class": "with-image"}, side, *pair_view.item_content(fields)]]
+    return [["div", {"class": "with-image"}, side,
+             *pair_view.item_content(fields, synset_codes=synset_codes)]]
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content)
+VIEW = StudyView(render_item=render_item, item_content=item_content,
+                 keys_help=KEYS_HELP)

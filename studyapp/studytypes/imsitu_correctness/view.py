@@ -14,6 +14,9 @@ from studyapp.components import image, missing_image, mark_form
 
 from ..base import StudyView
 
+
+KEYS_HELP = ("Click or tap every verb that describes the image (or press its number), "
+             "then Submit (Enter). “Larger image” (key z) enlarges the picture.")
 QUESTION = "Which of these verbs correctly describe what is happening in the image? Mark every one that does."
 ZOOMED = 768  # px: the width of "Larger image"
 
@@ -58,4 +61,5 @@ def item_content(fields: dict) -> list:
                                     QUESTION.split("?")[1]]]
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form)
+VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form,
+                 keys_help=KEYS_HELP)
