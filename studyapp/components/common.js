@@ -87,6 +87,7 @@ function connectionErrorShown() {
 
 // `onConnection(offline)` runs on every change of the connection; returns
 // { transmit(action), resendKept() -> bool, stop() }.
+const RESEND_MS = 4000;
 function delivery(data, setTriggerValue, onConnection) {
   let offline = false;
   const kept = () => JSON.parse(sessionStorage.getItem(PENDING) || "null");
@@ -97,6 +98,20 @@ function delivery(data, setTriggerValue, onConnection) {
     }
     sessionStorage.setItem(PENDING, JSON.stringify(action));
     setTriggerValue("action", action);
+    resendUnanswered(action.nonce, RESEND_MS);
+  };
+  // no new screen yet: the press may have gone to an instance that died before storing it and
+  // the tab reconnected to another without Streamlit's "Connection error" state; send it again
+  // (the server applies a nonce once per session, and the same answer again stores nothing)
+  let resendTimer = null;
+  const resendUnanswered = (nonce, wait) => {
+    clearTimeout(resendTimer);
+    resendTimer = setTimeout(() => {
+      const answer = kept();
+      if (!answer || answer.nonce !== nonce) return;
+      setTriggerValue("action", answer);
+      resendUnanswered(nonce, wait * 2);
+    }, wait);
   };
   const check = () => {
     const wasOffline = offline;
@@ -123,7 +138,7 @@ function delivery(data, setTriggerValue, onConnection) {
       check();
       observer.observe(document.body, { childList: true });
     },
-    stop() { observer.disconnect(); },
+    stop() { observer.disconnect(); clearTimeout(resendTimer); },
   };
 }
 

@@ -133,9 +133,6 @@ def test_an_instance_dies_mid_study_and_the_annotator_goes_on_on_the_other(postg
     assert shown not in {a for a, _ in pressed}                 # the 7th item is on screen
 
 
-@pytest.mark.xfail(strict=False, reason="a press in flight when its instance dies is sent again only "
-                   "after Streamlit's 'Connection error' state, which a quick reconnect never reaches (the "
-                   "screen stays 'saving…'); a slow reconnect on a loaded machine does reach it")
 def test_a_press_in_flight_when_its_instance_dies_is_stored_on_the_other(postgres, driver, tmp_path):
     with Cluster(2, db=postgres, workdir=tmp_path / "cluster") as cluster:
         study, shown = start_study(driver, cluster, tmp_path)

@@ -22,7 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from browserhelpers import running_app
 from projectpaths import ROOT
 from studyapp import studies
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyhelpers import (curation_spec, earlier_study, image_spec, invite_same, make_study,
                           write_imsitu_study)
 from test_browser import WAIT_S, browser, button, press, start, wait_idle, wait_text  # noqa: F401

@@ -20,7 +20,7 @@ from sqlmodel import select
 
 from studyapp import assignment, storage, studies
 from studyapp.models import Rating
-from studyapp.specs import load_spec
+from studyapp.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
 from studyhelpers import (curation_spec, earlier_study, image_spec, invite_same, make_study,
                           write_imsitu_study)
