@@ -53,7 +53,8 @@ _LAZY = {
     **dict.fromkeys(("active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty"),
                     "study._ppi_active"),
     # inputs
-    "Detections": "detection._detections", "read_detections": "detection._detections", "read_ratings": "study._agreement",
+    "Detections": "detection._detections", "read_detections": "detection._detections_fast",
+    "read_ratings": "study._agreement",
     "read_items": "study._study_items", "SimilarityMatrix": "vocab._similarity", "combine": "vocab._similarity",
     # Diag-HOI error types
     "ErrorType": "diagnosis.errors", "ERROR_REGISTRY": "diagnosis._registry", "register_error_type": "diagnosis._registry",
