@@ -76,7 +76,7 @@ def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, io
     its best ground truth when that overlap is ≥ θ and no earlier prediction took it.
 
     ``confidence_order``: all predictions in descending score, ties in image, then row order
-    (as :meth:`metrics.detection._scoring.PairTable.confidence_order` gives it; computed here when not given).
+    (as :meth:`metrics.detection._pairs.PairTable.confidence_order` gives it; computed here when not given).
 
     Returns ``(order, matched)``: ``order`` lists the predictions with ``pred_class ≥ 0`` grouped
     by class, each class in descending score (stable in image, then row order); ``matched[i]``
