@@ -60,7 +60,7 @@ _LAZY = {
     "ErrorType": "diagnosis.errors", "ERROR_REGISTRY": "diagnosis._registry", "register_error_type": "diagnosis._registry",
     # labels and synsets
     "candidate_synsets": "vocab._matching", "match_synset": "vocab._matching", "match_synsets": "vocab._matching",
-    "resolve": "vocab._matching", "Vocabulary": "datasets._vocabulary", "hico": "datasets.hico_det._vocabulary",
+    "resolve": "vocab._matching", "Vocabulary": "core._vocabulary", "hico": "datasets.hico_det._vocabulary",
 }
 
 _public, __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

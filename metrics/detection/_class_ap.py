@@ -137,7 +137,7 @@ class ClassAP:
         own = None if standard.classes is None else vocabulary.classes[standard.classes(vocabulary.classes)]
         own_classes = (own is not None and protocol == "official"
                        and set(keys) <= set(zip(own["verb"], own["object"])))
-        if own_classes:
+        if own is not None and own_classes:
             seen = set(keys)
             keys += [k for k in zip(own["verb"], own["object"]) if k not in seen]
         n = len(keys)
@@ -166,7 +166,8 @@ class ClassAP:
                 gt_only = np.where(pcls < len(class_keys), pcls, -1)
                 ap, rec = _ap_and_recall_all_point(pairs, gt_class, gt_only, pred.score, len(class_keys))
                 out += [np.r_[ap, np.zeros(n - len(class_keys))], np.r_[rec, np.zeros(n - len(class_keys))]]
-        return cls(classes, *out, protocol=protocol, own_classes=own_classes, dataset=dataset)
+        default_ap, default_rec, ko_ap, ko_rec = out
+        return cls(classes, default_ap, default_rec, ko_ap, ko_rec, protocol, own_classes, dataset)
 
     def masks(self, subset_masks: dict) -> dict:
         """The subset masks of the standard mAP: ``subset_masks`` (over :attr:`classes`) with
@@ -179,7 +180,7 @@ class ClassAP:
     def subsets(self, masks: dict) -> dict:
         """``{"default": {subset: mAP}, "known_object": {...}}`` and the mean recalls
         (``known_object`` ``None`` without that setting)."""
-        out = {}
+        out: dict[str, dict[str, float | None] | None] = {}
         for setting, ap, rec in (("default", self.default_ap, self.default_rec),
                                  ("known_object", self.ko_ap, self.ko_rec)):
             if ap is None:

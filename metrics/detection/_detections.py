@@ -110,6 +110,7 @@ class Detections:
 
     def where(self, row: int, field_name: str) -> str:
         """``file: line N: hois[k].field`` for error messages."""
+        assert self.line is not None   # set by __post_init__
         return f"{self.source}: {self.unit} {int(self.line[row])}: {field_name}"
 
     @classmethod
@@ -216,14 +217,14 @@ def _read_jsonl(text: str, path: Path) -> Detections:
         hois.extend(items)
     counts_a = np.asarray(counts, dtype=np.int64)
     image = np.repeat(np.arange(len(names)), counts_a)
-    line = np.repeat(np.asarray(linenos, dtype=np.int64), counts_a)
+    row_line = np.repeat(np.asarray(linenos, dtype=np.int64), counts_a)
     slot = np.arange(len(hois)) - np.repeat(np.cumsum(counts_a) - counts_a, counts_a)
     try:
         arrays = _columns(hois)
     except _Bad as bad:
         k = bad.row
-        raise InputError(f"{path}: line {line[k]}: hois[{slot[k]}].{bad.field}: {bad.message}") from None
-    det = Detections(images=np.asarray(names, dtype=object), image=image, line=line,
+        raise InputError(f"{path}: line {row_line[k]}: hois[{slot[k]}].{bad.field}: {bad.message}") from None
+    det = Detections(images=np.asarray(names, dtype=object), image=image, line=row_line,
                      source=str(path), format="jsonl", **arrays)
     return det
 
@@ -311,7 +312,7 @@ def _qpic_record(rec, where: str, r: int, seen: dict) -> tuple[str, str, list, s
 
 
 def _qpic_hoi(hoi, field_: str, where: str, box_key: str, boxes: list, n_verbs: int,
-              coco_to_obj: dict) -> tuple[int, int, int, int, object]:
+              coco_to_obj: dict) -> tuple[int, int, int, int, float | None]:
     """(subject index, object index, verb id, COCO object id, score or None) of one HOI, checked."""
     if not isinstance(hoi, dict):
         raise InputError(f"{field_}: expected an object")
@@ -344,8 +345,14 @@ def _read_qpic(records, path: Path) -> Detections:
     verbs = np.asarray(vocab.verb_labels, dtype=object)
     objects = np.asarray(vocab.object_labels, dtype=object)
     coco_to_obj = {cid: i for i, cid in enumerate(COCO_OBJECT_IDS)}
-    names, rows_img, rows_rec = [], [], []
-    hb, ob, vb, obj, sc = [], [], [], [], []
+    names: list[str] = []
+    rows_img: list[int] = []
+    rows_rec: list[int] = []
+    hb: list[list[float]] = []
+    ob: list[list[float]] = []
+    vb: list[str] = []
+    obj: list[str] = []
+    sc: list[float] = []
     seen: dict[str, int] = {}
     for r, rec in enumerate(records, 1):
         where = f"{path}: record {r}"

@@ -179,7 +179,8 @@ class PendingPairs:
     def _compute_geometry(self, boxes):
         score = (None if self.pred_score is None
                  else _score_levels(np.asarray(self.pred_score, dtype=np.float64), self.pred_group[0]))
-        return score, _candidate_edges(self.gt_group, self.pred_group, *boxes, self.iou)
+        gh, go, ph, po = boxes
+        return score, _candidate_edges(self.gt_group, self.pred_group, gh, go, ph, po, self.iou)
 
     def __enter__(self) -> "PendingPairs":
         return self

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,10 @@ from metrics.core._errors import InputError
 from metrics.core._validation import ParameterError, check_choice, check_fraction, check_in_range
 from metrics.detection._pairs import PairTable, SigmaTable
 from metrics.detection._shoe import SoftCounts, ShoeMatch, match_miss_rates, shoe_ap, shoe_match, shoe_soft_counts
+
+if TYPE_CHECKING:
+    from metrics.detection._class_ap import ClassAP
+    from metrics.detection._hoi_labels import ResolvedLabels
 
 SIGMA_TABLE_MAX = 1 << 24  # entries of the label-pair σ table (128 MiB); beyond, σ per pair
 
@@ -56,15 +61,15 @@ class Evaluation:
 
     classes: pd.DataFrame
     ap: np.ndarray | None
-    hico: object
+    hico: ClassAP | None
     shoe_ap: np.ndarray | None
     f1: SoftCounts
     gt_miss_rate: float
     pred_miss_rate: float
     match_all: ShoeMatch | None
     match_tau: ShoeMatch
-    verbs: object
-    objects: object
+    verbs: ResolvedLabels
+    objects: ResolvedLabels
     n_images: int
     n_gt: int
     n_pred: int
@@ -130,6 +135,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
         classes = class_table(class_keys, vocabulary)
         # σ of every (predicted label pair, ground-truth label pair), looked up per detection pair;
         # per detection pair when there are too many distinct label pairs for one table
+        sigma: Callable[[np.ndarray, np.ndarray], np.ndarray]
         if len(pred_v) * len(gt_v) <= SIGMA_TABLE_MAX:
             sigma = SigmaTable(pred_combo, gt_combo,
                                combine_fn(verbs.table[pred_v[:, None], gt_v[None, :]],
@@ -138,8 +144,9 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
             vt, ot = verbs.table, objects.table
             gv, go, pv, po = verbs.gt_code, objects.gt_code, verbs.pred_code, objects.pred_code
 
-            def sigma(p, g):
+            def sigma_per_pair(p, g):
                 return combine_fn(vt[pv[p], gv[g]], ot[po[p], go[g]], method=combine, w=w)
+            sigma = sigma_per_pair
         pairs = pending.finish(sigma)
     ap = shoe = match_all = hico_map = None
     # second thread: the standard mAP (it shares nothing with the SHOE scores but the pair
@@ -198,7 +205,7 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
         splits[name] = {"map": hico["default"][name] if hico else None,
                         "shoe_map": _mean(ev.shoe_ap, m) if ev.shoe_ap is not None else None,
                         "shoe_mf1": _mean(ev.f1.f1, m), "n_classes": int(m.sum()),
-                        "n_classes_map": int(hico_masks[name].sum()) if hico else None}
+                        "n_classes_map": int(hico_masks[name].sum()) if hico_masks is not None else None}
     in_hico = classes["hoi_id"].notna().to_numpy()
     per_class = []
     f1 = ev.f1
@@ -215,7 +222,7 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
             "shoe_fp": float(f1.fp[c]), "shoe_fn": float(f1.fn[c])})
     m = ev.match_tau
     iou = params.get("iou", 0.5)
-    result = {
+    result: dict[str, Any] = {
         "map": splits["full"]["map"],
         "hico": None if hico is None else {s: hico[s] for s in ("default", "known_object")},
         "mrec": None if hico is None else hico["default_mrec"]["full"],

@@ -77,6 +77,8 @@ class SimilarityMatrix:
         n = len(self.labels)
         if (scores is None) == (val is None):
             raise InputError("give either dense scores or sparse row/col/val, not both or neither")
+        self._dense: np.ndarray | None = None    # dense scores, or the sparse sorted keys and values
+        self._keys, self._vals = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         if scores is not None:
             values = np.array(scores, dtype=np.float64)
             if values.shape != (n, n):
@@ -88,9 +90,7 @@ class SimilarityMatrix:
                 raise InputError(f"scores is not symmetric: ({self.labels[i]}, {self.labels[j]})")
             np.fill_diagonal(dense, SCALE_MAX)
             self._dense = dense
-            self._keys = self._vals = None
         else:
-            self._dense = None
             self._keys, self._vals = _symmetric_keys(n, row, col, val, self.labels)
 
     # ------------------------------------------------------------------ construction
@@ -125,7 +125,7 @@ class SimilarityMatrix:
     @property
     def n_pairs(self) -> int:
         """Unordered pairs of distinct labels with a non-zero score."""
-        if self.is_dense:
+        if self._dense is not None:
             return int((np.count_nonzero(self._dense) - self.n_labels) // 2)
         return int(len(self._keys) // 2)
 
@@ -154,7 +154,7 @@ class SimilarityMatrix:
         out = np.zeros(np.broadcast(ia, ib).shape, dtype=np.float64)
         ia, ib = np.broadcast_arrays(ia, ib)
         known = (ia >= 0) & (ib >= 0)
-        if self.is_dense:
+        if self._dense is not None:
             out[known] = self._dense[ia[known], ib[known]]
         elif len(self._keys):
             q = ia[known] * self.n_labels + ib[known]
@@ -198,7 +198,7 @@ class SimilarityMatrix:
     def neighbours(self, label: str, min_score: float = 0.0) -> pd.Series:
         """Labels scored above ``min_score`` against ``label``, as a Series of 0–4 scores."""
         i = self._index.get_loc(label)
-        if self.is_dense:
+        if self._dense is not None:
             row = self._dense[i].astype(np.float64)
             sel = np.flatnonzero(row > min_score)
             return pd.Series(row[sel], index=self.labels[sel]).drop(label, errors="ignore")
@@ -211,7 +211,7 @@ class SimilarityMatrix:
     # ------------------------------------------------------------------ export
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Index arrays ``(row, col, score)`` of each stored unordered pair once (row < col)."""
-        if self.is_dense:
+        if self._dense is not None:
             i, j = np.nonzero(np.triu(self._dense, k=1))
             return i, j, self._dense[i, j].astype(np.float64)
         i, j = np.divmod(self._keys, self.n_labels)
@@ -228,12 +228,12 @@ class SimilarityMatrix:
         from metrics.core._jsonio import json_text
 
         arrays = {"labels": self.labels.astype(str), "meta": np.array(json_text(self.meta, indent=None))}
-        if self.is_dense:
+        if self._dense is not None:
             arrays["scores"] = self._dense
         else:
             i, j, vals = self.entries()
             arrays.update(row=i.astype(np.int32), col=j.astype(np.int32), val=vals.astype(np.float32))
-        np.savez_compressed(handle, **arrays)
+        np.savez_compressed(handle, allow_pickle=False, **arrays)
 
     def save(self, path: str | Path) -> Path:
         """Write as ``.csv`` (long form, with a ``.meta.json`` beside it) or ``.npz`` (dense or

@@ -46,7 +46,7 @@ def test_a_third_party_dataset_is_found_through_its_entry_point(tmp_path):
     (pkg / "__init__.py").write_text(textwrap.dedent('''
         import pandas as pd
         from metrics.datasets import Dataset, get
-        from metrics.datasets._vocabulary import Vocabulary
+        from metrics.core._vocabulary import Vocabulary
 
         def vocabulary():
             verbs = pd.DataFrame({"label": ["pet", "feed"], "synset": ["pet.v.01", "feed.v.02"], "note": ["", ""]})
