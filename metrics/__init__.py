@@ -63,5 +63,14 @@ _LAZY = {
     "resolve": "vocab._matching", "Vocabulary": "core._vocabulary", "hico": "datasets.hico_det._vocabulary",
 }
 
-_public, __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
-__all__ = ["InputError", "ParameterError", *_public]
+_, __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__all__ = ["InputError", "ParameterError", "AgreementReport", "CrossHoiScores", "DetectionScores", "Detections",
+           "DiagnosisResult", "ERROR_REGISTRY", "ErrorType", "HicoMap", "MissRates", "PPIEstimate",
+           "PPIRecalibration", "PairwiseAgreement", "Recalibration", "Result", "SenseAccuracy", "ShoeF1",
+           "ShoeMap", "SimilarityMatrix", "Vocabulary", "WTuning", "active_ppi_mean", "active_probabilities",
+           "active_selection", "annotator_agreement", "candidate_synsets", "combine", "crosshoi_scores",
+           "diagnose", "ensemble_uncertainty", "hico", "hico_map", "krippendorff_alpha", "match_synset",
+           "match_synsets", "miss_rates", "pairwise_agreement", "ppi_agreement", "ppi_correlation",
+           "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight", "rated_items", "read_detections",
+           "read_items", "read_ratings", "recalibrate", "recalibrate_ppi", "register_error_type", "resolve",
+           "score_detections", "sense_accuracy", "shoe_f1", "shoe_map", "tune_w"]

@@ -77,6 +77,7 @@ def _known(label, known: set) -> bool:
 _SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d{2}")
 
 
-_lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": ".core._vocabulary"})
-__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS", "Dataset", "StandardMap",
-           "check_labels", "get", "label_share", "load_vocabulary", "names", *_lazy]
+_, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": ".core._vocabulary"})
+__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS",
+           "Dataset", "StandardMap", "check_labels", "get", "label_share", "load_vocabulary", "names",
+           "Vocabulary"]

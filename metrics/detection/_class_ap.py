@@ -207,7 +207,7 @@ class ClassAP:
         if self.protocol == "official":
             return {"name": "official",
                     "interpolation": "11-point (t = 0:0.1:1 as MATLAB computes it, p = max precision at recall ≥ t)",
-                    "iou": "+1-pixel (iw = x2 - x1 + 1), min(IoU_human, IoU_object) ≥ %g" % iou,
+                    "iou": f"+1-pixel (iw = x2 - x1 + 1), min(IoU_human, IoU_object) ≥ {iou:g}",
                     "assignment": "VOC best overlap: the ground truth of the class in the image with the largest "
                                   "min IoU, first on ties; a false positive when it is already taken",
                     "sort": "descending confidence, stable (image order, then file order)",
@@ -217,7 +217,7 @@ class ClassAP:
                     "source": standard.source or self._procedure_source()}
         return {"name": "all-point",
                 "interpolation": "all-point (area under the precision envelope)",
-                "iou": "continuous coordinates (no +1), min(IoU_human, IoU_object) ≥ %g" % iou,
+                "iou": f"continuous coordinates (no +1), min(IoU_human, IoU_object) ≥ {iou:g}",
                 "assignment": "best unmatched ground truth of the class in the image",
                 "sort": "descending confidence, stable (image order, then file order)",
                 "class_set": standard.ground_truth_classes, "rare": rare,

@@ -51,7 +51,7 @@ def validate_items(df: pd.DataFrame, source: str = "items") -> pd.DataFrame:
         if column in df.columns:
             values = numbers(df[column])  # an empty cell: look it up
             refuse_first_row(source, (values.isna() & df[column].notna()) | (values < 0) | (values > 1),
-                             lambda k: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
+                             lambda k, column=column: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
             df[column] = values.astype(float)
     df["item_id"] = df["item_id"].astype(str)
     return df

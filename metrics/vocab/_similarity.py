@@ -305,7 +305,7 @@ def _load_csv(path: Path) -> "SimilarityMatrix":
         raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
     score = numbers(df["score"]).to_numpy(dtype=float)
     for column in ("a", "b"):
-        refuse_first_row(path, df[column].str.strip() == "", lambda k: f"empty '{column}'")
+        refuse_first_row(path, df[column].str.strip() == "", lambda k, column=column: f"empty '{column}'")
     refuse_first_row(path, ~np.isfinite(score) | (score < 0) | (score > SCALE_MAX),
                      lambda k: f"score {df['score'].iloc[k]!r} is not a number in 0–4")
     refuse_first_row(path, (df["a"] == df["b"]).to_numpy() & (score != SCALE_MAX),

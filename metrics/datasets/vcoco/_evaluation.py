@@ -361,7 +361,7 @@ def evaluate(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.ndar
 
     agent_ap: dict[str, float | None] = {}
     role_ap: dict[str, dict[str, float | None]] = {s: {} for s in SCENARIOS}
-    for c, (kind, i, r, label) in enumerate(classes):
+    for c, (kind, i, _, label) in enumerate(classes):
         class_value = float(ap[c]) if n_gt_per_class[c] > 0 else None
         if kind == "agent":
             agent_ap[actions[i].name] = class_value
