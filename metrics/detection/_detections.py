@@ -40,6 +40,7 @@ import numpy as np
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import parse_json, read_text, sniff_json
+from metrics.core._types import Boxes, Ids, Numbers, Texts
 
 # QPIC/CDN `_valid_obj_ids`: the COCO category id of each of the 80 HICO-DET objects, in order.
 COCO_OBJECT_IDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -114,8 +115,8 @@ class Detections:
         return f"{self.source}: {self.unit} {int(self.line[row])}: {field_name}"
 
     @classmethod
-    def from_arrays(cls, image, human_box, object_box, verb, object, score=None, *,
-                    source="<arrays>") -> "Detections":
+    def from_arrays(cls, image: Ids, human_box: Boxes, object_box: Boxes, verb: Texts, object: Texts,
+                    score: Numbers | None = None, *, source: str = "<arrays>") -> "Detections":
         """Build from in-memory arrays; ``image`` may be names or any hashable ids.
 
         >>> d = Detections.from_arrays(["a.jpg"], [[0, 0, 10, 10]], [[5, 5, 20, 20]], ["ride"], ["horse"])
@@ -124,8 +125,11 @@ class Detections:
         """
         import pandas as pd
         codes, names = pd.factorize(np.asarray(image, dtype="O"))
-        return cls(images=np.asarray(names, dtype="O"), image=codes, human_box=human_box,
-                   object_box=object_box, verb=verb, object=object, score=score, source=source)
+        scores = np.full(len(codes), np.nan) if score is None else np.asarray(score, dtype=np.float64)
+        return cls(images=np.asarray(names, dtype="O"), image=codes,
+                   human_box=np.asarray(human_box, dtype=np.float64), object_box=np.asarray(object_box, dtype=np.float64),
+                   verb=np.asarray(verb, dtype="O"), object=np.asarray(object, dtype="O"), score=scores,
+                   source=source)
 
     def with_images(self, images: np.ndarray) -> "Detections":
         """Re-index ``image`` against a (super)set of image names."""

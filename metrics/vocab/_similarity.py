@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
 import warnings
 
 import numpy as np
@@ -26,6 +26,7 @@ import pandas as pd
 from metrics.core._choices import COMBINATIONS, SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable, numbers, parse_json, read_csv, read_json, refuse_first_row
+from metrics.core._types import Numbers, Texts
 from metrics.core._validation import array_problem, check_choice, check_fraction
 
 
@@ -95,7 +96,8 @@ class SimilarityMatrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_long(cls, a, b, score, *, labels=None, meta=None) -> "SimilarityMatrix":
+    def from_long(cls, a: Texts | pd.Series, b: Texts | pd.Series, score: Numbers | pd.Series, *,
+                  labels: Iterable[str] | None = None, meta: dict | None = None) -> "SimilarityMatrix":
         """Build a sparse matrix from parallel arrays of labels and 0–4 scores."""
         a = np.asarray(a, dtype=object)
         b = np.asarray(b, dtype=object)
@@ -108,7 +110,7 @@ class SimilarityMatrix:
         return cls(labels, row=row, col=col, val=np.asarray(score, dtype=np.float64), meta=meta)
 
     @classmethod
-    def identity(cls, labels: Iterable[str], meta=None) -> "SimilarityMatrix":
+    def identity(cls, labels: Iterable[str], meta: dict | None = None) -> "SimilarityMatrix":
         """Exact match only: 4 on the diagonal, 0 elsewhere."""
         labels = list(labels)
         return cls(labels, row=[], col=[], val=[], meta=meta or {"source": "identity"})
@@ -143,7 +145,7 @@ class SimilarityMatrix:
         return f"SimilarityMatrix({self.n_labels} labels, {self.n_pairs} pairs, {kind})"
 
     # ------------------------------------------------------------------ lookups
-    def indices(self, labels) -> np.ndarray:
+    def indices(self, labels: Texts | pd.Series) -> np.ndarray:
         """Row index of each label, -1 where the matrix does not know it."""
         return self._index.get_indexer(np.asarray(labels, dtype=object).ravel())
 
@@ -166,7 +168,7 @@ class SimilarityMatrix:
         out[known & (ia == ib)] = SCALE_MAX
         return out
 
-    def scores(self, a, b) -> np.ndarray:
+    def scores(self, a: Texts | pd.Series, b: Texts | pd.Series) -> np.ndarray:
         """Vectorized 0–4 scores for arrays of labels; identical labels score 4."""
         a = np.asarray(a, dtype=object)
         b = np.asarray(b, dtype=object)
@@ -175,7 +177,7 @@ class SimilarityMatrix:
         out[a == b] = SCALE_MAX
         return out
 
-    def sims(self, a, b) -> np.ndarray:
+    def sims(self, a: Texts | pd.Series, b: Texts | pd.Series) -> np.ndarray:
         """Vectorized similarities in [0, 1] for arrays of labels."""
         return self.scores(a, b) / SCALE_MAX
 
@@ -183,7 +185,7 @@ class SimilarityMatrix:
         """Similarity of one pair in [0, 1]: self = 1, missing = 0."""
         return float(self.sims([a], [b])[0])
 
-    def coverage(self, a, b) -> Coverage:
+    def coverage(self, a: Texts | pd.Series, b: Texts | pd.Series) -> Coverage:
         """How many of the requested pairs were found, identical, or missing."""
         a = np.asarray(a, dtype=object).ravel()
         b = np.asarray(b, dtype=object).ravel()
@@ -223,7 +225,7 @@ class SimilarityMatrix:
         i, j, vals = self.entries()
         return pd.DataFrame({"a": self.labels[i], "b": self.labels[j], "score": vals})
 
-    def write_npz(self, handle) -> None:
+    def write_npz(self, handle: BinaryIO) -> None:
         """The ``.npz`` form (dense or sparse, as held) into a binary file object."""
         from metrics.core._jsonio import json_text
 
@@ -397,7 +399,7 @@ def _load_npz(path: Path) -> "SimilarityMatrix":
         raise InputError(f"{path}: {exc}") from exc
 
 
-def combine(verb_sim, object_sim, *, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
+def combine(verb_sim: float | Numbers | pd.Series, object_sim: float | Numbers | pd.Series, *, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
     """HOI similarity from verb and object similarities (SHOE Eq. 1).
 
     - ``arithmetic``: ``w·v + (1 − w)·o`` (the paper prints ``w·v + (1 − w)``; the object
