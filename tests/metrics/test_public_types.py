@@ -107,10 +107,8 @@ OPTIONAL_DATA = {"component_similarities": {"verb_matrix", "object_matrix"}, "pa
                  "interaction_classification": {"d"}, "write_diagnosis_report": {"errors"},
                  "align_study": {"gold", "clusters", "judges"},
                  "whole_problem": {"high"}}   # the range's ends, like range_problem's
-# options positional until the dataset work lands (their callers are in metrics.commands
-# and metrics.detection)
-POSITIONAL_OPTIONS_LEFT = {"align_study(n_resamples)", "align_study(seed)", "candidate_pairs(source)",
-                      "parse_json(line)"}
+# options still positional: parse_json's line number (studyapp's backup reader passes it so)
+POSITIONAL_OPTIONS_LEFT = {"parse_json(line)"}
 
 
 def positional_options(module) -> list[str]:
