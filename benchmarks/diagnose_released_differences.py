@@ -27,7 +27,7 @@ from metrics.diagnosis import build_diagnosis  # noqa: E402
 from metrics.diagnosis import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
                                  unique_pairs)
 from metrics.detection import box_iou  # noqa: E402
-from metrics.detection._scoring import image_pairs  # noqa: E402
+from metrics.detection._pairs import image_pairs  # noqa: E402
 from benchmarks.score_hico_scale import workload  # noqa: E402
 
 

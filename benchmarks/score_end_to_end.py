@@ -60,7 +60,8 @@ ROOT = Path(__file__).resolve().parents[1]
 from tests.reference import shoe_algorithms as ref  # noqa: E402
 from benchmarks.score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
 
-from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating, read_detections, write_jsonl  # noqa: E402
+from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating, write_jsonl  # noqa: E402
+from metrics.detection._detections_fast import read_detections  # noqa: E402
 from metrics.detection._scoring import evaluate  # noqa: E402
 from metrics.datasets.hico_det import hico  # noqa: E402
 from tests.reference.hico_official import eval_one  # noqa: E402

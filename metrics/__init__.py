@@ -53,14 +53,24 @@ _LAZY = {
     **dict.fromkeys(("active_probabilities", "active_selection", "active_ppi_mean", "ensemble_uncertainty"),
                     "study._ppi_active"),
     # inputs
-    "Detections": "detection._detections", "read_detections": "detection._detections", "read_ratings": "study._agreement",
+    "Detections": "detection._detections", "read_detections": "detection._detections_fast",
+    "read_ratings": "study._agreement",
     "read_items": "study._study_items", "SimilarityMatrix": "vocab._similarity", "combine": "vocab._similarity",
     # Diag-HOI error types
     "ErrorType": "diagnosis.errors", "ERROR_REGISTRY": "diagnosis._registry", "register_error_type": "diagnosis._registry",
     # labels and synsets
     "candidate_synsets": "vocab._matching", "match_synset": "vocab._matching", "match_synsets": "vocab._matching",
-    "resolve": "vocab._matching", "Vocabulary": "datasets._vocabulary", "hico": "datasets.hico_det._vocabulary",
+    "resolve": "vocab._matching", "Vocabulary": "core._vocabulary", "hico": "datasets.hico_det._vocabulary",
 }
 
-_public, __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
-__all__ = ["InputError", "ParameterError", *_public]
+_, __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__all__ = ["InputError", "ParameterError", "AgreementReport", "CrossHoiScores", "DetectionScores", "Detections",
+           "DiagnosisResult", "ERROR_REGISTRY", "ErrorType", "HicoMap", "MissRates", "PPIEstimate",
+           "PPIRecalibration", "PairwiseAgreement", "Recalibration", "Result", "SenseAccuracy", "ShoeF1",
+           "ShoeMap", "SimilarityMatrix", "Vocabulary", "WTuning", "active_ppi_mean", "active_probabilities",
+           "active_selection", "annotator_agreement", "candidate_synsets", "combine", "crosshoi_scores",
+           "diagnose", "ensemble_uncertainty", "hico", "hico_map", "krippendorff_alpha", "match_synset",
+           "match_synsets", "miss_rates", "pairwise_agreement", "ppi_agreement", "ppi_correlation",
+           "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight", "rated_items", "read_detections",
+           "read_items", "read_ratings", "recalibrate", "recalibrate_ppi", "register_error_type", "resolve",
+           "score_detections", "sense_accuracy", "shoe_f1", "shoe_map", "tune_w"]

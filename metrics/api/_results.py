@@ -44,7 +44,7 @@ class Result:
 def _detections(value):
     """Detections, or the Detections a path holds."""
     if isinstance(value, (str, Path)):
-        from metrics.detection._detections import read_detections
+        from metrics.detection._detections_fast import read_detections
         return read_detections(value)
     return value
 

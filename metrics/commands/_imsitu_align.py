@@ -55,7 +55,7 @@ def run(args):
         judges[name.strip()] = read_judge(path.strip(), name.strip())
     gold = read_gold(args.gold) if args.gold else None
     clusters = read_clusters(args.clusters) if args.clusters else None
-    result = align_study(ratings, items, gold, clusters, judges, args.resamples, args.seed)
+    result = align_study(ratings, items, gold, clusters, judges, n_resamples=args.resamples, seed=args.seed)
     lines = ["human accuracy (majority over annotators, 95% bootstrap intervals)"]
     for model, h in result["human_accuracy"].items():
         lines.append(f"  {model:<22} Top-1 {h['top1']:.3f} [{h['top1_ci'][0]:.3f}, {h['top1_ci'][1]:.3f}]  "

@@ -108,7 +108,7 @@ def _pair_sets(args):
         else:
             seeds, dataset = _seeds(args.verbs if pos == "v" else args.objects, pos,
                                     getattr(args, "dataset", None))
-            ps = candidate_pairs(seeds, pos, "wordnet neighbourhood (metrics.vocab.baseline candidates)")
+            ps = candidate_pairs(seeds, pos, source="wordnet neighbourhood (metrics.vocab.baseline candidates)")
         if args.limit is not None:
             if args.limit < 1:
                 raise InputError("--limit must be >= 1")

@@ -75,7 +75,7 @@ def _standard_map_table(result, subsets) -> list[str]:
 
 def run(args):
     from metrics.api import score_detections
-    from metrics.detection._detections import read_detections
+    from metrics.detection._detections_fast import read_detections
 
     # pyarrow parses both files at once without the GIL while the scorer's modules (pandas) are
     # imported; the ground truth's error, if any, is reported first

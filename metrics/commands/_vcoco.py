@@ -33,11 +33,12 @@ def _pct(x) -> str:
 
 def run(args):
     from metrics.core._validation import ParameterError
-    from metrics.datasets.vcoco._evaluation import evaluate, ground_truth, read_files
+    from metrics.datasets.vcoco._evaluation import GroundTruth, evaluate, ground_truth, read_files
 
     if args.pred is None and not args.hois_out:
         raise ParameterError("pred", "is required without --hois-out (the detections to evaluate)")
     actions, image_ids, instances, dets, files = read_files(args.vcoco, args.coco, args.ids, args.pred)
+    gt: GroundTruth | None
     if dets is None:
         result, lines, gt = {}, [], ground_truth(actions, instances, image_ids, files)
     else:

@@ -60,7 +60,7 @@ def run(args):
     if args.excluded:
         return _excluded(args)
     vocab = datasets.load_vocabulary(args.dataset)
-    result = {"verbs": {}, "objects": {}}
+    result: dict[str, dict[str, str | None]] = {"verbs": {}, "objects": {}}
     lines = ["label            synset                       gloss  (* = not WordNet's first sense)"]
     for key, table, pos in (("verbs", vocab.verbs, "v"), ("objects", vocab.objects, "n")):
         if args.pos not in ("both", key[:-1]):

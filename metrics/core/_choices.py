@@ -5,8 +5,8 @@ list them) without importing numpy or pandas.
 """
 
 MAP_PROTOCOLS = ("official", "all-point")   # standard mAP conventions (metrics.detection._class_ap)
-INTERPOLATIONS = ("none", "all-point")      # SHOE AP (metrics.detection._scoring.shoe_ap)
-FN_MODES = ("algorithm2", "eq5")            # SHOE mF1 false negatives (metrics.detection._scoring.shoe_soft_counts)
+INTERPOLATIONS = ("none", "all-point")      # SHOE AP (metrics.detection._shoe.shoe_ap)
+FN_MODES = ("algorithm2", "eq5")            # SHOE mF1 false negatives (metrics.detection._shoe.shoe_soft_counts)
 SPLITS = ("rf_uc", "nf_uc", "uv", "uo")     # HICO-DET zero-shot splits (metrics.datasets.hico_det._vocabulary)
 COMBINATIONS = ("arithmetic", "geometric", "min")   # HOI similarity f (metrics.vocab._similarity.combine)
 LEVELS = ("nominal", "ordinal", "interval", "ratio")   # Krippendorff's alpha (metrics.study._agreement)

@@ -20,9 +20,12 @@ import importlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup
+
+if TYPE_CHECKING:
+    from metrics.core._vocabulary import Vocabulary
 
 DEFAULT = "hico-det"
 ENTRY_POINT_GROUP = PLUGIN_GROUPS["dataset"]
@@ -83,7 +86,7 @@ class Dataset:
 
     name: str
     title: str
-    vocabulary: Callable[[], object]            # () -> metrics.datasets._vocabulary.Vocabulary
+    vocabulary: Callable[[], Vocabulary]
     baseline_verb: Path                         # WordNet-baseline matrices (.npz)
     baseline_object: Path
     subsets: tuple[str, ...] = ("full",)        # class subsets its scores are reported on
@@ -120,7 +123,7 @@ def get(name: str | None = None) -> Dataset:
     return dataset
 
 
-def load_vocabulary(name: str | None = None):
+def load_vocabulary(name: str | None = None) -> Vocabulary:
     """The vocabulary of dataset ``name`` (HICO-DET when ``None``)."""
     return get(name).vocabulary()
 

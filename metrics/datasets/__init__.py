@@ -61,7 +61,7 @@ def check_labels(verbs, objects, name: str | None, *, source: str) -> None:
     if share >= 0.5:
         return
     shares = {other: label_share(verbs, objects, get(other).vocabulary()) for other in names() if other != dataset.name}
-    best = max(shares, key=shares.get, default=None)
+    best = max(shares, key=lambda other: shares[other], default=None)
     guess = (f"they are {get(best).title}'s labels (--dataset {best})" if best and shares[best] >= 0.5
              else "they are no registered dataset's labels")
     raise ParameterError("dataset", f"{dataset.name}: {1 - share:.0%} of the ground-truth HOIs in {source} have "
@@ -77,6 +77,7 @@ def _known(label, known: set) -> bool:
 _SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d{2}")
 
 
-_lazy, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": "_vocabulary"})
-__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS", "Dataset", "StandardMap",
-           "check_labels", "get", "label_share", "load_vocabulary", "names", *_lazy]
+_, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": ".core._vocabulary"})
+__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS",
+           "Dataset", "StandardMap", "check_labels", "get", "label_share", "load_vocabulary", "names",
+           "Vocabulary"]

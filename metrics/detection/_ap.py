@@ -3,7 +3,7 @@
 all-point, or the official HICO-DET 11-point :func:`eleven_point_ap`) and the standard HICO-DET
 class AP of a pair table (:func:`standard_ap`).
 
-Kept apart from :mod:`metrics.detection._scoring` (SHOE's scores) and the datasets' official
+Kept apart from :mod:`metrics.detection._scoring` and :mod:`metrics.detection._shoe` (SHOE's scores) and the datasets' official
 evaluations (:mod:`metrics.datasets`), which both build on it, so neither imports the other.
 """
 

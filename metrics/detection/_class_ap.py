@@ -76,7 +76,7 @@ def assign_best_overlap(pred_image, pred_class, pred_score, j_max, ov_max, *, io
     its best ground truth when that overlap is ≥ θ and no earlier prediction took it.
 
     ``confidence_order``: all predictions in descending score, ties in image, then row order
-    (as :meth:`metrics.detection._scoring.PairTable.confidence_order` gives it; computed here when not given).
+    (as :meth:`metrics.detection._pairs.PairTable.confidence_order` gives it; computed here when not given).
 
     Returns ``(order, matched)``: ``order`` lists the predictions with ``pred_class ≥ 0`` grouped
     by class, each class in descending score (stable in image, then row order); ``matched[i]``
@@ -137,7 +137,7 @@ class ClassAP:
         own = None if standard.classes is None else vocabulary.classes[standard.classes(vocabulary.classes)]
         own_classes = (own is not None and protocol == "official"
                        and set(keys) <= set(zip(own["verb"], own["object"])))
-        if own_classes:
+        if own is not None and own_classes:
             seen = set(keys)
             keys += [k for k in zip(own["verb"], own["object"]) if k not in seen]
         n = len(keys)
@@ -166,7 +166,8 @@ class ClassAP:
                 gt_only = np.where(pcls < len(class_keys), pcls, -1)
                 ap, rec = _ap_and_recall_all_point(pairs, gt_class, gt_only, pred.score, len(class_keys))
                 out += [np.r_[ap, np.zeros(n - len(class_keys))], np.r_[rec, np.zeros(n - len(class_keys))]]
-        return cls(classes, *out, protocol=protocol, own_classes=own_classes, dataset=dataset)
+        default_ap, default_rec, ko_ap, ko_rec = out
+        return cls(classes, default_ap, default_rec, ko_ap, ko_rec, protocol, own_classes, dataset)
 
     def masks(self, subset_masks: dict) -> dict:
         """The subset masks of the standard mAP: ``subset_masks`` (over :attr:`classes`) with
@@ -179,7 +180,7 @@ class ClassAP:
     def subsets(self, masks: dict) -> dict:
         """``{"default": {subset: mAP}, "known_object": {...}}`` and the mean recalls
         (``known_object`` ``None`` without that setting)."""
-        out = {}
+        out: dict[str, dict[str, float | None] | None] = {}
         for setting, ap, rec in (("default", self.default_ap, self.default_rec),
                                  ("known_object", self.ko_ap, self.ko_rec)):
             if ap is None:
@@ -206,7 +207,7 @@ class ClassAP:
         if self.protocol == "official":
             return {"name": "official",
                     "interpolation": "11-point (t = 0:0.1:1 as MATLAB computes it, p = max precision at recall ≥ t)",
-                    "iou": "+1-pixel (iw = x2 - x1 + 1), min(IoU_human, IoU_object) ≥ %g" % iou,
+                    "iou": f"+1-pixel (iw = x2 - x1 + 1), min(IoU_human, IoU_object) ≥ {iou:g}",
                     "assignment": "VOC best overlap: the ground truth of the class in the image with the largest "
                                   "min IoU, first on ties; a false positive when it is already taken",
                     "sort": "descending confidence, stable (image order, then file order)",
@@ -216,7 +217,7 @@ class ClassAP:
                     "source": standard.source or self._procedure_source()}
         return {"name": "all-point",
                 "interpolation": "all-point (area under the precision envelope)",
-                "iou": "continuous coordinates (no +1), min(IoU_human, IoU_object) ≥ %g" % iou,
+                "iou": f"continuous coordinates (no +1), min(IoU_human, IoU_object) ≥ {iou:g}",
                 "assignment": "best unmatched ground truth of the class in the image",
                 "sort": "descending confidence, stable (image order, then file order)",
                 "class_set": standard.ground_truth_classes, "rare": rare,

@@ -112,8 +112,8 @@ def resolve_one(text: str, pos: str, vocabulary, *,
     kind, cands = classify(text, pos, vocabulary)
     if not cands:
         return "unknown", (), None
-    label = vocabulary.label_of_synset(cands[0], pos) if vocabulary is not None else None
-    return kind, tuple(cands), label or cands[0]
+    first_label = vocabulary.label_of_synset(cands[0], pos) if vocabulary is not None else None
+    return kind, tuple(cands), first_label or cands[0]
 
 
 def factorize_labels(labels) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +152,7 @@ def resolve_labels(gt_labels, pred_labels, pos: str, matrix: SimilarityMatrix,
     gt_res = _resolve("gt", gt_texts, gt_code)
     pred_res = _resolve("pred", pred_texts, pred_code)
     # free text's class key: its first candidate that is a ground-truth synset, if any
-    gt_key_of_synset = {}
+    gt_key_of_synset: dict[str, str] = {}
     for _, c, key in gt_res:
         if c and key is not None:
             gt_key_of_synset.setdefault(c[0], key)
@@ -211,14 +211,13 @@ def classes_of(combo, v, o, v_key, o_key, class_of_key=None):
     the distinct pairs only. Without ``class_of_key`` the classes are created in order of
     first appearance; with it, unknown pairs get −1."""
     keys = [(v_key[a], o_key[b]) for a, b in zip(v.tolist(), o.tolist())]
+    class_keys: list[tuple[str, str]] | None = None
     if class_of_key is None:
         class_of_key, class_keys = {}, []
         for k in keys:
             if k not in class_of_key:
                 class_of_key[k] = len(class_keys)
                 class_keys.append(k)
-    else:
-        class_keys = None
     per_combo = np.array([class_of_key.get(k, -1) for k in keys], dtype=np.int64)
     return (per_combo[combo] if len(combo) else np.zeros(0, np.int64)), class_keys
 

@@ -14,7 +14,7 @@ from metrics.detection._boxes import box_iou
 from metrics.core._choices import MAP_PROTOCOLS
 from metrics.core._errors import InputError
 from metrics.detection._ap import class_ap
-from metrics.detection._scoring import image_pairs
+from metrics.detection._pairs import image_pairs
 from metrics.core._validation import check_choice, check_in_range
 
 if TYPE_CHECKING:

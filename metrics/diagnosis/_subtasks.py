@@ -8,7 +8,7 @@ import pandas as pd
 
 from metrics.detection._boxes import box_iou
 from metrics.detection._ap import class_ap, sequential_greedy
-from metrics.detection._scoring import image_pairs
+from metrics.detection._pairs import image_pairs
 from metrics.core._segments import distinct_indices, rank_within_blocks, run_starts
 
 from metrics.diagnosis._core import Diagnosis

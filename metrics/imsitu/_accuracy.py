@@ -547,7 +547,7 @@ def study_human_labels(ratings: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
 
 
 def align_study(ratings: pd.DataFrame, items: pd.DataFrame, gold: dict | None = None,
-                clusters=None, judges: dict | None = None, n_resamples: int = 1000, seed: int = 0) -> dict:
+                clusters=None, judges: dict | None = None, *, n_resamples: int = 1000, seed: int = 0) -> dict:
     """Human accuracy per model and the alignment table (Tables 5–6) from a correctness study's
     exports: ``ratings`` (item_id, annotator, rating = marks) and ``items`` (item_id, model, image,
     predictions[, gold]); ``gold`` defaults to the items' gold column; ``judges`` adds extra

@@ -57,7 +57,7 @@ class PairSet:
     n_seeds: int = 0
 
 
-def candidate_pairs(seeds: list[str], pos: str, source: str = "") -> PairSet:
+def candidate_pairs(seeds: list[str], pos: str, *, source: str = "") -> PairSet:
     """Each dataset synset against its WordNet neighbourhood (``metrics.vocab._baseline``)."""
     seeds = list(dict.fromkeys(seeds))
     for s in seeds:

@@ -42,7 +42,7 @@ def validate_ratings(df: pd.DataFrame, *, source: str = "ratings", scale=SCALE) 
                      lambda k: f"rating '{df['rating'].iloc[k]}' is not one of {', '.join(map(str, scale))}")
     for column in ("item_id", "annotator"):
         text = df[column].astype(str)
-        refuse_first_row(source, text.str.strip() == "", lambda k: f"empty {column}")
+        refuse_first_row(source, text.str.strip() == "", lambda k, column=column: f"empty {column}")
         control = text.str.contains(r"[\x00-\x1f\x7f]", regex=True)
         if control.any():
             k = int(np.flatnonzero(control.to_numpy())[0])

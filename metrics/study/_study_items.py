@@ -19,7 +19,7 @@ from metrics.core._errors import InputError
 from metrics.core._inputs import numbers, read_csv, refuse_first_row, require_columns
 from metrics.vocab._matching import resolve
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.datasets._vocabulary import Vocabulary
+from metrics.core._vocabulary import Vocabulary
 
 HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
 
@@ -51,7 +51,7 @@ def validate_items(df: pd.DataFrame, source: str = "items") -> pd.DataFrame:
         if column in df.columns:
             values = numbers(df[column])  # an empty cell: look it up
             refuse_first_row(source, (values.isna() & df[column].notna()) | (values < 0) | (values > 1),
-                             lambda k: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
+                             lambda k, column=column: f"{column} {str(df[column].iloc[k])!r} is not in [0, 1]")
             df[column] = values.astype(float)
     df["item_id"] = df["item_id"].astype(str)
     return df

@@ -27,6 +27,8 @@ import pandas as pd
 
 from metrics.vocab import _wordnet as wordnet
 from metrics.core._errors import InputError
+from metrics.core._types import Texts
+from metrics.core._vocabulary import Vocabulary
 from metrics.vocab._similarity import SimilarityMatrix
 
 KINDS = ("synset", "label", "free_text", "unknown")
@@ -85,8 +87,8 @@ def classify(text: str, pos: str, vocabulary=None) -> tuple[str, tuple[str, ...]
     return ("free_text", candidates) if candidates else ("unknown", ())
 
 
-def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix, *,
-                  vocabulary=None) -> pd.DataFrame:
+def match_synsets(texts: Texts | pd.Series, gt_synsets: Texts | pd.Series, pos: str, matrix: SimilarityMatrix, *,
+                  vocabulary: Vocabulary | None = None) -> pd.DataFrame:
     """Resolve each text against its ground-truth synset, vectorized over the list.
 
     Candidate pools are built once per distinct text; all (candidate, ground truth) pairs are
@@ -130,14 +132,14 @@ def match_synsets(texts, gt_synsets, pos: str, matrix: SimilarityMatrix, *,
 
 
 def match_synset(text: str, gt_synset: str, pos: str, matrix: SimilarityMatrix, *,
-                 vocabulary=None) -> Match:
+                 vocabulary: Vocabulary | None = None) -> Match:
     """Resolve one text against one ground-truth synset (see :func:`match_synsets`)."""
     row = match_synsets([text], [gt_synset], pos, matrix, vocabulary=vocabulary).iloc[0]
     return Match(text=text, synset=row["synset"], sim=float(row["sim"]), kind=row["kind"],
                  n_candidates=int(row["n_candidates"]))
 
 
-def resolve(text: str, pos: str, *, vocabulary=None) -> str | None:
+def resolve(text: str, pos: str, *, vocabulary: Vocabulary | None = None) -> str | None:
     """Synset of ``text`` without a ground truth to compare with: a synset name, a label's
     curated synset, or the first candidate of free text (None when unknown)."""
     _, candidates = classify(text, pos, vocabulary)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
 import warnings
 
 import numpy as np
@@ -26,6 +26,7 @@ import pandas as pd
 from metrics.core._choices import COMBINATIONS, SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable, numbers, parse_json, read_csv, read_json, refuse_first_row
+from metrics.core._types import Numbers, Texts
 from metrics.core._validation import array_problem, check_choice, check_fraction
 
 
@@ -77,6 +78,8 @@ class SimilarityMatrix:
         n = len(self.labels)
         if (scores is None) == (val is None):
             raise InputError("give either dense scores or sparse row/col/val, not both or neither")
+        self._dense: np.ndarray | None = None    # dense scores, or the sparse sorted keys and values
+        self._keys, self._vals = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         if scores is not None:
             values = np.array(scores, dtype=np.float64)
             if values.shape != (n, n):
@@ -88,14 +91,13 @@ class SimilarityMatrix:
                 raise InputError(f"scores is not symmetric: ({self.labels[i]}, {self.labels[j]})")
             np.fill_diagonal(dense, SCALE_MAX)
             self._dense = dense
-            self._keys = self._vals = None
         else:
-            self._dense = None
             self._keys, self._vals = _symmetric_keys(n, row, col, val, self.labels)
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_long(cls, a, b, score, *, labels=None, meta=None) -> "SimilarityMatrix":
+    def from_long(cls, a: Texts | pd.Series, b: Texts | pd.Series, score: Numbers | pd.Series, *,
+                  labels: Iterable[str] | None = None, meta: dict | None = None) -> "SimilarityMatrix":
         """Build a sparse matrix from parallel arrays of labels and 0–4 scores."""
         a = np.asarray(a, dtype=object)
         b = np.asarray(b, dtype=object)
@@ -108,7 +110,7 @@ class SimilarityMatrix:
         return cls(labels, row=row, col=col, val=np.asarray(score, dtype=np.float64), meta=meta)
 
     @classmethod
-    def identity(cls, labels: Iterable[str], meta=None) -> "SimilarityMatrix":
+    def identity(cls, labels: Iterable[str], meta: dict | None = None) -> "SimilarityMatrix":
         """Exact match only: 4 on the diagonal, 0 elsewhere."""
         labels = list(labels)
         return cls(labels, row=[], col=[], val=[], meta=meta or {"source": "identity"})
@@ -125,7 +127,7 @@ class SimilarityMatrix:
     @property
     def n_pairs(self) -> int:
         """Unordered pairs of distinct labels with a non-zero score."""
-        if self.is_dense:
+        if self._dense is not None:
             return int((np.count_nonzero(self._dense) - self.n_labels) // 2)
         return int(len(self._keys) // 2)
 
@@ -143,7 +145,7 @@ class SimilarityMatrix:
         return f"SimilarityMatrix({self.n_labels} labels, {self.n_pairs} pairs, {kind})"
 
     # ------------------------------------------------------------------ lookups
-    def indices(self, labels) -> np.ndarray:
+    def indices(self, labels: Texts | pd.Series) -> np.ndarray:
         """Row index of each label, -1 where the matrix does not know it."""
         return self._index.get_indexer(np.asarray(labels, dtype=object).ravel())
 
@@ -154,7 +156,7 @@ class SimilarityMatrix:
         out = np.zeros(np.broadcast(ia, ib).shape, dtype=np.float64)
         ia, ib = np.broadcast_arrays(ia, ib)
         known = (ia >= 0) & (ib >= 0)
-        if self.is_dense:
+        if self._dense is not None:
             out[known] = self._dense[ia[known], ib[known]]
         elif len(self._keys):
             q = ia[known] * self.n_labels + ib[known]
@@ -166,7 +168,7 @@ class SimilarityMatrix:
         out[known & (ia == ib)] = SCALE_MAX
         return out
 
-    def scores(self, a, b) -> np.ndarray:
+    def scores(self, a: Texts | pd.Series, b: Texts | pd.Series) -> np.ndarray:
         """Vectorized 0–4 scores for arrays of labels; identical labels score 4."""
         a = np.asarray(a, dtype=object)
         b = np.asarray(b, dtype=object)
@@ -175,7 +177,7 @@ class SimilarityMatrix:
         out[a == b] = SCALE_MAX
         return out
 
-    def sims(self, a, b) -> np.ndarray:
+    def sims(self, a: Texts | pd.Series, b: Texts | pd.Series) -> np.ndarray:
         """Vectorized similarities in [0, 1] for arrays of labels."""
         return self.scores(a, b) / SCALE_MAX
 
@@ -183,7 +185,7 @@ class SimilarityMatrix:
         """Similarity of one pair in [0, 1]: self = 1, missing = 0."""
         return float(self.sims([a], [b])[0])
 
-    def coverage(self, a, b) -> Coverage:
+    def coverage(self, a: Texts | pd.Series, b: Texts | pd.Series) -> Coverage:
         """How many of the requested pairs were found, identical, or missing."""
         a = np.asarray(a, dtype=object).ravel()
         b = np.asarray(b, dtype=object).ravel()
@@ -198,7 +200,7 @@ class SimilarityMatrix:
     def neighbours(self, label: str, min_score: float = 0.0) -> pd.Series:
         """Labels scored above ``min_score`` against ``label``, as a Series of 0–4 scores."""
         i = self._index.get_loc(label)
-        if self.is_dense:
+        if self._dense is not None:
             row = self._dense[i].astype(np.float64)
             sel = np.flatnonzero(row > min_score)
             return pd.Series(row[sel], index=self.labels[sel]).drop(label, errors="ignore")
@@ -211,7 +213,7 @@ class SimilarityMatrix:
     # ------------------------------------------------------------------ export
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Index arrays ``(row, col, score)`` of each stored unordered pair once (row < col)."""
-        if self.is_dense:
+        if self._dense is not None:
             i, j = np.nonzero(np.triu(self._dense, k=1))
             return i, j, self._dense[i, j].astype(np.float64)
         i, j = np.divmod(self._keys, self.n_labels)
@@ -223,17 +225,17 @@ class SimilarityMatrix:
         i, j, vals = self.entries()
         return pd.DataFrame({"a": self.labels[i], "b": self.labels[j], "score": vals})
 
-    def write_npz(self, handle) -> None:
+    def write_npz(self, handle: BinaryIO) -> None:
         """The ``.npz`` form (dense or sparse, as held) into a binary file object."""
         from metrics.core._jsonio import json_text
 
         arrays = {"labels": self.labels.astype(str), "meta": np.array(json_text(self.meta, indent=None))}
-        if self.is_dense:
+        if self._dense is not None:
             arrays["scores"] = self._dense
         else:
             i, j, vals = self.entries()
             arrays.update(row=i.astype(np.int32), col=j.astype(np.int32), val=vals.astype(np.float32))
-        np.savez_compressed(handle, **arrays)
+        np.savez_compressed(handle, allow_pickle=False, **arrays)
 
     def save(self, path: str | Path) -> Path:
         """Write as ``.csv`` (long form, with a ``.meta.json`` beside it) or ``.npz`` (dense or
@@ -305,7 +307,7 @@ def _load_csv(path: Path) -> "SimilarityMatrix":
         raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
     score = numbers(df["score"]).to_numpy(dtype=float)
     for column in ("a", "b"):
-        refuse_first_row(path, df[column].str.strip() == "", lambda k: f"empty '{column}'")
+        refuse_first_row(path, df[column].str.strip() == "", lambda k, column=column: f"empty '{column}'")
     refuse_first_row(path, ~np.isfinite(score) | (score < 0) | (score > SCALE_MAX),
                      lambda k: f"score {df['score'].iloc[k]!r} is not a number in 0–4")
     refuse_first_row(path, (df["a"] == df["b"]).to_numpy() & (score != SCALE_MAX),
@@ -397,7 +399,7 @@ def _load_npz(path: Path) -> "SimilarityMatrix":
         raise InputError(f"{path}: {exc}") from exc
 
 
-def combine(verb_sim, object_sim, *, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
+def combine(verb_sim: float | Numbers | pd.Series, object_sim: float | Numbers | pd.Series, *, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
     """HOI similarity from verb and object similarities (SHOE Eq. 1).
 
     - ``arithmetic``: ``w·v + (1 − w)·o`` (the paper prints ``w·v + (1 − w)``; the object

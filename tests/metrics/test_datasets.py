@@ -46,7 +46,7 @@ def test_a_third_party_dataset_is_found_through_its_entry_point(tmp_path):
     (pkg / "__init__.py").write_text(textwrap.dedent('''
         import pandas as pd
         from metrics.datasets import Dataset, get
-        from metrics.datasets._vocabulary import Vocabulary
+        from metrics.core._vocabulary import Vocabulary
 
         def vocabulary():
             verbs = pd.DataFrame({"label": ["pet", "feed"], "synset": ["pet.v.01", "feed.v.02"], "note": ["", ""]})
@@ -339,7 +339,7 @@ def test_a_plugin_dataset_gets_the_neutral_card_and_a_perfect_copy_scores_one(tm
                   baseline_verb=datasets.get().baseline_path("v"), baseline_object=datasets.get().baseline_path("n"))
     assert toy.standard_map.classes is None and toy.standard_map.ground_truth_classes == "classes of the ground truth"
     from metrics.api import DetectionScores
-    from metrics.detection._detections import read_detections
+    from metrics.detection._detections_fast import read_detections
     from metrics.detection._scoring import score_dict
     gt, pred = _perfect_copy(tmp_path, [("ride", "horse"), ("feed", "horse"), ("hold", "cup")])
     out = DetectionScores.from_dict(score_dict(read_detections(gt), read_detections(pred), dataset=toy))

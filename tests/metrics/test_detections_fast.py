@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.detection._detections import (COCO_OBJECT_IDS, _read_fast, _read_validating,
-                                read_detections)
+from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating
+from metrics.detection._detections_fast import _read_fast, read_detections
 from metrics.core._errors import InputError
 
 FIELDS = ("images", "image", "line", "human_box", "object_box", "verb", "object", "score")

@@ -24,11 +24,11 @@ TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": A
                 "SimilarityMatrix": metrics.SimilarityMatrix, "Detections": metrics.Detections,
                 "SenseClusters": SenseClusters}
 
-# public names whose data parameters are typed after the dataset and interval work lands (their
-# modules are excluded from mypy as well, see pyproject.toml)
-UNTYPED_DATA = {"Detections", "SimilarityMatrix", "combine", "match_synsets", "match_synset", "resolve", "ErrorType", "active_ppi_mean",
-                "active_probabilities", "active_selection", "ensemble_uncertainty", "ppi_agreement",
-                "ppi_correlation", "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight"}
+# public names whose data parameters are not typed yet: the PPI estimators (their modules are
+# excluded from mypy as well, see pyproject.toml) and ErrorType, whose ``Diagnosis`` argument is
+# defined in a module that imports the error types
+UNTYPED_DATA = {"ErrorType", "active_ppi_mean", "active_probabilities", "active_selection", "ensemble_uncertainty",
+                "ppi_agreement", "ppi_correlation", "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight"}
 
 
 def _mentions_any(hint) -> bool:
@@ -107,10 +107,8 @@ OPTIONAL_DATA = {"component_similarities": {"verb_matrix", "object_matrix"}, "pa
                  "interaction_classification": {"d"}, "write_diagnosis_report": {"errors"},
                  "align_study": {"gold", "clusters", "judges"},
                  "whole_problem": {"high"}}   # the range's ends, like range_problem's
-# options positional until the dataset work lands (their callers are in metrics.commands
-# and metrics.detection)
-POSITIONAL_OPTIONS_LEFT = {"align_study(n_resamples)", "align_study(seed)", "candidate_pairs(source)",
-                      "parse_json(line)"}
+# options still positional: parse_json's line number (studyapp's backup reader passes it so)
+POSITIONAL_OPTIONS_LEFT = {"parse_json(line)"}
 
 
 def positional_options(module) -> list[str]:

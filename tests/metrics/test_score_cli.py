@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from projectpaths import ROOT
-from metrics.detection._detections import COCO_OBJECT_IDS, read_detections, write_jsonl
+from metrics.detection._detections import COCO_OBJECT_IDS, write_jsonl
+from metrics.detection._detections_fast import read_detections
 from metrics.core._errors import InputError
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]

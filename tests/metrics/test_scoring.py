@@ -8,7 +8,7 @@ reference transcription in tests/reference/shoe_algorithms.py (a second implemen
 import numpy as np
 import pytest
 
-from metrics.detection import _ap as AP, _scoring as S
+from metrics.detection import _ap as AP, _pairs as PAIRS, _scoring as S, _shoe as SHOE
 from metrics.detection._boxes import box_iou
 from metrics.detection._detections import Detections
 from metrics.vocab._similarity import SimilarityMatrix
@@ -39,13 +39,13 @@ SIGMA = np.array([  # prediction x ground truth (only same-image entries are use
 
 
 def _pairs():
-    return S.PairTable.build(GT_IMAGE, GT_H, GT_O, P_IMAGE, P_H, P_O, lambda p, g: SIGMA[p, g])
+    return PAIRS.PairTable.build(GT_IMAGE, GT_H, GT_O, P_IMAGE, P_H, P_O, lambda p, g: SIGMA[p, g])
 
 
 def _shoe_ap(**kw):
     pairs = _pairs()
-    m = S.shoe_match(pairs, P_SCORE)
-    ap, n_gt = S.shoe_ap(pairs, GT_CLASS, P_SCORE, m, n_classes=2, **kw)
+    m = SHOE.shoe_match(pairs, P_SCORE)
+    ap, n_gt = SHOE.shoe_ap(pairs, GT_CLASS, P_SCORE, m, n_classes=2, **kw)
     return m, ap, n_gt
 
 
@@ -93,27 +93,27 @@ def test_delta_drops_dissimilar_false_positives():
 
 
 def test_shoe_mf1_and_miss_rates_by_hand():
-    m = S.shoe_match(_pairs(), P_SCORE, active=P_SCORE >= 0.5)
-    f = S.shoe_soft_counts(GT_CLASS, m, n_classes=2)
+    m = SHOE.shoe_match(_pairs(), P_SCORE, active=P_SCORE >= 0.5)
+    f = SHOE.shoe_soft_counts(GT_CLASS, m, n_classes=2)
     # class 0: TP 1 + 1, FP 0 + 3 unmatched (p0, p3, p5), FN 0 -> P 2/5, R 1, F1 4/7
     # class 1: TP .75, FP .25, FN 0 -> P .75, R 1, F1 6/7
     assert f.tp.tolist() == [2.0, .75] and f.fp.tolist() == [3.0, .25] and f.fn.tolist() == [0, 0]
     assert f.f1 == pytest.approx([4 / 7, 6 / 7], abs=1e-7)
-    assert S.match_miss_rates(m) == pytest.approx((0.0, 4 / 7))  # p0, p3, p5, p6 unmatched of 7
-    eq5 = S.shoe_soft_counts(GT_CLASS, m, n_classes=2, fn_mode="eq5")
+    assert SHOE.match_miss_rates(m) == pytest.approx((0.0, 4 / 7))  # p0, p3, p5, p6 unmatched of 7
+    eq5 = SHOE.shoe_soft_counts(GT_CLASS, m, n_classes=2, fn_mode="eq5")
     assert eq5.fn.tolist() == [0.0, .25]                   # FN += 1 − σ for g1
     assert eq5.f1 == pytest.approx([4 / 7, .75], abs=1e-7)
-    d = S.shoe_soft_counts(GT_CLASS, m, n_classes=2, delta=0.6)     # p0, p3 no longer false positives
+    d = SHOE.shoe_soft_counts(GT_CLASS, m, n_classes=2, delta=0.6)     # p0, p3 no longer false positives
     assert d.fp.tolist() == [1.0, .25]
 
 
 def test_shoe_mf1_tau_filters_predictions():
-    m = S.shoe_match(_pairs(), P_SCORE, active=P_SCORE >= 0.85)
+    m = SHOE.shoe_match(_pairs(), P_SCORE, active=P_SCORE >= 0.85)
     # active: p0 (.9) and p6 (.95). g0 takes p0 (σ .5); g1 and g2 are missed; p6 has no GT
-    f = S.shoe_soft_counts(GT_CLASS, m, n_classes=2)
+    f = SHOE.shoe_soft_counts(GT_CLASS, m, n_classes=2)
     assert f.tp.tolist() == [.5, 0] and f.fp.tolist() == [.5, 0] and f.fn.tolist() == [1, 1]
     assert f.f1 == pytest.approx([0.4, 0.0], abs=1e-7)     # P .5, R 1/3
-    assert S.match_miss_rates(m) == pytest.approx((2 / 3, 1 / 2))
+    assert SHOE.match_miss_rates(m) == pytest.approx((2 / 3, 1 / 2))
 
 
 def test_standard_map_by_hand():
@@ -127,7 +127,7 @@ def test_standard_map_by_hand():
 def test_standard_map_prefers_largest_min_iou():
     g_h = np.array([[0, 0, 10, 10], [2, 0, 12, 10]], float)
     p_h = np.array([[2, 0, 12, 10], [4, 0, 14, 10]], float)
-    pairs = S.PairTable.build([0, 0], g_h, g_h, [0, 0], p_h, p_h, lambda p, g: np.ones(len(p)))
+    pairs = PAIRS.PairTable.build([0, 0], g_h, g_h, [0, 0], p_h, p_h, lambda p, g: np.ones(len(p)))
     ap, tp = AP.standard_ap(pairs, [0, 0], [0, 0], np.array([.9, .8]), n_classes=1)
     # p0 overlaps both GTs (2/3 and 1): it takes the second (IoU 1); p1 overlaps only the
     # second (IoU 2/3 with it, 3/7 with the first) and is a duplicate: P 1, 1/2 at R 1/2
@@ -202,20 +202,20 @@ def test_agrees_with_reference_transcription(seed):
         for k in ("p_image", "p_h", "p_o", "p_score", "p_class"):
             x[k] = x[k][po]
         sig = sig[po][:, go]
-    pairs = S.PairTable.build(x["gt_image"], x["gt_h"], x["gt_o"], x["p_image"], x["p_h"], x["p_o"],
+    pairs = PAIRS.PairTable.build(x["gt_image"], x["gt_h"], x["gt_o"], x["p_image"], x["p_h"], x["p_o"],
                               lambda p, g: sig[p, g])
     for delta in (0.0, 0.5):
-        m = S.shoe_match(pairs, x["p_score"])
+        m = SHOE.shoe_match(pairs, x["p_score"])
         for interp in ("none", "all-point"):
-            ap, _ = S.shoe_ap(pairs, x["gt_class"], x["p_score"], m, n_classes=K,
+            ap, _ = SHOE.shoe_ap(pairs, x["gt_class"], x["p_score"], m, n_classes=K,
                               delta=delta, interpolation=interp)
             _same(ap, ref.shoe_map(images, ref_sigma, K, delta=delta, interpolation=interp))
-        m = S.shoe_match(pairs, x["p_score"], active=x["p_score"] >= 0.5)
+        m = SHOE.shoe_match(pairs, x["p_score"], active=x["p_score"] >= 0.5)
         for fn_mode in ("algorithm2", "eq5"):
-            f = S.shoe_soft_counts(x["gt_class"], m, n_classes=K, delta=delta, fn_mode=fn_mode)
+            f = SHOE.shoe_soft_counts(x["gt_class"], m, n_classes=K, delta=delta, fn_mode=fn_mode)
             r_f1, r_gmr, r_pmr = ref.shoe_mf1(images, ref_sigma, K, delta=delta, tau=0.5, fn_mode=fn_mode)
             _same(f.f1, r_f1)
-            assert S.match_miss_rates(m) == pytest.approx((r_gmr, r_pmr), abs=1e-12)
+            assert SHOE.match_miss_rates(m) == pytest.approx((r_gmr, r_pmr), abs=1e-12)
     ap, _ = AP.standard_ap(pairs, x["gt_class"], x["p_class"], x["p_score"], n_classes=K)
     _same(ap, ref.standard_map(images, K))
 

@@ -317,7 +317,7 @@ def test_llm_matrix_dry_run_seeds_the_candidates_from_the_dataset(tmp_path):
                              "--json", str(out)]) == 0
         counts[dataset] = json.loads(out.read_text())["verb"]["n_pairs"]
     seeds = list(dict.fromkeys(s for s in VCOCO_VERBS["synset"] if s))
-    assert counts["vcoco"] == len(candidate_pairs(seeds, "v", "test").pairs) != counts["hico-det"]
+    assert counts["vcoco"] == len(candidate_pairs(seeds, "v", source="test").pairs) != counts["hico-det"]
 
 
 def test_match_takes_dataset(tmp_path, capsys):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from metrics.datasets._vocabulary import Vocabulary, read_vocabulary
+from metrics.core._vocabulary import Vocabulary, read_vocabulary
 
 DATA = Path(__file__).resolve().parent / "data"
 

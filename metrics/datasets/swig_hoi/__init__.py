@@ -46,9 +46,10 @@ DATASET = Dataset(
     official="python -m metrics swig",
 )
 
-_lazy, __getattr__, __dir__ = lazy_exports(__name__, {
+_, __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("interaction_table", "swig"), "_vocabulary"),
     **dict.fromkeys(("evaluate", "evaluate_files", "swig_ap"), "_evaluation"),
     **dict.fromkeys(("SwigDetections", "read_ground_truth", "read_swig_detections"), "_readers"),
 })
-__all__ = ["DATASET", "evaluated", "not_novel", *_lazy]
+__all__ = ["DATASET", "evaluated", "not_novel", "SwigDetections", "evaluate", "evaluate_files",
+           "interaction_table", "read_ground_truth", "read_swig_detections", "swig", "swig_ap"]

@@ -205,7 +205,7 @@ def standard_ap(classes, gt_image, gt_class, gt_boxes, pred_image, pred_class, p
 def procedure(iou: float) -> dict:
     """The protocol card's entries for :func:`standard_ap`."""
     return {"interpolation": "11-point at recall i / 10.0 (calc_ap l.782-785)",
-            "iou": "no +1 pixel, min(IoU_human, IoU_object) ≥ %g" % iou,
+            "iou": f"no +1 pixel, min(IoU_human, IoU_object) ≥ {iou:g}",
             "assignment": "the ground truth of the interaction in the image with the largest min IoU above 0, "
                           "first on ties; a false positive when it is already taken",
             "sort": "np.argsort(scores)[::-1] per interaction (not stable), the first 19,999",

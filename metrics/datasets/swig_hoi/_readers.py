@@ -175,7 +175,8 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
     if not isinstance(data, list):
         raise InputError(f"{where}: must be a list of images (swig_test_1000.json), got {type(data).__name__}")
     images, interactions, subjects, objects_ = [], [], [], []
-    all_boxes, integer = [], []                 # every box of the kept images, and its image's int flag
+    all_boxes: list = []                        # every box of the kept images
+    integer: list = []                          # and the int flag of each box's image
     for i, image in enumerate(data):
         at = f"{where}: image [{i}]"
         img_id, box_annotations, hoi_annotations = _image_annotations(image, at)
@@ -194,8 +195,8 @@ def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int 
                     subjects.append(first + subject)
                     objects_.append(first + obj)
     converted = released_gt_boxes(all_boxes, integer)
-    boxes = np.concatenate([converted[subjects], converted[objects_]], axis=1) if subjects else np.zeros((0, 8))
-    return GroundTruth(np.array(images, dtype=np.int64), np.array(interactions, dtype=np.int64), boxes)
+    pair_boxes = np.concatenate([converted[subjects], converted[objects_]], axis=1) if subjects else np.zeros((0, 8))
+    return GroundTruth(np.array(images, dtype=np.int64), np.array(interactions, dtype=np.int64), pair_boxes)
 
 
 # ------------------------------------------------------------------------ predictions

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from metrics.core._errors import InputError
-from metrics.datasets._vocabulary import Vocabulary, read_vocabulary
+from metrics.core._vocabulary import Vocabulary, read_vocabulary
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -356,16 +356,17 @@ def evaluate(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.ndar
     cls = np.concatenate(cls_parts) if cls_parts else np.zeros(0, dtype=np.int64)
     tp = np.concatenate(tp_parts) if tp_parts else np.zeros(0, dtype=bool)
     rank = np.concatenate(pos_parts) if pos_parts else np.zeros(0, dtype=np.int64)
-    n_gt = np.asarray(n_gt, dtype=np.int64)
-    ap = class_ap(cls, tp, rank, n_gt)                              # VOC all-point AP (voc_ap, l.464-484)
+    n_gt_per_class = np.asarray(n_gt, dtype=np.int64)
+    ap = class_ap(cls, tp, rank, n_gt_per_class)                              # VOC all-point AP (voc_ap, l.464-484)
 
-    agent_ap, role_ap = {}, {s: {} for s in SCENARIOS}
-    for c, (kind, i, r, label) in enumerate(classes):
-        value = float(ap[c]) if n_gt[c] > 0 else None
+    agent_ap: dict[str, float | None] = {}
+    role_ap: dict[str, dict[str, float | None]] = {s: {} for s in SCENARIOS}
+    for c, (kind, i, _, label) in enumerate(classes):
+        class_value = float(ap[c]) if n_gt_per_class[c] > 0 else None
         if kind == "agent":
-            agent_ap[actions[i].name] = value
+            agent_ap[actions[i].name] = class_value
         else:
-            role_ap[kind][label] = value
+            role_ap[kind][label] = class_value
     counts = dict(gt.counts)
     counts.update({
         "detections": int(len(dets)),

@@ -185,9 +185,6 @@ def _number(value) -> bool:
         return False
 
 
-_number.what = "a finite number (not NaN, infinite or too large)"
-
-
 def _records(data: dict, key: str, where: str) -> list:
     items = data.get(key)
     if not isinstance(items, list):
@@ -207,7 +204,7 @@ def _field(items: list, key: str, where: str, list_name: str, check=_number, ind
         raise InputError(f"{where}: {name(k)}: no field {key!r}") from None
     if check is not None and not all(map(check, values)):
         k = next(k for k, v in enumerate(values) if not check(v))
-        raise InputError(f"{where}: field {name(k)}.{key}: not {getattr(check, 'what', 'valid')}: "
+        raise InputError(f"{where}: field {name(k)}.{key}: not {_WHAT.get(check, 'valid')}: "
                          f"{str(values[k])[:60]}")
     return values
 
@@ -224,9 +221,9 @@ def _name(value) -> bool:
     return isinstance(value, str)
 
 
-_whole.what = "a whole number"
-_box.what = "four finite numbers [x, y, w, h] (none NaN, infinite or too large)"
-_name.what = "a string"
+#: What each field check accepts, for the error naming a value it refuses.
+_WHAT = {_number: "a finite number (not NaN, infinite or too large)", _whole: "a whole number",
+         _box: "four finite numbers [x, y, w, h] (none NaN, infinite or too large)", _name: "a string"}
 
 
 def read_coco(path: str | Path, image_ids=None) -> CocoInstances:
@@ -398,7 +395,7 @@ def detections_from_records(records, agent_keys, role_keys, where: str = "detect
     agent_keys, role_keys = list(agent_keys), list(role_keys)
     keys = ["image_id", "person_box", *agent_keys, *role_keys]
     try:                                # every detection has every key: one pass
-        columns = list(zip(*map(operator.itemgetter(*keys), records))) or [()] * len(keys)
+        columns: list = list(zip(*map(operator.itemgetter(*keys), records))) or [()] * len(keys)
     except KeyError:
         columns = [[r.get(key) for r in records] for key in keys]
     column = dict(zip(keys, columns))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
+from metrics.core import SCALE_MAX
 from metrics.vocab import gloss, is_synset_name, lemma_names, load_default, pos_of
 from metrics.study import is_shoe_layout
 
@@ -108,7 +109,7 @@ def latent_similarity(fields: dict, verb_matrix: SimilarityMatrix, object_matrix
         v = verb_matrix.sim(fields["pred_verb"], fields["gt_verb"])
     if o is None:
         o = object_matrix.sim(fields["pred_object"], fields["gt_object"])
-    return float(4.0 * combine(v, o, method="arithmetic", w=w))
+    return float(SCALE_MAX * combine(v, o, method="arithmetic", w=w))
 
 
 class HoiSimilarity(StudyType):

@@ -38,7 +38,7 @@ import pandas as pd
 from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.vocab import excluded_reason, gloss, is_synset_name, load_default, pos_of
 from metrics.datasets import Vocabulary
-from metrics.core import numbers
+from metrics.core import SCALE_MAX, numbers
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}
@@ -57,7 +57,7 @@ def shoe_level(verb_sim, object_sim, w: float = 0.5) -> np.ndarray:
     [3, 1, 1]
     """
     hoi = combine(verb_sim, object_sim, method="arithmetic", w=w)
-    return np.floor(4.0 * hoi + 0.5 + 1e-9).astype(int)
+    return np.floor(SCALE_MAX * hoi + 0.5 + 1e-9).astype(int)
 
 
 def pair_level(category: int, verb_sim, object_sim, w: float = 0.5) -> np.ndarray:
@@ -68,9 +68,9 @@ def pair_level(category: int, verb_sim, object_sim, w: float = 0.5) -> np.ndarra
     ([1], [3], [1])
     """
     if category == 1:
-        return np.floor(4.0 * np.asarray(object_sim, float) + 0.5 + 1e-9).astype(int)
+        return np.floor(SCALE_MAX * np.asarray(object_sim, float) + 0.5 + 1e-9).astype(int)
     if category == 2:
-        return np.floor(4.0 * np.asarray(verb_sim, float) + 0.5 + 1e-9).astype(int)
+        return np.floor(SCALE_MAX * np.asarray(verb_sim, float) + 0.5 + 1e-9).astype(int)
     return shoe_level(verb_sim, object_sim, w)
 
 
@@ -130,7 +130,7 @@ class _Side:
                           if label in self.candidate_set and label != gt)
             out: dict[float, list[str]] = {}
             for label, score in kept:
-                out.setdefault(round(score / 4.0, 6), []).append(label)
+                out.setdefault(round(score / SCALE_MAX, 6), []).append(label)
             scored = {label for label, _ in kept}
             unscored = np.array([c for c in self.candidates if c not in scored and c != gt], dtype=object)
             result = {s: np.array(v, dtype=object) for s, v in sorted(out.items())}
