@@ -40,8 +40,7 @@ import time
 import numpy as np
 import pandas as pd
 
-
-from metrics.study import collection_priority, fit_rater_model  # noqa: E402
+from metrics.study import collection_priority, fit_rater_model
 
 N_ITEMS, N_RATERS = 500, 20
 

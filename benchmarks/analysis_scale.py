@@ -14,12 +14,10 @@ import time
 import numpy as np
 import pandas as pd
 
-
-from metrics import hico  # noqa: E402
-from metrics.vocab import _wordnet as wordnet  # noqa: E402
-from metrics.study import agreement_report, recalibrate_matrices  # noqa: E402
-from metrics.vocab import SimilarityMatrix  # noqa: E402
-from metrics.study import join_ratings, simulate_ratings  # noqa: E402
+from metrics import hico
+from metrics.study import agreement_report, join_ratings, recalibrate_matrices, simulate_ratings
+from metrics.vocab import SimilarityMatrix
+from metrics.vocab import _wordnet as wordnet
 
 
 def agreement_workload(n_items: int, k: int) -> pd.DataFrame:

@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 
-
 def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> tuple[int, str]:
     from sqlalchemy import insert, text
 

@@ -21,8 +21,7 @@ import time
 
 import numpy as np
 
-
-from metrics.imsitu import Nodes, result_summary, summary_text, two_step_clustering  # noqa: E402
+from metrics.imsitu import Nodes, result_summary, summary_text, two_step_clustering
 
 
 def synthetic_nodes(n_nodes=50_000, dim=256, n_verbs=500, n_senses=700, noise=0.6, seed=0) -> Nodes:
@@ -56,7 +55,7 @@ def main() -> None:
     for run in range(args.runs):
         start = time.perf_counter()
         result = two_step_clustering(nodes, algorithm=args.algorithm, seed=0, n_jobs=args.n_jobs,
-                                     progress=lambda m: print(f"  [{run + 1}] {m}", flush=True))
+                                     progress=lambda m, run=run: print(f"  [{run + 1}] {m}", flush=True))
         times.append(time.perf_counter() - start)
         summary = result_summary(result)
         print(f"run {run + 1}: {times[-1]:.1f} s (step 1 {result.seconds['step1']:.1f} s, "

@@ -21,12 +21,9 @@ import time
 
 import numpy as np
 
-
-from benchmarks.score_hico_scale import workload  # noqa: E402
-
-from metrics.diagnosis import ERROR_REGISTRY, build_diagnosis  # noqa: E402
-from metrics.diagnosis import interaction_classification, pair_localization  # noqa: E402
-from metrics.detection._scoring import evaluate  # noqa: E402
+from benchmarks.score_hico_scale import workload
+from metrics.detection._scoring import evaluate
+from metrics.diagnosis import ERROR_REGISTRY, build_diagnosis, interaction_classification, pair_localization
 
 
 def main() -> None:

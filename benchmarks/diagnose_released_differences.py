@@ -22,13 +22,16 @@ import argparse
 
 import numpy as np
 
-
-from metrics.diagnosis import build_diagnosis  # noqa: E402
-from metrics.diagnosis import (interaction_classification, negative_ranking, pair_localization,  # noqa: E402
-                                 unique_pairs)
-from metrics.detection import box_iou  # noqa: E402
-from metrics.detection._pairs import image_pairs  # noqa: E402
-from benchmarks.score_hico_scale import workload  # noqa: E402
+from benchmarks.score_hico_scale import workload
+from metrics.detection import box_iou
+from metrics.detection._pairs import image_pairs
+from metrics.diagnosis import (
+    build_diagnosis,
+    interaction_classification,
+    negative_ranking,
+    pair_localization,
+    unique_pairs,
+)
 
 
 def released_negative_ap(negative_in_order: np.ndarray) -> float:

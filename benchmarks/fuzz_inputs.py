@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:
     sys.path.append(str(ROOT / "tests"))  # faults.py: the valid world (appended: tests/metrics is no package)
 
-from faults import FILES, build_world, expand, npy_bytes, npz_bytes  # noqa: E402
+from faults import FILES, build_world, expand, npy_bytes, npz_bytes
 
 CHUNK = 500
 OUTCOMES = ("ok", "refused", "tracebacks", "bad_refusals", "partial_writes", "changed_rows", "changed_results")
@@ -693,7 +693,7 @@ class Runner:
         main = studyapp_cli.main if fmt.module == "studyapp" else metrics_cli.main
         try:
             status, err = self._invoke(main, argv)
-        except Exception as exc:  # noqa: BLE001 - an escaped exception is the finding
+        except Exception as exc:
             self._reset(fmt, dirty=True)
             tb = traceback.format_exception(exc)
             return "tracebacks", f"{type(exc).__name__}: {exc}"[:300] + " @ " + tb[-2].strip()[:200], None
@@ -731,7 +731,7 @@ class Runner:
             outcome = self.server.client.rate(self.server.model, [{"role": "user", "content": "A: x\nB: y"}], n_pairs)
         except EndpointError as exc:
             return "refused", str(exc)[:200], None
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return "tracebacks", f"{type(exc).__name__}: {exc}"[:300], None
         scores = outcome.scores
         if len(scores) != n_pairs or any(s is not None and (not isinstance(s, int) or not 0 <= s <= 4)
@@ -759,8 +759,9 @@ class Runner:
 def run_chunk(runner: Runner, fmt: Format, n: int, seed: int, findings: list) -> dict:
     """``n`` inputs of ``fmt`` (up to half structure-aware from hypothesis, the rest byte mutations),
     each checked; returns the counts and appends (outcome, detail, input) to ``findings``."""
-    from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+    from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
+    from hypothesis import strategies as st
 
     counts = dict.fromkeys(OUTCOMES, 0)
 

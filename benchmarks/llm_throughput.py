@@ -24,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from metrics.llm import AnswerCache, candidate_pairs, Config, Endpoint, Model, Runner  # noqa: E402
-from metrics.datasets.hico_det import hico  # noqa: E402
+from metrics.datasets.hico_det import hico
+from metrics.llm import AnswerCache, Config, Endpoint, Model, Runner, candidate_pairs
 
 
 def free_port() -> int:

@@ -45,7 +45,6 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
-
 VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",
          "walk", "straddle"]
 OBJECTS = ["bicycle", "motorcycle", "car", "truck", "bus", "boat", "horse", "skateboard",
@@ -142,7 +141,7 @@ def instance(url: str, jobs: list[tuple[str, int]], ratings: int, back_every: in
         def run(token=token, seed=seed, out=out):
             try:
                 annotate(token, ratings, seed, back_every, resume_every, out)
-            except Exception as exc:  # noqa: BLE001 - reported to the parent
+            except Exception as exc:
                 out["error"] = f"{type(exc).__name__}: {exc}"
         results.append(out)
         threads.append(threading.Thread(target=run))

@@ -44,8 +44,7 @@ import time
 from pathlib import Path
 
 from benchmarks import load_web_profile
-from benchmarks.load_web_measure import (Press, Samples, check_answers, flatness, latency_ms, resources,
-                                         slowest)
+from benchmarks.load_web_measure import Press, Samples, check_answers, flatness, latency_ms, resources, slowest
 from benchmarks.web_session import SessionError, WebSession
 
 THINK_MEDIAN_S, THINK_SIGMA = 4.0, 0.42   # lognormal: 90% of think times within 2-8 s
@@ -234,7 +233,7 @@ def browser_annotator(base: str, token: str, answers: int, think_s: float, out: 
                 body.send_keys(str(k % 5))
                 elapsed, _ = driver.execute_async_script(WAIT_FOR_NEXT, old)
                 times.append(elapsed / 1000)
-        except Exception as exc:  # noqa: BLE001 - reported with the run
+        except Exception as exc:
             out["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         finally:
             driver.quit()

@@ -40,5 +40,5 @@ def summarize(path: Path, top: int = 15) -> dict:
         by_group[next((name for key, name in GROUPS if key in leaf), "other")] += n
         own = [f for f in frames if "studyapp/" in f or "metrics/" in f]
         by_function[own[-1].split(" (")[0] + " (" + own[-1].split("/")[-1] if own else "outside the project"] += n
-    share = lambda c: [(k, round(v / total, 3)) for k, v in c.most_common(top)]  # noqa: E731
+    share = lambda c: [(k, round(v / total, 3)) for k, v in c.most_common(top)]
     return {"samples": total, "innermost_library": share(by_group), "project_function": share(by_function)}

@@ -12,8 +12,7 @@ import time
 
 import numpy as np
 
-
-from metrics.vocab._baseline import build, load_default  # noqa: E402
+from metrics.vocab._baseline import build, load_default
 
 
 def main() -> None:

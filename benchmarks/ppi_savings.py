@@ -52,8 +52,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.study import active_ppi_mean, active_probabilities, eq13_agreement, pairwise_agreement_matrix, ppi_mean
-from metrics.study import simulate_ratings
+from metrics.study import (
+    active_ppi_mean,
+    active_probabilities,
+    eq13_agreement,
+    pairwise_agreement_matrix,
+    ppi_mean,
+    simulate_ratings,
+)
 
 POOL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "shoe" / "shoe_candidate_pairs.csv"
 STUDY = POOL.with_name("shoe_user_study_items.csv")

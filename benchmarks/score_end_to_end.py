@@ -57,15 +57,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from tests.reference import shoe_algorithms as ref  # noqa: E402
-from benchmarks.score_hico_scale import official_inputs, reference_inputs, workload  # noqa: E402
-
-from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating, write_jsonl  # noqa: E402
-from metrics.detection._detections_fast import read_detections  # noqa: E402
-from metrics.detection._scoring import evaluate  # noqa: E402
-from metrics.datasets.hico_det import hico  # noqa: E402
-from tests.reference.hico_official import eval_one  # noqa: E402
-
+from benchmarks.score_hico_scale import official_inputs, reference_inputs, workload
+from metrics.datasets.hico_det import hico
+from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating, write_jsonl
+from metrics.detection._detections_fast import read_detections
+from metrics.detection._scoring import evaluate
+from tests.reference import shoe_algorithms as ref
+from tests.reference.hico_official import eval_one
 
 BEFORE_FAST_READER = "b283132^"   # the last commit before the fast reader
 FAST = "read_detections (pyarrow fast path)"
@@ -87,7 +85,7 @@ for path in sys.stdin:
 
 
 def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def self_cpu() -> float:

@@ -33,13 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
-
-from tests.reference import shoe_algorithms as ref  # noqa: E402
-from tests.reference.hico_official import eval_one  # noqa: E402
-from metrics.vocab import load_default  # noqa: E402
-from metrics.detection import Detections, read_detections, write_jsonl  # noqa: E402
-from metrics.detection._scoring import evaluate  # noqa: E402
-from metrics.datasets.hico_det import hico  # noqa: E402
+from metrics.datasets.hico_det import hico
+from metrics.detection import Detections, read_detections, write_jsonl
+from metrics.detection._scoring import evaluate
+from metrics.vocab import load_default
+from tests.reference import shoe_algorithms as ref
+from tests.reference.hico_official import eval_one
 
 
 def _boxes(rng, n):
@@ -227,7 +226,7 @@ def main() -> None:
     tracemalloc.stop()
 
     med_a, med_b, med_c = (statistics.median(x) for x in (times_a, times_b, times_c))
-    full = lambda a: float(np.nanmean(a))  # noqa: E731
+    full = lambda a: float(np.nanmean(a))
     all_point = evaluate(gt, pred, map_protocol="all-point", **params)
     print(f"standard mAP, Default Full: official {float(ev.hico.default_ap.mean()):.4f} "
           f"(Known-Object {float(ev.hico.ko_ap.mean()):.4f}), official transcription "

@@ -51,7 +51,7 @@ seed = 0
 
 
 def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def report(label: str, times: list[float], loads: list[str]) -> None:
@@ -86,8 +86,8 @@ def console_download(slug: str, result) -> None:
 
 def wordnet_before_after(slug: str) -> None:
     """(c): the alignment's WordNet baselines with NLTK's reader (before) and the index (after)."""
-    from metrics.vocab import _wordnet as wordnet
     from metrics.study import item_synsets
+    from metrics.vocab import _wordnet as wordnet
     from studyapp.exports import study_tables
 
     items = study_tables(slug)["items.csv"]

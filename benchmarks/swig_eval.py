@@ -24,8 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from metrics.datasets.swig_hoi import evaluate, evaluate_files, read_ground_truth, read_swig_detections
-from metrics.datasets.swig_hoi import interaction_table, swig
+from metrics.datasets.swig_hoi import (
+    evaluate,
+    evaluate_files,
+    interaction_table,
+    read_ground_truth,
+    read_swig_detections,
+    swig,
+)
 from tests.reference import swig_eval as ref
 
 

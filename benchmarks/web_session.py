@@ -163,8 +163,8 @@ class WebSession:
         while True:
             try:
                 raw = await asyncio.wait_for(self.ws.recv(), max(deadline - time.monotonic(), 0.01))
-            except asyncio.TimeoutError:
-                raise SessionError("no script_finished within %.0f s" % RUN_TIMEOUT_S) from None
+            except TimeoutError:
+                raise SessionError(f"no script_finished within {RUN_TIMEOUT_S:.0f} s") from None
             except websockets.ConnectionClosed as exc:
                 raise SessionError(f"connection closed ({exc.code})") from None
             self.bytes_received += len(raw)

@@ -96,7 +96,7 @@ class Cluster:
                     raise RuntimeError(f"instance {k + 1} did not start:\n{log[-2000:]}")
                 time.sleep(0.25)
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
         if not os.path.exists(haproxy):
             raise RuntimeError("haproxy is not installed (apt-get install haproxy)")
@@ -147,7 +147,7 @@ class Cluster:
                 proc.kill()
                 proc.wait()
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.score_hico_scale import workload  # noqa: E402
-from metrics.detection import write_jsonl  # noqa: E402
+from benchmarks.score_hico_scale import workload
+from metrics.detection import write_jsonl
 
 
 def main(argv: list[str] | None = None) -> int:

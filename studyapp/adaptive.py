@@ -94,7 +94,7 @@ def after_rating(study: Study, spec: StudySpec, item_id: int, engine: Engine | N
             refit(study, spec, engine)
         elif due:
             _request_refit(study, spec, engine)
-    except Exception as error:  # noqa: BLE001 - the rating is stored; the next one tries again
+    except Exception as error:
         _log_failure("rater_model_update_failed", study.id, error, engine)
 
 
@@ -174,7 +174,7 @@ def _refit_until_current(study: Study, spec: StudySpec, engine: Engine, key: tup
                 due = _stored_fit(session, study, spec)[1]
             if due:
                 refit(study, spec, engine)
-        except Exception as error:  # noqa: BLE001 - logged; the next request tries again
+        except Exception as error:
             _log_failure("rater_model_refit_failed", study.id, error, engine)
         finally:
             with _refit_lock:
@@ -198,7 +198,7 @@ def _log_failure(kind: str, study_id: int, error: Exception, engine: Engine | No
     try:
         with write_session(engine) as session:
             log_event(session, kind, study_id, error=message)
-    except Exception:  # noqa: BLE001 - e.g. the database is unreachable; logged above
+    except Exception:
         LOG.exception("could not record %s for study %s", kind, study_id)
 
 

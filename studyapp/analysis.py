@@ -12,9 +12,20 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from metrics import InputError
-from metrics.study import (AgreementReport, agreement_report, bootstrap_intervals, alpha_of_matrix,
-                               mean_offdiagonal, pairwise_agreement_matrix, rating_matrix, validate_ratings)
-from metrics.study import fit_rater_model, RaterModel, reliability, write_report
+from metrics.study import (
+    AgreementReport,
+    RaterModel,
+    agreement_report,
+    alpha_of_matrix,
+    bootstrap_intervals,
+    fit_rater_model,
+    mean_offdiagonal,
+    pairwise_agreement_matrix,
+    rating_matrix,
+    reliability,
+    validate_ratings,
+    write_report,
+)
 
 from .exports import study_folder, study_tables
 from .ppi_estimates import ppi_section

@@ -31,7 +31,7 @@ import re
 import stat
 import zipfile
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import DateTime, MetaData, Table, inspect, select, text
@@ -70,8 +70,8 @@ def _tables(conn: Connection) -> list[Table]:
 def _json_value(value):
     if isinstance(value, datetime):
         if value.tzinfo is None:  # SQLite keeps UTC wall-clock times without an offset
-            value = value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc).isoformat()
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).isoformat()
     return value
 
 
@@ -377,7 +377,7 @@ def health(url: str | None = None) -> str:
                          if inspect(conn).has_table("study") else 0)
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the message is the report
+    except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"database {_describe(engine)} is not reachable: {first}") from None
     finally:

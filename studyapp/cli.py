@@ -14,8 +14,19 @@ import sys
 from pathlib import Path
 
 from metrics import InputError, datasets
-from metrics.core import all_or_nothing, interruptible, one_line, os_error_message
-from metrics.core import OneLineParser, input_file, integer, number, output_dir, output_file, seed
+from metrics.core import (
+    OneLineParser,
+    all_or_nothing,
+    input_file,
+    integer,
+    interruptible,
+    number,
+    one_line,
+    os_error_message,
+    output_dir,
+    output_file,
+    seed,
+)
 
 from . import config
 
@@ -352,8 +363,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from .storage import read_session
     from . import prolific
+    from .storage import read_session
     from .studies import counts_line, progress, set_status, study_by_slug
 
     with read_session() as session:
@@ -513,9 +524,8 @@ def cmd_demo_images(args) -> int:
 
 
 def cmd_list(_args) -> int:
-    from .studies import list_studies
-
     from .storage import check_sqlite_file
+    from .studies import list_studies
 
     check_sqlite_file(config.database_url())
     path = config.sqlite_path(config.database_url())

@@ -82,7 +82,7 @@ def class_images(folder: str | Path, classes: list[tuple[str, str]]) -> Path:
         if not (folder / name).exists():
             _scene([human], [(box, obj)], f"{verb.replace('_', ' ')} {obj.replace('_', ' ')}",
                    rng).save(folder / name)
-        fmt = lambda b: " ".join(f"{v:g}" for v in b)  # noqa: E731
+        fmt = lambda b: " ".join(f"{v:g}" for v in b)
         lines.append(f"{verb},{obj},{name},{fmt(human)},{fmt(box)}")
     path = folder / "images.csv"
     path.write_text("\n".join(lines) + "\n")
@@ -125,7 +125,6 @@ def write_demo(folder: str | Path) -> dict[str, Path]:
     """Both demo sets: images for the 520 HICO-DET interaction classes (``no_interaction`` has
     no WordNet verb, so a similarity study cannot name it) and 12 CrossHOI scenes."""
     from metrics import hico
-
     from metrics.core import StagedFolder
 
     table = hico().classes

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -46,7 +46,7 @@ RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_a
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(timezone.utc).isoformat(timespec="seconds") if value else None
+    return value.astimezone(UTC).isoformat(timespec="seconds") if value else None
 
 
 @dataclass
@@ -257,7 +257,7 @@ def export_study(slug: str, out_dir: str | Path | None = None, engine: Engine | 
 
 def study_folder(slug: str, out_dir: str | Path | None = None, now: datetime | None = None) -> Path:
     """``<out_dir or exports>/<study>/<UTC time>``: where an export or a report of ``now`` goes."""
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     return Path(out_dir or config.exports_dir()) / slug / stamp
 
 

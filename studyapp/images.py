@@ -30,9 +30,9 @@ Stable API (other study types build on it):
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Mapping
 
 from PIL import Image, ImageDraw, UnidentifiedImageError
 

@@ -28,17 +28,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from metrics import InputError, datasets
-from metrics.vocab import load_default
 from metrics.core import write_text_atomic
-from metrics.study import recalibrate_matrices
-from metrics.vocab import SimilarityMatrix
-from metrics.study import join_ratings
+from metrics.study import join_ratings, recalibrate_matrices
+from metrics.vocab import SimilarityMatrix, load_default
 
 from .accounts import CLI, Actor, may, require, require_studies
 from .exports import study_tables
 from .models import MatrixVersion, Study
-from .study_spec import spec_of
 from .storage import log_event, read_session, write_session
+from .study_spec import spec_of
 from .studytypes import get_type
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -31,8 +31,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from sqlalchemy import (Column, DateTime, Float, ForeignKey, Index, Integer, MetaData, String,
-                        Table, Text, UniqueConstraint, inspect, text)
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    text,
+)
 from sqlalchemy.engine import Connection
 
 from .models import utcnow

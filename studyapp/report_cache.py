@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -58,7 +58,7 @@ def study_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: i
                  now: datetime | None = None) -> StudyReport:
     """The study's report in ``<out_dir or exports>/<study>/<timestamp>/report/``, from the
     cache when the ratings, items, options and code are those of a cached one."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     entry, meta, cached = cached_report(slug, out_dir, n_resamples=n_resamples, permutations=permutations,
                                         use_cache=use_cache, engine=engine, now=now)
     path = _copy_report(entry, study_folder(slug, out_dir, now) / "report")
@@ -92,7 +92,7 @@ def cached_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: 
     a = analysis.agreement
     meta = {"summary": {"n_items": a.n_items, "n_annotators": a.n_annotators, "level": a.level,
                         "alpha": a.krippendorff_alpha, "agreement": a.mean_pairwise_agreement, "qwk": a.mean_qwk},
-            "computed_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")}
+            "computed_at": (now or datetime.now(UTC)).isoformat(timespec="seconds")}
     staged = StagedFolder(entry)
     with staged as folder:
         write_report_folder(folder, slug, analysis)

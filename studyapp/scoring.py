@@ -11,15 +11,15 @@ baseline alone): its labels are read and its baseline matrices are the baseline 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
 from metrics import InputError, datasets
-from metrics.detection import read_detections
 from metrics.core import json_text
+from metrics.detection import read_detections
 
 from .accounts import CLI, Actor, require
 from .matrix_versions import load_version

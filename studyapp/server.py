@@ -44,7 +44,7 @@ def warm_dashboards() -> None:
 
     try:
         dashboard.warm_in_child()
-    except Exception as exc:  # noqa: BLE001 - the console computes and explains it on demand
+    except Exception as exc:
         print(f"studyapp: dashboard warm-up stopped ({type(exc).__name__})", file=sys.stderr)
 
 

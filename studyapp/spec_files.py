@@ -88,8 +88,8 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from metrics import InputError
 

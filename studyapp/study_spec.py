@@ -64,7 +64,7 @@ class StudySpec:
         return json.dumps(data, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "StudySpec":
+    def from_json(cls, text: str) -> StudySpec:
         data = json.loads(text)
         data["scale"] = Scale(tuple(data["scale"]["values"]), tuple(data["scale"]["labels"]))
         return cls(**data)

@@ -5,7 +5,6 @@ latter two put each test on its own database through their conftest's autouse fi
 from pathlib import Path
 
 import pytest
-
 from projectpaths import SHARED_DATA
 
 

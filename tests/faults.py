@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from projectpaths import ROOT
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]

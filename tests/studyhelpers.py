@@ -7,10 +7,9 @@ from collections import Counter
 from pathlib import Path
 
 from PIL import Image
-from streamlit.testing.v1 import AppTest
-
 from projectpaths import ROOT
 from sqlmodel import select
+from streamlit.testing.v1 import AppTest
 
 from studyapp import adaptive, assignment, storage, studies
 from studyapp.demo_images import class_images, crosshoi_scenes

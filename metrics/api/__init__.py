@@ -14,12 +14,34 @@ These modules import nothing heavy: numpy, pandas and the scorers load on the fi
 """
 
 from metrics.api._benchmarks import CrossHoiScores, SenseAccuracy, crosshoi_scores, sense_accuracy
-from metrics.api._detection import (DetectionScores, DiagnosisResult, HicoMap, MissRates, ShoeF1, ShoeMap, diagnose,
-                                    hico_map, miss_rates, score_detections, shoe_f1, shoe_map)
+from metrics.api._detection import (
+                                    DetectionScores,
+                                    DiagnosisResult,
+                                    HicoMap,
+                                    MissRates,
+                                    ShoeF1,
+                                    ShoeMap,
+                                    diagnose,
+                                    hico_map,
+                                    miss_rates,
+                                    score_detections,
+                                    shoe_f1,
+                                    shoe_map,
+)
 from metrics.api._results import Result, hidden, optional
-from metrics.api._studies import (PairwiseAgreement, PPIRecalibration, Recalibration, WTuning, annotator_agreement,
-                                  krippendorff_alpha, pairwise_agreement, rated_items, recalibrate, recalibrate_ppi,
-                                  tune_w)
+from metrics.api._studies import (
+                                    PairwiseAgreement,
+                                    PPIRecalibration,
+                                    Recalibration,
+                                    WTuning,
+                                    annotator_agreement,
+                                    krippendorff_alpha,
+                                    pairwise_agreement,
+                                    rated_items,
+                                    recalibrate,
+                                    recalibrate_ppi,
+                                    tune_w,
+)
 
 __all__ = ["CrossHoiScores", "DetectionScores", "DiagnosisResult", "HicoMap", "MissRates", "PPIRecalibration",
            "PairwiseAgreement", "Recalibration", "Result", "SenseAccuracy", "ShoeF1", "ShoeMap", "WTuning",

@@ -106,9 +106,15 @@ def sense_accuracy(gold: str | Path | dict | None, pred: str | Path | dict, *,
     >>> r.gold, r.wn_syn
     ({'top1': 0.0, 'top5': 1.0}, {'top1': 1.0, 'top5': 1.0})
     """
-    from metrics.imsitu._accuracy import (gold_from_image_names, parse_clusters, read_clusters, read_gold, read_predictions,
-                         sense_accuracy_tables as accuracy)
     from metrics.core._errors import naming
+    from metrics.imsitu._accuracy import (
+        gold_from_image_names,
+        parse_clusters,
+        read_clusters,
+        read_gold,
+        read_predictions,
+    )
+    from metrics.imsitu._accuracy import sense_accuracy_tables as accuracy
     pred_source = str(pred) if isinstance(pred, (str, Path)) else "predictions"
     gold_source = str(gold) if isinstance(gold, (str, Path)) else "gold"
     pred = read_predictions(pred) if isinstance(pred, (str, Path)) else pred

@@ -41,23 +41,23 @@ class DetectionScores(Result):
     # The four views below share this one computation: score once, read every score from it
     # (``s = score_detections(gt, pred); s.as_hico_map(); s.as_shoe_f1()``); the functions of the same
     # names score and take one view.
-    def as_hico_map(self) -> "HicoMap":
+    def as_hico_map(self) -> HicoMap:
         """The standard HICO-DET mAP part (see :func:`hico_map`)."""
         return HicoMap(map=self.map, hico=self.hico, mrec=self.mrec, mrec_by_subset=self.mrec_by_subset,
                        protocol=self.protocol, per_class=_class_rows(self, "ap"))
 
-    def as_shoe_map(self) -> "ShoeMap":
+    def as_shoe_map(self) -> ShoeMap:
         """The SHOE mAP part (see :func:`shoe_map`)."""
         return ShoeMap(shoe_map=self.shoe_map, splits=_split_values(self, "shoe_map"),
                        per_class=_class_rows(self, "shoe_ap"))
 
-    def as_shoe_f1(self) -> "ShoeF1":
+    def as_shoe_f1(self) -> ShoeF1:
         """The SHOE mF1 part (see :func:`shoe_f1`)."""
         return ShoeF1(shoe_mf1=self.shoe_mf1, splits=_split_values(self, "shoe_mf1"),
                       per_class=_class_rows(self, "shoe_f1", "shoe_precision", "shoe_recall", "shoe_tp",
                                             "shoe_fp", "shoe_fn"))
 
-    def as_miss_rates(self) -> "MissRates":
+    def as_miss_rates(self) -> MissRates:
         """The miss rates (see :func:`miss_rates`)."""
         return MissRates(gt_miss_rate=self.gt_miss_rate, pred_miss_rate=self.pred_miss_rate)
 

@@ -63,7 +63,8 @@ def krippendorff_alpha(ratings: pd.DataFrame | str | Path, *, level: str = "ordi
     >>> krippendorff_alpha(r)
     1.0
     """
-    from metrics.study._agreement import alpha_of_matrix as alpha, rating_matrix
+    from metrics.study._agreement import alpha_of_matrix as alpha
+    from metrics.study._agreement import rating_matrix
     return alpha(rating_matrix(_ratings(ratings)[0]), level=level, scale=scale)
 
 
@@ -86,7 +87,8 @@ def pairwise_agreement(ratings: pd.DataFrame | str | Path, *, scale: Sequence[in
     >>> pairwise_agreement(r).mean_pairwise_agreement
     0.875
     """
-    from metrics.study._agreement import mean_offdiagonal, pairwise_agreement_matrix as agreement, rating_matrix, table_dict
+    from metrics.study._agreement import mean_offdiagonal, rating_matrix, table_dict
+    from metrics.study._agreement import pairwise_agreement_matrix as agreement
     table = agreement(rating_matrix(_ratings(ratings)[0]), scale_max=float(max(scale) - min(scale)))
     return PairwiseAgreement(mean_pairwise_agreement=mean_offdiagonal(table), pairwise_agreement=table_dict(table))
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 
-from metrics.commands._study import figure
-from metrics.study._agreement import no_variation, rating_matrix, read_ratings
 from metrics.api import annotator_agreement
+from metrics.commands._study import figure
 from metrics.core._choices import LEVELS
 from metrics.core._errors import naming
 from metrics.core._options import input_file, integer, output_dir, seed
-from metrics.study._report import write_report
 from metrics.core._validation import MAX_RESAMPLES
+from metrics.study._agreement import no_variation, rating_matrix, read_ratings
+from metrics.study._report import write_report
 
 FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
@@ -41,7 +41,8 @@ def run(args):
         result["alignment"] = alignment
     image_update = None
     if "earlier_rating" in ratings.columns:  # a with-image pass: how ratings moved (supp. §6.2)
-        from metrics.study._image_update import check_earlier_ratings, image_update as update_stats, pair_ratings
+        from metrics.study._image_update import check_earlier_ratings, pair_ratings
+        from metrics.study._image_update import image_update as update_stats
 
         check_earlier_ratings(ratings, args.ratings)
         image_update = update_stats(pair_ratings(ratings, None, items))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from metrics.core._errors import naming
-from metrics.study._alignment import alignment_table
-from metrics.core._options import integer, seed
 from metrics.commands._study import add_study_arguments, load_rated_items
+from metrics.core._errors import naming
+from metrics.core._options import integer, seed
+from metrics.study._alignment import alignment_table
 
 FLAGS = {"n_resamples": "--permutations"}   # parameter -> option
 

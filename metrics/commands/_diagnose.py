@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from metrics import datasets
-from metrics.core._validation import ParameterError
 from metrics.api import diagnose
-from metrics.detection._detections_fast import read_detections
 from metrics.core._errors import InputError
 from metrics.core._jsonio import write_text_atomic
 from metrics.core._options import input_file, number, output_dir, output_file
+from metrics.core._validation import ParameterError
+from metrics.detection._detections_fast import read_detections
 
 
 def add_arguments(parser) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from metrics.study._agreement import read_ratings
 from metrics.core._errors import naming
 from metrics.core._options import input_file, output_dir
+from metrics.study._agreement import read_ratings
 from metrics.study._image_update import check_earlier_ratings, image_update, pair_ratings, summary_frame
 from metrics.study._report import write_report
 from metrics.study._study_items import check_rated_items, read_items

@@ -4,8 +4,8 @@ and sense-cluster criteria, and the Top-1 improvement breakdown (Tables 3–4)."
 from __future__ import annotations
 
 from metrics.api import sense_accuracy
-from metrics.imsitu._accuracy import accuracy_text
 from metrics.core._options import input_file, input_path
+from metrics.imsitu._accuracy import accuracy_text
 
 
 def add_arguments(parser) -> None:

@@ -6,9 +6,18 @@ from __future__ import annotations
 import json
 import sys
 
-from metrics.imsitu._sense_clusters import ALGORITHMS, MAX_EXACT, STEP1_KS, STEP2_RATIOS, read_nodes, result_summary, summary_text, two_step_clustering
 from metrics.core._jsonio import write_text_atomic
 from metrics.core._options import comma_list, input_file, integer, number, output_file, seed
+from metrics.imsitu._sense_clusters import (
+    ALGORITHMS,
+    MAX_EXACT,
+    STEP1_KS,
+    STEP2_RATIOS,
+    read_nodes,
+    result_summary,
+    summary_text,
+    two_step_clustering,
+)
 
 
 def add_arguments(parser) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from metrics.vocab._baseline import load_default
-from metrics.core._errors import InputError
-from metrics.vocab._matching import match_synset
-from metrics.core._options import input_file
-from metrics.vocab._similarity import SimilarityMatrix
 from metrics import datasets
+from metrics.core._errors import InputError
+from metrics.core._options import input_file
 from metrics.vocab import _wordnet as wordnet
+from metrics.vocab._baseline import load_default
+from metrics.vocab._matching import match_synset
+from metrics.vocab._similarity import SimilarityMatrix
 
 
 def add_arguments(parser) -> None:

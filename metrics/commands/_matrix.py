@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 from metrics import datasets
-from metrics.vocab._baseline import build
 from metrics.core._errors import InputError
 from metrics.core._options import input_file, output_dir, output_file
+from metrics.vocab._baseline import build
 from metrics.vocab._similarity import SimilarityMatrix
 
 

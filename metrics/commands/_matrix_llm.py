@@ -15,7 +15,6 @@ import sys
 from datetime import date
 from pathlib import Path
 
-
 from metrics import datasets
 from metrics.core._errors import InputError
 from metrics.core._jsonio import StagedFolder
@@ -82,8 +81,8 @@ def _seeds(path: str | None, pos: str, dataset: str | None = None) -> tuple[list
         vocab = datasets.load_vocabulary(dataset)
         table = vocab.verbs if pos == "v" else vocab.objects
         return [s for s in table["synset"] if s], vocab.name
-    from metrics.vocab import _wordnet as wordnet
     from metrics.core._inputs import line_of, read_csv
+    from metrics.vocab import _wordnet as wordnet
 
     p = Path(path)
     table = read_csv(p, required=("synset",))
@@ -291,8 +290,8 @@ def _build(config, cache, sets, args, out, study):
 def _study_inputs(args):
     """The human study of the ablation, read and checked before anything is asked."""
     from metrics.study._agreement import read_ratings
-    from metrics.vocab._similarity import SimilarityMatrix
     from metrics.study._study_items import check_rated_items, item_synsets, join_ratings, read_items
+    from metrics.vocab._similarity import SimilarityMatrix
 
     items = read_items(args.items)
     study = read_ratings(args.ratings)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from metrics.study._agreement import read_ratings
 from metrics.core._errors import InputError
 from metrics.core._options import input_file, output_dir
+from metrics.study._agreement import read_ratings
 from metrics.study._rater_model import fit_rater_model
 
 SHOWN_ITEMS = 20

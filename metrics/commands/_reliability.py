@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 
-
 from metrics.commands._study import figure
-from metrics.study._agreement import no_variation, rating_matrix, read_ratings
 from metrics.core._errors import InputError, naming
-from metrics.core._options import input_file, integer, output_dir, seed
-from metrics.study._reliability import paired_metric_test, reliability, reliability_by_stratum
-from metrics.core._validation import MAX_RESAMPLES
 from metrics.core._inputs import numbers
+from metrics.core._options import input_file, integer, output_dir, seed
+from metrics.core._validation import MAX_RESAMPLES
+from metrics.study._agreement import no_variation, rating_matrix, read_ratings
+from metrics.study._reliability import paired_metric_test, reliability, reliability_by_stratum
 
 FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 

@@ -30,7 +30,7 @@ class Interval(NamedTuple):
     high: float
 
     @classmethod
-    def undefined(cls) -> "Interval":
+    def undefined(cls) -> Interval:
         return cls(float("nan"), float("nan"))
 
 

@@ -75,7 +75,7 @@ class PluginGroup:
         thread waits for all)."""
         with self._lock:
             if self._records is None:
-                from importlib.metadata import entry_points   # 20 ms: only when plugins are looked for
+                from importlib.metadata import entry_points  # 20 ms: only when plugins are looked for
 
                 self._records = []
                 for entry in sorted(entry_points(group=self.group), key=lambda e: (e.name, e.value)):

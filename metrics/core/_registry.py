@@ -17,10 +17,11 @@ metrics.core._validation.ParameterError: dataset must be one of hico-det, vcoco,
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup
 
@@ -128,7 +129,7 @@ def load_vocabulary(name: str | None = None) -> Vocabulary:
     return get(name).vocabulary()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(target: str) -> Dataset:
     module, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module), attribute or "DATASET")

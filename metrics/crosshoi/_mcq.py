@@ -41,11 +41,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-from metrics.detection._boxes import box_iou, parse_box
 from metrics.core._errors import InputError
 from metrics.core._inputs import parse_json, read_json, read_text, sniff_json
 from metrics.core._validation import check_fraction, check_in_range, range_problem, shown
+from metrics.detection._boxes import box_iou, parse_box
 
 BOX_ROLES = ("human", "object")
 

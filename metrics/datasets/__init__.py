@@ -23,8 +23,18 @@ from __future__ import annotations
 import re
 
 from metrics._lazy import lazy_exports
-from metrics.core._registry import (BUILTIN, DEFAULT, ENTRY_POINT_GROUP, GROUND_TRUTH_CLASSES, PLUGINS, Dataset,
-                                    StandardMap, get, load_vocabulary, names)
+from metrics.core._registry import (
+    BUILTIN,
+    DEFAULT,
+    ENTRY_POINT_GROUP,
+    GROUND_TRUTH_CLASSES,
+    PLUGINS,
+    Dataset,
+    StandardMap,
+    get,
+    load_vocabulary,
+    names,
+)
 
 ANY_LABELS = "--any-labels"
 

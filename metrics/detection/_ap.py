@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.core._segments import (order_by_class_then_position, run_starts, segment_cumsum, segment_suffix_max,
-                                   segments, stable_order)
+from metrics.core._segments import (
+    order_by_class_then_position,
+    run_starts,
+    segment_cumsum,
+    segment_suffix_max,
+    segments,
+    stable_order,
+)
 
 
 def matlab_colon(a: float, d: float, b: float) -> np.ndarray:

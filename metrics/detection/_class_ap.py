@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 
+from metrics.core._segments import first_occurrences, stable_order
 from metrics.detection._ap import eleven_point_ap, standard_ap
 from metrics.detection._boxes import box_iou
-from metrics.core._segments import first_occurrences, stable_order
 
 
 def best_overlap(gt_image, gt_class, gt_human, gt_object, pred_image, pred_class, pred_human,

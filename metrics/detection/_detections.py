@@ -116,7 +116,7 @@ class Detections:
 
     @classmethod
     def from_arrays(cls, image: Ids, human_box: Boxes, object_box: Boxes, verb: Texts, object: Texts,
-                    score: Numbers | None = None, *, source: str = "<arrays>") -> "Detections":
+                    score: Numbers | None = None, *, source: str = "<arrays>") -> Detections:
         """Build from in-memory arrays; ``image`` may be names or any hashable ids.
 
         >>> d = Detections.from_arrays(["a.jpg"], [[0, 0, 10, 10]], [[5, 5, 20, 20]], ["ride"], ["horse"])
@@ -131,7 +131,7 @@ class Detections:
                    verb=np.asarray(verb, dtype="O"), object=np.asarray(object, dtype="O"), score=scores,
                    source=source)
 
-    def with_images(self, images: np.ndarray) -> "Detections":
+    def with_images(self, images: np.ndarray) -> Detections:
         """Re-index ``image`` against a (super)set of image names."""
         import pandas as pd
         index = pd.Index(images)

@@ -289,7 +289,7 @@ def _fast_jsonl(table, data: bytes, path: Path) -> Detections:
     counts = _lengths(table.column("hois"))
     hois = pc.list_flatten(table.column("hois"))
     _require(hois.null_count == 0)
-    field = lambda name: pc.struct_field(hois, name)  # noqa: E731
+    field = lambda name: pc.struct_field(hois, name)
     human, obj = _box_values(field("human_box")), _box_values(field("object_box"))
     score = field("score").to_numpy(zero_copy_only=False).astype(np.float64)
     _require_numbers_as_json_reads_them(table, data)

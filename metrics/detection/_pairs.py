@@ -17,9 +17,9 @@ result is exactly the sequential algorithm's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -131,7 +131,7 @@ class PairTable:
     @classmethod
     def build(cls, gt_image, gt_human, gt_object, pred_image, pred_human, pred_object,
               sigma: Callable[[np.ndarray, np.ndarray], np.ndarray], *, iou: float = 0.5,
-              pred_score=None) -> "PairTable":
+              pred_score=None) -> PairTable:
         """``sigma(p, g)`` returns the HOI similarity of predictions ``p`` and ground truths ``g``
         (index arrays of one shape; a :class:`SigmaTable` is evaluated on broadcast blocks
         instead); ``iou`` is the threshold θ for both boxes; ``pred_score``, when given, lets
@@ -142,7 +142,7 @@ class PairTable:
 
     @classmethod
     def start(cls, gt_image, gt_human, gt_object, pred_image, pred_human, pred_object, *,
-              iou: float = 0.5, pred_score=None) -> "PendingPairs":
+              iou: float = 0.5, pred_score=None) -> PendingPairs:
         """:meth:`build` in two halves, for a caller with σ not ready yet: the geometry (both
         IoUs of every same-image pair, and the confidence order when ``pred_score`` is given)
         starts now in a second thread; ``finish(sigma)`` on the returned context manager
@@ -182,7 +182,7 @@ class PendingPairs:
         gh, go, ph, po = boxes
         return score, _candidate_edges(self.gt_group, self.pred_group, gh, go, ph, po, self.iou)
 
-    def __enter__(self) -> "PendingPairs":
+    def __enter__(self) -> PendingPairs:
         return self
 
     def __exit__(self, *exc):

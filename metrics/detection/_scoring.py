@@ -32,9 +32,10 @@ Decisions where the paper leaves room (also in docs/method.md, "SHOE mAP and SHO
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,7 @@ from metrics.core._choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PR
 from metrics.core._errors import InputError
 from metrics.core._validation import ParameterError, check_choice, check_fraction, check_in_range
 from metrics.detection._pairs import PairTable, SigmaTable
-from metrics.detection._shoe import SoftCounts, ShoeMatch, match_miss_rates, shoe_ap, shoe_match, shoe_soft_counts
+from metrics.detection._shoe import ShoeMatch, SoftCounts, match_miss_rates, shoe_ap, shoe_match, shoe_soft_counts
 
 if TYPE_CHECKING:
     from metrics.detection._class_ap import ClassAP
@@ -92,7 +93,8 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     :func:`as_dataset`); see :func:`score_dict`."""
     from metrics.detection._class_ap import ClassAP
     from metrics.detection._hoi_labels import class_table, classes_of, label_pairs, resolve_labels
-    from metrics.vocab._similarity import SimilarityMatrix, combine as combine_fn
+    from metrics.vocab._similarity import SimilarityMatrix
+    from metrics.vocab._similarity import combine as combine_fn
 
     check_choice("combine", combine, COMBINATIONS)
     check_fraction("w", w)

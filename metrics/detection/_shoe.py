@@ -11,10 +11,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics.core._choices import FN_MODES, INTERPOLATIONS
-from metrics.core._segments import (class_bounds, segment_cumsum, segment_diff, segment_suffix_max,
-                                    segment_sums_into, segments, stable_order)
+from metrics.core._segments import (
+    class_bounds,
+    segment_cumsum,
+    segment_diff,
+    segment_suffix_max,
+    segment_sums_into,
+    segments,
+    stable_order,
+)
 from metrics.core._validation import check_choice, check_fraction
-from metrics.detection._ap import sequential_greedy   # the one greedy matcher (and the one AP: detection.ap)
+from metrics.detection._ap import sequential_greedy  # the one greedy matcher (and the one AP: detection.ap)
 from metrics.detection._pairs import PairTable
 
 EPS = 1e-8

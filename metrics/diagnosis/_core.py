@@ -83,15 +83,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics.detection._class_ap import best_overlap_assignment
-from metrics.detection._ap import sequential_greedy
 from metrics.core._segments import distinct_indices, rank_within_blocks
 from metrics.core._validation import check_choices
-
-from metrics.diagnosis.errors import FixedToTruePositive
+from metrics.detection._ap import sequential_greedy
+from metrics.detection._class_ap import best_overlap_assignment
 from metrics.diagnosis._registry import ERROR_REGISTRY
-from metrics.diagnosis._scene import (SUBSETS, TRUE_POSITIVE, Edges, Flags, OracleState, Scene,
-                                     _edges, prepare)
+from metrics.diagnosis._scene import SUBSETS, TRUE_POSITIVE, Edges, Flags, OracleState, Scene, _edges, prepare
+from metrics.diagnosis.errors import FixedToTruePositive
 
 
 # ---------------------------------------------------------------------------- matching

@@ -6,11 +6,20 @@ from __future__ import annotations
 
 from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup, class_target
 from metrics.core._validation import check_choice
-
-from metrics.diagnosis.errors import (AssociationError, BothBoxesError, DuplicateError, ErrorType, FalseNegativeGroup,
-                                      FalsePositiveGroup, GroupedOracle, HumanBoxError, InteractionError, MissedGTError,
-                                      ObjectBoxError)
 from metrics.diagnosis._scene import TRUE_POSITIVE
+from metrics.diagnosis.errors import (
+    AssociationError,
+    BothBoxesError,
+    DuplicateError,
+    ErrorType,
+    FalseNegativeGroup,
+    FalsePositiveGroup,
+    GroupedOracle,
+    HumanBoxError,
+    InteractionError,
+    MissedGTError,
+    ObjectBoxError,
+)
 
 
 class ErrorRegistry:

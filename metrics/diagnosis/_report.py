@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metrics.core._inputs import numbers
+from metrics.core._jsonio import StagedFolder, write_json
 from metrics.diagnosis._registry import ERROR_REGISTRY
 from metrics.diagnosis._scene import SUBSETS
-from metrics.core._jsonio import StagedFolder, write_json
-from metrics.study._report import png_bytes, table_html, subplots, write_page
-from metrics.core._inputs import numbers
+from metrics.study._report import png_bytes, subplots, table_html, write_page
 
 
 def delta_map_chart(results: dict):

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from metrics.detection._boxes import box_iou
 from metrics.core._choices import MAP_PROTOCOLS
 from metrics.core._errors import InputError
-from metrics.detection._ap import class_ap
-from metrics.detection._pairs import image_pairs
 from metrics.core._validation import check_choice, check_in_range
+from metrics.detection._ap import class_ap
+from metrics.detection._boxes import box_iou
+from metrics.detection._pairs import image_pairs
 
 if TYPE_CHECKING:
     from metrics.datasets import Vocabulary
@@ -100,8 +100,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     vocabulary and the baseline matrices labels are resolved with; a dataset without a
     ``no_interaction`` class (V-COCO, Diag-HOI §2.5) simply has none to remove."""
     from metrics import datasets
-    from metrics.vocab._baseline import load_default
     from metrics.detection._hoi_labels import resolve_labels
+    from metrics.vocab._baseline import load_default
 
     check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
@@ -209,7 +209,7 @@ class Edges:
         return self.human_ok & self.object_ok
 
     @classmethod
-    def build(cls, s: Scene) -> "Edges":
+    def build(cls, s: Scene) -> Edges:
         p, g = image_pairs(s.gt_image, s.pred_image, by="pred")
         off = _pixel_offset(s)
         iou_h = box_iou(s.pred_human[p], s.gt_human[g], pixel_offset=off)
@@ -238,7 +238,7 @@ class Flags:
     object: np.ndarray
 
     @classmethod
-    def build(cls, e: Edges, tp: np.ndarray) -> "Flags":
+    def build(cls, e: Edges, tp: np.ndarray) -> Flags:
         n = len(tp)
 
         def anyp(mask):
@@ -257,7 +257,7 @@ class OracleState:
     tp: np.ndarray
     n_gt: np.ndarray
 
-    def copy(self) -> "OracleState":
+    def copy(self) -> OracleState:
         return OracleState(self.keep.copy(), self.cls.copy(), self.tp.copy(), self.n_gt.copy())
 
     def ap(self, pos: np.ndarray, protocol: str = "all-point") -> np.ndarray:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics.detection._boxes import box_iou
-from metrics.detection._ap import class_ap, sequential_greedy
-from metrics.detection._pairs import image_pairs
 from metrics.core._segments import distinct_indices, rank_within_blocks, run_starts
-
+from metrics.detection._ap import class_ap, sequential_greedy
+from metrics.detection._boxes import box_iou
+from metrics.detection._pairs import image_pairs
 from metrics.diagnosis._core import Diagnosis
 from metrics.diagnosis._scene import NO_INTERACTION, SUBSETS, Scene, _edges, _pixel_offset
 
@@ -140,8 +139,8 @@ def _extend_images(s: Scene, det) -> np.ndarray:
 
 def _object_codes(s: Scene, det) -> np.ndarray:
     """Object label codes of other detections in the scene's object code space (unknown: −1)."""
-    from metrics.vocab._baseline import load_default
     from metrics.detection._hoi_labels import resolve_labels
+    from metrics.vocab._baseline import load_default
 
     r = resolve_labels(s.object_names, det.object, "n", load_default("n", dataset=s.dataset), s.vocabulary,
                        where=lambda side, row: det.where(row, "object"))

@@ -44,11 +44,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.vocab import _wordnet as wordnet
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable, numbers, read_json, refuse_first_row, require_columns
 from metrics.core._intervals import bootstrap_mean_interval
 from metrics.core._validation import check_whole
+from metrics.vocab import _wordnet as wordnet
 
 CRITERIA = ("gold", "wn_syn", "cluster")
 

@@ -38,11 +38,11 @@ Everything is deterministic for a seed.
 from __future__ import annotations
 
 import time
-from fractions import Fraction
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd

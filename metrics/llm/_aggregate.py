@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metrics.study._agreement import eq13_agreement
 from metrics.core._choices import SCALE, SCALE_MAX
 from metrics.core._errors import InputError
-from metrics.vocab._similarity import SimilarityMatrix, combine
 from metrics.llm._runner import Ratings
+from metrics.study._agreement import eq13_agreement
+from metrics.vocab._similarity import SimilarityMatrix, combine
 
 MAX_ABLATION_MODELS = 12
 

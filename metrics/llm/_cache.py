@@ -14,7 +14,7 @@ requests, some answered but not yet written). Only the main thread writes.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 SCHEMA = """
@@ -63,7 +63,7 @@ class AnswerCache:
             "INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (model, version, ka, kb, score, "ok" if score is not None else "missing", reply, error,
              attempts, seconds, prompt_tokens, completion_tokens,
-             datetime.now(timezone.utc).isoformat(timespec="milliseconds")))
+             datetime.now(UTC).isoformat(timespec="milliseconds")))
 
     def answers(self, model: str, version: str) -> dict[tuple[str, str], int | None]:
         """Every cached (pair → score or None for missing) of a model and prompt version."""

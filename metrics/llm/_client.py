@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -128,7 +127,7 @@ class ChatClient:
         """(status, headers, body) of one POST, or None after a network failure (added to ``failures``)."""
         try:
             return self.post(body)
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             failures.append("timeout")
         except (OSError, http.client.HTTPException) as exc:
             failures.append(f"connection: {type(exc).__name__}")

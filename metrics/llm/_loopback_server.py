@@ -175,7 +175,7 @@ class LoopbackLLM:
                 self.answered[(model, p)] += 1
         return text
 
-    def start(self) -> "LoopbackLLM":
+    def start(self) -> LoopbackLLM:
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
         self._thread.start()

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.study._report import heatmap_figure, png_bytes, table_html, subplots, write_page
 from metrics.llm import _aggregate as aggregate
 from metrics.llm._runner import Ratings
+from metrics.study._report import heatmap_figure, png_bytes, subplots, table_html, write_page
 
 
 def _fig3(ratings: dict[str, Ratings]) -> tuple[pd.DataFrame, object]:

@@ -35,13 +35,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.vocab import _wordnet as wordnet
-from metrics.vocab._baseline import object_candidates, verb_candidates
 from metrics.core._errors import InputError
 from metrics.llm import _prompt as prompt
 from metrics.llm._cache import AnswerCache, key
 from metrics.llm._client import ChatClient, EndpointError
 from metrics.llm._config import Config, Model
+from metrics.vocab import _wordnet as wordnet
+from metrics.vocab._baseline import object_candidates, verb_candidates
 
 POS_NAME = {"v": "verb", "n": "object"}
 

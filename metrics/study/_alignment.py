@@ -23,14 +23,14 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from metrics.vocab import _wordnet as wordnet
-from metrics.study._agreement import eq13_agreement
 from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
-from metrics.core._intervals import fisher_interval
-from metrics.vocab._similarity import combine
-from metrics.study._study_items import item_synsets
 from metrics.core._inputs import numbers
+from metrics.core._intervals import fisher_interval
+from metrics.study._agreement import eq13_agreement
+from metrics.study._study_items import item_synsets
+from metrics.vocab import _wordnet as wordnet
+from metrics.vocab._similarity import combine
 
 NOT_METRICS = {"item_id", "category", "level", "gt_verb", "gt_object", "pred_verb", "pred_object",
                "verb_sim", "object_sim", "human_mean", "n_ratings", "gt_image", "image"}

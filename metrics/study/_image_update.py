@@ -27,8 +27,8 @@ import pandas as pd
 
 from metrics.core._choices import SCALE
 from metrics.core._errors import InputError
-from metrics.core._intervals import t_interval, wald_interval, wilson_interval
 from metrics.core._inputs import numbers
+from metrics.core._intervals import t_interval, wald_interval, wilson_interval
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -42,7 +42,6 @@ from metrics.core._intervals import Interval, _z
 from metrics.core._validation import check_confidence, check_fraction
 
 
-
 @dataclass(frozen=True)
 class PPIEstimate:
     """A prediction-powered estimate beside the human-only one.

@@ -9,12 +9,11 @@ from dataclasses import asdict
 
 import numpy as np
 
+from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval, _z
 from metrics.core._validation import check_confidence, check_fraction
-from metrics.core._choices import SCALE_MAX
 from metrics.study._ppi import PPIEstimate, _estimate, _lam, _vector, ppi_mean
-
 
 W_STEP = 0.001   # grid of w for the interval of a tuned weight
 

@@ -35,9 +35,9 @@ import pandas as pd
 from scipy import optimize, sparse
 from scipy.special import expit, logsumexp
 
-from metrics.study._agreement import rating_matrix
 from metrics.core._choices import SCALE
 from metrics.core._errors import InputError
+from metrics.study._agreement import rating_matrix
 
 GRID = np.linspace(-6.0, 6.0, 121)
 LOG_PRIOR = -0.5 * GRID ** 2 - logsumexp(-0.5 * GRID ** 2)
@@ -78,7 +78,7 @@ class RaterModel:
                 "excluded": list(self.excluded)}
 
     @classmethod
-    def from_parameters(cls, params: dict) -> "RaterModel":
+    def from_parameters(cls, params: dict) -> RaterModel:
         """A model that scores items with stored rater parameters (no items or rater table)."""
         return cls(items=pd.DataFrame(columns=["score", "se", "n"]),
                    raters=pd.DataFrame(columns=["severity", "consistency", "flag"]),

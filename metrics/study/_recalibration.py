@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from metrics.study._agreement import eq13_agreement
 from metrics.core._choices import SCALE_MAX
 from metrics.core._inputs import require_columns
-from metrics.vocab._similarity import SimilarityMatrix, combine
-from metrics.study._study_items import item_synsets
 from metrics.core._validation import MAX_SEED, ParameterError, check_in_range, check_whole
+from metrics.study._agreement import eq13_agreement
+from metrics.study._study_items import item_synsets
+from metrics.vocab._similarity import SimilarityMatrix, combine
 
 if TYPE_CHECKING:
     from sklearn.isotonic import IsotonicRegression

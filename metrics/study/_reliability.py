@@ -28,12 +28,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metrics.study._agreement import (bootstrap_intervals, delta_squared, eq13_agreement, alpha_of_matrix,
-                                    require_shared_item, value_counts)
 from metrics.core._choices import LEVELS, SCALE
 from metrics.core._errors import InputError
 from metrics.core._intervals import kalpha_interval, percentile_interval
 from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
+from metrics.study._agreement import (
+    alpha_of_matrix,
+    bootstrap_intervals,
+    delta_squared,
+    eq13_agreement,
+    require_shared_item,
+    value_counts,
+)
 
 WEIGHTS = ("identity", "ordinal", "quadratic")
 

@@ -19,10 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics.study._agreement import AgreementReport
-from metrics.core._jsonio import StagedFolder
 from metrics.core._inputs import numbers
-
+from metrics.core._jsonio import StagedFolder
+from metrics.study._agreement import AgreementReport
 
 
 def heatmap_figure(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):

@@ -117,6 +117,7 @@ def compare_matrices(a: SimilarityMatrix, b: SimilarityMatrix) -> dict:
     0.875
     """
     from scipy.stats import spearmanr
+
     from metrics.study._agreement import eq13_agreement
 
     both = set(a.labels) & set(b.labels)

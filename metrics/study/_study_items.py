@@ -17,9 +17,9 @@ import pandas as pd
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import numbers, read_csv, refuse_first_row, require_columns
+from metrics.core._vocabulary import Vocabulary
 from metrics.vocab._matching import resolve
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.core._vocabulary import Vocabulary
 
 HOI_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")
 

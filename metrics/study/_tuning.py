@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics.study._agreement import eq13_agreement
 from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._inputs import require_columns
 from metrics.core._validation import check_in_range
+from metrics.study._agreement import eq13_agreement
 
 MIN_STEP, MAX_STEP = 0.00001, 0.5   # grid steps of the MAE curve
 

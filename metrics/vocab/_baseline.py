@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from metrics.core._choices import SCALE_MAX
+from metrics.core._registry import get
 from metrics.vocab import _wordnet as wordnet
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.core._registry import get
 
 MAX_DISTANCE = 5
 METHOD = ("shortest path length d in the WordNet 3.0 hypernym/hyponym graph (for verbs one "

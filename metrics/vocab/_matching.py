@@ -25,10 +25,10 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from metrics.vocab import _wordnet as wordnet
 from metrics.core._errors import InputError
 from metrics.core._types import Texts
 from metrics.core._vocabulary import Vocabulary
+from metrics.vocab import _wordnet as wordnet
 from metrics.vocab._similarity import SimilarityMatrix
 
 KINDS = ("synset", "label", "free_text", "unknown")

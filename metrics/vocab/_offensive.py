@@ -22,7 +22,7 @@ A sense is excluded when (each rule is reported as the reason):
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 WORDS_FILE = Path(__file__).resolve().parent / "data" / "offensive_words.txt"
@@ -58,7 +58,7 @@ def excluded_reason(synset: str, extra: frozenset | set = frozenset()) -> str | 
     return _reason(synset)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reason(synset: str) -> str | None:
     from metrics.vocab._wordnet import wordnet
 

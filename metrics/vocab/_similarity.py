@@ -15,10 +15,11 @@ Two file formats (docs/contracts.md):
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable
-import warnings
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -97,7 +98,7 @@ class SimilarityMatrix:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_long(cls, a: Texts | pd.Series, b: Texts | pd.Series, score: Numbers | pd.Series, *,
-                  labels: Iterable[str] | None = None, meta: dict | None = None) -> "SimilarityMatrix":
+                  labels: Iterable[str] | None = None, meta: dict | None = None) -> SimilarityMatrix:
         """Build a sparse matrix from parallel arrays of labels and 0–4 scores."""
         a = np.asarray(a, dtype=object)
         b = np.asarray(b, dtype=object)
@@ -110,7 +111,7 @@ class SimilarityMatrix:
         return cls(labels, row=row, col=col, val=np.asarray(score, dtype=np.float64), meta=meta)
 
     @classmethod
-    def identity(cls, labels: Iterable[str], meta: dict | None = None) -> "SimilarityMatrix":
+    def identity(cls, labels: Iterable[str], meta: dict | None = None) -> SimilarityMatrix:
         """Exact match only: 4 on the diagonal, 0 elsewhere."""
         labels = list(labels)
         return cls(labels, row=[], col=[], val=[], meta=meta or {"source": "identity"})
@@ -255,7 +256,7 @@ class SimilarityMatrix:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "SimilarityMatrix":
+    def load(cls, path: str | Path) -> SimilarityMatrix:
         """Read a ``.csv`` or ``.npz`` matrix; bad files raise a one-line InputError."""
         path = Path(path)
         check_readable(path)
@@ -301,7 +302,7 @@ def _symmetric_keys(n, row, col, val, labels):
     return keys[nonzero], vals[nonzero].astype(np.float32)
 
 
-def _load_csv(path: Path) -> "SimilarityMatrix":
+def _load_csv(path: Path) -> SimilarityMatrix:
     df = read_csv(path)
     if list(df.columns[:3]) != ["a", "b", "score"]:
         raise InputError(f"{path}: header must be 'a,b,score', found {','.join(map(str, df.columns))}")
@@ -365,7 +366,7 @@ def _npz_array(data, name: str, path: Path) -> np.ndarray:
     return array
 
 
-def _load_npz(path: Path) -> "SimilarityMatrix":
+def _load_npz(path: Path) -> SimilarityMatrix:
     arrays = _npz_arrays(path)
     if "labels" not in arrays:
         raise InputError(f"{path}: missing array 'labels'")

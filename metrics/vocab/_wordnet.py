@@ -130,7 +130,7 @@ class WordNetIndex:
 
     # -- building and storing
     @classmethod
-    def build(cls, reader) -> "WordNetIndex":
+    def build(cls, reader) -> WordNetIndex:
         """Read every noun and verb synset, the lemma index and the exception lists from NLTK's
         ``reader``, and the tagged counts from ``cntlist.rev`` (about 20 s; done once)."""
         synsets = [s for pos in INDEX_POS for s in reader.all_synsets(pos)]
@@ -176,7 +176,7 @@ class WordNetIndex:
         return stored
 
     @classmethod
-    def load(cls, path: Path) -> "WordNetIndex | None":
+    def load(cls, path: Path) -> WordNetIndex | None:
         """The index stored at ``path``, or None when it is missing, unreadable or stale."""
         try:
             with open(path, "rb") as f:
@@ -302,7 +302,7 @@ class WordNetIndex:
             common.add(ROOT)
         if not common:
             return None
-        min_depth = lambda k: 0 if k == ROOT else self.min_depth[k]  # noqa: E731
+        min_depth = lambda k: 0 if k == ROOT else self.min_depth[k]
         deepest = max(min_depth(k) for k in common)
         subsumers = sorted((k for k in common if min_depth(k) == deepest), key=self._name_of)
         subsumer = a if a in subsumers else subsumers[0]

@@ -16,10 +16,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from metrics import InputError
 from studyapp import assignment, inert, prolific, studies
-from studyapp.overview import platform_summary
-from studyapp.studytypes import get_type, view_of
 from studyapp.components import answer_bar
 from studyapp.models import CANT_JUDGE
+from studyapp.overview import platform_summary
+from studyapp.studytypes import get_type, view_of
 from studyapp.ui import base_url, time_left
 
 LOG = logging.getLogger("studyapp.annotate")

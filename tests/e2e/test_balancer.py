@@ -21,14 +21,14 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlmodel import select
-
 from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S
 from dbhelpers import postgres_schema, postgres_url_or_skip
+from sqlmodel import select
+from studyhelpers import make_study
+
 from deploy.cluster import Cluster
 from studyapp import storage, studies
 from studyapp.models import Assignment, Rating
-from studyhelpers import make_study
 
 pytestmark = pytest.mark.slow
 
@@ -40,9 +40,9 @@ if missing:
         raise RuntimeError(f"CI=true but {', '.join(missing)} missing (scripts/ci_browser.sh, scripts/ci_balancer.sh)")
     pytest.skip(f"{', '.join(missing)} not installed", allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 # the item screen in place and ready, naming another item than ``old`` (its assignment id)
 NEXT_ITEM = """

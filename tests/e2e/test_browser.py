@@ -13,22 +13,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-import random
-import sys
 import os
+import random
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from sqlmodel import select
-
-from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, running_app  # noqa: F401
+from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, running_app
 from projectpaths import ROOT
+from sqlmodel import select
+from studyhelpers import make_study
+
 from studyapp import storage, studies
 from studyapp.models import Event, Item, Rating
-from studyhelpers import make_study
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -44,11 +44,11 @@ if not _browser_available():
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
 
 
 @pytest.fixture
@@ -330,6 +330,7 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
     """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
     it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
     from studyhelpers import earlier_study, image_spec, invite_same
+
     from studyapp.spec_files import load_spec
 
     earlier_study(tmp_path)
@@ -378,6 +379,7 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
     """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
     revises; reload resumes; six items finish the study. Stored marks are checked per item."""
     from studyhelpers import write_imsitu_study as write_study
+
     from studyapp.spec_files import load_spec
 
     study = studies.create_study(load_spec(write_study(tmp_path)))

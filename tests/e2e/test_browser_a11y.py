@@ -16,16 +16,15 @@ import os
 import time
 
 import pytest
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
-
 from browserhelpers import running_app
 from projectpaths import ROOT
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study, write_imsitu_study
+from test_browser import WAIT_S, browser, button, press, start, wait_idle, wait_text  # noqa: F401
+
 from studyapp import studies
 from studyapp.spec_files import load_spec
-from studyhelpers import (curation_spec, earlier_study, image_spec, invite_same, make_study,
-                          write_imsitu_study)
-from test_browser import WAIT_S, browser, button, press, start, wait_idle, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

@@ -14,13 +14,13 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
+from studyhelpers import write_items
+from test_browser import WAIT_S, browser, button, running_app, wait_text  # noqa: F401
+from test_browser_adaptive import rate_in_browser, wait_for_server_refits
 
 from studyapp import storage, studies
 from studyapp.models import Annotator, Assignment, Event, Item
 from studyapp.spec_files import load_spec
-from studyhelpers import write_items
-from test_browser import WAIT_S, browser, button, running_app, wait_text  # noqa: F401
-from test_browser_adaptive import rate_in_browser, wait_for_server_refits
 
 pytestmark = pytest.mark.slow
 

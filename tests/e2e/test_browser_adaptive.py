@@ -13,13 +13,13 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
+from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
+from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401
 
 from studyapp import adaptive, storage, studies
 from studyapp.models import Assignment, Item, Study
 from studyapp.spec_files import load_spec
 from studyapp.study_spec import spec_of
-from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
-from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 STALE = (StaleElementReferenceException,)   # the bar is replaced by each rerun
@@ -53,7 +53,7 @@ def rate_in_browser(driver, link: str, rating) -> list[str]:
         shown.append(key)
         press(driver, str(rating(key)))
         WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(   # the next bar, or the end
-            lambda d: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
+            lambda d, before=before: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
 
 
 def wait_for_server_refits(study_id: int) -> None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-
-from studyapp import accounts
-from studyapp.simulate import simulate_study
 from studyhelpers import make_study
 from test_browser import WAIT_S, audit_entries, browser, button, running_app, wait_text  # noqa: F401
 from test_browser_researcher import downloaded, widget
+
+from studyapp import accounts
+from studyapp.simulate import simulate_study
 
 pytestmark = pytest.mark.slow
 

@@ -17,11 +17,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
+from studyhelpers import make_study
+from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
 
 from studyapp import accounts, storage
 from studyapp.models import Event, Researcher, Setting
-from studyhelpers import make_study
-from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

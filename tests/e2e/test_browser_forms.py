@@ -12,14 +12,25 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
+from test_browser import (  # noqa: F401
+    browser,
+    button,
+    choose,
+    press,
+    ratings,
+    running_app,
+    start,
+    start_in_two_tabs,
+    wait_idle,
+    wait_ratings,
+    wait_text,
+)
 
 from metrics import hico
 from studyapp import exports, storage, studies
 from studyapp.models import Assignment, Event, Item, Rating
 from studyapp.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
-from test_browser import (browser, button, choose, press, ratings, running_app, start, start_in_two_tabs,  # noqa: F401
-                          wait_idle, wait_ratings, wait_text)
 
 pytestmark = pytest.mark.slow
 
@@ -135,7 +146,7 @@ def test_imsitu_one_hint_marks_in_green_enter_after_click_and_zoom(tmp_path, bro
         red, green, _blue = (int(c) for c in marked.value_of_css_property("border-color")
                              .removeprefix("rgb(").removesuffix(")").split(","))
         assert green > red  # green, not the theme's red
-        width = lambda: browser.execute_script(  # noqa: E731
+        width = lambda: browser.execute_script(
             "return document.querySelector('.item-content img').clientWidth")
         assert width() == 64  # the generated image's own size
         press(browser, "z")
@@ -181,8 +192,8 @@ def test_imsitu_answer_from_an_out_of_date_tab_is_refused(tmp_path, browser):
 def test_imsitu_answer_given_while_the_server_restarts_is_kept(tmp_path, browser):
     """The mark form shares the answer bar's delivery: marks and Enter while the server is down
     say "reconnecting…", and the answer is stored for that item once the server is back."""
-    from test_browser import free_port
     from studyhelpers import write_imsitu_study as write_study
+    from test_browser import free_port
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)

@@ -11,20 +11,18 @@ from __future__ import annotations
 import time
 
 import pytest
+from browserhelpers import running_app
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
-
-from browserhelpers import running_app
 from sqlmodel import select
+from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study, write_imsitu_study
+from test_browser import browser, start, wait_idle  # noqa: F401
 
 from studyapp import assignment, storage, studies
 from studyapp.models import Rating
 from studyapp.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
-from studyhelpers import (curation_spec, earlier_study, image_spec, invite_same, make_study,
-                          write_imsitu_study)
-from test_browser import browser, start, wait_idle  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

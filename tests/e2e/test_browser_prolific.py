@@ -12,17 +12,16 @@ import subprocess
 import sys
 
 import pytest
+from projectpaths import ROOT
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
+from studyhelpers import make_study
+from test_browser import WAIT_S, browser, button, open_tab, press, running_app, wait_idle, wait_ratings, wait_text  # noqa: F401
+from test_browser_researcher import widget
 
-from projectpaths import ROOT
 from studyapp import storage
 from studyapp.models import Annotator, Assignment, Item
-from studyhelpers import make_study
-from test_browser import (WAIT_S, browser, button, open_tab, press, running_app, wait_idle, wait_ratings,  # noqa: F401
-                          wait_text)
-from test_browser_researcher import widget
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S
 from projectpaths import ROOT
 from studyhelpers import make_study
@@ -24,8 +23,8 @@ if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
+from selenium import webdriver
+from selenium.webdriver.common.by import By
 
 BOXES = """return Array.from(document.querySelectorAll('body > h1, body > h2, body > h3, body > p, body > table, img'))
   .map(e => { const r = e.getBoundingClientRect();

@@ -13,13 +13,13 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
-
-from metrics.study._agreement import alpha_of_matrix, rating_matrix, validate_ratings
-from metrics.detection._detections import write_jsonl
-from studyapp import accounts, exports, matrix_versions, scoring
-from studyapp.simulate import simulate_study
 from studyhelpers import make_study
 from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_idle, wait_text  # noqa: F401
+
+from metrics.detection._detections import write_jsonl
+from metrics.study._agreement import alpha_of_matrix, rating_matrix, validate_ratings
+from studyapp import accounts, exports, matrix_versions, scoring
+from studyapp.simulate import simulate_study
 
 pytestmark = pytest.mark.slow
 

@@ -14,11 +14,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from projectpaths import ROOT
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlalchemy.engine import make_url
-
-from projectpaths import ROOT
 from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_idle, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.slow

@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from projectpaths import ROOT
 from selenium.webdriver.common.by import By
 from sqlmodel import select
+from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
+from test_browser_researcher import widget
 
-from projectpaths import ROOT
 from studyapp import storage, studies
 from studyapp.models import Item
 from studyapp.spec_files import load_spec
-from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
-from test_browser_researcher import widget
 
 pytestmark = pytest.mark.slow
 

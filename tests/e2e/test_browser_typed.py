@@ -24,13 +24,12 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
+from studyhelpers import make_study
+from test_browser import browser, button, press, ratings, running_app, start, wait_idle, wait_ratings, wait_text  # noqa: F401
 
 from studyapp import storage, studies
 from studyapp.models import Event, Rating
 from studyapp.spec_files import load_spec
-from studyhelpers import make_study
-from test_browser import (browser, button, press, ratings, running_app, start,  # noqa: F401
-                          wait_idle, wait_ratings, wait_text)
 
 pytestmark = pytest.mark.slow
 
@@ -195,6 +194,7 @@ def test_imsitu_tab_to_a_verb_and_enter_toggles_it(tmp_path, browser):
 
 def test_crosshoi_tab_to_marks_and_enter_marks_them(tmp_path, browser):
     from studyhelpers import curation_spec
+
     from studyapp.studytypes.crosshoi_curation import crosshoi
 
     study = studies.create_study(curation_spec(tmp_path))

@@ -13,10 +13,10 @@ from multiprocessing import get_context
 
 import pytest
 from sqlmodel import select
+from studyhelpers import make_annotators, make_study
 
 from studyapp import assignment, config, storage
 from studyapp.models import Assignment, Rating
-from studyhelpers import make_annotators, make_study
 
 KILLS = 50
 

@@ -29,9 +29,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from projectpaths import ROOT
 from faults import COMMANDS, expand, world, world_template  # noqa: F401 (fixtures)
+from projectpaths import ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import sys
 import venv
 
 import pytest
-
 from projectpaths import ROOT
+
 from metrics.detection._detections import write_jsonl
 
 pytestmark = pytest.mark.slow

@@ -2,10 +2,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study._agreement import (agreement_report, alpha_from_counts, bootstrap_intervals, eq13_agreement,
-                               alpha_of_matrix, majority_scores, pairwise_agreement_matrix, pairwise_qwk,
-                               rating_matrix, rating_precision, validate_ratings)
 from metrics.core._errors import InputError
+from metrics.study._agreement import (
+    agreement_report,
+    alpha_from_counts,
+    alpha_of_matrix,
+    bootstrap_intervals,
+    eq13_agreement,
+    majority_scores,
+    pairwise_agreement_matrix,
+    pairwise_qwk,
+    rating_matrix,
+    rating_precision,
+    validate_ratings,
+)
 
 # 3 items; item 1 rated 1,1; item 2 rated 1,2,2; item 3 rated 3,3 (NaN = not rated).
 # Coincidences: o11 = 2, o12 = o21 = 1, o22 = 1, o33 = 2; n1 = 3, n2 = 2, n3 = 2, n = 7.

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics.study._alignment import align, alignment_table, permutation_pvalue, to_0_4
 from metrics.core._intervals import fisher_interval
+from metrics.study._alignment import align, alignment_table, permutation_pvalue, to_0_4
 
 
 def test_fisher_interval_matches_the_paper_and_the_formula():

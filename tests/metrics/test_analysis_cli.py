@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
+
 from metrics.study._simulation import simulate_ratings
 
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from projectpaths import ROOT
 
 ITEMS = ("item_id,category,gt_verb,gt_object,pred_verb,pred_object,verb_sim,object_sim\n"

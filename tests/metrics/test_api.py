@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 
 import metrics
-from projectpaths import ROOT
 from metrics import ParameterError
 from metrics.detection._detections import Detections, write_jsonl
 

@@ -8,12 +8,12 @@ import sys
 import textwrap
 
 import pytest
+from projectpaths import ROOT, SHARED_DATA
 
 from metrics import datasets
 from metrics.core._validation import ParameterError
 from metrics.datasets.vcoco._vocabulary import LEFT_OUT_OF_24, vcoco
 from metrics.vocab import _wordnet as wordnet
-from projectpaths import ROOT, SHARED_DATA
 
 VCOCO_VAL = SHARED_DATA / "vcoco" / "vcoco_val.json"
 
@@ -243,6 +243,7 @@ def test_swig_hoi_subsets_keep_novel_and_unevaluated_classes_apart():
     novel), novel = evaluated novel ones; an unevaluated class or one outside the vocabulary's
     class list is in Full only. HICO-DET's table has no novel column and keeps its three."""
     import pandas as pd
+
     from metrics.detection._scoring import _subset_masks
     classes = pd.DataFrame({"hoi_id": [0, 1, 2, 3, None], "rare": [1, 0, 0, 0, None],
                             "novel": [0, 0, 1, 0, None], "evaluated": [1, 1, 1, 0, None]})
@@ -306,6 +307,7 @@ def test_swig_hoi_standard_map_equals_its_official_evaluation(tmp_path):
     """Half of the predictions moved off their ground truth: the score's Full / Rare / Non-rare
     / Novel are calc_ap's (swig_ap on the same rows)."""
     import numpy as np
+
     from metrics.datasets.swig_hoi import swig_ap
     v = datasets.load_vocabulary("swig-hoi")
     evaluated = v.classes[v.classes["evaluated"] == 1].iloc[::7]

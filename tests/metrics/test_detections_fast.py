@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metrics.core._errors import InputError
 from metrics.detection._detections import COCO_OBJECT_IDS, _read_validating
 from metrics.detection._detections_fast import _read_fast, read_detections
-from metrics.core._errors import InputError
 
 FIELDS = ("images", "image", "line", "human_box", "object_box", "verb", "object", "score")
 

@@ -8,13 +8,13 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
-from metrics.detection._detections import Detections, write_jsonl
+
+from metrics.core._errors import InputError
 from metrics.detection._ap import class_ap
+from metrics.detection._detections import Detections, write_jsonl
 from metrics.diagnosis import ERROR_REGISTRY, build_diagnosis
 from metrics.diagnosis._subtasks import interaction_classification, pair_localization
-from metrics.core._errors import InputError
 from tests.reference import pairs as reference
 
 # boxes: ground-truth humans H*, objects O*; X* / Y* overlap nothing
@@ -348,7 +348,7 @@ def test_prediction_pair_candidates_read_off_the_edges_equal_the_direct_computat
     gt = Detections.from_arrays(np.array(images)[gt_rows], gt_h, gt_o, verbs[rng.integers(0, 4, n_gt)],
                                 objects[rng.integers(0, 2, n_gt)])
     src = rng.integers(0, n_gt, n_pred)
-    jitter = lambda b: b + rng.integers(-6, 7, b.shape) * (rng.random((len(b), 1)) < 0.7)  # noqa: E731
+    jitter = lambda b: b + rng.integers(-6, 7, b.shape) * (rng.random((len(b), 1)) < 0.7)
     pred = Detections.from_arrays(np.array(images)[gt_rows[src]], jitter(gt_h[src]), jitter(gt_o[src]),
                                   verbs[rng.integers(0, 4, n_pred)], objects[rng.integers(0, 2, n_pred)],
                                   rng.random(n_pred).round(2))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metrics.detection import Detections, write_jsonl
-from metrics.diagnosis import build_diagnosis, ERROR_REGISTRY, ErrorType, register_error_type, write_diagnosis_report
+from metrics.diagnosis import ERROR_REGISTRY, ErrorType, build_diagnosis, register_error_type, write_diagnosis_report
 
 H, O, FAR = [0, 0, 10, 10], [20, 0, 30, 10], [200, 200, 210, 210]
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from projectpaths import ROOT
 
 from benchmarks.fuzz_inputs import FAILURES, FORMATS, Runner, run_chunk
-from projectpaths import ROOT
 
 # inputs per format in the CI slice (study-spec's successes create a study: slower)
 SLICE = {name: 6 if name == "study-spec" else 16 for name in FORMATS}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.detection import _scoring as S
-from metrics.detection._detections import Detections
-from metrics.detection._ap import RECALL_THRESHOLDS, eleven_point_ap
 from metrics.datasets.hico_det._vocabulary import hico
+from metrics.detection import _scoring as S
+from metrics.detection._ap import RECALL_THRESHOLDS, eleven_point_ap
+from metrics.detection._detections import Detections
 from tests.reference.hico_official import eval_one, matlab_colon_0_01_1
 
 # a few HICO-DET classes, two sharing an object (Known-Object keeps both in horse images)

@@ -6,8 +6,8 @@ import sys
 
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
+
 from metrics import InputError
 from metrics.study._image_update import image_update, pair_ratings
 

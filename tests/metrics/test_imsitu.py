@@ -10,9 +10,21 @@ import pytest
 from metrics import InputError
 from metrics.cli import main
 from metrics.core._intervals import bootstrap_mean_interval
-from metrics.imsitu._accuracy import (alignment_table, base_forms, gold_from_image_names, human_accuracy,
-                            majority_labels, parse_clusters, parse_marks, read_examples_predictions,
-                            read_gold, read_judge, sense_accuracy_tables, verb_synsets, wn_synonyms)
+from metrics.imsitu._accuracy import (
+    alignment_table,
+    base_forms,
+    gold_from_image_names,
+    human_accuracy,
+    majority_labels,
+    parse_clusters,
+    parse_marks,
+    read_examples_predictions,
+    read_gold,
+    read_judge,
+    sense_accuracy_tables,
+    verb_synsets,
+    wn_synonyms,
+)
 
 GOLD = {"a.jpg": "jumping", "b.jpg": "riding", "c.jpg": "lying", "d.jpg": "eating", "e.jpg": "swimming"}
 PRED = {"a.jpg": ["leaping", "jumping", "falling"],

@@ -9,12 +9,12 @@ from metrics import InputError
 
 
 def readers():
-    from metrics.study._agreement import read_ratings
-    from metrics.imsitu._accuracy import read_clusters, read_gold, read_predictions
     from metrics.crosshoi._mcq import read_bench
+    from metrics.imsitu._accuracy import read_clusters, read_gold, read_predictions
+    from metrics.study._agreement import read_ratings
     from metrics.study._shoe_pool import read_shoe_csv
-    from metrics.vocab._similarity import SimilarityMatrix
     from metrics.study._study_items import read_items
+    from metrics.vocab._similarity import SimilarityMatrix
     return [read_ratings, read_items, SimilarityMatrix.load, read_bench, read_gold, read_predictions, read_clusters,
             read_shoe_csv]
 

@@ -14,7 +14,6 @@ import time
 import venv
 
 import pytest
-
 from projectpaths import ROOT
 
 APP_STACK = {"streamlit", "sqlalchemy", "sqlmodel", "psycopg", "psycopg-binary", "altair", "pillow", "matplotlib"}

@@ -15,11 +15,11 @@ import time
 from collections import Counter
 
 import pytest
+from projectpaths import ROOT
 
-from metrics.vocab import _wordnet as wordnet
 from metrics.llm import _prompt as prompt
 from metrics.llm._loopback_server import LoopbackLLM, pair_key
-from projectpaths import ROOT
+from metrics.vocab import _wordnet as wordnet
 from tests.llm_helpers import write_config, write_pairs
 
 pytestmark = pytest.mark.slow

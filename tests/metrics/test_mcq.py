@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
-
 from projectpaths import ROOT
+
 from metrics import InputError
-from metrics.crosshoi._mcq import answers_from_detections, Detection, mcq_scores, option_class, parse_bench
+from metrics.crosshoi._mcq import Detection, answers_from_detections, mcq_scores, option_class, parse_bench
 
 HORSE = ["ride a/an horse", "feed a/an horse"]
 BENCH = {

@@ -12,10 +12,10 @@ import sys
 import textwrap
 
 import pytest
+from projectpaths import ROOT
 
 from metrics import datasets
 from metrics.core import PluginGroup
-from projectpaths import ROOT
 
 GROUP = "hoi_semantic_eval.test_only"
 

@@ -9,7 +9,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import ppi_py_mean
 
 import metrics
 from metrics import InputError, ParameterError
@@ -17,7 +19,6 @@ from metrics.study._ppi import ppi_mean, ppi_mean_by_group
 from metrics.study._ppi_active import active_ppi_mean, active_probabilities, active_selection, ensemble_uncertainty
 from metrics.study._ppi_alignment import ppi_agreement, ppi_correlation, ppi_weight
 from metrics.study._tuning import optimal_w
-from reference import ppi_py_mean
 
 Z95 = 1.959963984540054
 

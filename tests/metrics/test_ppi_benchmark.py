@@ -7,10 +7,9 @@ import sys
 
 import numpy as np
 import pytest
-
-from benchmarks.ppi_savings import load_design, shoe_statistics
 from projectpaths import ROOT
 
+from benchmarks.ppi_savings import load_design, shoe_statistics
 
 pytestmark = pytest.mark.slow
 

@@ -21,9 +21,9 @@ import pkgutil
 import numpy as np
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 
 import metrics
-from projectpaths import ROOT
 
 # metrics.__all__ on commit 978bd2c (before the regrouping), in its order
 NAMES_ON_978BD2C = [

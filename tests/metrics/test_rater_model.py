@@ -7,13 +7,13 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 from scipy import integrate, optimize, stats
 from scipy.special import expit
 
-from projectpaths import ROOT
+from benchmarks.rater_model_baselines import rater_tests_study
 from metrics.study._agreement import rating_matrix
 from metrics.study._rater_model import PRIOR_SD, _long, _objective, careless_raters, fit_rater_model
-from benchmarks.rater_model_baselines import rater_tests_study
 from metrics.study._simulation import simulate_ratings
 
 
@@ -103,9 +103,9 @@ def test_marginal_likelihood_matches_numerical_integration():
         return cum[y + 1] - cum[y]
 
     total = 0.0
-    for item, rows in ratings.groupby("item_id"):
+    for _item, rows in ratings.groupby("item_id"):
         raters = [list(matrix.columns).index(a) for a in rows["annotator"]]
-        integrand = lambda t: stats.norm.pdf(t) * np.prod([prob(int(y), j, t)  # noqa: E731
+        integrand = lambda t, rows=rows, raters=raters: stats.norm.pdf(t) * np.prod([prob(int(y), j, t)
                                                           for y, j in zip(rows["rating"], raters)])
         total += np.log(integrate.quad(integrand, -6, 6)[0] / (stats.norm.cdf(6) - stats.norm.cdf(-6)))
     penalty = (0.5 * np.sum(log_a ** 2) / PRIOR_SD["log_discrimination"] ** 2

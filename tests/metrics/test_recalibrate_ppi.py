@@ -10,12 +10,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 
 from metrics.study._simulation import simulate_ratings
 from metrics.vocab._baseline import load_default
 from metrics.vocab._similarity import SimilarityMatrix
-from projectpaths import ROOT
-
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +85,7 @@ def test_ppi_matrices_and_interval_sidecars(study, recalibrated):
         assert np.allclose(matrix.scores(sample["a"], sample["b"]), sample["estimate"], atol=1e-5)
         # each level's fit, recomputed from the table: λ = Cov(Y, ŷ)/Var(ŷ) over its rated pairs
         # (clipped to [0, 1]), estimate λ·ŷ + mean(Y − λ·ŷ), half-width z·√((1 − n/M)·S²(Y − λ·ŷ)/n)
-        for level, g in table.groupby("stratum"):
+        for _level, g in table.groupby("stratum"):
             rated = g[g["human"].notna()]
             if len(rated) < 2:
                 assert (g["fit"] == "pooled").all()

@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.vocab._baseline import load_default
 from metrics.study._recalibration import recalibrate_matrices
-from metrics.vocab._similarity import SimilarityMatrix
 from metrics.study._simulation import simulate_ratings
 from metrics.study._study_items import join_ratings
+from metrics.vocab._baseline import load_default
+from metrics.vocab._similarity import SimilarityMatrix
 
 
 def squared(matrix: SimilarityMatrix) -> SimilarityMatrix:

@@ -9,10 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.study._agreement import alpha_of_matrix, rating_matrix
 from metrics.core._intervals import kalpha_interval
-from metrics.study._reliability import (gwet_ac2, hayes_krippendorff_bootstrap, human_ceiling, icc, paired_metric_test,
-                                 reliability, reliability_by_stratum, variance_components)
+from metrics.study._agreement import alpha_of_matrix, rating_matrix
+from metrics.study._reliability import (
+    gwet_ac2,
+    hayes_krippendorff_bootstrap,
+    human_ceiling,
+    icc,
+    paired_metric_test,
+    reliability,
+    reliability_by_stratum,
+    variance_components,
+)
 from metrics.study._simulation import simulate_ratings
 
 NAN = np.nan

@@ -11,10 +11,10 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-
-from metrics.study import agreement_report, fit_rater_model, simulate_ratings
-from metrics.study import _report as report
 from projectpaths import ROOT
+
+from metrics.study import _report as report
+from metrics.study import agreement_report, fit_rater_model, simulate_ratings
 
 ARTIFACTS = ROOT / "test-artifacts" / "report-plots"
 MIN_PX = 10

@@ -10,9 +10,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from metrics.study._agreement import bootstrap_intervals, nanmean_rows
+from metrics.study._agreement import agreement_report, bootstrap_intervals, nanmean_rows
 from metrics.study._report import _votes, table_html, write_report
-from metrics.study._agreement import agreement_report
 
 
 def cells(html: str) -> list[str]:

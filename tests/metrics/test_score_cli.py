@@ -6,11 +6,11 @@ import sys
 
 import numpy as np
 import pytest
-
 from projectpaths import ROOT
+
+from metrics.core._errors import InputError
 from metrics.detection._detections import COCO_OBJECT_IDS, write_jsonl
 from metrics.detection._detections_fast import read_detections
-from metrics.core._errors import InputError
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
 
@@ -37,7 +37,7 @@ def test_jsonl_round_trip(tmp_path):
                                       {"image": "y.jpg", "hois": []},
                                       {"image": "z.jpg", "hois": [_hoi(h=B)]}])
     with pytest.raises(InputError, match="line 3: score is missing"):
-        read_detections(p).has_scores
+        _ = read_detections(p).has_scores
     d = read_detections(p)
     assert d.images.tolist() == ["x.jpg", "y.jpg", "z.jpg"] and d.image.tolist() == [0, 0, 2]
     assert d.verb.tolist() == ["ride", "hold", "ride"] and d.line.tolist() == [1, 1, 3]

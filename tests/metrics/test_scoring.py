@@ -8,11 +8,13 @@ reference transcription in tests/reference/shoe_algorithms.py (a second implemen
 import numpy as np
 import pytest
 
-from metrics.detection import _ap as AP, _pairs as PAIRS, _scoring as S, _shoe as SHOE
+from metrics.detection import _ap as AP
+from metrics.detection import _pairs as PAIRS
+from metrics.detection import _scoring as S
+from metrics.detection import _shoe as SHOE
 from metrics.detection._boxes import box_iou
 from metrics.detection._detections import Detections
 from metrics.vocab._similarity import SimilarityMatrix
-
 from tests.reference import shoe_algorithms as ref
 
 EPS = 1e-8
@@ -167,7 +169,7 @@ def _random_case(seed, n_img=6, K=4):
     sig = rng.integers(0, 3, size=(len(flat_p), len(flat_g))) / 2  # many ties
     goff = np.cumsum([0] + [len(g) for g, _ in images])
     poff = np.cumsum([0] + [len(p) for _, p in images])
-    ref_sigma = lambda ii, pj, gj: float(sig[poff[ii] + pj, goff[ii] + gj])  # noqa: E731
+    ref_sigma = lambda ii, pj, gj: float(sig[poff[ii] + pj, goff[ii] + gj])
     return images, ref_sigma, K, arrays, sig
 
 

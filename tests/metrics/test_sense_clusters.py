@@ -11,9 +11,19 @@ from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, silhou
 from metrics import InputError
 from metrics.cli import main
 from metrics.imsitu._accuracy import read_clusters, sense_accuracy_tables
-from metrics.imsitu._sense_clusters import (Nodes, _cut, _hac_tree, ambiguity_statistics,
-                                    clustering_quality, cosine_distances, purity, read_nodes, select_k,
-                                    two_step_clustering, unit_rows)
+from metrics.imsitu._sense_clusters import (
+    Nodes,
+    _cut,
+    _hac_tree,
+    ambiguity_statistics,
+    clustering_quality,
+    cosine_distances,
+    purity,
+    read_nodes,
+    select_k,
+    two_step_clustering,
+    unit_rows,
+)
 
 # 10 verbs over 8 planted senses (|V| = 10, so step 2 tries k = int(10 r) = 6..16; r = 0.8 gives 8)
 VERB_SENSES = {"v0": [0, 1, 2], "v1": [0, 3], "v2": [1, 4], "v3": [2, 5], "v4": [3, 6, 7], "v5": [4, 5],

@@ -10,12 +10,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
+
 from metrics import InputError
+from metrics.core._validation import ParameterError, check_choice, check_fraction, check_in_range, check_whole, flag_of
 from metrics.detection._detections import Detections
-from metrics.core._validation import (ParameterError, check_choice, check_fraction, check_in_range, check_whole,
-                                flag_of)
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
 
@@ -40,11 +39,11 @@ def test_the_checks_name_the_parameter_and_keep_good_values():
     assert check_fraction("w", 0) == 0.0 and check_in_range("iou", 1, 0, 1, low_open=True) == 1.0
     assert check_whole("k", 3, 1) == 3 and check_choice("level", "ordinal", ("ordinal",)) == "ordinal"
     for bad in (-0.1, 1.5, float("nan"), float("inf"), "0.5", True, None):
-        refused("w", lambda: check_fraction("w", bad))
+        refused("w", lambda bad=bad: check_fraction("w", bad))
     assert str(refused("iou", lambda: check_in_range("iou", 0, 0, 1, low_open=True))) == \
         "iou must be a number in (0, 1], got 0"
     for bad in (0, 2.0, "3", True):
-        refused("k", lambda: check_whole("k", bad, 1))
+        refused("k", lambda bad=bad: check_whole("k", bad, 1))
     assert str(refused("level", lambda: check_choice("level", "x", ("a", "b")))) == "level must be one of a, b, got 'x'"
 
 
@@ -88,7 +87,7 @@ def test_agreement_refuses_each_bad_parameter(parameter, value):
 
 
 def test_alpha_and_its_intervals_refuse_a_bad_level_or_confidence():
-    from metrics.study._agreement import bootstrap_intervals, alpha_of_matrix, rating_matrix
+    from metrics.study._agreement import alpha_of_matrix, bootstrap_intervals, rating_matrix
     matrix = rating_matrix(ratings_and_items()[0])
     refused("level", lambda: alpha_of_matrix(matrix, level="ranked"))
     refused("confidence", lambda: bootstrap_intervals(matrix, confidence=1.0))
@@ -114,8 +113,8 @@ def rated_items():
 @pytest.mark.parametrize("parameter,value", [("w", 0.0), ("w", 1.0), ("prior_strength", -1), ("folds", 1),
                                              ("folds", 13), ("seed", -1)])
 def test_recalibrate_refuses_each_bad_parameter(parameter, value):
-    from metrics.vocab._baseline import load_default
     from metrics.study._recalibration import recalibrate_matrices
+    from metrics.vocab._baseline import load_default
     refused(parameter, lambda: recalibrate_matrices(rated_items(), load_default("v"), load_default("n"), **{parameter: value}))
 
 

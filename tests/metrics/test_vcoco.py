@@ -14,14 +14,19 @@ import sys
 
 import numpy as np
 import pytest
+from projectpaths import ROOT, SHARED_DATA
 
 from benchmarks.vcoco_eval import CATEGORIES, workload, write_files
 from metrics.core._errors import InputError
 from metrics.core._pickles import load_restricted, loads_restricted
 from metrics.datasets.vcoco import _evaluation as E
 from metrics.datasets.vcoco._evaluation import detection_keys, evaluate, evaluate_files
-from metrics.datasets.vcoco._readers import coco_instances, detections_from_records, read_vcoco_detections, vcoco_actions
-from projectpaths import ROOT, SHARED_DATA
+from metrics.datasets.vcoco._readers import (
+    coco_instances,
+    detections_from_records,
+    read_vcoco_detections,
+    vcoco_actions,
+)
 from tests.reference.vsrl_eval import VCOCOeval
 
 VCOCO_VAL = SHARED_DATA / "vcoco" / "vcoco_val.json"

@@ -45,6 +45,7 @@ def test_no_version_map_is_built_and_lookups_match_nltks_own_reader():
     """NLTK 3.10 maps WordNet 3.0 onto itself on every load (map30); skipped here."""
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
     from metrics.vocab import _wordnet as wordnet
     reader = wordnet.wordnet()
     assert reader.map30 is None

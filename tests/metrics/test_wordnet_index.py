@@ -12,11 +12,11 @@ import random
 
 import numpy as np
 import pytest
+from projectpaths import SHARED_DATA
 
 from metrics import SimilarityMatrix
-from metrics.vocab import _wordnet as wordnet
 from metrics.datasets.hico_det._vocabulary import hico
-from projectpaths import SHARED_DATA
+from metrics.vocab import _wordnet as wordnet
 
 
 @pytest.fixture(scope="module")

@@ -80,7 +80,7 @@ def shoe_map(images, sigma, n_classes, *, theta=0.5, delta=0.0, interpolation="n
     L = [[] for _ in range(n_classes)]
     n_gt = [0] * n_classes
     for ii, (gts, preds) in enumerate(images):
-        sigma_i = lambda pj, gi, ii=ii: sigma(ii, pj, gi)  # noqa: E731
+        sigma_i = lambda pj, gi, ii=ii: sigma(ii, pj, gi)
         result, matched = _match_image(gts, preds, sigma_i, theta, [True] * len(preds))
         for gi, (pj, s) in enumerate(result):
             k = gts[gi][2]
@@ -126,7 +126,7 @@ def shoe_mf1(images, sigma, n_classes, *, theta=0.5, delta=0.0, tau=0.5, fn_mode
     n_gt = [0] * n_classes
     gt_total = gt_missed = pred_total = pred_missed = 0
     for ii, (gts, preds) in enumerate(images):
-        sigma_i = lambda pj, gi, ii=ii: sigma(ii, pj, gi)  # noqa: E731
+        sigma_i = lambda pj, gi, ii=ii: sigma(ii, pj, gi)
         use = [tau is None or p[2] >= tau for p in preds]
         result, matched = _match_image(gts, preds, sigma_i, theta, use)
         for gi, (pj, s) in enumerate(result):

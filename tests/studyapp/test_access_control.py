@@ -4,18 +4,18 @@ and XSRF protection of the served app."""
 import base64
 import hashlib
 import tomllib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from projectpaths import ROOT
 from sqlalchemy import text
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
+from studyhelpers import console_page, make_study
 
-from projectpaths import ROOT
 from metrics import InputError
 from studyapp import assignment, auth, cli, storage, studies
 from studyapp.models import Annotator, Event, Rating, Setting
-from studyhelpers import console_page, make_study
 
 APP = str(ROOT / "studyapp" / "app.py")
 
@@ -189,7 +189,7 @@ def test_console_password_is_stored_with_scrypt():
 
 class FakeClock:
     def __init__(self):
-        self.now = datetime(2030, 1, 1, tzinfo=timezone.utc)
+        self.now = datetime(2030, 1, 1, tzinfo=UTC)
 
     def __call__(self):
         return self.now

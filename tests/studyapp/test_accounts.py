@@ -6,15 +6,15 @@ import subprocess
 import sys
 
 import pytest
-from sqlmodel import select
-
 from projectpaths import ROOT
+from sqlmodel import select
+from studyhelpers import signed_in, write_spec
+
 from metrics import InputError
 from studyapp import accounts, auth, exports, storage, studies
 from studyapp.accounts import Actor
 from studyapp.models import Annotator, Event, Researcher, Study
 from studyapp.spec_files import load_spec
-from studyhelpers import signed_in, write_spec
 
 ALICE, BOB, VIEW = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 

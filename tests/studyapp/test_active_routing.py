@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 from sqlmodel import select
+from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
 from metrics import InputError
 from studyapp import adaptive, assignment, exports, prolific, storage, studies
@@ -15,7 +16,6 @@ from studyapp.dashboard import study_dashboard
 from studyapp.models import Annotator, Event, Item, Study
 from studyapp.ppi_estimates import headline, ppi_estimates
 from studyapp.spec_files import load_spec
-from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -89,8 +89,9 @@ def test_without_active_the_llm_ratings_change_nothing_in_the_order(tmp_path):
 def test_console_dashboard_leads_with_the_ppi_answer(tmp_path):
     # [llm] without [active]: two raters rate every item (2 and 3); the dashboard's first line is
     # the all-items PPI answer with what its interval is over, the table one click away
-    from studyapp import auth
     from studyhelpers import console_page
+
+    from studyapp import auth
     study_id = studies.create_study(load_spec(active_spec(tmp_path, active=None)))
     first, second = make_annotators(study_id, 2)
     rate_all(first, 2)

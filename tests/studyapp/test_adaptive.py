@@ -12,6 +12,16 @@ import pandas as pd
 import pytest
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
+from studyhelpers import (
+    EASY,
+    HARD_BASE,
+    answer,
+    make_annotators,
+    rate_until_done,
+    ratings_of,
+    ratings_per_item,
+    write_adaptive_spec,
+)
 
 from metrics import InputError
 from metrics.study._rater_model import fit_rater_model
@@ -20,8 +30,6 @@ from studyapp.models import Annotator, Assignment, Event, Item, Study
 from studyapp.simulate import simulate_study
 from studyapp.spec_files import load_spec
 from studyapp.study_spec import spec_of
-from studyhelpers import (EASY, HARD_BASE, answer, make_annotators, rate_until_done, ratings_of,
-                          ratings_per_item, write_adaptive_spec)
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -132,7 +140,7 @@ def test_max_raters_holds_under_12_concurrent_annotators(tmp_path):
         try:
             barrier.wait()
             rate_until_done(annotator_id, index)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=pair) for pair in enumerate(annotators)]

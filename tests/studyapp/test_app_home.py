@@ -1,6 +1,5 @@
-from streamlit.testing.v1 import AppTest
-
 from projectpaths import ROOT
+from streamlit.testing.v1 import AppTest
 
 
 def test_home_page_shows_vocabulary_and_matrix_sizes():

@@ -6,11 +6,11 @@ from datetime import timedelta
 
 import pytest
 from sqlmodel import select
+from studyhelpers import make_annotators, make_study, rate_all, ratings_of, write_practice
 
 from metrics import InputError
 from studyapp import assignment, storage, studies
 from studyapp.models import Assignment, Event, Rating, utcnow
-from studyhelpers import make_annotators, make_study, ratings_of, rate_all, write_practice
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -32,7 +32,7 @@ def test_raters_per_item_never_exceeded_under_16_concurrent_annotators(tmp_path)
         try:
             barrier.wait()
             rated[annotator_id] = rate_all(annotator_id, value=1)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(a,)) for a in annotators]
@@ -275,8 +275,9 @@ def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
 
 
 def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
-    from studyapp.spec_files import load_spec
     from studyhelpers import write_spec
+
+    from studyapp.spec_files import load_spec
     cases = [(["p1,ride,horse,feed,horse,,"], r"practice\.csv line 2: a practice item needs an 'expected'"),
              (["p1,ride,horse,feed,horse,7,"], r"practice\.csv: item 'p1': expected .*7"),
              (["i01,ride,horse,feed,horse,2,"], r"item 'i01': the item_id is also used by the study's items")]

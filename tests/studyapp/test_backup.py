@@ -6,10 +6,10 @@ import zipfile
 
 import pytest
 from sqlalchemy import MetaData, create_engine, select
+from studyhelpers import make_annotators, make_study
 
 from metrics import InputError
 from studyapp import assignment, backup, cli, migrations, storage
-from studyhelpers import make_annotators, make_study
 
 
 def _dump(url: str) -> dict[str, list[dict]]:

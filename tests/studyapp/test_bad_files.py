@@ -17,14 +17,30 @@ import pickle
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from faults import (COMMANDS, FILES, Refusal, check_refused, expand, jl, npy_bytes, npz_bytes, option_name, parsers,
-                    run_in_process, run_process, state, value_actions, with_value)
-from faults import world, world_template  # noqa: F401 (fixtures)
+from faults import (  # noqa: F401 (fixtures)
+    COMMANDS,
+    FILES,
+    Refusal,
+    check_refused,
+    expand,
+    jl,
+    npy_bytes,
+    npz_bytes,
+    option_name,
+    parsers,
+    run_in_process,
+    run_process,
+    state,
+    value_actions,
+    with_value,
+    world,
+    world_template,
+)
 
 LABELS = np.array(["ride.v.01", "hold.v.01"])
 UTF16 = "utf-16"
@@ -696,9 +712,10 @@ def test_restore_into_a_database_that_was_only_started(world, tmp_path, capsys):
 
 
 def test_two_exports_in_the_same_second_get_two_folders(world):
-    from datetime import datetime, timezone
+    from datetime import datetime
+
     from studyapp.exports import export_study
-    now = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2030, 1, 1, tzinfo=UTC)
     first, second = export_study("t", world["out"], now=now), export_study("t", world["out"], now=now)
     assert first != second and first.name == "20300101T000000Z" and second.name == "20300101T000000Z-2"
     assert sorted(p.name for p in first.iterdir()) == sorted(p.name for p in second.iterdir())

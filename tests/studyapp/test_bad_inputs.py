@@ -16,11 +16,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import faults
 import numpy as np
 import pytest
-
-import faults
 from projectpaths import ROOT
+
 from metrics import cli as metrics_cli
 from studyapp import cli as studyapp_cli
 

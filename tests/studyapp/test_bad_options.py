@@ -15,10 +15,24 @@ import argparse
 import math
 
 import pytest
+from faults import (  # noqa: F401 (fixtures)
+    COMMANDS,
+    Refusal,
+    check_refused,
+    expand,
+    option_name,
+    parsers,
+    run_in_process,
+    run_process,
+    state,
+    unlock,
+    unwritable_folder,
+    value_actions,
+    with_value,
+    world,
+    world_template,
+)
 
-from faults import (COMMANDS, Refusal, check_refused, expand, option_name, parsers, run_in_process, run_process,
-                    state, unlock, unwritable_folder, value_actions, with_value)
-from faults import world, world_template  # noqa: F401 (fixtures)
 from metrics.core import _options as options
 
 NUMBERS = {"zero": "0", "negative": "-1", "nan": "nan", "infinite": "inf", "huge": "1e400",

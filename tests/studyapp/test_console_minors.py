@@ -4,10 +4,10 @@ told why; a viewer gets no recalibration inputs; the rater-model tables are down
 
 from __future__ import annotations
 
+from studyhelpers import console_page, make_study, open_area, signed_in, write_spec
 
 from studyapp import accounts, config
 from studyapp.simulate import simulate_study
-from studyhelpers import console_page, make_study, open_area, signed_in, write_spec
 
 
 def texts(at) -> str:

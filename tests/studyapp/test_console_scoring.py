@@ -7,13 +7,13 @@ import subprocess
 import sys
 
 import pytest
-
 from projectpaths import ROOT
+from studyhelpers import make_study, signed_in
+
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
 from studyapp import accounts, matrix_versions, scoring
 from studyapp.simulate import simulate_study
-from studyhelpers import make_study, signed_in
 
 
 @pytest.fixture

@@ -8,12 +8,12 @@ import zipfile
 
 import pytest
 from sqlmodel import select
+from studyhelpers import console_page, write_items, write_practice
 
 from metrics import InputError
 from studyapp import spec_uploads, storage, studies
 from studyapp.models import Item
 from studyapp.spec_files import load_spec
-from studyhelpers import console_page, write_items, write_practice
 
 LLM = "item_id,gpt,claude\n" + "".join(f"i{k:02d},{k % 5},{(3 * k) % 5}\n" for k in range(1, 9))
 SPEC = '''title = "Uploaded"
@@ -135,8 +135,9 @@ def test_an_image_study_launches_from_one_zip_and_keeps_its_images(tmp_path, fil
     """An imsitu_correctness study (spec, predictions, clusters and its images folder in one
     zip): its images are kept under the uploads folder and load from the stored items; a study
     without images leaves no folder behind."""
-    from studyapp import config, images
     from studyhelpers import write_imsitu_study
+
+    from studyapp import config, images
 
     source = tmp_path / "imsitu"
     source.mkdir()

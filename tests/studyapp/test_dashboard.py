@@ -4,13 +4,20 @@ cannot be shown yet, and the console shows it for every study type."""
 
 import pandas as pd
 import pytest
+from studyhelpers import console_page, make_annotators, make_study, open_tab, rate_all
 
-from metrics.study._agreement import (bootstrap_intervals, alpha_of_matrix, mean_offdiagonal, pairwise_agreement_matrix,
-                               pairwise_qwk, rating_matrix, validate_ratings)
 from metrics import InputError
+from metrics.study._agreement import (
+    alpha_of_matrix,
+    bootstrap_intervals,
+    mean_offdiagonal,
+    pairwise_agreement_matrix,
+    pairwise_qwk,
+    rating_matrix,
+    validate_ratings,
+)
 from studyapp import auth, dashboard, exports, report_cache, storage, studies
 from studyapp.simulate import simulate_study
-from studyhelpers import console_page, make_annotators, make_study, open_tab, rate_all
 
 
 def main_ratings(slug):

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 
 from metrics import InputError
 from metrics.cli import main as metrics_main
 from metrics.vocab import _wordnet as wordnet
 from metrics.vocab._similarity import SimilarityMatrix
-from projectpaths import ROOT
 from studyapp import studies
 from studyapp.cli import main as studyapp_main
 from studyapp.exports import study_tables
@@ -267,7 +267,8 @@ def test_a_vcoco_study_runs_end_to_end_and_its_matrices_score_vcoco_predictions(
 
 # ------------------------------------------------------------ studyapp recalibrate, build-llm, match
 def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_path):
-    from studyhelpers import rate_all, make_annotators, write_spec
+    from studyhelpers import make_annotators, rate_all, write_spec
+
     from studyapp import matrix_versions
 
     studies.create_study(load_spec(csv_spec(tmp_path)))

@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
-
 from projectpaths import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -43,7 +42,7 @@ def github_slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
 
 
-@lru_cache(maxsize=None)
+@cache
 def anchors(path: Path) -> frozenset[str]:
     prose, _ = split_markdown(path.read_text(encoding="utf-8"))
     seen: Counter[str] = Counter()
@@ -97,7 +96,7 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
-@lru_cache(maxsize=None)
+@cache
 def parsers() -> dict[str, argparse.ArgumentParser]:
     from metrics.cli import build_parser as metrics_parser
     from studyapp.cli import build_parser as studyapp_parser

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
 
 DOC = ROOT / "docs" / "studies.md"

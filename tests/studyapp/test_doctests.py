@@ -6,7 +6,6 @@ import doctest
 import importlib
 
 import pytest
-
 from projectpaths import ROOT
 
 MODULES_WITH_DOCTESTS = sorted(

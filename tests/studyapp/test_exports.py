@@ -6,11 +6,11 @@ import sys
 
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
+from studyhelpers import make_annotators, make_study, write_spec
+
 from studyapp import assignment, exports, storage
 from studyapp.models import Study
-from studyhelpers import make_annotators, make_study, write_spec
 
 
 def run(*args, env_path):

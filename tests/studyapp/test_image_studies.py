@@ -7,18 +7,18 @@ import sys
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from projectpaths import ROOT
+from streamlit.testing.v1 import AppTest
+from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study
+from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
+
 from metrics import InputError
-from metrics.study._image_update import image_update, pair_ratings
 from metrics.crosshoi._mcq import mcq_scores, parse_bench
+from metrics.study._image_update import image_update, pair_ratings
 from studyapp import assignment, studies
 from studyapp.exports import export_study, study_tables
 from studyapp.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
-from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study
-from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
 
 APP = str(ROOT / "studyapp" / "app.py")
 

@@ -4,19 +4,21 @@ images) → exports (human accuracy) → console report (alignment table); and t
 import json
 
 import pytest
+from projectpaths import ROOT
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
+from studyhelpers import IMSITU_PRED as PRED
+from studyhelpers import IMSITU_TRUTH as TRUTH
+from studyhelpers import console_page, make_annotators, open_tab
+from studyhelpers import write_imsitu_study as write_study
+from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
 
-from projectpaths import ROOT
 from metrics import InputError
 from metrics.imsitu._accuracy import read_examples_predictions
 from studyapp import assignment, exports, images, storage, studies
 from studyapp.models import Item, Rating
 from studyapp.spec_files import load_spec
 from studyapp.studytypes.imsitu_correctness import analysis
-from studyhelpers import IMSITU_PRED as PRED, IMSITU_TRUTH as TRUTH, console_page, make_annotators, open_tab
-from studyhelpers import write_imsitu_study as write_study
-from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
 
 APP = str(ROOT / "studyapp" / "app.py")
 def marks_for(fields) -> str:

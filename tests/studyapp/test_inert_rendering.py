@@ -11,13 +11,13 @@ e-mail address that GFM would turn into a link.
 import re
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from projectpaths import ROOT
+from streamlit.testing.v1 import AppTest
 from studyhelpers import console_page, open_tab
+from test_pages import answer_bar, press
+
 from studyapp import assignment, inert, studies
 from studyapp.spec_files import load_spec
-from test_pages import answer_bar, press
 
 APP = str(ROOT / "studyapp" / "app.py")
 MARK = "evilmark"

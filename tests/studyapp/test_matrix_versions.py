@@ -6,15 +6,15 @@ import json
 import numpy as np
 import pytest
 from sqlmodel import select
+from studyhelpers import console_page, make_study
 
-from metrics.vocab._baseline import default_path
 from metrics.cli import main as metrics_main
+from metrics.vocab._baseline import default_path
 from metrics.vocab._similarity import SimilarityMatrix
 from studyapp import exports, matrix_versions, storage
 from studyapp.cli import main as studyapp_main
 from studyapp.models import MatrixVersion
 from studyapp.simulate import simulate_study
-from studyhelpers import console_page, make_study
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import sys
 
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 
 from metrics import InputError
 from metrics.datasets.vcoco._vocabulary import vcoco
 from metrics.vocab import excluded_reason, excluded_senses, load_default, offensive_words
-from projectpaths import ROOT
 from studyapp.spec_files import load_spec
 from studyapp.studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs
 

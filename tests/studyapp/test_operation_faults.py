@@ -24,13 +24,11 @@ import time
 from pathlib import Path
 
 import pytest
+from faults import COMMANDS, Refusal, check_refused, expand, run_in_process, state, world, world_template  # noqa: F401
+from projectpaths import ROOT
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
-
-from faults import (COMMANDS, Refusal, check_refused, expand, run_in_process, state, world,  # noqa: F401
-                    world_template)
-from projectpaths import ROOT
 
 # what a complete run of the operation writes: (database file, table), or a whole database file
 WRITES = {"restore": {"out/restored.sqlite"},

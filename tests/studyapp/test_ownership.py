@@ -10,6 +10,7 @@ import json
 
 import pytest
 from sqlmodel import select
+from studyhelpers import console_page, open_area, open_tab, write_spec
 
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
@@ -18,7 +19,6 @@ from studyapp.accounts import FIRST_OWNER, Actor, Owned
 from studyapp.models import Event
 from studyapp.simulate import simulate_study
 from studyapp.spec_files import load_spec
-from studyhelpers import console_page, open_area, open_tab, write_spec
 
 ALICE, BOB, VERA = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "vera": "vera-password"}

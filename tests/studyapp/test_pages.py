@@ -4,13 +4,13 @@ import json
 import uuid
 
 import pytest
+from projectpaths import ROOT
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
+from studyhelpers import console_page, make_study, open_tab
 
-from projectpaths import ROOT
 from studyapp import auth, storage, studies
 from studyapp.models import Annotator, Event, Item, Rating
-from studyhelpers import console_page, make_study, open_tab
 
 APP = str(ROOT / "studyapp" / "app.py")
 PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'

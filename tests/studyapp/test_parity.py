@@ -10,16 +10,16 @@ import sys
 import time
 
 import pytest
-from sqlmodel import select
-
 from browserhelpers import free_port
-from metrics import InputError
 from projectpaths import ROOT
+from sqlmodel import select
+from studyhelpers import console_page, make_annotators, open_tab, signed_in, write_spec
+
+from metrics import InputError
 from studyapp import accounts, assignment, storage, studies
 from studyapp.accounts import Actor
 from studyapp.models import Annotator, Event
 from studyapp.spec_files import load_spec
-from studyhelpers import console_page, make_annotators, open_tab, signed_in, write_spec
 
 ALICE, BOB = Actor("alice", "researcher"), Actor("bob", "researcher")
 

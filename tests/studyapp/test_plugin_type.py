@@ -13,14 +13,14 @@ import subprocess
 import sys
 
 import pytest
+from projectpaths import ROOT
+from studyhelpers import make_annotators
 
 from metrics import InputError
 from metrics.detection import Detections, write_jsonl
-from projectpaths import ROOT
 from studyapp import assignment, dashboard, exports, studies
 from studyapp.spec_files import load_spec
 from studyapp.studytypes import REGISTRY, StudyView, get_type, register, view_of
-from studyhelpers import make_annotators
 
 TOY_MODULE = '''
 """``parity``: is the number shown even?"""

@@ -18,10 +18,10 @@ import venv
 import zipfile
 
 import pytest
-
-from metrics.detection import Detections, write_jsonl
 from projectpaths import ROOT
 from test_plugin_type import SPEC, TOY_MODULE
+
+from metrics.detection import Detections, write_jsonl
 
 pytestmark = pytest.mark.slow
 

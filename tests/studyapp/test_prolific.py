@@ -9,15 +9,15 @@ import sys
 
 import pandas as pd
 import pytest
+from projectpaths import ROOT
 from sqlmodel import select
+from studyhelpers import console_page, write_spec
 
 from metrics import InputError
-from projectpaths import ROOT
 from studyapp import assignment, prolific, storage, studies
+from studyapp.cli import main as cli_main
 from studyapp.models import Annotator, Assignment, Event, Item
 from studyapp.spec_files import load_spec
-from studyapp.cli import main as cli_main
-from studyhelpers import console_page, write_spec
 
 CODES = ('[prolific]\ncompletion_code = "C0MPLETE"\nattention_failed_code = "ATTNFAIL"\n'
          'screened_out_code = "SCREENED"\n'

@@ -4,19 +4,19 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
 from projectpaths import ROOT
+from studyhelpers import make_annotators, make_study
+
 from metrics import InputError
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
 from studyapp import assignment, exports, report_cache
 from studyapp.simulate import simulate_study
-from studyhelpers import make_annotators, make_study
 
-T0 = datetime(2026, 11, 24, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 24, 12, 0, 0, tzinfo=UTC)
 FAST = {"n_resamples": 30, "permutations": 30}
 
 

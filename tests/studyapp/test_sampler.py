@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from projectpaths import ROOT
+
 from metrics import InputError, hico
 from metrics.vocab._baseline import load_default
 from studyapp.studytypes.hoi_similarity.sampler import sample_pairs, shoe_level

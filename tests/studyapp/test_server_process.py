@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from projectpaths import ROOT
+
 from studyapp import cli, server
 
 CODE = """
@@ -38,9 +39,10 @@ def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch
     ratings only; a console session and the warm-up asking at once compute it once."""
     import threading
 
+    from studyhelpers import make_study
+
     from studyapp import dashboard
     from studyapp.simulate import simulate_study
-    from studyhelpers import make_study
 
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
@@ -69,9 +71,10 @@ def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch
 def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
     """The server's warm-up computes in a child process (this one's interpreter stays free for
     the annotators' pages) and keeps its dashboards here: the same figures as computed here."""
+    from studyhelpers import make_study
+
     from studyapp import dashboard
     from studyapp.simulate import simulate_study
-    from studyhelpers import make_study
 
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
@@ -86,9 +89,10 @@ def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
 
 
 def _study_and_fingerprint(slug: str):
+    from sqlmodel import select
+
     from studyapp import dashboard, storage
     from studyapp.models import Study
-    from sqlmodel import select
 
     with storage.read_session() as session:
         study = session.exec(select(Study).where(Study.slug == slug)).one()

@@ -10,12 +10,12 @@ import sys
 
 import numpy as np
 import pytest
+from projectpaths import ROOT
 
 from metrics import InputError
+from metrics.datasets.hico_det._vocabulary import hico
 from metrics.study._shoe_pool import compare_matrices, pool_levels, pool_matrices, read_shoe_csv
 from metrics.vocab._similarity import SimilarityMatrix
-from metrics.datasets.hico_det._vocabulary import hico
-from projectpaths import ROOT
 
 HEADER = ["image_id", "gt_verb", "gt_object", "gt_verb_synset", "gt_object_synset", "pred_verb_synset",
           "pred_object_synset", "category", "similarity_level"]

@@ -4,13 +4,13 @@ import subprocess
 import sys
 
 import pytest
-
 from projectpaths import ROOT
+from studyhelpers import write_items, write_spec
+
 from metrics import InputError
 from studyapp import studies
 from studyapp.spec_files import load_spec
 from studyapp.studytypes.hoi_similarity import SHOE_SCALE
-from studyhelpers import write_items, write_spec
 
 GOOD = '''title = "T"
 study_type = "hoi_similarity"

@@ -5,13 +5,13 @@ SQLite's ``PRAGMA query_only`` and PostgreSQL's read-only transactions."""
 
 import pytest
 from sqlalchemy import event
-from sqlmodel import select
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlmodel import select
+from studyhelpers import make_annotators, make_study
+from test_pages import notices, open_app, progress_text, rating_button
 
 from studyapp import assignment, storage, studies
 from studyapp.models import Rating
-from studyhelpers import make_annotators, make_study
-from test_pages import notices, open_app, progress_text, rating_button
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

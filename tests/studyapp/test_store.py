@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel, select
+from studyhelpers import make_annotators, make_study, ratings_of
 
 from studyapp import accounts, assignment, migrations, storage
 from studyapp.accounts import Actor
 from studyapp.models import Event, Rating, Study
-from studyhelpers import make_annotators, make_study, ratings_of
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -172,7 +172,7 @@ def test_concurrent_double_submits_store_one_row(tmp_path):
         barrier.wait()
         try:
             ids.append(assignment.submit(annotator, task.assignment_id, 1, 1.0).id)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=submit) for _ in range(8)]

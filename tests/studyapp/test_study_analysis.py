@@ -1,11 +1,11 @@
 """Simulated raters and the study report; the console shows it on the dashboard (test_dashboard)."""
 
 import pytest
+from studyhelpers import make_study
 
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
 from studyapp import analysis, exports
 from studyapp.simulate import simulate_study
-from studyhelpers import make_study
 
 
 @pytest.fixture

@@ -178,7 +178,7 @@ def evaluate_files(gt_path, pred_path, *, vocabulary=None) -> SwigResult:
     """SWIG-HOI's official numbers for an annotation JSON (``swig_test_1000.json``) and a
     predictions file (the ``write_hoi_results`` pickle, or JSON / NPZ with its content), over
     the interactions of ``vocabulary`` (SWIG-HOI's own when ``None``)."""
-    from metrics.datasets.swig_hoi._readers import read_swig_detections, read_ground_truth
+    from metrics.datasets.swig_hoi._readers import read_ground_truth, read_swig_detections
     from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
 
     vocabulary = vocabulary or swig()

@@ -44,7 +44,7 @@ def write_hois(gt_path, pred_path, out_dir) -> dict:
     from pathlib import Path
 
     from metrics.core._jsonio import all_or_nothing
-    from metrics.datasets.swig_hoi._readers import read_swig_detections, read_ground_truth
+    from metrics.datasets.swig_hoi._readers import read_ground_truth, read_swig_detections
     from metrics.datasets.swig_hoi._vocabulary import interaction_table, swig
     from metrics.detection._detections import write_jsonl
 

@@ -47,9 +47,9 @@ import numpy as np
 
 from metrics.core._errors import InputError
 from metrics.core._segments import first_occurrences
-from metrics.detection._ap import class_ap
 from metrics.datasets.vcoco._readers import CocoInstances, VcocoAction, VcocoDetections
-from metrics.datasets.vcoco._vocabulary import LEFT_OUT_OF_24     # ("point-instr",): not in papers' role mean
+from metrics.datasets.vcoco._vocabulary import LEFT_OUT_OF_24  # ("point-instr",): not in papers' role mean
+from metrics.detection._ap import class_ap
 from metrics.detection._boxes import box_iou
 
 SCENARIOS = ("scenario_1", "scenario_2")
@@ -383,7 +383,7 @@ def evaluate(actions: list[VcocoAction], coco: CocoInstances, image_ids: np.ndar
 def read_files(vcoco, coco, ids, pred=None):
     """``(actions, image ids, COCO instances, detections or None, file names)`` of the official
     files (see :mod:`metrics.datasets.vcoco._readers`)."""
-    from metrics.datasets.vcoco._readers import read_coco, read_vcoco_detections, read_ids, read_vcoco
+    from metrics.datasets.vcoco._readers import read_coco, read_ids, read_vcoco, read_vcoco_detections
 
     actions = read_vcoco(vcoco)
     image_ids = read_ids(ids)

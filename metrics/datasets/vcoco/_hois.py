@@ -105,7 +105,7 @@ def prediction_hois(dets, actions, coco, image_ids, *, iou: float = 0.5, source:
             parts.append((rows, box[rows], score[rows], category[best], role_label(action.name, role)))
     rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     order = np.argsort(pos[rows], kind="stable")
-    column = lambda k: np.concatenate([p[k] for p in parts])[order] if parts else np.zeros(0)  # noqa: E731
+    column = lambda k: np.concatenate([p[k] for p in parts])[order] if parts else np.zeros(0)
     verbs = np.concatenate([np.full(len(p[0]), p[4], dtype=object) for p in parts])[order] if parts else np.zeros(0, dtype=object)
     rows = rows[order]
     det = Detections.from_arrays(dets.image_id[rows].astype(str), dets.person_box[rows].astype(np.float64),

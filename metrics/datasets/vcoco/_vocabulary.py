@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from metrics.datasets.hico_det._vocabulary import DATA as HICO_DATA
 from metrics.core._vocabulary import Vocabulary, read_labels
+from metrics.datasets.hico_det._vocabulary import DATA as HICO_DATA
 
 DATA = Path(__file__).resolve().parent / "data"
 LEFT_OUT_OF_24 = ("point-instr",)

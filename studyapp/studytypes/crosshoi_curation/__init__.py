@@ -119,7 +119,7 @@ class CrosshoiCuration(StudyType):
     # ----------------------------------------------------------------- answering
     def describe_response(self, fields: dict, value: str, scale: Scale) -> str:
         marks, plus, minus = crosshoi.decode_response(value)
-        named = lambda ids: ", ".join(crosshoi.class_phrase(i)  # noqa: E731
+        named = lambda ids: ", ".join(crosshoi.class_phrase(i)
                                       for i in ids) or "none"
         by_mark: dict[str, list[str]] = {}
         for candidate, mark in zip(fields["question"]["candidates"], marks):

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
 import json
 from functools import lru_cache
 
+import streamlit as st
+
 from metrics import InputError, hico
 from studyapp import images, inert
-from studyapp.components import image, missing_image, mark_form
+from studyapp.components import image, mark_form, missing_image
 
 from ..base import StudyView
 from . import crosshoi
-
 
 KEYS_HELP = ("For each suggested action, click or tap correct, incorrect or ambiguous — or "
              "choose it with its number (or ↑ ↓) and press c, i or a. Then Submit (Enter).")

@@ -23,8 +23,8 @@ import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.core import SCALE_MAX
-from metrics.vocab import gloss, is_synset_name, lemma_names, load_default, pos_of
 from metrics.study import is_shoe_layout
+from metrics.vocab import gloss, is_synset_name, lemma_names, load_default, pos_of
 
 from ..base import Scale, Section, StudyType
 from . import sampler

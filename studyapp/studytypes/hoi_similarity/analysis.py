@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from metrics.study import alignment_table
 from metrics import datasets
-from metrics.vocab import load_default
-from metrics.study import component_similarities, items_dataset, join_ratings, tune_w_by_category
 from metrics.core import numbers
+from metrics.study import alignment_table, component_similarities, items_dataset, join_ratings, tune_w_by_category
+from metrics.vocab import load_default
 
 
 def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int) -> tuple[dict, dict]:

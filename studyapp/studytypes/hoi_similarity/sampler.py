@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.vocab import excluded_reason, gloss, is_synset_name, load_default, pos_of
-from metrics.datasets import Vocabulary
 from metrics.core import SCALE_MAX, numbers
+from metrics.datasets import Vocabulary
+from metrics.vocab import excluded_reason, gloss, is_synset_name, load_default, pos_of
 
 CATEGORIES = {1: "same verb, different object", 2: "different verb, same object",
               3: "both different"}

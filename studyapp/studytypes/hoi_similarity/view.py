@@ -9,7 +9,6 @@ from studyapp import exports, inert
 from ..base import StudyView
 from . import sampler
 
-
 KEYS_HELP = ("Click or tap the answer that fits, or press its number key ({first}–{last}). "
              "The next item follows at once.")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
 from functools import lru_cache
+
+import streamlit as st
 
 from metrics import InputError
 from studyapp import images
@@ -12,7 +12,6 @@ from studyapp.components import image, missing_image
 
 from ..base import StudyView
 from ..hoi_similarity import view as pair_view
-
 
 KEYS_HELP = ("Click or tap the answer that fits, or press its number key ({first}–{last}). Your "
              "earlier rating of the pair (without the image) is marked: Enter keeps it, another "

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics import InputError
-from metrics.imsitu import (SenseClusters, align_study, human_accuracy, majority_labels,
-                            study_human_labels)
+from metrics.imsitu import SenseClusters, align_study, human_accuracy, majority_labels, study_human_labels
 
 
 def clusters_from_items(fields_list) -> SenseClusters | None:

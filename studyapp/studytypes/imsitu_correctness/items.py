@@ -27,8 +27,8 @@ from studyapp import images
 
 
 def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list[str]]]:
-    from metrics.imsitu import parse_predictions
     from metrics.core import read_json
+    from metrics.imsitu import parse_predictions
 
     data = read_json(path)
     if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):

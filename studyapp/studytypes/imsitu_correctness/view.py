@@ -10,10 +10,9 @@ from PIL import Image
 
 from metrics import InputError
 from studyapp import images
-from studyapp.components import image, missing_image, mark_form
+from studyapp.components import image, mark_form, missing_image
 
 from ..base import StudyView
-
 
 KEYS_HELP = ("Click or tap every verb that describes the image (or press its number), "
              "then Submit (Enter). “Larger image” (key z) enlarges the picture.")

@@ -1,8 +1,8 @@
 """The Create area: a study from a spec file in ``studies/`` or from uploads (the spec and every
 file it names, or one zip), and the study types' own console tools."""
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import streamlit as st
 

@@ -9,7 +9,6 @@ from studyapp import charts, dashboard, inert, report_cache, studies
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import log_download, open_tab, session_alive
 
-
 DASHBOARD_REFRESH_S = 10
 
 
@@ -146,7 +145,7 @@ def analysis_details(board: dashboard.Dashboard) -> None:
             st.caption(inert.text(name))
             st.dataframe(table, hide_index=True)
         for k, chart in enumerate(section.charts):
-            st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda: chart), width="stretch")
+            st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda chart=chart: chart), width="stretch")
 
 
 def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:

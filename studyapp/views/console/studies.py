@@ -11,8 +11,7 @@ from studyapp.components import answer_bar
 from studyapp.study_spec import spec_of
 from studyapp.studytypes import get_type, view_of
 from studyapp.ui import base_url
-from studyapp.views.console.common import (actor, linked, log_download, log_view, open_tab, session_alive,
-                                           share_form)
+from studyapp.views.console.common import actor, linked, log_download, log_view, open_tab, session_alive, share_form
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
 from studyapp.views.console.prolific import prolific_hint, prolific_section
