@@ -40,9 +40,10 @@ def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> t
     from sqlalchemy import insert, text
 
     from metrics import hico
-    from studyapp import auth, storage, studies
-    from studyapp.models import Annotator, Assignment, Rating, utcnow
-    from studyapp.study_spec import ItemSpec, StudySpec
+    from studyapp.core import auth, storage
+    from studyapp.core.models import Annotator, Assignment, Rating, utcnow
+    from studyapp.platform import studies
+    from studyapp.platform.spec_model import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")
@@ -100,9 +101,9 @@ def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> t
 def build_image_pass(base_slug: str, tmp: Path) -> str:
     """The with-image pass of study ``base_slug`` (one drawn image per ground-truth class) and
     an invite for its first annotator (who rated 500 of its pairs); returns the token."""
-    from studyapp import studies
-    from studyapp.demo_images import class_images
-    from studyapp.spec_files import load_spec
+    from studyapp.platform import studies
+    from studyapp.platform.demo_images import class_images
+    from studyapp.platform.spec_files import load_spec
 
     with storage_session() as session:
         classes = sorted({(f["gt_verb"], f["gt_object"]) for (text,) in session.exec_driver_sql(
@@ -136,7 +137,7 @@ def empty_postgres(url: str) -> None:
 
 
 def storage_session():
-    from studyapp import storage
+    from studyapp.core import storage
     return storage.get_engine().connect()
 
 
@@ -162,9 +163,9 @@ def page_calls(token: str, task, k: int):
     """What one page run asks the server after a key on ``task``: the answer stored, then the
     next screen (the annotator from the link, their session, the next item, the count of
     answers, the item's content); returns the next task."""
-    from studyapp import assignment
+    from studyapp.platform import assignment
     from studyapp.studytypes import get_type
-    from studyapp.ui import type_view
+    from studyapp.views.ui import type_view
 
     annotator_id = assignment.resolve_token(token)
     assignment.submit(annotator_id, task.assignment_id, (k + 1) % 5, 1.0)
@@ -178,7 +179,7 @@ def page_calls(token: str, task, k: int):
 
 def server_share(token: str, n: int) -> list[float]:
     """Seconds of :func:`page_calls`, ``n`` times."""
-    from studyapp import assignment
+    from studyapp.platform import assignment
 
     task = assignment.next_item(assignment.resolve_token(token))
     times = []
@@ -195,7 +196,7 @@ def explain(token: str) -> None:
     """The plan of every query one page run sends (:func:`page_calls`)."""
     from sqlalchemy import event
 
-    from studyapp import storage
+    from studyapp.core import storage
 
     engine = storage.get_engine()
     seen: dict[str, tuple] = {}
@@ -205,7 +206,7 @@ def explain(token: str) -> None:
             seen.setdefault(statement, parameters)
 
     event.listen(engine, "before_cursor_execute", record)
-    from studyapp import assignment
+    from studyapp.platform import assignment
 
     task = assignment.next_item(assignment.resolve_token(token))
     try:
@@ -254,8 +255,8 @@ def main() -> None:
         from selenium.webdriver.support.ui import WebDriverWait
         from sqlmodel import func, select
 
-        from studyapp import storage
-        from studyapp.models import Rating
+        from studyapp.core import storage
+        from studyapp.core.models import Rating
         from tests.browserhelpers import CHROMEDRIVER, CHROMIUM, running_app
 
         t0 = time.perf_counter()

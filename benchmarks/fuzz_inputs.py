@@ -645,7 +645,7 @@ class Runner:
     def _invoke(self, main, argv: list[str]) -> tuple[object, str]:
         """Run the command in the world folder: (exit status, stderr). An escaped exception propagates."""
         out, err = io.StringIO(), io.StringIO()
-        from studyapp import storage
+        from studyapp.core import storage
         cwd = os.getcwd()
         os.chdir(self.world)
         try:
@@ -689,7 +689,7 @@ class Runner:
         before = _digest(self.world) if fmt.module == "studyapp" else None
         argv = expand(fmt.argv, self.names)
         from metrics import cli as metrics_cli
-        from studyapp import cli as studyapp_cli
+        from studyapp.platform import cli as studyapp_cli
         main = studyapp_cli.main if fmt.module == "studyapp" else metrics_cli.main
         try:
             status, err = self._invoke(main, argv)

@@ -56,8 +56,8 @@ def build_study(folder: Path, n_items: int, raters: int, per_annotator: int,
                 n_annotators: int) -> tuple[int, list[str]]:
     """A hoi_similarity study (items CSV + spec, as a researcher would create it) and one
     invite token per annotator. Uses the app's database (DATABASE_URL / STUDYAPP_DB)."""
-    from studyapp import studies
-    from studyapp.spec_files import load_spec
+    from studyapp.platform import studies
+    from studyapp.platform.spec_files import load_spec
 
     rows = ["item_id,gt_verb,gt_object,pred_verb,pred_object"]
     for k in range(n_items):
@@ -86,7 +86,7 @@ path = "items.csv"
 def annotate(token: str, ratings: int, seed: int, back_every: int, resume_every: int,
              out: dict) -> None:
     """One annotator's session, as the page drives it; fills ``out`` (acks, latencies, errors)."""
-    from studyapp import assignment
+    from studyapp.platform import assignment
 
     rng = random.Random(seed)
     acks, latencies, problems = out["acks"], out["latencies"], out["problems"]
@@ -130,7 +130,7 @@ def instance(url: str, jobs: list[tuple[str, int]], ratings: int, back_every: in
              resume_every: int, start, conn) -> None:
     """One app instance (a process): its own engine; one thread per annotator session."""
     os.environ["DATABASE_URL"] = url
-    from studyapp import storage
+    from studyapp.core import storage
 
     storage.get_engine()  # open (and check the schema) before the clock starts
     results = []
@@ -161,7 +161,7 @@ def run_load(url: str, folder: Path, annotators: int = 64, ratings: int = 500,
              seed: int = 0) -> dict:
     """Build the study in the (empty) database at ``url``, run the annotators, verify, and
     return the figures. Raises AssertionError listing what was lost or over-assigned."""
-    from studyapp import storage
+    from studyapp.core import storage
 
     os.environ["DATABASE_URL"] = url
     n_items = math.ceil(annotators * ratings / raters * 1.05) + ratings  # some slack

@@ -54,8 +54,8 @@ P_BACK, P_RELOAD = 0.05, 0.02
 def make_study(n_items: int, raters: int, per_annotator: int, tag: str) -> tuple[int, str]:
     """A hoi_similarity study of ``n_items`` distinct pairs (HICO-DET labels); its id and slug."""
     from metrics import hico
-    from studyapp import studies
-    from studyapp.study_spec import ItemSpec, StudySpec
+    from studyapp.platform import studies
+    from studyapp.platform.spec_model import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")
@@ -79,7 +79,7 @@ def make_study(n_items: int, raters: int, per_annotator: int, tag: str) -> tuple
 
 def invites(study_id: int, count: int) -> list[tuple[int, str]]:
     """(annotator id, token) of ``count`` new invite links."""
-    from studyapp import assignment, studies
+    from studyapp.platform import assignment, studies
 
     tokens = [i.token for i in studies.invite(study_id, count)]
     return [(assignment.resolve_token(t), t) for t in tokens]
@@ -354,7 +354,7 @@ def main(argv=None) -> int:
         os.environ.pop("DATABASE_URL", None)
         os.environ["STUDYAPP_DB"] = str(tmp / "studyapp.sqlite")
     from deploy.cluster import Cluster
-    from studyapp import config, storage
+    from studyapp.core import config, storage
 
     storage.get_engine()   # the schema, before any instance starts
     print(f"load_web: database {storage.describe(config.database_url())}; load {os.getloadavg()[0]:.2f} "

@@ -111,7 +111,7 @@ def check_answers(pressed: dict[int, list[Press]]) -> dict:
     as many rating rows as acknowledged presses (a first answer plus one revision per changed
     answer), at most one more for a press that got no acknowledgement; the last stored response
     is the last acknowledged value; no row on an item that was never on the annotator's screen."""
-    from studyapp import storage
+    from studyapp.core import storage
 
     if not pressed:
         return {"acked": 0, "stored": 0, "lost": 0, "doubled": 0, "wrong_item": 0, "wrong_value": 0}

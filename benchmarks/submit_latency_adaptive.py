@@ -1,7 +1,7 @@
 """Submit latency in an adaptive study: the rater-model refit in the background vs inline.
 
 A 500-item adaptive study (``refit_every`` 25) in a temporary SQLite file first gets 2,500 main
-ratings from 20 simulated annotators (``studyapp.simulate``: invites, ``next_item``, ``submit``;
+ratings from 20 simulated annotators (``studyapp.platform.simulate``: invites, ``next_item``, ``submit``;
 built with adaptive collection off, so no refit slows the build, then switched on and fitted
 once). Then fresh annotators rate ``--submits`` more items per run (``assignment.next_item``,
 not timed, then ``assignment.submit``, timed end to end; ``--pause`` seconds apart, the pace
@@ -41,10 +41,11 @@ def build(n_items: int, n_annotators: int, n_ratings: int):
     from sqlalchemy import update
 
     from metrics import hico
-    from studyapp import adaptive, storage, studies
-    from studyapp.models import Study
-    from studyapp.simulate import simulate_study
-    from studyapp.study_spec import ItemSpec, StudySpec
+    from studyapp.core import storage
+    from studyapp.core.models import Study
+    from studyapp.platform import adaptive, studies
+    from studyapp.platform.simulate import simulate_study
+    from studyapp.platform.spec_model import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")
@@ -78,7 +79,7 @@ def build(n_items: int, n_annotators: int, n_ratings: int):
 def timed_submits(study_id: int, n: int, pause: float, synchronous: bool,
                   seed: int) -> tuple[list[float], int]:
     """Seconds of each of ``n`` submits by fresh annotators, and the refits run meanwhile."""
-    from studyapp import adaptive, assignment, studies
+    from studyapp.platform import adaptive, assignment, studies
 
     rng = np.random.default_rng(seed)
     fitted_before = refits_so_far(study_id)
@@ -106,8 +107,8 @@ def refits_so_far(study_id: int) -> int:
     """The study's ``rater_model_fitted`` events."""
     from sqlmodel import func, select
 
-    from studyapp import storage
-    from studyapp.models import Event
+    from studyapp.core import storage
+    from studyapp.core.models import Event
 
     with storage.read_session() as session:
         return session.exec(select(func.count(Event.id)).where(
@@ -128,7 +129,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["STUDYAPP_DB"] = str(Path(tmp) / "studyapp.sqlite")
         os.environ.pop("DATABASE_URL", None)
-        from studyapp import storage
+        from studyapp.core import storage
 
         started = time.perf_counter()
         study, fit_seconds = build(args.items, args.annotators, args.ratings)

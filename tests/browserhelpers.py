@@ -12,7 +12,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from studyapp import cli, storage
+from studyapp.core import storage
+from studyapp.platform import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -26,7 +26,7 @@ def isolated_database(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDYAPP_UPLOADS", str(tmp_path / "uploads"))
     monkeypatch.setenv("STUDYAPP_REPORT_WARMUP", "0")   # no background report processes in tests
     yield
-    from studyapp import storage
+    from studyapp.core import storage
     storage.dispose_all()
 
 

@@ -48,7 +48,7 @@ def postgres_schema(base_url: str) -> Iterator[str]:
             conn.execute(text(f"CREATE SCHEMA {schema}"))
         yield with_schema(base_url, schema)
     finally:
-        from studyapp import storage
+        from studyapp.core import storage
         storage.dispose_all()  # close the pooled connections before dropping
         with admin.connect() as conn:
             conn.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))

@@ -179,8 +179,9 @@ def build_world(root: Path) -> Path:
     env = {**os.environ, "STUDYAPP_DB": str(root / "studyapp.sqlite"), "PYTHONPATH": str(ROOT)}
     env.pop("DATABASE_URL", None)
     script = f"""
-from studyapp import assignment, studies, storage, backup
-from studyapp.spec_files import load_spec
+from studyapp.platform import assignment, studies, backup
+from studyapp.core import storage
+from studyapp.platform.spec_files import load_spec
 study = studies.create_study(load_spec({str(root / 'study.toml')!r}))
 (alice,) = studies.invite(study, 0, ["alice"])
 annotator = assignment.resolve_token(alice.token)
@@ -209,7 +210,7 @@ def world_template(tmp_path_factory):
 def world(world_template, tmp_path, monkeypatch):
     """A fresh copy of the world in ``tmp_path/w`` (the database is the test's STUDYAPP_DB);
     returns the placeholder map for :func:`expand`."""
-    from studyapp import storage
+    from studyapp.core import storage
 
     root = tmp_path / "w"
     shutil.copytree(world_template, root)
@@ -328,7 +329,7 @@ def parsers():
     """(command name, module, parser) of every command and action (``matrix info``); a
     platform command named like a metrics one is ``studyapp NAME``."""
     from metrics import cli as metrics_cli
-    from studyapp import cli as studyapp_cli
+    from studyapp.platform import cli as studyapp_cli
 
     out, taken = [], set()
     for module, root in (("metrics", metrics_cli.build_parser("*")), ("studyapp", studyapp_cli.build_parser())):
@@ -428,8 +429,8 @@ class Refusal:
 
 def run_in_process(module: str, argv: list[str], capsys) -> tuple[int, str, str]:
     from metrics import cli as metrics_cli
-    from studyapp import cli as studyapp_cli
-    from studyapp import storage
+    from studyapp.core import storage
+    from studyapp.platform import cli as studyapp_cli
 
     main = studyapp_cli.main if module == "studyapp" else metrics_cli.main
     try:

@@ -11,11 +11,12 @@ from projectpaths import ROOT
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
-from studyapp import adaptive, assignment, storage, studies
-from studyapp.demo_images import class_images, crosshoi_scenes
-from studyapp.models import Assignment, Item, Rating
-from studyapp.spec_files import load_spec
-from studyapp.storage import read_session
+from studyapp.core import storage
+from studyapp.core.models import Assignment, Item, Rating
+from studyapp.core.storage import read_session
+from studyapp.platform import adaptive, assignment, studies
+from studyapp.platform.demo_images import class_images, crosshoi_scenes
+from studyapp.platform.spec_files import load_spec
 
 VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",
          "walk", "straddle"]
@@ -74,7 +75,7 @@ def ratings_of(annotator_id: int) -> list:
     """The annotator's stored rating rows, oldest first."""
     from sqlmodel import select
 
-    from studyapp.models import Rating
+    from studyapp.core.models import Rating
     with read_session() as session:
         return list(session.exec(select(Rating).where(Rating.annotator_id == annotator_id)
                                  .order_by(Rating.id)))
@@ -95,10 +96,10 @@ def console_page(password: str | None = None, *, account: str | None = None, tab
     ``account`` when given; the admin otherwise) unless ``password`` is None; ``area``: the
     console's top-level tab open, ``tab``: the study tab open (only the open ones run; default
     Studies and its dashboard)."""
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "studyapp" / "views" / "app.py"), default_timeout=120)
     for key, value in params.items():
         at.query_params[key] = value
-    at.switch_page("views/console/console.py").run()
+    at.switch_page("console/console.py").run()
     if password is not None:
         if account is not None:
             at.text_input(key="signin-account").input(account)

@@ -48,7 +48,7 @@ class StudyView:
 
     ``render_item(fields)`` draws an item with Streamlit (the instructions' example, the console's
     preview); ``item_content(fields)`` gives the annotator's item screen as nodes of
-    ``studyapp.components`` (plain text, set as text); ``response_form(fields, current, **mount)``
+    ``studyapp.views.components`` (plain text, set as text); ``response_form(fields, current, **mount)``
     draws the answer form of a type with ``custom_response`` (mounting ``components.mark_form``
     with the page's ``mount`` arguments); ``console_section()``, where given, is a tool of the type
     on the researcher console; ``keys_help`` says in plain words how an answer is given (``{first}``

@@ -15,12 +15,13 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from metrics import InputError
-from studyapp import assignment, inert, prolific, studies
-from studyapp.components import answer_bar
-from studyapp.models import CANT_JUDGE
-from studyapp.overview import platform_summary
+from studyapp.core import safe_markdown
+from studyapp.core.models import CANT_JUDGE
+from studyapp.platform import assignment, prolific, studies
+from studyapp.platform.overview import platform_summary
 from studyapp.studytypes import get_type, view_of
-from studyapp.ui import base_url, time_left
+from studyapp.views.components import answer_bar
+from studyapp.views.ui import base_url, time_left
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -54,7 +55,7 @@ def join_with_code(slug: str, code: str, pseudonym: str) -> None:
     try:
         _annotator, token = assignment.join_with_code(slug, code, pseudonym)
     except InputError as exc:
-        st.error(inert.text(exc))
+        st.error(safe_markdown.text(exc))
         return
     st.query_params.clear()
     st.query_params["token"] = token
@@ -64,9 +65,9 @@ def join_with_code(slug: str, code: str, pseudonym: str) -> None:
 def code_form(slug: str) -> None:
     title = studies.joinable_title(slug)
     if title is None:
-        st.error(inert.text(prolific.NOT_JOINABLE))
+        st.error(safe_markdown.text(prolific.NOT_JOINABLE))
         return
-    st.title(f"Join “{inert.text(title)}”")
+    st.title(f"Join “{safe_markdown.text(title)}”")
     with st.form("join"):
         code = st.text_input("Access code", type="password")
         pseudonym = st.text_input("Choose a pseudonym (no real name needed)")
@@ -88,7 +89,7 @@ def identify() -> int | None:
             return assignment.join_prolific(params.get("study", ""), params["PROLIFIC_PID"],
                                             params.get("STUDY_ID", ""), params.get("SESSION_ID", "")).id
         except InputError as exc:
-            st.error(inert.text(exc))
+            st.error(safe_markdown.text(exc))
             return None
     if params.get("study"):
         code_form(params["study"])
@@ -103,11 +104,11 @@ def personal_link() -> str | None:
 
 
 def instructions(info: assignment.AnnotatorSession) -> None:
-    st.title(inert.text(info.study_title))
+    st.title(safe_markdown.text(info.study_title))
     n_items, seconds = assignment.expected_effort(info.annotator_id)
     st.markdown(f"**{n_items} items · about {time_left(n_items * seconds)}** "
                 f"(about {round(seconds)} seconds an item)")
-    st.markdown(inert.markdown(info.spec.instructions))
+    st.markdown(safe_markdown.markdown(info.spec.instructions))
     st.header("How to answer")
     st.markdown(keys_help(info))
     example = info.spec.example
@@ -116,8 +117,8 @@ def instructions(info: assignment.AnnotatorSession) -> None:
         view_of(get_type(info.study_type)).render_item(example["fields"], **display_options(info))
         if example["rating"] is not None:
             st.markdown(f"A fitting rating: **{example['rating']} — "
-                        f"{inert.text(info.spec.scale.label(example['rating']))}**. "
-                        f"{inert.markdown(example['explanation'])}")
+                        f"{safe_markdown.text(info.spec.scale.label(example['rating']))}**. "
+                        f"{safe_markdown.markdown(example['explanation'])}")
     link = personal_link()
     if link:
         st.markdown("Your personal link — keep it to continue later, on this or another device:")
@@ -156,7 +157,7 @@ def comprehension_check(info: assignment.AnnotatorSession) -> None:
         st.warning("That was not the right answer. Please read the instructions above again: you "
                    f"have one more attempt (of {prolific.ATTEMPTS}).")
     with st.form("comprehension"):
-        choice = st.radio(inert.text(check["question"]), check["options"], index=None, key="comprehension-choice")
+        choice = st.radio(safe_markdown.text(check["question"]), check["options"], index=None, key="comprehension-choice")
         st.form_submit_button("Check my answer and start", type="primary", on_click=on_comprehension,
                               args=(info.annotator_id,))
     if st.session_state.pop("comprehension-empty", False) and choice is None:
@@ -183,7 +184,7 @@ def routed_out(info: assignment.AnnotatorSession) -> None:
     """The polite end of a session routed out by the spec's ``[routing]``."""
     st.title("Thank you!")
     rated = assignment.answered_count(info.annotator_id)
-    st.success(f"Your part of “{inert.text(info.study_title)}” ends here, after {rated} items: the "
+    st.success(f"Your part of “{safe_markdown.text(info.study_title)}” ends here, after {rated} items: the "
                "study now routes its remaining items to other annotators. You are paid as agreed "
                "for the whole session, and your answers are kept.")
     finish_codes(info)
@@ -192,7 +193,7 @@ def routed_out(info: assignment.AnnotatorSession) -> None:
 def completion(info: assignment.AnnotatorSession) -> None:
     st.title("Thank you!")
     rated = assignment.answered_count(info.annotator_id)
-    st.success(f"You have finished your part of “{inert.text(info.study_title)}”. "
+    st.success(f"You have finished your part of “{safe_markdown.text(info.study_title)}”. "
                f"You rated {rated} items.")
     if rated < (planned := assignment.planned_count(info.annotator_id)):
         st.info(f"Your part ended after {rated} of the {planned} items planned for you: the other "
@@ -244,13 +245,13 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
 def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorSession) -> None:
     """After a practice item: the answer given, the expected one and why; Enter goes on."""
     def say(value: str) -> str:
-        return inert.text(in_words(info, feedback.fields, value))
+        return safe_markdown.text(in_words(info, feedback.fields, value))
 
     st.subheader("Practice item")
     (st.success if feedback.correct else st.warning)(
         f"You answered {say(feedback.given)}; the expected answer is {say(feedback.expected)}.")
     if feedback.explanation:
-        st.markdown(inert.markdown(feedback.explanation))
+        st.markdown(safe_markdown.markdown(feedback.explanation))
     st.button("Continue", type="primary", shortcut="Enter", key="after-practice",
               on_click=on_feedback_seen)
 
@@ -323,7 +324,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
         try:
             task = assignment.next_item(info.annotator_id)
         except InputError as exc:
-            st.warning(inert.text(exc))
+            st.warning(safe_markdown.text(exc))
             return
         except SQLAlchemyError as exc:
             LOG.error("next item not loaded (annotator %s): %s", info.annotator_id, exc)
@@ -397,7 +398,7 @@ def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
 
 def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:
     with slot.expander("Instructions"):
-        st.markdown(inert.markdown(info.spec.instructions))
+        st.markdown(safe_markdown.markdown(info.spec.instructions))
 
 
 def main() -> None:

@@ -27,8 +27,9 @@ from sqlmodel import select
 from studyhelpers import make_study
 
 from deploy.cluster import Cluster
-from studyapp import storage, studies
-from studyapp.models import Assignment, Rating
+from studyapp.core import storage
+from studyapp.core.models import Assignment, Rating
+from studyapp.platform import studies
 
 pytestmark = pytest.mark.slow
 

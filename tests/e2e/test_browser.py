@@ -27,8 +27,9 @@ from projectpaths import ROOT
 from sqlmodel import select
 from studyhelpers import make_study
 
-from studyapp import storage, studies
-from studyapp.models import Event, Item, Rating
+from studyapp.core import storage
+from studyapp.core.models import Event, Item, Rating
+from studyapp.platform import studies
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -209,7 +210,7 @@ def test_annotator_rates_goes_back_reloads_and_continues(server, browser):
 def test_console_sign_in_and_export_download(server, browser):
     base, study, token = server
     annotator = studies.invite(study, labels=["alice"])[0]
-    from studyapp import assignment
+    from studyapp.platform import assignment
     annotator_id = assignment.resolve_token(annotator.token)
     for value in (3, 1):
         task = assignment.next_item(annotator_id)
@@ -331,7 +332,7 @@ def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser)
     it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
     from studyhelpers import earlier_study, image_spec, invite_same
 
-    from studyapp.spec_files import load_spec
+    from studyapp.platform.spec_files import load_spec
 
     earlier_study(tmp_path)
     study = studies.create_study(load_spec(image_spec(tmp_path)))
@@ -380,7 +381,7 @@ def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, brows
     revises; reload resumes; six items finish the study. Stored marks are checked per item."""
     from studyhelpers import write_imsitu_study as write_study
 
-    from studyapp.spec_files import load_spec
+    from studyapp.platform.spec_files import load_spec
 
     study = studies.create_study(load_spec(write_study(tmp_path)))
     (invite,) = studies.invite(study, 1)
@@ -455,7 +456,7 @@ def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
 def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, monkeypatch):
     """SHOE's 500 pairs from its own file — glosses and the prediction's lemma on
     screen, a key press stored for the pair that was shown."""
-    from studyapp.spec_files import load_spec
+    from studyapp.platform.spec_files import load_spec
     study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
     (invite,) = studies.invite(study, 1)
     with running_app(tmp_path) as base:

@@ -23,8 +23,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study, write_imsitu_study
 from test_browser import WAIT_S, browser, button, press, start, wait_idle, wait_text  # noqa: F401
 
-from studyapp import studies
-from studyapp.spec_files import load_spec
+from studyapp.platform import studies
+from studyapp.platform.spec_files import load_spec
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,7 @@ def app(tmp_path_factory):
         made["crosshoi"] = studies.create_study(curation_spec(folder / "crosshoi", n_images=3))
         with running_app(folder) as base:
             yield base, made
-        from studyapp import storage
+        from studyapp.core import storage
         storage.dispose_all()
 
 

@@ -18,9 +18,10 @@ from studyhelpers import write_items
 from test_browser import WAIT_S, browser, button, running_app, wait_text  # noqa: F401
 from test_browser_adaptive import rate_in_browser, wait_for_server_refits
 
-from studyapp import storage, studies
-from studyapp.models import Annotator, Assignment, Event, Item
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Annotator, Assignment, Event, Item
+from studyapp.platform import studies
+from studyapp.platform.spec_files import load_spec
 
 pytestmark = pytest.mark.slow
 

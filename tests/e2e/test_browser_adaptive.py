@@ -16,10 +16,11 @@ from sqlmodel import select
 from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
 from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401
 
-from studyapp import adaptive, storage, studies
-from studyapp.models import Assignment, Item, Study
-from studyapp.spec_files import load_spec
-from studyapp.study_spec import spec_of
+from studyapp.core import storage
+from studyapp.core.models import Assignment, Item, Study
+from studyapp.platform import adaptive, studies
+from studyapp.platform.spec_files import load_spec
+from studyapp.platform.spec_model import spec_of
 
 pytestmark = pytest.mark.slow
 STALE = (StaleElementReferenceException,)   # the bar is replaced by each rerun

@@ -11,8 +11,8 @@ from studyhelpers import make_study
 from test_browser import WAIT_S, audit_entries, browser, button, running_app, wait_text  # noqa: F401
 from test_browser_researcher import downloaded, widget
 
-from studyapp import accounts
-from studyapp.simulate import simulate_study
+from studyapp.core import accounts
+from studyapp.platform.simulate import simulate_study
 
 pytestmark = pytest.mark.slow
 

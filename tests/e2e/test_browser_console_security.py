@@ -20,8 +20,8 @@ from sqlmodel import select
 from studyhelpers import make_study
 from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
 
-from studyapp import accounts, storage
-from studyapp.models import Event, Researcher, Setting
+from studyapp.core import accounts, storage
+from studyapp.core.models import Event, Researcher, Setting
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The mark form (``studyapp.components.mark_form``) of imSitu correctness and CrossHOI curation
+"""The mark form (``studyapp.views.components.mark_form``) of imSitu correctness and CrossHOI curation
 in a real headless browser: keys after mouse choices, one true key hint, every candidate marked
 before Enter submits, searchable pickers that add one action per Enter, revision labels, the
 image zoom, and answers from an out-of-date tab refused. What is stored is checked per item
@@ -27,9 +27,10 @@ from test_browser import (  # noqa: F401
 )
 
 from metrics import hico
-from studyapp import exports, storage, studies
-from studyapp.models import Assignment, Event, Item, Rating
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Assignment, Event, Item, Rating
+from studyapp.platform import exports, studies
+from studyapp.platform.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
 
 pytestmark = pytest.mark.slow

@@ -19,9 +19,10 @@ from sqlmodel import select
 from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study, write_imsitu_study
 from test_browser import browser, start, wait_idle  # noqa: F401
 
-from studyapp import assignment, storage, studies
-from studyapp.models import Rating
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Rating
+from studyapp.platform import assignment, studies
+from studyapp.platform.spec_files import load_spec
 from studyapp.studytypes.crosshoi_curation import crosshoi
 
 pytestmark = pytest.mark.slow
@@ -56,7 +57,7 @@ def app(tmp_path_factory):
         made["crosshoi"] = studies.create_study(curation_spec(folder / "crosshoi", n_images=4))
         with running_app(folder) as base:
             yield base, made
-        from studyapp import storage
+        from studyapp.core import storage
         storage.dispose_all()
 
 

@@ -20,8 +20,8 @@ from studyhelpers import make_study
 from test_browser import WAIT_S, browser, button, open_tab, press, running_app, wait_idle, wait_ratings, wait_text  # noqa: F401
 from test_browser_researcher import widget
 
-from studyapp import storage
-from studyapp.models import Annotator, Assignment, Item
+from studyapp.core import storage
+from studyapp.core.models import Annotator, Assignment, Item
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,10 @@ from sqlmodel import select
 from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_text  # noqa: F401
 from test_browser_researcher import widget
 
-from studyapp import storage, studies
-from studyapp.models import Item
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Item
+from studyapp.platform import studies
+from studyapp.platform.spec_files import load_spec
 
 pytestmark = pytest.mark.slow
 

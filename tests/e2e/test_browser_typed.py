@@ -27,9 +27,10 @@ from sqlmodel import select
 from studyhelpers import make_study
 from test_browser import browser, button, press, ratings, running_app, start, wait_idle, wait_ratings, wait_text  # noqa: F401
 
-from studyapp import storage, studies
-from studyapp.models import Event, Rating
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Event, Rating
+from studyapp.platform import studies
+from studyapp.platform.spec_files import load_spec
 
 pytestmark = pytest.mark.slow
 
@@ -313,7 +314,7 @@ def check_typed_equals_stored(driver, study: int, marks_prefix: str = "") -> dic
 
 def numbers_of(study: int) -> dict[int, int]:
     """assignment id -> its number in the annotator's sequence (1-based, by position)."""
-    from studyapp.models import Assignment
+    from studyapp.core.models import Assignment
     with storage.read_session() as session:
         rows = session.exec(select(Assignment).where(Assignment.study_id == study)
                             .order_by(Assignment.annotator_id, Assignment.position)).all()

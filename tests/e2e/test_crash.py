@@ -15,8 +15,9 @@ import pytest
 from sqlmodel import select
 from studyhelpers import make_annotators, make_study
 
-from studyapp import assignment, config, storage
-from studyapp.models import Assignment, Rating
+from studyapp.core import config, storage
+from studyapp.core.models import Assignment, Rating
+from studyapp.platform import assignment
 
 KILLS = 50
 

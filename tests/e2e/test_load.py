@@ -10,7 +10,7 @@ from benchmarks.load_annotators import run_load
 
 @pytest.mark.slow
 def test_concurrent_annotators_lose_nothing_and_keep_raters_per_item(db_backend, tmp_path, monkeypatch):
-    from studyapp import config
+    from studyapp.core import config
     url = config.database_url()  # the test's SQLite file or PostgreSQL schema
     monkeypatch.setenv("DATABASE_URL", url)  # run_load sets it too; restored afterwards
     result = run_load(url, tmp_path, annotators=12, ratings=20, instances=3, raters=2,

@@ -50,5 +50,5 @@ def test_pip_install_gives_metrics_alone_with_a_working_score(tmp_path):
         probe = subprocess.run([str(python), "-c", f"import {absent}"], cwd=work, capture_output=True, text=True)
         assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr, absent
     # the app's code is in the wheel, its dependencies are not: it says which one is missing
-    probe = subprocess.run([str(python), "-c", "import studyapp.ui"], cwd=work, capture_output=True, text=True)
+    probe = subprocess.run([str(python), "-c", "import studyapp.views.ui"], cwd=work, capture_output=True, text=True)
     assert "No module named 'streamlit'" in probe.stderr

@@ -14,10 +14,11 @@ from streamlit.testing.v1 import AppTest
 from studyhelpers import console_page, make_study
 
 from metrics import InputError
-from studyapp import assignment, auth, cli, storage, studies
-from studyapp.models import Annotator, Event, Rating, Setting
+from studyapp.core import auth, storage
+from studyapp.core.models import Annotator, Event, Rating, Setting
+from studyapp.platform import assignment, cli, studies
 
-APP = str(ROOT / "studyapp" / "app.py")
+APP = str(ROOT / "studyapp" / "views" / "app.py")
 
 
 def open_app(**params) -> AppTest:
@@ -158,7 +159,7 @@ def test_a_token_is_scoped_to_its_study(tmp_path):
     at.button(key="start").click().run()
     task = assignment.next_item(annotator)
     with storage.read_session() as session:
-        from studyapp.models import Assignment
+        from studyapp.core.models import Assignment
         assert session.get(Assignment, task.assignment_id).study_id == study_a
 
 

@@ -11,10 +11,11 @@ from sqlmodel import select
 from studyhelpers import signed_in, write_spec
 
 from metrics import InputError
-from studyapp import accounts, auth, exports, storage, studies
-from studyapp.accounts import Actor
-from studyapp.models import Annotator, Event, Researcher, Study
-from studyapp.spec_files import load_spec
+from studyapp.core import accounts, auth, storage
+from studyapp.core.accounts import Actor
+from studyapp.core.models import Annotator, Event, Researcher, Study
+from studyapp.platform import exports, studies
+from studyapp.platform.spec_files import load_spec
 
 ALICE, BOB, VIEW = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 

@@ -1,5 +1,5 @@
 """Active selection (spec ``[llm]`` + ``[active]``), rater routing (``[routing]``) and the
-prediction-powered estimates of the console and the report (``studyapp.ppi_estimates``), on
+prediction-powered estimates of the console and the report (``studyapp.platform.ppi_estimates``), on
 SQLite and PostgreSQL. Expected values are worked out by hand in the comments."""
 
 import json
@@ -10,12 +10,13 @@ from sqlmodel import select
 from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
 from metrics import InputError
-from studyapp import adaptive, assignment, exports, prolific, storage, studies
-from studyapp.analysis import analyse_study, write_report_folder
-from studyapp.dashboard import study_dashboard
-from studyapp.models import Annotator, Event, Item, Study
-from studyapp.ppi_estimates import headline, ppi_estimates
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Annotator, Event, Item, Study
+from studyapp.platform import adaptive, assignment, exports, prolific, studies
+from studyapp.platform.analysis import analyse_study, write_report_folder
+from studyapp.platform.dashboard import study_dashboard
+from studyapp.platform.ppi_estimates import headline, ppi_estimates
+from studyapp.platform.spec_files import load_spec
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -91,7 +92,7 @@ def test_console_dashboard_leads_with_the_ppi_answer(tmp_path):
     # the all-items PPI answer with what its interval is over, the table one click away
     from studyhelpers import console_page
 
-    from studyapp import auth
+    from studyapp.core import auth
     study_id = studies.create_study(load_spec(active_spec(tmp_path, active=None)))
     first, second = make_annotators(study_id, 2)
     rate_all(first, 2)

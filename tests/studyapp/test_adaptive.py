@@ -25,11 +25,12 @@ from studyhelpers import (
 
 from metrics import InputError
 from metrics.study._rater_model import fit_rater_model
-from studyapp import adaptive, assignment, cli, storage, studies
-from studyapp.models import Annotator, Assignment, Event, Item, Study
-from studyapp.simulate import simulate_study
-from studyapp.spec_files import load_spec
-from studyapp.study_spec import spec_of
+from studyapp.core import storage
+from studyapp.core.models import Annotator, Assignment, Event, Item, Study
+from studyapp.platform import adaptive, assignment, cli, studies
+from studyapp.platform.simulate import simulate_study
+from studyapp.platform.spec_files import load_spec
+from studyapp.platform.spec_model import spec_of
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

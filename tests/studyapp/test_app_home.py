@@ -3,7 +3,7 @@ from streamlit.testing.v1 import AppTest
 
 
 def test_home_page_shows_vocabulary_and_matrix_sizes():
-    at = AppTest.from_file(str(ROOT / "studyapp" / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "studyapp" / "views" / "app.py"), default_timeout=60).run()
     assert not at.exception
     assert at.title[0].value == "HOI study platform"
     metrics = {m.label: m.value for m in at.metric}

@@ -9,8 +9,9 @@ from sqlmodel import select
 from studyhelpers import make_annotators, make_study, rate_all, ratings_of, write_practice
 
 from metrics import InputError
-from studyapp import assignment, storage, studies
-from studyapp.models import Assignment, Event, Rating, utcnow
+from studyapp.core import storage
+from studyapp.core.models import Assignment, Event, Rating, utcnow
+from studyapp.platform import assignment, studies
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -190,7 +191,7 @@ def test_time_left_uses_the_median_of_the_annotators_recent_first_answers(tmp_pa
 
 
 def test_time_left_reads_plainly():
-    from studyapp.ui import time_left
+    from studyapp.views.ui import time_left
     assert [time_left(s) for s in (20, 95, 240, 3_900)] == [
         "under a minute", "2 min", "4 min", "1 h 05 min"]
 
@@ -199,8 +200,8 @@ ANSWERS = 'order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n'
 
 
 def test_cant_judge_and_comments_are_stored_and_exported_apart(tmp_path):
-    from studyapp.exports import study_tables
-    from studyapp.models import CANT_JUDGE
+    from studyapp.core.models import CANT_JUDGE
+    from studyapp.platform.exports import study_tables
     study = make_study(tmp_path, n_items=3, raters=1, extra=ANSWERS)
     (annotator,) = make_annotators(study, 1)
     first = assignment.next_item(annotator)
@@ -223,7 +224,7 @@ def test_cant_judge_and_comments_are_stored_and_exported_apart(tmp_path):
 
 
 def test_comments_and_cant_judge_are_refused_where_the_spec_has_none(tmp_path):
-    from studyapp.models import CANT_JUDGE
+    from studyapp.core.models import CANT_JUDGE
     study = make_study(tmp_path, n_items=2, raters=1)
     (annotator,) = make_annotators(study, 1)
     task = assignment.next_item(annotator)
@@ -247,7 +248,7 @@ def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
 
 
 def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
-    from studyapp.exports import study_tables
+    from studyapp.platform.exports import study_tables
     extra = 'order = "fixed"\n' + write_practice(tmp_path, [
         "p1,ride,horse,ride,horse,4,The same action: interchangeable.",
         "p2,ride,horse,feed,horse,1,"])
@@ -277,7 +278,7 @@ def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
 def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
     from studyhelpers import write_spec
 
-    from studyapp.spec_files import load_spec
+    from studyapp.platform.spec_files import load_spec
     cases = [(["p1,ride,horse,feed,horse,,"], r"practice\.csv line 2: a practice item needs an 'expected'"),
              (["p1,ride,horse,feed,horse,7,"], r"practice\.csv: item 'p1': expected .*7"),
              (["i01,ride,horse,feed,horse,2,"], r"item 'i01': the item_id is also used by the study's items")]

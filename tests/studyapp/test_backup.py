@@ -9,7 +9,8 @@ from sqlalchemy import MetaData, create_engine, select
 from studyhelpers import make_annotators, make_study
 
 from metrics import InputError
-from studyapp import assignment, backup, cli, migrations, storage
+from studyapp.core import migrations, storage
+from studyapp.platform import assignment, backup, cli
 
 
 def _dump(url: str) -> dict[str, list[dict]]:

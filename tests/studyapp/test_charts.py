@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from studyapp import charts
+from studyapp.core import charts
 
 
 def layer_data(chart) -> pd.DataFrame:

@@ -12,8 +12,9 @@ from studyhelpers import make_study, signed_in
 
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
-from studyapp import accounts, matrix_versions, scoring
-from studyapp.simulate import simulate_study
+from studyapp.core import accounts
+from studyapp.platform import matrix_versions, scoring
+from studyapp.platform.simulate import simulate_study
 
 
 @pytest.fixture

@@ -11,9 +11,10 @@ from sqlmodel import select
 from studyhelpers import console_page, write_items, write_practice
 
 from metrics import InputError
-from studyapp import spec_uploads, storage, studies
-from studyapp.models import Item
-from studyapp.spec_files import load_spec
+from studyapp.core import storage
+from studyapp.core.models import Item
+from studyapp.platform import spec_uploads, studies
+from studyapp.platform.spec_files import load_spec
 
 LLM = "item_id,gpt,claude\n" + "".join(f"i{k:02d},{k % 5},{(3 * k) % 5}\n" for k in range(1, 9))
 SPEC = '''title = "Uploaded"
@@ -137,7 +138,7 @@ def test_an_image_study_launches_from_one_zip_and_keeps_its_images(tmp_path, fil
     without images leaves no folder behind."""
     from studyhelpers import write_imsitu_study
 
-    from studyapp import config, images
+    from studyapp.core import config, images
 
     source = tmp_path / "imsitu"
     source.mkdir()

@@ -16,8 +16,9 @@ from metrics.study._agreement import (
     rating_matrix,
     validate_ratings,
 )
-from studyapp import auth, dashboard, exports, report_cache, storage, studies
-from studyapp.simulate import simulate_study
+from studyapp.core import auth, storage
+from studyapp.platform import dashboard, exports, report_cache, studies
+from studyapp.platform.simulate import simulate_study
 
 
 def main_ratings(slug):
@@ -129,7 +130,7 @@ def test_form_types_show_their_own_analyses(tmp_path):
     board = dashboard.study_dashboard(spec.slug)
     assert "marks, not ratings" in board.unavailable["agreement"]
     assert board.unavailable["analyses"] == "no question has been curated yet"
-    from studyapp import assignment
+    from studyapp.platform import assignment
     for annotator, _token in invite_same(study_id, ["a", "b"]).values():
         task = assignment.next_item(annotator)
         assignment.submit(annotator, task.assignment_id,
@@ -195,7 +196,7 @@ def test_console_dashboard_says_why_in_words(tmp_path):
 def test_the_report_shows_the_dashboards_numbers(simulated, tmp_path):
     """The downloadable report's analysis and the dashboard are one computation: equal point
     values, and equal intervals when run with the dashboard's resample count."""
-    from studyapp import analysis
+    from studyapp.platform import analysis
 
     board = dashboard.study_dashboard("t")
     full = analysis.analyse_study("t")
@@ -220,8 +221,8 @@ def with_image_study(tmp_path):
     """The with-image pass after the no-image study: alice 2 -> 2, 4, 2 and bob 3 -> 3, 3, 1."""
     from studyhelpers import earlier_study, image_spec, invite_same
 
-    from studyapp import assignment
-    from studyapp.spec_files import load_spec
+    from studyapp.platform import assignment
+    from studyapp.platform.spec_files import load_spec
 
     earlier_study(tmp_path)
     spec = load_spec(image_spec(tmp_path))
@@ -247,7 +248,7 @@ def test_with_image_study_shows_the_update_rate(tmp_path):
 def test_imsitu_study_says_why_before_any_mark(tmp_path):
     from studyhelpers import write_imsitu_study as write_study
 
-    from studyapp.spec_files import load_spec
+    from studyapp.platform.spec_files import load_spec
 
     studies.create_study(load_spec(write_study(tmp_path)))
     board = dashboard.study_dashboard("verbs")
@@ -278,8 +279,8 @@ def test_adaptive_study_shows_items_retired_and_ratings_saved(tmp_path):
     from sqlmodel import select
     from studyhelpers import rate_until_done, write_adaptive_spec
 
-    from studyapp.models import Item
-    from studyapp.spec_files import load_spec
+    from studyapp.core.models import Item
+    from studyapp.platform.spec_files import load_spec
 
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))   # target SE 0.4, max 4 raters
     for index, annotator_id in enumerate(make_annotators(study_id, 6)):

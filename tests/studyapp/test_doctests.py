@@ -1,6 +1,6 @@
 """The doctests of the platform's modules (pytest.ini collects ``metrics/`` with
 ``--doctest-modules``; ``studyapp/`` is not collected that way, as importing its page script
-``studyapp/app.py`` in the test process would run the page and leave Streamlit's state behind)."""
+``studyapp/views/app.py`` in the test process would run the page and leave Streamlit's state behind)."""
 
 import doctest
 import importlib
@@ -14,7 +14,7 @@ MODULES_WITH_DOCTESTS = sorted(
 
 
 def test_the_platform_has_doctests():
-    assert "studyapp.images" in MODULES_WITH_DOCTESTS
+    assert "studyapp.core.images" in MODULES_WITH_DOCTESTS
 
 
 @pytest.mark.parametrize("name", MODULES_WITH_DOCTESTS)

@@ -9,8 +9,9 @@ import pytest
 from projectpaths import ROOT
 from studyhelpers import make_annotators, make_study, write_spec
 
-from studyapp import assignment, exports, storage
-from studyapp.models import Study
+from studyapp.core import storage
+from studyapp.core.models import Study
+from studyapp.platform import assignment, exports
 
 
 def run(*args, env_path):
@@ -104,13 +105,13 @@ def test_cli_create_invite_status_export(tmp_path):
 
 @pytest.mark.slow
 def test_demo_seed_is_idempotent_and_prints_a_working_link(tmp_path):
-    from studyapp import demo
+    from studyapp.platform import demo
     first_id, created, link = demo.seed_demo()
     again_id, created_again, link2 = demo.seed_demo()
     assert created and not created_again and first_id == again_id
     assert link.token != link2.token
     with storage.read_session() as session:
         assert assignment.annotator_by_token(session, link2.token) is not None
-    from studyapp.studies import progress
+    from studyapp.platform.studies import progress
     p = progress(first_id)
     assert p["items"] == 50 and p["ratings_needed"] == 150

@@ -6,7 +6,7 @@ import os
 import pytest
 from PIL import Image
 
-from studyapp import images
+from studyapp.core import images
 
 
 @pytest.fixture

@@ -15,12 +15,13 @@ from test_pages import answer_bar, content_images, content_text, notices, press,
 
 from metrics import InputError
 from metrics.imsitu._accuracy import read_examples_predictions
-from studyapp import assignment, exports, images, storage, studies
-from studyapp.models import Item, Rating
-from studyapp.spec_files import load_spec
+from studyapp.core import images, storage
+from studyapp.core.models import Item, Rating
+from studyapp.platform import assignment, exports, studies
+from studyapp.platform.spec_files import load_spec
 from studyapp.studytypes.imsitu_correctness import analysis
 
-APP = str(ROOT / "studyapp" / "app.py")
+APP = str(ROOT / "studyapp" / "views" / "app.py")
 def marks_for(fields) -> str:
     return "".join("1" if v in TRUTH[fields["image"]] else "0" for v in fields["predictions"])
 

@@ -16,10 +16,11 @@ from streamlit.testing.v1 import AppTest
 from studyhelpers import console_page, open_tab
 from test_pages import answer_bar, press
 
-from studyapp import assignment, inert, studies
-from studyapp.spec_files import load_spec
+from studyapp.core import safe_markdown
+from studyapp.platform import assignment, studies
+from studyapp.platform.spec_files import load_spec
 
-APP = str(ROOT / "studyapp" / "app.py")
+APP = str(ROOT / "studyapp" / "views" / "app.py")
 MARK = "evilmark"
 PAYLOADS = [
     f"<script>alert('{MARK}')</script>",
@@ -89,7 +90,7 @@ def check_page(at: AppTest) -> int:
                 value = getattr(proto, field.name)
                 texts.extend([value] if isinstance(value, str) else list(value))
             for value in texts:
-                if MARK in value.replace("\\", "").replace(inert.WORD_JOINER, ""):
+                if MARK in value.replace("\\", "").replace(safe_markdown.WORD_JOINER, ""):
                     seen += 1
                     assert inert_problems(value) == [], (node.type, value)
     return seen
@@ -191,15 +192,15 @@ def test_the_checker_catches_live_payloads():
     assert inert_problems(PAYLOAD) != []
     for payload in PAYLOADS:
         assert inert_problems(payload) != [], payload
-        assert inert_problems(inert.text(payload)) == []
-        assert inert_problems(inert.markdown(payload)) == []
+        assert inert_problems(safe_markdown.text(payload)) == []
+        assert inert_problems(safe_markdown.markdown(payload)) == []
 
 
 def test_markdown_keeps_harmless_formatting():
-    assert inert.markdown("**bold** _it_\n\n- a\n- b\n\n| x | y |\n| --- | --- |") == \
+    assert safe_markdown.markdown("**bold** _it_\n\n- a\n- b\n\n| x | y |\n| --- | --- |") == \
         "**bold** _it_\n\n- a\n- b\n\n| x | y |\n| --- | --- |"
-    assert inert.code("ride.v.01") == "`ride.v.01`"
-    assert inert.code("a``b") == "```a``b```"
+    assert safe_markdown.code("ride.v.01") == "`ride.v.01`"
+    assert safe_markdown.code("a``b") == "```a``b```"
 
 
 def test_annotator_pages_render_payloads_inert(payload_study):
@@ -253,8 +254,8 @@ def test_console_renders_payloads_inert(payload_study, monkeypatch):
 def test_titles_and_banners_carry_no_invisible_character_after_a_colon():
     """The word joiner goes only where GFM would make a link ("https:/", "a@b",
     "www."), so "Study: rate pairs" copies as typed."""
-    assert inert.WORD_JOINER not in inert.text("Study: rate pairs — part 2: images")
-    assert inert.WORD_JOINER not in inert.markdown("Note: press Enter")
+    assert safe_markdown.WORD_JOINER not in safe_markdown.text("Study: rate pairs — part 2: images")
+    assert safe_markdown.WORD_JOINER not in safe_markdown.markdown("Note: press Enter")
     for payload in ("https://x.example", "me@x.example", "www.x.example"):
-        assert inert.WORD_JOINER in inert.text(payload)
-        assert inert_problems(inert.text(payload)) == []
+        assert safe_markdown.WORD_JOINER in safe_markdown.text(payload)
+        assert inert_problems(safe_markdown.text(payload)) == []

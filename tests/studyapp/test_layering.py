@@ -9,17 +9,17 @@ only through the registry (``studyapp.studytypes`` and its ``base``), never a ty
 Layers, lowest first:
 
 0. ``metrics``: the metric package; never imports ``studyapp``, ``streamlit`` or ``sqlmodel``.
-1. app core (:data:`CORE`): configuration, database, accounts, safe text, images, charts —
+1. app core (``studyapp/core/``): configuration, database, accounts, safe text, images, charts —
    what a study type may build on.
 2. study-type logic: the registry ``studyapp.studytypes``, its ``base`` and each type's package
    ``studyapp/studytypes/<type>/`` except its ``view`` module.
-3. generic platform (:data:`PLATFORM`): specs, studies, assignment, exports, analysis,
+3. generic platform (``studyapp/platform/``): specs, studies, assignment, exports, analysis,
    dashboard and the commands; it reaches a type only through the registry's hooks.
-4. views: ``studyapp/views/``, ``studyapp/app.py``, the Streamlit helpers and the server process (:data:`VIEWS`) and
-   each type's ``view`` module. Only these import ``streamlit``.
+4. views (``studyapp/views/``): the pages, the entry page, the Streamlit helpers, the server
+   process and each type's ``view`` module. Only these import ``streamlit``.
 
-A new ``studyapp`` module outside ``studytypes/`` and ``views/`` has to be placed in a list
-below, so its layer is a decision.
+A module's layer is the folder it sits in (:data:`LAYER_FOLDERS`), so placing a new module is
+choosing its layer; a module directly in ``studyapp/`` fails the test.
 
 Inside ``metrics`` (:data:`METRICS_LAYERS`), lowest first:
 
@@ -51,16 +51,11 @@ from pathlib import Path
 
 from projectpaths import ROOT
 
-CORE = {"studyapp", "studyapp.config", "studyapp.models", "studyapp.migrations", "studyapp.storage",
-        "studyapp.auth", "studyapp.accounts", "studyapp.inert", "studyapp.images", "studyapp.charts"}
-PLATFORM = {"studyapp.study_spec", "studyapp.spec_files", "studyapp.spec_uploads", "studyapp.spec_items", "studyapp.spec_checker",
-            "studyapp.studies", "studyapp.assignment", "studyapp.claim_order",
-            "studyapp.adaptive", "studyapp.exports", "studyapp.analysis", "studyapp.dashboard",
-            "studyapp.simulate", "studyapp.matrix_versions", "studyapp.scoring", "studyapp.overview",
-            "studyapp.backup", "studyapp.database_commands", "studyapp.demo", "studyapp.demo_images",
-            "studyapp.report_cache", "studyapp.cli", "studyapp.__main__", "studyapp.prolific",
-            "studyapp.ppi_estimates"}
-VIEWS = {"studyapp.app", "studyapp.ui", "studyapp.components", "studyapp.server"}
+#: The folders of the ``studyapp`` layers: a module's layer is the folder it sits in (a study
+#: type's ``view`` module is a view). ``studyapp`` itself and ``studyapp.__main__`` (``python -m
+#: studyapp``) sit directly in the package.
+LAYER_FOLDERS = {"core": 1, "studytypes": 2, "platform": 3, "views": 4}
+PACKAGE_LAYERS = {"studyapp": 1, "studyapp.__main__": 3}
 LAYER_NAMES = ("metrics", "app core", "study-type logic", "generic platform", "views")
 
 
@@ -121,15 +116,13 @@ def dynamic_import(node: ast.AST, package: str) -> str | None:
 def layer(name: str) -> int:
     if name == "metrics" or name.startswith("metrics."):
         return 0
-    if name in CORE:
-        return 1
-    if name.startswith("studyapp.studytypes"):
-        return 4 if name.endswith(".view") else 2
-    if name in PLATFORM:
-        return 3
-    if name in VIEWS or name.startswith("studyapp.views."):
-        return 4
-    raise AssertionError(f"{name} has no layer: add it to CORE, PLATFORM or VIEWS in {__file__}")
+    if name in PACKAGE_LAYERS:
+        return PACKAGE_LAYERS[name]
+    parts = name.split(".")
+    if parts[0] == "studyapp" and len(parts) > 1 and parts[1] in LAYER_FOLDERS:
+        return 4 if parts[1] == "studytypes" and parts[-1] == "view" else LAYER_FOLDERS[parts[1]]
+    raise AssertionError(f"{name} sits in no layer folder: move it into studyapp/core/, studyapp/platform/ or "
+                         "studyapp/views/")
 
 
 def project_module(name: str, modules: dict = MODULES) -> str | None:
@@ -221,10 +214,10 @@ def test_metrics_imports_form_no_cycle():
 
 def test_literal_importlib_imports_count(tmp_path):
     tree = ast.parse("import importlib\nimportlib.import_module('studyapp.views.console')\n"
-                     "__import__('studyapp.cli')\nfrom importlib import import_module\n"
+                     "__import__('studyapp.platform.cli')\nfrom importlib import import_module\n"
                      "import_module('.storage', __package__)\nimport_module(name)\n")
-    found = {dynamic_import(node, "studyapp") for node in ast.walk(tree)} - {None}
-    assert found == {"studyapp.views.console", "studyapp.cli", "studyapp.storage"}
+    found = {dynamic_import(node, "studyapp.core") for node in ast.walk(tree)} - {None}
+    assert found == {"studyapp.views.console", "studyapp.platform.cli", "studyapp.core.storage"}
 
 
 def test_the_platform_does_not_import_the_metric_commands():

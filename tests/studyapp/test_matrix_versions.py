@@ -11,10 +11,11 @@ from studyhelpers import console_page, make_study
 from metrics.cli import main as metrics_main
 from metrics.vocab._baseline import default_path
 from metrics.vocab._similarity import SimilarityMatrix
-from studyapp import exports, matrix_versions, storage
-from studyapp.cli import main as studyapp_main
-from studyapp.models import MatrixVersion
-from studyapp.simulate import simulate_study
+from studyapp.core import storage
+from studyapp.core.models import MatrixVersion
+from studyapp.platform import exports, matrix_versions
+from studyapp.platform.cli import main as studyapp_main
+from studyapp.platform.simulate import simulate_study
 
 
 @pytest.fixture

@@ -62,14 +62,14 @@ class DatabaseFault:
         self.kind, self.after, self.seen = kind, after, 0
 
     def __enter__(self):
-        from studyapp import storage
+        from studyapp.core import storage
         storage.dispose_all()  # connections opened before the fault are not reused
         event.listen(Engine, "connect", self._connect)
         event.listen(Engine, "before_cursor_execute", self._statement)
         return self
 
     def __exit__(self, *exc):
-        from studyapp import storage
+        from studyapp.core import storage
         event.remove(Engine, "connect", self._connect)
         event.remove(Engine, "before_cursor_execute", self._statement)
         storage.dispose_all()

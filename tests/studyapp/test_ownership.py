@@ -14,11 +14,12 @@ from studyhelpers import console_page, open_area, open_tab, write_spec
 
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
-from studyapp import accounts, exports, matrix_versions, scoring, storage, studies
-from studyapp.accounts import FIRST_OWNER, Actor, Owned
-from studyapp.models import Event
-from studyapp.simulate import simulate_study
-from studyapp.spec_files import load_spec
+from studyapp.core import accounts, storage
+from studyapp.core.accounts import FIRST_OWNER, Actor, Owned
+from studyapp.core.models import Event
+from studyapp.platform import exports, matrix_versions, scoring, studies
+from studyapp.platform.simulate import simulate_study
+from studyapp.platform.spec_files import load_spec
 
 ALICE, BOB, VERA = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "vera": "vera-password"}

@@ -9,10 +9,11 @@ from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 from studyhelpers import console_page, make_study, open_tab
 
-from studyapp import auth, storage, studies
-from studyapp.models import Annotator, Event, Item, Rating
+from studyapp.core import auth, storage
+from studyapp.core.models import Annotator, Event, Item, Rating
+from studyapp.platform import studies
 
-APP = str(ROOT / "studyapp" / "app.py")
+APP = str(ROOT / "studyapp" / "views" / "app.py")
 PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'
 
 
@@ -363,7 +364,7 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
 def test_an_annotator_whose_remaining_items_were_taken_is_told_why_the_study_ended(tmp_path):
     """When the other annotators fill every remaining slot, the completion page says
     so ("ended after 2 of the 6 items planned"), not only "Thank you"; Backspace goes back."""
-    from studyapp import assignment
+    from studyapp.platform import assignment
     study_id = make_study(tmp_path, n_items=6, raters=1, extra='order = "fixed"\n')
     first, other = studies.invite(study_id, 2)
     at = open_app(token=first.token)

@@ -16,10 +16,11 @@ from sqlmodel import select
 from studyhelpers import console_page, make_annotators, open_tab, signed_in, write_spec
 
 from metrics import InputError
-from studyapp import accounts, assignment, storage, studies
-from studyapp.accounts import Actor
-from studyapp.models import Annotator, Event
-from studyapp.spec_files import load_spec
+from studyapp.core import accounts, storage
+from studyapp.core.accounts import Actor
+from studyapp.core.models import Annotator, Event
+from studyapp.platform import assignment, studies
+from studyapp.platform.spec_files import load_spec
 
 ALICE, BOB = Actor("alice", "researcher"), Actor("bob", "researcher")
 

@@ -18,8 +18,8 @@ from studyhelpers import make_annotators
 
 from metrics import InputError
 from metrics.detection import Detections, write_jsonl
-from studyapp import assignment, dashboard, exports, studies
-from studyapp.spec_files import load_spec
+from studyapp.platform import assignment, dashboard, exports, studies
+from studyapp.platform.spec_files import load_spec
 from studyapp.studytypes import REGISTRY, StudyView, get_type, register, view_of
 
 TOY_MODULE = '''

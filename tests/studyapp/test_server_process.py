@@ -1,5 +1,5 @@
 """``studyapp serve``'s server process imports the pages' modules before Streamlit starts
-(``studyapp.server``), without needing Streamlit's runtime: the first browser session after a
+(``studyapp.views.server``), without needing Streamlit's runtime: the first browser session after a
 start does not wait for them. The served app itself is exercised by every browser test
 (``tests.browserhelpers.running_app`` starts this command)."""
 
@@ -10,13 +10,14 @@ import sys
 
 from projectpaths import ROOT
 
-from studyapp import cli, server
+from studyapp.platform import cli
+from studyapp.views import server
 
 CODE = """
 import sys
-from studyapp import server
+from studyapp.views import server
 server.preload()
-heavy = ("altair", "scipy.stats", "sqlmodel", "studyapp.dashboard", "metrics.study._report", "metrics.study._shoe_pool")
+heavy = ("altair", "scipy.stats", "sqlmodel", "studyapp.platform.dashboard", "metrics.study._report", "metrics.study._shoe_pool")
 print(",".join(name for name in heavy if name not in sys.modules) or "all loaded")
 print("streamlit" in sys.modules)
 """
@@ -24,7 +25,7 @@ print("streamlit" in sys.modules)
 
 def test_serve_runs_streamlit_through_the_preloading_process():
     command = cli.streamlit_command(8599, "127.0.0.1")
-    assert command[1:5] == ["-m", "studyapp.server", "run", str(cli.APP)]
+    assert command[1:5] == ["-m", "studyapp.views.server", "run", str(cli.APP)]
 
 
 def test_preloading_imports_the_heavy_modules_without_streamlit():
@@ -41,8 +42,8 @@ def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch
 
     from studyhelpers import make_study
 
-    from studyapp import dashboard
-    from studyapp.simulate import simulate_study
+    from studyapp.platform import dashboard
+    from studyapp.platform.simulate import simulate_study
 
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
@@ -73,8 +74,8 @@ def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
     the annotators' pages) and keeps its dashboards here: the same figures as computed here."""
     from studyhelpers import make_study
 
-    from studyapp import dashboard
-    from studyapp.simulate import simulate_study
+    from studyapp.platform import dashboard
+    from studyapp.platform.simulate import simulate_study
 
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
@@ -91,8 +92,9 @@ def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
 def _study_and_fingerprint(slug: str):
     from sqlmodel import select
 
-    from studyapp import dashboard, storage
-    from studyapp.models import Study
+    from studyapp.core import storage
+    from studyapp.core.models import Study
+    from studyapp.platform import dashboard
 
     with storage.read_session() as session:
         study = session.exec(select(Study).where(Study.slug == slug)).one()

@@ -10,8 +10,9 @@ from sqlmodel import select
 from studyhelpers import make_annotators, make_study
 from test_pages import notices, open_app, progress_text, rating_button
 
-from studyapp import assignment, storage, studies
-from studyapp.models import Rating
+from studyapp.core import storage
+from studyapp.core.models import Rating
+from studyapp.platform import assignment, studies
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

@@ -12,9 +12,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel, select
 from studyhelpers import make_annotators, make_study, ratings_of
 
-from studyapp import accounts, assignment, migrations, storage
-from studyapp.accounts import Actor
-from studyapp.models import Event, Rating, Study
+from studyapp.core import accounts, migrations, storage
+from studyapp.core.accounts import Actor
+from studyapp.core.models import Event, Rating, Study
+from studyapp.platform import assignment
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

@@ -4,8 +4,8 @@ import pytest
 from studyhelpers import make_study
 
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
-from studyapp import analysis, exports
-from studyapp.simulate import simulate_study
+from studyapp.platform import analysis, exports
+from studyapp.platform.simulate import simulate_study
 
 
 @pytest.fixture

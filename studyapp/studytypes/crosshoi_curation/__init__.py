@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError
-from studyapp import images
+from studyapp.core import images
 
 from ..base import Scale, Section, StudyType
 from . import crosshoi

@@ -8,8 +8,8 @@ from functools import lru_cache
 import streamlit as st
 
 from metrics import InputError, hico
-from studyapp import images, inert
-from studyapp.components import image, mark_form, missing_image
+from studyapp.core import images, safe_markdown
+from studyapp.views.components import image, mark_form, missing_image
 
 from ..base import StudyView
 from . import crosshoi
@@ -30,7 +30,7 @@ def render_item(fields: dict) -> None:
         st.image(png, caption="Blue: the person asked about" +
                  ("; orange: the object" if "object" in (q.get("boxes") or {}) else ""))
     st.markdown("**Correct for this person (ground truth):** " +
-                (", ".join(inert.code(crosshoi.phrase(p)) for p in q["positives"]) or "none"))
+                (", ".join(safe_markdown.code(crosshoi.phrase(p)) for p in q["positives"]) or "none"))
 
 
 def response_form(fields: dict, current: str | None, **mount) -> None:

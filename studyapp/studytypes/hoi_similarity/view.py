@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studyapp import exports, inert
+from studyapp.core import safe_markdown
+from studyapp.platform import exports
 
 from ..base import StudyView
 from . import sampler
@@ -28,16 +29,16 @@ def render_item(fields: dict, *, synset_codes: bool = True) -> None:
     ``synset_codes``: the WordNet codes beside the glosses (spec ``[display]``)."""
     d = fields["display"]
     for column, (side, title) in zip(st.columns(2, border=True), SIDES):
-        lines = [f"_{title}_", f"**{inert.text(d[side + '_verb'] + ' ' + d[side + '_object'])}**"]
+        lines = [f"_{title}_", f"**{safe_markdown.text(d[side + '_verb'] + ' ' + d[side + '_object'])}**"]
         for part in ("verb", "object"):
             key = f"{side}_{part}"
-            code = f" {inert.code(fields[key])}" if synset_codes else ""
-            lines.append(f"**{inert.text(d[key])}**{code} — {inert.text(gloss(d[key + '_gloss']))}")
+            code = f" {safe_markdown.code(fields[key])}" if synset_codes else ""
+            lines.append(f"**{safe_markdown.text(d[key])}**{code} — {safe_markdown.text(gloss(d[key + '_gloss']))}")
         column.markdown("\n\n".join(lines))
 
 
 def item_content(fields: dict, *, synset_codes: bool = True) -> list:
-    """The pair as item-screen nodes (``studyapp.components``): both sides, each with its
+    """The pair as item-screen nodes (``studyapp.views.components``): both sides, each with its
     verb and object, their glosses and (``synset_codes``) synset codes (plain text, set as
     text by the page)."""
     d = fields["display"]

@@ -32,7 +32,7 @@ import pandas as pd
 
 from metrics import InputError, datasets
 from metrics.detection import parse_box
-from studyapp import images
+from studyapp.core import images
 
 from ..base import THIS_STUDY, Section, StudyType
 from ..hoi_similarity import HoiSimilarity, _resolve

@@ -7,8 +7,8 @@ from functools import lru_cache
 import streamlit as st
 
 from metrics import InputError
-from studyapp import images
-from studyapp.components import image, missing_image
+from studyapp.core import images
+from studyapp.views.components import image, missing_image
 
 from ..base import StudyView
 from ..hoi_similarity import view as pair_view

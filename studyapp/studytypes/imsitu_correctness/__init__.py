@@ -3,7 +3,7 @@ not (the human judgment of Yao et al. §4.2, Table 5).
 
 An item is an image and one model's ranked verb predictions (imSitu gerunds); the annotator
 marks each of the first k (default 5) as correctly describing the image, by clicking a verb or
-pressing its rank's digit key (1–k), then submits with Enter (``studyapp.components.mark_form``,
+pressing its rank's digit key (1–k), then submits with Enter (``studyapp.views.components.mark_form``,
 which also enlarges the image on request). The model is never shown, and
 items of several models for one image are shuffled (``imsitu_correctness.items``). The stored
 response is one character per shown prediction, ``1`` correct and ``0`` not: ``"10100"``.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from metrics import InputError
 from metrics.imsitu import split_verbs
-from studyapp import images
+from studyapp.core import images
 
 from ..base import Scale, Section, StudyType
 
@@ -110,7 +110,7 @@ class ImsituCorrectness(StudyType):
 
     def dashboard_sections(self, slug: str, tables: dict, fields_by_key: dict, resamples: int) -> list[Section]:
         """Human Top-1 / Top-5 accuracy per model and, with gold verbs, Tables 5–6."""
-        from studyapp import charts
+        from studyapp.core import charts
 
         from . import analysis
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from metrics import InputError
 from metrics.imsitu import gold_from_image_names, read_clusters, read_examples_predictions, read_gold
-from studyapp import images
+from studyapp.core import images
 
 
 def _predictions_json(path: Path, model: str | None) -> dict[str, dict[str, list[str]]]:

@@ -9,8 +9,8 @@ import streamlit as st
 from PIL import Image
 
 from metrics import InputError
-from studyapp import images
-from studyapp.components import image, mark_form, missing_image
+from studyapp.core import images
+from studyapp.views.components import image, mark_form, missing_image
 
 from ..base import StudyView
 

@@ -1,2 +1,2 @@
 """The researcher console, one module per area. The page Streamlit runs is ``console.py``
-(registered in ``studyapp/app.py``; its file name is its address, ``/console``)."""
+(registered in ``studyapp/views/app.py``; its file name is its address, ``/console``)."""

@@ -4,7 +4,7 @@ Audit log area of other accounts (the entries they may read)."""
 import streamlit as st
 
 from metrics import InputError
-from studyapp import accounts, inert
+from studyapp.core import accounts, safe_markdown
 from studyapp.views.console.common import actor
 
 
@@ -19,7 +19,7 @@ def accounts_section() -> None:
         right.text_input("Password", type="password", key="new-account-password")
         st.form_submit_button("Create account", on_click=create_account)
     if (outcome := st.session_state.pop("account-outcome", None)) is not None:
-        (st.success if outcome[0] == "ok" else st.error)(inert.text(outcome[1]))
+        (st.success if outcome[0] == "ok" else st.error)(safe_markdown.text(outcome[1]))
     audit_section()
 
 

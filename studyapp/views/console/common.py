@@ -4,7 +4,7 @@ alone, upload limits, audit entries and tabs of which only the open one runs."""
 import streamlit as st
 
 from metrics import InputError
-from studyapp import accounts, config, inert
+from studyapp.core import accounts, config, safe_markdown
 
 
 def actor() -> accounts.Actor:
@@ -24,7 +24,7 @@ def uploads_fit(*uploads) -> bool:
     (``config.UPLOAD_LIMITS_MB``; the browser enforces it too, the server checks it again here)."""
     for upload, kind in uploads:
         if upload is not None and upload.size > config.UPLOAD_LIMITS_MB[kind] * 1024 * 1024:
-            st.error(f"{inert.text(upload.name)}: {upload.size / 2**20:.1f} MB, over the "
+            st.error(f"{safe_markdown.text(upload.name)}: {upload.size / 2**20:.1f} MB, over the "
                      f"{config.UPLOAD_LIMITS_MB[kind]} MB limit for {kind} files; nothing was created or changed.")
             return False
     return True
@@ -66,9 +66,9 @@ def share_form(kind: str, name: str) -> None:
             try:
                 accounts.share(kind, name, account.strip(), actor=actor())
             except InputError as exc:
-                st.error(inert.text(exc))
+                st.error(safe_markdown.text(exc))
             else:
-                st.success(f"Shared with {inert.text(account.strip())}: they may see and download it.")
+                st.success(f"Shared with {safe_markdown.text(account.strip())}: they may see and download it.")
 
 
 def open_tab(views, key: str, *args) -> None:

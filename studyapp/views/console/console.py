@@ -4,7 +4,8 @@ pause, export. One module per area: :mod:`.signin`, :mod:`.create`, :mod:`.studi
 
 import streamlit as st
 
-from studyapp import accounts, config, inert, storage, studies
+from studyapp.core import accounts, config, safe_markdown, storage
+from studyapp.platform import studies
 from studyapp.views.console.accounts import accounts_section, audit_section
 from studyapp.views.console.common import actor, open_tab
 from studyapp.views.console.create import create_area
@@ -30,7 +31,7 @@ def main() -> None:
     st.title("Researcher console")
     all_studies = accounts.visible(actor(), studies.list_studies())
     with st.sidebar:
-        st.markdown(f"Signed in as **{inert.text(actor().name)}** ({actor().role})")
+        st.markdown(f"Signed in as **{safe_markdown.text(actor().name)}** ({actor().role})")
         st.markdown(f"Database: `{storage.describe(config.database_url())}`")   # never the password
         st.button("Sign out", on_click=sign_out)
     if (created := st.session_state.pop("show-study", None)) is not None:   # the study just created

@@ -7,9 +7,10 @@ from pathlib import Path
 import streamlit as st
 
 from metrics import InputError
-from studyapp import config, inert, spec_uploads, studies
-from studyapp.spec_files import load_spec
-from studyapp.study_spec import StudySpec
+from studyapp.core import config, safe_markdown
+from studyapp.platform import spec_uploads, studies
+from studyapp.platform.spec_files import load_spec
+from studyapp.platform.spec_model import StudySpec
 from studyapp.studytypes import study_types, view_of
 from studyapp.views.console.common import actor, uploads_fit
 
@@ -69,7 +70,7 @@ def create(launch: Callable[[], StudySpec]) -> None:
         with st.spinner("Validating the spec and preparing the items..."):
             spec = launch()
     except InputError as exc:
-        st.error(inert.text(exc))
+        st.error(safe_markdown.text(exc))
         return
     st.session_state["created"] = (f"Created study {spec.slug!r} with {len(spec.items)} items.", spec.source_report)
     st.session_state["show-study"] = spec.slug
@@ -80,6 +81,6 @@ def created_message() -> None:
     """The confirmation of the study created by the previous run, shown once."""
     if (created := st.session_state.pop("created", None)) is not None:
         message, source_report = created
-        st.success(inert.text(message))
+        st.success(safe_markdown.text(message))
         if source_report:
             st.code(source_report, language=None)

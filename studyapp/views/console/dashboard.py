@@ -5,7 +5,8 @@ import streamlit as st
 
 from metrics import InputError
 from metrics.study import ITEMS_BOOTSTRAP, reliability_frame
-from studyapp import charts, dashboard, inert, report_cache, studies
+from studyapp.core import charts, safe_markdown
+from studyapp.platform import dashboard, report_cache, studies
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import log_download, open_tab, session_alive
 
@@ -31,7 +32,7 @@ def live_board(slug: str) -> dashboard.Dashboard | None:
     try:
         return dashboard.study_dashboard(slug)
     except InputError as exc:
-        st.error(inert.text(exc))
+        st.error(safe_markdown.text(exc))
         return None
 
 
@@ -47,7 +48,7 @@ def dashboard_view(slug: str, study_type: str) -> None:
             headline(section)
     headline_figures(board)
     for name, reason in board.unavailable.items():
-        st.info(f"{name.replace('_', ' ').capitalize()}: not shown yet — {inert.text(reason)}.")
+        st.info(f"{name.replace('_', ' ').capitalize()}: not shown yet — {safe_markdown.text(reason)}.")
     if board.adaptive:
         a = board.adaptive
         st.markdown("**Adaptive collection** — " + ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in a.items()
@@ -55,9 +56,9 @@ def dashboard_view(slug: str, study_type: str) -> None:
     for section in board.sections:
         if section.headline:
             continue
-        st.markdown(f"**{inert.text(section.title)}**")
+        st.markdown(f"**{safe_markdown.text(section.title)}**")
         if section.text:
-            st.caption(inert.text(section.text))
+            st.caption(safe_markdown.text(section.text))
     if not get_type(study_type).custom_response and board.agreement:
         report_cache.warm_in_background(slug, board.fingerprint)
         st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
@@ -86,14 +87,14 @@ def headline_figures(board: dashboard.Dashboard) -> None:
 
 def headline(section) -> None:
     """A section's one-line answer, its tables one click away, then what it means."""
-    st.markdown(f"**{inert.text(section.title)}**")
-    st.markdown(inert.text(section.headline))
+    st.markdown(f"**{safe_markdown.text(section.title)}**")
+    st.markdown(safe_markdown.text(section.headline))
     with st.expander("Table: every category and design cell"):
         for name, table in section.tables.items():
-            st.caption(inert.text(name))
+            st.caption(safe_markdown.text(name))
             st.dataframe(table, hide_index=True)
     if section.text:
-        st.caption(inert.text(section.text))
+        st.caption(safe_markdown.text(section.text))
 
 
 @st.fragment(run_every=DASHBOARD_REFRESH_S)
@@ -140,9 +141,9 @@ def analysis_details(board: dashboard.Dashboard) -> None:
     for section in board.sections:
         if not section.tables and not section.charts:
             continue
-        st.markdown(f"**{inert.text(section.title)}**")
+        st.markdown(f"**{safe_markdown.text(section.title)}**")
         for name, table in section.tables.items():
-            st.caption(inert.text(name))
+            st.caption(safe_markdown.text(name))
             st.dataframe(table, hide_index=True)
         for k, chart in enumerate(section.charts):
             st.vega_lite_chart(board_chart(board, f"{section.title}-{k}", lambda chart=chart: chart), width="stretch")

@@ -10,7 +10,8 @@ import streamlit as st
 
 from metrics import InputError
 from metrics.study import compare_lines
-from studyapp import accounts, config, inert, matrix_versions
+from studyapp.core import accounts, config, safe_markdown
+from studyapp.platform import matrix_versions
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import actor, linked, log_download, session_alive, share_form
 
@@ -44,19 +45,19 @@ def recalibrate_section(all_studies) -> None:
                 st.session_state["recalibration"] = matrix_versions.recalibrate_studies(
                     chosen, w=float(w), prior_strength=float(prior), folds=int(folds), actor=actor())
         except InputError as exc:
-            st.error(inert.text(exc))
+            st.error(safe_markdown.text(exc))
     run = st.session_state.get("recalibration")
     if run is not None:
         r = run.result
         st.markdown(f"**Held-out agreement (Eq. 13)** from {r['n_ratings']} ratings of "
-                    f"{r['n_items']} items in {inert.text(', '.join(run.studies))}")
+                    f"{r['n_items']} items in {safe_markdown.text(', '.join(run.studies))}")
         st.dataframe(pd.DataFrame([{"items": label, "n": n, "before": f["before"]["agreement"],
                                     "after": f["after"]["agreement"]}
                                    for label, n, f in [("all", r["n_items"], r)] + [
                                        (f"category {c}", v["n_items"], v) for c, v in r["by_category"].items()]]),
                      hide_index=True)
         if (note := run.before_note()) is not None:
-            st.caption(inert.text(f"Note: {note}"))
+            st.caption(safe_markdown.text(f"Note: {note}"))
         st.markdown("**Pairs that changed most**")
         st.dataframe(run.changed.head(20), hide_index=True)
         name = st.text_input("Version name", key="version-name")
@@ -64,9 +65,9 @@ def recalibrate_section(all_studies) -> None:
             try:
                 matrix_versions.save_version(name, run, actor=actor())
             except InputError as exc:
-                st.error(inert.text(exc))
+                st.error(safe_markdown.text(exc))
             else:   # the whole page again: the scoring section lists the new version
-                st.session_state["version-saved"] = f"Saved matrix version {inert.text(name)}."
+                st.session_state["version-saved"] = f"Saved matrix version {safe_markdown.text(name)}."
                 st.rerun(scope="app")
     if saved := st.session_state.pop("version-saved", None):
         st.success(saved)

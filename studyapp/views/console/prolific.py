@@ -7,10 +7,11 @@ from pathlib import Path
 import streamlit as st
 
 from metrics import InputError
-from studyapp import accounts, inert, prolific
-from studyapp.study_spec import spec_of
-from studyapp.ui import base_url
+from studyapp.core import accounts, safe_markdown
+from studyapp.platform import prolific
+from studyapp.platform.spec_model import spec_of
 from studyapp.views.console.common import actor
+from studyapp.views.ui import base_url
 
 
 def prolific_section(study) -> None:
@@ -30,11 +31,11 @@ def prolific_section(study) -> None:
     if (outcome := st.session_state.pop(f"prolific-outcome-{study.id}", None)) is not None:
         error, lines = outcome
         if error:
-            st.error(inert.text(lines[0]))
+            st.error(safe_markdown.text(lines[0]))
         else:
-            st.success(inert.text(lines[-1]))
+            st.success(safe_markdown.text(lines[-1]))
             for line in lines[:-1]:
-                st.caption(inert.text(line))
+                st.caption(safe_markdown.text(line))
 
 
 def apply_prolific_statuses(study_id: int, upload_key: str) -> None:
@@ -64,5 +65,5 @@ def prolific_hint(study) -> None:
         return
     prolific_url = (f"{base_url()}/?study={study.slug}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
                     "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
-    codes = "; ".join(f"{kind} code {inert.text(code)}" for kind, code in prolific.outcome_codes(spec))
-    st.caption(f"Prolific: use {inert.code(prolific_url)} as the study URL" + (f"; {codes}." if codes else "."))
+    codes = "; ".join(f"{kind} code {safe_markdown.text(code)}" for kind, code in prolific.outcome_codes(spec))
+    st.caption(f"Prolific: use {safe_markdown.code(prolific_url)} as the study URL" + (f"; {codes}." if codes else "."))

@@ -7,7 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from metrics import InputError
-from studyapp import config, inert, matrix_versions, scoring
+from studyapp.core import config, safe_markdown
+from studyapp.platform import matrix_versions, scoring
 from studyapp.views.console.common import actor, log_download, session_alive, uploads_fit
 
 
@@ -47,7 +48,7 @@ def scoring_section() -> None:
                 message = str(exc)
                 for path in (gt_path, *models.values()):   # the uploaded name, not the temporary folder
                     message = message.replace(str(path), path.name)
-                st.error(inert.text(message))
+                st.error(safe_markdown.text(message))
     scores = st.session_state.get("scores")
     if scores is not None:
         st.dataframe(scores.table, hide_index=True)

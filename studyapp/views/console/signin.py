@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from studyapp import accounts, auth, storage
+from studyapp.core import accounts, auth, storage
 
 
 def source_address() -> str:

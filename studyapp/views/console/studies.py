@@ -5,16 +5,17 @@ import pandas as pd
 import streamlit as st
 
 from metrics import InputError
-from studyapp import accounts, exports, inert, studies
-from studyapp.accounts import no_studies_text
-from studyapp.components import answer_bar
-from studyapp.study_spec import spec_of
+from studyapp.core import accounts, safe_markdown
+from studyapp.core.accounts import no_studies_text
+from studyapp.platform import exports, studies
+from studyapp.platform.spec_model import spec_of
 from studyapp.studytypes import get_type, view_of
-from studyapp.ui import base_url
+from studyapp.views.components import answer_bar
 from studyapp.views.console.common import actor, linked, log_download, log_view, open_tab, session_alive, share_form
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
 from studyapp.views.console.prolific import prolific_hint, prolific_section
+from studyapp.views.ui import base_url
 
 
 def study_area(all_studies) -> None:
@@ -22,7 +23,7 @@ def study_area(all_studies) -> None:
     export), one tab at a time: only the open tab runs."""
     created_message()
     if not all_studies:
-        st.info(inert.text(no_studies_text(actor(), len(studies.list_studies()))))
+        st.info(safe_markdown.text(no_studies_text(actor(), len(studies.list_studies()))))
         return
     by_slug = {s.slug: s for s in all_studies}
     if (named := linked("study", list(by_slug), "study")) is not None and "study-pick" not in st.session_state:
@@ -55,7 +56,7 @@ def progress_tab(study) -> None:
         st.progress(p["ratings_done"] / p["ratings_needed"] if p["ratings_needed"] else 0.0)
     cols[1].metric("Rated at least once", p["rated_at_least_once"], help="annotators who answered a main item")
     cols[2].metric("Status", p["status"])
-    st.caption(inert.text(studies.counts_line(p)))
+    st.caption(safe_markdown.text(studies.counts_line(p)))
     st.markdown("**Per annotator**")
     st.dataframe(pd.DataFrame(p["annotators"]), hide_index=True)
     prolific_section(study)
@@ -80,8 +81,8 @@ def on_status_change(study_id: int) -> None:
 def owner_section(study) -> None:
     """Give the study to another owner or researcher account (``studyapp owner`` on the CLI)."""
     shared = ", ".join(sorted(accounts.shared_accounts(study)))
-    st.markdown(f"**Owner**: {inert.text(study.owner or 'nobody')}"
-                + (f"; shared with {inert.text(shared)}" if shared else ""))
+    st.markdown(f"**Owner**: {safe_markdown.text(study.owner or 'nobody')}"
+                + (f"; shared with {safe_markdown.text(shared)}" if shared else ""))
     share_form("study", study.slug)
     with st.form(f"owner-{study.id}"):
         new = st.text_input("Give this study to the account", key=f"owner-name-{study.id}")
@@ -89,9 +90,9 @@ def owner_section(study) -> None:
             try:
                 studies.set_owner(study.id, new.strip(), actor=actor())
             except InputError as exc:
-                st.error(inert.text(exc))
+                st.error(safe_markdown.text(exc))
             else:
-                st.success(f"Study {inert.text(study.slug)} now belongs to {inert.text(new.strip())}.")
+                st.success(f"Study {safe_markdown.text(study.slug)} now belongs to {safe_markdown.text(new.strip())}.")
 
 
 @st.fragment
@@ -128,10 +129,10 @@ def invite_tab(study) -> None:
             else:
                 created, duplicates = studies.invite(study.id, int(count), actor=actor()), []
         except InputError as exc:
-            st.error(inert.text(exc))
+            st.error(safe_markdown.text(exc))
         else:
             for name in duplicates:
-                st.warning(f"Not created: the pseudonym {inert.text(name)} is already used in this study.")
+                st.warning(f"Not created: the pseudonym {safe_markdown.text(name)} is already used in this study.")
             st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
     annotators_of_section(study)
     if st.session_state.get("invites"):
@@ -156,10 +157,10 @@ def annotators_of_section(study) -> None:
         try:
             created, existing = studies.invite_names(study.id, studies.raters_of(source), actor=actor())
         except InputError as exc:
-            st.error(inert.text(exc))
+            st.error(safe_markdown.text(exc))
             return
         for name in existing:
-            st.warning(f"Not created: the pseudonym {inert.text(name)} is already used in this study.")
+            st.warning(f"Not created: the pseudonym {safe_markdown.text(name)} is already used in this study.")
         st.session_state["invites"] = [(i.pseudonym, i.link(base_url())) for i in created]
 
 
@@ -174,9 +175,9 @@ def revoke_section(study) -> None:
         try:
             studies.revoke(study.id, who, actor=actor())
         except InputError as exc:
-            st.error(inert.text(exc))
+            st.error(safe_markdown.text(exc))
         else:
-            st.success(f"Revoked {inert.text(who)}: their link is refused from now on.")
+            st.success(f"Revoked {safe_markdown.text(who)}: their link is refused from now on.")
 
 
 def export_tab(study) -> None:

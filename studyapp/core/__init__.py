@@ -1,0 +1,2 @@
+"""The app core: configuration, database, accounts, safe text, images, charts — what a study
+type may build on."""

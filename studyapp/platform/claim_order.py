@@ -1,0 +1,92 @@
+"""Per-study data kept in memory, and the least-claimed item in an annotator's own order found
+without ordering the whole study.
+
+A study's items never change after it is created, so what depends on them alone (how many
+there are, an annotator's permutation of them) is computed once per database, study (and its
+creation time) and kept (``study_cached``). The free slot an annotator gets next is the
+least-claimed item they lack, first in their order (``assignment._order_key``); ordering every
+item of that claim level by the permutation in SQL reads the whole level (5,000 rows on a
+5,000-item study filled evenly), so :func:`least_claimed_in_order` asks the level's index for
+the few rows it needs instead.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Sequence
+
+from sqlmodel import Session, select
+
+from ..core.models import Item, Study
+
+CACHED_STUDIES = 1024
+CACHED_ORDERS = 64  # annotators' item orders kept (8 bytes an item each)
+CHUNK = 64  # item ids looked up at once, in the annotator's order
+
+_CACHE: dict[tuple, object] = {}
+_ORDERS: dict[tuple, array] = {}
+
+
+def study_cached(session: Session, study: Study, name: str, compute: Callable[[], object],
+                 *, kept: dict | None = None, limit: int = CACHED_STUDIES):
+    """``compute()`` once per database, study (and its creation time) and ``name``; kept for the
+    life of the process (the least recently used entries go first beyond ``limit``)."""
+    kept = _CACHE if kept is None else kept
+    key = (str(session.get_bind().engine.url), study.id, study.created_at, name)
+    if key in kept:
+        kept[key] = kept.pop(key)
+        return kept[key]
+    value = compute()
+    if len(kept) >= limit:
+        kept.pop(next(iter(kept)))
+    kept[key] = value
+    return value
+
+
+def annotator_order(session: Session, study: Study, name: str,
+                    compute: Callable[[], Sequence[int]]) -> array:
+    """An annotator's item ids in their order (``compute()``), kept for the ``CACHED_ORDERS``
+    annotators seen last; ``name`` names the annotator and what the order covers."""
+    return study_cached(session, study, name, lambda: array("q", compute()), kept=_ORDERS,
+                        limit=CACHED_ORDERS)
+
+
+def main_items(session: Session, study: Study) -> tuple[tuple[int, int], ...]:
+    """(id, position) of every main item of the study, by id (cached)."""
+    return study_cached(session, study, "main items", lambda: tuple(
+        (i, p) for i, p in session.exec(select(Item.id, Item.position).where(
+            Item.study_id == study.id, Item.role == "main").order_by(Item.id))))
+
+
+def least_claimed_in_order(session: Session, conditions: Sequence, order: Sequence[int],
+                           rank: Callable[[int], int], mine: set[int]) -> tuple[int, int] | None:
+    """(item id, claims) of the item meeting ``conditions`` (the study, role, free slot, not the
+    annotator's, eligible) with the fewest claims, first by ``rank`` among those: the result of
+    ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by ``rank``;
+    ``mine``: the items the annotator already has (skipped without asking the database).
+
+    The least claim level comes from the claims index (it stops at the first item meeting the
+    conditions); then the other ids are looked up ``CHUNK`` at a time in ``order``, which a
+    large level fills early, and a level found to hold at most ``CHUNK`` items is read whole."""
+    run = session.connection().execute  # Core rows: no ORM work per row
+    level = run(select(Item.n_claims).where(*conditions).order_by(Item.n_claims).limit(1)).scalar()
+    if level is None:
+        return None
+    at_level = (*conditions, Item.n_claims == level)
+    chunk, first = [], True
+    for item_id in (*order, None):
+        if item_id is not None and item_id not in mine:
+            chunk.append(item_id)
+        if len(chunk) < CHUNK and item_id is not None:
+            continue
+        if chunk:
+            found = run(select(Item.id).where(*at_level, Item.id.in_(chunk))).scalars().all()
+            if found:
+                return min(found, key=rank), level
+        chunk = []
+        if first:
+            first = False
+            few = run(select(Item.id).where(*at_level).limit(CHUNK + 1)).scalars().all()
+            if len(few) <= CHUNK:
+                return (min(few, key=rank), level) if few else None
+    return None

@@ -1,0 +1,20 @@
+"""Streamlit entry point: ``streamlit run studyapp/views/app.py`` (``python -m studyapp serve``).
+
+Two pages: the annotator page at ``/`` (invite links point here) and the researcher console at
+``/console``. The navigation is hidden so annotators never see the console link.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from studyapp.platform.overview import PROJECT_NAME
+
+st.set_page_config(page_title=PROJECT_NAME, layout="wide")
+HERE = Path(__file__).resolve().parents[1]
+VIEWS = HERE / "views"
+st.html(f"<style>{(VIEWS / 'components' / 'page.css').read_text()}</style>")  # contrast fixes
+page = st.navigation([st.Page(VIEWS / "annotate.py", title="Study", default=True),
+                      st.Page(VIEWS / "console" / "console.py", title="Console", url_path="console")],
+                     position="hidden")
+page.run()
