@@ -31,6 +31,7 @@ size (ddof 0), as ``ppi-python`` does.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -39,6 +40,7 @@ import pandas as pd
 from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval, _z
+from metrics.core._types import Numbers
 from metrics.core._validation import check_confidence, check_fraction
 
 
@@ -106,7 +108,7 @@ def _estimate(estimate, se, classical, classical_se, lam, n, N, confidence) -> P
                        saved=float(1 - n / effective) if effective > 0 else 0.0)
 
 
-def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | None = None,
+def ppi_mean(y: Numbers, yhat: Numbers, yhat_unlabeled: Numbers, *, confidence: float = 0.95, lam: float | None = None,
              finite_population: bool = False) -> PPIEstimate:
     """Prediction-powered mean of the human ratings ``y`` (PPI++, tuned λ unless ``lam`` is given),
     each item's human rating a fixed number: the interval covers item sampling only. For a
@@ -155,7 +157,7 @@ def ppi_mean(y, yhat, yhat_unlabeled, *, confidence: float = 0.95, lam: float | 
     return _estimate(estimate, se, y.mean(), math.sqrt(np.var(y) / n), lam, n, N, confidence)
 
 
-def ppi_mean_by_group(items: pd.DataFrame, *, by, human: str = "human_mean", model: str = "llm",
+def ppi_mean_by_group(items: pd.DataFrame, *, by: str | list[str], human: str = "human_mean", model: str = "llm",
                       confidence: float = 0.95, lam: float | None = None,
                       finite_population: bool = False) -> pd.DataFrame:
     """:func:`ppi_mean` per group of ``items`` (e.g. ``by="category"`` or ``by=["category",
@@ -193,7 +195,7 @@ def _flat(e: PPIEstimate) -> dict:
     return d
 
 
-def ppi_entries(model, human, strata, *, confidence: float = 0.95, lam: float | None = None) -> pd.DataFrame:
+def ppi_entries(model: Numbers, human: Numbers, strata: Sequence[Hashable] | np.ndarray, *, confidence: float = 0.95, lam: float | None = None) -> pd.DataFrame:
     """Each entry's expected human rating from the model's rating of every entry and human
     evidence on some (a recalibrated matrix entry: ``model`` its LLM similarity, ``human`` the
     similarity the human ratings imply, NaN where none), within strata of entries (e.g. the LLM

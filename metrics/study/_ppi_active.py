@@ -10,17 +10,19 @@ the same design). The estimate type and the plain PPI mean are in :mod:`metrics.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from metrics.core._errors import InputError
+from metrics.core._types import Numbers
 from metrics.core._validation import check_confidence, check_fraction, check_in_range
 from metrics.study._ppi import PPIEstimate, _estimate, _vector
 
 
-def ensemble_uncertainty(member_ratings) -> np.ndarray:
+def ensemble_uncertainty(member_ratings: Sequence[Sequence[float]] | np.ndarray | pd.DataFrame) -> np.ndarray:
     """Disagreement of an LLM ensemble per item: the standard deviation of its members' ratings
     (items × members; NaN for a member that gave no rating is skipped).
 
@@ -35,7 +37,7 @@ def ensemble_uncertainty(member_ratings) -> np.ndarray:
     return np.nanstd(ratings, axis=1)
 
 
-def active_probabilities(uncertainty, *, budget: float, cells=None, floor: float = 0.2,
+def active_probabilities(uncertainty: Numbers, *, budget: float, cells: Sequence[Hashable] | np.ndarray | None = None, floor: float = 0.2,
                          allocation: str = "equal") -> np.ndarray:
     """Probability that each item is sent to humans, for active inference (Zrnic & Candès 2024,
     §3: ``π(x) ∝ u(x)``, mixed with uniform sampling so no item's probability is zero).
@@ -96,7 +98,7 @@ def _capped(u: np.ndarray, total: float, floor: float, cap=1.0) -> np.ndarray:
     return np.minimum(pi, cap)
 
 
-def active_selection(uncertainty, *, budget: float, cells=None, floor: float = 0.2, allocation: str = "equal",
+def active_selection(uncertainty: Numbers, *, budget: float, cells: Sequence[Hashable] | np.ndarray | None = None, floor: float = 0.2, allocation: str = "equal",
                      seed: int = 0) -> pd.DataFrame:
     """Which items humans rate, drawn once, with the probabilities recorded: the item-priority
     hook for an assignment rule. Columns ``probability`` (:func:`active_probabilities`),
@@ -135,7 +137,7 @@ def _active_lam(a, b, d, intercept: bool) -> float:
     return float(np.clip(coefficients[0], 0.0, 1.0))
 
 
-def active_ppi_mean(y, yhat, probability, selected, *, confidence: float = 0.95, lam: float | None = None,
+def active_ppi_mean(y: Numbers, yhat: Numbers, probability: Numbers, selected: Sequence[bool] | np.ndarray, *, confidence: float = 0.95, lam: float | None = None,
                     intercept: bool = True, finite_population: bool = False) -> PPIEstimate:
     """Active (inverse-probability-weighted) PPI mean over all ``N`` items (Zrnic & Candès 2024,
     Eq. 3 with PPI++ power tuning): ``θ̂ = mean_i[λ·ŷ_i + (y_i − λ·ŷ_i)·ξ_i/π_i]``, interval

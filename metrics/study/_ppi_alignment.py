@@ -12,6 +12,7 @@ import numpy as np
 from metrics.core._choices import SCALE_MAX
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval, _z
+from metrics.core._types import Numbers
 from metrics.core._validation import check_confidence, check_fraction
 from metrics.study._ppi import PPIEstimate, _estimate, _lam, _vector, ppi_mean
 
@@ -24,7 +25,7 @@ def eq13_score(metric, rating) -> np.ndarray:
     return np.asarray(eq13_agreement(np.asarray(metric, float), np.asarray(rating, float)), float)
 
 
-def ppi_agreement(metric, y, yhat, metric_unlabeled, yhat_unlabeled, *, confidence: float = 0.95,
+def ppi_agreement(metric: Numbers, y: Numbers, yhat: Numbers, metric_unlabeled: Numbers, yhat_unlabeled: Numbers, *, confidence: float = 0.95,
                   lam: float | None = None) -> PPIEstimate:
     """Agreement (SHOE Eq. 13, the 85.73% of SHOE §4.3) of a metric column with the mean human
     rating, prediction-powered: the mean of ``g(Y) = 1 − |metric − Y|/4``, with ``g(ŷ)`` as the
@@ -62,7 +63,7 @@ def _correlation_and_gradient(mu):
     return r, grad
 
 
-def ppi_correlation(metric, y, yhat, metric_unlabeled, yhat_unlabeled, *, method: str = "pearson",
+def ppi_correlation(metric: Numbers, y: Numbers, yhat: Numbers, metric_unlabeled: Numbers, yhat_unlabeled: Numbers, *, method: str = "pearson",
                     confidence: float = 0.95, lam: float | None = None) -> PPIEstimate:
     """Correlation of a metric column with the mean human rating, prediction-powered.
 
@@ -136,7 +137,8 @@ def _w_gradient(w_grid, v, o, target) -> np.ndarray:
     return a[:, None] * np.sign(a[:, None] * w_grid[None, :] + b[:, None])
 
 
-def ppi_weight(v, o, y, yhat, v_unlabeled, o_unlabeled, yhat_unlabeled, *, confidence: float = 0.95,
+def ppi_weight(v: Numbers, o: Numbers, y: Numbers, yhat: Numbers, v_unlabeled: Numbers, o_unlabeled: Numbers,
+               yhat_unlabeled: Numbers, *, confidence: float = 0.95,
                lam: float | None = None) -> PPIEstimate:
     """The tuned verb weight w (SHOE §4.5, Eq. 14: the w in [0, 1] minimising the mean of
     ``|w·v + (1 − w)·o − Y/4|``), prediction-powered: ``v``, ``o`` are the items' verb and

@@ -24,11 +24,9 @@ TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": A
                 "SimilarityMatrix": metrics.SimilarityMatrix, "Detections": metrics.Detections,
                 "SenseClusters": SenseClusters}
 
-# public names whose data parameters are not typed yet: the PPI estimators (their modules are
-# excluded from mypy as well, see pyproject.toml) and ErrorType, whose ``Diagnosis`` argument is
-# defined in a module that imports the error types
-UNTYPED_DATA = {"ErrorType", "active_ppi_mean", "active_probabilities", "active_selection", "ensemble_uncertainty",
-                "ppi_agreement", "ppi_correlation", "ppi_entries", "ppi_mean", "ppi_mean_by_group", "ppi_weight"}
+# public names whose data parameters are not typed yet: ErrorType, whose ``Diagnosis`` argument
+# is defined in a module that imports the error types
+UNTYPED_DATA = {"ErrorType"}
 
 
 def _mentions_any(hint) -> bool:
