@@ -111,7 +111,8 @@ def test_the_table_is_large():
     # these take only free text (a slug, a pseudonym, a URL) or nothing: test_bad_files.py has them
     assert set(COMMANDS) - set(per_command) == {"status", "revoke", "owner", "share", "list", "reset-admin-password", "health",
                                                 "check-images", "matrices list", "matrices compare",
-                                                "account add", "account list", "account set-password"}
+                                                "account add", "account list", "account set-password",
+                                                "studyapp plugins"}
 
 
 @pytest.fixture
