@@ -84,7 +84,7 @@ def test_active_selection_with_routing_in_the_browser(tmp_path, browser):
         button(browser, "Sign in").click()
         wait_text(browser, "Prediction-powered estimates")
         wait_text(browser, "items: 13, retired")   # adaptive progress counts the drawn items
-        wait_text(browser, "How to read this: a 95% interval")
+        wait_text(browser, "How to read this: the target is")
         wait_text(browser, "Routed out so far: 1")
 
     # the first annotator got every drawn item, most uncertain first; nobody got an undrawn one

@@ -300,3 +300,33 @@ def test_expected_effort_uses_the_spec_until_the_study_has_its_own_median(tmp_pa
         assignment.submit(first, task.assignment_id, 1, 3.0 + k)   # 3 .. 22 s: median 12.5
     assignment.submit(first, task.assignment_id, 2, 500.0, revise=True)
     assert assignment.expected_effort(second) == (30, 12.5)
+
+
+def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path):
+    """The next free slot is found in steps: the least claim level first, then items at that
+    level in the annotator's order. Other annotators' claims in between can move every item of
+    that level up; a free slot one level higher must still be found (12 concurrent annotators
+    once had one of them told 'done' after 12 of 20 items)."""
+    from sqlalchemy import event, update
+
+    from studyapp.core.models import Annotator, Item, Study
+    from studyapp.platform.spec_model import spec_of
+
+    study_id = make_study(tmp_path, n_items=6, raters=3)
+    (annotator_id,) = make_annotators(study_id, 1)
+    engine = storage.get_engine()
+    seen = {"level read": False}
+
+    def others_claim_every_item(conn, cursor, statement, parameters, context, executemany):
+        if not seen["level read"] and "n_claims" in statement and "ORDER BY item.n_claims" in statement:
+            seen["level read"] = True   # the level query ran: everyone else now claims each item once
+            conn.execute(update(Item).where(Item.study_id == study_id).values(n_claims=Item.n_claims + 1))
+
+    event.listen(engine, "after_cursor_execute", others_claim_every_item)
+    try:
+        with storage.write_session() as session:
+            study, annotator = session.get(Study, study_id), session.get(Annotator, annotator_id)
+            found = assignment._free_slot(session, annotator, study, spec_of(study))
+    finally:
+        event.remove(engine, "after_cursor_execute", others_claim_every_item)
+    assert seen["level read"] and found is not None and found[1] == 1

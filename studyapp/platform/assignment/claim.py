@@ -228,7 +228,10 @@ def _free_slot(session: Session, annotator: Annotator, study: Study,
         order = annotator_order(session, study, f"order {annotator.id}", lambda: sorted(
             (i for i, _ in main_items(session, study)) if eligible is None else eligible, key=rank))
         mine = set(session.exec(select(Assignment.item_id).where(Assignment.annotator_id == annotator.id)))
-        return least_claimed_in_order(session, conditions, order, rank, mine)
+        if (found := least_claimed_in_order(session, conditions, order, rank, mine)) is not None:
+            return found
+        # other annotators' claims between its queries can empty the claim level it read first:
+        # the single query below then decides (it finds nothing only when no slot is free)
     query = select(Item.id, Item.n_claims).where(*conditions)
     order = [Item.n_claims, _order_key(annotator, spec)]
     if spec.active:   # only the drawn items; among the least claimed, the most uncertain first
