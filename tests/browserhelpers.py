@@ -64,3 +64,17 @@ def running_app(tmp_path, port: int | None = None):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@contextlib.contextmanager
+def module_database(folder: Path):
+    """One SQLite database and export folder in ``folder`` for a whole test module, whose
+    studies then share one server (no report warm-up processes)."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("DATABASE_URL", raising=False)
+        mp.setenv("STUDYAPP_DB", str(folder / "studyapp.sqlite"))
+        mp.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
+        mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
+        yield

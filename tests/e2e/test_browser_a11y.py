@@ -16,7 +16,7 @@ import os
 import time
 
 import pytest
-from browserhelpers import running_app
+from browserhelpers import module_database, running_app
 from projectpaths import ROOT
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -45,11 +45,7 @@ def own_database():
 def app(tmp_path_factory):
     """A study of each type in one database, and the app over it: (base URL, study ids)."""
     folder = tmp_path_factory.mktemp("a11y")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("DATABASE_URL", raising=False)
-        mp.setenv("STUDYAPP_DB", str(folder / "studyapp.sqlite"))
-        mp.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
-        mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
+    with module_database(folder):
         made = {}
         for name in TYPES:
             (folder / name).mkdir()

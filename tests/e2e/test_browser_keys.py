@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from browserhelpers import running_app
+from browserhelpers import module_database, running_app
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -41,11 +41,7 @@ def own_database():
 def app(tmp_path_factory):
     """A study of each type in one database, and the app over it: (base URL, study ids)."""
     folder = tmp_path_factory.mktemp("keys")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("DATABASE_URL", raising=False)
-        mp.setenv("STUDYAPP_DB", str(folder / "studyapp.sqlite"))
-        mp.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
-        mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
+    with module_database(folder):
         made = {}
         for name in ("text", "image", "imsitu", "crosshoi"):
             (folder / name).mkdir()
