@@ -1,6 +1,8 @@
 """What every console area uses: the signed-in account, the session check of parts that rerun
 alone, upload limits, audit entries and tabs of which only the open one runs."""
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from metrics import InputError
@@ -38,10 +40,20 @@ def log_view(study, what: str) -> None:
         seen.add(study.id)
 
 
-def log_download(file: str, studies: list[str] | tuple[str, ...] = (), slug: str | None = None) -> None:
-    """The ``on_click`` of every download button: the download goes to the audit log with the
-    studies (slugs) its data comes from (``slug``: one study)."""
-    accounts.record_access(actor(), "downloaded", [slug] if slug is not None else list(studies), file=file)
+def download_button(where, label: str, make: Callable[[], bytes | str], file_name: str,
+                    mime: str | None = None, *,
+                    studies: list[str] | tuple[str, ...], key: str) -> None:
+    """A download whose data is made when the button is pressed and goes to the audit log with
+    the studies (slugs) it comes from. The page does not rerun on the press: a rerun while a
+    second download is being prepared would drop that one."""
+    who = actor()
+
+    def made() -> bytes | str:
+        data = make()
+        accounts.record_access(who, "downloaded", list(studies), file=file_name)
+        return data
+
+    where.download_button(label, made, file_name, mime, key=key, on_click="ignore")
 
 
 def linked(param: str, names: list[str], what: str) -> str | None:

@@ -8,7 +8,7 @@ from metrics.study import ITEMS_BOOTSTRAP, reliability_frame
 from studyapp.core import charts, safe_markdown
 from studyapp.platform import dashboard, report_cache, studies
 from studyapp.studytypes import get_type
-from studyapp.views.console.common import log_download, open_tab, session_alive
+from studyapp.views.console.common import download_button, open_tab, session_alive
 
 DASHBOARD_REFRESH_S = 10
 
@@ -61,9 +61,9 @@ def dashboard_view(slug: str, study_type: str) -> None:
             st.caption(safe_markdown.text(section.text))
     if not get_type(study_type).custom_response and board.agreement:
         report_cache.warm_in_background(slug, board.fingerprint)
-        st.download_button("Download report.html (full resamples; a few seconds when ratings are new)",
-                           lambda: report_bytes(slug), "report.html", "text/html", key=f"report-download-{slug}",
-                           on_click=log_download, args=("report.html",), kwargs={"slug": slug})
+        download_button(st, "Download report.html (full resamples; a few seconds when ratings are new)",
+                        lambda: report_bytes(slug), "report.html", "text/html", studies=[slug],
+                        key=f"report-download-{slug}")
 
 
 def headline_figures(board: dashboard.Dashboard) -> None:

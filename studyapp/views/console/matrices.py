@@ -13,7 +13,7 @@ from metrics.study import compare_lines
 from studyapp.core import accounts, config, safe_markdown
 from studyapp.platform import matrix_versions
 from studyapp.studytypes import get_type
-from studyapp.views.console.common import actor, linked, log_download, session_alive, share_form
+from studyapp.views.console.common import actor, download_button, linked, session_alive, share_form
 
 
 @st.fragment
@@ -90,12 +90,11 @@ def versions_section() -> None:
     if accounts.may(actor(), "download", version):
         cols = st.columns(5)
         for column, (role, suffix) in zip(cols, [(r, x) for r in ("verb", "object") for x in (".csv", ".npz")]):
-            column.download_button(f"{role}{suffix}", lambda role=role, suffix=suffix: matrix_file(pick, role, suffix),
-                                   f"{pick}-{role}{suffix}", key=f"dl-{role}{suffix}",
-                                   on_click=log_download, args=(f"{pick}-{role}{suffix}", studies))
-        cols[4].download_button("provenance.json", lambda: json.dumps(saved_version(pick)[2], indent=2),
-                                f"{pick}-provenance.json", on_click=log_download,
-                                args=(f"{pick}-provenance.json", studies))
+            download_button(column, f"{role}{suffix}", lambda role=role, suffix=suffix: matrix_file(pick, role, suffix),
+                            f"{pick}-{role}{suffix}", studies=studies,
+                            key=f"dl-{role}{suffix}")
+        download_button(cols[4], "provenance.json", lambda: json.dumps(saved_version(pick)[2], indent=2),
+                        f"{pick}-provenance.json", "application/json", studies=studies, key="dl-provenance")
     else:
         st.caption("Downloading a version needs it to be yours or shared with you.")
     if accounts.may(actor(), "change", version):

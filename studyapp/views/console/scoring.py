@@ -9,7 +9,7 @@ import streamlit as st
 from metrics import InputError
 from studyapp.core import config, safe_markdown
 from studyapp.platform import matrix_versions, scoring
-from studyapp.views.console.common import actor, log_download, session_alive, uploads_fit
+from studyapp.views.console.common import actor, download_button, session_alive, uploads_fit
 
 
 @st.fragment
@@ -52,5 +52,5 @@ def scoring_section() -> None:
     scores = st.session_state.get("scores")
     if scores is not None:
         st.dataframe(scores.table, hide_index=True)
-        st.download_button("Download scores.json", scores.to_json(), "scores.json", "application/json",
-                           key="scores-download", on_click=log_download, args=("scores.json", scores.studies))
+        download_button(st, "Download scores.json", scores.to_json, "scores.json", "application/json",
+                        studies=scores.studies, key="scores-download")

@@ -11,7 +11,7 @@ from studyapp.platform import exports, studies
 from studyapp.platform.spec_model import spec_of
 from studyapp.studytypes import get_type, view_of
 from studyapp.views.components import answer_bar
-from studyapp.views.console.common import actor, linked, log_download, log_view, open_tab, session_alive, share_form
+from studyapp.views.console.common import actor, download_button, linked, log_view, open_tab, session_alive, share_form
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
 from studyapp.views.console.prolific import prolific_hint, prolific_section
@@ -188,10 +188,10 @@ def export_tab(study) -> None:
     model_names = [] if get_type(study.study_type).custom_response else ["items_model.csv", "raters_model.csv"]
     cols = st.columns(len(tables) + len(model_names))
     for column, name in zip(cols, tables):   # each file made when it is downloaded, fresh
-        column.download_button(name, lambda name=name: exports.csv_bytes(exports.study_tables(study.slug)[name]),
-                               name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, [study.slug]))
+        download_button(column, name, lambda name=name: exports.csv_bytes(exports.study_tables(study.slug)[name]),
+                        name, "text/csv", studies=[study.slug], key=f"dl-{name}")
     for column, name in zip(cols[len(tables):], model_names):   # fitted only when asked for
-        column.download_button(name, lambda name=name: exports.csv_bytes(
+        download_button(column, name, lambda name=name: exports.csv_bytes(
             exports.study_model_tables(study, exports.study_tables(study.slug))[name]),
-            name, "text/csv", key=f"dl-{name}", on_click=log_download, args=(name, [study.slug]))
+            name, "text/csv", studies=[study.slug], key=f"dl-{name}")
     st.dataframe(tables["ratings.csv"], hide_index=True)
