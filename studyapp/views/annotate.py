@@ -78,9 +78,12 @@ def code_form(slug: str) -> None:
 def identify() -> int | None:
     """The annotator id from the URL, or None after showing the right entry page."""
     params = st.query_params
-    if params.get("token"):
-        annotator_id = assignment.resolve_token(params["token"])
-        if annotator_id is None:
+    if token := params.get("token"):
+        known = st.session_state.get("token-annotator")   # (token, id): one lookup per tab
+        annotator_id = known[1] if known and known[0] == token else assignment.resolve_token(token)
+        if annotator_id is not None:
+            st.session_state["token-annotator"] = (token, annotator_id)
+        else:
             st.error("This link is not valid. Please check that you copied the whole link, "
                      "or ask the researcher for a new one.")
         return annotator_id
