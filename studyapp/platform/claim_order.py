@@ -4,7 +4,7 @@ without ordering the whole study.
 A study's items never change after it is created, so what depends on them alone (how many
 there are, an annotator's permutation of them) is computed once per database, study (and its
 creation time) and kept (``study_cached``). The free slot an annotator gets next is the
-least-claimed item they lack, first in their order (``assignment._order_key``); ordering every
+least-claimed item they lack, first in their order (``assignment.claim._order_key``); ordering every
 item of that claim level by the permutation in SQL reads the whole level (5,000 rows on a
 5,000-item study filled evenly), so :func:`least_claimed_in_order` asks the level's index for
 the few rows it needs instead.

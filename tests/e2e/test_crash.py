@@ -3,7 +3,13 @@ annotators rate, sometimes go back and change an answer, and report every acknow
 (a line written with os.write after ``submit`` returned, so it survives the kill). The child is
 killed with SIGKILL at a random moment, 50 times per backend; after each kill every
 acknowledged rating must be in the database, and each annotator must resume at the right item:
-the item they were shown if its answer was not stored, else a later one, never skipping one."""
+the item they were shown if its answer was not stored, else a later one, never skipping one.
+
+On PostgreSQL a statement the child had sent before the kill still runs to its end on the
+server: a COMMIT in flight lands after the child is gone (tens of milliseconds later when the
+disk is busy). The database is read only once the server has ended the child's sessions, named
+by their ``application_name``; SQLite commits inside the writing process, so nothing is left
+running there."""
 
 import os
 import random
@@ -12,6 +18,8 @@ import time
 from multiprocessing import get_context
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlmodel import select
 from studyhelpers import make_annotators, make_study
 
@@ -20,6 +28,8 @@ from studyapp.core.models import Assignment, Rating
 from studyapp.platform import assignment
 
 KILLS = 50
+CHILD_APPLICATION = "studyapp-crash-child"
+SETTLE_TIMEOUT_S = 30
 
 
 def child(url: str, annotator_ids: list[int], ack_path: str, seed: int) -> None:
@@ -52,6 +62,31 @@ def child(url: str, annotator_ids: list[int], ack_path: str, seed: int) -> None:
         t.join()
 
 
+def child_url(url: str) -> str:
+    """The child's database URL: on PostgreSQL its sessions carry ``CHILD_APPLICATION``."""
+    if not url.startswith("postgresql"):
+        return url
+    return make_url(url).update_query_dict({"application_name": CHILD_APPLICATION}).render_as_string(
+        hide_password=False)
+
+
+def wait_for_child_sessions_to_end(url: str) -> None:
+    """On PostgreSQL, wait until the server has ended the killed child's sessions (a COMMIT it
+    had sent is then stored or rolled back for good)."""
+    if not url.startswith("postgresql"):
+        return
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")  # each count a fresh snapshot
+    count = text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :name")
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    try:
+        with engine.connect() as conn:
+            while conn.execute(count, {"name": CHILD_APPLICATION}).scalar():
+                assert time.monotonic() < deadline, "the killed child's sessions stayed on the server"
+                time.sleep(0.005)
+    finally:
+        engine.dispose()
+
+
 def _read(path):
     acks, shown = set(), {}
     if not os.path.exists(path):
@@ -80,7 +115,7 @@ def test_sigkill_at_random_points_loses_no_acknowledged_rating(db_backend, tmp_p
     kills, unacked_before = 0, set()
     for round_ in range(KILLS):
         before = os.path.getsize(ack_path) if os.path.exists(ack_path) else 0
-        proc = ctx.Process(target=child, args=(url, annotators, ack_path, round_))
+        proc = ctx.Process(target=child, args=(child_url(url), annotators, ack_path, round_))
         proc.start()
         deadline = time.monotonic() + 30
         while (not os.path.exists(ack_path) or os.path.getsize(ack_path) == before) \
@@ -91,6 +126,7 @@ def test_sigkill_at_random_points_loses_no_acknowledged_rating(db_backend, tmp_p
         proc.join(timeout=30)
         assert proc.exitcode == -signal.SIGKILL, f"round {round_}: child ended with {proc.exitcode}"
         kills += 1
+        wait_for_child_sessions_to_end(url)
 
         acks, shown = _read(ack_path)
         with storage.read_session() as session:

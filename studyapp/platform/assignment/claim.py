@@ -1,0 +1,295 @@
+"""The next item: the first unanswered assignment, else a new claim (practice, attention
+check, a main item's free slot by compare-and-set, a stale claim taken over, a retest)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import BigInteger, case, cast, exists, func, or_, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased
+from sqlmodel import Session, select
+
+from metrics import InputError
+
+from ...core import auth
+from ...core.models import Annotator, Assignment, Item, Study, utcnow
+from ...core.storage import log_event, write_session
+from ..claim_order import annotator_order, least_claimed_in_order, main_items
+from ..spec_model import StudySpec, spec_of
+from .join import _refuse_ended
+from .tasks import Task, _counts, _eligible_ids, _n_items, _n_items_for, _task, planned_total
+
+PERMUTATION_MODULUS = 2_147_483_647  # prime; (id * a + b) mod p permutes ids below p
+CLAIM_ATTEMPTS = 50
+
+
+def _order_key(annotator: Annotator, spec: StudySpec):
+    """The annotator's own item order: a seeded permutation of item ids, or the file order."""
+    if spec.order == "fixed":
+        return Item.position
+    a, b = _permutation(annotator)
+    return (cast(Item.id, BigInteger) * a + b) % PERMUTATION_MODULUS
+
+
+def _permutation(annotator: Annotator) -> tuple[int, int]:
+    return (1 + annotator.seed % (PERMUTATION_MODULUS - 1),
+            (annotator.seed * 7919) % PERMUTATION_MODULUS)
+
+
+def _rank(session: Session, annotator: Annotator, study: Study, spec: StudySpec):
+    """``_order_key`` in Python: item id -> its rank in the annotator's order."""
+    if spec.order == "fixed":
+        positions = dict(main_items(session, study))
+        return positions.__getitem__
+    a, b = _permutation(annotator)
+    return lambda item_id: (item_id * a + b) % PERMUTATION_MODULUS
+
+
+def next_item(annotator_id: int, engine: Engine | None = None,
+              now: datetime | None = None) -> Task | None:
+    """The annotator's first unanswered item, claiming a new one when needed; None when the
+    sequence is finished (the annotator is then marked completed, unless nothing was left for
+    them to rate at all)."""
+    for _ in range(CLAIM_ATTEMPTS):
+        try:
+            with write_session(engine) as session:
+                return _next_item(session, annotator_id, now or utcnow())
+        except IntegrityError:
+            continue  # another annotator took the slot (or this one, in another tab): look again
+    raise RuntimeError(f"could not claim an item after {CLAIM_ATTEMPTS} attempts")
+
+
+@dataclass
+class _NewAssignment:
+    """Where the annotator's next assignment goes: its position, number and claim time."""
+
+    session: Session
+    study_id: int
+    annotator_id: int
+    position: int
+    now: datetime
+    total: int
+    number: int
+
+    def add(self, item_id: int, phase: str, slot: int | None = None) -> Task:
+        assignment = Assignment(study_id=self.study_id, annotator_id=self.annotator_id, item_id=item_id,
+                                phase=phase, position=self.position, slot=slot, claimed_at=self.now)
+        self.session.add(assignment)
+        self.session.flush()
+        return _task(self.session, assignment, self.total, self.number)
+
+
+def _next_position(session: Session, annotator_id: int) -> int:
+    last = session.exec(select(func.max(Assignment.position))
+                        .where(Assignment.annotator_id == annotator_id)).one()
+    return 0 if last is None else last + 1
+
+
+def _practice_item(session: Session, study: Study, annotator: Annotator) -> int | None:
+    """The first practice item (file order) not yet handed to the annotator."""
+    return session.exec(select(Item.id).where(Item.study_id == study.id, Item.role == "practice",
+                                              _not_mine(annotator.id))
+                        .order_by(Item.position).limit(1)).first()
+
+
+def _claim_main(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+                new: _NewAssignment) -> Task | None:
+    """A free slot of a main item, counted on the item; else an expired claim taken over."""
+    claim = _free_slot(session, annotator, study, spec)
+    if claim is not None:
+        item_id, seen = claim
+        counted = session.exec(update(Item).where(Item.id == item_id, Item.n_claims == seen)
+                               .values(n_claims=seen + 1))
+        if counted.rowcount != 1:
+            raise IntegrityError("claim counter moved", None, Exception())  # look again
+        return new.add(item_id, "main", slot=seen)
+    taken = _take_over(session, annotator, study, spec, new.position, new.now)
+    if taken is not None:
+        return _task(session, taken, new.total, new.number)
+    return None
+
+
+def _after_main(session: Session, annotator: Annotator, spec: StudySpec, counts: dict, k: int,
+                new: _NewAssignment) -> Task | None:
+    """Once main items run out: the attention checks still owed, then the retest items."""
+    n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
+    if n_main > 0 and n_att < spec.attention_checks:
+        item_id = _attention_item(session, annotator, spec)
+        if item_id is not None:
+            return new.add(item_id, "attention")
+    if n_main > 0 and n_retest < min(spec.repeat_items, k):
+        item_id = _retest_item(session, annotator)
+        if item_id is not None:
+            return new.add(item_id, "retest")
+    return None
+
+
+def _mark_completed(session: Session, annotator: Annotator, study: Study, number: int,
+                    now: datetime) -> None:
+    if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
+        annotator.completed_at = now
+        session.add(annotator)
+        log_event(session, "completed", study.id, annotator.id, rated=number - 1)
+
+
+def _new_task(session: Session, annotator: Annotator, study: Study, spec: StudySpec, counts: dict,
+              k: int, n_practice: int, new: _NewAssignment) -> Task | None:
+    """The next item in order: practice, an attention check due, a main item, then the rest."""
+    n_main, n_att = counts.get("main", 0), counts.get("attention", 0)
+    if counts.get("practice", 0) < n_practice:  # practice items come first, in file order
+        item_id = _practice_item(session, study, annotator)
+        if item_id is not None:
+            return new.add(item_id, "practice")
+    attention_due = n_att < spec.attention_checks and n_main >= (n_att + 1) * k // (spec.attention_checks + 1)
+    if attention_due:
+        item_id = _attention_item(session, annotator, spec)
+        if item_id is not None:
+            return new.add(item_id, "attention")
+    if n_main < k:
+        task = _claim_main(session, annotator, study, spec, new)
+        if task is not None:
+            return task
+    return _after_main(session, annotator, spec, counts, k, new)
+
+
+def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | None:
+    annotator = session.get(Annotator, annotator_id)
+    if auth.is_revoked(annotator.token_hash):
+        raise InputError("your access to this study has been withdrawn")
+    _refuse_ended(annotator)
+    study = session.get(Study, annotator.study_id)
+    spec = spec_of(study)
+    n_main_items = _n_items_for(session, annotator, study)
+    n_practice = _n_items(session, study, "practice")
+    total = planned_total(spec, n_main_items, n_practice)
+    mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
+    open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
+                            .order_by(Assignment.position).limit(1)).first()
+    if open_one is not None:
+        return _task(session, open_one, total)
+    if study.status != "open":
+        raise InputError(f"this study is {study.status}")
+    counts = _counts(session, annotator_id)
+    number = sum(counts.values()) + 1
+    position = _next_position(session, annotator_id)
+    k = min(spec.items_per_annotator or n_main_items, n_main_items)
+    if spec.routing and _routed_out(session, annotator, study, spec, counts.get("main", 0), now):
+        return None
+    new = _NewAssignment(session, study.id, annotator_id, position, now, total, number)
+    task = _new_task(session, annotator, study, spec, counts, k, n_practice, new)
+    if task is None:
+        _mark_completed(session, annotator, study, number, now)
+    return task
+
+
+def _routed_out(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+                n_main: int, now: datetime) -> bool:
+    """Spec ``[routing]``: whether the annotator's session ends here because the study's fitted
+    rater model puts their consistency below the threshold (``adaptive.routed_consistency``);
+    checked before each new item, so nothing of theirs is left unanswered. Marks them routed
+    and completed (their part ends; they are paid as agreed, with ``routed_code``)."""
+    if annotator.routed_at is not None:
+        return True
+    if study.rater_model is None:
+        return False
+    from ..adaptive import routed_consistency
+    consistency = routed_consistency(json.loads(study.rater_model), annotator.pseudonym, n_main,
+                                     spec.routing)
+    if consistency is None:
+        return False
+    annotator.routed_at = now
+    annotator.completed_at = annotator.completed_at or now
+    session.add(annotator)
+    log_event(session, "routed_out", study.id, annotator.id, consistency=round(consistency, 3),
+              ratings=n_main)
+    return True
+
+
+def _not_mine(annotator_id: int):
+    """The item (``Item.id``) has never been handed to this annotator."""
+    other = aliased(Assignment)
+    return ~exists().where(other.item_id == Item.id, other.annotator_id == annotator_id)
+
+
+def _free_slot(session: Session, annotator: Annotator, study: Study,
+               spec: StudySpec) -> tuple[int, int] | None:
+    """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
+    conditions = [Item.study_id == study.id, Item.role == "main",
+                  Item.n_claims < study.raters_per_item, _not_mine(annotator.id)]
+    eligible = _eligible_ids(session, annotator, study)
+    if eligible is not None:
+        conditions.append(Item.id.in_(eligible))
+    if not spec.active and not spec.adaptive:
+        rank = _rank(session, annotator, study, spec)
+        order = annotator_order(session, study, f"order {annotator.id}", lambda: sorted(
+            (i for i, _ in main_items(session, study)) if eligible is None else eligible, key=rank))
+        mine = set(session.exec(select(Assignment.item_id).where(Assignment.annotator_id == annotator.id)))
+        if (found := least_claimed_in_order(session, conditions, order, rank, mine)) is not None:
+            return found
+        # other annotators' claims between its queries can empty the claim level it read first:
+        # the single query below then decides (it finds nothing only when no slot is free)
+    query = select(Item.id, Item.n_claims).where(*conditions)
+    order = [Item.n_claims, _order_key(annotator, spec)]
+    if spec.active:   # only the drawn items; among the least claimed, the most uncertain first
+        query = query.where(Item.active_priority > 0)
+        order = [Item.n_claims, Item.active_priority]
+    if spec.adaptive:
+        below_min = Item.n_claims < spec.adaptive["min_raters"]
+        query = query.where(or_(below_min, Item.model_se.is_(None),
+                                Item.model_se > spec.adaptive["target_se"]))
+        order = [case((below_min, 0), else_=1), func.coalesce(Item.model_se, 1e9).desc(), *order]
+    row = session.exec(query.order_by(*order).limit(1)).first()
+    return (row[0], row[1]) if row else None
+
+
+def _take_over(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+               position: int, now: datetime) -> Assignment | None:
+    """Move a stale unanswered main claim to this annotator (compare-and-set update)."""
+    cutoff = now - timedelta(minutes=spec.claim_timeout_minutes)
+    stale = session.exec(
+        select(Assignment).join(Item, Item.id == Assignment.item_id)
+        .where(Assignment.study_id == study.id, Assignment.phase == "main",
+               Assignment.answered_at.is_(None), Assignment.claimed_at < cutoff,
+               Assignment.annotator_id != annotator.id, _not_mine(annotator.id),
+               *([Item.id.in_(eligible)] if (eligible := _eligible_ids(session, annotator, study))
+                 is not None else []))
+        .order_by(Assignment.claimed_at).limit(1)).first()
+    if stale is None:
+        return None
+    previous = stale.annotator_id
+    result = session.exec(
+        update(Assignment)
+        .where(Assignment.id == stale.id, Assignment.annotator_id == previous,
+               Assignment.answered_at.is_(None))
+        .values(annotator_id=annotator.id, position=position, claimed_at=now))
+    if result.rowcount != 1:
+        return None
+    log_event(session, "claim_taken_over", study.id, annotator.id, assignment=stale.id,
+              previous_annotator=previous)
+    session.expire(stale)
+    return session.get(Assignment, stale.id)
+
+
+def _attention_item(session: Session, annotator: Annotator, spec: StudySpec) -> int | None:
+    return session.exec(select(Item.id).where(Item.study_id == annotator.study_id,
+                                              Item.role == "attention", _not_mine(annotator.id))
+                        .order_by(_order_key(annotator, spec)).limit(1)).first()
+
+
+def _retest_item(session: Session, annotator: Annotator) -> int | None:
+    """One of the annotator's answered main items not yet repeated, in a seeded order."""
+    retested = select(Assignment.item_id).where(Assignment.annotator_id == annotator.id,
+                                                Assignment.phase == "retest")
+    candidates = list(session.exec(
+        select(Assignment.item_id).where(Assignment.annotator_id == annotator.id,
+                                         Assignment.phase == "main",
+                                         Assignment.answered_at.is_not(None),
+                                         Assignment.item_id.not_in(retested))
+        .order_by(Assignment.position)))
+    if not candidates:
+        return None
+    return candidates[annotator.seed % len(candidates)]

@@ -1,0 +1,166 @@
+"""Submitting and revising ratings: an answer applies only to the item on screen, once."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from metrics import InputError
+
+from ...core import auth
+from ...core.models import CANT_JUDGE, Annotator, Assignment, Rating, Study, utcnow
+from ...core.storage import log_event, write_session
+from ...studytypes import get_type
+from ..spec_model import StudySpec, spec_of
+from .join import _refuse_ended
+
+
+class StaleAnswer(InputError):
+    """An answer for an item that is neither the current one nor one the annotator went back to."""
+
+
+def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
+           engine: Engine | None = None, *, revise: bool = False,
+           comment: str | None = None) -> Rating:
+    """Store a rating durably (committed on return). The same answer again returns the stored
+    row; a different one is a new revision that supersedes it, allowed only with ``revise``
+    (the annotator went back to the item). An answer to an item that is not the annotator's
+    current one is refused (``StaleAnswer``) and logged. ``CANT_JUDGE`` and a ``comment`` are
+    accepted when the study's spec enables them (``[answers]``). In an adaptive study the SEs
+    are brought up to date afterwards (``adaptive.after_rating``): the rating is committed by
+    then, so an error there is logged, not raised, and never retried."""
+    rating, study, phase = _store_rating(annotator_id, assignment_id, response, seconds_spent,
+                                         engine, revise, comment)
+    spec = spec_of(study)
+    if spec.adaptive and phase == "main":
+        from .. import adaptive
+        adaptive.after_rating(study, spec, rating.item_id, engine, annotator_id=annotator_id)
+    return rating
+
+
+def _store_rating(annotator_id: int, assignment_id: int, response, seconds_spent: float,
+                  engine: Engine | None, revise: bool,
+                  comment: str | None) -> tuple[Rating, Study, str]:
+    """``_submit`` in its own transaction, retried after a unique-constraint race; returns the
+    rating, its study and the assignment's phase."""
+    for attempt in range(3):
+        try:
+            with write_session(engine) as session:
+                rating = _submit(session, annotator_id, assignment_id, response, seconds_spent,
+                                 revise, comment)
+                return (rating, session.get(Study, rating.study_id),
+                        session.get(Assignment, rating.assignment_id).phase)
+        except StaleAnswer as exc:
+            with write_session(engine) as session:
+                study_id = session.exec(select(Annotator.study_id)
+                                        .where(Annotator.id == annotator_id)).one()
+                log_event(session, "stale_answer_refused", study_id, annotator_id,
+                          assignment=assignment_id, response=str(response), reason=str(exc))
+            raise
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+MAX_COMMENT = 2000
+
+
+def _comment(text: str | None, enabled: bool) -> str | None:
+    """The comment as stored: trimmed, None when empty; refused when the study has none or
+    it holds control characters other than line breaks and tabs."""
+    text = (text or "").replace("\r\n", "\n").strip()
+    if not text:
+        return None
+    if not enabled:
+        raise InputError("this study does not take comments; your answer was not stored")
+    if len(text) > MAX_COMMENT:
+        raise InputError(f"your comment is {len(text)} characters long; at most {MAX_COMMENT}, "
+                         "please shorten it (your answer was not stored)")
+    if any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in text):
+        raise InputError("your comment holds control characters; your answer was not stored")
+    return text
+
+
+def _current_assignment(session: Session, annotator_id: int) -> int | None:
+    return session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
+                                                    Assignment.answered_at.is_(None))
+                        .order_by(Assignment.position).limit(1)).first()
+
+
+def _submittable(session: Session, annotator_id: int, assignment_id: int) -> tuple[Assignment, Study]:
+    """The annotator's assignment (locked FOR UPDATE) and its open study; else why not."""
+    # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
+    # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
+    annotator = session.get(Annotator, annotator_id)
+    if annotator is not None:
+        _refuse_ended(annotator)   # its open items were released: say why, not "not yours"
+    assignment = session.get(Assignment, assignment_id, with_for_update=True)
+    if assignment is None or assignment.annotator_id != annotator_id:
+        raise InputError("this item is not assigned to you (any more)")
+    if auth.is_revoked(annotator.token_hash):
+        raise InputError("your access to this study has been withdrawn")
+    study = session.get(Study, assignment.study_id)
+    if study.status != "open":
+        raise InputError(f"this study is {study.status}; your answer was not stored")
+    return assignment, study
+
+
+def _parsed_response(study: Study, spec: StudySpec, response):
+    if response == CANT_JUDGE and spec.cant_judge:
+        return CANT_JUDGE
+    return get_type(study.study_type).parse_response(response, spec.scale)
+
+
+def _refuse_stale(session: Session, latest: Rating | None, revise: bool, assignment: Assignment,
+                  annotator_id: int) -> None:
+    """A key press meant for another item: already answered (without revising), or not current."""
+    if latest is not None and not revise:
+        raise StaleAnswer("this item was already answered (perhaps in another tab); "
+                          "your key press was not applied to it")
+    if latest is None and assignment.answered_at is None \
+            and _current_assignment(session, annotator_id) != assignment.id:
+        raise StaleAnswer("this item is not the one you are at; your answer was not stored")
+
+
+def _submit(session: Session, annotator_id: int, assignment_id: int, response,
+            seconds_spent: float, revise: bool, comment: str | None) -> Rating:
+    assignment, study = _submittable(session, annotator_id, assignment_id)
+    spec = spec_of(study)
+    value = _parsed_response(study, spec, response)
+    comment = _comment(comment, spec.comments)
+    latest = session.exec(select(Rating).where(Rating.assignment_id == assignment_id)
+                          .order_by(Rating.revision.desc()).limit(1)).first()
+    if latest is not None and (latest.response, latest.comment) == (value, comment):
+        return latest
+    _refuse_stale(session, latest, revise, assignment, annotator_id)
+    now = utcnow()
+    owned = session.exec(update(Assignment)
+                         .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)
+                         .values(answered_at=func.coalesce(Assignment.answered_at, now)))
+    if owned.rowcount != 1:
+        raise InputError("this item is not assigned to you (any more)")
+    rating = Rating(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
+                    item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
+                    response=value, seconds_spent=round(max(0.0, float(seconds_spent)), 3),
+                    created_at=now, supersedes_id=None if latest is None else latest.id,
+                    comment=comment)
+    session.add(rating)
+    session.flush()
+    if latest is not None:
+        log_event(session, "rating_revised", study.id, annotator_id, assignment=assignment_id,
+                  old=latest.response, new=value)
+    return rating
+
+
+def log_keys_not_applied(annotator_id: int, keys: list[str], item_id: int | None,
+                         engine: Engine | None = None) -> None:
+    """Count keys the page dropped (pressed while an answer was being saved, or continuing keys
+    typed for the previous item; the page said "too fast — nothing was recorded"): one
+    ``keys_not_applied`` event with the keys."""
+    with write_session(engine) as session:
+        study_id = session.exec(select(Annotator.study_id).where(Annotator.id == annotator_id)).one()
+        log_event(session, "keys_not_applied", study_id, annotator_id, count=len(keys),
+                  keys=[str(k)[:20] for k in keys[:50]], next_item=item_id)
