@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
-
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from ..core import config
 from ..core.models import Study
 from ..core.storage import read_session
-from .spec_files import load_spec
+from .spec_files import load_spec, spec_slug
 from .studies import Invite, create_study, invite
 
 DEMO_SPEC = config.STUDIES_DIR / "demo.toml"
@@ -20,7 +18,7 @@ def seed_demo(engine: Engine | None = None, spec_path=DEMO_SPEC) -> tuple[int, b
     """Create the demo study unless it exists; returns (study id, created now, a fresh invite).
 
     Invite tokens are stored only as hashes, so every call creates a new link to print."""
-    slug = tomllib.loads(spec_path.read_text(encoding="utf-8")).get("slug", spec_path.stem)
+    slug = spec_slug(spec_path)
     with read_session(engine) as session:
         study_id = session.exec(select(Study.id).where(Study.slug == slug)).first()
     created = study_id is None

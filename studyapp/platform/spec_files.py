@@ -123,6 +123,19 @@ def load_spec(path: str | Path, *, files: Callable[[dict], None] | None = None) 
     return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
 
 
+def spec_slug(path: str | Path) -> str | None:
+    """The slug a spec file names (its ``slug`` key, else the file's stem), read without sampling
+    or checking its items; None when the file cannot be read as TOML (``load_spec`` says why)."""
+    from metrics.core import read_text
+
+    path = Path(path)
+    try:
+        slug = tomllib.loads(read_text(path)).get("slug", path.stem)
+    except (OSError, InputError, tomllib.TOMLDecodeError):
+        return None
+    return slug if isinstance(slug, str) else None
+
+
 def _study_type_of(top: _Checker, name: str):
     """The registered study type the spec names; its complaint is put under the spec's key."""
     try:

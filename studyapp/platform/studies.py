@@ -32,15 +32,29 @@ class Invite:
         return f"{base or config.base_url()}/?token={self.token}"
 
 
+def _new_study_owner(session: Session, slug: str | None, actor: Actor, owner: str | None) -> str:
+    """The owner of a new study named ``slug``; refused for an unknown owner or a taken slug."""
+    owner = actor.name if owner is None else study_owner_account(session, owner)
+    if slug is not None and session.exec(select(Study.id).where(Study.slug == slug)).first() is not None:
+        raise InputError(f"a study named {slug!r} already exists")
+    return owner
+
+
+def refuse_new_study(slug: str | None, *, actor: Actor = CLI, owner: str | None = None) -> None:
+    """The refusals ``create_study`` would give for this slug and owner, checked before a spec's
+    items are sampled (which may take seconds); None: the slug is not known yet."""
+    require(actor, "create")
+    with read_session() as session:
+        _new_study_owner(session, slug, actor, owner)
+
+
 def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor = CLI,
                  owner: str | None = None) -> int:
     """Store a validated spec and its items in one transaction, owned by ``owner`` (an account
     that may create studies; default ``actor``); returns the study id."""
     require(actor, "create")
     with write_session(engine) as session:
-        owner = actor.name if owner is None else study_owner_account(session, owner)
-        if session.exec(select(Study.id).where(Study.slug == spec.slug)).first() is not None:
-            raise InputError(f"a study named {spec.slug!r} already exists")
+        owner = _new_study_owner(session, spec.slug, actor, owner)
         study = Study(slug=spec.slug, title=spec.title, study_type=spec.study_type,
                       spec_json=spec.to_json(), raters_per_item=spec.raters_per_item,
                       items_per_annotator=spec.items_per_annotator,

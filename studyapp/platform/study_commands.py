@@ -21,9 +21,10 @@ def text_table(frame) -> str:
 
 
 def cmd_create(args) -> int:
-    from .spec_files import load_spec
-    from .studies import create_study
+    from .spec_files import load_spec, spec_slug
+    from .studies import create_study, refuse_new_study
 
+    refuse_new_study(spec_slug(args.spec), owner=args.owner)
     spec = load_spec(args.spec)
     study_id = create_study(spec, owner=args.owner)   # a refusal comes alone, before any table
     if spec.source_report:
