@@ -1,7 +1,9 @@
 """``metrics`` installs alone: ``pip install .`` into a fresh, plain virtual environment (no
 system site packages; dependencies from the package index) pulls neither Streamlit nor the
-database stack nor matplotlib; scoring works there, and ``diagnose --out``, which needs the
-``report`` extra for its plots, says so in one line and writes nothing."""
+database stack nor matplotlib; scoring works there, from the installed copy, and equals the
+project environment's result on the same files; ``import studyapp`` names the missing
+Streamlit; ``diagnose --out``, which needs the ``report`` extra for its plots, says so in one
+line and writes nothing."""
 
 from __future__ import annotations
 
@@ -54,6 +56,26 @@ def test_the_metric_package_installs_alone_in_a_fresh_venv(tmp_path):
     done = metrics("score", "--gt", "gt.jsonl", "--pred", "pred.jsonl", "--json", "s.json")
     assert done.returncode == 0, done.stderr
     assert json.loads((work / "s.json").read_text())["shoe_map"] == pytest.approx(1.0, abs=1e-6)
+    from benchmarks.score_hico_scale import workload
+    from metrics.detection._detections import write_jsonl
+
+    gt, pred = workload(30, 100, 20, seed=1)
+    write_jsonl(gt, work / "gt30.jsonl", with_scores=False)
+    write_jsonl(pred, work / "pred30.jsonl")
+    scored = {}
+    for name, interpreter in (("fresh", python), ("ours", sys.executable)):
+        done = subprocess.run([interpreter, "-m", "metrics", "score", "--gt", "gt30.jsonl", "--pred", "pred30.jsonl",
+                               "--json", f"{name}.json"], cwd=work, capture_output=True, text=True, timeout=600,
+                              env=run_env if name == "fresh" else None)
+        assert done.returncode == 0, done.stderr[-2000:]
+        scored[name] = json.loads((work / f"{name}.json").read_text())
+    assert scored["fresh"] == scored["ours"]
+    where = subprocess.run([python, "-c", "import metrics; print(metrics.__file__)"], cwd=work,
+                           capture_output=True, text=True, env=run_env)
+    assert str(env_dir) in where.stdout   # the installed copy, not the sources
+    app = subprocess.run([python, "-c", "import studyapp.views.ui"], cwd=work, capture_output=True, text=True,
+                         env=run_env)
+    assert "No module named 'streamlit'" in app.stderr
     imported = subprocess.run([python, "-c", "import sys, metrics, metrics.api, metrics.datasets; "
                                "print(sorted(m for m in sys.modules if m.split('.')[0] in "
                                "('streamlit', 'sqlalchemy', 'sqlmodel', 'studyapp', 'matplotlib')))"],
