@@ -24,9 +24,6 @@ TYPING_NAMES = {"pd": pd, "np": np, "Diagnosis": Diagnosis, "AgreementReport": A
                 "SimilarityMatrix": metrics.SimilarityMatrix, "Detections": metrics.Detections,
                 "SenseClusters": SenseClusters}
 
-# public names whose data parameters are not typed yet: ErrorType, whose ``Diagnosis`` argument
-# is defined in a module that imports the error types
-UNTYPED_DATA = {"ErrorType"}
 
 
 def _mentions_any(hint) -> bool:
@@ -72,8 +69,7 @@ def test_no_public_signature_of_metrics_mentions_any_or_lacks_its_result_type():
     public = {name: obj for name, obj in public.items() if inspect.isclass(obj) or inspect.isfunction(obj)}
     assert len(public) > 40
     problems = untyped(public)
-    assert [p for p in problems if p.split(":")[0].split(".")[0] not in UNTYPED_DATA] == []
-    assert {p.split(":")[0].split(".")[0] for p in problems} == UNTYPED_DATA   # a name typed since leaves the list
+    assert problems == []
 
 
 def test_the_check_finds_any_and_a_missing_result_type():

@@ -4,10 +4,14 @@ the two oracle shapes most types share (remove the prediction, or make it a true
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metrics.diagnosis._scene import Edges, Flags, OracleState
+
+if TYPE_CHECKING:   # the diagnosis imports the error types
+    from metrics.diagnosis._core import Diagnosis
 
 
 # ---------------------------------------------------------------------------- error types
@@ -33,11 +37,11 @@ class ErrorType(ABC):
         return np.zeros(len(f.tp), dtype=bool)
 
     @abstractmethod
-    def fix(self, state: OracleState, d) -> None:
+    def fix(self, state: OracleState, d: Diagnosis) -> None:
         """Apply this type's oracle to ``state`` (which predictions are kept / true positives);
         ``d`` is the :class:`~metrics.diagnosis._core.Diagnosis`."""
 
-    def count(self, d, predictions: np.ndarray, ground_truths: np.ndarray) -> int:
+    def count(self, d: Diagnosis, predictions: np.ndarray, ground_truths: np.ndarray) -> int:
         """How many errors of this type are among the ``predictions`` and ``ground_truths``
         (masks of a subset: Full, Rare, Non-rare)."""
         return int(np.sum(predictions & (d.kind == self.code)))
