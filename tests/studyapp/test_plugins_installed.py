@@ -204,16 +204,16 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = str(env_dir / "bin" / "python")
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-                              "-r", str(ROOT / "requirements.txt"), str(ours), str(theirs)],
-                             capture_output=True, text=True)
-    assert install.returncode == 0, install.stderr[-2000:]
-
     work = tmp_path / "work"   # outside the project: only the installed packages can answer
     work.mkdir()
+    # without PYTHONPATH: pip would take the project folder's editable install for this one
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
            "HOI_NLTK_DATA": str(ROOT / ".data" / "nltk_data"), "STUDYAPP_DB": str(work / "db.sqlite"),
            "STUDYAPP_EXPORTS": str(work / "exports")}
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+                              "-r", str(ROOT / "requirements.txt"), str(ours), str(theirs)],
+                             capture_output=True, text=True, env=env)
+    assert install.returncode == 0, install.stderr[-2000:]
 
     def run_fresh(*args):
         return subprocess.run([python, *args], cwd=work, env=env, capture_output=True, text=True, timeout=600)
