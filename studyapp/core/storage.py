@@ -74,6 +74,12 @@ def check_sqlite_file(url: str, source: str | None = None, must_exist: bool = Fa
         raise InputError(f"{where}: no such database (nothing to read; check the path)")
 
 
+def no_database_yet(url: str | None = None) -> bool:
+    """True for a SQLite file that does not exist yet: it holds nothing, and looking would make it."""
+    path = config.sqlite_path(url or config.database_url())
+    return path is not None and not path.exists()
+
+
 def open_engine(url: str, source: str | None = None, must_exist: bool = False) -> Engine:
     """A new engine for ``url``; a URL or file that cannot be a database is a one-line
     :class:`InputError` naming where the URL came from (``source``)."""

@@ -21,10 +21,12 @@ def text_table(frame) -> str:
 
 
 def cmd_create(args) -> int:
+    from ..core.storage import no_database_yet
     from .spec_files import load_spec, spec_slug
     from .studies import create_study, refuse_new_study
 
-    refuse_new_study(spec_slug(args.spec), owner=args.owner)
+    if not no_database_yet():   # before sampling the items, which may take seconds
+        refuse_new_study(spec_slug(args.spec), owner=args.owner)
     spec = load_spec(args.spec)
     study_id = create_study(spec, owner=args.owner)   # a refusal comes alone, before any table
     if spec.source_report:
@@ -286,13 +288,11 @@ def cmd_demo_images(args) -> int:
 
 
 def cmd_list(_args) -> int:
-    from ..core.storage import check_sqlite_file
+    from ..core.storage import check_sqlite_file, no_database_yet
     from .studies import list_studies
 
     check_sqlite_file(config.database_url())
-    path = config.sqlite_path(config.database_url())
-    # no database file yet: no studies (and none is made by looking)
-    found = [] if path is not None and not path.exists() else list_studies()
+    found = [] if no_database_yet() else list_studies()
     if not found:
         print("no studies yet (`python -m studyapp create SPEC` makes one)")
     for s in found:
