@@ -10,7 +10,7 @@ animation frame. ``--type hoi_similarity_image``: the with-image pass of that st
 rated pairs, a drawn image per class), rated by one of its 200 annotators, the earlier rating
 preselected. ``--burner``: a process keeps a core busy (load ~2 on this 2-core machine). The
 load average is printed. The server's share in the same run: the calls one page run makes
-after a key (``submit``, then the page's ``resolve_token``, ``annotator_session``,
+after a key (``submit``, then the page's ``annotator_session``,
 ``next_item``, ``answered_count`` and the item's content), timed in this process; ``--explain``
 prints the plan of every query those calls send (SQLite ``EXPLAIN QUERY PLAN``, PostgreSQL
 ``EXPLAIN ANALYZE``). Targets: p50 <= 100 ms, p95 <= 150 ms at load <= 2; server share
@@ -159,21 +159,19 @@ check();
 """
 
 
-def page_calls(token: str, task, k: int):
+def page_calls(annotator_id: int, task, k: int):
     """What one page run asks the server after a key on ``task``: the answer stored, then the
-    next screen (the annotator from the link, their session, the next item, the count of
-    answers, the item's content); returns the next task."""
+    next screen (the annotator's session, the next item, the count of answers, the item's
+    content; the tab resolved its link's annotator once); returns the next task."""
     from studyapp.platform import assignment
-    from studyapp.studytypes import get_type
-    from studyapp.views.ui import type_view
+    from studyapp.studytypes import get_type, view_of
 
-    annotator_id = assignment.resolve_token(token)
     assignment.submit(annotator_id, task.assignment_id, (k + 1) % 5, 1.0)
     info = assignment.annotator_session(annotator_id)
     task = assignment.next_item(annotator_id)
     assignment.answered_count(annotator_id)
     if task is not None:
-        type_view(get_type(info.study_type)).item_content(task.fields)
+        view_of(get_type(info.study_type)).item_content(task.fields)
     return task
 
 
@@ -181,11 +179,12 @@ def server_share(token: str, n: int) -> list[float]:
     """Seconds of :func:`page_calls`, ``n`` times."""
     from studyapp.platform import assignment
 
-    task = assignment.next_item(assignment.resolve_token(token))
+    annotator_id = assignment.resolve_token(token)
+    task = assignment.next_item(annotator_id)
     times = []
     for k in range(n):
         start = time.perf_counter()
-        task = page_calls(token, task, k)
+        task = page_calls(annotator_id, task, k)
         times.append(time.perf_counter() - start)
         if task is None:
             break
@@ -208,9 +207,10 @@ def explain(token: str) -> None:
     event.listen(engine, "before_cursor_execute", record)
     from studyapp.platform import assignment
 
-    task = assignment.next_item(assignment.resolve_token(token))
+    annotator_id = assignment.resolve_token(token)
+    task = assignment.next_item(annotator_id)
     try:
-        page_calls(token, task, 0)
+        page_calls(annotator_id, task, 0)
     finally:
         event.remove(engine, "before_cursor_execute", record)
     prefix = "EXPLAIN QUERY PLAN " if engine.dialect.name == "sqlite" else "EXPLAIN (ANALYZE, COSTS OFF) "
