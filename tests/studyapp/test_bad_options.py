@@ -182,3 +182,22 @@ def test_create_of_an_existing_study_refuses_before_printing_its_sampling_table(
                            capture_output=True, text=True)
     assert again.returncode == 2 and again.stdout == ""
     assert len(again.stderr.strip().splitlines()) == 1 and "already exists" in again.stderr
+
+
+def test_create_checks_the_slug_before_the_items(tmp_path):
+    """A taken slug is refused before the spec's items are read or sampled: with the study
+    already there, a spec whose items file is missing still gets the slug's refusal."""
+    import os
+    import subprocess
+    import sys
+
+    from projectpaths import ROOT
+    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "demo.sqlite")}
+    first = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    spec = (ROOT / "studies" / "demo.toml").read_text().replace('source = "sampler"', 'source = "missing.csv"')
+    (tmp_path / "demo.toml").write_text(spec)
+    again = subprocess.run([sys.executable, "-m", "studyapp", "create", str(tmp_path / "demo.toml")], cwd=ROOT,
+                           env=env, capture_output=True, text=True)
+    assert again.returncode == 2 and "a study named 'demo' already exists" in again.stderr, again.stderr
