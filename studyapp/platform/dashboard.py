@@ -104,7 +104,8 @@ def warm(engine: Engine | None = None) -> list[str]:
 
 
 WARM_NICENESS = 10  # the warm-up process yields the CPU to the server's page runs
-_WARM_CODE = ("import pickle, sys; from studyapp.platform import dashboard; dashboard.warm(); "
+_WARM_CODE = ("import pickle, sys; from studyapp.core.children import exit_with_parent; exit_with_parent(); "
+              "from studyapp.platform import dashboard; dashboard.warm(); "
               "sys.stdout.buffer.write(pickle.dumps(dict(dashboard._CACHE)))")
 
 

@@ -126,7 +126,8 @@ def warm_in_background(slug: str, fingerprint: tuple) -> subprocess.Popen | None
         last = _WARM_UPS.get(key)
         if last is not None and (last[0] == fingerprint or last[1].poll() is None):
             return last[1]
-        code = "import sys; from studyapp.platform import report_cache; report_cache.warm(sys.argv[1])"
+        code = ("import sys; from studyapp.core.children import exit_with_parent; exit_with_parent(); "
+                "from studyapp.platform import report_cache; report_cache.warm(sys.argv[1])")
         process = subprocess.Popen([sys.executable, "-c", code, slug], cwd=config.ROOT, stdout=subprocess.DEVNULL)
         _WARM_UPS[key] = (fingerprint, process)
         return process

@@ -99,3 +99,45 @@ def _study_and_fingerprint(slug: str):
     with storage.read_session() as session:
         study = session.exec(select(Study).where(Study.slug == slug)).one()
     return study, dashboard.ratings_fingerprint(study.id)
+
+
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "from studyapp.core.children import exit_with_parent; "
+                          "exit_with_parent(0.1); import time; time.sleep(120)"])
+print(child.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "\nState:\tZ" not in status.read()   # an unreaped zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+def test_a_warm_up_child_ends_when_the_server_is_killed():
+    """The warm-up children call ``exit_with_parent``: a SIGKILLed server (nothing of it runs
+    to stop them) does not leave them computing."""
+    import os
+    import signal
+    import time
+
+    import pytest
+
+    if not os.path.isdir("/proc"):
+        pytest.skip("needs /proc to see the child")
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    time.sleep(0.5)
+    assert _running(child)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(child)
+    from studyapp.platform import dashboard
+    assert "exit_with_parent()" in dashboard._WARM_CODE
