@@ -376,7 +376,8 @@ SCREEN_KEY = "item-screen"  # one key for every item: the old screen stays until
 def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
                 study_type) -> dict:
     """Everything the item screen shows besides its controls, as one payload: the progress,
-    the notices (practice, a flash message, the answer being revised, a preselected answer)
+    the notices (practice, a flash message, the answer being revised, a preselected answer;
+    ``(kind, text)`` or ``(kind, text, what the keys do)``, the keys hidden on touch screens)
     and the item's content (``view.item_content``). Plain text: the page sets it as text.
     For a rating scale, ``current`` is the answer the bar marks (the one revised, or a
     preselected earlier rating)."""
@@ -393,7 +394,8 @@ def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
     if not study_type.custom_response and current is None and (
             current := study_type.preselect(task.fields, info.pseudonym)) is not None:
         notices.append(("info", f"Your earlier rating (without the image): {current}. "
-                                "Press Enter (or its key) to keep it, or choose another."))
+                                "Choose it again to keep it, or choose another.",
+                        "Enter (or its key) keeps it."))
     return {"progress": progress(task, assignment.answered_count(info.annotator_id)),
             "notices": notices, "content": view.item_content(task.fields, **display_options(info)),
             "current": current}

@@ -92,13 +92,15 @@ def started(study_id) -> AppTest:
 
 def screen(at: AppTest) -> dict:
     """What the item screen shows besides its controls (one payload): ``progress``
-    ``{text, fraction}``, ``notices`` ``[(kind, text)]`` and the item's ``content`` nodes."""
+    ``{text, fraction}``, ``notices`` ``[(kind, text)]`` or ``[(kind, text, keys)]`` and the item's
+    ``content`` nodes."""
     return answer_bar(at)["screen"]
 
 
 def notices(at: AppTest, kind: str) -> list[str]:
-    """The texts of the screen's notices of ``kind`` (info, error, warning)."""
-    return [text for k, text in screen(at)["notices"] if k == kind]
+    """The texts of the screen's notices of ``kind`` (info, error, warning), with what the keys
+    do where the notice says it."""
+    return [" ".join(text) for k, *text in screen(at)["notices"] if k == kind]
 
 
 def content_text(at: AppTest) -> str:

@@ -209,10 +209,17 @@ function buildScreen(data, screenRoot) {
     p.append(text, bar);
     top.appendChild(p);
   }
-  (screen.notices || []).forEach(([kind, text]) => {
+  // a notice: [kind, text] or [kind, text, what the keys do], the last hidden on touch screens
+  (screen.notices || []).forEach(([kind, text, keys]) => {
     const n = document.createElement("div");
     n.className = `notice ${kind}`;
     n.textContent = text;
+    if (keys) {
+      const hint = document.createElement("span");
+      hint.className = "hint";
+      hint.textContent = keys;
+      n.appendChild(hint);
+    }
     top.appendChild(n);
   });
   const cue = document.createElement("div");
