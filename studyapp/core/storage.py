@@ -11,10 +11,11 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
-from sqlalchemy import event, exc
-from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy import bindparam, event, exc, select
+from sqlalchemy.engine import Connection, Engine, Row, make_url
 from sqlmodel import Session, create_engine
 
 from metrics import InputError
@@ -148,6 +149,20 @@ def read_session(engine: Engine | None = None) -> Iterator[Session]:
     """A session for reading (no commit)."""
     with Session(engine or get_engine(), expire_on_commit=False) as session:
         yield session
+
+
+def fetch_row(session: Session, model: type, key: int, *, for_update: bool = False) -> Row | None:
+    """The row of ``model``'s table with primary key ``key`` (None when there is none), read-only,
+    its columns as attributes like the model's; ``for_update`` locks it on PostgreSQL. A
+    prepared Core statement on the session's connection: about a quarter of ``session.get``'s
+    time, which matters on the paths an annotator's key press runs."""
+    return session.connection().execute(_by_key(model.__table__, for_update), {"key": key}).first()
+
+
+@cache
+def _by_key(table, for_update: bool):
+    query = select(table).where(table.c.id == bindparam("key"))
+    return query.with_for_update() if for_update else query
 
 
 _writers: dict[str, threading.RLock] = {}

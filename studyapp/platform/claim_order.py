@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from functools import cache
 
+from sqlalchemy import bindparam, exists
+from sqlalchemy.engine import Row
 from sqlmodel import Session, select
 
-from ..core.models import Item, Study
+from ..core.models import Assignment, Item, Study
 
 CACHED_STUDIES = 1024
 CACHED_ORDERS = 64  # annotators' item orders kept (8 bytes an item each)
@@ -27,7 +30,7 @@ _CACHE: dict[tuple, object] = {}
 _ORDERS: dict[tuple, array] = {}
 
 
-def study_cached(session: Session, study: Study, name: str, compute: Callable[[], object],
+def study_cached(session: Session, study: Study | Row, name: str, compute: Callable[[], object],
                  *, kept: dict | None = None, limit: int = CACHED_STUDIES):
     """``compute()`` once per database, study (and its creation time) and ``name``; kept for the
     life of the process (the least recently used entries go first beyond ``limit``)."""
@@ -43,7 +46,7 @@ def study_cached(session: Session, study: Study, name: str, compute: Callable[[]
     return value
 
 
-def annotator_order(session: Session, study: Study, name: str,
+def annotator_order(session: Session, study: Study | Row, name: str,
                     compute: Callable[[], Sequence[int]]) -> array:
     """An annotator's item ids in their order (``compute()``), kept for the ``CACHED_ORDERS``
     annotators seen last; ``name`` names the annotator and what the order covers."""
@@ -51,28 +54,50 @@ def annotator_order(session: Session, study: Study, name: str,
                         limit=CACHED_ORDERS)
 
 
-def main_items(session: Session, study: Study) -> tuple[tuple[int, int], ...]:
+def main_items(session: Session, study: Study | Row) -> tuple[tuple[int, int], ...]:
     """(id, position) of every main item of the study, by id (cached)."""
     return study_cached(session, study, "main items", lambda: tuple(
         (i, p) for i, p in session.exec(select(Item.id, Item.position).where(
             Item.study_id == study.id, Item.role == "main").order_by(Item.id))))
 
 
-def least_claimed_in_order(session: Session, conditions: Sequence, order: Sequence[int],
-                           rank: Callable[[int], int], mine: set[int]) -> tuple[int, int] | None:
-    """(item id, claims) of the item meeting ``conditions`` (the study, role, free slot, not the
-    annotator's, eligible) with the fewest claims, first by ``rank`` among those: the result of
-    ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by ``rank``;
-    ``mine``: the items the annotator already has (skipped without asking the database).
+ITEMS, ASSIGNMENTS = Item.__table__, Assignment.__table__
+NOT_HANDED = ~exists().where(ASSIGNMENTS.c.item_id == ITEMS.c.id,
+                             ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
+# one level's items among a chunk of ids: looked up by id (the claims index would read the level)
+IN_CHUNK = select(ITEMS.c.id).where(ITEMS.c.id.in_(bindparam("chunk", expanding=True)),
+                                    ITEMS.c.n_claims == bindparam("level"), NOT_HANDED)
+
+
+@cache
+def _level_queries(restricted: bool):
+    """(the least claim level with a free slot, up to ``CHUNK + 1`` items at a level) among the
+    study's main items the annotator lacks; ``restricted``: only the ids ``eligible``."""
+    free = [ITEMS.c.study_id == bindparam("study"), ITEMS.c.role == "main",
+            ITEMS.c.n_claims < bindparam("raters"), NOT_HANDED,
+            *([ITEMS.c.id.in_(bindparam("eligible", expanding=True))] if restricted else [])]
+    return (select(ITEMS.c.n_claims).where(*free).order_by(ITEMS.c.n_claims).limit(1),
+            select(ITEMS.c.id).where(*free, ITEMS.c.n_claims == bindparam("level")).limit(CHUNK + 1))
+
+
+def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: int, eligible: list[int] | None,
+                           order: Sequence[int], rank: Callable[[int], int],
+                           mine: set[int]) -> tuple[int, int] | None:
+    """(item id, claims) of the study's main item with a free slot that the annotator lacks (among
+    ``eligible`` ids, when given) with the fewest claims, first by ``rank`` among those: the
+    result of ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by
+    ``rank``; ``mine``: the items the annotator already has (skipped without asking the database).
 
     The least claim level comes from the claims index (it stops at the first item meeting the
     conditions); then the other ids are looked up ``CHUNK`` at a time in ``order``, which a
     large level fills early, and a level found to hold at most ``CHUNK`` items is read whole."""
-    run = session.connection().execute  # Core rows: no ORM work per row
-    level = run(select(Item.n_claims).where(*conditions).order_by(Item.n_claims).limit(1)).scalar()
+    run = session.connection().execute  # prepared Core statements: no ORM work per call or row
+    level_query, few_query = _level_queries(eligible is not None)
+    params = {"study": study.id, "raters": study.raters_per_item, "annotator": annotator_id,
+              **({"eligible": eligible} if eligible is not None else {})}
+    level = run(level_query, params).scalar()
     if level is None:
         return None
-    at_level = (*conditions, Item.n_claims == level)
     chunk, first = [], True
     for item_id in (*order, None):
         if item_id is not None and item_id not in mine:
@@ -80,13 +105,13 @@ def least_claimed_in_order(session: Session, conditions: Sequence, order: Sequen
         if len(chunk) < CHUNK and item_id is not None:
             continue
         if chunk:
-            found = run(select(Item.id).where(*at_level, Item.id.in_(chunk))).scalars().all()
+            found = run(IN_CHUNK, {"chunk": chunk, "level": level, "annotator": annotator_id}).scalars().all()
             if found:
                 return min(found, key=rank), level
         chunk = []
         if first:
             first = False
-            few = run(select(Item.id).where(*at_level).limit(CHUNK + 1)).scalars().all()
+            few = run(few_query, {**params, "level": level}).scalars().all()
             if len(few) <= CHUNK:
                 return (min(few, key=rank), level) if few else None
     return None

@@ -330,3 +330,40 @@ def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path)
     finally:
         event.remove(engine, "after_cursor_execute", others_claim_every_item)
     assert seen["level read"] and found is not None and found[1] == 1
+
+
+def test_two_tabs_asking_at_once_get_one_open_item(tmp_path, db_backend, monkeypatch):
+    """Two tabs of one annotator ask for the next item at the same moment (PostgreSQL: two
+    instances). Tab A looks for an open item, finds none, and only then does tab B's claim
+    commit; A must hand out B's item, not claim a second one behind it."""
+    if db_backend != "postgresql":
+        pytest.skip("SQLite's write lock serialises the two requests whole")
+    from studyapp.platform.assignment import claim
+
+    study = make_study(tmp_path, n_items=6, raters=2)
+    annotator_id, = make_annotators(study, 1)
+    sequence, b_done = claim._sequence, threading.Event()
+    waited = []
+
+    def a_then_b(session, annotator):
+        if not waited:              # tab A, after its look for an open item: let B claim first
+            waited.append(True)
+            tab_b.start()
+            assert b_done.wait(30)
+        return sequence(session, annotator)
+
+    got = {}
+
+    def run_b():
+        got["b"] = assignment.next_item(annotator_id)
+        b_done.set()
+
+    tab_b = threading.Thread(target=run_b)
+    monkeypatch.setattr(claim, "_sequence", a_then_b)
+    got["a"] = assignment.next_item(annotator_id)
+    tab_b.join()
+    assert got["a"].assignment_id == got["b"].assignment_id
+    with storage.read_session() as session:
+        open_items = session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
+                                                              Assignment.answered_at.is_(None))).all()
+    assert open_items == [got["b"].assignment_id]

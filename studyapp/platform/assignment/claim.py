@@ -1,5 +1,8 @@
 """The next item: the first unanswered assignment, else a new claim (practice, attention
-check, a main item's free slot by compare-and-set, a stale claim taken over, a retest)."""
+check, a main item's free slot by compare-and-set, a stale claim taken over, a retest).
+
+The annotator and the study are read as rows of their tables (``storage.fetch_row``), and the
+statements every claim runs are prepared once: a page run waits on this path after each key."""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import BigInteger, case, cast, exists, func, or_, update
-from sqlalchemy.engine import Engine
+from sqlalchemy import BigInteger, bindparam, case, cast, exists, func, insert, or_, update
+from sqlalchemy.engine import Engine, Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
@@ -17,17 +20,28 @@ from metrics import InputError
 
 from ...core import auth
 from ...core.models import Annotator, Assignment, Item, Study, utcnow
-from ...core.storage import log_event, write_session
+from ...core.storage import fetch_row, log_event, write_session
 from ..claim_order import annotator_order, least_claimed_in_order, main_items
 from ..spec_model import StudySpec, spec_of
 from .join import _refuse_ended
-from .tasks import Task, _counts, _eligible_ids, _n_items, _n_items_for, _task, planned_total
+from .tasks import Task, _eligible_ids, _n_items, _n_items_for, _sequence, _task, planned_total
 
 PERMUTATION_MODULUS = 2_147_483_647  # prime; (id * a + b) mod p permutes ids below p
 CLAIM_ATTEMPTS = 50
 
+# The statements of a new claim, prepared once as Core (see ``tasks``).
+ASSIGNMENTS, ITEMS = Assignment.__table__, Item.__table__
+OPEN_ASSIGNMENT = (select(ASSIGNMENTS)
+                   .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"),
+                          ASSIGNMENTS.c.answered_at.is_(None))
+                   .order_by(ASSIGNMENTS.c.position).limit(1))
+ITEMS_HANDED = select(ASSIGNMENTS.c.item_id).where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
+COUNT_CLAIM = (update(ITEMS).where(ITEMS.c.id == bindparam("item"), ITEMS.c.n_claims == bindparam("seen"))
+               .values(n_claims=bindparam("seen") + 1))
+ADD_ASSIGNMENT = insert(ASSIGNMENTS)
 
-def _order_key(annotator: Annotator, spec: StudySpec):
+
+def _order_key(annotator: Row, spec: StudySpec):
     """The annotator's own item order: a seeded permutation of item ids, or the file order."""
     if spec.order == "fixed":
         return Item.position
@@ -35,12 +49,12 @@ def _order_key(annotator: Annotator, spec: StudySpec):
     return (cast(Item.id, BigInteger) * a + b) % PERMUTATION_MODULUS
 
 
-def _permutation(annotator: Annotator) -> tuple[int, int]:
+def _permutation(annotator: Row) -> tuple[int, int]:
     return (1 + annotator.seed % (PERMUTATION_MODULUS - 1),
             (annotator.seed * 7919) % PERMUTATION_MODULUS)
 
 
-def _rank(session: Session, annotator: Annotator, study: Study, spec: StudySpec):
+def _rank(session: Session, annotator: Row, study: Row, spec: StudySpec):
     """``_order_key`` in Python: item id -> its rank in the annotator's order."""
     if spec.order == "fixed":
         positions = dict(main_items(session, study))
@@ -78,32 +92,25 @@ class _NewAssignment:
     def add(self, item_id: int, phase: str, slot: int | None = None) -> Task:
         assignment = Assignment(study_id=self.study_id, annotator_id=self.annotator_id, item_id=item_id,
                                 phase=phase, position=self.position, slot=slot, claimed_at=self.now)
-        self.session.add(assignment)
-        self.session.flush()
+        assignment.id = self.session.connection().execute(
+            ADD_ASSIGNMENT, assignment.model_dump(exclude={"id"})).inserted_primary_key[0]
         return _task(self.session, assignment, self.total, self.number)
 
 
-def _next_position(session: Session, annotator_id: int) -> int:
-    last = session.exec(select(func.max(Assignment.position))
-                        .where(Assignment.annotator_id == annotator_id)).one()
-    return 0 if last is None else last + 1
-
-
-def _practice_item(session: Session, study: Study, annotator: Annotator) -> int | None:
+def _practice_item(session: Session, study: Row, annotator: Row) -> int | None:
     """The first practice item (file order) not yet handed to the annotator."""
     return session.exec(select(Item.id).where(Item.study_id == study.id, Item.role == "practice",
                                               _not_mine(annotator.id))
                         .order_by(Item.position).limit(1)).first()
 
 
-def _claim_main(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+def _claim_main(session: Session, annotator: Row, study: Row, spec: StudySpec,
                 new: _NewAssignment) -> Task | None:
     """A free slot of a main item, counted on the item; else an expired claim taken over."""
     claim = _free_slot(session, annotator, study, spec)
     if claim is not None:
         item_id, seen = claim
-        counted = session.exec(update(Item).where(Item.id == item_id, Item.n_claims == seen)
-                               .values(n_claims=seen + 1))
+        counted = session.connection().execute(COUNT_CLAIM, {"item": item_id, "seen": seen})
         if counted.rowcount != 1:
             raise IntegrityError("claim counter moved", None, Exception())  # look again
         return new.add(item_id, "main", slot=seen)
@@ -113,7 +120,7 @@ def _claim_main(session: Session, annotator: Annotator, study: Study, spec: Stud
     return None
 
 
-def _after_main(session: Session, annotator: Annotator, spec: StudySpec, counts: dict, k: int,
+def _after_main(session: Session, annotator: Row, spec: StudySpec, counts: dict, k: int,
                 new: _NewAssignment) -> Task | None:
     """Once main items run out: the attention checks still owed, then the retest items."""
     n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
@@ -128,15 +135,14 @@ def _after_main(session: Session, annotator: Annotator, spec: StudySpec, counts:
     return None
 
 
-def _mark_completed(session: Session, annotator: Annotator, study: Study, number: int,
+def _mark_completed(session: Session, annotator: Row, study: Row, number: int,
                     now: datetime) -> None:
     if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
-        annotator.completed_at = now
-        session.add(annotator)
+        session.get(Annotator, annotator.id).completed_at = now
         log_event(session, "completed", study.id, annotator.id, rated=number - 1)
 
 
-def _new_task(session: Session, annotator: Annotator, study: Study, spec: StudySpec, counts: dict,
+def _new_task(session: Session, annotator: Row, study: Row, spec: StudySpec, counts: dict,
               k: int, n_practice: int, new: _NewAssignment) -> Task | None:
     """The next item in order: practice, an attention check due, a main item, then the rest."""
     n_main, n_att = counts.get("main", 0), counts.get("attention", 0)
@@ -157,25 +163,24 @@ def _new_task(session: Session, annotator: Annotator, study: Study, spec: StudyS
 
 
 def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | None:
-    annotator = session.get(Annotator, annotator_id)
+    annotator = fetch_row(session, Annotator, annotator_id)
     if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
     _refuse_ended(annotator)
-    study = session.get(Study, annotator.study_id)
+    study = fetch_row(session, Study, annotator.study_id)
     spec = spec_of(study)
     n_main_items = _n_items_for(session, annotator, study)
     n_practice = _n_items(session, study, "practice")
     total = planned_total(spec, n_main_items, n_practice)
-    mine = select(Assignment).where(Assignment.annotator_id == annotator_id)
-    open_one = session.exec(mine.where(Assignment.answered_at.is_(None))
-                            .order_by(Assignment.position).limit(1)).first()
+    open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator_id}).first()
     if open_one is not None:
         return _task(session, open_one, total)
     if study.status != "open":
         raise InputError(f"this study is {study.status}")
-    counts = _counts(session, annotator_id)
+    counts, position, open_now = _sequence(session, annotator_id)
+    if open_now:   # PostgreSQL: another tab's claim committed since the look above; hand out that
+        raise IntegrityError("an item was handed out meanwhile", None, Exception())
     number = sum(counts.values()) + 1
-    position = _next_position(session, annotator_id)
     k = min(spec.items_per_annotator or n_main_items, n_main_items)
     if spec.routing and _routed_out(session, annotator, study, spec, counts.get("main", 0), now):
         return None
@@ -186,7 +191,7 @@ def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | Non
     return task
 
 
-def _routed_out(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+def _routed_out(session: Session, annotator: Row, study: Row, spec: StudySpec,
                 n_main: int, now: datetime) -> bool:
     """Spec ``[routing]``: whether the annotator's session ends here because the study's fitted
     rater model puts their consistency below the threshold (``adaptive.routed_consistency``);
@@ -201,9 +206,9 @@ def _routed_out(session: Session, annotator: Annotator, study: Study, spec: Stud
                                      spec.routing)
     if consistency is None:
         return False
-    annotator.routed_at = now
-    annotator.completed_at = annotator.completed_at or now
-    session.add(annotator)
+    stored = session.get(Annotator, annotator.id)
+    stored.routed_at = now
+    stored.completed_at = stored.completed_at or now
     log_event(session, "routed_out", study.id, annotator.id, consistency=round(consistency, 3),
               ratings=n_main)
     return True
@@ -215,23 +220,23 @@ def _not_mine(annotator_id: int):
     return ~exists().where(other.item_id == Item.id, other.annotator_id == annotator_id)
 
 
-def _free_slot(session: Session, annotator: Annotator, study: Study,
-               spec: StudySpec) -> tuple[int, int] | None:
+def _free_slot(session: Session, annotator: Row, study: Row, spec: StudySpec) -> tuple[int, int] | None:
     """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
-    conditions = [Item.study_id == study.id, Item.role == "main",
-                  Item.n_claims < study.raters_per_item, _not_mine(annotator.id)]
     eligible = _eligible_ids(session, annotator, study)
-    if eligible is not None:
-        conditions.append(Item.id.in_(eligible))
     if not spec.active and not spec.adaptive:
         rank = _rank(session, annotator, study, spec)
         order = annotator_order(session, study, f"order {annotator.id}", lambda: sorted(
             (i for i, _ in main_items(session, study)) if eligible is None else eligible, key=rank))
-        mine = set(session.exec(select(Assignment.item_id).where(Assignment.annotator_id == annotator.id)))
-        if (found := least_claimed_in_order(session, conditions, order, rank, mine)) is not None:
+        mine = set(session.connection().execute(ITEMS_HANDED, {"annotator": annotator.id}).scalars())
+        found = least_claimed_in_order(session, study, annotator.id, eligible, order, rank, mine)
+        if found is not None:
             return found
         # other annotators' claims between its queries can empty the claim level it read first:
         # the single query below then decides (it finds nothing only when no slot is free)
+    conditions = [Item.study_id == study.id, Item.role == "main",
+                  Item.n_claims < study.raters_per_item, _not_mine(annotator.id)]
+    if eligible is not None:
+        conditions.append(Item.id.in_(eligible))
     query = select(Item.id, Item.n_claims).where(*conditions)
     order = [Item.n_claims, _order_key(annotator, spec)]
     if spec.active:   # only the drawn items; among the least claimed, the most uncertain first
@@ -246,7 +251,7 @@ def _free_slot(session: Session, annotator: Annotator, study: Study,
     return (row[0], row[1]) if row else None
 
 
-def _take_over(session: Session, annotator: Annotator, study: Study, spec: StudySpec,
+def _take_over(session: Session, annotator: Row, study: Row, spec: StudySpec,
                position: int, now: datetime) -> Assignment | None:
     """Move a stale unanswered main claim to this annotator (compare-and-set update)."""
     cutoff = now - timedelta(minutes=spec.claim_timeout_minutes)
@@ -274,13 +279,13 @@ def _take_over(session: Session, annotator: Annotator, study: Study, spec: Study
     return session.get(Assignment, stale.id)
 
 
-def _attention_item(session: Session, annotator: Annotator, spec: StudySpec) -> int | None:
+def _attention_item(session: Session, annotator: Row, spec: StudySpec) -> int | None:
     return session.exec(select(Item.id).where(Item.study_id == annotator.study_id,
                                               Item.role == "attention", _not_mine(annotator.id))
                         .order_by(_order_key(annotator, spec)).limit(1)).first()
 
 
-def _retest_item(session: Session, annotator: Annotator) -> int | None:
+def _retest_item(session: Session, annotator: Row) -> int | None:
     """One of the annotator's answered main items not yet repeated, in a seeded order."""
     retested = select(Assignment.item_id).where(Assignment.annotator_id == annotator.id,
                                                 Assignment.phase == "retest")

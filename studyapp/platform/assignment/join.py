@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from sqlalchemy import bindparam
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -123,14 +124,23 @@ class AnnotatorSession:
     routed: bool = False   # spec [routing]: routed out for a low fitted consistency
 
 
+ANNOTATORS, STUDIES = Annotator.__table__, Study.__table__
+SESSION_OF = (select(ANNOTATORS.c.pseudonym, ANNOTATORS.c.started_at, ANNOTATORS.c.completed_at,
+                     ANNOTATORS.c.comprehension_failures, ANNOTATORS.c.prolific_status,
+                     ANNOTATORS.c.routed_at, STUDIES.c.slug, STUDIES.c.title, STUDIES.c.status,
+                     STUDIES.c.study_type, STUDIES.c.spec_json)
+              .join_from(ANNOTATORS, STUDIES, STUDIES.c.id == ANNOTATORS.c.study_id)
+              .where(ANNOTATORS.c.id == bindparam("annotator")))
+
+
 def annotator_session(annotator_id: int, engine: Engine | None = None) -> AnnotatorSession:
+    """The ``AnnotatorSession`` of an annotator (one prepared query: every page run asks it)."""
     with read_session(engine) as session:
-        annotator = session.get(Annotator, annotator_id)
-        study = session.get(Study, annotator.study_id)
-        return AnnotatorSession(annotator.id, annotator.pseudonym, annotator.started_at is not None,
-                        annotator.completed_at is not None, study.slug, study.title,
-                        study.status, study.study_type, spec_of(study), annotator.comprehension_failures,
-                        annotator.prolific_status, annotator.routed_at is not None)
+        row = session.connection().execute(SESSION_OF, {"annotator": annotator_id}).one()
+        return AnnotatorSession(annotator_id, row.pseudonym, row.started_at is not None,
+                                row.completed_at is not None, row.slug, row.title, row.status,
+                                row.study_type, spec_of(row), row.comprehension_failures,
+                                row.prolific_status, row.routed_at is not None)
 
 
 def resolve_token(token: str, engine: Engine | None = None) -> int | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, update
-from sqlalchemy.engine import Engine
+from sqlalchemy import bindparam, func, insert, update
+from sqlalchemy.engine import Engine, Row
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -11,7 +11,7 @@ from metrics import InputError
 
 from ...core import auth
 from ...core.models import CANT_JUDGE, Annotator, Assignment, Rating, Study, utcnow
-from ...core.storage import log_event, write_session
+from ...core.storage import fetch_row, log_event, write_session
 from ...studytypes import get_type
 from ..spec_model import StudySpec, spec_of
 from .join import _refuse_ended
@@ -42,16 +42,14 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
 
 def _store_rating(annotator_id: int, assignment_id: int, response, seconds_spent: float,
                   engine: Engine | None, revise: bool,
-                  comment: str | None) -> tuple[Rating, Study, str]:
+                  comment: str | None) -> tuple[Rating, Row, str]:
     """``_submit`` in its own transaction, retried after a unique-constraint race; returns the
     rating, its study and the assignment's phase."""
     for attempt in range(3):
         try:
             with write_session(engine) as session:
-                rating = _submit(session, annotator_id, assignment_id, response, seconds_spent,
-                                 revise, comment)
-                return (rating, session.get(Study, rating.study_id),
-                        session.get(Assignment, rating.assignment_id).phase)
+                return _submit(session, annotator_id, assignment_id, response, seconds_spent,
+                               revise, comment)
         except StaleAnswer as exc:
             with write_session(engine) as session:
                 study_id = session.exec(select(Annotator.study_id)
@@ -84,38 +82,49 @@ def _comment(text: str | None, enabled: bool) -> str | None:
     return text
 
 
+# The statements of an answer, prepared once as Core (see ``tasks``).
+ASSIGNMENTS, RATINGS = Assignment.__table__, Rating.__table__
+CURRENT = (select(ASSIGNMENTS.c.id)
+           .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"), ASSIGNMENTS.c.answered_at.is_(None))
+           .order_by(ASSIGNMENTS.c.position).limit(1))
+LATEST = (select(RATINGS).where(RATINGS.c.assignment_id == bindparam("assignment"))
+          .order_by(RATINGS.c.revision.desc()).limit(1))
+MARK_ANSWERED = (update(ASSIGNMENTS)
+                 .where(ASSIGNMENTS.c.id == bindparam("assignment"),
+                        ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
+                 .values(answered_at=func.coalesce(ASSIGNMENTS.c.answered_at, bindparam("now"))))
+ADD_RATING = insert(RATINGS)
+
+
 def _current_assignment(session: Session, annotator_id: int) -> int | None:
-    return session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
-                                                    Assignment.answered_at.is_(None))
-                        .order_by(Assignment.position).limit(1)).first()
+    return session.connection().execute(CURRENT, {"annotator": annotator_id}).scalar()
 
 
-def _submittable(session: Session, annotator_id: int, assignment_id: int) -> tuple[Assignment, Study]:
-    """The annotator's assignment (locked FOR UPDATE) and its open study; else why not."""
+def _submittable(session: Session, annotator_id: int, assignment_id: int):
+    """The annotator's assignment (locked FOR UPDATE) and its open study, as rows; else why not."""
     # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
     # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
-    annotator = session.get(Annotator, annotator_id)
+    annotator = fetch_row(session, Annotator, annotator_id)
     if annotator is not None:
         _refuse_ended(annotator)   # its open items were released: say why, not "not yours"
-    assignment = session.get(Assignment, assignment_id, with_for_update=True)
+    assignment = fetch_row(session, Assignment, assignment_id, for_update=True)
     if assignment is None or assignment.annotator_id != annotator_id:
         raise InputError("this item is not assigned to you (any more)")
     if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
-    study = session.get(Study, assignment.study_id)
+    study = fetch_row(session, Study, assignment.study_id)
     if study.status != "open":
         raise InputError(f"this study is {study.status}; your answer was not stored")
     return assignment, study
 
 
-def _parsed_response(study: Study, spec: StudySpec, response):
+def _parsed_response(study: Row, spec: StudySpec, response):
     if response == CANT_JUDGE and spec.cant_judge:
         return CANT_JUDGE
     return get_type(study.study_type).parse_response(response, spec.scale)
 
 
-def _refuse_stale(session: Session, latest: Rating | None, revise: bool, assignment: Assignment,
-                  annotator_id: int) -> None:
+def _refuse_stale(session: Session, latest, revise: bool, assignment, annotator_id: int) -> None:
     """A key press meant for another item: already answered (without revising), or not current."""
     if latest is not None and not revise:
         raise StaleAnswer("this item was already answered (perhaps in another tab); "
@@ -126,20 +135,19 @@ def _refuse_stale(session: Session, latest: Rating | None, revise: bool, assignm
 
 
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float, revise: bool, comment: str | None) -> Rating:
+            seconds_spent: float, revise: bool, comment: str | None) -> tuple[Rating, Row, str]:
+    """The rating stored (or the same one found), its study and the assignment's phase."""
     assignment, study = _submittable(session, annotator_id, assignment_id)
     spec = spec_of(study)
     value = _parsed_response(study, spec, response)
     comment = _comment(comment, spec.comments)
-    latest = session.exec(select(Rating).where(Rating.assignment_id == assignment_id)
-                          .order_by(Rating.revision.desc()).limit(1)).first()
+    run = session.connection().execute
+    latest = run(LATEST, {"assignment": assignment_id}).first()
     if latest is not None and (latest.response, latest.comment) == (value, comment):
-        return latest
+        return Rating(**latest._asdict()), study, assignment.phase
     _refuse_stale(session, latest, revise, assignment, annotator_id)
     now = utcnow()
-    owned = session.exec(update(Assignment)
-                         .where(Assignment.id == assignment_id, Assignment.annotator_id == annotator_id)
-                         .values(answered_at=func.coalesce(Assignment.answered_at, now)))
+    owned = run(MARK_ANSWERED, {"assignment": assignment_id, "annotator": annotator_id, "now": now})
     if owned.rowcount != 1:
         raise InputError("this item is not assigned to you (any more)")
     rating = Rating(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
@@ -147,12 +155,11 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
                     response=value, seconds_spent=round(max(0.0, float(seconds_spent)), 3),
                     created_at=now, supersedes_id=None if latest is None else latest.id,
                     comment=comment)
-    session.add(rating)
-    session.flush()
+    rating.id = run(ADD_RATING, rating.model_dump(exclude={"id"})).inserted_primary_key[0]
     if latest is not None:
         log_event(session, "rating_revised", study.id, annotator_id, assignment=assignment_id,
                   old=latest.response, new=value)
-    return rating
+    return rating, study, assignment.phase
 
 
 def log_keys_not_applied(annotator_id: int, keys: list[str], item_id: int | None,

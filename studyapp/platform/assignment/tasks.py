@@ -7,12 +7,12 @@ import json
 import statistics
 from dataclasses import dataclass
 
-from sqlalchemy import func
-from sqlalchemy.engine import Engine
+from sqlalchemy import bindparam, func
+from sqlalchemy.engine import Engine, Row
 from sqlmodel import Session, select
 
 from ...core.models import Annotator, Assignment, Item, Rating, Study
-from ...core.storage import read_session
+from ...core.storage import fetch_row, read_session
 from ...studytypes import get_type
 from ..claim_order import study_cached
 from ..spec_model import StudySpec, spec_of
@@ -48,7 +48,7 @@ def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
     return n_practice + k + spec.attention_checks + min(spec.repeat_items, k)
 
 
-def plan(session: Session, annotator: Annotator, study: Study) -> int:
+def plan(session: Session, annotator: Annotator | Row, study: Study | Row) -> int:
     """``planned_total`` for this annotator (their eligible main items, the practice items)."""
     return planned_total(spec_of(study), _n_items_for(session, annotator, study),
                          _n_items(session, study, "practice"))
@@ -57,29 +57,42 @@ def plan(session: Session, annotator: Annotator, study: Study) -> int:
 _plan = plan
 
 
-def _task(session: Session, assignment: Assignment, total: int, number: int | None = None) -> Task:
-    item = session.get(Item, assignment.item_id)
-    latest, comment = session.exec(select(Rating.response, Rating.comment)
-                                   .where(Rating.assignment_id == assignment.id)
-                                   .order_by(Rating.revision.desc()).limit(1)).first() or (None, None)
+# The statements of a page run, prepared once as Core (an ORM query built per call costs
+# ~0.5 ms more, most of a page run's server time).
+ASSIGNMENTS, RATINGS = Assignment.__table__, Rating.__table__
+LATEST_ANSWER = (select(RATINGS.c.response, RATINGS.c.comment)
+                 .where(RATINGS.c.assignment_id == bindparam("assignment"))
+                 .order_by(RATINGS.c.revision.desc()).limit(1))
+PLACE_IN_SEQUENCE = select(func.count(ASSIGNMENTS.c.id)).where(
+    ASSIGNMENTS.c.annotator_id == bindparam("annotator"), ASSIGNMENTS.c.position <= bindparam("position"))
+PACE_WINDOW, PACE_MIN = 20, 3
+RECENT_SECONDS = (select(RATINGS.c.seconds_spent)
+                  .where(RATINGS.c.annotator_id == bindparam("annotator"), RATINGS.c.revision == 0)
+                  .order_by(RATINGS.c.id.desc()).limit(PACE_WINDOW))
+SEQUENCE = (select(ASSIGNMENTS.c.phase, func.count(ASSIGNMENTS.c.id), func.max(ASSIGNMENTS.c.position),
+                   func.count(ASSIGNMENTS.c.id).filter(ASSIGNMENTS.c.answered_at.is_(None)))
+            .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator")).group_by(ASSIGNMENTS.c.phase))
+ANSWERED = select(func.count(ASSIGNMENTS.c.id)).where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"),
+                                                    ASSIGNMENTS.c.answered_at.is_not(None))
+
+
+def _task(session: Session, assignment, total: int, number: int | None = None) -> Task:
+    """The ``Task`` of ``assignment`` (a model object or a row of its table)."""
+    run = session.connection().execute
+    item = fetch_row(session, Item, assignment.item_id)
+    latest, comment = run(LATEST_ANSWER, {"assignment": assignment.id}).first() or (None, None)
     if number is None:
-        number = session.exec(select(func.count(Assignment.id)).where(
-            Assignment.annotator_id == assignment.annotator_id,
-            Assignment.position <= assignment.position)).one()
+        number = run(PLACE_IN_SEQUENCE, {"annotator": assignment.annotator_id,
+                                         "position": assignment.position}).scalar_one()
     return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
                 json.loads(item.fields_json), number, total, latest,
                 _pace(session, assignment.annotator_id), comment)
 
 
-PACE_WINDOW, PACE_MIN = 20, 3
-
-
 def _pace(session: Session, annotator_id: int) -> float | None:
     """Median seconds of the annotator's last ``PACE_WINDOW`` first answers (None before
     ``PACE_MIN``): what the "time left" estimate multiplies."""
-    recent = session.exec(select(Rating.seconds_spent).where(Rating.annotator_id == annotator_id,
-                                                             Rating.revision == 0)
-                          .order_by(Rating.id.desc()).limit(PACE_WINDOW)).all()
+    recent = session.connection().execute(RECENT_SECONDS, {"annotator": annotator_id}).scalars().all()
     return float(statistics.median(recent)) if len(recent) >= PACE_MIN else None
 
 
@@ -101,19 +114,20 @@ def expected_effort(annotator_id: int, engine: Engine | None = None) -> tuple[in
         return _plan(session, annotator, study), seconds
 
 
-def _counts(session: Session, annotator_id: int) -> dict[str, int]:
-    rows = session.exec(select(Assignment.phase, func.count(Assignment.id))
-                        .where(Assignment.annotator_id == annotator_id)
-                        .group_by(Assignment.phase)).all()
-    return dict(rows)
+def _sequence(session: Session, annotator_id: int) -> tuple[dict[str, int], int, int]:
+    """(assignments per phase, the position of the annotator's next assignment, how many of
+    them are unanswered), read in one statement."""
+    rows = session.connection().execute(SEQUENCE, {"annotator": annotator_id}).all()
+    return ({phase: count for phase, count, _, _ in rows}, max((last + 1 for _, _, last, _ in rows), default=0),
+            sum(open_now for *_, open_now in rows))
 
 
-def _n_items(session: Session, study: Study, role: str = "main") -> int:
+def _n_items(session: Session, study: Study | Row, role: str = "main") -> int:
     return study_cached(session, study, f"n {role}", lambda: session.exec(
         select(func.count(Item.id)).where(Item.study_id == study.id, Item.role == role)).one())
 
 
-def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
+def _n_items_for(session: Session, annotator: Annotator | Row, study: Study | Row) -> int:
     """How many main items this annotator may get (the type may restrict them, e.g. a
     with-image pass to the pairs the annotator rated before)."""
     eligible = _eligible_ids(session, annotator, study)
@@ -124,7 +138,7 @@ def _n_items_for(session: Session, annotator: Annotator, study: Study) -> int:
     return _n_items(session, study) if eligible is None else len(eligible)
 
 
-def _eligible_ids(session: Session, annotator: Annotator, study: Study) -> list[int] | None:
+def _eligible_ids(session: Session, annotator: Annotator | Row, study: Study | Row) -> list[int] | None:
     """Item ids the study type allows for this annotator (None: every item), e.g. a with-image
     pass hands each annotator only the pairs they rated before."""
     study_type = get_type(study.study_type)
@@ -206,5 +220,4 @@ def planned_count(annotator_id: int, engine: Engine | None = None) -> int:
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
     with read_session(engine) as session:
-        return session.exec(select(func.count(Assignment.id)).where(
-            Assignment.annotator_id == annotator_id, Assignment.answered_at.is_not(None))).one()
+        return session.connection().execute(ANSWERED, {"annotator": annotator_id}).scalar_one()
