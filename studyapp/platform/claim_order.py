@@ -64,9 +64,10 @@ def main_items(session: Session, study: Study | Row) -> tuple[tuple[int, int], .
 ITEMS, ASSIGNMENTS = Item.__table__, Assignment.__table__
 NOT_HANDED = ~exists().where(ASSIGNMENTS.c.item_id == ITEMS.c.id,
                              ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
-# one level's items among a chunk of ids: looked up by id (the claims index would read the level)
-IN_CHUNK = select(ITEMS.c.id).where(ITEMS.c.id.in_(bindparam("chunk", expanding=True)),
-                                    ITEMS.c.n_claims == bindparam("level"), NOT_HANDED)
+# a chunk of ids with their claims, looked up by id only: with the level in the query both
+# databases also read the claims index, whose level holds every item of an evenly filled study
+IN_CHUNK = select(ITEMS.c.id, ITEMS.c.n_claims).where(ITEMS.c.id.in_(bindparam("chunk", expanding=True)),
+                                                      NOT_HANDED)
 
 
 @cache
@@ -105,7 +106,8 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
         if len(chunk) < CHUNK and item_id is not None:
             continue
         if chunk:
-            found = run(IN_CHUNK, {"chunk": chunk, "level": level, "annotator": annotator_id}).scalars().all()
+            found = [i for i, claims in run(IN_CHUNK, {"chunk": chunk, "annotator": annotator_id})
+                     if claims == level]
             if found:
                 return min(found, key=rank), level
         chunk = []
