@@ -9,7 +9,9 @@ item is in place and ready (its content and controls together), seen at the next
 animation frame. ``--type hoi_similarity_image``: the with-image pass of that study (its 10,000
 rated pairs, a drawn image per class), rated by one of its 200 annotators, the earlier rating
 preselected. ``--burner``: a process keeps a core busy (load ~2 on this 2-core machine). The
-load average is printed. The server's share in the same run: the calls one page run makes
+server runs as it does once started: its dashboard warm-up, a niced child process that computes
+every rated study's dashboard once after a start (minutes on the large study), is off unless
+``--warm-up``. The load average is printed (the benchmark's own server and Chromium add ~1.5). The server's share in the same run: the calls one page run makes
 after a key (``submit``, then the page's ``annotator_session``,
 ``next_item``, ``answered_count`` and the item's content), timed in this process; ``--explain``
 prints the plan of every query those calls send (SQLite ``EXPLAIN QUERY PLAN``, PostgreSQL
@@ -17,7 +19,7 @@ prints the plan of every query those calls send (SQLite ``EXPLAIN QUERY PLAN``, 
 p50 <= 15 ms.
 
     .venv/bin/python -m benchmarks.annotate_latency [--small] [--type hoi_similarity] [--burner]
-                                                    [--submissions 100] [--explain]
+                                                    [--submissions 100] [--explain] [--warm-up]
                                                     [--database-url postgresql+psycopg://...]
 """
 
@@ -222,7 +224,8 @@ def explain(token: str) -> None:
             conn.rollback()
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The options; the server's dashboard warm-up off unless ``--warm-up``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=5_000)
     parser.add_argument("--annotators", type=int, default=200)
@@ -239,11 +242,19 @@ def main() -> None:
                         default="hoi_similarity")
     parser.add_argument("--burner", action="store_true",
                         help="keep a core busy with a second process while measuring")
+    parser.add_argument("--warm-up", action="store_true",
+                        help="keep the server's dashboard warm-up, which runs once after a start")
     parser.add_argument("--json", help="also write the figures as JSON")
     args = parser.parse_args()
+    if not args.warm_up:
+        os.environ["STUDYAPP_DASHBOARD_WARMUP"] = "0"
     if args.small:
         args.items, args.annotators, args.per_annotator = 200, 4, 50
+    return args
 
+
+def main() -> None:
+    args = parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["STUDYAPP_DB"] = str(Path(tmp) / "studyapp.sqlite")
         os.environ.pop("DATABASE_URL", None)
@@ -318,6 +329,7 @@ def main() -> None:
               + (" (CPU burner running)" if burner is not None else ""))
         if args.json:
             Path(args.json).write_text(json.dumps({"type": args.type, "burner": args.burner,
+                                                   "warm_up": args.warm_up,
                                                    "items": args.items, "ratings": n_ratings,
                                                    "browser_ms": {"p50": p50, "p95": p95},
                                                    "server_ms": {"p50": server_p50},
