@@ -219,7 +219,9 @@ def test_ppi_estimates_by_hand():
     # MS_W/2)/(3/2 − 1 + 1/2) = 25/24; the rater term's variance 0.6·MS_B/n₀ + 0.4·σ̂_B² = 1.25.
     # Weights c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 +
     # 1)/(3·2) = 0.7; MS_B's weight 0.6/n₀ + 0.4/1 = 0.8. T_items' rater noise (13/18 − 0.7)·σ̂_B²
-    # = 0.023 exceeds T_items, so all of T_items counts with the raters: df = V²/(0.7·0.8·25/12 + 1/90)².
+    # = 0.023 exceeds T_items, so all of T_items counts with the raters, and the degrees of freedom
+    # take the raters' part at its upper bound κ = 1/χ²₁(0.25) times it: U = (κ − 1)·(0.7·1.25 + 1/90),
+    # df = (V + U)²/(0.7·0.8·25/12 + 1/90 + U)².
     from scipy import stats
     items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
     table = ppi_estimates(items, ratings).set_index("group")
@@ -228,7 +230,8 @@ def test_ppi_estimates_by_hand():
     assert (row["items"], row["human-rated items"], row["human ratings"], row["raters"]) == (5, 3, 4, 2)
     assert row["PPI estimate"] == pytest.approx(8 / 3) and row["human-only estimate"] == pytest.approx(8 / 3)
     variance = 1 / 90 + 0.7 * 1.25
-    df = variance ** 2 / (0.7 * 0.8 * 25 / 12 + 1 / 90) ** 2
+    raised = (1 / stats.chi2.ppf(0.25, 1) - 1) * variance
+    df = (variance + raised) ** 2 / (0.7 * 0.8 * 25 / 12 + 1 / 90 + raised) ** 2
     half = stats.t.ppf(0.975, df) * variance ** 0.5
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
     assert row["df"] == pytest.approx(round(df, 1))
