@@ -20,7 +20,7 @@ saves at equal width, measured (not from a formula): the human-only design with 
 rerunning the human-only estimate on a grid of shares; ``saved = 1 − ratings_PPI / ratings_human``
 (0 when every item is rated, as PPI then equals the human-only estimate).
 
-    nice -n 10 .venv/bin/python -m benchmarks.ppi_coverage [--studies 1000] [--items 200] [--quick]
+    nice -n 10 .venv/bin/python -m benchmarks.ppi_coverage [--studies 1000] [--items 200] [--quick] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import multiprocessing
 import time
 
 import numpy as np
@@ -140,15 +141,26 @@ def grid(quick: bool):
     return cells
 
 
-def coverage_table(*, studies: int, items: int, seed: int = 0, quick: bool = False, savings_studies: int = 0):
-    rng = np.random.default_rng(seed)
-    rows = []
-    for sd_b, raters, share, k, active in grid(quick):
-        row = run_cell(rng, studies, items=items, raters=raters, sd_b=sd_b, share=share, k=k, active=active)
-        if savings_studies:
-            row["saved"] = saved_at_equal_width(rng, row, items=items, studies=savings_studies)
-        rows.append(row)
+def coverage_table(*, studies: int, items: int, seed: int = 0, quick: bool = False, savings_studies: int = 0,
+                   jobs: int = 1):
+    """One row per cell of :func:`grid`; each cell draws from its own stream (``seed``, cell
+    number), so the table is the same whatever ``jobs`` (processes) computes it."""
+    cells = [(seed, number, cell, studies, items, savings_studies) for number, cell in enumerate(grid(quick))]
+    if jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            rows = pool.map(_cell_row, cells, chunksize=1)
+    else:
+        rows = [_cell_row(cell) for cell in cells]
     return pd.DataFrame(rows)
+
+
+def _cell_row(job) -> dict:
+    seed, number, (sd_b, raters, share, k, active), studies, items, savings_studies = job
+    rng = np.random.default_rng([seed, number])
+    row = run_cell(rng, studies, items=items, raters=raters, sd_b=sd_b, share=share, k=k, active=active)
+    if savings_studies:
+        row["saved"] = saved_at_equal_width(rng, row, items=items, studies=savings_studies)
+    return row
 
 
 def main(argv=None) -> None:
@@ -159,10 +171,11 @@ def main(argv=None) -> None:
                         help="studies per grid point when measuring ratings saved at equal width")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="four cells only")
+    parser.add_argument("--jobs", type=int, default=1, help="cells computed at once, one process each")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     table = coverage_table(studies=args.studies, items=args.items, seed=args.seed, quick=args.quick,
-                           savings_studies=args.savings_studies)
+                           savings_studies=args.savings_studies, jobs=args.jobs)
     pd.set_option("display.width", 200)
     shown = table.assign(**{c: (100 * table[c]).round(1) for c in ("PPI", "human-only", "fixed-rating PPI")},
                          **{f"{c} MC se": (100 * table[f"{c} MC se"]).round(1) for c in ("PPI", "human-only")},

@@ -88,6 +88,13 @@ def test_coverage_slice_fixed_seed():
     assert every["fixed-rating PPI"] < 0.2 and every["PPI"] >= 0.88
 
 
+def test_coverage_table_is_the_same_in_one_or_two_processes():
+    from benchmarks.ppi_coverage import coverage_table
+    one = coverage_table(studies=6, items=60, seed=3, quick=True)
+    assert one.equals(coverage_table(studies=6, items=60, seed=3, quick=True, jobs=2))
+    assert not one.equals(coverage_table(studies=6, items=60, seed=4, quick=True))
+
+
 def test_saved_is_counted_at_equal_width_t_quantile_included():
     rng = np.random.default_rng(4)
     # many raters of equal severity: the rater term is small and the t quantile near normal, so the
