@@ -21,7 +21,7 @@ from metrics import InputError
 from ...core import auth
 from ...core.models import Annotator, Assignment, Item, Study, utcnow
 from ...core.storage import fetch_row, log_event, write_session
-from ..claim_order import annotator_order, least_claimed_in_order, main_items
+from ..claim_order import ASSIGNMENTS, ITEMS, annotator_order, least_claimed_in_order, main_items
 from ..spec_model import StudySpec, spec_of
 from .join import _refuse_ended
 from .tasks import Task, _eligible_ids, _n_items, _n_items_for, _sequence, _task, planned_total
@@ -30,7 +30,6 @@ PERMUTATION_MODULUS = 2_147_483_647  # prime; (id * a + b) mod p permutes ids be
 CLAIM_ATTEMPTS = 50
 
 # The statements of a new claim, prepared once as Core (see ``tasks``).
-ASSIGNMENTS, ITEMS = Assignment.__table__, Item.__table__
 OPEN_ASSIGNMENT = (select(ASSIGNMENTS)
                    .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"),
                           ASSIGNMENTS.c.answered_at.is_(None))

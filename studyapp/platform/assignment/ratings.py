@@ -15,6 +15,7 @@ from ...core.storage import fetch_row, log_event, write_session
 from ...studytypes import get_type
 from ..spec_model import StudySpec, spec_of
 from .join import _refuse_ended
+from .tasks import ASSIGNMENTS, RATINGS
 
 
 class StaleAnswer(InputError):
@@ -83,7 +84,6 @@ def _comment(text: str | None, enabled: bool) -> str | None:
 
 
 # The statements of an answer, prepared once as Core (see ``tasks``).
-ASSIGNMENTS, RATINGS = Assignment.__table__, Rating.__table__
 CURRENT = (select(ASSIGNMENTS.c.id)
            .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"), ASSIGNMENTS.c.answered_at.is_(None))
            .order_by(ASSIGNMENTS.c.position).limit(1))

@@ -14,7 +14,7 @@ from sqlmodel import Session, select
 from ...core.models import Annotator, Assignment, Item, Rating, Study
 from ...core.storage import fetch_row, read_session
 from ...studytypes import get_type
-from ..claim_order import study_cached
+from ..claim_order import ASSIGNMENTS, study_cached
 from ..spec_model import StudySpec, spec_of
 
 
@@ -59,7 +59,7 @@ _plan = plan
 
 # The statements of a page run, prepared once as Core (an ORM query built per call costs
 # ~0.5 ms more, most of a page run's server time).
-ASSIGNMENTS, RATINGS = Assignment.__table__, Rating.__table__
+RATINGS = Rating.__table__
 LATEST_ANSWER = (select(RATINGS.c.response, RATINGS.c.comment)
                  .where(RATINGS.c.assignment_id == bindparam("assignment"))
                  .order_by(RATINGS.c.revision.desc()).limit(1))
