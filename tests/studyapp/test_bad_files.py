@@ -129,6 +129,29 @@ add("vcoco-pred-truncated", "vcoco", ["vcoco_dets.pkl", "not a readable pickle"]
 add("vcoco-ids-not-the-split", "vcoco", ["vcoco.ids", "must list the images"], files={"vcoco.ids": b"2\n"})
 add("vcoco-role-object-missing", "vcoco", ["vcoco.json", "action hold, role obj", "not a kept box"],
     files={"vcoco.json": FILES["vcoco.json"].replace(b"[10, 11]", b"[10, 99]")})
+add("vcoco-ground-truth-only-role-object-missing", "vcoco", ["vcoco.json", "action hold, role obj", "not a kept box"],
+    files={"vcoco.json": FILES["vcoco.json"].replace(b"[10, 11]", b"[10, 99]")}, argv={"--pred": ""})
+add("vcoco-neither-pred-nor-hois-out", "vcoco", ["argument --pred", "required without --hois-out"],
+    argv={"--pred": "", "--hois-out": ""})
+
+
+# ------------------------------------------------------------------ datasets and senses
+VCOCO_LABELS_GT = (FILES["gt.jsonl"].replace(b'"ride"', b'"hit-instr"').replace(b'"horse"', b'"tennis_racket"')
+                   .replace(b'"hold"', b'"kick-obj"').replace(b'"cup"', b'"sports_ball"'))
+for command in ("score", "diagnose"):
+    add(f"{command}-gt-of-another-dataset", command,
+        ["argument --dataset", "gt.jsonl", "V-COCO's labels (--dataset vcoco)", "--any-labels"],
+        files={"gt.jsonl": VCOCO_LABELS_GT})
+add("score-pred-a-vcoco-pickle", "score",
+    ["pred.jsonl", "a Python pickle, not HOI detections", "metrics vcoco --pred FILE --hois-out DIR"],
+    files={"pred.jsonl": FILES["vcoco_dets.pkl"]})
+SPEC_T2 = FILES["study.toml"].replace(b'slug = "t"', b'slug = "t2"')
+add("create-every-item-an-excluded-sense", "create",
+    ["study.toml", "every item shows an excluded sense", "i1 (whore.v.01)"],
+    files={"study.toml": SPEC_T2, "study_items.csv": b"item_id,gt_verb,gt_object,pred_verb,pred_object\n"
+                                                     b"i1,work.v.01,laptop.n.01,whore.v.01,laptop.n.01\n"})
+add("create-exclude-senses-not-a-list", "create", ["study.toml", "items.exclude_senses", "list of synset names"],
+    files={"study.toml": SPEC_T2 + b'exclude_senses = "straddle.v.01"\n'})
 
 
 # ------------------------------------------------------------------ mcq
