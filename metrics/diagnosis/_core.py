@@ -83,6 +83,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from metrics.core._registry import get as get_dataset
 from metrics.core._segments import distinct_indices, rank_within_blocks
 from metrics.core._validation import check_choices
 from metrics.detection._ap import sequential_greedy
@@ -186,11 +187,11 @@ class Diagnosis:
 
     def mean_ap(self, ap: np.ndarray) -> dict:
         """Full / Rare / Non-rare mean over the classes with ground truth in the input, or over
-        the HICO-DET class set (:func:`_class_totals`; its other classes have AP 0)."""
+        the dataset's class set (:func:`_class_totals`; its other classes have AP 0)."""
         has = self.scene.n_gt > 0
         totals = self.scene.class_totals
         out = {}
-        for name, m in self.scene.subset_masks().items():
+        for name, m in self.scene.map_masks().items():
             sel = ap[has & m]
             if totals is not None:
                 out[name] = float(sel.sum() / totals[name]) if totals[name] else None
@@ -285,6 +286,8 @@ class Diagnosis:
         prog = self.progressive()
         s = self.scene
         oracles = tuple(self.oracle_ap)
+        class_set = (f"{get_dataset(s.dataset).title} ({s.class_totals['full']} classes)" if s.class_totals
+                     else "classes with ground truth")
         return {
             "map": base["full"],
             "delta_map": {k: v["full"] for k, v in delta.items()},
@@ -300,8 +303,7 @@ class Diagnosis:
                 "the single-oracle ΔmAPs do not sum to 1 − mAP because fixing several errors "
                 "together gains more than fixing each alone (§3.4, Eqs. 3–10)."),
             "sum_delta_map": float(sum(delta[k]["full"] or 0.0 for k in ERROR_REGISTRY.names if k in delta)),
-            "protocol": {"name": s.protocol, "class_set": (f"HICO-DET ({s.class_totals['full']} classes)"
-                                                           if s.class_totals else "classes with ground truth"),
+            "protocol": {"name": s.protocol, "class_set": class_set,
                          "images_left_out_no_interaction_only": s.images_left_out},
             "counts": {"images": int(len(s.images)), "gt": int(len(s.gt_image)), "predictions": int(s.n_pred),
                        "classes": int((s.n_gt > 0).sum()), TRUE_POSITIVE: int((self.kind == 0).sum()),

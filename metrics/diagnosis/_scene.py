@@ -4,6 +4,7 @@ tests read, and the oracle state the fixes edit."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,8 @@ class Scene:
     dataset: str | None = None          # metrics.datasets name (None: HICO-DET)
     vocabulary: Vocabulary | None = field(default=None, repr=False, compare=False)
     class_totals: dict | None = None
+    # the dataset's Full classes of the standard mAP (StandardMap.full) when it runs over its class set
+    map_full_classes: Callable | None = field(default=None, repr=False, compare=False)
     images_left_out: int = 0
     gt_source: str = "<gt>"
     pred_source: str = "<pred>"
@@ -84,9 +87,29 @@ class Scene:
         return len(self.pred_image)
 
     def subset_masks(self) -> dict[str, np.ndarray]:
-        """Class masks for Full / Rare / Non-rare (HICO-DET rare flag; others Full only)."""
-        rare = self.classes["rare"].to_numpy()
-        return {"full": np.ones(len(self.classes), dtype=bool), "rare": rare == 1, "non_rare": rare == 0}
+        """Class masks for Full / Rare / Non-rare (:func:`class_subsets`)."""
+        return class_subsets(self.classes)
+
+    def map_masks(self) -> dict[str, np.ndarray]:
+        """The masks the standard mAP averages over: :meth:`subset_masks` with Full narrowed to
+        the dataset's Full classes when the mean runs over its own class set (SWIG-HOI: the
+        evaluated interactions that are not novel, as ``class_totals`` counts them)."""
+        return class_subsets(self.classes, self.map_full_classes if self.class_totals is not None else None)
+
+
+def class_subsets(classes: pd.DataFrame, full: Callable | None = None) -> dict[str, np.ndarray]:
+    """Full / Rare / Non-rare masks over a class table by the vocabulary's rare flag (classes
+    outside its class list: Full only). Where the vocabulary flags evaluated and novel classes
+    (SWIG-HOI), Rare and Non-rare hold evaluated classes only and Non-rare no novel one, as
+    ``score`` reports them. ``full``: the rows of Full (``StandardMap.full``; ``None``: all)."""
+    rare = classes["rare"].to_numpy()
+    masks = {"full": np.ones(len(classes), dtype=bool) if full is None else np.asarray(full(classes), dtype=bool),
+             "rare": rare == 1, "non_rare": rare == 0}
+    if "novel" in classes:
+        evaluated = classes["evaluated"].to_numpy() == 1
+        masks["rare"] &= evaluated
+        masks["non_rare"] &= evaluated & (classes["novel"].to_numpy() == 0)
+    return masks
 
 
 def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vocabulary=None,
@@ -148,8 +171,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     combo, uniq = pd.factorize(np.concatenate([gv[gi] * n_o + go[gi], pv[pi] * n_o + po[pi]]))
     uniq = np.asarray(uniq, dtype=np.int64)
     classes = pd.DataFrame({"verb": verb_names[uniq // n_o].astype(str), "object": object_names[uniq % n_o].astype(str)})
-    classes = classes.merge(vocabulary.classes[["verb", "object", "hoi_id", "rare"]], on=["verb", "object"],
-                            how="left")
+    flags = ["hoi_id", "rare"] + [c for c in ("evaluated", "novel") if c in vocabulary.classes]
+    classes = classes.merge(vocabulary.classes[["verb", "object", *flags]], on=["verb", "object"], how="left")
     gt_class = combo[:len(gi)].astype(np.int64)
     pred_class = combo[len(gi):].astype(np.int64)
     n_gt = np.bincount(gt_class, minlength=len(classes))
@@ -158,9 +181,10 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     p_image = pred.image[pi]
     pos = np.empty(len(pi), dtype=np.int64)
     pos[np.lexsort((np.arange(len(pi)), p_image, -score))] = np.arange(len(pi))
-    totals = _class_totals(classes, n_gt, vocabulary, datasets.get(dataset).standard_map, map_protocol,
-                           keep_no_interaction)
+    standard_map = datasets.get(dataset).standard_map
+    totals = _class_totals(classes, n_gt, vocabulary, standard_map, map_protocol, keep_no_interaction)
     return Scene(protocol=map_protocol, dataset=dataset, vocabulary=vocabulary, class_totals=totals,
+                 map_full_classes=standard_map.full,
                  images_left_out=left_out, images=np.asarray(images, dtype=object), gt_image=gt.image[gi],
                  gt_human=gt.human_box[gi],
                  gt_object_box=gt.object_box[gi], gt_verb=gv[gi], gt_obj=go[gi], gt_class=gt_class, gt_row=gi,
@@ -174,8 +198,8 @@ def _class_totals(classes, n_gt, vocabulary, standard_map, protocol, keep_no_int
     """How many classes each mean divides by: with the official protocol and ground truth of
     the dataset's evaluated classes only (``standard_map.classes``), that class set (HICO-DET's
     600, or the 520 interaction classes when ``no_interaction`` is left out; Full narrowed by
-    ``standard_map.full``) split by the rare flag, as ``eval_one.m`` averages over ``num_action``
-    classes; otherwise None (the classes with ground truth)."""
+    ``standard_map.full``) split as :func:`class_subsets` splits it, as ``eval_one.m`` averages
+    over ``num_action`` classes; otherwise None (the classes with ground truth)."""
     has = n_gt > 0
     if protocol != "official" or standard_map.classes is None:
         return None
@@ -184,8 +208,7 @@ def _class_totals(classes, n_gt, vocabulary, standard_map, protocol, keep_no_int
         return None
     if not keep_no_interaction:
         own = own[own["verb"] != NO_INTERACTION]
-    full = own if standard_map.full is None else own[standard_map.full(own)]
-    return {"full": len(full), "rare": int((own["rare"] == 1).sum()), "non_rare": int((own["rare"] == 0).sum())}
+    return {name: int(mask.sum()) for name, mask in class_subsets(own, standard_map.full).items()}
 
 
 @dataclass

@@ -335,6 +335,25 @@ def test_swig_hoi_standard_map_equals_its_official_evaluation(tmp_path):
     assert 0 < out["map"] < 1 / 7      # one interaction in 7 has ground truth; the others AP 0
 
 
+def test_diagnose_on_swig_hoi_averages_as_score_does(tmp_path):
+    """A perfect copy of one evaluated interaction in seven, novel ones among them: diagnose's
+    Full / Rare / Non-rare mAP are score's (Full: the classes that are not novel over the 4,148
+    of them; Non-rare without the novel ones), and its class set is named SWIG-HOI's."""
+    v = datasets.load_vocabulary("swig-hoi")
+    evaluated = v.classes[v.classes["evaluated"] == 1].iloc[::7]
+    assert (evaluated["novel"] == 1).any()
+    gt, pred = _perfect_copy(tmp_path, list(zip(evaluated["verb"], evaluated["object"])))
+    scored, _ = _score(tmp_path, gt, pred, "--dataset", "swig-hoi")
+    r = run_metrics("diagnose", "--dataset", "swig-hoi", "--gt", gt, "--pred", pred, "--json", tmp_path / "d.json")
+    assert r.returncode == 0, r.stderr
+    diagnosed = json.loads((tmp_path / "d.json").read_text())
+    for subset in ("full", "rare", "non_rare"):
+        assert diagnosed["splits"][subset]["map"] == pytest.approx(scored["hico"]["default"][subset], abs=1e-12)
+    not_novel = int((v.classes.loc[v.classes["evaluated"] == 1, "novel"] == 0).sum())
+    assert diagnosed["map"] == pytest.approx(int((evaluated["novel"] == 0).sum()) / not_novel, abs=1e-12)
+    assert diagnosed["protocol"]["class_set"] == f"SWIG-HOI ({not_novel} classes)"
+
+
 def test_a_plugin_dataset_gets_the_neutral_card_and_a_perfect_copy_scores_one(tmp_path):
     from metrics.datasets import Dataset
     toy = Dataset(name="toy", title="Toy", vocabulary=datasets.load_vocabulary,
