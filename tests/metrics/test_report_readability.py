@@ -25,6 +25,14 @@ def test_counts_are_integers_statistics_keep_their_decimals_and_missing_is_a_das
     assert cells(table_html(frame)) == ["0.500", "0.058", "40", "–", "0.250", "1.000", "–", "random"]
 
 
+def test_an_unflagged_rater_is_a_dash():
+    """The rater model's flag column holds Python objects, None for a rater without a flag: pandas
+    prints such a None as "None" unless the cell is formatted before."""
+    raters = pd.DataFrame({"severity": [0.1, 0.7]}, index=["a", "b"])
+    raters["flag"] = pd.Series([None, "random"], index=raters.index, dtype=object)
+    assert cells(table_html(raters)) == ["0.100", "–", "0.700", "random"]
+
+
 def test_the_report_summary_prints_items_annotators_and_ratings_as_integers(tmp_path):
     ratings = pd.DataFrame({"item_id": [f"i{k}" for k in range(5) for _ in range(3)],
                             "annotator": ["a", "b", "c"] * 5,
