@@ -118,13 +118,15 @@ def _point_at_uploads(data: dict, spec_folder: Path, by_name: dict[str, Path]) -
                 section[key] = os.path.relpath(uploaded, spec_folder)
 
 
-def spec_from_uploads(spec: Upload | None, files: list[Upload], folder: Path) -> StudySpec:
+def spec_from_uploads(spec: Upload | None, files: list[Upload], folder: Path, *, actor: Actor = CLI) -> StudySpec:
     """The validated spec of the uploads (``folder``: an empty folder of the caller's, removed
-    by it afterwards); errors name the uploaded files, not ``folder``."""
+    by it afterwards), read as ``actor`` (items drawn from an earlier study need its download
+    right); errors name the uploaded files, not ``folder``."""
     folder = Path(folder)
     try:
         spec_path, by_name = _write_uploads(spec, files, folder)
-        return load_spec(spec_path, files=lambda data: _point_at_uploads(data, spec_path.parent, by_name))
+        return load_spec(spec_path, files=lambda data: _point_at_uploads(data, spec_path.parent, by_name),
+                         actor=actor)
     except InputError as exc:
         raise InputError(str(exc).replace(f"{folder}/", "").replace(str(folder), "the uploads")) from None
 
@@ -141,7 +143,7 @@ def launch(spec: Upload | None, files: list[Upload], *, actor: Actor = CLI) -> S
     folder = config.uploads_dir() / secrets.token_hex(8)
     folder.mkdir(parents=True)
     try:
-        read = spec_from_uploads(spec, files, folder)
+        read = spec_from_uploads(spec, files, folder, actor=actor)
         studies.create_study(read, actor=actor)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

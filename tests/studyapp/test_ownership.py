@@ -7,18 +7,20 @@ reach), in the console (AppTest) and through the console's address (``?study=`` 
 Alice and Bob are researchers, Vera a viewer; Alice owns study ``sa`` (rated) and matrix version
 ``va`` saved from it, Bob owns study ``sb``."""
 
+import io
 import json
+import zipfile
 
 import pytest
 from sqlmodel import select
-from studyhelpers import console_page, open_area, open_tab, write_spec
+from studyhelpers import console_page, image_spec, open_area, open_tab, write_spec
 
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
 from studyapp.core import accounts, storage
 from studyapp.core.accounts import FIRST_OWNER, Actor, Owned
 from studyapp.core.models import Event
-from studyapp.platform import exports, matrix_versions, scoring, studies
+from studyapp.platform import exports, matrix_versions, scoring, spec_uploads, studies
 from studyapp.platform.simulate import simulate_study
 from studyapp.platform.spec_files import load_spec
 
@@ -121,6 +123,30 @@ def test_a_shared_study_is_seen_and_downloaded_not_changed(world):
     with pytest.raises(InputError, match="bob .* may not change study 'sa'"):
         exports.export_study("sa", world / "out", actor=BOB)
     assert [e.actor for e in events("shared")] == ["alice"]
+
+
+def test_a_spec_repeats_only_a_study_its_creator_may_download(world):
+    """An image pass (``linked_study``) copies the earlier study's items and every annotator's
+    ratings: Bob's spec naming Alice's study is refused, from a file and from the console's
+    uploads, as a study that does not exist; once she shares it, it is read."""
+    spec = image_spec(world, n_items=12).read_text().replace('linked_study = "first"', 'linked_study = "sa"')
+    (world / "second.toml").write_text(spec)
+    with pytest.raises(InputError, match="no study named 'sa'") as refused:
+        load_spec(world / "second.toml", actor=BOB)
+    (world / "nowhere.toml").write_text(spec.replace('"sa"', '"nowhere"'))
+    with pytest.raises(InputError) as unknown:
+        load_spec(world / "nowhere.toml", actor=BOB)
+    assert str(refused.value).replace("second", "nowhere").replace("'sa'", "'nowhere'") == str(unknown.value)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.write(world / "second.toml", "second.toml")
+        for path in (world / "imgs").rglob("*.*"):
+            archive.write(path, str(path.relative_to(world)))
+    with pytest.raises(InputError, match="no study named 'sa'"):
+        spec_uploads.launch(None, [spec_uploads.Upload("second.zip", buffer.getvalue())], actor=BOB)
+    assert len(load_spec(world / "second.toml", actor=ALICE).items) == 12                # allowed: her own
+    accounts.share("study", "sa", "bob", actor=ALICE)
+    assert len(load_spec(world / "second.toml", actor=BOB).items) == 12                  # allowed: shared
 
 
 # ------------------------------------------------------------------------ exports and reports
