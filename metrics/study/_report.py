@@ -13,7 +13,7 @@ import html
 import io
 import json
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -225,20 +225,26 @@ def png_bytes(fig) -> bytes:
 
 
 def table_html(df: pd.DataFrame, digits: int = 3) -> str:
-    """A table as the reports' HTML: floats with ``digits`` decimals, whole numbers as integers
-    (also counts that a missing value made float: columns named like ``n``, ``n_ratings``,
-    ``count``), missing values as a dash."""
+    """A table as the reports' HTML: floats with ``digits`` decimals (a column named in
+    ``df.attrs["decimals"]`` with as many as it says there), whole numbers as integers (also
+    counts that a missing value made float: columns named like ``n``, ``n_ratings``, ``count``),
+    missing values as a dash. Every cell is formatted here: pandas prints a ``None`` in a column
+    of Python objects as "None" without calling a formatter."""
     counts = {k for k, c in enumerate(df.columns) if is_count_name(c) and _whole(df.iloc[:, k])}
+    decimals = df.attrs.get("decimals", {})
 
-    def cell(v, as_int=False):
+    def cell(v, places: int, as_int: bool) -> str:
         if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
             return "–"
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
             return str(v)
-        return f"{int(v)}" if as_int or isinstance(v, (int, np.integer)) else f"{v:.{digits}f}"
+        return f"{int(v)}" if as_int or isinstance(v, (int, np.integer)) else f"{v:.{places}f}"
 
-    formatters = [partial(cell, as_int=k in counts) for k in range(len(df.columns))]
-    return df.to_html(formatters=formatters, border=0, classes="t", na_rep="–")
+    shown = df.astype(object)
+    for k, column in enumerate(df.columns):
+        places = decimals.get(column, digits)
+        shown.iloc[:, k] = [cell(v, places, k in counts) for v in df.iloc[:, k]]
+    return shown.to_html(border=0, classes="t")
 
 
 COUNT_NAMES = {"n", "count", "items", "ratings", "votes", "annotators", "raters", "support"}

@@ -42,6 +42,8 @@ MEANING = (f"How to read this: the target is {ESTIMAND}. A 95% interval is over 
            "same ratings per item); once every item is rated nothing is saved.")
 COLUMNS = ["group", "items", "human-rated items", "human ratings", "raters", "PPI estimate", "PPI low", "PPI high",
            "human-only estimate", "human-only low", "human-only high", "df", "effective items", "saved", "note"]
+# the columns rounded to one decimal, printed so in the report (``metrics.study._report.table_html``)
+ONE_DECIMAL = {"df": 1, "effective items": 1}
 
 
 def ppi_estimates(items: pd.DataFrame, ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame | None:
@@ -67,7 +69,9 @@ def ppi_estimates(items: pd.DataFrame, ratings: pd.DataFrame, *, confidence: flo
         if "level" in main.columns and main["level"].notna().all():
             for (category, level), part in frame.groupby([main["category"], main["level"]], sort=True):
                 rows.append(_row(f"category {category}, level {_label(level)}", part, confidence))
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["decimals"] = ONE_DECIMAL
+    return table
 
 
 def _row(group: str, part: pd.DataFrame, confidence: float) -> dict:

@@ -93,6 +93,7 @@ from pathlib import Path
 
 from metrics import InputError
 
+from ..core.accounts import CLI, Actor
 from ..studytypes import Scale, get_type
 from ..studytypes.base import THIS_STUDY
 from .spec_checker import _Checker
@@ -106,9 +107,10 @@ TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",
             "comprehension", "llm", "active", "routing", "display"}
 
 
-def load_spec(path: str | Path, *, files: Callable[[dict], None] | None = None) -> StudySpec:
+def load_spec(path: str | Path, *, files: Callable[[dict], None] | None = None, actor: Actor = CLI) -> StudySpec:
     """Read and validate a spec file and its items (nothing is written); ``files(data)`` may
-    point the file names of the read spec at other files first (the console's uploads)."""
+    point the file names of the read spec at other files first (the console's uploads). Items
+    drawn from an earlier study need ``actor`` to be allowed to download it."""
     from metrics.core import read_text
 
     path = Path(path)
@@ -120,7 +122,7 @@ def load_spec(path: str | Path, *, files: Callable[[dict], None] | None = None) 
         raise InputError(f"{path}: invalid TOML: {exc}") from None
     if files is not None:
         files(data)
-    return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem)
+    return parse_spec(data, name=str(path), base_dir=path.parent, default_slug=path.stem, actor=actor)
 
 
 def spec_slug(path: str | Path) -> str | None:
@@ -229,7 +231,7 @@ def _example(name: str, top: _Checker, study_type, spec: StudySpec) -> dict | No
     return {"fields": fields, "rating": rating, "explanation": ex.text("explanation", "")}
 
 
-def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> StudySpec:
+def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str, actor: Actor = CLI) -> StudySpec:
     top = _Checker(name, data)
     top.unknown(TOP_KEYS)
     study_type = _study_type_of(top, name)
@@ -260,7 +262,7 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str) -> Stud
 
     spec.dataset = _dataset(name, top.table_of("items"), study_type)
     spec.items, spec.items_source, spec.source_report = _items(name, top.table_of("items"),
-                                                               study_type, base_dir, spec.dataset)
+                                                               study_type, base_dir, spec.dataset, actor)
     spec.source_report = spec.source_report.replace(THIS_STUDY, spec.slug)
     spec.items += _practice_items(name, top.table_of("practice"), study_type, spec.scale, base_dir,
                                   {item.key for item in spec.items}, spec.dataset)

@@ -10,6 +10,7 @@ from pathlib import Path
 from metrics import InputError, datasets
 from metrics.core import MAX_SEED, kind_problem, range_problem, whole_problem
 
+from ..core.accounts import CLI, Actor, require_studies
 from ..studytypes import Scale
 from .spec_checker import _Checker
 from .spec_model import ItemSpec
@@ -93,16 +94,26 @@ def _csv_items(check: _Checker, table: dict, own: set, study_type, base_dir: Pat
             {"source": "csv", "path": rel, **given}, "")
 
 
+def _tables_of(actor: Actor):
+    """The export tables of an earlier study ``actor`` may download, what a type that repeats an
+    earlier study reads (its items and every annotator's ratings); any other study is refused as
+    if it did not exist."""
+    from .exports import study_tables
+
+    def tables_of(slug: str) -> dict:
+        require_studies(actor, "download", [slug])
+        return study_tables(slug)
+    return tables_of
+
+
 def _sampled_items(name: str, check: _Checker, table: dict, own: set, study_type, base_dir: Path,
-                   dataset: str):
+                   dataset: str, actor: Actor):
     """``[items] source = "sampler"``: the items the study type's sampler draws."""
     options = {k: v for k, v in table.items() if k != "source"}
     check.unknown({*own, *study_type.sampler_options})
     _check_sampler_options(check, options, study_type, base_dir)
-    from .exports import study_tables  # what a type that repeats an earlier study reads
-
     try:
-        frame, report = study_type.sample_items(options, base_dir, study_tables)
+        frame, report = study_type.sample_items(options, base_dir, _tables_of(actor))
     except InputError as exc:   # a sampler's complaint: name the spec (and the key)
         raise _sampler_error(exc, name, base_dir) from None
     items = []
@@ -113,7 +124,10 @@ def _sampled_items(name: str, check: _Checker, table: dict, own: set, study_type
     return items, {"source": "sampler", **options}, report
 
 
-def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = datasets.DEFAULT):
+def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = datasets.DEFAULT,
+           actor: Actor = CLI):
+    """``[items]``: the items of a CSV or the sampler's (an earlier study's only when ``actor``
+    may download it)."""
     check = _Checker(name, table, "items.")
     source = check.text("source", required=True)
     own = {"source", "dataset", "exclude_senses"} if study_type.uses_dataset else {"source"}
@@ -121,7 +135,7 @@ def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = da
     if source == "csv":
         found = _csv_items(check, table, own, study_type, base_dir, dataset)
     elif source == "sampler":
-        found = _sampled_items(name, check, table, own, study_type, base_dir, dataset)
+        found = _sampled_items(name, check, table, own, study_type, base_dir, dataset, actor)
     else:
         check.fail("source", f"must be 'csv' or 'sampler', got {source!r}")
     return _without_excluded_senses(name, *found, study_type, extra)

@@ -5,10 +5,11 @@ The uploads are written to a fresh folder (a zip's entries checked first: no abs
 ``..``, link, encryption or bomb), and the spec is read by :func:`spec_files.load_spec`, the
 function ``studyapp create`` uses, so it is checked exactly as the command checks it. A file
 name in the spec that is not beside it in the uploads (``path = "../data/items.csv"``) is
-pointed at the uploaded file of the same name. Errors name the uploaded files, never the
-folder they were written to. :func:`launch` creates the study; the uploads are kept (under
-``config.uploads_dir()``) only when its items show images from them (an ``image_root`` inside).
-"""
+pointed at the uploaded file of the same name; a name outside the uploads never reads the
+server's file, and items show images only from the uploads. Errors name the uploaded files,
+never the folder they were written to. :func:`launch` creates the study; the uploads are kept
+(under ``config.uploads_dir()``) only when its items show images from them (an ``image_root``
+inside)."""
 
 from __future__ import annotations
 
@@ -103,30 +104,66 @@ def _write_uploads(spec: Upload | None, files: list[Upload], folder: Path) -> tu
     return spec_path, {path.name: path for path in written}
 
 
-def _point_at_uploads(data: dict, spec_folder: Path, by_name: dict[str, Path]) -> None:
-    """Each file name of the spec's file tables that is missing beside the spec, but uploaded
-    under the same name, points at the upload."""
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (resolved) is ``folder`` or under it; False for a name no file can have."""
+    try:
+        return path.resolve().is_relative_to(folder)
+    except (OSError, ValueError):
+        return False
+
+
+def _point_at_uploads(data: dict, spec_path: Path, folder: Path, by_name: dict[str, Path]) -> None:
+    """Each file name of the spec's file tables means a file of the uploads: the one it names
+    beside the spec, else the uploaded file of the same name. A name that reaches outside the
+    uploads (``/srv/data/items.csv``, ``../../shared/data/items.csv``) never reads the server's
+    file: without an upload of its name it is refused, whether or not the server has one."""
     for table in FILE_TABLES:
         section = data.get(table)
         if not isinstance(section, dict):
             continue
         for key, value in section.items():
-            if not isinstance(value, str) or not value or (spec_folder / value).exists():
+            if not isinstance(value, str) or not value:
+                continue
+            named = spec_path.parent / value
+            if _inside(named, folder) and named.exists():
                 continue
             uploaded = by_name.get(PurePosixPath(value.replace("\\", "/")).name)
             if uploaded is not None and uploaded.is_file():
-                section[key] = os.path.relpath(uploaded, spec_folder)
+                section[key] = os.path.relpath(uploaded, spec_path.parent)
+            elif not _inside(named, folder):
+                raise InputError(f"{spec_path.name}: key '{table}.{key}' names a file that is not among the "
+                                 f"uploads: {value} (upload it with the spec)")
 
 
-def spec_from_uploads(spec: Upload | None, files: list[Upload], folder: Path) -> StudySpec:
+def _refuse_images_outside(spec: StudySpec, spec_path: Path, folder: Path) -> None:
+    """Items from uploads show images only from the uploads (an items file's ``image_root``
+    column may not point at a folder of the server)."""
+    for item in spec.items:
+        root = item.fields.get("image_root")
+        if root and not _inside(Path(str(root)), folder):
+            raise InputError(f"{spec_path.name}: item {item.key!r}: image_root {root} is not among the uploads "
+                             "(upload the images as a zip of the image_root folder)")
+
+
+def _without_folder(text: str, folder: Path) -> str:
+    return text.replace(f"{folder}/", "").replace(str(folder), "the uploads")
+
+
+def spec_from_uploads(spec: Upload | None, files: list[Upload], folder: Path, *, actor: Actor = CLI) -> StudySpec:
     """The validated spec of the uploads (``folder``: an empty folder of the caller's, removed
-    by it afterwards); errors name the uploaded files, not ``folder``."""
-    folder = Path(folder)
+    by it afterwards), read as ``actor`` (items drawn from an earlier study need its download
+    right) and from the uploads alone; errors and the items report name the uploaded files, not
+    ``folder``."""
+    folder = Path(folder).resolve()
     try:
         spec_path, by_name = _write_uploads(spec, files, folder)
-        return load_spec(spec_path, files=lambda data: _point_at_uploads(data, spec_path.parent, by_name))
+        read = load_spec(spec_path, files=lambda data: _point_at_uploads(data, spec_path, folder, by_name),
+                         actor=actor)
+        _refuse_images_outside(read, spec_path, folder)
     except InputError as exc:
-        raise InputError(str(exc).replace(f"{folder}/", "").replace(str(folder), "the uploads")) from None
+        raise InputError(_without_folder(str(exc), folder)) from None
+    read.source_report = _without_folder(read.source_report, folder)
+    return read
 
 
 def shows_uploaded_images(spec: StudySpec, folder: Path) -> bool:
@@ -141,7 +178,7 @@ def launch(spec: Upload | None, files: list[Upload], *, actor: Actor = CLI) -> S
     folder = config.uploads_dir() / secrets.token_hex(8)
     folder.mkdir(parents=True)
     try:
-        read = spec_from_uploads(spec, files, folder)
+        read = spec_from_uploads(spec, files, folder, actor=actor)
         studies.create_study(read, actor=actor)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

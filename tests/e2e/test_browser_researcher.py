@@ -1,7 +1,8 @@
 """The researcher's loop in a real headless Chromium: sign in, watch a simulated study
 fill up with the dashboard's agreement updating, recalibrate the matrices from it, save the
-version, score two models with the baseline and the recalibrated matrices, download the scores.
-Every figure on screen or in the download is checked against the metric package."""
+version and download its provenance, score two models with the baseline and the recalibrated
+matrices, download the scores. Every figure on screen or in the download is checked against the
+metric package; both downloads are audited with the study behind the version."""
 
 from __future__ import annotations
 
@@ -95,6 +96,8 @@ def test_the_researchers_loop_from_ratings_to_scored_models(tmp_path, browser):
         name.send_keys(Keys.ENTER)
         button(browser, "Save version").click()
         wait_text(browser, "Saved matrix version v1")
+        button(browser, "provenance.json").click()
+        provenance = json.loads(downloaded(browser, "v1-provenance.json"))
 
         # score two models with the baseline and the saved version, download the table
         open_tab(browser, "Scoring")
@@ -116,6 +119,8 @@ def test_the_researchers_loop_from_ratings_to_scored_models(tmp_path, browser):
     assert shown["model_a"][scoring.BASELINE]["shoe_map"] != shown["model_a"]["version v1"]["shoe_map"]
     (version,) = matrix_versions.list_versions()["name"]
     assert version == "v1"
-    # the download is audited with the study behind the version it used
-    (entry,) = [r for r in accounts.audit_log(accounts.FIRST_OWNER).to_dict("records") if r["action"] == "downloaded"]
-    assert (entry["who"], entry["study"], json.loads(entry["detail"])["file"]) == ("owner", "t", "scores.json")
+    assert provenance["studies"] == ["t"]
+    # each download is audited with the study behind the version it used
+    entries = [r for r in accounts.audit_log(accounts.FIRST_OWNER).to_dict("records") if r["action"] == "downloaded"]
+    assert [(r["who"], r["study"], json.loads(r["detail"])["file"]) for r in entries] == [
+        ("owner", "t", "scores.json"), ("owner", "t", "v1-provenance.json")]

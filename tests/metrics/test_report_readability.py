@@ -25,6 +25,16 @@ def test_counts_are_integers_statistics_keep_their_decimals_and_missing_is_a_das
     assert cells(table_html(frame)) == ["0.500", "0.058", "40", "–", "0.250", "1.000", "–", "random"]
 
 
+def test_an_unflagged_rater_is_a_dash_and_a_table_may_name_a_columns_decimals():
+    """The rater model's flag column holds Python objects, None for a rater without a flag: pandas
+    prints such a None as "None" unless the cell is formatted before. ``attrs["decimals"]`` gives
+    a column its own number of decimals."""
+    raters = pd.DataFrame({"severity": [0.1, 0.7], "df": [2.14, 3.0]}, index=["a", "b"])
+    raters["flag"] = pd.Series([None, "random"], index=raters.index, dtype=object)
+    raters.attrs["decimals"] = {"df": 1}
+    assert cells(table_html(raters)) == ["0.100", "2.1", "–", "0.700", "3.0", "random"]
+
+
 def test_the_report_summary_prints_items_annotators_and_ratings_as_integers(tmp_path):
     ratings = pd.DataFrame({"item_id": [f"i{k}" for k in range(5) for _ in range(3)],
                             "annotator": ["a", "b", "c"] * 5,

@@ -3,6 +3,7 @@ prediction-powered estimates of the console and the report (``studyapp.platform.
 SQLite and PostgreSQL. Expected values are worked out by hand in the comments."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ from sqlmodel import select
 from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
 
 from metrics import InputError
+from metrics.study._report import table_html
 from studyapp.core import storage
 from studyapp.core.models import Annotator, Event, Item, Study
 from studyapp.platform import adaptive, assignment, exports, prolific, studies
@@ -263,3 +265,7 @@ def test_ppi_table_names_levels_as_the_study_files_do_and_rounds_effective_items
     assert list(table["group"]) == ["all items", "category 2", "category 2, level 1", "category 2, level 3"]
     effective = table["effective items"].dropna()
     assert len(effective) and all(value == round(value, 1) for value in effective)
+    # the report prints them as the console shows them: df and effective items with one decimal
+    all_items = dict(zip(table.columns[1:], re.findall(r"<td>(.*?)</td>", table_html(table.set_index("group")))))
+    assert (all_items["df"], all_items["effective items"]) == ("1.0", "4.0")
+    assert all_items["PPI estimate"] == "2.500"

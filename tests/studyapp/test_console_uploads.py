@@ -109,6 +109,37 @@ def test_errors_name_the_uploaded_file_and_nothing_is_created(files, tmp_path):
     assert studies.list_studies() == []
 
 
+def test_a_spec_from_uploads_reads_no_file_of_the_server(files, tmp_path):
+    """A name that reaches outside the uploads is never the server's file, though the server has
+    one there: refused in the same words whether it exists or not; an items file whose
+    image_root points at a server folder is refused; nothing is created."""
+    secret = tmp_path / "server"
+    secret.mkdir()
+    write_items(secret / "items.csv", 3)
+    refusals = []
+    for path in (str(secret / "items.csv"), "../../server/items.csv", str(secret / "absent.csv")):
+        text = (files / "up.toml").read_text().replace("/srv/data/items.csv", path)
+        work = tmp_path / f"work{len(refusals)}"
+        (work / "study").mkdir(parents=True)
+        with pytest.raises(InputError) as refused:
+            spec_uploads.spec_from_uploads(None, [spec_uploads.Upload("study.zip", zipped(
+                files, "llm.csv", "practice.csv", extra=[("study/up.toml", text)]))], work)
+        refusals.append(str(refused.value).replace(path, "PATH"))
+    assert refusals == ["up.toml: key 'items.path' names a file that is not among the uploads: PATH "
+                        "(upload it with the spec)"] * 3
+    (secret / "images").mkdir()
+    (files / "image_items.csv").write_text(
+        "item_id,image,image_root,model,predictions\n"
+        f"q1,a.jpg,{secret / 'images'},m,riding;jumping\n")
+    spec = ('title = "Verb check"\nstudy_type = "imsitu_correctness"\ninstructions = "Mark."\n'
+            'raters_per_item = 1\n[items]\nsource = "csv"\npath = "image_items.csv"\n')
+    (tmp_path / "work-images").mkdir()
+    with pytest.raises(InputError, match=r"^verbs\.toml: item 'q1': image_root .* is not among the uploads"):
+        spec_uploads.spec_from_uploads(spec_uploads.Upload("verbs.toml", spec.encode()),
+                                       uploads(files, "image_items.csv"), tmp_path / "work-images")
+    assert studies.list_studies() == []
+
+
 def test_the_console_creates_the_study_from_one_zip_and_names_a_missing_file(files, monkeypatch):
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     at = console_page("pw", area="Create")
@@ -150,6 +181,7 @@ def test_an_image_study_launches_from_one_zip_and_keeps_its_images(tmp_path, fil
                 archive.write(path, str(path.relative_to(source)))
     spec = spec_uploads.launch(None, [spec_uploads.Upload("verbs.zip", buffer.getvalue())])
     (kept,) = list(config.uploads_dir().iterdir())
+    assert str(kept.resolve()) not in spec.source_report
     roots = {item.fields["image_root"] for item in spec.items}
     assert roots == {str((kept / "images").resolve())}
     assert all(images.load_image(i.fields["image_root"], i.fields["image"]) is not None for i in spec.items)

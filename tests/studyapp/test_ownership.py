@@ -1,23 +1,26 @@
 """The access table of docs/operations.md, cell by cell: for each role and each kind of object
-(study, export, report, matrix version, scores, audit entry) one allowed and one refused case,
-through the module functions (what the command line and a crafted call reach), in the console
-(AppTest) and through the console's address (``?study=`` / ``?version=``).
+(study, export, report, matrix version and its comparison, scores, audit entry) one allowed and
+one refused case, through the module functions (what the command line and a crafted call
+reach), in the console (AppTest) and through the console's address (``?study=`` /
+``?version=``); the platform owner's column, where nothing is refused, in the console too.
 
 Alice and Bob are researchers, Vera a viewer; Alice owns study ``sa`` (rated) and matrix version
 ``va`` saved from it, Bob owns study ``sb``."""
 
+import io
 import json
+import zipfile
 
 import pytest
 from sqlmodel import select
-from studyhelpers import console_page, open_area, open_tab, write_spec
+from studyhelpers import console_page, image_spec, open_area, open_tab, write_spec
 
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
 from studyapp.core import accounts, storage
 from studyapp.core.accounts import FIRST_OWNER, Actor, Owned
 from studyapp.core.models import Event
-from studyapp.platform import exports, matrix_versions, scoring, studies
+from studyapp.platform import exports, matrix_versions, scoring, spec_uploads, studies
 from studyapp.platform.simulate import simulate_study
 from studyapp.platform.spec_files import load_spec
 
@@ -122,6 +125,30 @@ def test_a_shared_study_is_seen_and_downloaded_not_changed(world):
     assert [e.actor for e in events("shared")] == ["alice"]
 
 
+def test_a_spec_repeats_only_a_study_its_creator_may_download(world):
+    """An image pass (``linked_study``) copies the earlier study's items and every annotator's
+    ratings: Bob's spec naming Alice's study is refused, from a file and from the console's
+    uploads, as a study that does not exist; once she shares it, it is read."""
+    spec = image_spec(world, n_items=12).read_text().replace('linked_study = "first"', 'linked_study = "sa"')
+    (world / "second.toml").write_text(spec)
+    with pytest.raises(InputError, match="no study named 'sa'") as refused:
+        load_spec(world / "second.toml", actor=BOB)
+    (world / "nowhere.toml").write_text(spec.replace('"sa"', '"nowhere"'))
+    with pytest.raises(InputError) as unknown:
+        load_spec(world / "nowhere.toml", actor=BOB)
+    assert str(refused.value).replace("second", "nowhere").replace("'sa'", "'nowhere'") == str(unknown.value)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.write(world / "second.toml", "second.toml")
+        for path in (world / "imgs").rglob("*.*"):
+            archive.write(path, str(path.relative_to(world)))
+    with pytest.raises(InputError, match="no study named 'sa'"):
+        spec_uploads.launch(None, [spec_uploads.Upload("second.zip", buffer.getvalue())], actor=BOB)
+    assert len(load_spec(world / "second.toml", actor=ALICE).items) == 12                # allowed: her own
+    accounts.share("study", "sa", "bob", actor=ALICE)
+    assert len(load_spec(world / "second.toml", actor=BOB).items) == 12                  # allowed: shared
+
+
 # ------------------------------------------------------------------------ exports and reports
 def test_exports_are_for_owners_and_shares_reports_for_viewers_too(world):
     at = open_tab(console("alice", study="sa"), "Export")
@@ -163,6 +190,25 @@ def test_matrix_versions_in_the_console_and_by_address(world):
     assert {p.name for p in matrix_versions.export_version("va", world / "bob", actor=BOB)} >= {"provenance.json"}
 
 
+def test_comparisons_offer_only_the_versions_one_may_see(world):
+    """Alice saves a second version, Bob one of his own: each compares only among their own, a
+    viewer and the platform owner among all of them."""
+    run = matrix_versions.recalibrate_studies(["sa"], folds=3, actor=ALICE)
+    matrix_versions.save_version("va2", run, actor=ALICE)
+    simulate_study("sb", k=3, noise=0.5, seed=2)
+    matrix_versions.save_version("vb", matrix_versions.recalibrate_studies(["sb"], folds=3, actor=BOB), actor=BOB)
+    at = open_area(console("alice", version="va"), "Matrices")
+    assert at.selectbox(key="version-other").options == ["va2"]                        # allowed; vb refused
+    at.selectbox(key="version-other").select("va2").run()
+    assert not at.exception and [c.value.splitlines()[0] for c in at.code] == ["verb: va vs va2", "object: va vs va2"]
+    at = open_area(console("bob", version="vb"), "Matrices")
+    assert at.selectbox(key="version-pick").options == ["vb"]                           # refused: va, va2
+    assert at.selectbox(key="version-other").options == []
+    for who in ("vera", None):                                                         # a viewer, the owner: all
+        at = open_area(console(who, version="va"), "Matrices")
+        assert at.selectbox(key="version-other").options == ["va2", "vb"]
+
+
 # ------------------------------------------------------------------------ scores
 def test_scores_use_only_versions_the_scorer_may_see(world):
     files = {"model": world / "model.jsonl"}
@@ -174,6 +220,9 @@ def test_scores_use_only_versions_the_scorer_may_see(world):
     assert at.multiselect(key="score-versions").options == []
     at = open_area(console("alice"), "Scoring")
     assert at.multiselect(key="score-versions").options == ["va"]
+    assert scoring.score_models(world / "gt.jsonl", files, ["va"], actor=VERA).studies == ["sa"]   # a viewer
+    for who in ("vera", None):
+        assert open_area(console(who), "Scoring").multiselect(key="score-versions").options == ["va"]
 
 
 # ------------------------------------------------------------------------ downloads and audit entries
@@ -193,6 +242,24 @@ def test_every_download_is_audited_with_its_study_and_entries_are_read_by_their_
     at = open_area(console(None), "Accounts")
     shown = next(d.value for d in at.dataframe if "action" in d.value.columns)
     assert {"alice", "bob"} <= set(shown["who"])
+    accounts.record_access(VERA, "downloaded", ["sa"], file="report.html")
+    at = open_area(console("vera"), "Audit log")                                          # her own only
+    shown = next(d.value for d in at.dataframe if "action" in d.value.columns)
+    assert set(shown["who"]) == {"vera"} and ("downloaded", "sa") in set(zip(shown["action"], shown["study"]))
+    assert ("vera", "sa") in set(zip(accounts.audit_log(ALICE)["who"], accounts.audit_log(ALICE)["study"]))
+    assert "vera" not in set(accounts.audit_log(BOB)["who"])                               # not on his study
+
+
+def test_the_platform_owner_sees_downloads_and_changes_everything_in_the_console(world):
+    at = console(None, study="sb")
+    assert at.selectbox(key="study-pick").value == "sb" and {"Invite", "Export"} <= {t.label for t in at.tabs}
+    at = console(None, study="sa")
+    assert [b for b in at.get("download_button") if b.label.startswith("Download report.html")]
+    at = open_area(console(None, version="va"), "Matrices")
+    assert at.selectbox(key="version-pick").value == "va"
+    assert {"verb.npz", "provenance.json"} <= {b.label for b in at.get("download_button")}
+    assert {p.name for p in matrix_versions.export_version("va", world / "owner", actor=FIRST_OWNER)} >= {
+        "provenance.json"}
 
 
 def events(kind: str) -> list[Event]:
@@ -206,7 +273,7 @@ def page_text(at) -> str:
     parts = []
     for kind in ("title", "subheader", "markdown", "caption", "info", "warning", "success", "error", "code"):
         parts += [str(e.value) for e in at.get(kind)]
-    parts += [d.value.to_json() for d in at.dataframe]
+    parts += [d.value.to_json(date_format="iso") for d in at.dataframe]
     parts += [json.dumps(list(s.options)) for s in at.selectbox] + [json.dumps(list(m.options)) for m in at.multiselect]
     parts += [b.label for b in at.get("download_button")]
     return "\n".join(parts)

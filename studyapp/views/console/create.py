@@ -58,7 +58,7 @@ def upload_section() -> None:
 
 
 def create_from_file(path: Path) -> StudySpec:
-    spec = load_spec(path)
+    spec = load_spec(path, actor=actor())
     studies.create_study(spec, actor=actor())
     return spec
 
