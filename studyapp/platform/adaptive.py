@@ -18,8 +18,9 @@ backlog. :func:`wait_for_refits` waits for them (tests, benchmarks). With a conn
 in as the engine (one open transaction, as ``studyapp.platform.simulate`` uses) everything runs inline
 instead. None of this can fail a submit once the rating is committed: an error is logged as an
 event (``rater_model_update_failed``, ``rater_model_refit_failed``). The model is fitted outside
-any transaction and written in short ones; two processes refitting at once both write a valid
-fit, and an item's SE is rewritten with the rater parameters it was computed from only while
+any transaction and written in short ones; a fit is stored only if no fit of more ratings was
+stored while it ran (a slow background fit never replaces the one a routing check just made),
+and an item's SE is rewritten with the rater parameters it was computed from only while
 they are still the stored ones.
 """
 
@@ -204,7 +205,8 @@ def _log_failure(kind: str, study_id: int, error: Exception, engine: Engine | No
 
 def refit(study: Study, spec: StudySpec, engine: Engine | None = None) -> RaterModel | None:
     """Fit the rater model to the study's main ratings as they are now; store it and every rated
-    item's SE. None when there is nothing to fit yet."""
+    item's SE unless a fit of more ratings was stored while this one ran. None when there is
+    nothing to fit yet."""
     with read_session(engine) as session:
         n_ratings = _answered_main(session, study.id)
         ratings = main_ratings(session, study.id)
@@ -218,6 +220,10 @@ def refit(study: Study, spec: StudySpec, engine: Engine | None = None) -> RaterM
     ses = [{"id": ids[key], "model_se": _usable_se(row, spec.adaptive)}
            for key, row in model.items.iterrows()]
     with write_session(engine) as session:   # short: the annotators' submits wait for it
+        current = session.exec(select(Study.rater_model).where(Study.id == study.id)
+                                  .with_for_update(key_share=True)).one()   # FOR NO KEY UPDATE
+        if current is not None and json.loads(current)["n_ratings"] > n_ratings:
+            return model                      # a fit of more ratings was stored meanwhile: keep it
         session.exec(update(Item), params=ses)  # one executemany, by primary key
         session.exec(update(Study).where(Study.id == study.id).values(rater_model=stored))
         log_event(session, "rater_model_fitted", study.id, ratings=int(n_ratings),

@@ -287,6 +287,36 @@ def test_an_se_computed_with_replaced_rater_parameters_is_not_written(tmp_path, 
     assert stored != pytest.approx(computed[0], abs=1e-6)   # the stale value was not written
 
 
+def test_a_fit_of_fewer_ratings_never_replaces_a_newer_one(tmp_path, monkeypatch):
+    # A slow fit (a background refit) reads the ratings; meanwhile two more ratings come in and a
+    # fit of all of them is stored (a routing check's refit). The slow fit then finishes: the
+    # stored fit stays the one of more ratings, or a rater it judged would be judged on less.
+    spec = write_adaptive_spec(tmp_path, adaptive_keys="target_se = 0.01\nmin_raters = 2\n"
+                                                       "max_raters = 4\nrefit_every = 100\n")
+    study_id = studies.create_study(load_spec(spec))
+    first, second = make_annotators(study_id, 2)
+    rate_until_done(first, 0)
+    with storage.read_session() as session:
+        study = session.get(Study, study_id)
+        second_name = session.get(Annotator, second).pseudonym
+    calls = []
+
+    def newer_fit_stored_meanwhile(ratings, **kwargs):
+        calls.append(len(ratings))
+        if len(calls) == 1:
+            for _ in range(2):
+                task = assignment.next_item(second)
+                assignment.submit(second, task.assignment_id, answer(task.item_key, 1), 1.0)
+            adaptive.refit(study, spec_of(study))
+        return fit_rater_model(ratings, **kwargs)
+    monkeypatch.setattr(adaptive, "fit_rater_model", newer_fit_stored_meanwhile)
+    adaptive.refit(study, spec_of(study))
+    with storage.read_session() as session:
+        stored = json.loads(session.get(Study, study_id).rater_model)
+    assert calls == [calls[0], calls[0] + 2]
+    assert stored["n_ratings"] == calls[0] + 2 and stored["rater_ratings"][second_name] == 2
+
+
 def test_simulate_refits_inline_in_its_transaction(tmp_path):
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))   # refit_every 3
     result = simulate_study("a", k=3)
