@@ -281,19 +281,23 @@ class _Pieces(NamedTuple):
     n: int
     raters: int
 
-    def df(self, n: float | None = None, t_items: float | None = None) -> float:
+    def df(self, n: float | np.ndarray | None = None,
+           t_items: float | np.ndarray | None = None) -> float | np.ndarray:
         """Satterthwaite's degrees of freedom with the raters' part at its upper confidence
         bound (module docstring), of the design with ``n`` rated items and the item term
-        ``t_items``, by default the observed."""
+        ``t_items``, by default the observed; arrays of designs give an array."""
         from scipy import stats
-        n, t_items = n or self.n, self.t_items if t_items is None else t_items
-        items_raters = min(self.items_raters, t_items)
+        n = self.n if n is None else np.asarray(n, dtype=float)
+        t_items = self.t_items if t_items is None else np.asarray(t_items, dtype=float)
+        items_raters = np.minimum(self.items_raters, t_items)
         rater_df = self.raters - 1
         bound_factor = rater_df / stats.chi2.ppf(RATER_BOUND_QUANTILE, rater_df)
         raised = (bound_factor - 1) * (self.t_raters + items_raters)   # the raters' part at its bound, less it
-        denominator = ((t_items - items_raters) ** 2 / max(n - 1, 1)
+        denominator = ((t_items - items_raters) ** 2 / np.maximum(n - 1, 1)
                        + (self.between_term + items_raters + raised) ** 2 / rater_df)
-        return (t_items + self.t_raters + raised) ** 2 / denominator if denominator > 0 else math.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            df = np.where(denominator > 0, (t_items + self.t_raters + raised) ** 2 / denominator, math.inf)
+        return float(df) if df.ndim == 0 else df
 
 
 def _items_for_width(pieces: _Pieces, width: float, total: int, confidence: float) -> float:
@@ -307,7 +311,7 @@ def _items_for_width(pieces: _Pieces, width: float, total: int, confidence: floa
         return float(n)
     grid = np.linspace(n, total, 400)
     t_items = pieces.t_items * (1 / grid - 1 / total) / (1 / n - 1 / total)
-    dfs = np.array([pieces.df(g, t) for g, t in zip(grid, t_items)])
+    dfs = pieces.df(grid, t_items)
     widths = 2 * stats.t.ppf(0.5 + confidence / 2, dfs) * np.sqrt(t_items + pieces.t_raters)
     enough = np.flatnonzero(widths <= width * (1 + 1e-9))
     return float(grid[enough[0]]) if len(enough) else float(total)
