@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 from projectpaths import ROOT
-from studyhelpers import make_annotators, make_study
+from studyhelpers import copy_into, database_in, make_annotators, make_study
 
 from metrics import InputError
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
-from studyapp.core import storage
 from studyapp.platform import assignment, cli, exports, report_cache
 from studyapp.platform.simulate import simulate_study
 
@@ -42,40 +41,28 @@ def alpha_of_export() -> float:
 
 @pytest.fixture(scope="module")
 def rated_template(tmp_path_factory):
-    """Study ``t`` (12 items, three simulated annotators) built once: ``db/`` holds its SQLite
-    file, ``reported/`` the same file and the cache entry of its report with the FAST options."""
+    """Study ``t`` (12 items, three simulated annotators) built once: ``db/`` holds its database,
+    ``reported/`` the same with the cache entry of its report with the FAST options."""
     folder = tmp_path_factory.mktemp("rated")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("DATABASE_URL", raising=False)
-        patch.setenv("STUDYAPP_DB", str(folder / "db" / "studyapp.sqlite"))
-        patch.setenv("STUDYAPP_EXPORTS", str(folder / "reported" / "exports"))
-        patch.setenv("STUDYAPP_UPLOADS", str(folder / "uploads"))
-        (folder / "db").mkdir()
-        make_study(folder, n_items=12, raters=4, slug="t")
+    with database_in(folder / "db"):
+        make_study(folder / "db", n_items=12, raters=4, slug="t")
         simulate_study("t", k=3, noise=0.7, seed=1)
+    shutil.copytree(folder / "db", folder / "reported")
+    with database_in(folder / "reported"):
         report_cache.cached_report("t", **FAST)
-        storage.dispose_all()
-    shutil.copytree(folder / "db", folder / "reported", dirs_exist_ok=True)
     return folder
-
-
-def copy_of(template: Path, tmp_path: Path) -> Path:
-    """The test's database and export folder (STUDYAPP_DB, STUDYAPP_EXPORTS) made copies of ``template``'s."""
-    storage.dispose_all()
-    shutil.copytree(template, tmp_path, dirs_exist_ok=True)
-    return tmp_path
 
 
 @pytest.fixture
 def rated(rated_template, tmp_path):
     """Study ``t`` rated by three annotators, no report yet."""
-    return copy_of(rated_template / "db", tmp_path)
+    return copy_into(rated_template / "db", tmp_path)
 
 
 @pytest.fixture
 def reported(rated_template, tmp_path):
     """:func:`rated` with the FAST report already in the cache."""
-    return copy_of(rated_template / "reported", tmp_path)
+    return copy_into(rated_template / "reported", tmp_path)
 
 
 def test_unchanged_ratings_give_the_cached_report_byte_for_byte(rated):
