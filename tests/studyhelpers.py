@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from PIL import Image
 from projectpaths import ROOT
 from sqlmodel import select
@@ -59,6 +63,31 @@ def write_practice(folder: Path, rows) -> str:
         "item_id,gt_verb,gt_object,pred_verb,pred_object,expected,explanation\n"
         + "".join(f"{r}\n" for r in rows))
     return '[practice]\npath = "practice.csv"\n'
+
+
+@contextmanager
+def database_in(folder: Path) -> Iterator[Path]:
+    """The app's SQLite database, exports and uploads in ``folder``, laid out as the
+    ``isolated_database`` fixture lays out a test's ``tmp_path``: for a world built once per
+    module and copied into each test with :func:`copy_into`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("DATABASE_URL", raising=False)
+        patch.setenv("STUDYAPP_DB", str(folder / "studyapp.sqlite"))
+        patch.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
+        patch.setenv("STUDYAPP_UPLOADS", str(folder / "uploads"))
+        try:
+            yield folder
+        finally:
+            storage.dispose_all()
+
+
+def copy_into(template: Path, tmp_path: Path) -> Path:
+    """The files of ``template`` (built in :func:`database_in`) copied into the test's ``tmp_path``,
+    whose database and exports they become."""
+    storage.dispose_all()
+    shutil.copytree(template, tmp_path, dirs_exist_ok=True)
+    return tmp_path
 
 
 def make_study(folder: Path, **kwargs) -> int:

@@ -4,7 +4,7 @@ cannot be shown yet, and the console shows it for every study type."""
 
 import pandas as pd
 import pytest
-from studyhelpers import console_page, make_annotators, make_study, open_tab, rate_all
+from studyhelpers import console_page, copy_into, database_in, make_annotators, make_study, open_tab, rate_all
 
 from metrics import InputError
 from metrics.study._agreement import (
@@ -26,10 +26,21 @@ def main_ratings(slug):
     return validate_ratings(ratings[ratings["phase"] == "main"], source="ratings")
 
 
+@pytest.fixture(scope="module")
+def simulated_template(tmp_path_factory):
+    """Study ``t``: 12 items rated by a neutral, a strict and a lenient simulated annotator, built once."""
+    folder = tmp_path_factory.mktemp("simulated")
+    with database_in(folder):
+        study_id = make_study(folder, n_items=12, raters=3, slug="t")
+        simulate_study("t", k=3, noise=0.6, profiles=["neutral", "strict", "lenient"], seed=1)
+    return folder, study_id
+
+
 @pytest.fixture
-def simulated(tmp_path):
-    study_id = make_study(tmp_path, n_items=12, raters=3, slug="t")
-    simulate_study("t", k=3, noise=0.6, profiles=["neutral", "strict", "lenient"], seed=1)
+def simulated(simulated_template, tmp_path):
+    """The test's own copy of :func:`simulated_template`'s study; its id."""
+    folder, study_id = simulated_template
+    copy_into(folder, tmp_path)
     return study_id
 
 

@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 from sqlmodel import select
-from studyhelpers import console_page, image_spec, open_area, open_tab, write_spec
+from studyhelpers import console_page, copy_into, database_in, image_spec, open_area, open_tab, write_spec
 
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
@@ -29,23 +29,32 @@ PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "vera": "vera-pas
 REFUSED_LINK = "No {} of yours has that name"
 
 
-@pytest.fixture
-def world(tmp_path, monkeypatch):
-    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "owner-pw")
-    accounts.add_account("alice", "researcher", PASSWORDS["alice"])
-    accounts.add_account("bob", "researcher", PASSWORDS["bob"])
-    accounts.add_account("vera", "viewer", PASSWORDS["vera"])
-    for slug, who in (("sa", ALICE), ("sb", BOB)):
-        (tmp_path / slug).mkdir()
-        studies.create_study(load_spec(write_spec(tmp_path / slug, n_items=12, raters=3, slug=slug)), actor=who)
-    simulate_study("sa", k=3, noise=0.5, seed=1)
-    matrix_versions.save_version("va", matrix_versions.recalibrate_studies(["sa"], folds=3, actor=ALICE),
-                                 actor=ALICE)
+@pytest.fixture(scope="module")
+def world_template(tmp_path_factory):
+    """The accounts, studies, matrix version and scoring files of :func:`world`, built once."""
+    folder = tmp_path_factory.mktemp("world")
+    with database_in(folder):
+        accounts.add_account("alice", "researcher", PASSWORDS["alice"])
+        accounts.add_account("bob", "researcher", PASSWORDS["bob"])
+        accounts.add_account("vera", "viewer", PASSWORDS["vera"])
+        for slug, who in (("sa", ALICE), ("sb", BOB)):
+            (folder / slug).mkdir()
+            studies.create_study(load_spec(write_spec(folder / slug, n_items=12, raters=3, slug=slug)), actor=who)
+        simulate_study("sa", k=3, noise=0.5, seed=1)
+        matrix_versions.save_version("va", matrix_versions.recalibrate_studies(["sa"], folds=3, actor=ALICE),
+                                     actor=ALICE)
     from benchmarks.score_hico_scale import workload
     gt, pred = workload(10, 90, 15, seed=2)
-    write_jsonl(gt, tmp_path / "gt.jsonl", with_scores=False)
-    write_jsonl(pred, tmp_path / "model.jsonl")
-    return tmp_path
+    write_jsonl(gt, folder / "gt.jsonl", with_scores=False)
+    write_jsonl(pred, folder / "model.jsonl")
+    return folder
+
+
+@pytest.fixture
+def world(world_template, tmp_path, monkeypatch):
+    """The test's own copy of the accounts, studies (``sa`` rated), version ``va`` and scoring files."""
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "owner-pw")
+    return copy_into(world_template, tmp_path)
 
 
 def console(name: str | None, **params):
@@ -295,11 +304,10 @@ def test_two_researchers_find_nothing_of_each_other_in_their_consoles(db_backend
                                      actor=actor)
     for who, other in (("alice", "bob"), ("bob", "alice")):
         own, foreign = names[who], names[other]
-        seen = []
-        for tab in ("Dashboard", "Details", "Progress", "Preview", "Invite", "Export"):
-            seen.append(page_text(open_tab(console(who), tab)))
-        for area in ("Matrices", "Scoring", "Audit log"):
-            seen.append(page_text(open_area(console(who), area)))
+        at = console(who)                            # one sign-in, then a click on each tab and area
+        seen = [page_text(open_tab(at, tab)) for tab in ("Dashboard", "Details", "Progress", "Preview", "Invite",
+                                                         "Export")]
+        seen += [page_text(open_area(at, area)) for area in ("Matrices", "Scoring", "Audit log")]
         seen.append(page_text(open_area(console(who, study=foreign[0], version=foreign[1]), "Matrices")))
         text = "\n".join(seen)
         assert own[0] in text and own[1] in text

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -9,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from projectpaths import ROOT
-from studyhelpers import make_annotators, make_study
+from studyhelpers import copy_into, database_in, make_annotators, make_study
 
 from metrics import InputError
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
-from studyapp.platform import assignment, exports, report_cache
+from studyapp.platform import assignment, cli, exports, report_cache
 from studyapp.platform.simulate import simulate_study
 
 T0 = datetime(2026, 11, 24, 12, 0, 0, tzinfo=UTC)
@@ -38,11 +39,30 @@ def alpha_of_export() -> float:
     return alpha_of_matrix(rating_matrix(ratings.assign(rating=ratings["rating"].astype(float))))
 
 
+@pytest.fixture(scope="module")
+def rated_template(tmp_path_factory):
+    """Study ``t`` (12 items, three simulated annotators) built once: ``db/`` holds its database,
+    ``reported/`` the same with the cache entry of its report with the FAST options."""
+    folder = tmp_path_factory.mktemp("rated")
+    with database_in(folder / "db"):
+        make_study(folder / "db", n_items=12, raters=4, slug="t")
+        simulate_study("t", k=3, noise=0.7, seed=1)
+    shutil.copytree(folder / "db", folder / "reported")
+    with database_in(folder / "reported"):
+        report_cache.cached_report("t", **FAST)
+    return folder
+
+
 @pytest.fixture
-def rated(tmp_path):
-    make_study(tmp_path, n_items=12, raters=4, slug="t")
-    simulate_study("t", k=3, noise=0.7, seed=1)
-    return tmp_path
+def rated(rated_template, tmp_path):
+    """Study ``t`` rated by three annotators, no report yet."""
+    return copy_into(rated_template / "db", tmp_path)
+
+
+@pytest.fixture
+def reported(rated_template, tmp_path):
+    """:func:`rated` with the FAST report already in the cache."""
+    return copy_into(rated_template / "reported", tmp_path)
 
 
 def test_unchanged_ratings_give_the_cached_report_byte_for_byte(rated):
@@ -60,7 +80,7 @@ def test_unchanged_ratings_give_the_cached_report_byte_for_byte(rated):
     assert not fresh.cached and files_of(fresh.path) == files_of(first.path)
 
 
-def test_new_ratings_and_other_options_make_a_new_report(rated):
+def test_new_ratings_and_other_options_make_a_new_report(reported):
     before = report_cache.study_report("t", now=at(0), **FAST)
     simulate_study("t", k=1, noise=0.7, seed=2)             # a fourth annotator rates every item
     after = report_cache.study_report("t", now=at(1), **FAST)
@@ -69,17 +89,18 @@ def test_new_ratings_and_other_options_make_a_new_report(rated):
     assert after.summary["alpha"] != pytest.approx(before.summary["alpha"])
     more = report_cache.study_report("t", now=at(2), n_resamples=31, permutations=30)
     assert not more.cached
-    assert len(cache_entries(rated)) == 3
+    assert len(cache_entries(reported)) == 3
 
 
-def test_only_the_newest_entries_are_kept(rated, monkeypatch):
+def test_only_the_newest_entries_are_kept(reported, monkeypatch):
     monkeypatch.setattr(report_cache, "KEEP", 2)
     keys = []
-    for seconds, resamples in enumerate((20, 21, 22)):
-        report_cache.study_report("t", now=at(seconds), n_resamples=resamples, permutations=20)
-        keys.append(report_cache.report_key(exports.study_tables("t"), resamples, 20))
-        os.utime(cache_entries(rated)[0].parent / keys[-1], (seconds + 1e9, seconds + 1e9))
-    assert [p.name for p in cache_entries(rated)] == sorted(keys[1:])
+    for seconds, options in enumerate((FAST, {"n_resamples": 21, "permutations": 20},
+                                       {"n_resamples": 22, "permutations": 20})):
+        report_cache.study_report("t", now=at(seconds), **options)
+        keys.append(report_cache.report_key(exports.study_tables("t"), options["n_resamples"], options["permutations"]))
+        os.utime(cache_entries(reported)[0].parent / keys[-1], (seconds + 1e9, seconds + 1e9))
+    assert [p.name for p in cache_entries(reported)] == sorted(keys[1:])
 
 
 def test_a_failed_report_writes_nothing(tmp_path):
@@ -98,13 +119,12 @@ def test_the_key_follows_the_code(rated, monkeypatch):
     assert report_cache.report_key(tables, 30, 30) != key
 
 
-def test_cli_report_from_the_cache_imports_no_analysis_library(rated):
+def test_cli_report_from_the_cache_imports_no_analysis_library(rated, capsys):
     """The second ``studyapp report`` of unchanged ratings reads the cache: its process never
     imports scipy, scikit-learn or matplotlib, and prints the figures of the first."""
     env = {**os.environ}
-    first = subprocess.run([sys.executable, "-m", "studyapp", "report", "t"], cwd=ROOT, env=env,
-                           capture_output=True, text=True)
-    assert first.returncode == 0, first.stderr
+    assert cli.main(["report", "t"]) == 0
+    first = capsys.readouterr()
     probe = ("import runpy, sys\n"
              "sys.argv = ['studyapp', 'report', 't']\n"
              "try:\n    runpy.run_module('studyapp', run_name='__main__')\n"
@@ -113,17 +133,17 @@ def test_cli_report_from_the_cache_imports_no_analysis_library(rated):
     second = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     lines = second.stdout.splitlines()
-    assert lines[0] == first.stdout.splitlines()[0]                  # the same figures
+    assert lines[0] == first.out.splitlines()[0]                     # the same figures
     assert "unchanged since" in lines[1] and lines[-1] == "[]"
     summary = json.loads(next(p for p in cache_entries(rated)).joinpath("summary.json").read_text())
     assert f"alpha (ordinal) {summary['summary']['alpha']:.4f}" in lines[0]
 
 
 @pytest.mark.parametrize("damage", ["summary.json:{truncated", "summary.json:[1, 2]", "report.html:"])
-def test_a_damaged_cache_entry_is_computed_again(rated, damage):
+def test_a_damaged_cache_entry_is_computed_again(reported, damage):
     name, text = damage.split(":", 1)
     first = report_cache.study_report("t", now=at(0), **FAST)
-    (entry,) = cache_entries(rated)
+    (entry,) = cache_entries(reported)
     if text:
         (entry / name).write_text(text)
     else:
