@@ -12,6 +12,7 @@ changed (every file under the test's folder and every database row)."""
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 
 import pytest
@@ -53,6 +54,12 @@ FREE_TEXT = {"--url", "--address", "--study", "--name", "--label", "--annotators
              "--base-url", "--model", "--profiles", "--verb", "--gt-verb", "--object", "--gt-object",
              "--strata", "--compare", "--based-on", "--owner", "--pid", "--status", "study", "studies", "pseudonym", "target", "name",
              "account", "a", "b"}
+
+
+@functools.cache
+def command_parsers() -> dict:
+    """Each command's parser, built once: the tests only read them (the commands build their own)."""
+    return {command: parser for command, _module, parser in parsers()}
 
 
 def in_range(parse, text: str) -> bool:
@@ -131,7 +138,7 @@ def test_a_bad_option_value_is_refused_and_nothing_is_written(world, locked, cap
     if "{locked}" in value and locked is None:
         pytest.skip("this system cannot make an unwritable folder")
     base_module, base = COMMANDS[command]
-    parser = next(p for c, _m, p in parsers() if c == command)
+    parser = command_parsers()[command]
     action = next(a for a in value_actions(parser) if option_name(a) == option)
     argv = expand(with_value(base, command, parser, action, value), world)
     before = state(Path(world["w"]))
@@ -149,7 +156,7 @@ def test_a_bad_option_value_is_refused_and_nothing_is_written(world, locked, cap
 def test_real_processes_refuse_the_same_way(world, command, option, value):
     from pathlib import Path
     module, base = COMMANDS[command]
-    parser = next(p for c, _m, p in parsers() if c == command)
+    parser = command_parsers()[command]
     action = next(a for a in value_actions(parser) if option_name(a) == option)
     argv = expand(with_value(base, command, parser, action, value), world)
     before = state(Path(world["w"]))
