@@ -11,6 +11,7 @@ numbers are the CSV reader's own after blank lines and quoted line breaks.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pickle
@@ -546,8 +547,14 @@ add("restore-backup-too-large", "restore", ["backup.zip", "STUDYAPP_MAX_BACKUP_M
 
 
 # ------------------------------------------------------------------ the runner
+@functools.cache
+def command_parsers() -> dict:
+    """Each command's parser, built once: the tests only read them (the commands build their own)."""
+    return {command: parser for command, _module, parser in parsers()}
+
+
 def with_argv(argv: list[str], command: str, changes: dict) -> list[str]:
-    parser = next(p for c, _m, p in parsers() if c == command)
+    parser = command_parsers()[command]
     for option, value in changes.items():
         action = next(a for a in value_actions(parser) if option_name(a) == option)
         if value == "":

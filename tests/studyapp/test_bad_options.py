@@ -12,7 +12,9 @@ changed (every file under the test's folder and every database row)."""
 from __future__ import annotations
 
 import argparse
+import functools
 import math
+from pathlib import Path
 
 import pytest
 from faults import (  # noqa: F401 (fixtures)
@@ -53,6 +55,12 @@ FREE_TEXT = {"--url", "--address", "--study", "--name", "--label", "--annotators
              "--base-url", "--model", "--profiles", "--verb", "--gt-verb", "--object", "--gt-object",
              "--strata", "--compare", "--based-on", "--owner", "--pid", "--status", "study", "studies", "pseudonym", "target", "name",
              "account", "a", "b"}
+
+
+@functools.cache
+def command_parsers() -> dict:
+    """Each command's parser, built once: the tests only read them (the commands build their own)."""
+    return {command: parser for command, _module, parser in parsers()}
 
 
 def in_range(parse, text: str) -> bool:
@@ -117,7 +125,6 @@ def test_the_table_is_large():
 
 @pytest.fixture
 def locked(world):
-    from pathlib import Path
     folder = unwritable_folder(Path(world["w"]))
     world["locked"] = str(folder) if folder else None
     yield folder
@@ -127,11 +134,10 @@ def locked(world):
 @pytest.mark.parametrize("command,module,option,value,expect", CASES)
 def test_a_bad_option_value_is_refused_and_nothing_is_written(world, locked, capsys, command, module, option,
                                                               value, expect):
-    from pathlib import Path
     if "{locked}" in value and locked is None:
         pytest.skip("this system cannot make an unwritable folder")
     base_module, base = COMMANDS[command]
-    parser = next(p for c, _m, p in parsers() if c == command)
+    parser = command_parsers()[command]
     action = next(a for a in value_actions(parser) if option_name(a) == option)
     argv = expand(with_value(base, command, parser, action, value), world)
     before = state(Path(world["w"]))
@@ -147,9 +153,8 @@ def test_a_bad_option_value_is_refused_and_nothing_is_written(world, locked, cap
     ("simulate", "--noise", "nan"), ("score", "--json", "/dev/full"), ("agreement", "--out", "{a_file.txt}/r"),
 ])
 def test_real_processes_refuse_the_same_way(world, command, option, value):
-    from pathlib import Path
     module, base = COMMANDS[command]
-    parser = next(p for c, _m, p in parsers() if c == command)
+    parser = command_parsers()[command]
     action = next(a for a in value_actions(parser) if option_name(a) == option)
     argv = expand(with_value(base, command, parser, action, value), world)
     before = state(Path(world["w"]))
@@ -166,7 +171,36 @@ def test_numbers_at_the_ends_of_a_range_are_taken():
     assert math.isclose(options.number(0, 1, low_open=True)("1e-9"), 1e-9)
 
 
-def test_create_of_an_existing_study_refuses_before_printing_its_sampling_table(tmp_path):
+@pytest.fixture(scope="module")
+def demo_created(tmp_path_factory):
+    """`create studies/demo.toml` run once as a process on a new database: (its result, the database)."""
+    import os
+    import subprocess
+    import sys
+
+    from projectpaths import ROOT
+    database = tmp_path_factory.mktemp("demo") / "demo.sqlite"
+    env = {**os.environ, "STUDYAPP_DB": str(database)}
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    return done, database
+
+
+def demo_database(demo_created, tmp_path, monkeypatch) -> Path:
+    """A copy of the database holding the demo study (with SQLite's log, if any), made the
+    test's STUDYAPP_DB."""
+    import shutil
+    copy = tmp_path / "demo.sqlite"
+    for suffix in ("", "-wal"):
+        if Path(f"{demo_created[1]}{suffix}").exists():
+            shutil.copyfile(f"{demo_created[1]}{suffix}", f"{copy}{suffix}")
+    monkeypatch.setenv("STUDYAPP_DB", str(copy))
+    return copy
+
+
+def test_create_of_an_existing_study_refuses_before_printing_its_sampling_table(demo_created, tmp_path,
+                                                                                monkeypatch):
     """`./run.sh` creates the demo; `create studies/demo.toml` again printed the whole sampling
     table, then 'already exists'. Now the refusal comes alone."""
     import os
@@ -174,30 +208,23 @@ def test_create_of_an_existing_study_refuses_before_printing_its_sampling_table(
     import sys
 
     from projectpaths import ROOT
-    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "demo.sqlite")}
-    first = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
-                           capture_output=True, text=True)
+    first, _database = demo_created
     assert first.returncode == 0 and "category" in first.stdout       # the table, once created
+    env = {**os.environ, "STUDYAPP_DB": str(demo_database(demo_created, tmp_path, monkeypatch))}
     again = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
                            capture_output=True, text=True)
     assert again.returncode == 2 and again.stdout == ""
     assert len(again.stderr.strip().splitlines()) == 1 and "already exists" in again.stderr
 
 
-def test_create_checks_the_slug_before_the_items(tmp_path):
+def test_create_checks_the_slug_before_the_items(demo_created, tmp_path, monkeypatch, capsys):
     """A taken slug is refused before the spec's items are read or sampled: with the study
     already there, a spec whose items file is missing still gets the slug's refusal."""
-    import os
-    import subprocess
-    import sys
-
     from projectpaths import ROOT
-    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "demo.sqlite")}
-    first = subprocess.run([sys.executable, "-m", "studyapp", "create", "studies/demo.toml"], cwd=ROOT, env=env,
-                           capture_output=True, text=True)
+    first, _database = demo_created
     assert first.returncode == 0, first.stderr
+    demo_database(demo_created, tmp_path, monkeypatch)
     spec = (ROOT / "studies" / "demo.toml").read_text().replace('source = "sampler"', 'source = "missing.csv"')
     (tmp_path / "demo.toml").write_text(spec)
-    again = subprocess.run([sys.executable, "-m", "studyapp", "create", str(tmp_path / "demo.toml")], cwd=ROOT,
-                           env=env, capture_output=True, text=True)
-    assert again.returncode == 2 and "a study named 'demo' already exists" in again.stderr, again.stderr
+    status, _out, err = run_in_process("studyapp", ["create", str(tmp_path / "demo.toml")], capsys)
+    assert status == 2 and "a study named 'demo' already exists" in err, err

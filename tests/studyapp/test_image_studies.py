@@ -7,6 +7,7 @@ import sys
 
 import pandas as pd
 import pytest
+from faults import run_in_process
 from projectpaths import ROOT
 from streamlit.testing.v1 import AppTest
 from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study
@@ -153,7 +154,7 @@ def test_model_votes_keep_only_unanimously_wrong_candidates(tmp_path):
     assert q.candidates == ["feed a/an horse"]  # walk: disagreement; hug: nobody judged it
 
 
-def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path):
+def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path, capsys):
     spec = curation_spec(tmp_path)
     study = studies.create_study(spec)
     people = invite_same(study, ["a", "b", "c"])
@@ -192,24 +193,25 @@ def test_curation_study_exports_a_benchmark_that_mcq_scores(tmp_path):
     parsed = parse_bench(bench)
     perfect = mcq_scores(bench, {k: list(q.correct) for k, q in parsed.items()})
     assert perfect["instance_f1"] == 1.0 and perfect["n_questions"] == len(spec.items)
-    done = subprocess.run([sys.executable, "-m", "metrics", "mcq", "--bench", str(folder / "benchmark.json"),
-                           "--pred", str(folder / "benchmark.json")], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 2  # a benchmark is no answer file: refused in one line
-    assert len(done.stderr.strip().splitlines()) == 1
+    status, _out, err = run_in_process("metrics", ["mcq", "--bench", str(folder / "benchmark.json"),
+                                                   "--pred", str(folder / "benchmark.json")], capsys)
+    assert status == 2  # a benchmark is no answer file: refused in one line
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
-def test_readme_with_image_demo_commands_work_as_written(tmp_path):
+def test_readme_with_image_demo_commands_work_as_written(tmp_path, monkeypatch, capsys):
     """docs/study-types/hoi_similarity_image.md, the with-image pass: demo-images, simulate,
     create, invite --annotators-of.
     demo-images used to write no_interaction rows that create refused; invite used to invite
-    annotators who had rated nothing in the earlier study."""
+    annotators who had rated nothing in the earlier study. The earlier study the pass starts
+    from (create, simulate) is made through the same entry point in this process; the pass's
+    own commands run as processes."""
     import os
-    import subprocess
-    import sys
 
     from projectpaths import ROOT
-    env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "demo.sqlite")}
+    monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "demo.sqlite"))
+    env = dict(os.environ)
 
     def run(*args):
         out = subprocess.run([sys.executable, "-m", "studyapp", *args], cwd=ROOT, env=env,
@@ -217,10 +219,15 @@ def test_readme_with_image_demo_commands_work_as_written(tmp_path):
         assert out.returncode == 0, (args, out.stderr)
         return out.stdout
 
-    run("create", "studies/demo.toml")
+    def run_here(*args):
+        status, _out, err = run_in_process("studyapp", list(args), capsys)
+        assert status == 0, (args, err)
+
+    monkeypatch.chdir(ROOT)
+    run_here("create", "studies/demo.toml")
     run("demo-images")
     assert "no_interaction" not in (ROOT / ".data" / "demo_images" / "images.csv").read_text()
-    run("simulate", "demo", "--k", "5")
+    run_here("simulate", "demo", "--k", "5")
     created = run("create", "studies/demo_images.toml")
     raters = created.split("rated by 3 annotators (")[1].split(")")[0].split(", ")
     # the command to run next names the new study (it printed a literal '<slug>')

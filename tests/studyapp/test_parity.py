@@ -1,7 +1,9 @@
 """Console and command line do the same things: study owners (`create
 --owner`, `owner`, the console's owner form), with-image invites of an earlier study's
 annotators, duplicate-tolerant invites, invite links on the address `serve` serves, and the
-Prolific hint only on Prolific studies. Commands run as processes on real files."""
+Prolific hint only on Prolific studies. Commands run as processes on real files; a command
+that only prepares a test's study, or repeats an outcome a process already showed, runs
+in-process through the same entry point."""
 
 import os
 import re
@@ -11,6 +13,7 @@ import time
 
 import pytest
 from browserhelpers import free_port
+from faults import run_in_process
 from projectpaths import ROOT
 from sqlmodel import select
 from studyhelpers import console_page, make_annotators, open_tab, signed_in, write_spec
@@ -28,6 +31,11 @@ ALICE, BOB = Actor("alice", "researcher"), Actor("bob", "researcher")
 def cli(*args, stdin=""):
     return subprocess.run([sys.executable, "-m", "studyapp", *args], cwd=ROOT, env=dict(os.environ),
                           input=stdin, capture_output=True, text=True)
+
+
+def cli_in_process(capsys, *args):
+    """``python -m studyapp ARGS`` through its entry point in this process: (status, stdout, stderr)."""
+    return run_in_process("studyapp", list(args), capsys)
 
 
 def owner_of(slug):
@@ -57,7 +65,8 @@ def accounts_made():
     accounts.add_account("vera", "viewer", "vera-password")
 
 
-def test_create_owner_on_the_command_line_makes_the_study_visible_to_that_researcher(tmp_path, accounts_made):
+def test_create_owner_on_the_command_line_makes_the_study_visible_to_that_researcher(tmp_path, accounts_made,
+                                                                                     capsys):
     spec = write_spec(tmp_path, slug="s1")
     refused = cli("create", str(spec), "--owner", "vera")            # a viewer may not own studies
     assert refused.returncode == 2
@@ -70,7 +79,7 @@ def test_create_owner_on_the_command_line_makes_the_study_visible_to_that_resear
     assert study_choices(signed_in("alice", "alice-password")) == ["s1 — Test study (open)"]
     assert study_choices(signed_in("bob", "bob-password")) == []     # bob has no studies
     write_spec(tmp_path, slug="s2")
-    assert cli("create", str(tmp_path / "s2.toml")).returncode == 0
+    assert cli_in_process(capsys, "create", str(tmp_path / "s2.toml"))[0] == 0
     assert owner_of("s2") == "cli"                                     # the default is unchanged
 
 
@@ -114,11 +123,10 @@ def test_console_owner_form_gives_the_study_away(tmp_path, accounts_made):
     assert owner_of("s") == "bob"
 
 
-def test_cli_invite_creates_the_new_labels_and_names_each_existing_one(tmp_path):
+def test_cli_invite_creates_the_new_labels_and_names_each_existing_one(tmp_path, capsys):
     write_spec(tmp_path, slug="t")
-    assert cli("create", str(tmp_path / "t.toml")).returncode == 0
-    first = cli("invite", "t", "--label", "ann4")
-    assert first.returncode == 0
+    assert cli_in_process(capsys, "create", str(tmp_path / "t.toml"))[0] == 0
+    assert cli_in_process(capsys, "invite", "t", "--label", "ann4")[0] == 0
     both = cli("invite", "t", "--label", "ann4", "--label", "zed", "--label", "zed")
     assert both.returncode == 0
     assert [line.split("\t")[0] for line in both.stdout.splitlines()] == ["zed"]
@@ -171,11 +179,11 @@ def test_prolific_hint_only_on_prolific_studies(tmp_path, monkeypatch):
     assert len(hints) == 1 and "study=pro&PROLIFIC_PID=" in hints[0] and "completion code C0DE" in hints[0]
 
 
-def test_cli_invite_links_use_the_address_serve_serves_on(tmp_path):
+def test_cli_invite_links_use_the_address_serve_serves_on(tmp_path, capsys):
     write_spec(tmp_path, slug="t")
-    assert cli("create", str(tmp_path / "t.toml")).returncode == 0
-    before = cli("invite", "t")
-    assert before.stderr.splitlines()[0] == ("links use http://localhost:8501 (no server has recorded its "
+    assert cli_in_process(capsys, "create", str(tmp_path / "t.toml"))[0] == 0
+    _status, _out, before = cli_in_process(capsys, "invite", "t")
+    assert before.splitlines()[0] == ("links use http://localhost:8501 (no server has recorded its "
                                              "address yet: the default; --base-url to change)")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("STUDYAPP_BASE_URL", "STUDYAPP_PORT")}
@@ -197,6 +205,6 @@ def test_cli_invite_links_use_the_address_serve_serves_on(tmp_path):
                                             "when it last started; --base-url to change)")
     links = [line.split("\t")[1] for line in after.stdout.splitlines()]
     assert len(links) == 2 and all(re.fullmatch(rf"http://localhost:{port}/\?token=[\w-]+", link) for link in links)
-    given = cli("invite", "t", "--base-url", "https://study.example.org/")
-    assert given.stdout.split("\t")[1].startswith("https://study.example.org/?token=")
-    assert given.stderr.splitlines()[0] == "links use https://study.example.org (--base-url; --base-url to change)"
+    _status, given_out, given_err = cli_in_process(capsys, "invite", "t", "--base-url", "https://study.example.org/")
+    assert given_out.split("\t")[1].startswith("https://study.example.org/?token=")
+    assert given_err.splitlines()[0] == "links use https://study.example.org (--base-url; --base-url to change)"
