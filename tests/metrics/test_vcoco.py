@@ -77,6 +77,15 @@ def run_metrics(*args):
                           text=True, timeout=600)
 
 
+def run_metrics_in_process(capsys, *args):
+    """``metrics`` through its entry point in this process: exit code, stdout and stderr as the
+    process would give them."""
+    from metrics.cli import main
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["metrics", *map(str, args)], code, out, err)
+
+
 def one_line_error(done, *fragments):
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
@@ -596,7 +605,7 @@ def test_bad_input_with_hois_out_writes_nothing(tmp_path, capsys, which, content
     assert not (tmp_path / "hois").exists() or not any((tmp_path / "hois").iterdir())
 
 
-def test_bad_detection_files_through_the_command(tmp_path):
+def test_bad_detection_files_through_the_command(tmp_path, capsys):
     paths = _files(tmp_path)
     cases = {"truncated.pkl": pickle.dumps(HAND[3])[:40], "object.npz": None, "garbage.pkl": b"\x80\x05junk",
              "dict.pkl": pickle.dumps({"image_id": 1})}
@@ -607,15 +616,15 @@ def test_bad_detection_files_through_the_command(tmp_path):
                 "garbage.pkl": "not a readable pickle", "dict.pkl": "expected a list of detections"}
     for name, data in cases.items():
         (tmp_path / name).write_bytes(data)
-        done = run_metrics("vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"], "--ids", paths["ids"],
-                           "--pred", tmp_path / name)
+        done = run_metrics_in_process(capsys, "vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"],
+                                      "--ids", paths["ids"], "--pred", tmp_path / name)
         one_line_error(done, str(tmp_path / name), expected[name])
-    done = run_metrics("vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"], "--ids", paths["ids"],
-                       "--pred", paths["pred"], "--iou", "0")
+    done = run_metrics_in_process(capsys, "vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"],
+                                  "--ids", paths["ids"], "--pred", paths["pred"], "--iou", "0")
     assert done.returncode == 2 and "--iou" in done.stderr
     out = tmp_path / "r.json"
-    done = run_metrics("vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"], "--ids", paths["ids"],
-                       "--pred", paths["pred"], "--json", out)
+    done = run_metrics_in_process(capsys, "vcoco", "--vcoco", paths["vcoco"], "--coco", paths["coco"],
+                                  "--ids", paths["ids"], "--pred", paths["pred"], "--json", out)
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["agent_ap"]["hold"] == pytest.approx(5 / 6)
 

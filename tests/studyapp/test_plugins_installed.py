@@ -202,7 +202,7 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
         (plugins / name).write_text(text)
     theirs = build_wheel(plugins, tmp_path / "theirs")
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
+    venv.create(env_dir)
     python = str(env_dir / "bin" / "python")
     work = tmp_path / "work"   # outside the project: only the installed packages can answer
     work.mkdir()
@@ -210,9 +210,9 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
            "HOI_NLTK_DATA": str(ROOT / ".data" / "nltk_data"), "STUDYAPP_DB": str(work / "db.sqlite"),
            "STUDYAPP_EXPORTS": str(work / "exports")}
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-                              "-r", str(ROOT / "requirements.txt"), str(ours), str(theirs)],
-                             capture_output=True, text=True, env=env)
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile",
+                              "--no-deps", "--disable-pip-version-check", "-r", str(ROOT / "requirements.txt"),
+                              str(ours), str(theirs)], capture_output=True, text=True, env=env)
     assert install.returncode == 0, install.stderr[-2000:]
 
     def run_fresh(*args):
