@@ -39,12 +39,13 @@ def answers_health_check(base: str) -> bool:
 @contextlib.contextmanager
 def running_app(tmp_path, port: int | None = None):
     """The app on ``port`` (default: a free one) over the database of the test; yields its
-    base URL."""
+    base URL. It logs to ``tmp_path / "server.log"``."""
     storage.dispose_all()
     port = port or free_port()
     env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
            "STUDYAPP_EXPORTS": str(tmp_path / "exports"), "STUDYAPP_ADMIN_PASSWORD": "browser-pw",
-           "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}"}
+           "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}",
+           "PYTHONUNBUFFERED": "1"}  # the log holds all that was printed, also while the server runs
     log = open(tmp_path / "server.log", "a")
     proc = subprocess.Popen(cli.streamlit_command(port, "127.0.0.1"), cwd=ROOT, env=env,
                             stdout=log, stderr=subprocess.STDOUT)
@@ -76,5 +77,6 @@ def module_database(folder: Path):
         mp.delenv("DATABASE_URL", raising=False)
         mp.setenv("STUDYAPP_DB", str(folder / "studyapp.sqlite"))
         mp.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
+        mp.setenv("STUDYAPP_UPLOADS", str(folder / "uploads"))
         mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
         yield

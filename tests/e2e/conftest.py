@@ -1,4 +1,5 @@
-"""Every end-to-end test runs on its own database and export folder."""
+"""Every end-to-end test runs on its own database and export folder (a module whose tests share
+one server overrides ``own_database``)."""
 
 import pytest
 
