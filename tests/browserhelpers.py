@@ -1,6 +1,7 @@
 """The app as a real server process for browser tests and ``benchmarks.annotate_latency``:
 ``running_app`` starts ``python -m studyapp serve``'s Streamlit command on a free port over a
-given folder's database and stops it afterwards."""
+given folder's database and stops it afterwards. ``start_chromium`` / ``fresh_tab``: the
+headless browser the tests drive."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from studyapp.platform import cli
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WAIT_S = 60
+CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-default-apps", "--disable-extensions", "--window-size=1400,1200")
 
 
 def free_port() -> int:
@@ -80,3 +84,32 @@ def module_database(folder: Path):
         mp.setenv("STUDYAPP_UPLOADS", str(folder / "uploads"))
         mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
         yield
+
+
+def start_chromium(profile: Path):
+    """Headless Chromium (networking features off) with a new profile in ``profile``, driven by
+    chromedriver."""
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (*CHROMIUM_ARGS, f"--user-data-dir={profile}"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.prompt_for_download": False})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(WAIT_S)
+    return driver
+
+
+def fresh_tab(driver, downloads: Path) -> None:
+    """Leave ``driver`` on a new blank tab, its only one (a tab's sessionStorage and device
+    emulation go with it), with no cookies, saving downloads to ``downloads``."""
+    driver.switch_to.new_window("tab")
+    fresh = driver.current_window_handle
+    for handle in driver.window_handles:
+        if handle != fresh:
+            driver.switch_to.window(handle)
+            driver.close()
+    driver.switch_to.window(fresh)
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})

@@ -2,8 +2,8 @@
 
 The app runs on 127.0.0.1 on a free port, one server per module (``app``) whose tests each
 make a study of their own in its database; a test that restarts the server or needs a database
-to itself starts its own. The browser is started with networking features off and a fresh
-profile, and only ever opens loopback addresses. One run
+to itself starts its own. One Chromium per module, started with networking features off and a
+fresh profile, gives each test a fresh tab; it only ever opens loopback addresses. One run
 is an annotator (invite link, instructions, three ratings by click and by digit key, back and
 change, reload and continue, the database checked); the other signs into the console and
 downloads an export. On failure, screenshots and page sources go to ``test-artifacts/browser/``
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, module_database, running_app
+from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, fresh_tab, module_database, running_app
 from projectpaths import ROOT
 from sqlmodel import select
 from studyhelpers import make_study
@@ -49,7 +49,6 @@ if not _browser_available():
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -112,32 +111,22 @@ def server(app, tmp_path):
 
 
 @pytest.fixture
-def browser(tmp_path, request):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--disable-default-apps", "--disable-extensions", "--window-size=1400,1200",
-                f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(arg)
+def browser(chromium, tmp_path, request):
+    """The module's Chromium on a fresh tab, with no cookies and a downloads folder of the test's
+    own (``driver.downloads``)."""
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                              "download.prompt_for_download": False})
-    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT_S)
-    driver.downloads = downloads
+    fresh_tab(chromium, downloads)
+    chromium.downloads = downloads
     failures_before = request.session.testsfailed
-    yield driver
+    yield chromium
     if request.session.testsfailed > failures_before:  # the call phase failed
         folder = ARTIFACTS / request.node.name
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        driver.save_screenshot(str(folder / "final.png"))
-        (folder / "final.html").write_text(driver.page_source)
+        chromium.save_screenshot(str(folder / "final.png"))
+        (folder / "final.html").write_text(chromium.page_source)
         print(f"\nbrowser artifacts: {folder}")
-    driver.quit()
 
 
 def wait_text(driver, text: str, timeout: float = WAIT_S):
