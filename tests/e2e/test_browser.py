@@ -313,11 +313,11 @@ def test_fast_typing_on_a_loaded_server_never_misapplies(app, tmp_path, browser)
     press for its item, with no revision, and a press on a bar already saving stores nothing."""
     study = make_study(tmp_path, n_items=60, raters=1, slug=new_slug(), extra='order = "fixed"\n')
     (invite,) = studies.invite(study, 1)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 60")
+    wait_idle(browser)
+    browser.execute_script(PRESS_LOG)
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        start(browser, f"{app}/?token={invite.token}", "Item 1 of 60")
-        wait_idle(browser)
-        browser.execute_script(PRESS_LOG)
         body = browser.find_element(By.TAG_NAME, "body")
         rng = random.Random(13)
         gaps = [0.0, 0.05, 0.15, 0.3] * 12

@@ -344,11 +344,11 @@ def test_text_fast_digits_backspace_tab_enter_under_load(app, tmp_path, browser)
     study = make_study(tmp_path, n_items=40, raters=1, slug=new_slug(), extra='order = "fixed"\n')
     (invite,) = studies.invite(study, 1)
     rng = random.Random(29)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 40")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        start(browser, f"{app}/?token={invite.token}", "Item 1 of 40")
-        wait_idle(browser)
-        browser.execute_script(KEY_LOG + FRAMES)
         type_keys(browser, [(str(rng.randrange(5)), g) for g in [0, 0.05, 0.1, 0.15, 0.2, 0.3] * 3])
         wait_idle(browser)
         type_keys(browser, [(Keys.BACKSPACE, 0)])
@@ -367,11 +367,11 @@ def test_with_image_fast_digits_and_enter_under_load(app, tmp_path, browser):
     100–200 ms; Tab + Enter on a value."""
     study, token = image_pass(tmp_path, n_items=12)
     rng = random.Random(7)
+    start(browser, f"{app}/?token={token}", "Item 1 of 12")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        start(browser, f"{app}/?token={token}", "Item 1 of 12")
-        wait_idle(browser)
-        browser.execute_script(KEY_LOG + FRAMES)
         tab_to(browser, "0 —")
         type_keys(browser, [(Keys.ENTER, 0)])
         keys = [rng.choice([Keys.ENTER, "0", "1", "3", "4"]) for _ in range(14)]
@@ -423,11 +423,11 @@ def test_imsitu_digit_digit_enter_at_100_to_200_ms_under_load(app, tmp_path, bro
     study = studies.create_study(load_spec(renamed(write_big_imsitu(tmp_path), new_slug("verbs"))))
     (invite,) = studies.invite(study, 1)
     rng = random.Random(150)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 16")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        start(browser, f"{app}/?token={invite.token}", "Item 1 of 16")
-        wait_idle(browser)
-        browser.execute_script(KEY_LOG + FRAMES)
         plan = []
         for _ in range(10):
             plan += [(str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
@@ -449,11 +449,11 @@ def test_crosshoi_fast_marks_and_enter_under_load(app, tmp_path, browser):
     study = studies.create_study(load_spec(renamed(tmp_path / "cur.toml", new_slug("cur"))))
     (invite,) = studies.invite(study, 1)
     rng = random.Random(3)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of ")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        start(browser, f"{app}/?token={invite.token}", "Item 1 of ")
-        wait_idle(browser)
-        browser.execute_script(KEY_LOG + FRAMES)
         plan = []
         for _ in range(8):
             plan += [(rng.choice("cia"), rng.uniform(0.1, 0.2)) for _ in range(3)]
