@@ -74,7 +74,8 @@ def running_app(tmp_path, port: int | None = None):
 @contextlib.contextmanager
 def module_database(folder: Path):
     """One SQLite database and export folder in ``folder`` for a whole test module, whose
-    studies then share one server (no report warm-up processes)."""
+    studies then share one server (no report or dashboard warm-up processes: see
+    ``no_dashboard_warm_up``)."""
     import pytest
 
     with pytest.MonkeyPatch.context() as mp:
@@ -83,6 +84,7 @@ def module_database(folder: Path):
         mp.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
         mp.setenv("STUDYAPP_UPLOADS", str(folder / "uploads"))
         mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
+        mp.setenv("STUDYAPP_DASHBOARD_WARMUP", "0")
         yield
 
 
@@ -113,3 +115,11 @@ def fresh_tab(driver, downloads: Path) -> None:
     driver.switch_to.window(fresh)
     driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
     driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+
+
+def no_dashboard_warm_up(monkeypatch) -> None:
+    """Servers started from now on skip the dashboard warm-up: a child process that computes the
+    dashboards of the studies with ratings and costs ~3 s of CPU even for none. A test that
+    shows a dashboard then has the console compute it, as it does for a study rated after the
+    start."""
+    monkeypatch.setenv("STUDYAPP_DASHBOARD_WARMUP", "0")

@@ -25,7 +25,16 @@ import time
 from pathlib import Path
 
 import pytest
-from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, fresh_tab, module_database, running_app
+from browserhelpers import (
+    CHROMEDRIVER,
+    CHROMIUM,
+    WAIT_S,
+    free_port,
+    fresh_tab,
+    module_database,
+    no_dashboard_warm_up,
+    running_app,
+)
 from projectpaths import ROOT
 from sqlmodel import select
 from studyhelpers import make_study
@@ -65,11 +74,12 @@ def app(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def own_database(request):
+def own_database(request, monkeypatch):
     """A test on the module's server (``app``) makes its study in the module's database; any
-    other test gets a database of its own."""
+    other test gets a database of its own. No server of the module warms dashboards."""
     if "app" not in request.fixturenames:
         request.getfixturevalue("isolated_database")
+    no_dashboard_warm_up(monkeypatch)
     yield
 
 

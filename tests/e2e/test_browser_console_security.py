@@ -15,7 +15,7 @@ import urllib.request
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browserhelpers import module_database
+from browserhelpers import module_database, no_dashboard_warm_up
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -41,10 +41,12 @@ def console(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def own_database(request):
-    """A test on ``console`` uses the module's database; any other gets a database of its own."""
+def own_database(request, monkeypatch):
+    """A test on ``console`` uses the module's database; any other gets a database of its own.
+    No server of the module warms dashboards."""
     if "console" not in request.fixturenames:
         request.getfixturevalue("isolated_database")
+    no_dashboard_warm_up(monkeypatch)
     yield
 
 
