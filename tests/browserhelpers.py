@@ -1,6 +1,7 @@
 """The app as a real server process for browser tests and ``benchmarks.annotate_latency``:
 ``running_app`` starts ``python -m studyapp serve``'s Streamlit command on a free port over a
-given folder's database and stops it afterwards."""
+given folder's database and stops it afterwards. ``start_chromium`` / ``fresh_tab``: the
+headless browser the tests drive."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from studyapp.platform import cli
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WAIT_S = 60
+CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-default-apps", "--disable-extensions", "--window-size=1400,1200")
 
 
 def free_port() -> int:
@@ -39,12 +43,13 @@ def answers_health_check(base: str) -> bool:
 @contextlib.contextmanager
 def running_app(tmp_path, port: int | None = None):
     """The app on ``port`` (default: a free one) over the database of the test; yields its
-    base URL."""
+    base URL. It logs to ``tmp_path / "server.log"``."""
     storage.dispose_all()
     port = port or free_port()
     env = {**os.environ, "STUDYAPP_DB": str(tmp_path / "studyapp.sqlite"),
            "STUDYAPP_EXPORTS": str(tmp_path / "exports"), "STUDYAPP_ADMIN_PASSWORD": "browser-pw",
-           "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}"}
+           "STUDYAPP_BASE_URL": f"http://127.0.0.1:{port}",
+           "PYTHONUNBUFFERED": "1"}  # the log holds all that was printed, also while the server runs
     log = open(tmp_path / "server.log", "a")
     proc = subprocess.Popen(cli.streamlit_command(port, "127.0.0.1"), cwd=ROOT, env=env,
                             stdout=log, stderr=subprocess.STDOUT)
@@ -69,12 +74,52 @@ def running_app(tmp_path, port: int | None = None):
 @contextlib.contextmanager
 def module_database(folder: Path):
     """One SQLite database and export folder in ``folder`` for a whole test module, whose
-    studies then share one server (no report warm-up processes)."""
+    studies then share one server (no report or dashboard warm-up processes: see
+    ``no_dashboard_warm_up``)."""
     import pytest
 
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("DATABASE_URL", raising=False)
         mp.setenv("STUDYAPP_DB", str(folder / "studyapp.sqlite"))
         mp.setenv("STUDYAPP_EXPORTS", str(folder / "exports"))
+        mp.setenv("STUDYAPP_UPLOADS", str(folder / "uploads"))
         mp.setenv("STUDYAPP_REPORT_WARMUP", "0")
+        mp.setenv("STUDYAPP_DASHBOARD_WARMUP", "0")
         yield
+
+
+def start_chromium(profile: Path):
+    """Headless Chromium (networking features off) with a new profile in ``profile``, driven by
+    chromedriver."""
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (*CHROMIUM_ARGS, f"--user-data-dir={profile}"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.prompt_for_download": False})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(WAIT_S)
+    return driver
+
+
+def fresh_tab(driver, downloads: Path) -> None:
+    """Leave ``driver`` on a new blank tab, its only one (a tab's sessionStorage and device
+    emulation go with it), with no cookies, saving downloads to ``downloads``."""
+    driver.switch_to.new_window("tab")
+    fresh = driver.current_window_handle
+    for handle in driver.window_handles:
+        if handle != fresh:
+            driver.switch_to.window(handle)
+            driver.close()
+    driver.switch_to.window(fresh)
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+
+
+def no_dashboard_warm_up(monkeypatch) -> None:
+    """Servers started from now on skip the dashboard warm-up: a child process that computes the
+    dashboards of the studies with ratings and costs ~3 s of CPU even for none. A test that
+    shows a dashboard then has the console compute it, as it does for a study rated after the
+    start."""
+    monkeypatch.setenv("STUDYAPP_DASHBOARD_WARMUP", "0")

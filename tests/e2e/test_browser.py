@@ -1,7 +1,9 @@
 """End to end in a real headless browser (Debian's chromium + chromedriver, via selenium).
 
-The app runs on 127.0.0.1 on a free port with a fresh database; the browser is started with
-networking features off and a fresh profile, and only ever opens loopback addresses. One run
+The app runs on 127.0.0.1 on a free port, one server per module (``app``) whose tests each
+make a study of their own in its database; a test that restarts the server or needs a database
+to itself starts its own. One Chromium per module, started with networking features off and a
+fresh profile, gives each test a fresh tab; it only ever opens loopback addresses. One run
 is an annotator (invite link, instructions, three ratings by click and by digit key, back and
 change, reload and continue, the database checked); the other signs into the console and
 downloads an export. On failure, screenshots and page sources go to ``test-artifacts/browser/``
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import os
 import random
@@ -22,7 +25,16 @@ import time
 from pathlib import Path
 
 import pytest
-from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, free_port, running_app
+from browserhelpers import (
+    CHROMEDRIVER,
+    CHROMIUM,
+    WAIT_S,
+    free_port,
+    fresh_tab,
+    module_database,
+    no_dashboard_warm_up,
+    running_app,
+)
 from projectpaths import ROOT
 from sqlmodel import select
 from studyhelpers import make_study
@@ -30,6 +42,7 @@ from studyhelpers import make_study
 from studyapp.core import storage
 from studyapp.core.models import Event, Item, Rating
 from studyapp.platform import studies
+from studyapp.platform.spec_files import load_spec
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -45,50 +58,85 @@ if not _browser_available():
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """The module's server over the module's database: its base URL."""
+    folder = tmp_path_factory.mktemp("app")
+    with module_database(folder), running_app(folder) as base:
+        yield base
+    storage.dispose_all()
+
+
+@pytest.fixture(autouse=True)
+def own_database(request, monkeypatch):
+    """A test on the module's server (``app``) makes its study in the module's database; any
+    other test gets a database of its own. No server of the module warms dashboards."""
+    if "app" not in request.fixturenames:
+        request.getfixturevalue("isolated_database")
+    no_dashboard_warm_up(monkeypatch)
+    yield
+
+
+_SLUGS = itertools.count(1)
+
+
+def new_slug(prefix: str = "t") -> str:
+    """A study slug no other study of this test session has (studies share ``app``'s database)."""
+    return f"{prefix}{next(_SLUGS)}"
+
+
+def renamed(spec: Path, slug: str) -> Path:
+    """The spec file moved to ``slug``.toml beside it: the study it makes has that slug."""
+    return spec.rename(spec.with_name(f"{slug}.toml"))
+
+
+def image_pass(folder: Path, n_items: int = 3) -> tuple[int, str]:
+    """``studyhelpers.earlier_study`` and the with-image study linked to it (``image_spec``),
+    under slugs of their own: (the with-image study's id, alice's token)."""
+    from studyhelpers import image_spec, invite_same, rate_all
+
+    earlier_slug = new_slug("first")
+    earlier = make_study(folder, n_items=n_items, raters=2, slug=earlier_slug, extra='order = "fixed"\n')
+    raters = {name: person[0] for name, person in invite_same(earlier, ["alice", "bob"]).items()}
+    rate_all(raters["alice"], 2)
+    rate_all(raters["bob"], 3)
+    spec = image_spec(folder, n_items=n_items)
+    spec.write_text(spec.read_text().replace('linked_study = "first"', f'linked_study = "{earlier_slug}"'))
+    study = studies.create_study(load_spec(renamed(spec, new_slug("second"))))
+    return study, invite_same(study, ["alice"])["alice"][1]
+
+
 @pytest.fixture
-def server(tmp_path, monkeypatch):
-    """(base URL, study id, invite token) of a running app on a fresh database."""
-    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
+def server(app, tmp_path):
+    """(base URL, study id, invite token): a study of its own on the module's server."""
+    study = make_study(tmp_path, n_items=4, raters=1, slug=new_slug(), extra='order = "fixed"\n')
     (invite,) = studies.invite(study, 1)
-    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
-    with running_app(tmp_path) as base:
-        yield base, study, invite.token
+    return app, study, invite.token
 
 
 @pytest.fixture
-def browser(tmp_path, request):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--disable-default-apps", "--disable-extensions", "--window-size=1400,1200",
-                f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(arg)
+def browser(chromium, tmp_path, request):
+    """The module's Chromium on a fresh tab, with no cookies and a downloads folder of the test's
+    own (``driver.downloads``)."""
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                              "download.prompt_for_download": False})
-    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT_S)
-    driver.downloads = downloads
+    fresh_tab(chromium, downloads)
+    chromium.downloads = downloads
     failures_before = request.session.testsfailed
-    yield driver
+    yield chromium
     if request.session.testsfailed > failures_before:  # the call phase failed
         folder = ARTIFACTS / request.node.name
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        driver.save_screenshot(str(folder / "final.png"))
-        (folder / "final.html").write_text(driver.page_source)
+        chromium.save_screenshot(str(folder / "final.png"))
+        (folder / "final.html").write_text(chromium.page_source)
         print(f"\nbrowser artifacts: {folder}")
-    driver.quit()
 
 
 def wait_text(driver, text: str, timeout: float = WAIT_S):
@@ -203,41 +251,46 @@ def test_annotator_rates_goes_back_reloads_and_continues(server, browser):
     wait_text(browser, "Thank you!")
     wait_ratings(study, {"i01": ["2"], "i02": ["3"], "i03": ["4", "0"], "i04": ["1"]})
     with storage.read_session() as session:
-        revised = session.exec(select(Rating).where(Rating.revision == 1)).one()
+        revised = session.exec(select(Rating).where(Rating.study_id == study, Rating.revision == 1)).one()
         assert revised.supersedes_id is not None and revised.response == "0"
 
 
-def test_console_sign_in_and_export_download(server, browser):
-    base, study, token = server
-    annotator = studies.invite(study, labels=["alice"])[0]
+def test_console_sign_in_and_export_download(tmp_path, browser, monkeypatch):
+    """On a server of its own: the console shows the one study of its database."""
     from studyapp.platform import assignment
-    annotator_id = assignment.resolve_token(annotator.token)
-    for value in (3, 1):
-        task = assignment.next_item(annotator_id)
-        assignment.submit(annotator_id, task.assignment_id, value, 2.0)
-    browser.get(f"{base}/console")
-    wait_text(browser, "Researcher console")
-    field = WebDriverWait(browser, WAIT_S).until(
-        lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']"))
-    field.send_keys("browser-pw")
-    button(browser, "Sign in").click()
-    wait_text(browser, "only one annotator")   # the dashboard, first tab
-    tab = WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
-                        if t.text.strip() == "Export"), False))
-    tab.click()
-    button(browser, "ratings.csv").click()
-    target = browser.downloads / "ratings.csv"
-    deadline = time.monotonic() + WAIT_S
-    while not target.exists() or target.stat().st_size == 0:
-        assert time.monotonic() < deadline, f"no download in {browser.downloads}: {list(browser.downloads.iterdir())}"
-        time.sleep(0.2)
-    rows = list(csv.DictReader(io.StringIO(target.read_text())))
-    assert [(r["item_id"], r["annotator"], r["rating"]) for r in rows] == [("i01", "alice", "3"),
-                                                                          ("i02", "alice", "1")]
-    audited = audit_entries(study, {"downloaded", "data_viewed"}, 2)   # the download and the view, by whom
-    assert audited == [("data_viewed", "owner", {"what": "dashboard, progress, preview"}),
-                       ("downloaded", "owner", {"file": "ratings.csv"})]
+
+    study = make_study(tmp_path, n_items=4, raters=1, extra='order = "fixed"\n')
+    studies.invite(study, 1)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "browser-pw")
+    with running_app(tmp_path) as base:
+        annotator = studies.invite(study, labels=["alice"])[0]
+        annotator_id = assignment.resolve_token(annotator.token)
+        for value in (3, 1):
+            task = assignment.next_item(annotator_id)
+            assignment.submit(annotator_id, task.assignment_id, value, 2.0)
+        browser.get(f"{base}/console")
+        wait_text(browser, "Researcher console")
+        field = WebDriverWait(browser, WAIT_S).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "input[type='password']"))
+        field.send_keys("browser-pw")
+        button(browser, "Sign in").click()
+        wait_text(browser, "only one annotator")   # the dashboard, first tab
+        tab = WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
+                            if t.text.strip() == "Export"), False))
+        tab.click()
+        button(browser, "ratings.csv").click()
+        target = browser.downloads / "ratings.csv"
+        deadline = time.monotonic() + WAIT_S
+        while not target.exists() or target.stat().st_size == 0:
+            assert time.monotonic() < deadline, f"no download in {browser.downloads}: {list(browser.downloads.iterdir())}"
+            time.sleep(0.2)
+        rows = list(csv.DictReader(io.StringIO(target.read_text())))
+        assert [(r["item_id"], r["annotator"], r["rating"]) for r in rows] == [("i01", "alice", "3"),
+                                                                              ("i02", "alice", "1")]
+        audited = audit_entries(study, {"downloaded", "data_viewed"}, 2)   # the download and the view, by whom
+        assert audited == [("data_viewed", "owner", {"what": "dashboard, progress, preview"}),
+                           ("downloaded", "owner", {"file": "ratings.csv"})]
 
 
 def audit_entries(study_id: int, kinds: set[str], count: int) -> list[tuple[str, str, dict]]:
@@ -263,27 +316,26 @@ window.addEventListener('keydown', (e) => {
 """
 
 
-def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
+def test_fast_typing_on_a_loaded_server_never_misapplies(app, tmp_path, browser):
     """Digits pressed 0, 50, 150 and 300 ms after the previous one while a process keeps a core
     busy. A press counts for the item whose answer bar was on screen and ready when it happened
     (logged in the page, before the bar sees the key); every stored answer must be the first such
     press for its item, with no revision, and a press on a bar already saving stores nothing."""
-    study = make_study(tmp_path, n_items=60, raters=1, extra='order = "fixed"\n')
+    study = make_study(tmp_path, n_items=60, raters=1, slug=new_slug(), extra='order = "fixed"\n')
     (invite,) = studies.invite(study, 1)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 60")
+    wait_idle(browser)
+    browser.execute_script(PRESS_LOG)
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        with running_app(tmp_path) as base:
-            start(browser, f"{base}/?token={invite.token}", "Item 1 of 60")
-            wait_idle(browser)
-            browser.execute_script(PRESS_LOG)
-            body = browser.find_element(By.TAG_NAME, "body")
-            rng = random.Random(13)
-            gaps = [0.0, 0.05, 0.15, 0.3] * 12
-            for gap in gaps:
-                time.sleep(gap)
-                body.send_keys(str(rng.randrange(5)))
-            wait_idle(browser)
-            presses = browser.execute_script("return window.__presses")
+        body = browser.find_element(By.TAG_NAME, "body")
+        rng = random.Random(13)
+        gaps = [0.0, 0.05, 0.15, 0.3] * 12
+        for gap in gaps:
+            time.sleep(gap)
+            body.send_keys(str(rng.randrange(5)))
+        wait_idle(browser)
+        presses = browser.execute_script("return window.__presses")
     finally:
         burner.kill()
         burner.wait()
@@ -296,7 +348,8 @@ def test_fast_typing_on_a_loaded_server_never_misapplies(tmp_path, browser):
         with storage.read_session() as session:
             stored = [(r.assignment_id, r.revision, r.response) for r in session.exec(
                 select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
-            refused = len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all())
+            refused = len(session.exec(select(Event).where(Event.study_id == study,
+                                                            Event.kind == "stale_answer_refused")).all())
         if len(stored) >= len(ready) or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -324,50 +377,44 @@ def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):
     wait_text(browser, "Item 2 of 4")
     assert ratings(study) == {"i01": ["2"]}
     with storage.read_session() as session:
-        assert len(session.exec(select(Event).where(Event.kind == "stale_answer_refused")).all()) == 1
+        assert len(session.exec(select(Event).where(Event.study_id == study,
+                                                    Event.kind == "stale_answer_refused")).all()) == 1
 
 
-def test_with_image_pass_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+def test_with_image_pass_by_keys_and_mouse_back_reload_finish(app, tmp_path, browser):
     """hoi_similarity_image: alice's 3 pairs with her earlier rating 2 preselected; Enter keeps
     it, a click changes it, Back and a digit revise, reload resumes, the last answer finishes."""
-    from studyhelpers import earlier_study, image_spec, invite_same
-
-    from studyapp.platform.spec_files import load_spec
-
-    earlier_study(tmp_path)
-    study = studies.create_study(load_spec(image_spec(tmp_path)))
-    token = invite_same(study, ["alice"])["alice"][1]
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={token}", "Item 1 of 3")
-        WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
-            "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
-            message="waiting for the class image")
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {  # a 1280 x 800 viewport
-            "width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
-        bottom, height = browser.execute_script(  # item and controls fit in one screen
-            "return [document.querySelector('.answer-bar').getBoundingClientRect().bottom,"
-            " window.innerHeight]")
-        assert bottom <= height, f"the answer bar ends at {bottom} px, below the fold ({height} px)"
-        with_boxes = image_source(browser)
-        button(browser, "Hide the boxes").click()
-        WebDriverWait(browser, WAIT_S).until(lambda d: image_source(d) not in (None, with_boxes),
-                                             message="waiting for the image without boxes")
-        assert "Show the boxes" in button(browser, "Show the boxes").text
-        press(browser, Keys.ENTER)  # keep the earlier rating (the switch does not take the key)
-        wait_text(browser, "Item 2 of 3")
-        button(browser, "4 —").click()  # change it by mouse
-        wait_text(browser, "Item 3 of 3")
-        wait_ratings(study, {"i01": ["2"], "i02": ["4"]})
-        press(browser, Keys.BACKSPACE)
-        wait_text(browser, "you gave 4")
-        press(browser, "1")
-        wait_text(browser, "Item 3 of 3")
-        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"]})
-        browser.refresh()
-        wait_text(browser, "Item 3 of 3")
-        press(browser, "0")
-        wait_text(browser, "Thank you!")
-        wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
+    study, token = image_pass(tmp_path)
+    start(browser, f"{app}/?token={token}", "Item 1 of 3")
+    WebDriverWait(browser, WAIT_S).until(lambda d: d.execute_script(
+        "return [...document.images].some(i => i.complete && i.naturalWidth > 100)"),
+        message="waiting for the class image")
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {  # a 1280 x 800 viewport
+        "width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    bottom, height = browser.execute_script(  # item and controls fit in one screen
+        "return [document.querySelector('.answer-bar').getBoundingClientRect().bottom,"
+        " window.innerHeight]")
+    assert bottom <= height, f"the answer bar ends at {bottom} px, below the fold ({height} px)"
+    with_boxes = image_source(browser)
+    button(browser, "Hide the boxes").click()
+    WebDriverWait(browser, WAIT_S).until(lambda d: image_source(d) not in (None, with_boxes),
+                                         message="waiting for the image without boxes")
+    assert "Show the boxes" in button(browser, "Show the boxes").text
+    press(browser, Keys.ENTER)  # keep the earlier rating (the switch does not take the key)
+    wait_text(browser, "Item 2 of 3")
+    button(browser, "4 —").click()  # change it by mouse
+    wait_text(browser, "Item 3 of 3")
+    wait_ratings(study, {"i01": ["2"], "i02": ["4"]})
+    press(browser, Keys.BACKSPACE)
+    wait_text(browser, "you gave 4")
+    press(browser, "1")
+    wait_text(browser, "Item 3 of 3")
+    wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"]})
+    browser.refresh()
+    wait_text(browser, "Item 3 of 3")
+    press(browser, "0")
+    wait_text(browser, "Thank you!")
+    wait_ratings(study, {"i01": ["2"], "i02": ["4", "1"], "i03": ["0"]})
 
 
 def image_source(driver) -> str | None:
@@ -376,38 +423,35 @@ def image_source(driver) -> str | None:
     return images[0].get_attribute("src") if images else None
 
 
-def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(tmp_path, browser):
+def test_imsitu_correctness_by_keys_and_mouse_back_reload_finish(app, tmp_path, browser):
     """imsitu_correctness: marks toggled by digit key and by click, submitted with Enter; Back
     revises; reload resumes; six items finish the study. Stored marks are checked per item."""
     from studyhelpers import write_imsitu_study as write_study
 
-    from studyapp.platform.spec_files import load_spec
-
-    study = studies.create_study(load_spec(write_study(tmp_path)))
+    study = studies.create_study(load_spec(renamed(write_study(tmp_path), new_slug("verbs"))))
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
-        press(browser, "1")  # mark prediction 1 correct
-        wait_text(browser, "✓ correct")
-        press(browser, Keys.ENTER)
-        wait_text(browser, "Item 2 of 6")
-        button(browser, "2. ").click()  # mark prediction 2 by mouse
-        wait_text(browser, "✓ correct")
-        button(browser, "Submit").click()
-        wait_text(browser, "Item 3 of 6")
-        assert sorted(ratings(study).values()) == [["010"], ["100"]]  # stored before item 3 shows
-        button(browser, "Back").click()
-        wait_text(browser, "Revising an earlier answer (you gave")
-        press(browser, "3")
-        wait_text(browser, "Revising item 2 of 6 · 2 answered · 4 left")  # counts the answers
-        press(browser, Keys.ENTER)
-        wait_text(browser, "Item 3 of 6")
-        browser.refresh()
-        wait_text(browser, "Item 3 of 6")
-        for number in range(3, 7):
-            wait_text(browser, f"Item {number} of 6")
-            press(browser, Keys.ENTER)  # nothing marked: all three wrong
-        wait_text(browser, "Thank you!")
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 6")
+    press(browser, "1")  # mark prediction 1 correct
+    wait_text(browser, "✓ correct")
+    press(browser, Keys.ENTER)
+    wait_text(browser, "Item 2 of 6")
+    button(browser, "2. ").click()  # mark prediction 2 by mouse
+    wait_text(browser, "✓ correct")
+    button(browser, "Submit").click()
+    wait_text(browser, "Item 3 of 6")
+    assert sorted(ratings(study).values()) == [["010"], ["100"]]  # stored before item 3 shows
+    button(browser, "Back").click()
+    wait_text(browser, "Revising an earlier answer (you gave")
+    press(browser, "3")
+    wait_text(browser, "Revising item 2 of 6 · 2 answered · 4 left")  # counts the answers
+    press(browser, Keys.ENTER)
+    wait_text(browser, "Item 3 of 6")
+    browser.refresh()
+    wait_text(browser, "Item 3 of 6")
+    for number in range(3, 7):
+        wait_text(browser, f"Item {number} of 6")
+        press(browser, Keys.ENTER)  # nothing marked: all three wrong
+    wait_text(browser, "Thank you!")
     got = ratings(study)
     assert sorted(got.values()) == [["000"]] * 4 + [["010", "011"], ["100"]]
 
@@ -420,60 +464,57 @@ def choose(driver, group: int, mark: str):
          if b.text.removeprefix("✓ ").startswith(f"{mark} (")).click()
 
 
-def test_crosshoi_curation_by_mouse_back_reload_finish(tmp_path, browser):
+def test_crosshoi_curation_by_mouse_back_reload_finish(app, tmp_path, browser):
     """crosshoi_curation: every candidate marked by mouse (nothing preselected; Submit without a
     mark is refused), Back revises, reload resumes, the last question finishes."""
     from studyhelpers import curation_spec
-
-    study = studies.create_study(curation_spec(tmp_path))
+    curation_spec(tmp_path)
+    study = studies.create_study(load_spec(renamed(tmp_path / "cur.toml", new_slug("cur"))))
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
-        total = int(browser.find_element(By.TAG_NAME, "body").text.split("Item 1 of ")[1].split()[0])
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of ")
+    total = int(browser.find_element(By.TAG_NAME, "body").text.split("Item 1 of ")[1].split()[0])
+    button(browser, "Submit").click()
+    wait_text(browser, "Mark every candidate")
+    assert ratings(study) == {}
+    for number in range(1, total + 1):
+        wait_text(browser, f"Item {number} of {total}")
+        for group, mark in enumerate(("correct", "incorrect", "ambiguous")):
+            choose(browser, group, mark)
         button(browser, "Submit").click()
-        wait_text(browser, "Mark every candidate")
-        assert ratings(study) == {}
-        for number in range(1, total + 1):
-            wait_text(browser, f"Item {number} of {total}")
-            for group, mark in enumerate(("correct", "incorrect", "ambiguous")):
-                choose(browser, group, mark)
+        if number == 1:
+            wait_text(browser, f"Item 2 of {total}")
+            button(browser, "Back").click()
+            wait_text(browser, "Revising an earlier answer (you gave")
+            choose(browser, 0, "incorrect")
             button(browser, "Submit").click()
-            if number == 1:
-                wait_text(browser, f"Item 2 of {total}")
-                button(browser, "Back").click()
-                wait_text(browser, "Revising an earlier answer (you gave")
-                choose(browser, 0, "incorrect")
-                button(browser, "Submit").click()
-                wait_text(browser, f"Item 2 of {total}")
-                browser.refresh()
-        wait_text(browser, "Thank you!")
+            wait_text(browser, f"Item 2 of {total}")
+            browser.refresh()
+    wait_text(browser, "Thank you!")
     got = ratings(study)
     assert len(got) == total and sum(len(v) for v in got.values()) == total + 1
     revised = next(v for v in got.values() if len(v) == 2)
     assert revised[0].startswith("m=cia") and revised[1].startswith("m=iia")
 
 
-def test_shoes_own_study_runs_in_the_browser(tmp_path, browser, shared_data, monkeypatch):
+def test_shoes_own_study_runs_in_the_browser(app, tmp_path, browser, shared_data, monkeypatch):
     """SHOE's pairs from its own file (499 of its 500: pair 135 shows an excluded sense) —
     glosses and the prediction's lemma on screen, a key press stored for the pair that was shown."""
-    from studyapp.platform.spec_files import load_spec
     study = studies.create_study(load_spec(ROOT / "studies" / "shoe_study.toml"))
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of 499")
-        wait_idle(browser)
-        shown = browser.find_element(By.TAG_NAME, "body").text
-        press(browser, "3")
-        wait_text(browser, "Item 2 of 499")
-        got = ratings(study)
-        assert list(got.values()) == [["3"]]
-        (key,) = got
-        with storage.read_session() as session:
-            item = session.exec(select(Item).where(Item.study_id == study, Item.item_key == key)).one()
-        display = json.loads(item.fields_json)["display"]
-        for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
-            assert display[part] in shown, part
-        assert display["pred_object_gloss"][:40] in shown
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 499")
+    wait_idle(browser)
+    shown = browser.find_element(By.TAG_NAME, "body").text
+    press(browser, "3")
+    wait_text(browser, "Item 2 of 499")
+    got = ratings(study)
+    assert list(got.values()) == [["3"]]
+    (key,) = got
+    with storage.read_session() as session:
+        item = session.exec(select(Item).where(Item.study_id == study, Item.item_key == key)).one()
+    display = json.loads(item.fields_json)["display"]
+    for part in ("gt_verb", "gt_object", "pred_verb", "pred_object"):
+        assert display[part] in shown, part
+    assert display["pred_object_gloss"][:40] in shown
 
 
 def test_a_press_while_the_server_restarts_is_kept_and_says_reconnecting(tmp_path, browser):
@@ -499,32 +540,31 @@ def test_a_press_while_the_server_restarts_is_kept_and_says_reconnecting(tmp_pat
         wait_ratings(study, {"i01": ["2"], "i02": ["3"]})
 
 
-def test_cant_judge_and_a_comment_by_keys(tmp_path, browser):
+def test_cant_judge_and_a_comment_by_keys(app, tmp_path, browser):
     """With ``[answers]`` on: a comment typed in the bar goes with the answer; Esc leaves the
     box, X answers "can't judge"; digits typed in the box are text, not answers."""
-    study = make_study(tmp_path, n_items=3, raters=1,
+    study = make_study(tmp_path, n_items=3, raters=1, slug=new_slug(),
                        extra='order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n')
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of 3")
-        wait_text(browser, "X can't judge")
-        wait_idle(browser)
-        box = browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea")
-        box.send_keys("verb 2 unclear")
-        box.send_keys(Keys.ESCAPE)
-        press(browser, "x")
-        wait_text(browser, "Item 2 of 3")
-        press(browser, "3")
-        wait_text(browser, "Item 3 of 3")
-        wait_ratings(study, {"i01": ["cant_judge"], "i02": ["3"]})
-        press(browser, Keys.BACKSPACE)
-        wait_text(browser, "you gave 3")
-        press(browser, Keys.BACKSPACE)
-        wait_text(browser, "you gave can't judge")
-        WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
-            # the bar of the revisited item shows its comment (a rerun may replace the bar while it is read)
-            lambda d: d.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute("value")
-            == "verb 2 unclear", message="waiting for the stored comment in the box")
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 3")
+    wait_text(browser, "X can't judge")
+    wait_idle(browser)
+    box = browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea")
+    box.send_keys("verb 2 unclear")
+    box.send_keys(Keys.ESCAPE)
+    press(browser, "x")
+    wait_text(browser, "Item 2 of 3")
+    press(browser, "3")
+    wait_text(browser, "Item 3 of 3")
+    wait_ratings(study, {"i01": ["cant_judge"], "i02": ["3"]})
+    press(browser, Keys.BACKSPACE)
+    wait_text(browser, "you gave 3")
+    press(browser, Keys.BACKSPACE)
+    wait_text(browser, "you gave can't judge")
+    WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        # the bar of the revisited item shows its comment (a rerun may replace the bar while it is read)
+        lambda d: d.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute("value")
+        == "verb 2 unclear", message="waiting for the stored comment in the box")
     with storage.read_session() as session:
         stored = [(r.response, r.comment) for r in session.exec(
             select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
@@ -560,22 +600,21 @@ def test_on_a_phone_a_tap_brings_the_next_item_into_view(server, browser):
     wait_ratings(study, {"i01": ["4"]})
 
 
-def test_a_practice_item_shows_its_feedback_before_the_main_items(tmp_path, browser):
+def test_a_practice_item_shows_its_feedback_before_the_main_items(app, tmp_path, browser):
     from studyhelpers import write_practice
     extra = 'order = "fixed"\n' + write_practice(tmp_path, ["p1,ride,horse,feed,horse,1,Feeding is not riding."])
-    study = make_study(tmp_path, n_items=2, raters=1, extra=extra)
+    study = make_study(tmp_path, n_items=2, raters=1, slug=new_slug(), extra=extra)
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Practice item: after your answer")
-        wait_text(browser, "Item 1 of 3")
-        press(browser, "3")
-        wait_text(browser, "the expected answer is 1")
-        wait_text(browser, "Feeding is not riding.")
-        assert "You answered 3" in browser.find_element(By.TAG_NAME, "body").text
-        press(browser, "2")  # no answer bar on the feedback page: nothing is stored
-        press(browser, Keys.ENTER)
-        wait_text(browser, "Item 2 of 3")
-        assert "Practice item" not in browser.find_element(By.TAG_NAME, "body").text
-        press(browser, "4")
-        wait_text(browser, "Item 3 of 3")
-        wait_ratings(study, {"p1": ["3"], "i01": ["4"]})
+    start(browser, f"{app}/?token={invite.token}", "Practice item: after your answer")
+    wait_text(browser, "Item 1 of 3")
+    press(browser, "3")
+    wait_text(browser, "the expected answer is 1")
+    wait_text(browser, "Feeding is not riding.")
+    assert "You answered 3" in browser.find_element(By.TAG_NAME, "body").text
+    press(browser, "2")  # no answer bar on the feedback page: nothing is stored
+    press(browser, Keys.ENTER)
+    wait_text(browser, "Item 2 of 3")
+    assert "Practice item" not in browser.find_element(By.TAG_NAME, "body").text
+    press(browser, "4")
+    wait_text(browser, "Item 3 of 3")
+    wait_ratings(study, {"p1": ["3"], "i01": ["4"]})

@@ -1,5 +1,6 @@
 """What is stored is what the annotator had on screen, in all four study types, in a
-real headless Chromium (fixtures and helpers: ``test_browser``).
+real headless Chromium, one server for the module with a study of each test in its database
+(fixtures and helpers: ``test_browser``).
 
 Keyboard-only: Tab to a control and Enter (or Space) does what a click on it does. Fast typing
 ("digit digit Enter" at 100–200 ms, digits at 0–300 ms, Backspace + Tab + Enter, with a CPU
@@ -25,7 +26,21 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from sqlmodel import select
 from studyhelpers import make_study
-from test_browser import browser, button, press, ratings, running_app, start, wait_idle, wait_ratings, wait_text  # noqa: F401
+from test_browser import (  # noqa: F401
+    app,
+    browser,
+    button,
+    image_pass,
+    new_slug,
+    own_database,
+    press,
+    ratings,
+    renamed,
+    start,
+    wait_idle,
+    wait_ratings,
+    wait_text,
+)
 
 from studyapp.core import storage
 from studyapp.core.models import Event, Rating
@@ -93,9 +108,10 @@ def stored(study: int) -> list[tuple[int, int, str]]:
             select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
 
 
-def events(kind: str) -> list[dict]:
+def events(study: int, kind: str) -> list[dict]:
     with storage.read_session() as session:
-        return [json.loads(e.detail) for e in session.exec(select(Event).where(Event.kind == kind))]
+        return [json.loads(e.detail) for e in session.exec(
+            select(Event).where(Event.study_id == study, Event.kind == kind))]
 
 
 def tab_to(driver, label_start: str | None = None, element=None, limit: int = 60):
@@ -136,82 +152,75 @@ def on_screen_answer(entry: dict) -> str | None:
 
 
 # ------------------------------------------------------------------------ keyboard = mouse
-def test_text_revising_tab_to_a_value_and_enter_stores_it(tmp_path, browser):
+def test_text_revising_tab_to_a_value_and_enter_stores_it(app, tmp_path, browser):
     """Text study while revising: Tab to "0" and Enter stores 0 (it used to act as Continue)."""
-    study = make_study(tmp_path, n_items=3, raters=1, extra='order = "fixed"\n')
+    study = make_study(tmp_path, n_items=3, raters=1, slug=new_slug(), extra='order = "fixed"\n')
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of 3")
-        press(browser, "3")
-        wait_text(browser, "Item 2 of 3")
-        press(browser, Keys.BACKSPACE)
-        wait_text(browser, "you gave 3")
-        tab_to(browser, "0 —").send_keys(Keys.ENTER)
-        wait_ratings(study, {"i01": ["3", "0"]})
-        wait_text(browser, "Item 2 of 3")
-        tab_to(browser, "4 —").send_keys(" ")  # Space is a click too
-        wait_ratings(study, {"i01": ["3", "0"], "i02": ["4"]})
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 3")
+    press(browser, "3")
+    wait_text(browser, "Item 2 of 3")
+    press(browser, Keys.BACKSPACE)
+    wait_text(browser, "you gave 3")
+    tab_to(browser, "0 —").send_keys(Keys.ENTER)
+    wait_ratings(study, {"i01": ["3", "0"]})
+    wait_text(browser, "Item 2 of 3")
+    tab_to(browser, "4 —").send_keys(" ")  # Space is a click too
+    wait_ratings(study, {"i01": ["3", "0"], "i02": ["4"]})
 
 
-def test_with_image_tab_to_zero_and_enter_stores_zero_not_the_preselected(tmp_path, browser):
-    from studyhelpers import earlier_study, image_spec, invite_same
-
-    earlier_study(tmp_path)
-    study = studies.create_study(load_spec(image_spec(tmp_path)))
-    token = invite_same(study, ["alice"])["alice"][1]
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={token}", "Item 1 of 3")
-        wait_text(browser, "Your earlier rating (without the image): 2")
-        focused = tab_to(browser, "0 —")
-        assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused) != "none"
-        focused.send_keys(Keys.ENTER)
-        wait_text(browser, "Item 2 of 3")
-        wait_ratings(study, {"i01": ["0"]})
-        press(browser, Keys.ENTER)  # Enter on the page keeps the preselected rating
-        wait_text(browser, "Item 3 of 3")
-        wait_ratings(study, {"i01": ["0"], "i02": ["2"]})
+def test_with_image_tab_to_zero_and_enter_stores_zero_not_the_preselected(app, tmp_path, browser):
+    study, token = image_pass(tmp_path)
+    start(browser, f"{app}/?token={token}", "Item 1 of 3")
+    wait_text(browser, "Your earlier rating (without the image): 2")
+    focused = tab_to(browser, "0 —")
+    assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused) != "none"
+    focused.send_keys(Keys.ENTER)
+    wait_text(browser, "Item 2 of 3")
+    wait_ratings(study, {"i01": ["0"]})
+    press(browser, Keys.ENTER)  # Enter on the page keeps the preselected rating
+    wait_text(browser, "Item 3 of 3")
+    wait_ratings(study, {"i01": ["0"], "i02": ["2"]})
 
 
-def test_imsitu_tab_to_a_verb_and_enter_toggles_it(tmp_path, browser):
+def test_imsitu_tab_to_a_verb_and_enter_toggles_it(app, tmp_path, browser):
     from studyhelpers import write_imsitu_study
 
-    study = studies.create_study(load_spec(write_imsitu_study(tmp_path)))
+    study = studies.create_study(load_spec(renamed(write_imsitu_study(tmp_path), new_slug("verbs"))))
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of 6")
-        verb = tab_to(browser, "1. ")
-        verb.send_keys(Keys.ENTER)  # toggles, never submits
-        wait_text(browser, "✓ correct")
-        verb.send_keys(" ")  # and Space toggles back
-        time.sleep(0.3)
-        assert "✓ correct" not in browser.find_element(By.TAG_NAME, "body").text
-        verb.send_keys(Keys.ENTER)
-        assert ratings(study) == {}
-        tab_to(browser, "Submit").send_keys(Keys.ENTER)
-        wait_text(browser, "Item 2 of 6")
-        (key,) = ratings(study)
-        wait_ratings(study, {key: ["100"]})
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 6")
+    verb = tab_to(browser, "1. ")
+    verb.send_keys(Keys.ENTER)  # toggles, never submits
+    wait_text(browser, "✓ correct")
+    verb.send_keys(" ")  # and Space toggles back
+    time.sleep(0.3)
+    assert "✓ correct" not in browser.find_element(By.TAG_NAME, "body").text
+    verb.send_keys(Keys.ENTER)
+    assert ratings(study) == {}
+    tab_to(browser, "Submit").send_keys(Keys.ENTER)
+    wait_text(browser, "Item 2 of 6")
+    (key,) = ratings(study)
+    wait_ratings(study, {key: ["100"]})
 
 
-def test_crosshoi_tab_to_marks_and_enter_marks_them(tmp_path, browser):
+def test_crosshoi_tab_to_marks_and_enter_marks_them(app, tmp_path, browser):
     from studyhelpers import curation_spec
 
     from studyapp.studytypes.crosshoi_curation import crosshoi
 
-    study = studies.create_study(curation_spec(tmp_path))
+    curation_spec(tmp_path)
+    study = studies.create_study(load_spec(renamed(tmp_path / "cur.toml", new_slug("cur"))))
     (invite,) = studies.invite(study, 1)
-    with running_app(tmp_path) as base:
-        start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
-        wait_idle(browser)
-        for row, mark in enumerate(("incorrect", "ambiguous", "correct")):
-            target = next(b for b in browser.find_elements(By.CSS_SELECTOR, ".mark-form .candidate")[row]
-                          .find_elements(By.TAG_NAME, "button") if b.text.startswith(mark))
-            tab_to(browser, element=target).send_keys(Keys.ENTER)
-            time.sleep(0.2)
-        tab_to(browser, "Submit").send_keys(Keys.ENTER)
-        wait_text(browser, "Item 2 of ")
-        (key,) = ratings(study)
-        wait_ratings(study, {key: [crosshoi.encode_response(["incorrect", "ambiguous", "correct"], [], [])]})
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of ")
+    wait_idle(browser)
+    for row, mark in enumerate(("incorrect", "ambiguous", "correct")):
+        target = next(b for b in browser.find_elements(By.CSS_SELECTOR, ".mark-form .candidate")[row]
+                      .find_elements(By.TAG_NAME, "button") if b.text.startswith(mark))
+        tab_to(browser, element=target).send_keys(Keys.ENTER)
+        time.sleep(0.2)
+    tab_to(browser, "Submit").send_keys(Keys.ENTER)
+    wait_text(browser, "Item 2 of ")
+    (key,) = ratings(study)
+    wait_ratings(study, {key: [crosshoi.encode_response(["incorrect", "ambiguous", "correct"], [], [])]})
 
 
 # ------------------------------------------------------------------------ fast typing
@@ -288,7 +297,7 @@ def check_typed_equals_stored(driver, study: int, marks_prefix: str = "") -> dic
     after_end = [e for e in on_locked if finished and e["before"]["item"] == last
                  and e["before"]["state"] == "saving"]
     silent = [e for e in on_locked if not (e.get("dropped") and e.get("cue")) and e not in after_end]
-    counted = sum(ev["count"] for ev in events("keys_not_applied"))
+    counted = sum(ev["count"] for ev in events(study, "keys_not_applied"))
     # no frame shows a screen beside another one, and a live screen's counter is its own item's
     two = [f for f in frames if f[0] > 1]
     numbers = numbers_of(study)
@@ -306,7 +315,7 @@ def check_typed_equals_stored(driver, study: int, marks_prefix: str = "") -> dic
     assert not silent, [(e["key"], e["before"]["state"], e["after"]["state"], e.get("cueText"))
                         for e in silent]
     assert counted + pending == len(dropped), (counted, pending, len(dropped))
-    assert not events("stale_answer_refused")
+    assert not events(study, "stale_answer_refused")
     assert not two, two
     assert not mismatched, mismatched[:5]
     return report
@@ -329,51 +338,45 @@ def gaps(rng, n, low=0.1, high=0.2):
     return [rng.uniform(low, high) for _ in range(n)]
 
 
-def test_text_fast_digits_backspace_tab_enter_under_load(tmp_path, browser):
+def test_text_fast_digits_backspace_tab_enter_under_load(app, tmp_path, browser):
     """Text study, a CPU burner running: digits at 0–300 ms, then Backspace + Tab + Enter on a
     value (a revision by keyboard), then more digits at 100–200 ms."""
-    study = make_study(tmp_path, n_items=40, raters=1, extra='order = "fixed"\n')
+    study = make_study(tmp_path, n_items=40, raters=1, slug=new_slug(), extra='order = "fixed"\n')
     (invite,) = studies.invite(study, 1)
     rng = random.Random(29)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 40")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        with running_app(tmp_path) as base:
-            start(browser, f"{base}/?token={invite.token}", "Item 1 of 40")
-            wait_idle(browser)
-            browser.execute_script(KEY_LOG + FRAMES)
-            type_keys(browser, [(str(rng.randrange(5)), g) for g in [0, 0.05, 0.1, 0.15, 0.2, 0.3] * 3])
-            wait_idle(browser)
-            type_keys(browser, [(Keys.BACKSPACE, 0)])
-            wait_text(browser, "Revising item")
-            tab_to(browser, "1 —")
-            type_keys(browser, [(Keys.ENTER, 0)] + [(str(rng.randrange(5)), g) for g in gaps(rng, 12)])
-            report = check_typed_equals_stored(browser, study)
+        type_keys(browser, [(str(rng.randrange(5)), g) for g in [0, 0.05, 0.1, 0.15, 0.2, 0.3] * 3])
+        wait_idle(browser)
+        type_keys(browser, [(Keys.BACKSPACE, 0)])
+        wait_text(browser, "Revising item")
+        tab_to(browser, "1 —")
+        type_keys(browser, [(Keys.ENTER, 0)] + [(str(rng.randrange(5)), g) for g in gaps(rng, 12)])
+        report = check_typed_equals_stored(browser, study)
     finally:
         hog.kill()
         hog.wait()
     assert report["stored"] >= 8
 
 
-def test_with_image_fast_digits_and_enter_under_load(tmp_path, browser):
+def test_with_image_fast_digits_and_enter_under_load(app, tmp_path, browser):
     """With-image pass (earlier rating preselected), a CPU burner running: digits and Enter at
     100–200 ms; Tab + Enter on a value."""
-    from studyhelpers import earlier_study, image_spec, invite_same
-
-    earlier_study(tmp_path, n_items=12)
-    study = studies.create_study(load_spec(image_spec(tmp_path, n_items=12)))
-    token = invite_same(study, ["alice"])["alice"][1]
+    study, token = image_pass(tmp_path, n_items=12)
     rng = random.Random(7)
+    start(browser, f"{app}/?token={token}", "Item 1 of 12")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        with running_app(tmp_path) as base:
-            start(browser, f"{base}/?token={token}", "Item 1 of 12")
-            wait_idle(browser)
-            browser.execute_script(KEY_LOG + FRAMES)
-            tab_to(browser, "0 —")
-            type_keys(browser, [(Keys.ENTER, 0)])
-            keys = [rng.choice([Keys.ENTER, "0", "1", "3", "4"]) for _ in range(14)]
-            type_keys(browser, list(zip(keys, gaps(rng, len(keys)))))
-            report = check_typed_equals_stored(browser, study)
+        tab_to(browser, "0 —")
+        type_keys(browser, [(Keys.ENTER, 0)])
+        keys = [rng.choice([Keys.ENTER, "0", "1", "3", "4"]) for _ in range(14)]
+        type_keys(browser, list(zip(keys, gaps(rng, len(keys)))))
+        report = check_typed_equals_stored(browser, study)
     finally:
         hog.kill()
         hog.wait()
@@ -413,51 +416,50 @@ seed = 1
     return spec
 
 
-def test_imsitu_digit_digit_enter_at_100_to_200_ms_under_load(tmp_path, browser):
+def test_imsitu_digit_digit_enter_at_100_to_200_ms_under_load(app, tmp_path, browser):
     """The issue's pattern: "digit digit Enter" for item after item at 100–200 ms, a CPU
     burner running. Stored marks are those on screen at the Enter that sent them; digits
     pressed while the last answer was saving were dropped ("too fast") and counted."""
-    study = studies.create_study(load_spec(write_big_imsitu(tmp_path)))
+    study = studies.create_study(load_spec(renamed(write_big_imsitu(tmp_path), new_slug("verbs"))))
     (invite,) = studies.invite(study, 1)
     rng = random.Random(150)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 16")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        with running_app(tmp_path) as base:
-            start(browser, f"{base}/?token={invite.token}", "Item 1 of 16")
-            wait_idle(browser)
-            browser.execute_script(KEY_LOG + FRAMES)
-            plan = []
-            for _ in range(10):
-                plan += [(str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
-                         (str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
-                         (Keys.ENTER, rng.uniform(0.1, 0.2))]
-            type_keys(browser, plan)
-            report = check_typed_equals_stored(browser, study)
+        plan = []
+        for _ in range(10):
+            plan += [(str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
+                     (str(rng.randint(1, 5)), rng.uniform(0.1, 0.2)),
+                     (Keys.ENTER, rng.uniform(0.1, 0.2))]
+        type_keys(browser, plan)
+        report = check_typed_equals_stored(browser, study)
     finally:
         hog.kill()
         hog.wait()
     assert report["stored"] >= 3
 
 
-def test_crosshoi_fast_marks_and_enter_under_load(tmp_path, browser):
+def test_crosshoi_fast_marks_and_enter_under_load(app, tmp_path, browser):
     """CrossHOI curation: "c i a Enter" (and other marks) at 100–200 ms, a CPU burner running."""
     from studyhelpers import curation_spec
 
-    study = studies.create_study(curation_spec(tmp_path, n_images=8))
+    curation_spec(tmp_path, n_images=8)
+    study = studies.create_study(load_spec(renamed(tmp_path / "cur.toml", new_slug("cur"))))
     (invite,) = studies.invite(study, 1)
     rng = random.Random(3)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of ")
+    wait_idle(browser)
+    browser.execute_script(KEY_LOG + FRAMES)
     hog = burner()
     try:
-        with running_app(tmp_path) as base:
-            start(browser, f"{base}/?token={invite.token}", "Item 1 of ")
-            wait_idle(browser)
-            browser.execute_script(KEY_LOG + FRAMES)
-            plan = []
-            for _ in range(8):
-                plan += [(rng.choice("cia"), rng.uniform(0.1, 0.2)) for _ in range(3)]
-                plan.append((Keys.ENTER, rng.uniform(0.1, 0.2)))
-            type_keys(browser, plan)
-            report = check_typed_equals_stored(browser, study, marks_prefix="m=")
+        plan = []
+        for _ in range(8):
+            plan += [(rng.choice("cia"), rng.uniform(0.1, 0.2)) for _ in range(3)]
+            plan.append((Keys.ENTER, rng.uniform(0.1, 0.2)))
+        type_keys(browser, plan)
+        report = check_typed_equals_stored(browser, study, marks_prefix="m=")
     finally:
         hog.kill()
         hog.wait()
