@@ -34,7 +34,7 @@ MEANING = (f"How to read this: the target is {ESTIMAND}. A 95% interval is over 
            "items were rated and which raters rated them (a strict rater moves all of their ratings) — "
            "computed from a crossed random-effects variance with a t quantile (Satterthwaite degrees of "
            "freedom; few raters give a wide interval); in simulated studies with 3–12 raters, 20–100% of "
-           "the items rated and 1–5 ratings per item it held the target in 92–97% of studies "
+           "the items rated and 1–5 ratings per item it held the target in 93–97% of studies "
            "(docs/method.md). The prediction-powered (PPI) estimate corrects the "
            "LLM's ratings of all items by how far they were off on the human-rated ones; it never trusts "
            "the LLM on an item no human rated. “Saved” is the share of human ratings PPI saves at equal "
