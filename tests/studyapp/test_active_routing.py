@@ -179,9 +179,12 @@ def test_a_rater_below_the_consistency_threshold_is_routed_out_with_their_code(t
 
 def test_a_rater_crossing_min_ratings_gets_no_further_item_before_the_next_scheduled_refit(tmp_path):
     # refit_every = 1000: no scheduled refit during the test. Two raters spread their answers
-    # over the scale (item k gets k mod 5); the third always presses 2. At the third's 8th main
-    # rating the submit refits (the stored fit has not judged them); the fit flags them
-    # constant (consistency 0 < 0.5), so the next item request routes them: 8 ratings, not 17.
+    # over the scale (item k gets k mod 5, and one more capped at 4); the third always presses 2.
+    # At the third's 8th main rating the submit refits (the stored fit has not judged them); the
+    # fit flags them constant (consistency 0 < 0.5), so the next item request routes them: 8
+    # ratings, not 12. Whichever 8 items the third's random order gives them, the others' mean
+    # rating over them has SD ≥ 0.78, above the 0.5 a rater needs to be judged (0.125 of the
+    # scale's range; with k and k + 1 mod 5 one order in 495 fell to 0.43 and went unjudged).
     spec = write_adaptive_spec(
         tmp_path, extra='[routing]\nmin_ratings = 8\nmin_consistency = 0.5\n',
         adaptive_keys="target_se = 0.01\nmin_raters = 3\nmax_raters = 3\nrefit_every = 1000\n")
@@ -189,9 +192,13 @@ def test_a_rater_crossing_min_ratings_gets_no_further_item_before_the_next_sched
     steady, other, constant = make_annotators(study_id, 3)
     for who, shift in ((steady, 0), (other, 1)):
         while (task := assignment.next_item(who)) is not None:
-            value = min(4, (int(task.item_key.lstrip("i")) + shift) % 5)
+            value = min(4, int(task.item_key.lstrip("i")) % 5 + shift)
             assignment.submit(who, task.assignment_id, value, 1.0)
-    assert len(rate_all(constant)) == 8
+    rated = rate_all(constant)
+    with storage.read_session() as session:
+        events = [(e.kind, e.annotator_id, e.detail) for e in session.exec(select(Event).order_by(Event.id))
+                  if e.kind.startswith(("rater_model", "routed"))]
+    assert len(rated) == 8, (rated, events)
     assert assignment.annotator_session(constant).routed
     with storage.read_session() as session:
         fit = json.loads(session.get(Study, study_id).rater_model)
