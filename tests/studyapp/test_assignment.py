@@ -124,6 +124,33 @@ def test_random_order_differs_between_annotators_but_is_stable(tmp_path):
     assert len(set(orders)) > 1
 
 
+@pytest.mark.usefixtures("db_backend")
+@pytest.mark.parametrize("seed", [0, 1, 2**30 - 1, 123_456_789])
+def test_the_database_orders_items_as_the_python_rank_does(tmp_path, seed):
+    # the claim's SQL order key and its Python twin (used on the cached order) must agree on
+    # each database, products near 2⁶² included; and the order is not the file order
+    from sqlalchemy import update
+
+    from studyapp.core.models import Annotator, Item, Study
+    from studyapp.platform.assignment import claim
+    from studyapp.platform.spec_model import spec_of
+
+    study_id = make_study(tmp_path, n_items=40, raters=1)
+    (annotator_id,) = make_annotators(study_id, 1)
+    with storage.write_session() as session:
+        session.exec(update(Annotator).where(Annotator.id == annotator_id).values(seed=seed))
+    with storage.read_session() as session:
+        study, annotator = session.get(Study, study_id), session.get(Annotator, annotator_id)
+        spec = spec_of(study)
+        by_sql = list(session.exec(select(Item.id).where(Item.study_id == study_id)
+                                   .order_by(claim._order_key(annotator, spec))))
+        rank = claim._rank(session, annotator, study, spec)
+    assert by_sql == sorted(by_sql, key=rank) and by_sql != sorted(by_sql)
+    a, b = claim._permutation(annotator)
+    p = claim.PERMUTATION_MODULUS
+    assert [rank(i) for i in by_sql] == sorted(((i * a + b) % p) ** 3 % p for i in by_sql)
+
+
 def test_an_abandoned_claim_is_taken_over_after_the_timeout(tmp_path):
     study = make_study(tmp_path, n_items=1, raters=1, extra="claim_timeout_minutes = 30")
     idle, early, late = make_annotators(study, 3)
