@@ -41,6 +41,19 @@ def data_dir() -> Path:
     return Path(os.environ.get("HOI_NLTK_DATA", DEFAULT_DATA))
 
 
+class WordNetMissing(InputError):
+    """WordNet 3.0 is not installed under :func:`data_dir`: no look-up can answer, so callers
+    that turn an unknown synset into False let this one through."""
+
+
+def _corpus_dir() -> Path:
+    """The WordNet 3.0 corpus folder; raises :class:`WordNetMissing` when it is absent."""
+    corpus = data_dir() / "corpora" / "wordnet"
+    if not (corpus / "data.noun").exists():
+        raise WordNetMissing(f"WordNet 3.0 not found in {corpus}; run ./scripts/setup.sh to install it")
+    return corpus
+
+
 @lru_cache(maxsize=1)
 def _reader_class():
     """NLTK's reader without the version map it builds on every load (nltk imported here, on
@@ -71,9 +84,7 @@ def wordnet():
     import nltk
 
     root = data_dir()
-    corpus = root / "corpora" / "wordnet"
-    if not (corpus / "data.noun").exists():
-        raise InputError(f"WordNet 3.0 not found in {corpus}; run ./scripts/setup.sh to install it")
+    corpus = _corpus_dir()
     # NLTK refuses corpus roots outside nltk.data.path.
     if str(root) not in nltk.data.path:
         nltk.data.path.insert(0, str(root))
@@ -102,9 +113,7 @@ def index_path() -> Path:
 
 
 def _source_signature() -> dict[str, int]:
-    corpus = data_dir() / "corpora" / "wordnet"
-    if not (corpus / "data.noun").exists():
-        raise InputError(f"WordNet 3.0 not found in {corpus}; run ./scripts/setup.sh to install it")
+    corpus = _corpus_dir()
     return {name: (corpus / name).stat().st_size for name in SOURCE_FILES}
 
 
@@ -369,6 +378,7 @@ def index() -> WordNetIndex:
     loaded = WordNetIndex.load(index_path())
     if loaded is not None:
         return loaded
+    _corpus_dir()
     print(f"metrics.vocab.wordnet: building the WordNet index in {index_path()} (once, about 20 s)",
           file=sys.stderr)
     return build_index()
@@ -393,6 +403,8 @@ def is_synset_name(text: str) -> bool:
         return False
     try:
         _node(text)
+    except WordNetMissing:
+        raise
     except InputError:
         return False
     return True

@@ -14,9 +14,9 @@ from studyapp.core.models import Study
 from studyapp.platform import assignment, exports
 
 
-def run(*args, env_path):
+def run(*args, env_path, extra_env=None):
     env = {**os.environ, "STUDYAPP_DB": str(env_path / "cli.sqlite"),
-           "STUDYAPP_EXPORTS": str(env_path / "out")}
+           "STUDYAPP_EXPORTS": str(env_path / "out"), **(extra_env or {})}
     return subprocess.run([sys.executable, "-m", "studyapp", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, env=env)
 
@@ -101,6 +101,22 @@ def test_cli_create_invite_status_export(tmp_path):
     assert folder.startswith(str(tmp_path / "out" / "t"))
     res = run("export", "nope", env_path=tmp_path)
     assert res.returncode == 2 and res.stderr.strip() == "error: no study named 'nope'"
+
+
+def test_create_without_wordnet_stops_with_one_line_naming_the_folder(tmp_path):
+    # a machine where setup never installed WordNet: one line naming where it looked, no study,
+    # not an index build announced per item followed by "no items to rate"
+    spec = write_spec(tmp_path, n_items=3)
+    empty = tmp_path / "no_nltk_data"
+    empty.mkdir()
+    res = run("create", str(spec), env_path=tmp_path,
+              extra_env={"HOI_NLTK_DATA": str(empty), "HOI_WORDNET_INDEX": ""})
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"error: WordNet 3.0 not found in {empty / 'corpora' / 'wordnet'}; "
+        "run ./scripts/setup.sh to install it"]
+    assert "building" not in res.stderr and not list(empty.iterdir())
+    assert not (tmp_path / "cli.sqlite").exists()
 
 
 @pytest.mark.slow
