@@ -127,7 +127,7 @@ def test_random_order_differs_between_annotators_but_is_stable(tmp_path):
 @pytest.mark.usefixtures("db_backend")
 @pytest.mark.parametrize("seed", [0, 1, 2**30 - 1, 123_456_789])
 def test_the_database_orders_items_as_the_python_rank_does(tmp_path, seed):
-    # the claim's SQL order key and its Python twin (used on the cached order) must agree on
+    # the claim's SQL order key, its Python twin and the cached order's numpy sort must agree on
     # each database, products near 2⁶² included; and the order is not the file order
     from sqlalchemy import update
 
@@ -146,6 +146,7 @@ def test_the_database_orders_items_as_the_python_rank_does(tmp_path, seed):
                                    .order_by(claim._order_key(annotator, spec))))
         rank = claim._rank(session, annotator, study, spec)
     assert by_sql == sorted(by_sql, key=rank) and by_sql != sorted(by_sql)
+    assert claim._in_order(reversed(by_sql), rank, annotator, spec) == by_sql   # the cached order
     a, b = claim._permutation(annotator)
     p = claim.PERMUTATION_MODULUS
     assert [rank(i) for i in by_sql] == sorted(((i * a + b) % p) ** 3 % p for i in by_sql)
