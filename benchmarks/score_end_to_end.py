@@ -245,9 +245,9 @@ def main() -> None:
                                            "--json", str(tmp / "diagnose.json")], args.runs)
         report("(b) python -m metrics diagnose", walls, cpus, loads)
 
-        old = old_reader(tmp / "before_issue_16")
+        old = old_reader(tmp / "before_fast_reader")
         readers = {f"the reader before the fast reader ({BEFORE_FAST_READER})": old} if old else {}
-        readers |= {"validating reader (today)": _read_validating, FAST: read_detections}
+        readers |= {"validating reader": _read_validating, FAST: read_detections}
         for label, path in (("JSON Lines", pred_path), ("QPIC", qpic_path)):
             report_readers(label, *time_readers(readers, path, args.runs))
         if old:

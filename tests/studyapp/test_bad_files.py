@@ -783,5 +783,5 @@ def test_a_spec_linked_to_no_study_names_the_file_and_key(world, tmp_path, capsy
 @pytest.mark.parametrize("case_id", ["mcq-released-box-list-number", "restore-manifest-table-a-number",
                                      "create-sampler-seed-negative", "imsitu-cluster-embeddings-complex",
                                      "restore-entry-dotdot"])
-def test_issue_31_classes_as_processes(world, monkeypatch, case_id):
+def test_each_refusal_class_also_refuses_as_a_process(world, monkeypatch, case_id):
     test_real_processes_refuse_the_same_way(world, monkeypatch, case_id)
