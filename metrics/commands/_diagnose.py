@@ -126,7 +126,8 @@ def _summary_lines(args, names, results, oracles) -> list[str]:
     lines.append(f"{c0['images']} images, {c0['gt']} ground-truth HOIs in {c0['classes']} classes"
                  + ("" if args.keep_no_interaction or args.dataset != datasets.DEFAULT
                     else " (no_interaction removed, §2.4)"))
-    lines += ["", "mAP and ΔmAP (Full; rare / non-rare in the JSON)", head]
+    rare_split = "rare" in datasets.get(args.dataset).subsets
+    lines += ["", "mAP and ΔmAP (Full; rare / non-rare in the JSON)" if rare_split else "mAP and ΔmAP", head]
     lines.append(f"{'mAP':22}" + "".join(f"{_fmt(results[n]['map']):>15}" for n in names))
     for o in oracles:
         lines.append(f"{'Δ ' + o:22}" + "".join(f"{_fmt(results[n]['delta_map'][o]):>15}" for n in names))
@@ -143,8 +144,9 @@ def _summary_lines(args, names, results, oracles) -> list[str]:
     lines += ["", "pair localization (§4.1) and interaction classification (§4.2)", head]
     rows = [("pairs / image", lambda r: f"{r['pair_localization']['pairs_per_image']:>15.1f}"),
             ("pair recall", lambda r: f"{_fmt(r['pair_localization']['recall']):>15}"),
-            ("pair recall rare", lambda r: f"{_fmt(r['pair_localization']['splits']['rare']['recall']):>15}"),
-            ("pair recall non-rare", lambda r: f"{_fmt(r['pair_localization']['splits']['non_rare']['recall']):>15}"),
+            *([("pair recall rare", lambda r: f"{_fmt(r['pair_localization']['splits']['rare']['recall']):>15}"),
+               ("pair recall non-rare",
+                lambda r: f"{_fmt(r['pair_localization']['splits']['non_rare']['recall']):>15}")] if rare_split else []),
             ("pair precision", lambda r: f"{_fmt(r['pair_localization']['precision']):>15}"),
             ("negative AP", lambda r: f"{_fmt(r['interaction_classification']['negative_ap']):>15}"),
             ("interaction mAP", lambda r: f"{_fmt(r['interaction_classification']['interaction_map']):>15}")]

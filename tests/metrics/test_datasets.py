@@ -230,6 +230,8 @@ def test_diagnose_on_vcoco_has_no_no_interaction_class(vcoco_files, tmp_path):
                     "--json", tmp_path / "d.json")
     assert r.returncode == 0, r.stderr
     assert "no_interaction" not in r.stdout
+    assert "rare" not in r.stdout, r.stdout   # V-COCO has no rare / non-rare split
+    assert "mAP and ΔmAP\n" in r.stdout and "\npair recall  " in r.stdout
     out = json.loads((tmp_path / "d.json").read_text())
     assert out["map"] == pytest.approx(1 / 3) and out["error_counts"]["interaction"] == 2
     assert out["delta_map"]["interaction"] == pytest.approx(2 / 3)
