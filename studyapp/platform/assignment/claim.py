@@ -49,8 +49,14 @@ def _order_key(annotator: Row, spec: StudySpec):
     or the file order."""
     if spec.order == "fixed":
         return Item.position
+    return _permuted(cast(Item.id, BigInteger), annotator)
+
+
+def _permuted(ids, annotator: Row):
+    """``(a·id + b)³ mod p`` of the annotator's permutation, for whatever ``ids`` is: a SQL
+    column, an int64 array or an int (every product stays below 2⁶³)."""
     a, b = _permutation(annotator)
-    shifted = (cast(Item.id, BigInteger) * a + b) % PERMUTATION_MODULUS
+    shifted = (ids * a + b) % PERMUTATION_MODULUS
     return shifted * shifted % PERMUTATION_MODULUS * shifted % PERMUTATION_MODULUS
 
 
@@ -65,19 +71,16 @@ def _rank(session: Session, annotator: Row, study: Row, spec: StudySpec):
     if spec.order == "fixed":
         positions = dict(main_items(session, study))
         return positions.__getitem__
-    a, b = _permutation(annotator)
-    return lambda item_id: pow((item_id * a + b) % PERMUTATION_MODULUS, 3, PERMUTATION_MODULUS)
+    return lambda item_id: _permuted(item_id, annotator)
 
 
 def _in_order(ids, rank, annotator: Row, spec: StudySpec) -> list[int]:
     """``ids`` sorted by ``rank`` (``_rank``'s); the permutation's keys computed for all ids at
-    once in int64 (every product stays below 2⁶³), a tenth of sorting by the Python key."""
+    once in int64, a tenth of sorting by the Python key."""
     if spec.order == "fixed":
         return sorted(ids, key=rank)
-    a, b = _permutation(annotator)
     ordered = np.fromiter(ids, dtype=np.int64)
-    shifted = (ordered * a + b) % PERMUTATION_MODULUS
-    return ordered[np.argsort(shifted * shifted % PERMUTATION_MODULUS * shifted % PERMUTATION_MODULUS)].tolist()
+    return ordered[np.argsort(_permuted(ordered, annotator))].tolist()
 
 
 def next_item(annotator_id: int, engine: Engine | None = None,
