@@ -88,9 +88,13 @@ def wordnet():
     # NLTK refuses corpus roots outside nltk.data.path.
     if str(root) not in nltk.data.path:
         nltk.data.path.insert(0, str(root))
-    with warnings.catch_warnings():  # no Open Multilingual Wordnet: English only
-        warnings.simplefilter("ignore", UserWarning)
-        reader = _reader_class()(nltk.data.FileSystemPathPointer(str(corpus)), None)
+    try:
+        with warnings.catch_warnings():  # no Open Multilingual Wordnet: English only
+            warnings.simplefilter("ignore", UserWarning)
+            reader = _reader_class()(nltk.data.FileSystemPathPointer(str(corpus)), None)
+    except (OSError, LookupError, ValueError) as exc:   # a file missing, truncated or garbled
+        raise WordNetMissing(f"WordNet 3.0 in {corpus} is incomplete or damaged ({type(exc).__name__}: "
+                             f"{exc}); run ./scripts/setup.sh to install it") from None
     if reader.get_version() != "3.0":
         raise InputError(f"{corpus} holds WordNet {reader.get_version()}, expected 3.0")
     return reader

@@ -55,3 +55,22 @@ def test_no_version_map_is_built_and_lookups_match_nltks_own_reader():
         assert (a.definition(), a.lemma_names(), [h.name() for h in a.hypernyms()]) == \
                (b.definition(), b.lemma_names(), [h.name() for h in b.hypernyms()])
     assert [s.name() for s in reader.synsets("riding", "v")] == [s.name() for s in stock.synsets("riding", "v")]
+
+
+def test_a_damaged_wordnet_stops_with_one_line_naming_the_folder(tmp_path):
+    # data.noun present (so it looks installed) but every other file missing: one error line
+    # that names the folder and the missing file, exit 2, and no index written there
+    import os
+    import subprocess
+    import sys
+    corpus = tmp_path / "corpora" / "wordnet"
+    corpus.mkdir(parents=True)
+    (corpus / "data.noun").write_text("")
+    env = {**os.environ, "HOI_NLTK_DATA": str(tmp_path), "HOI_WORDNET_INDEX": ""}
+    done = subprocess.run([sys.executable, "-m", "metrics", "vocab", "--dataset", "vcoco", "--excluded"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith(f"metrics vocab: error: WordNet 3.0 in {corpus} is incomplete or damaged (")
+    assert "lexnames" in error and error.endswith("run ./scripts/setup.sh to install it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpora"]
