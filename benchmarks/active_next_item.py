@@ -55,8 +55,9 @@ def write_inputs(folder: Path, n_items: int) -> None:
 
 def run(folder: Path, active: bool, budget: int, annotators: int, per_annotator: int) -> dict:
     from studyapp.core import storage
-    from studyapp.platform import assignment, studies
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform import assignment
+    from studyapp.platform.launch.spec_files import load_spec
+    from studyapp.platform.records import studies
 
     os.environ["STUDYAPP_DB"] = str(folder / f"{'active' if active else 'plain'}-{time.time_ns()}.sqlite")
     storage.dispose_all()

@@ -44,8 +44,8 @@ def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> t
     from metrics import hico
     from studyapp.core import auth, storage
     from studyapp.core.models import Annotator, Assignment, Rating, utcnow
-    from studyapp.platform import studies
-    from studyapp.platform.spec_model import ItemSpec, StudySpec
+    from studyapp.platform.records import studies
+    from studyapp.platform.specs.spec_model import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")
@@ -103,9 +103,9 @@ def build(n_items: int, n_annotators: int, per_annotator: int, raters: int) -> t
 def build_image_pass(base_slug: str, tmp: Path) -> str:
     """The with-image pass of study ``base_slug`` (one drawn image per ground-truth class) and
     an invite for its first annotator (who rated 500 of its pairs); returns the token."""
-    from studyapp.platform import studies
-    from studyapp.platform.demo_images import class_images
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.demo_images import class_images
+    from studyapp.platform.launch.spec_files import load_spec
+    from studyapp.platform.records import studies
 
     with storage_session() as session:
         classes = sorted({(f["gt_verb"], f["gt_object"]) for (text,) in session.exec_driver_sql(

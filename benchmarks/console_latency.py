@@ -273,7 +273,7 @@ def framework_floor(scratch: Path, runs: int, record) -> None:
     websocket, a session, one run), and the console's first view (sidebar, both rows of tabs,
     study picker, the dashboard's headline figures) drawn from constants -- what a reload of the
     console costs the browser without any of the app's own work."""
-    from studyapp.platform.cli import APP, streamlit_command
+    from studyapp.platform.commands.cli import APP, streamlit_command
     from tests.browserhelpers import answers_health_check, free_port
 
     page = scratch / "floor.py"

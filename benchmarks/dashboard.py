@@ -4,10 +4,10 @@
 Builds the study of ``benchmarks.study_report`` (500 sampled HOI pairs, 5 simulated raters,
 2,500 ratings) in a temporary SQLite database, then, in one run:
 
-  (a) ``studyapp.platform.dashboard.study_dashboard`` as the console calls it: the first view in a fresh
+  (a) ``studyapp.platform.reporting.dashboard.study_dashboard`` as the console calls it: the first view in a fresh
       process (imports included), a view with nothing new (median of --runs), and the views
       after 1 and after 25 changed ratings (revisions; median of --runs each);
-  (b) the baseline, in this process: ``studyapp.platform.analysis.analyse_study`` (the full analysis of
+  (b) the baseline, in this process: ``studyapp.platform.reporting.analysis.analyse_study`` (the full analysis of
       the HTML report: 1,000 resamples and permutations), median of --runs;
   (c) unless --no-browser: the browser round trip in headless Chromium — the console is
       opened and signed into, then the time from pressing "Sign in" to the dashboard's
@@ -32,7 +32,7 @@ from benchmarks.study_report import build_study, load, report
 
 def fresh_process_view(slug: str) -> float:
     """Seconds of the first dashboard view in a new Python process (imports included)."""
-    code = ("import time; t = time.perf_counter(); from studyapp.platform import dashboard; "
+    code = ("import time; t = time.perf_counter(); from studyapp.platform.reporting import dashboard; "
             f"dashboard.study_dashboard({slug!r}); print(time.perf_counter() - t)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
@@ -97,7 +97,7 @@ def main() -> None:
 
         loads = [load()]
         report("(a) dashboard, first view in a fresh process", [fresh_process_view("report-bench")], loads)
-        from studyapp.platform import analysis, dashboard
+        from studyapp.platform.reporting import analysis, dashboard
 
         dashboard.study_dashboard("report-bench")
         for label, change in (("nothing new", 0), ("after 1 changed rating", 1), ("after 25 changed ratings", 25)):

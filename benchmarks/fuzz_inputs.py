@@ -689,7 +689,7 @@ class Runner:
         before = _digest(self.world) if fmt.module == "studyapp" else None
         argv = expand(fmt.argv, self.names)
         from metrics import cli as metrics_cli
-        from studyapp.platform import cli as studyapp_cli
+        from studyapp.platform.commands import cli as studyapp_cli
         main = studyapp_cli.main if fmt.module == "studyapp" else metrics_cli.main
         try:
             status, err = self._invoke(main, argv)

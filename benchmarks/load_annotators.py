@@ -56,8 +56,8 @@ def build_study(folder: Path, n_items: int, raters: int, per_annotator: int,
                 n_annotators: int) -> tuple[int, list[str]]:
     """A hoi_similarity study (items CSV + spec, as a researcher would create it) and one
     invite token per annotator. Uses the app's database (DATABASE_URL / STUDYAPP_DB)."""
-    from studyapp.platform import studies
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.spec_files import load_spec
+    from studyapp.platform.records import studies
 
     rows = ["item_id,gt_verb,gt_object,pred_verb,pred_object"]
     for k in range(n_items):

@@ -54,8 +54,8 @@ P_BACK, P_RELOAD = 0.05, 0.02
 def make_study(n_items: int, raters: int, per_annotator: int, tag: str) -> tuple[int, str]:
     """A hoi_similarity study of ``n_items`` distinct pairs (HICO-DET labels); its id and slug."""
     from metrics import hico
-    from studyapp.platform import studies
-    from studyapp.platform.spec_model import ItemSpec, StudySpec
+    from studyapp.platform.records import studies
+    from studyapp.platform.specs.spec_model import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")
@@ -79,7 +79,8 @@ def make_study(n_items: int, raters: int, per_annotator: int, tag: str) -> tuple
 
 def invites(study_id: int, count: int) -> list[tuple[int, str]]:
     """(annotator id, token) of ``count`` new invite links."""
-    from studyapp.platform import assignment, studies
+    from studyapp.platform import assignment
+    from studyapp.platform.records import studies
 
     tokens = [i.token for i in studies.invite(study_id, count)]
     return [(assignment.resolve_token(t), t) for t in tokens]

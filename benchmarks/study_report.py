@@ -8,7 +8,7 @@ Builds, in a temporary SQLite database, a ``hoi_similarity`` study of 500 sample
       computed (``--no-cache``, what the first report after new ratings costs: start-up,
       reading the study, agreement, alignment with its permutation tests, w tuning, the HTML
       report with its PNG plots) and with the ratings unchanged since the last report (the
-      cached report copied: ``studyapp.platform.report_cache``);
+      cached report copied: ``studyapp.platform.reporting.report_cache``);
   (b) the console's "Download report.html" in this process, computed (the full analysis,
       ``analyse_study``, and the HTML report with its PNG plots, ``write_study_report``) and
       from the cache (``report_cache.study_report``), median of --runs each (the console's live
@@ -79,7 +79,7 @@ def build_study(folder: Path) -> None:
 
 def console_download(slug: str, result) -> None:
     """What the tab's "Download report.html" runs: the HTML report with its tables and plots."""
-    from studyapp.platform import analysis
+    from studyapp.platform.reporting import analysis
 
     analysis.write_study_report(slug, result).read_bytes()
 
@@ -88,7 +88,7 @@ def wordnet_before_after(slug: str) -> None:
     """(c): the alignment's WordNet baselines with NLTK's reader (before) and the index (after)."""
     from metrics.study import item_synsets
     from metrics.vocab import _wordnet as wordnet
-    from studyapp.platform.exports import study_tables
+    from studyapp.platform.records.exports import study_tables
 
     items = study_tables(slug)["items.csv"]
     syn = item_synsets(items[items["role"] == "main"])
@@ -128,7 +128,7 @@ def main() -> None:
                 times.append(time.perf_counter() - start)
             report(f"(a) python -m studyapp report, {label}", times, loads)
 
-        from studyapp.platform import analysis, report_cache
+        from studyapp.platform.reporting import analysis, report_cache
 
         times, loads, downloads, cached = [], [], [], []
         for _ in range(args.runs):

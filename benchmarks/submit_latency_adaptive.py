@@ -1,7 +1,7 @@
 """Submit latency in an adaptive study: the rater-model refit in the background vs inline.
 
 A 500-item adaptive study (``refit_every`` 25) in a temporary SQLite file first gets 2,500 main
-ratings from 20 simulated annotators (``studyapp.platform.simulate``: invites, ``next_item``, ``submit``;
+ratings from 20 simulated annotators (``studyapp.platform.records.simulate``: invites, ``next_item``, ``submit``;
 built with adaptive collection off, so no refit slows the build, then switched on and fitted
 once). Then fresh annotators rate ``--submits`` more items per run (``assignment.next_item``,
 not timed, then ``assignment.submit``, timed end to end; ``--pause`` seconds apart, the pace
@@ -43,9 +43,10 @@ def build(n_items: int, n_annotators: int, n_ratings: int):
     from metrics import hico
     from studyapp.core import storage
     from studyapp.core.models import Study
-    from studyapp.platform import adaptive, studies
-    from studyapp.platform.simulate import simulate_study
-    from studyapp.platform.spec_model import ItemSpec, StudySpec
+    from studyapp.platform.assignment import adaptive
+    from studyapp.platform.records import studies
+    from studyapp.platform.records.simulate import simulate_study
+    from studyapp.platform.specs.spec_model import ItemSpec, StudySpec
     from studyapp.studytypes import get_type
 
     study_type = get_type("hoi_similarity")
@@ -79,7 +80,9 @@ def build(n_items: int, n_annotators: int, n_ratings: int):
 def timed_submits(study_id: int, n: int, pause: float, synchronous: bool,
                   seed: int) -> tuple[list[float], int]:
     """Seconds of each of ``n`` submits by fresh annotators, and the refits run meanwhile."""
-    from studyapp.platform import adaptive, assignment, studies
+    from studyapp.platform import assignment
+    from studyapp.platform.assignment import adaptive
+    from studyapp.platform.records import studies
 
     rng = np.random.default_rng(seed)
     fitted_before = refits_so_far(study_id)

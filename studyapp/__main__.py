@@ -1,5 +1,5 @@
 import sys
 
-from .platform.cli import main
+from .platform.commands.cli import main
 
 sys.exit(main())

@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from studyapp.core import storage
-from studyapp.platform import cli
+from studyapp.platform.commands import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

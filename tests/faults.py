@@ -179,9 +179,11 @@ def build_world(root: Path) -> Path:
     env = {**os.environ, "STUDYAPP_DB": str(root / "studyapp.sqlite"), "PYTHONPATH": str(ROOT)}
     env.pop("DATABASE_URL", None)
     script = f"""
-from studyapp.platform import assignment, studies, backup
+from studyapp.platform import assignment
+from studyapp.platform.records import studies
+from studyapp.platform.operations import backup
 from studyapp.core import storage
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
 study = studies.create_study(load_spec({str(root / 'study.toml')!r}))
 (alice,) = studies.invite(study, 0, ["alice"])
 annotator = assignment.resolve_token(alice.token)
@@ -331,7 +333,7 @@ def parsers():
     """(command name, module, parser) of every command and action (``matrix info``); a
     platform command named like a metrics one is ``studyapp NAME``."""
     from metrics import cli as metrics_cli
-    from studyapp.platform import cli as studyapp_cli
+    from studyapp.platform.commands import cli as studyapp_cli
 
     out, taken = [], set()
     for module, root in (("metrics", metrics_cli.build_parser("*")), ("studyapp", studyapp_cli.build_parser())):
@@ -432,7 +434,7 @@ class Refusal:
 def run_in_process(module: str, argv: list[str], capsys) -> tuple[int, str, str]:
     from metrics import cli as metrics_cli
     from studyapp.core import storage
-    from studyapp.platform import cli as studyapp_cli
+    from studyapp.platform.commands import cli as studyapp_cli
 
     main = studyapp_cli.main if module == "studyapp" else metrics_cli.main
     try:

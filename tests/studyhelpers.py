@@ -18,9 +18,11 @@ from streamlit.testing.v1 import AppTest
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Item, Rating
 from studyapp.core.storage import read_session
-from studyapp.platform import adaptive, assignment, studies
-from studyapp.platform.demo_images import class_images, crosshoi_scenes
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.assignment import adaptive
+from studyapp.platform.launch.demo_images import class_images, crosshoi_scenes
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 VERBS = ["ride", "push", "hold", "carry", "wash", "repair", "inspect", "park", "drive", "pull",
          "walk", "straddle"]

@@ -133,7 +133,7 @@ class Event(SQLModel, table=True):
 
 class MatrixVersion(SQLModel, table=True):
     """A saved pair of recalibrated matrices (``.npz`` files, base64) and how they were made
-    (``studyapp.platform.matrix_versions``); rows are only ever added."""
+    (``studyapp.platform.operations.matrix_versions``); rows are only ever added."""
 
     __tablename__ = "matrix_version"
     id: int | None = Field(default=None, primary_key=True)

@@ -17,8 +17,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from metrics import InputError
 from studyapp.core import safe_markdown
 from studyapp.core.models import CANT_JUDGE
-from studyapp.platform import assignment, prolific, studies
-from studyapp.platform.overview import platform_summary
+from studyapp.platform import assignment
+from studyapp.platform.assignment import prolific
+from studyapp.platform.records import studies
+from studyapp.platform.reporting.overview import platform_summary
 from studyapp.studytypes import get_type, view_of
 from studyapp.views.components import answer_bar
 from studyapp.views.ui import base_url, time_left

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from studyapp.platform.overview import PROJECT_NAME
+from studyapp.platform.reporting.overview import PROJECT_NAME
 
 st.set_page_config(page_title=PROJECT_NAME, layout="wide")
 HERE = Path(__file__).resolve().parents[1]

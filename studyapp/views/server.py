@@ -20,10 +20,10 @@ import sys
 import threading
 
 PRELOADED = (
-    "studyapp.core.accounts", "studyapp.platform.assignment", "studyapp.core.charts", "studyapp.platform.dashboard",
-    "studyapp.platform.exports", "studyapp.platform.matrix_versions", "studyapp.platform.overview",
-    "studyapp.platform.prolific", "studyapp.platform.report_cache", "studyapp.platform.scoring",
-    "studyapp.platform.spec_files", "studyapp.platform.studies", "studyapp.platform.spec_model", "studyapp.studytypes",
+    "studyapp.core.accounts", "studyapp.platform.assignment", "studyapp.core.charts", "studyapp.platform.reporting.dashboard",
+    "studyapp.platform.records.exports", "studyapp.platform.operations.matrix_versions", "studyapp.platform.reporting.overview",
+    "studyapp.platform.assignment.prolific", "studyapp.platform.reporting.report_cache", "studyapp.platform.operations.scoring",
+    "studyapp.platform.launch.spec_files", "studyapp.platform.records.studies", "studyapp.platform.specs.spec_model", "studyapp.studytypes",
     "metrics.study:reliability_frame", "metrics.study:compare_lines",
 )
 
@@ -40,8 +40,8 @@ def preload() -> None:
 
 def warm_dashboards() -> None:
     """The dashboards of the studies with ratings, computed once in the background, in a child
-    process (``studyapp.platform.dashboard.warm_in_child``; ``STUDYAPP_DASHBOARD_WARMUP=0``: off)."""
-    from studyapp.platform import dashboard
+    process (``studyapp.platform.reporting.dashboard.warm_in_child``; ``STUDYAPP_DASHBOARD_WARMUP=0``: off)."""
+    from studyapp.platform.reporting import dashboard
 
     try:
         dashboard.warm_in_child()

@@ -29,7 +29,7 @@ from studyhelpers import make_study
 from deploy.cluster import Cluster
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Rating
-from studyapp.platform import studies
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.slow
 

@@ -41,8 +41,8 @@ from studyhelpers import make_study
 
 from studyapp.core import storage
 from studyapp.core.models import Event, Item, Rating
-from studyapp.platform import studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts" / "browser"

@@ -23,8 +23,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study, write_imsitu_study
 from test_browser import WAIT_S, browser, button, press, start, wait_idle, wait_text  # noqa: F401
 
-from studyapp.platform import studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.slow
 

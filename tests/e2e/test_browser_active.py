@@ -20,8 +20,8 @@ from test_browser_adaptive import rate_in_browser, wait_for_server_refits
 
 from studyapp.core import storage
 from studyapp.core.models import Annotator, Assignment, Event, Item
-from studyapp.platform import studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.slow
 

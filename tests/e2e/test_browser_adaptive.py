@@ -18,9 +18,10 @@ from test_browser import WAIT_S, browser, button, press, running_app, wait_idle,
 
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Item, Study
-from studyapp.platform import adaptive, studies
-from studyapp.platform.spec_files import load_spec
-from studyapp.platform.spec_model import spec_of
+from studyapp.platform.assignment import adaptive
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
+from studyapp.platform.specs.spec_model import spec_of
 
 pytestmark = pytest.mark.slow
 STALE = (StaleElementReferenceException,)   # the bar is replaced by each rerun

@@ -12,7 +12,7 @@ from test_browser import WAIT_S, audit_entries, browser, button, running_app, wa
 from test_browser_researcher import downloaded, widget
 
 from studyapp.core import accounts
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.records.simulate import simulate_study
 
 pytestmark = pytest.mark.slow
 

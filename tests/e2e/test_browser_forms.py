@@ -34,8 +34,8 @@ from test_browser import (  # noqa: F401
 from metrics import hico
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Event, Item, Rating
-from studyapp.platform import exports, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import exports, studies
 from studyapp.studytypes.crosshoi_curation import crosshoi
 
 pytestmark = pytest.mark.slow

@@ -21,8 +21,9 @@ from test_browser import browser, start, wait_idle  # noqa: F401
 
 from studyapp.core import storage
 from studyapp.core.models import Rating
-from studyapp.platform import assignment, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 from studyapp.studytypes.crosshoi_curation import crosshoi
 
 pytestmark = pytest.mark.slow

@@ -34,8 +34,8 @@ BOXES = """return Array.from(document.querySelectorAll('body > h1, body > h2, bo
 
 @pytest.fixture
 def report(tmp_path):
-    from studyapp.platform import analysis
-    from studyapp.platform.simulate import simulate_study
+    from studyapp.platform.records.simulate import simulate_study
+    from studyapp.platform.reporting import analysis
     make_study(tmp_path, n_items=24, raters=4, slug="r")
     simulate_study("r", k=4, noise=0.6, profiles=["neutral", "strict", "lenient", "mid"], seed=2)
     result = analysis.analyse_study("r", n_resamples=50, permutations=50)

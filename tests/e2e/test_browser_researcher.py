@@ -20,8 +20,9 @@ from test_browser import WAIT_S, browser, button, open_tab, running_app, wait_id
 from metrics.detection._detections import write_jsonl
 from metrics.study._agreement import alpha_of_matrix, rating_matrix, validate_ratings
 from studyapp.core import accounts
-from studyapp.platform import exports, matrix_versions, scoring
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.operations import matrix_versions, scoring
+from studyapp.platform.records import exports
+from studyapp.platform.records.simulate import simulate_study
 
 pytestmark = pytest.mark.slow
 

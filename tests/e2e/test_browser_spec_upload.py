@@ -17,8 +17,8 @@ from test_browser_researcher import widget
 
 from studyapp.core import storage
 from studyapp.core.models import Item
-from studyapp.platform import studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.slow
 

@@ -44,8 +44,8 @@ from test_browser import (  # noqa: F401
 
 from studyapp.core import storage
 from studyapp.core.models import Event, Rating
-from studyapp.platform import studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.slow
 

@@ -70,7 +70,7 @@ def test_ctrl_c_and_sigterm_end_both_command_lines_with_one_line_saying_so(monke
     """Ctrl-C (a KeyboardInterrupt without text) says what happened, not a bare "error: "."""
     import metrics.commands._match as match
     from metrics import cli as metrics_cli
-    from studyapp.platform import cli as studyapp_cli
+    from studyapp.platform.commands import cli as studyapp_cli
 
     def interrupted(*args):
         raise signal_error

@@ -16,7 +16,9 @@ from studyhelpers import console_page, make_study
 from metrics import InputError
 from studyapp.core import auth, storage
 from studyapp.core.models import Annotator, Event, Rating, Setting
-from studyapp.platform import assignment, cli, studies
+from studyapp.platform import assignment
+from studyapp.platform.commands import cli
+from studyapp.platform.records import studies
 
 APP = str(ROOT / "studyapp" / "views" / "app.py")
 

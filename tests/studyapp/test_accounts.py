@@ -14,8 +14,8 @@ from metrics import InputError
 from studyapp.core import accounts, auth, storage
 from studyapp.core.accounts import Actor
 from studyapp.core.models import Annotator, Event, Researcher, Study
-from studyapp.platform import exports, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import exports, studies
 
 ALICE, BOB, VIEW = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 

@@ -1,5 +1,5 @@
 """Active selection (spec ``[llm]`` + ``[active]``), rater routing (``[routing]``) and the
-prediction-powered estimates of the console and the report (``studyapp.platform.ppi_estimates``), on
+prediction-powered estimates of the console and the report (``studyapp.platform.reporting.ppi_estimates``), on
 SQLite and PostgreSQL. Expected values are worked out by hand in the comments."""
 
 import json
@@ -14,11 +14,13 @@ from metrics import InputError
 from metrics.study._report import table_html
 from studyapp.core import storage
 from studyapp.core.models import Annotator, Event, Item, Study
-from studyapp.platform import adaptive, assignment, exports, prolific, studies
-from studyapp.platform.analysis import analyse_study, write_report_folder
-from studyapp.platform.dashboard import study_dashboard
-from studyapp.platform.ppi_estimates import headline, ppi_estimates
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.assignment import adaptive, prolific
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import exports, studies
+from studyapp.platform.reporting.analysis import analyse_study, write_report_folder
+from studyapp.platform.reporting.dashboard import study_dashboard
+from studyapp.platform.reporting.ppi_estimates import headline, ppi_estimates
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

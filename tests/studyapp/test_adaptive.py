@@ -27,10 +27,13 @@ from metrics import InputError
 from metrics.study._rater_model import fit_rater_model
 from studyapp.core import storage
 from studyapp.core.models import Annotator, Assignment, Event, Item, Study
-from studyapp.platform import adaptive, assignment, cli, studies
-from studyapp.platform.simulate import simulate_study
-from studyapp.platform.spec_files import load_spec
-from studyapp.platform.spec_model import spec_of
+from studyapp.platform import assignment
+from studyapp.platform.assignment import adaptive
+from studyapp.platform.commands import cli
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
+from studyapp.platform.records.simulate import simulate_study
+from studyapp.platform.specs.spec_model import spec_of
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

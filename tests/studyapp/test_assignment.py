@@ -11,7 +11,8 @@ from studyhelpers import make_annotators, make_study, rate_all, ratings_of, writ
 from metrics import InputError
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Event, Rating, utcnow
-from studyapp.platform import assignment, studies
+from studyapp.platform import assignment
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -133,7 +134,7 @@ def test_the_database_orders_items_as_the_python_rank_does(tmp_path, seed):
 
     from studyapp.core.models import Annotator, Item, Study
     from studyapp.platform.assignment import claim
-    from studyapp.platform.spec_model import spec_of
+    from studyapp.platform.specs.spec_model import spec_of
 
     study_id = make_study(tmp_path, n_items=40, raters=1)
     (annotator_id,) = make_annotators(study_id, 1)
@@ -229,7 +230,7 @@ ANSWERS = 'order = "fixed"\n[answers]\ncant_judge = true\ncomments = true\n'
 
 def test_cant_judge_and_comments_are_stored_and_exported_apart(tmp_path):
     from studyapp.core.models import CANT_JUDGE
-    from studyapp.platform.exports import study_tables
+    from studyapp.platform.records.exports import study_tables
     study = make_study(tmp_path, n_items=3, raters=1, extra=ANSWERS)
     (annotator,) = make_annotators(study, 1)
     first = assignment.next_item(annotator)
@@ -276,7 +277,7 @@ def test_a_comment_with_control_characters_or_too_long_is_refused(tmp_path):
 
 
 def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
-    from studyapp.platform.exports import study_tables
+    from studyapp.platform.records.exports import study_tables
     extra = 'order = "fixed"\n' + write_practice(tmp_path, [
         "p1,ride,horse,ride,horse,4,The same action: interchangeable.",
         "p2,ride,horse,feed,horse,1,"])
@@ -306,7 +307,7 @@ def test_practice_items_come_first_with_feedback_and_their_own_phase(tmp_path):
 def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
     from studyhelpers import write_spec
 
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.spec_files import load_spec
     cases = [(["p1,ride,horse,feed,horse,,"], r"practice\.csv line 2: a practice item needs an 'expected'"),
              (["p1,ride,horse,feed,horse,7,"], r"practice\.csv: item 'p1': expected .*7"),
              (["i01,ride,horse,feed,horse,2,"], r"item 'i01': the item_id is also used by the study's items")]
@@ -338,7 +339,7 @@ def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path)
     from sqlalchemy import event, update
 
     from studyapp.core.models import Annotator, Item, Study
-    from studyapp.platform.spec_model import spec_of
+    from studyapp.platform.specs.spec_model import spec_of
 
     study_id = make_study(tmp_path, n_items=6, raters=3)
     (annotator_id,) = make_annotators(study_id, 1)

@@ -10,7 +10,9 @@ from studyhelpers import make_annotators, make_study
 
 from metrics import InputError
 from studyapp.core import migrations, storage
-from studyapp.platform import assignment, backup, cli
+from studyapp.platform import assignment
+from studyapp.platform.commands import cli
+from studyapp.platform.operations import backup
 
 
 def _dump(url: str) -> dict[str, list[dict]]:

@@ -691,8 +691,8 @@ def test_diagnose_errors_file_waits_for_the_report(world, capsys, monkeypatch):
 
 @pytest.mark.parametrize("command,target,after", [
     ("simulate", "studyapp.platform.assignment.submit", 3),
-    ("create", "studyapp.platform.studies.log_event", 1),
-    ("invite", "studyapp.platform.studies.log_event", 1),
+    ("create", "studyapp.platform.records.studies.log_event", 1),
+    ("invite", "studyapp.platform.records.studies.log_event", 1),
 ])
 def test_a_database_change_is_complete_or_absent(world, capsys, monkeypatch, command, target, after):
     """A failure part-way (the n-th call of ``target`` fails) leaves every row as it was."""
@@ -717,7 +717,7 @@ def test_a_database_change_is_complete_or_absent(world, capsys, monkeypatch, com
 
 
 def test_simulate_with_a_bad_noise_changes_nothing(world, capsys):
-    from studyapp.platform.simulate import simulate_study
+    from studyapp.platform.records.simulate import simulate_study
     before = state(Path(world["w"]))
     for noise in (float("nan"), -1.0, float("inf")):
         with pytest.raises(Exception, match="noise"):
@@ -729,7 +729,7 @@ def test_restore_into_a_database_that_was_only_started(world, tmp_path, capsys):
     """Started once (schema and console password): counts as empty, keeps its password when
     the backup has none (the world's backup has none)."""
     from studyapp.core import auth, storage
-    from studyapp.platform import backup
+    from studyapp.platform.operations import backup
     url = f"sqlite:///{tmp_path / 'started.sqlite'}"
     with storage.write_session(storage.get_engine(url)) as session:
         password = auth.ensure_admin_password(session)
@@ -746,7 +746,7 @@ def test_restore_into_a_database_that_was_only_started(world, tmp_path, capsys):
 def test_two_exports_in_the_same_second_get_two_folders(world):
     from datetime import datetime
 
-    from studyapp.platform.exports import export_study
+    from studyapp.platform.records.exports import export_study
     now = datetime(2030, 1, 1, tzinfo=UTC)
     first, second = export_study("t", world["out"], now=now), export_study("t", world["out"], now=now)
     assert first != second and first.name == "20300101T000000Z" and second.name == "20300101T000000Z-2"

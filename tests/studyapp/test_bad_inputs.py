@@ -1,7 +1,7 @@
 """Bad input, everywhere it enters: every command and importer gets malformed files.
 
 Each case writes a complete, valid set of inputs, replaces one file with a malformed version
-and runs the command in-process (``metrics.cli.main`` / ``studyapp.platform.cli.main``). The contract:
+and runs the command in-process (``metrics.cli.main`` / ``studyapp.platform.commands.cli.main``). The contract:
 exit status non-zero, exactly one line on stderr that names the file and the line or field
 (``expect``), no traceback, and nothing written (``--json`` / ``--out`` paths absent, the
 database without a study). A few cases run through the real entry points as subprocesses.
@@ -22,7 +22,7 @@ import pytest
 from projectpaths import ROOT
 
 from metrics import cli as metrics_cli
-from studyapp.platform import cli as studyapp_cli
+from studyapp.platform.commands import cli as studyapp_cli
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
 

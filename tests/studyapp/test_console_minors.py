@@ -7,7 +7,7 @@ from __future__ import annotations
 from studyhelpers import console_page, make_study, open_area, signed_in, write_spec
 
 from studyapp.core import accounts, config
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.records.simulate import simulate_study
 
 
 def texts(at) -> str:
@@ -101,7 +101,7 @@ def test_the_server_refuses_uploads_over_their_limit_that_the_browser_let_throug
     the browser): a 1.43 MiB spec is refused in one line naming the file, nothing is created, and
     a scoring upload over its limit does not score."""
     from studyapp.core.config import UPLOAD_LIMITS_MB
-    from studyapp.platform import studies
+    from studyapp.platform.records import studies
 
     monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
     at = console_page("pw", area="Create")
@@ -128,7 +128,7 @@ def test_the_server_refuses_uploads_over_their_limit_that_the_browser_let_throug
 
 def test_list_says_so_on_an_empty_database_and_account_list_is_aligned(tmp_path, capsys):
     from studyapp.core import storage
-    from studyapp.platform.cli import main
+    from studyapp.platform.commands.cli import main
 
     assert main(["list"]) == 0                       # no database file yet
     assert main(["account", "list"]) == 0

@@ -13,8 +13,8 @@ from studyhelpers import make_study, signed_in
 from metrics import InputError
 from metrics.detection._detections import write_jsonl
 from studyapp.core import accounts
-from studyapp.platform import matrix_versions, scoring
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.operations import matrix_versions, scoring
+from studyapp.platform.records.simulate import simulate_study
 
 
 @pytest.fixture

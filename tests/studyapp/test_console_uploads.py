@@ -13,8 +13,9 @@ from studyhelpers import console_page, write_items, write_practice
 from metrics import InputError
 from studyapp.core import storage
 from studyapp.core.models import Item
-from studyapp.platform import spec_uploads, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch import spec_uploads
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 LLM = "item_id,gpt,claude\n" + "".join(f"i{k:02d},{k % 5},{(3 * k) % 5}\n" for k in range(1, 9))
 SPEC = '''title = "Uploaded"

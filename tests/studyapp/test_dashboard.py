@@ -17,8 +17,9 @@ from metrics.study._agreement import (
     validate_ratings,
 )
 from studyapp.core import auth, storage
-from studyapp.platform import dashboard, exports, report_cache, studies
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.records import exports, studies
+from studyapp.platform.records.simulate import simulate_study
+from studyapp.platform.reporting import dashboard, report_cache
 
 
 def main_ratings(slug):
@@ -207,7 +208,7 @@ def test_console_dashboard_says_why_in_words(tmp_path):
 def test_the_report_shows_the_dashboards_numbers(simulated, tmp_path):
     """The downloadable report's analysis and the dashboard are one computation: equal point
     values, and equal intervals when run with the dashboard's resample count."""
-    from studyapp.platform import analysis
+    from studyapp.platform.reporting import analysis
 
     board = dashboard.study_dashboard("t")
     full = analysis.analyse_study("t")
@@ -233,7 +234,7 @@ def with_image_study(tmp_path):
     from studyhelpers import earlier_study, image_spec, invite_same
 
     from studyapp.platform import assignment
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.spec_files import load_spec
 
     earlier_study(tmp_path)
     spec = load_spec(image_spec(tmp_path))
@@ -259,7 +260,7 @@ def test_with_image_study_shows_the_update_rate(tmp_path):
 def test_imsitu_study_says_why_before_any_mark(tmp_path):
     from studyhelpers import write_imsitu_study as write_study
 
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.spec_files import load_spec
 
     studies.create_study(load_spec(write_study(tmp_path)))
     board = dashboard.study_dashboard("verbs")
@@ -291,7 +292,7 @@ def test_adaptive_study_shows_items_retired_and_ratings_saved(tmp_path):
     from studyhelpers import rate_until_done, write_adaptive_spec
 
     from studyapp.core.models import Item
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.spec_files import load_spec
 
     study_id = studies.create_study(load_spec(write_adaptive_spec(tmp_path)))   # target SE 0.4, max 4 raters
     for index, annotator_id in enumerate(make_annotators(study_id, 6)):

@@ -19,10 +19,10 @@ from metrics import InputError
 from metrics.cli import main as metrics_main
 from metrics.vocab import _wordnet as wordnet
 from metrics.vocab._similarity import SimilarityMatrix
-from studyapp.platform import studies
-from studyapp.platform.cli import main as studyapp_main
-from studyapp.platform.exports import study_tables
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.commands.cli import main as studyapp_main
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
+from studyapp.platform.records.exports import study_tables
 from studyapp.studytypes import get_type
 from studyapp.studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs
 
@@ -269,7 +269,7 @@ def test_a_vcoco_study_runs_end_to_end_and_its_matrices_score_vcoco_predictions(
 def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_path):
     from studyhelpers import make_annotators, rate_all, write_spec
 
-    from studyapp.platform import matrix_versions
+    from studyapp.platform.operations import matrix_versions
 
     studies.create_study(load_spec(csv_spec(tmp_path)))
     assert studyapp_main(["simulate", "vc", "--k", "2", "--seed", "0"]) == 0
@@ -291,7 +291,7 @@ def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_p
         matrix_versions.recalibrate_studies(["t"], folds=2, based_on="vc1")
 
     # the console's model scoring reads V-COCO labels for a V-COCO version (σ² per class, as above)
-    from studyapp.platform import scoring
+    from studyapp.platform.operations import scoring
     write_detections(tmp_path)
     scores = scoring.score_models(tmp_path / "gt.jsonl", {"m": tmp_path / "pred.jsonl"}, ["vc1"])
     verb = run.result["verb"]
@@ -354,7 +354,7 @@ def test_an_exported_items_csv_resolves_labels_through_its_dataset_column(tmp_pa
 
 
 def test_the_with_image_pass_of_a_vcoco_study_reads_vcoco_labels_and_must_name_its_dataset(tmp_path):
-    from studyapp.platform.demo_images import class_images
+    from studyapp.platform.launch.demo_images import class_images
     studies.create_study(load_spec(csv_spec(tmp_path)))
     assert studyapp_main(["simulate", "vc", "--k", "2", "--seed", "0"]) == 0
     rows = item_rows()

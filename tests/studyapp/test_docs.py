@@ -99,7 +99,7 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 @cache
 def parsers() -> dict[str, argparse.ArgumentParser]:
     from metrics.cli import build_parser as metrics_parser
-    from studyapp.platform.cli import build_parser as studyapp_parser
+    from studyapp.platform.commands.cli import build_parser as studyapp_parser
     return {"metrics": metrics_parser("*"), "studyapp": studyapp_parser()}
 
 

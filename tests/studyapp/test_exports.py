@@ -11,7 +11,8 @@ from studyhelpers import make_annotators, make_study, write_spec
 
 from studyapp.core import storage
 from studyapp.core.models import Study
-from studyapp.platform import assignment, exports
+from studyapp.platform import assignment
+from studyapp.platform.records import exports
 
 
 def run(*args, env_path, extra_env=None):
@@ -121,13 +122,13 @@ def test_create_without_wordnet_stops_with_one_line_naming_the_folder(tmp_path):
 
 @pytest.mark.slow
 def test_demo_seed_is_idempotent_and_prints_a_working_link(tmp_path):
-    from studyapp.platform import demo
+    from studyapp.platform.launch import demo
     first_id, created, link = demo.seed_demo()
     again_id, created_again, link2 = demo.seed_demo()
     assert created and not created_again and first_id == again_id
     assert link.token != link2.token
     with storage.read_session() as session:
         assert assignment.annotator_by_token(session, link2.token) is not None
-    from studyapp.platform.studies import progress
+    from studyapp.platform.records.studies import progress
     p = progress(first_id)
     assert p["items"] == 50 and p["ratings_needed"] == 150

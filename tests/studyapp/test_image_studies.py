@@ -16,9 +16,10 @@ from test_pages import answer_bar, content_images, content_text, notices, press,
 from metrics import InputError
 from metrics.crosshoi._mcq import mcq_scores, parse_bench
 from metrics.study._image_update import image_update, pair_ratings
-from studyapp.platform import assignment, studies
-from studyapp.platform.exports import export_study, study_tables
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
+from studyapp.platform.records.exports import export_study, study_tables
 from studyapp.studytypes.crosshoi_curation import crosshoi
 
 APP = str(ROOT / "studyapp" / "views" / "app.py")
@@ -283,7 +284,7 @@ def test_demo_images_csv_is_accepted_by_the_with_image_study(tmp_path):
     """The with-image demo of docs/study-types/hoi_similarity_image.md: every row of the drawn
     images.csv must resolve (HICO-DET has 600 classes, 80 of them no_interaction (one per object),
     which has no verb synset: 520 rows)."""
-    from studyapp.platform.demo_images import write_demo
+    from studyapp.platform.launch.demo_images import write_demo
     from studyapp.studytypes.hoi_similarity_image import read_image_map
     written = write_demo(tmp_path)
     rows = written["images_csv"].read_text().splitlines()[1:]

@@ -17,8 +17,9 @@ from metrics import InputError
 from metrics.imsitu._accuracy import read_examples_predictions
 from studyapp.core import images, storage
 from studyapp.core.models import Item, Rating
-from studyapp.platform import assignment, exports, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import exports, studies
 from studyapp.studytypes.imsitu_correctness import analysis
 
 APP = str(ROOT / "studyapp" / "views" / "app.py")

@@ -17,8 +17,9 @@ from studyhelpers import console_page, open_tab
 from test_pages import answer_bar, press
 
 from studyapp.core import safe_markdown
-from studyapp.platform import assignment, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 APP = str(ROOT / "studyapp" / "views" / "app.py")
 MARK = "evilmark"

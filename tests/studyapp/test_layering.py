@@ -21,6 +21,13 @@ Layers, lowest first:
 A module's layer is the folder it sits in (:data:`LAYER_FOLDERS`), so placing a new module is
 choosing its layer; a module directly in ``studyapp/`` fails the test.
 
+Inside the generic platform each module sits in a room (:data:`PLATFORM_ROOMS`), lowest first:
+``specs`` (the spec model and checker), ``assignment`` (joining, claims, ratings, adaptive
+collection, Prolific), ``records`` (studies, exports, simulated raters), ``launch`` (spec files,
+uploads, demo), ``reporting`` (analysis, report, dashboard, estimates), ``operations`` (backup,
+matrix versions, scoring) and ``commands`` (``python -m studyapp``). A module imports its own room
+and lower ones; a module directly in ``studyapp/platform/`` (its ``__init__`` aside) fails.
+
 Inside ``metrics`` (:data:`METRICS_LAYERS`), lowest first:
 
 0. core: ``metrics.core`` and ``metrics._lazy`` — errors, option checks, readers, writers, the
@@ -205,6 +212,52 @@ def test_the_platform_reaches_a_type_only_through_the_registry():
     assert not offending, "\n".join(offending)
 
 
+#: The rooms of the generic platform, lowest first: a module imports its own room and lower ones.
+PLATFORM_ROOMS = ("specs", "assignment", "records", "launch", "reporting", "operations", "commands")
+
+
+def platform_room(name: str) -> int:
+    """The index in :data:`PLATFORM_ROOMS` of a ``studyapp.platform`` module's room."""
+    parts = name.split(".")
+    if len(parts) > 2 and parts[2] in PLATFORM_ROOMS:
+        return PLATFORM_ROOMS.index(parts[2])
+    raise AssertionError(f"{name} sits in no room of studyapp/platform/: move it into one of {PLATFORM_ROOMS}")
+
+
+def platform_violations(edges: dict[str, set[str]]) -> list[str]:
+    """Every import from a platform module to a module of a higher room."""
+    def inside(name: str) -> bool:
+        return name.startswith("studyapp.platform.")
+    return [f"{name} ({PLATFORM_ROOMS[platform_room(name)]}) imports {target} "
+            f"({PLATFORM_ROOMS[platform_room(target)]})"
+            for name, targets in edges.items() if inside(name)
+            for target in sorted(targets) if inside(target) and platform_room(target) > platform_room(name)]
+
+
+def test_every_platform_module_sits_in_a_room():
+    for name in MODULES:
+        if name.startswith("studyapp.platform."):
+            platform_room(name)
+    try:
+        platform_room("studyapp.platform.loose")
+    except AssertionError as exc:
+        assert "sits in no room" in str(exc)
+    else:
+        raise AssertionError("a module directly in studyapp/platform/ was given a room")
+
+
+def test_no_platform_import_goes_to_a_higher_room():
+    violations = platform_violations(graph())
+    assert not violations, "\n".join(violations)
+
+
+def test_a_planted_upward_platform_import_fails():
+    planted = {"studyapp.platform.specs.spec_model": {"studyapp.platform.records.exports"},
+               "studyapp.platform.commands.cli": {"studyapp.platform.specs.spec_model"}}
+    assert platform_violations(planted) == [
+        "studyapp.platform.specs.spec_model (specs) imports studyapp.platform.records.exports (records)"]
+
+
 def test_metrics_imports_form_no_cycle():
     modules = {name: {t for t in targets if t.startswith("metrics") and not MODULES[t][1]}
                for name, targets in graph().items() if name.startswith("metrics")}
@@ -214,10 +267,10 @@ def test_metrics_imports_form_no_cycle():
 
 def test_literal_importlib_imports_count(tmp_path):
     tree = ast.parse("import importlib\nimportlib.import_module('studyapp.views.console')\n"
-                     "__import__('studyapp.platform.cli')\nfrom importlib import import_module\n"
+                     "__import__('studyapp.platform.commands.cli')\nfrom importlib import import_module\n"
                      "import_module('.storage', __package__)\nimport_module(name)\n")
     found = {dynamic_import(node, "studyapp.core") for node in ast.walk(tree)} - {None}
-    assert found == {"studyapp.views.console", "studyapp.platform.cli", "studyapp.core.storage"}
+    assert found == {"studyapp.views.console", "studyapp.platform.commands.cli", "studyapp.core.storage"}
 
 
 def test_the_platform_does_not_import_the_metric_commands():

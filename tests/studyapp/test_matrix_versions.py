@@ -13,9 +13,10 @@ from metrics.vocab._baseline import default_path
 from metrics.vocab._similarity import SimilarityMatrix
 from studyapp.core import storage
 from studyapp.core.models import MatrixVersion
-from studyapp.platform import exports, matrix_versions
-from studyapp.platform.cli import main as studyapp_main
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.commands.cli import main as studyapp_main
+from studyapp.platform.operations import matrix_versions
+from studyapp.platform.records import exports
+from studyapp.platform.records.simulate import simulate_study
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from metrics import InputError
 from metrics import cli as metrics_cli
 from metrics.datasets.vcoco._vocabulary import vcoco
 from metrics.vocab import excluded_reason, excluded_senses, load_default, offensive_words
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
 from studyapp.studytypes.hoi_similarity.sampler import load_class_weights, sample_pairs
 
 SEEN_IN_STUDIES = ("whore.v.01", "bitch.n.04", "ass.n.03", "cock.n.05")   # drawn before the exclusion

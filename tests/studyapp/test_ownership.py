@@ -20,9 +20,11 @@ from metrics.detection._detections import write_jsonl
 from studyapp.core import accounts, storage
 from studyapp.core.accounts import FIRST_OWNER, Actor, Owned
 from studyapp.core.models import Event
-from studyapp.platform import exports, matrix_versions, scoring, spec_uploads, studies
-from studyapp.platform.simulate import simulate_study
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch import spec_uploads
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.operations import matrix_versions, scoring
+from studyapp.platform.records import exports, studies
+from studyapp.platform.records.simulate import simulate_study
 
 ALICE, BOB, VERA = Actor("alice", "researcher"), Actor("bob", "researcher"), Actor("vera", "viewer")
 PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "vera": "vera-password"}

@@ -11,7 +11,7 @@ from studyhelpers import console_page, make_study, open_tab
 
 from studyapp.core import auth, storage
 from studyapp.core.models import Annotator, Event, Item, Rating
-from studyapp.platform import studies
+from studyapp.platform.records import studies
 
 APP = str(ROOT / "studyapp" / "views" / "app.py")
 PROLIFIC = '[prolific]\ncompletion_code = "C0MPL3TE"\n'

@@ -22,8 +22,9 @@ from metrics import InputError
 from studyapp.core import accounts, storage
 from studyapp.core.accounts import Actor
 from studyapp.core.models import Annotator, Event
-from studyapp.platform import assignment, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 ALICE, BOB = Actor("alice", "researcher"), Actor("bob", "researcher")
 

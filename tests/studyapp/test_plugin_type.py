@@ -18,8 +18,10 @@ from studyhelpers import make_annotators
 
 from metrics import InputError
 from metrics.detection import Detections, write_jsonl
-from studyapp.platform import assignment, dashboard, exports, studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import exports, studies
+from studyapp.platform.reporting import dashboard
 from studyapp.studytypes import REGISTRY, StudyView, get_type, register, view_of
 
 TOY_MODULE = '''

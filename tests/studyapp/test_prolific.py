@@ -16,9 +16,11 @@ from studyhelpers import console_page, write_spec
 from metrics import InputError
 from studyapp.core import storage
 from studyapp.core.models import Annotator, Assignment, Event, Item
-from studyapp.platform import assignment, prolific, studies
-from studyapp.platform.cli import main as cli_main
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform import assignment
+from studyapp.platform.assignment import prolific
+from studyapp.platform.commands.cli import main as cli_main
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 
 CODES = ('[prolific]\ncompletion_code = "C0MPLETE"\nattention_failed_code = "ATTNFAIL"\n'
          'screened_out_code = "SCREENED"\n'
@@ -160,7 +162,7 @@ def test_comprehension_check_two_attempts_then_screened_out_with_its_code(tmp_pa
                      "comprehension_passed"]
     assert claims(study)[0] == []                               # the screened-out one claimed nothing
     assert {a["status"] for a in studies.progress(study)["annotators"]} == {"screened out", "rating"}
-    from studyapp.platform.exports import study_tables
+    from studyapp.platform.records.exports import study_tables
     with storage.read_session() as session:
         slug = session.get(studies.Study, study).slug
     table = study_tables(slug)["annotators.csv"].set_index("prolific_pid")
@@ -193,7 +195,7 @@ def test_failed_attention_checks_get_their_own_code(tmp_path):
     assert results[PIDS[1]] == prolific.Outcome("completed", "C0MPLETE",
                                                 "https://app.prolific.com/submissions/complete?cc=C0MPLETE")
     # annotators.csv says the same: the attention failure is not "completed", with the code shown
-    from studyapp.platform.exports import study_tables
+    from studyapp.platform.records.exports import study_tables
     with storage.read_session() as session:
         slug = session.get(studies.Study, study).slug
     table = study_tables(slug)["annotators.csv"].set_index("prolific_pid")
@@ -296,7 +298,7 @@ def test_headline_counts_separate_raters_from_arrivals_and_match_dashboard_and_p
     assert {k: counts[k] for k in ("rated at least once", "arrived", "screened out", "returned")} == {
         "rated at least once": 2, "arrived": 5, "screened out": 1, "returned": 1}
     assert prolific.summary(study) == {"screened out": 1, "returned": 1, "no status yet": 3}
-    from studyapp.platform.dashboard import study_dashboard
+    from studyapp.platform.reporting.dashboard import study_dashboard
     assert study_dashboard("t").agreement["n_annotators"] == counts["rated at least once"]
     assert cli_main(["status", "t"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -1,4 +1,4 @@
-"""The study report computed once per state of the ratings (studyapp.platform.report_cache)."""
+"""The study report computed once per state of the ratings (studyapp.platform.reporting.report_cache)."""
 
 import json
 import os
@@ -14,8 +14,11 @@ from studyhelpers import copy_into, database_in, make_annotators, make_study
 
 from metrics import InputError
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
-from studyapp.platform import assignment, cli, exports, report_cache
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform import assignment
+from studyapp.platform.commands import cli
+from studyapp.platform.records import exports
+from studyapp.platform.records.simulate import simulate_study
+from studyapp.platform.reporting import report_cache
 
 T0 = datetime(2026, 11, 24, 12, 0, 0, tzinfo=UTC)
 FAST = {"n_resamples": 30, "permutations": 30}
@@ -194,7 +197,7 @@ def test_warm_fills_the_cache_in_a_process_and_writes_no_report_folder(rated):
     """What the console starts when its dashboard sees new ratings: ``report_cache.warm`` in a
     process of its own; the download after it is a copy from the cache, with the figures of the
     ratings as they are (α recomputed from the export)."""
-    code = "import sys; from studyapp.platform import report_cache; print(report_cache.warm(sys.argv[1]))"
+    code = "import sys; from studyapp.platform.reporting import report_cache; print(report_cache.warm(sys.argv[1]))"
     done = subprocess.run([sys.executable, "-c", code, "t"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
     assert len(cache_entries(rated)) == 1

@@ -10,14 +10,14 @@ import sys
 
 from projectpaths import ROOT
 
-from studyapp.platform import cli
+from studyapp.platform.commands import cli
 from studyapp.views import server
 
 CODE = """
 import sys
 from studyapp.views import server
 server.preload()
-heavy = ("altair", "scipy.stats", "sqlmodel", "studyapp.platform.dashboard", "metrics.study._report", "metrics.study._shoe_pool")
+heavy = ("altair", "scipy.stats", "sqlmodel", "studyapp.platform.reporting.dashboard", "metrics.study._report", "metrics.study._shoe_pool")
 print(",".join(name for name in heavy if name not in sys.modules) or "all loaded")
 print("streamlit" in sys.modules)
 """
@@ -42,8 +42,8 @@ def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch
 
     from studyhelpers import make_study
 
-    from studyapp.platform import dashboard
-    from studyapp.platform.simulate import simulate_study
+    from studyapp.platform.records.simulate import simulate_study
+    from studyapp.platform.reporting import dashboard
 
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
@@ -74,8 +74,8 @@ def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
     the annotators' pages) and keeps its dashboards here: the same figures as computed here."""
     from studyhelpers import make_study
 
-    from studyapp.platform import dashboard
-    from studyapp.platform.simulate import simulate_study
+    from studyapp.platform.records.simulate import simulate_study
+    from studyapp.platform.reporting import dashboard
 
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
@@ -94,7 +94,7 @@ def _study_and_fingerprint(slug: str):
 
     from studyapp.core import storage
     from studyapp.core.models import Study
-    from studyapp.platform import dashboard
+    from studyapp.platform.reporting import dashboard
 
     with storage.read_session() as session:
         study = session.exec(select(Study).where(Study.slug == slug)).one()
@@ -139,5 +139,5 @@ def test_a_warm_up_child_ends_when_the_server_is_killed():
     while _running(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _running(child)
-    from studyapp.platform import dashboard
+    from studyapp.platform.reporting import dashboard
     assert "exit_with_parent()" in dashboard._WARM_CODE

@@ -127,7 +127,7 @@ def test_shoes_500_pair_study_is_created_from_its_file(shared_data, tmp_path, mo
     """`studyapp create studies/shoe_study.toml` makes hoi_similarity items from SHOE's 500 pairs:
     499, since pair 135 shows bitch.n.04 (a female dog, but the word is a slur), which the
     offensive-sense exclusion leaves out, saying so."""
-    from studyapp.platform.spec_files import load_spec
+    from studyapp.platform.launch.spec_files import load_spec
     monkeypatch.setenv("STUDYAPP_DB", str(tmp_path / "db.sqlite"))
     spec = load_spec(ROOT / "studies" / "shoe_study.toml")
     assert len(spec.items) == 499 and spec.raters_per_item == 5

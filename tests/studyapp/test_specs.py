@@ -8,8 +8,8 @@ from projectpaths import ROOT
 from studyhelpers import write_items, write_spec
 
 from metrics import InputError
-from studyapp.platform import studies
-from studyapp.platform.spec_files import load_spec
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
 from studyapp.studytypes.hoi_similarity import SHOE_SCALE
 
 GOOD = '''title = "T"

@@ -12,7 +12,8 @@ from test_pages import notices, open_app, progress_text, rating_button
 
 from studyapp.core import storage
 from studyapp.core.models import Rating
-from studyapp.platform import assignment, studies
+from studyapp.platform import assignment
+from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 

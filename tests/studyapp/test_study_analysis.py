@@ -4,8 +4,9 @@ import pytest
 from studyhelpers import make_study
 
 from metrics.study._agreement import alpha_of_matrix, rating_matrix
-from studyapp.platform import analysis, exports
-from studyapp.platform.simulate import simulate_study
+from studyapp.platform.records import exports
+from studyapp.platform.records.simulate import simulate_study
+from studyapp.platform.reporting import analysis
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ resumes where the annotator stopped):
   probabilities (``Item.active_probability``) keep the estimates unbiased.
 - With spec ``[routing]`` an annotator whose fitted consistency falls below the threshold
   after ``min_ratings`` main ratings gets no new item: the session ends (``routed_at``).
-- In an adaptive study (spec ``[adaptive]``, ``studyapp.platform.adaptive``) the slots are
+- In an adaptive study (spec ``[adaptive]``, ``studyapp.platform.assignment.adaptive``) the slots are
   ``max_raters``, and the candidates are the items below ``min_raters`` claims or whose rater
   model SE is above ``target_se`` (or not known yet): those below ``min_raters`` first, then
   the largest SE, then least-claimed; the claim itself is the same compare-and-set.

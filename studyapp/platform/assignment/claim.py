@@ -22,8 +22,8 @@ from metrics import InputError
 from ...core import auth
 from ...core.models import Annotator, Assignment, Item, Study, utcnow
 from ...core.storage import fetch_row, log_event, write_session
-from ..claim_order import ASSIGNMENTS, ITEMS, annotator_order, least_claimed_in_order, main_items
-from ..spec_model import StudySpec, spec_of
+from ..specs.spec_model import StudySpec, spec_of
+from .claim_order import ASSIGNMENTS, ITEMS, annotator_order, least_claimed_in_order, main_items
 from .join import _refuse_ended
 from .tasks import Task, _eligible_ids, _n_items, _n_items_for, _sequence, _task, planned_total
 
@@ -221,7 +221,7 @@ def _routed_out(session: Session, annotator: Row, study: Row, spec: StudySpec,
         return True
     if study.rater_model is None:
         return False
-    from ..adaptive import routed_consistency
+    from .adaptive import routed_consistency
     consistency = routed_consistency(json.loads(study.rater_model), annotator.pseudonym, n_main,
                                      spec.routing)
     if consistency is None:

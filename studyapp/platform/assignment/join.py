@@ -17,8 +17,8 @@ from metrics.core import check_name
 from ...core import auth
 from ...core.models import Annotator, Study, utcnow
 from ...core.storage import log_event, read_session, write_session
-from ..prolific import ENDED, NOT_JOINABLE, ended_message, participant_ids, takes_prolific
-from ..spec_model import StudySpec, spec_of
+from ..specs.spec_model import StudySpec, spec_of
+from .prolific import ENDED, NOT_JOINABLE, ended_message, participant_ids, takes_prolific
 
 
 def annotator_by_token(session: Session, token: str) -> Annotator | None:

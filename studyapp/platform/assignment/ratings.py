@@ -13,7 +13,7 @@ from ...core import auth
 from ...core.models import CANT_JUDGE, Annotator, Assignment, Rating, Study, utcnow
 from ...core.storage import fetch_row, log_event, write_session
 from ...studytypes import get_type
-from ..spec_model import StudySpec, spec_of
+from ..specs.spec_model import StudySpec, spec_of
 from .join import _refuse_ended
 from .tasks import ASSIGNMENTS, RATINGS
 
@@ -36,7 +36,7 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
                                          engine, revise, comment)
     spec = spec_of(study)
     if spec.adaptive and phase == "main":
-        from .. import adaptive
+        from . import adaptive
         adaptive.after_rating(study, spec, rating.item_id, engine, annotator_id=annotator_id)
     return rating
 

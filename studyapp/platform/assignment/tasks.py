@@ -14,8 +14,8 @@ from sqlmodel import Session, select
 from ...core.models import Annotator, Assignment, Item, Rating, Study
 from ...core.storage import fetch_row, read_session
 from ...studytypes import get_type
-from ..claim_order import ASSIGNMENTS, study_cached
-from ..spec_model import StudySpec, spec_of
+from ..specs.spec_model import StudySpec, spec_of
+from .claim_order import ASSIGNMENTS, study_cached
 
 
 @dataclass(frozen=True)

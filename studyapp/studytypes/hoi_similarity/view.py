@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from studyapp.core import safe_markdown
-from studyapp.platform import exports
+from studyapp.platform.records import exports
 
 from ..base import StudyView
 from . import sampler

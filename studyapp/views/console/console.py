@@ -5,7 +5,7 @@ pause, export. One module per area: :mod:`.signin`, :mod:`.create`, :mod:`.studi
 import streamlit as st
 
 from studyapp.core import accounts, config, safe_markdown, storage
-from studyapp.platform import studies
+from studyapp.platform.records import studies
 from studyapp.views.console.accounts import accounts_section, audit_section
 from studyapp.views.console.common import actor, open_tab
 from studyapp.views.console.create import create_area

@@ -8,9 +8,10 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp.core import config, safe_markdown
-from studyapp.platform import spec_uploads, studies
-from studyapp.platform.spec_files import load_spec
-from studyapp.platform.spec_model import StudySpec
+from studyapp.platform.launch import spec_uploads
+from studyapp.platform.launch.spec_files import load_spec
+from studyapp.platform.records import studies
+from studyapp.platform.specs.spec_model import StudySpec
 from studyapp.studytypes import study_types, view_of
 from studyapp.views.console.common import actor, uploads_fit
 

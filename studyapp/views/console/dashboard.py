@@ -6,7 +6,8 @@ import streamlit as st
 from metrics import InputError
 from metrics.study import ITEMS_BOOTSTRAP, reliability_frame
 from studyapp.core import charts, safe_markdown
-from studyapp.platform import dashboard, report_cache, studies
+from studyapp.platform.records import studies
+from studyapp.platform.reporting import dashboard, report_cache
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import download_button, open_tab, session_alive
 

@@ -11,7 +11,7 @@ import streamlit as st
 from metrics import InputError
 from metrics.study import compare_lines
 from studyapp.core import accounts, config, safe_markdown
-from studyapp.platform import matrix_versions
+from studyapp.platform.operations import matrix_versions
 from studyapp.studytypes import get_type
 from studyapp.views.console.common import actor, download_button, linked, session_alive, share_form
 

@@ -8,8 +8,8 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp.core import accounts, safe_markdown
-from studyapp.platform import prolific
-from studyapp.platform.spec_model import spec_of
+from studyapp.platform.assignment import prolific
+from studyapp.platform.specs.spec_model import spec_of
 from studyapp.views.console.common import actor
 from studyapp.views.ui import base_url
 

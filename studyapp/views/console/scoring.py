@@ -8,7 +8,7 @@ import streamlit as st
 
 from metrics import InputError
 from studyapp.core import config, safe_markdown
-from studyapp.platform import matrix_versions, scoring
+from studyapp.platform.operations import matrix_versions, scoring
 from studyapp.views.console.common import actor, download_button, session_alive, uploads_fit
 
 

@@ -7,8 +7,8 @@ import streamlit as st
 from metrics import InputError
 from studyapp.core import accounts, safe_markdown
 from studyapp.core.accounts import no_studies_text
-from studyapp.platform import exports, studies
-from studyapp.platform.spec_model import spec_of
+from studyapp.platform.records import exports, studies
+from studyapp.platform.specs.spec_model import spec_of
 from studyapp.studytypes import get_type, view_of
 from studyapp.views.components import answer_bar
 from studyapp.views.console.common import actor, download_button, linked, log_view, open_tab, session_alive, share_form

@@ -38,8 +38,8 @@ from sqlalchemy.engine import Engine
 
 from metrics.core import StagedFolder, remove_abandoned_subfolders
 
-from ..core import config
-from .exports import csv_bytes, study_folder, study_tables
+from ...core import config
+from ..records.exports import csv_bytes, study_folder, study_tables
 
 KEEP = 3   # cached reports kept per study
 LIBRARIES = ("numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "krippendorff")
@@ -127,7 +127,7 @@ def warm_in_background(slug: str, fingerprint: tuple) -> subprocess.Popen | None
         if last is not None and (last[0] == fingerprint or last[1].poll() is None):
             return last[1]
         code = ("import sys; from studyapp.core.children import exit_with_parent; exit_with_parent(); "
-                "from studyapp.platform import report_cache; report_cache.warm(sys.argv[1])")
+                "from studyapp.platform.reporting import report_cache; report_cache.warm(sys.argv[1])")
         process = subprocess.Popen([sys.executable, "-c", code, slug], cwd=config.ROOT, stdout=subprocess.DEVNULL)
         _WARM_UPS[key] = (fingerprint, process)
         return process

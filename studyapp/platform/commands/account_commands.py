@@ -12,8 +12,8 @@ from .study_commands import text_table
 
 
 def cmd_reset_admin_password(_args) -> int:
-    from ..core import auth, storage
-    from ..core.models import Setting
+    from ...core import auth, storage
+    from ...core.models import Setting
 
     if os.environ.get("STUDYAPP_ADMIN_PASSWORD"):
         raise InputError("STUDYAPP_ADMIN_PASSWORD is set; it is the console password")
@@ -43,7 +43,7 @@ def read_password() -> str:
 
 
 def cmd_account(args) -> int:
-    from ..core import accounts
+    from ...core import accounts
 
     if args.account_command == "list":
         table = accounts.list_accounts()

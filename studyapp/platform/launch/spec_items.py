@@ -10,10 +10,10 @@ from pathlib import Path
 from metrics import InputError, datasets
 from metrics.core import MAX_SEED, kind_problem, range_problem, whole_problem
 
-from ..core.accounts import CLI, Actor, require_studies
-from ..studytypes import Scale
-from .spec_checker import _Checker
-from .spec_model import ItemSpec
+from ...core.accounts import CLI, Actor, require_studies
+from ...studytypes import Scale
+from ..specs.spec_checker import _Checker
+from ..specs.spec_model import ItemSpec
 
 ROLES = ("main", "attention", "practice")
 
@@ -98,7 +98,7 @@ def _tables_of(actor: Actor):
     """The export tables of an earlier study ``actor`` may download, what a type that repeats an
     earlier study reads (its items and every annotator's ratings); any other study is refused as
     if it did not exist."""
-    from .exports import study_tables
+    from ..records.exports import study_tables
 
     def tables_of(slug: str) -> dict:
         require_studies(actor, "download", [slug])

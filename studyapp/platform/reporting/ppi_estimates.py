@@ -25,8 +25,8 @@ import pandas as pd
 from metrics import InputError
 from metrics.study import ppi_mean_rater_population
 
-from ..studytypes import Section
-from .spec_model import StudySpec
+from ...studytypes import Section
+from ..specs.spec_model import StudySpec
 
 ESTIMAND = "the mean over the study's items of the rating a rater drawn from the rater population would give"
 INTERVAL_OVER = "items and raters"

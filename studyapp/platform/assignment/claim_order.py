@@ -20,7 +20,7 @@ from sqlalchemy import bindparam, exists
 from sqlalchemy.engine import Row
 from sqlmodel import Session, select
 
-from ..core.models import Assignment, Item, Study
+from ...core.models import Assignment, Item, Study
 
 CACHED_STUDIES = 1024
 CACHED_ORDERS = 64  # annotators' item orders kept (8 bytes an item each)

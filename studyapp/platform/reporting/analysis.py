@@ -27,12 +27,12 @@ from metrics.study import (
     write_report,
 )
 
-from ..core.storage import read_session
-from ..studytypes import Section, get_type
-from .exports import study_folder, study_tables
+from ...core.storage import read_session
+from ...studytypes import Section, get_type
+from ..records.exports import study_folder, study_tables
+from ..records.studies import study_by_slug
+from ..specs.spec_model import spec_of
 from .ppi_estimates import ppi_section
-from .spec_model import spec_of
-from .studies import study_by_slug
 
 LIVE_RESAMPLES = 200   # bootstrap resamples and permutations of the console's live figures
 TIME_POINTS = 10       # agreement over time: at this many rating counts
@@ -46,7 +46,7 @@ class StudyAnalysis:
     rater_model: RaterModel | None = None
     reliability: dict | None = None
     over_time: pd.DataFrame | None = None   # agreement at successive rating counts
-    prediction_powered: Section | None = None   # spec [llm] / [routing] (studyapp.platform.ppi_estimates)
+    prediction_powered: Section | None = None   # spec [llm] / [routing] (studyapp.platform.reporting.ppi_estimates)
     unavailable: dict = field(default_factory=dict)   # part -> why it could not be computed
 
 

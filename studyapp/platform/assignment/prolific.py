@@ -37,10 +37,10 @@ from sqlmodel import Session, select
 from metrics import InputError
 from metrics.core import csv_rows, read_text
 
-from ..core.accounts import CLI, Actor, require
-from ..core.models import Annotator, Assignment, Item, Rating, Study, utcnow
-from ..core.storage import log_event, read_session, write_session
-from .spec_model import StudySpec, spec_of
+from ...core.accounts import CLI, Actor, require
+from ...core.models import Annotator, Assignment, Item, Rating, Study, utcnow
+from ...core.storage import log_event, read_session, write_session
+from ..specs.spec_model import StudySpec, spec_of
 
 # the statuses of Prolific's submissions (its export's "Status" column)
 STATUSES = ("ACTIVE", "AWAITING REVIEW", "APPROVED", "REJECTED", "RETURNED", "TIMED-OUT",

@@ -6,7 +6,7 @@ rating rows and the last rating id, read with one query) and kept in this proces
 console shows an unchanged study at once and a study with new ratings after one
 recomputation. Live figures use ``LIVE_RESAMPLES`` bootstrap resamples and permutations (the
 count is shown); the downloadable HTML report uses the full counts of
-:func:`studyapp.platform.analysis.analyse_study`. A statistic that cannot be computed yet says why in
+:func:`studyapp.platform.reporting.analysis.analyse_study`. A statistic that cannot be computed yet says why in
 words (:attr:`Dashboard.unavailable`), never with a traceback.
 """
 
@@ -27,14 +27,14 @@ from sqlmodel import select
 from metrics import InputError
 from metrics.study import validate_ratings
 
-from ..core.models import Rating, Study
-from ..core.storage import get_engine, read_session
-from ..studytypes import Section, get_type
+from ...core.models import Rating, Study
+from ...core.storage import get_engine, read_session
+from ...studytypes import Section, get_type
+from ..records.exports import study_tables
+from ..records.studies import progress, study_by_slug, study_items
+from ..specs.spec_model import spec_of
 from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
-from .exports import study_tables
 from .ppi_estimates import ppi_section
-from .spec_model import spec_of
-from .studies import progress, study_by_slug, study_items
 
 
 @dataclass
@@ -105,7 +105,7 @@ def warm(engine: Engine | None = None) -> list[str]:
 
 WARM_NICENESS = 10  # the warm-up process yields the CPU to the server's page runs
 _WARM_CODE = ("import pickle, sys; from studyapp.core.children import exit_with_parent; exit_with_parent(); "
-              "from studyapp.platform import dashboard; dashboard.warm(); "
+              "from studyapp.platform.reporting import dashboard; dashboard.warm(); "
               "sys.stdout.buffer.write(pickle.dumps(dict(dashboard._CACHE)))")
 
 
@@ -140,7 +140,7 @@ def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine
         rating_statistics(board, main)
     spec = spec_of(study)
     if spec.adaptive:
-        from .adaptive import adaptive_progress
+        from ..assignment.adaptive import adaptive_progress
         board.adaptive = adaptive_progress(study, spec, engine)
     try:
         fields_by_key = {key: fields for key, _role, fields in study_items(study.id, engine)}

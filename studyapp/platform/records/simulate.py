@@ -19,10 +19,11 @@ from sqlalchemy.engine import Engine
 from metrics import InputError
 from metrics.study import PROFILES, rater_profiles, simulate_ratings
 
-from ..core.storage import get_engine, read_session
-from ..studytypes import get_type
-from . import assignment, studies
-from .spec_model import spec_of
+from ...core.storage import get_engine, read_session
+from ...studytypes import get_type
+from .. import assignment
+from ..specs.spec_model import spec_of
+from . import studies
 
 
 @dataclass(frozen=True)

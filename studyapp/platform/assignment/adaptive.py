@@ -15,7 +15,7 @@ thread per process, and reads the ratings as they are when it starts. Requests c
 study: one for a study whose refit is queued is already covered; one for a study whose refit is
 running makes it run once more afterwards (if a refit is still due then), so there is never a
 backlog. :func:`wait_for_refits` waits for them (tests, benchmarks). With a connection passed
-in as the engine (one open transaction, as ``studyapp.platform.simulate`` uses) everything runs inline
+in as the engine (one open transaction, as ``studyapp.platform.records.simulate`` uses) everything runs inline
 instead. None of this can fail a submit once the rating is committed: an error is logged as an
 event (``rater_model_update_failed``, ``rater_model_refit_failed``). The model is fitted outside
 any transaction and written in short ones; a fit is stored only if no fit of more ratings was
@@ -38,11 +38,11 @@ from sqlmodel import Session, select
 
 from metrics.study import RaterModel, fit_rater_model
 
-from ..core.models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study
-from ..core.storage import get_engine, log_event, read_session, write_session
-from .spec_model import StudySpec
+from ...core.models import CANT_JUDGE, Annotator, Assignment, Item, Rating, Study
+from ...core.storage import get_engine, log_event, read_session, write_session
+from ..specs.spec_model import StudySpec
 
-LOG = logging.getLogger("studyapp.platform.adaptive")
+LOG = logging.getLogger("studyapp.platform.assignment.adaptive")
 _refit_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rater-model-refit")
 _refit_lock = threading.Condition()            # guards _refit_state; notified when it empties
 _refit_state: dict[tuple[str, int], str] = {}  # (database, study id) -> "queued" | "running" | "again"

@@ -33,12 +33,12 @@ from sqlmodel import select
 
 from metrics.core import StagedFolder
 
-from ..core import config
-from ..core.accounts import CLI, Actor, require_studies
-from ..core.models import CANT_JUDGE, Annotator, Assignment, Item, Rating
-from ..core.storage import log_event, read_session, write_session
-from ..studytypes import get_type
-from .spec_model import spec_of
+from ...core import config
+from ...core.accounts import CLI, Actor, require_studies
+from ...core.models import CANT_JUDGE, Annotator, Assignment, Item, Rating
+from ...core.storage import log_event, read_session, write_session
+from ...studytypes import get_type
+from ..specs.spec_model import spec_of
 from .studies import annotator_status, study_by_slug
 
 RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",
@@ -172,10 +172,10 @@ def _annotator_row(d: _StudyRows, a, current_df: pd.DataFrame) -> dict:
 
 def _outcome(d: _StudyRows, a, status: str, failed_checks: int) -> tuple[str, str | None]:
     """How the participant's session ended and the code its end page showed
-    (:func:`studyapp.platform.prolific.outcome_kind`): ``completed``, ``attention failed``, ``screened
+    (:func:`studyapp.platform.assignment.prolific.outcome_kind`): ``completed``, ``attention failed``, ``screened
     out``, ``routed``, ``returned``, ``timed out`` (Prolific ended it: no code), or the status
     of a session still open (``rating``, ``invited``, ``revoked``: no code)."""
-    from .prolific import ENDED, outcome_kind
+    from ..assignment.prolific import ENDED, outcome_kind
 
     if a.prolific_status in ENDED:
         return ENDED[a.prolific_status], None

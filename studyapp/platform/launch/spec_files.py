@@ -93,12 +93,12 @@ from pathlib import Path
 
 from metrics import InputError
 
-from ..core.accounts import CLI, Actor
-from ..studytypes import Scale, get_type
-from ..studytypes.base import THIS_STUDY
-from .spec_checker import _Checker
+from ...core.accounts import CLI, Actor
+from ...studytypes import Scale, get_type
+from ...studytypes.base import THIS_STUDY
+from ..specs.spec_checker import _Checker
+from ..specs.spec_model import ItemSpec, StudySpec
 from .spec_items import _dataset, _items, _practice_items, with_dataset
-from .spec_model import ItemSpec, StudySpec
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {"title", "study_type", "instructions", "slug", "raters_per_item",

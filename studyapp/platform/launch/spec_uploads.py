@@ -24,11 +24,11 @@ from pathlib import Path, PurePosixPath
 
 from metrics import InputError
 
-from ..core import config
-from ..core.accounts import CLI, Actor
-from . import studies
+from ...core import config
+from ...core.accounts import CLI, Actor
+from ..records import studies
+from ..specs.spec_model import StudySpec
 from .spec_files import load_spec
-from .spec_model import StudySpec
 
 # the spec's tables whose text values may name a file relative to the spec
 FILE_TABLES = ("items", "practice", "llm")

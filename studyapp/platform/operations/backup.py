@@ -41,9 +41,9 @@ from sqlalchemy.exc import DataError, IntegrityError
 from metrics import InputError
 from metrics.core import atomic_file, parse_json, whole_problem
 
-from ..core import config, migrations
-from ..core.auth import ADMIN_KEY
-from ..core.models import utcnow
+from ...core import config, migrations
+from ...core.auth import ADMIN_KEY
+from ...core.models import utcnow
 
 FORMAT = "studyapp-backup"
 FORMAT_VERSION = 1
@@ -78,7 +78,7 @@ def _json_value(value):
 def _raw_engine(url: str | None, must_exist: bool = False) -> Engine:
     """An engine that does not upgrade the schema on open (restore builds it itself); with
     ``must_exist`` a SQLite file that is not there is refused rather than created."""
-    from ..core.storage import open_engine
+    from ...core.storage import open_engine
     return open_engine(url or config.database_url(), "--url" if url else None, must_exist)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from ..core import config
-from ..core.models import Study
-from ..core.storage import read_session
+from ...core import config
+from ...core.models import Study
+from ...core.storage import read_session
+from ..records.studies import Invite, create_study, invite
 from .spec_files import load_spec, spec_slug
-from .studies import Invite, create_study, invite
 
 DEMO_SPEC = config.STUDIES_DIR / "demo.toml"
 

@@ -1,4 +1,4 @@
-"""A validated study spec and its items, as stored with the study (``studyapp.platform.spec_files`` reads
+"""A validated study spec and its items, as stored with the study (``studyapp.platform.launch.spec_files`` reads
 them from a spec file)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from ..studytypes import Scale
+from ...studytypes import Scale
 
 
 @dataclass

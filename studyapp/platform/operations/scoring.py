@@ -21,8 +21,8 @@ from metrics import InputError, datasets
 from metrics.core import json_text
 from metrics.detection import read_detections
 
-from ..core.accounts import CLI, Actor, require
-from ..core.storage import log_event, write_session
+from ...core.accounts import CLI, Actor, require
+from ...core.storage import log_event, write_session
 from .matrix_versions import load_version
 
 BASELINE = "baseline (WordNet)"

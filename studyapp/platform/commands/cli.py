@@ -28,7 +28,7 @@ from metrics.core import (
     seed,
 )
 
-from ..core import config
+from ...core import config
 from .account_commands import cmd_account, cmd_reset_admin_password
 from .study_commands import (
     cmd_check_images,
@@ -233,8 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_serve(args) -> int:
-    from ..core import auth, storage
-    from . import demo
+    from ...core import auth, storage
+    from ..launch import demo
 
     print(f"studyapp: database {storage.describe(config.database_url())}")   # never the password
     with storage.write_session() as session:
@@ -242,7 +242,7 @@ def cmd_serve(args) -> int:
     if password:
         print(f"studyapp: researcher console password (shown once, stored hashed): {password}")
     base = config.base_url(args.port)
-    from .studies import record_served_url
+    from ..records.studies import record_served_url
     record_served_url(base)   # `invite` on the command line links to it
     if not args.no_demo and os.environ.get("STUDYAPP_DEMO", "1") != "0":
         study_id, created, link = demo.seed_demo()
@@ -275,7 +275,7 @@ def cmd_plugins(args) -> int:
     from metrics import ERROR_REGISTRY
     from metrics.core import plugin_listing
 
-    from ..studytypes import PLUGINS
+    from ...studytypes import PLUGINS
     print(plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins])[1])
     return 0
 
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with interruptible(), all_or_nothing():
             if args.command in NEEDS_DATABASE:
-                from ..core.storage import check_sqlite_file
+                from ...core.storage import check_sqlite_file
                 check_sqlite_file(config.database_url(), must_exist=True)
             return COMMANDS[args.command](args)
     except (InputError, KeyboardInterrupt) as exc:
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         print(one_line(f"error: {os_error_message(exc)}"), file=sys.stderr)
         return 2
     except Exception as exc:
-        from ..core.storage import database_error, unusable_database
+        from ...core.storage import database_error, unusable_database
         if not unusable_database(exc):
             raise
         url = getattr(args, "url", None)

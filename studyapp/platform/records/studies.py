@@ -14,11 +14,11 @@ from sqlmodel import Session, select
 from metrics import InputError
 from metrics.core import check_name
 
-from ..core import auth, config
-from ..core.accounts import CLI, Actor, require
-from ..core.models import Annotator, Assignment, Item, Rating, Study
-from ..core.storage import log_event, read_session, write_session
-from .spec_model import StudySpec, spec_of
+from ...core import auth, config
+from ...core.accounts import CLI, Actor, require
+from ...core.models import Annotator, Assignment, Item, Rating, Study
+from ...core.storage import log_event, read_session, write_session
+from ..specs.spec_model import StudySpec, spec_of
 
 STATUSES = ("open", "paused", "closed")
 
@@ -76,8 +76,8 @@ def create_study(spec: StudySpec, engine: Engine | None = None, *, actor: Actor 
 def study_owner_account(session: Session, name: str) -> str:
     """``name`` when it is an account that may own studies (an owner or researcher account, or
     the platform's first owner), else an InputError naming the accounts that may."""
-    from ..core.accounts import FIRST_OWNER
-    from ..core.models import Researcher
+    from ...core.accounts import FIRST_OWNER
+    from ...core.models import Researcher
 
     may_own = [FIRST_OWNER.name] + list(session.exec(
         select(Researcher.name).where(Researcher.role.in_(["owner", "researcher"])).order_by(Researcher.id)))
@@ -147,7 +147,7 @@ SERVED_URL_KEY = "served_base_url"
 
 def record_served_url(url: str, engine: Engine | None = None) -> None:
     """Remember the address ``serve`` serves the app on, for the command line's invite links."""
-    from ..core.models import Setting
+    from ...core.models import Setting
 
     with write_session(engine) as session:
         row = session.get(Setting, SERVED_URL_KEY) or Setting(key=SERVED_URL_KEY, value=url)
@@ -161,7 +161,7 @@ def invite_base_url(explicit: str | None = None, engine: Engine | None = None) -
     last recorded, else ``config.base_url()`` (``STUDYAPP_PORT`` or 8501 on localhost)."""
     import os
 
-    from ..core.models import Setting
+    from ...core.models import Setting
 
     if explicit:
         return explicit.rstrip("/"), "--base-url"
@@ -250,7 +250,7 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     ``state`` (``adaptive.item_state``) and ``model_se``, and ``items_done`` counts the items
     no longer open (retired at the target SE, or at ``max_raters``). With active selection
     (spec ``[active]``) the items are those drawn for humans (``items_not_drawn``: the others)."""
-    from .assignment import plan  # the plan lives with the assignment rules (per annotator: a
+    from ..assignment import plan  # the plan lives with the assignment rules (per annotator: a
     # with-image pass counts the pairs each annotator rated before)
 
     with read_session(engine) as session:
@@ -301,7 +301,7 @@ def progress(study_id: int, engine: Engine | None = None) -> dict:
     if spec.active:
         out["items_not_drawn"] = sum(1 for item in items if item.role == "main") - n_main
     if spec.adaptive:  # ratings_needed is only a ceiling: items retire at the target SE
-        from .adaptive import item_state
+        from ..assignment.adaptive import item_state
 
         for row, item in zip(per_item, main_items):
             row["state"] = item_state(item.n_claims, item.model_se, spec.adaptive)
@@ -337,7 +337,7 @@ def annotator_status(annotator: Annotator, n_answered: int) -> str:
     """invited (nothing yet), rating (started or answered), completed, revoked; for Prolific
     participants also returned or timed out (as Prolific reports), or screened out (the
     comprehension check failed twice); routed out (spec ``[routing]``)."""
-    from .prolific import ATTEMPTS, ENDED
+    from ..assignment.prolific import ATTEMPTS, ENDED
 
     if auth.is_revoked(annotator.token_hash):
         return "revoked"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from metrics import InputError, datasets
 
-from ..core import config
+from ...core import config
 
 
 def text_table(frame) -> str:
@@ -21,9 +21,9 @@ def text_table(frame) -> str:
 
 
 def cmd_create(args) -> int:
-    from ..core.storage import no_database_yet
-    from .spec_files import load_spec, spec_slug
-    from .studies import create_study, refuse_new_study
+    from ...core.storage import no_database_yet
+    from ..launch.spec_files import load_spec, spec_slug
+    from ..records.studies import create_study, refuse_new_study
 
     if not no_database_yet():   # before sampling the items, which may take seconds
         refuse_new_study(spec_slug(args.spec), owner=args.owner)
@@ -38,8 +38,8 @@ def cmd_create(args) -> int:
 
 
 def cmd_owner(args) -> int:
-    from ..core.storage import read_session
-    from .studies import set_owner, study_by_slug
+    from ...core.storage import read_session
+    from ..records.studies import set_owner, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
@@ -49,7 +49,7 @@ def cmd_owner(args) -> int:
 
 
 def cmd_share(args) -> int:
-    from ..core.accounts import share
+    from ...core.accounts import share
 
     share(args.kind, args.name, args.account)
     print(f"{args.kind} {args.name!r} is shared with {args.account!r} (it may see and download it)")
@@ -57,8 +57,8 @@ def cmd_share(args) -> int:
 
 
 def cmd_invite(args) -> int:
-    from ..core.storage import read_session
-    from .studies import invite, invite_base_url, invite_names, raters_of, study_by_slug
+    from ...core.storage import read_session
+    from ..records.studies import invite, invite_base_url, invite_names, raters_of, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
@@ -86,7 +86,7 @@ def cmd_invite(args) -> int:
 def cmd_sample(args) -> int:
     from metrics import SimilarityMatrix
 
-    from ..studytypes import get_type
+    from ...studytypes import get_type
 
     sampler = get_type("hoi_similarity").sampler
 
@@ -120,16 +120,16 @@ def _write_sample(items, report, out) -> int:
 
 
 def cmd_export(args) -> int:
-    from .exports import export_study
+    from ..records.exports import export_study
 
     print(f"wrote {export_study(args.study, args.out)}")
     return 0
 
 
 def cmd_status(args) -> int:
-    from ..core.storage import read_session
-    from . import prolific
-    from .studies import counts_line, progress, set_status, study_by_slug
+    from ...core.storage import read_session
+    from ..assignment import prolific
+    from ..records.studies import counts_line, progress, set_status, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
@@ -153,9 +153,9 @@ def cmd_status(args) -> int:
 
 
 def cmd_prolific_status(args) -> int:
-    from ..core.storage import read_session
-    from .prolific import apply_statuses, check_status, read_statuses
-    from .studies import study_by_slug
+    from ...core.storage import read_session
+    from ..assignment.prolific import apply_statuses, check_status, read_statuses
+    from ..records.studies import study_by_slug
 
     if bool(args.csv) == bool(args.pid) or bool(args.pid) != bool(args.status):
         raise InputError("give either --csv FILE (Prolific's submissions export) or --pid PROLIFIC_PID "
@@ -172,8 +172,8 @@ def cmd_prolific_status(args) -> int:
 
 
 def cmd_revoke(args) -> int:
-    from ..core.storage import read_session
-    from .studies import revoke, study_by_slug
+    from ...core.storage import read_session
+    from ..records.studies import revoke, study_by_slug
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
@@ -183,7 +183,7 @@ def cmd_revoke(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .simulate import simulate_study
+    from ..records.simulate import simulate_study
 
     profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
     if profiles is not None and len(profiles) != args.k:
@@ -199,7 +199,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report_cache import study_report
+    from ..reporting.report_cache import study_report
 
     report = study_report(args.study, args.out, use_cache=not args.no_cache)
     s = report.summary
@@ -212,7 +212,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_recalibrate(args) -> int:
-    from .matrix_versions import recalibrate_studies, save_version
+    from ..operations.matrix_versions import recalibrate_studies, save_version
 
     run = recalibrate_studies(args.studies, based_on=args.based_on, w=args.w,
                               prior_strength=args.prior_strength, folds=args.folds, seed=args.seed)
@@ -233,7 +233,7 @@ def cmd_recalibrate(args) -> int:
 
 
 def cmd_matrices(args) -> int:
-    from . import matrix_versions
+    from ..operations import matrix_versions
 
     if args.action == "list":
         table = matrix_versions.list_versions()
@@ -251,16 +251,16 @@ def cmd_matrices(args) -> int:
 
 
 def cmd_check_images(args) -> int:
-    from ..core.images import check_images
-    from ..studytypes import get_type
+    from ...core.images import check_images
+    from ...studytypes import get_type
 
     if args.target.endswith(".toml") or Path(args.target).is_file():
-        from .spec_files import load_spec
+        from ..launch.spec_files import load_spec
         spec = load_spec(args.target)
         study_type, fields = get_type(spec.study_type), [item.fields for item in spec.items]
     else:
-        from ..core.storage import check_sqlite_file, read_session
-        from .studies import study_by_slug, study_items
+        from ...core.storage import check_sqlite_file, read_session
+        from ..records.studies import study_by_slug, study_items
         check_sqlite_file(config.database_url(), must_exist=True)
         with read_session() as session:
             study = study_by_slug(session, args.target)
@@ -280,7 +280,7 @@ def cmd_check_images(args) -> int:
 
 
 def cmd_demo_images(args) -> int:
-    from .demo_images import write_demo
+    from ..launch.demo_images import write_demo
 
     for what, path in write_demo(args.out).items():
         print(f"wrote {path} ({what})")
@@ -288,8 +288,8 @@ def cmd_demo_images(args) -> int:
 
 
 def cmd_list(_args) -> int:
-    from ..core.storage import check_sqlite_file, no_database_yet
-    from .studies import list_studies
+    from ...core.storage import check_sqlite_file, no_database_yet
+    from ..records.studies import list_studies
 
     check_sqlite_file(config.database_url())
     found = [] if no_database_yet() else list_studies()

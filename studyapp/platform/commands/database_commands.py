@@ -35,7 +35,7 @@ def _summary(manifest: dict) -> str:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    from .backup import health
+    from ..operations.backup import health
 
     try:
         print(health(args.url))
@@ -46,7 +46,7 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from .backup import backup
+    from ..operations.backup import backup
 
     manifest = backup(args.file, args.url)
     print(f"wrote {args.file} ({_summary(manifest)})")
@@ -54,7 +54,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from .backup import restore
+    from ..operations.backup import restore
 
     manifest = restore(args.file, args.url)
     print(f"restored {args.file} ({_summary(manifest)}, made on {manifest['dialect']} "

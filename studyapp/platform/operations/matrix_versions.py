@@ -32,12 +32,12 @@ from metrics.core import write_text_atomic
 from metrics.study import join_ratings, recalibrate_matrices
 from metrics.vocab import SimilarityMatrix, load_default
 
-from ..core.accounts import CLI, Actor, may, require, require_studies
-from ..core.models import MatrixVersion, Study
-from ..core.storage import log_event, read_session, write_session
-from ..studytypes import get_type
-from .exports import study_tables
-from .spec_model import spec_of
+from ...core.accounts import CLI, Actor, may, require, require_studies
+from ...core.models import MatrixVersion, Study
+from ...core.storage import log_event, read_session, write_session
+from ...studytypes import get_type
+from ..records.exports import study_tables
+from ..specs.spec_model import spec_of
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PAIR_COLUMNS = ("gt_verb", "gt_object", "pred_verb", "pred_object")

@@ -1,0 +1,2 @@
+"""``python -m studyapp``: the parser and dispatch (``cli``) and the study, account and database
+commands."""
