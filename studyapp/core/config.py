@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = ROOT / ".data" / "studyapp.sqlite"
-STUDIES_DIR = ROOT / "studies"
+STUDIES_DIR = Path(os.environ.get("STUDYAPP_STUDIES", ROOT / "studies"))   # the demo specs
 UPLOAD_LIMITS_MB = {"spec": 1, "items": 50, "detections": 200}   # console uploads: the browser and the page check them
 
 

@@ -246,8 +246,9 @@ def cmd_serve(args) -> int:
     record_served_url(base)   # `invite` on the command line links to it
     if not args.no_demo and os.environ.get("STUDYAPP_DEMO", "1") != "0":
         study_id, created, link = demo.seed_demo()
-        print(f"studyapp: demo study {'created' if created else 'ready'} "
-              f"(spec {demo.DEMO_SPEC.relative_to(config.ROOT)})")
+        spec = demo.DEMO_SPEC
+        shown = spec.relative_to(config.ROOT) if spec.is_relative_to(config.ROOT) else spec.name
+        print(f"studyapp: demo study {'created' if created else 'ready'} (spec {shown})")
         print(f"studyapp: annotator invite link: {link.link(base)}")
     print(f"studyapp: researcher console: {base}/console")
     sys.stdout.flush()
