@@ -20,10 +20,10 @@ import argparse
 import importlib
 import sys
 
-from metrics.core._errors import OPTIONAL_MODULES, InputError, interruptible, missing_extra, one_line, os_error_message
+from metrics.core._boundary import error_message
+from metrics.core._errors import InputError, interruptible, one_line
 from metrics.core._jsonio import all_or_nothing, write_json
 from metrics.core._options import OneLineParser, output_file
-from metrics.core._validation import ParameterError, flag_of
 
 # name -> (one-line help, implementing module)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -81,7 +81,12 @@ def _command_of(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command_of(argv))
+    try:
+        parser = build_parser(_command_of(argv))
+    except InputError as exc:   # a required plugin that did not load, while options are listed
+        print(one_line(f"metrics {_command_of(argv) or ''}: error: {error_message(exc)}".replace(" :", ":")),
+              file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or an option refused (its one line is printed)
@@ -95,21 +100,11 @@ def main(argv: list[str] | None = None) -> int:
             result, text = command.run(args)
             if getattr(args, "json", None):
                 write_json(result, args.json)
-    except ParameterError as exc:
-        flag = flag_of(exc.parameter, getattr(command, "FLAGS", None))
-        print(one_line(f"metrics {args.command}: error: argument {flag}: {exc.problem}"), file=sys.stderr)
-        return 2
-    except (InputError, KeyboardInterrupt) as exc:
-        print(one_line(f"metrics {args.command}: error: {str(exc) or 'interrupted'}"), file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(one_line(f"metrics {args.command}: error: {os_error_message(exc)}"), file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as exc:   # an optional extra (plots) not installed
-        if exc.name not in OPTIONAL_MODULES:
+    except (Exception, KeyboardInterrupt) as exc:
+        if (message := error_message(exc, options=getattr(command, "FLAGS", None) or {})) is None:
             raise
-        print(one_line(f"metrics {args.command}: error: {missing_extra(exc.name)}"), file=sys.stderr)
+        print(one_line(f"metrics {args.command}: error: {message}"), file=sys.stderr)
         return 2
     if text:
         print(text)
-    return 0
+    return command.exit_code(result) if hasattr(command, "exit_code") else 0

@@ -87,3 +87,4 @@ def missing_extra(module: str) -> str:
     """
     extra, what = OPTIONAL_MODULES[module]
     return f"{what} need {module}, which is not installed: pip install 'hoi-semantic-eval[{extra}]'"
+

@@ -1,5 +1,6 @@
 """The dataset registry: what a dataset is (:class:`Dataset`, :class:`StandardMap`) and where
-the registered ones are (:data:`BUILTIN`, the entry-point group ``hoi_semantic_eval.datasets``).
+the registered ones are: the entry-point group ``hoi_semantic_eval.datasets``, where the project's
+``pyproject.toml`` declares its own three and other installed packages add theirs.
 
 It sits in ``metrics.core`` so that the generic scorer (``metrics.detection``) can look a
 dataset up by name without importing the dataset packages, which build on it; the public face
@@ -8,18 +9,16 @@ is :mod:`metrics.datasets`.
 >>> get("hico-det").title
 'HICO-DET'
 >>> names()[:3]
-['hico-det', 'vcoco', 'swig-hoi']
+['hico-det', 'swig-hoi', 'vcoco']
 >>> get("coco")
 Traceback (most recent call last):
-metrics.core._validation.ParameterError: dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'
+metrics.core._validation.ParameterError: dataset must be one of hico-det, swig-hoi, vcoco, got 'coco'
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,11 +29,6 @@ if TYPE_CHECKING:
 
 DEFAULT = "hico-det"
 ENTRY_POINT_GROUP = PLUGIN_GROUPS["dataset"]
-BUILTIN = {
-    "hico-det": "metrics.datasets.hico_det",
-    "vcoco": "metrics.datasets.vcoco",
-    "swig-hoi": "metrics.datasets.swig_hoi",
-}
 
 
 GROUND_TRUTH_CLASSES = "classes of the ground truth"
@@ -109,7 +103,12 @@ class Dataset:
 
 def names() -> list[str]:
     """The names ``--dataset`` and ``[items] dataset`` accept, built-in ones first."""
-    return [*BUILTIN, *PLUGINS.load()]
+    return list(PLUGINS.load())
+
+
+def builtin_names() -> list[str]:
+    """The names of the project's own datasets, in the order ``pyproject.toml`` declares them."""
+    return list(PLUGINS.builtin())
 
 
 def get(name: str | None = None) -> Dataset:
@@ -117,11 +116,9 @@ def get(name: str | None = None) -> Dataset:
     from metrics.core._validation import ParameterError
 
     name = DEFAULT if name is None else name
-    if name in BUILTIN:
-        return _load(BUILTIN[name])
-    if not isinstance(dataset := PLUGINS.load().get(name), Dataset):
+    if not isinstance(found := PLUGINS.get(name), Dataset):
         raise ParameterError("dataset", f"must be one of {', '.join(names())}, got {name!r}")
-    return dataset
+    return found
 
 
 def load_vocabulary(name: str | None = None) -> Vocabulary:
@@ -129,20 +126,14 @@ def load_vocabulary(name: str | None = None) -> Vocabulary:
     return get(name).vocabulary()
 
 
-@cache
-def _load(target: str) -> Dataset:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute or "DATASET")
-
-
 def _add_plugin(dataset: object, name: str) -> Dataset:
     if not isinstance(dataset, Dataset):
-        raise TypeError(f"{type(dataset).__name__} is not a metrics.datasets.Dataset")
-    if name in BUILTIN or dataset.name != name:
-        raise ValueError(f"the entry point's name must be the dataset's own, {dataset.name!r}, and not a "
-                         f"built-in one ({', '.join(BUILTIN)})")
+        from metrics.core._plugins import describe
+
+        raise TypeError(f"{describe(dataset)} is not a metrics.datasets.Dataset")
     return dataset
 
 
-#: Datasets from other packages, loaded on the first :func:`names` or :func:`get` of a name not built in.
-PLUGINS = PluginGroup(ENTRY_POINT_GROUP, kind="dataset", add=_add_plugin, builtin=BUILTIN)
+#: Every dataset: the project's own entry points, then other packages', loaded on first use.
+PLUGINS = PluginGroup(ENTRY_POINT_GROUP, kind="dataset", add=_add_plugin,
+                      order=lambda dataset: (dataset.name != DEFAULT, dataset.name))

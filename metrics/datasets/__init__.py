@@ -7,9 +7,9 @@ The generic scorer (``metrics.detection``) keeps no dataset of its own: it is gi
 :class:`Dataset` and asks it. A dataset that says nothing gets the neutral default, the classes
 of the ground truth, named as such on the protocol card.
 
-A dataset package defines ``DATASET = Dataset(...)``. The built-in ones are listed in
-:data:`BUILTIN` (one line each); a third-party package adds one through the entry-point group
-``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``).
+A dataset package defines ``DATASET = Dataset(...)`` and is declared as an entry point of group
+``hoi_semantic_eval.datasets`` (``name = "package.module:DATASET"``): the project's own three in
+its ``pyproject.toml``, a third-party one in its package's.
 
 The registry itself (:class:`Dataset`, :func:`get`, :func:`names`) lives in
 :mod:`metrics.core._registry`, re-exported here.
@@ -24,13 +24,13 @@ import re
 
 from metrics._lazy import lazy_exports
 from metrics.core._registry import (
-    BUILTIN,
     DEFAULT,
     ENTRY_POINT_GROUP,
     GROUND_TRUTH_CLASSES,
     PLUGINS,
     Dataset,
     StandardMap,
+    builtin_names,
     get,
     load_vocabulary,
     names,
@@ -88,6 +88,6 @@ _SYNSET_NAME = re.compile(r".+\.[nvasr]\.\d{2}")
 
 
 _, __getattr__, __dir__ = lazy_exports(__name__, {"Vocabulary": ".core._vocabulary"})
-__all__ = ["ANY_LABELS", "BUILTIN", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS",
-           "Dataset", "StandardMap", "check_labels", "get", "label_share", "load_vocabulary", "names",
+__all__ = ["ANY_LABELS", "DEFAULT", "ENTRY_POINT_GROUP", "GROUND_TRUTH_CLASSES", "PLUGINS",
+           "Dataset", "StandardMap", "builtin_names", "check_labels", "get", "label_share", "load_vocabulary", "names",
            "Vocabulary"]

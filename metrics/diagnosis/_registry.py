@@ -1,25 +1,13 @@
-"""The error registry: which error types a diagnosis uses and in which order (the paper's seven,
-the grouped oracles, then those of installed packages, loaded on first use, then those added by
-:func:`register_error_type`)."""
+"""The error registry: which error types a diagnosis uses and in which order (the paper's seven
+and the grouped oracles, declared as the project's entry points, then those of installed
+packages, loaded on first use, then those added by :func:`register_error_type`)."""
 
 from __future__ import annotations
 
-from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup, class_target
+from metrics.core._plugins import PLUGIN_GROUPS, PluginGroup, describe
 from metrics.core._validation import check_choice
 from metrics.diagnosis._scene import TRUE_POSITIVE
-from metrics.diagnosis.errors import (
-    AssociationError,
-    BothBoxesError,
-    DuplicateError,
-    ErrorType,
-    FalseNegativeGroup,
-    FalsePositiveGroup,
-    GroupedOracle,
-    HumanBoxError,
-    InteractionError,
-    MissedGTError,
-    ObjectBoxError,
-)
+from metrics.diagnosis.errors import ErrorType, GroupedOracle
 
 
 class ErrorRegistry:
@@ -103,26 +91,17 @@ class ErrorRegistry:
 def _add_plugin(error_class: object, name: str) -> ErrorType:
     """Register an instance of an entry point's error type class."""
     if not (isinstance(error_class, type) and issubclass(error_class, ErrorType)):
-        raise TypeError(f"{error_class!r} is not a subclass of metrics.diagnosis.ErrorType")
+        raise TypeError(f"{describe(error_class)} is not a subclass of metrics.diagnosis.ErrorType")
     return ERROR_REGISTRY.register(error_class())
 
 
-#: Error types from other packages: ``[project.entry-points."hoi_semantic_eval.diagnosis_errors"]
-#: name = "package.module:ErrorClass"``, registered after the paper's on the registry's first use.
+#: Error types are entry points of ``hoi_semantic_eval.diagnosis_errors`` (``name =
+#: "package.module:ErrorClass"``): the paper's seven and the grouped oracles in the project's
+#: ``pyproject.toml``, in the paper's order, then those of other packages, on the registry's first use.
 ENTRY_POINT_GROUP = PLUGIN_GROUPS["error type"]
 
-#: The registry: one line per error type (the seven of the paper, then the grouped oracles).
-ERROR_REGISTRY = ErrorRegistry(
-    HumanBoxError(),
-    ObjectBoxError(),
-    BothBoxesError(),
-    AssociationError(),
-    DuplicateError(),
-    InteractionError(),
-    MissedGTError(),
-    FalsePositiveGroup(),
-    FalseNegativeGroup(),
-)
+#: The registry, filled from the entry points on its first use.
+ERROR_REGISTRY = ErrorRegistry()
 ERROR_REGISTRY.plugins = PluginGroup(ENTRY_POINT_GROUP, kind="error type", add=_add_plugin,
-                                     builtin={e.name: class_target(e) for e in ERROR_REGISTRY.errors + ERROR_REGISTRY.grouped})
+                                     order=lambda error_class: error_class.rank)
 register_error_type = ERROR_REGISTRY.register

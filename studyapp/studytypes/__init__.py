@@ -5,10 +5,10 @@ rating scale and what a valid response is (``parse_response``), how its items ar
 generated (``sample_items``, ``attention_items``), what it exports (``export_item``,
 ``export_tables``) and analyses (``dashboard_sections``, ``report_analyses``), and how an item
 is shown (its ``view``, a :class:`StudyView`). A new type is one new package (or, from another
-installed package, one module) that subclasses :class:`StudyType`, plus one :func:`register` line
-below for the types of the project, or an entry point of group ``hoi_semantic_eval.study_types``
-for a type from another installed package (loaded on first use, each on its own:
-:mod:`metrics.core`'s plugin loader).
+installed package, one module) that subclasses :class:`StudyType`, plus one entry point of group
+``hoi_semantic_eval.study_types`` naming the class: the project's own in its ``pyproject.toml``,
+another package's in its own (loaded on first use, each on its own: :mod:`metrics.core`'s plugin
+loader). :func:`register` adds an instance directly (tests, notebooks).
 """
 
 from __future__ import annotations
@@ -17,13 +17,9 @@ import importlib
 import importlib.util
 
 from metrics import InputError
-from metrics.core import PLUGIN_GROUPS, PluginGroup, class_target
+from metrics.core import PLUGIN_GROUPS, PluginGroup, describe
 
 from .base import Scale, Section, StudyType, StudyView
-from .crosshoi_curation import CrosshoiCuration
-from .hoi_similarity import HoiSimilarity
-from .hoi_similarity_image import HoiSimilarityImage
-from .imsitu_correctness import ImsituCorrectness
 
 REGISTRY: dict[str, StudyType] = {}
 _VIEWS: dict[StudyType, StudyView] = {}
@@ -42,7 +38,7 @@ def register(study_type: StudyType) -> StudyType:
 
 def get_type(name: str) -> StudyType:
     if name not in REGISTRY:
-        PLUGINS.load()
+        PLUGINS.get(name)
     try:
         return REGISTRY[name]
     except KeyError:
@@ -101,20 +97,14 @@ def _view_problem(study_type: StudyType) -> str:
 def _add_plugin(study_type_class: object, name: str) -> StudyType:
     """Register an instance of an entry point's study type class."""
     if not (isinstance(study_type_class, type) and issubclass(study_type_class, StudyType)):
-        raise TypeError(f"{study_type_class!r} is not a subclass of studyapp.studytypes.StudyType")
+        raise TypeError(f"{describe(study_type_class)} is not a subclass of studyapp.studytypes.StudyType")
     return register(study_type_class())
 
 
-#: Study types from other packages: ``[project.entry-points."hoi_semantic_eval.study_types"]
-#: name = "package.module:StudyTypeClass"`` (the class; registered after the project's own, on first use).
+#: Study types: the project's own entry points of ``hoi_semantic_eval.study_types``, then other
+#: packages' (``name = "package.module:StudyTypeClass"``), registered on first use.
 ENTRY_POINT_GROUP = PLUGIN_GROUPS["study type"]
-
-register(HoiSimilarity())
-register(HoiSimilarityImage())
-register(CrosshoiCuration())
-register(ImsituCorrectness())
-PLUGINS = PluginGroup(ENTRY_POINT_GROUP, kind="study type", add=_add_plugin,
-                      builtin={name: class_target(t) for name, t in REGISTRY.items()})
+PLUGINS = PluginGroup(ENTRY_POINT_GROUP, kind="study type", add=_add_plugin)
 
 __all__ = ["ENTRY_POINT_GROUP", "PLUGINS", "REGISTRY", "Scale", "Section", "StudyType", "StudyView",
            "get_type", "register", "study_types", "view_of"]

@@ -24,7 +24,7 @@ def run_metrics(*args, env=None):
 
 
 def test_builtin_datasets_are_registered_and_hico_det_is_the_default():
-    assert datasets.names()[:3] == ["hico-det", "vcoco", "swig-hoi"]
+    assert datasets.names()[:3] == ["hico-det", "swig-hoi", "vcoco"]
     assert datasets.get().name == datasets.get("hico-det").name == "hico-det"
     assert len(datasets.load_vocabulary().classes) == 600
     assert datasets.get("vcoco").baseline_path("n") == datasets.get("hico-det").baseline_path("n")
@@ -33,7 +33,7 @@ def test_builtin_datasets_are_registered_and_hico_det_is_the_default():
 def test_an_unknown_dataset_is_one_line_naming_the_option():
     with pytest.raises(ParameterError) as err:
         datasets.get("coco")
-    assert str(err.value) == "dataset must be one of hico-det, vcoco, swig-hoi, got 'coco'"
+    assert str(err.value) == "dataset must be one of hico-det, swig-hoi, vcoco, got 'coco'"
     r = run_metrics("vocab", "--dataset", "coco")
     assert r.returncode == 2 and "--dataset" in r.stderr and len(r.stderr.strip().splitlines()) <= 3
 

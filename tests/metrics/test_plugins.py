@@ -1,6 +1,9 @@
-"""The plugin loader (``metrics.core._plugins``): entry points load on first use, each on its own,
-so a broken one is skipped with one line naming it and recorded while the others load; the
-dataset and error-type registries use it; ``python -m metrics plugins`` lists them and exits 0."""
+"""The plugin loader (``metrics.core._plugins``): the project's own entry points (its built-ins) and
+other packages' load on first use, each on its own, so a broken one is skipped with one line
+naming it and recorded while the others load; an entry point named otherwise than its object is
+refused; ``HOI_PLUGINS_AUTOLOAD=0`` loads the built-ins only and ``HOI_PLUGINS_REQUIRE`` fails a
+command whose required plugin did not load; ``python -m metrics plugins`` lists them all and exits
+1 when one failed."""
 
 from __future__ import annotations
 
@@ -109,7 +112,8 @@ def test_a_broken_dataset_plugin_is_skipped_and_listed(tmp_path):
     assert len(skipped) == 3 and skipped[0].startswith("dataset plugin broken = toybroken:DATASET (toydata 1.0) "
                                                        "skipped: RuntimeError: bad release")
     listed = run_metrics(env, "plugins", "--json", str(tmp_path / "p.json"))
-    assert listed.returncode == 0, listed.stderr
+    assert listed.returncode == 1, listed.stderr
+    assert listed.stderr == ""                       # each failure is reported once, in the listing
     rows = json.loads((tmp_path / "p.json").read_text())
     status = {(r["kind"], r["name"], r["source"]): r["status"] for r in rows["plugins"]}
     assert status[("dataset", "toy", "toydata 1.0")] == "loaded"
@@ -120,5 +124,87 @@ def test_a_broken_dataset_plugin_is_skipped_and_listed(tmp_path):
 
 
 def test_without_plugins_the_datasets_are_the_built_in_ones():
-    assert datasets.names() == list(datasets.BUILTIN)
-    assert {r.status for r in datasets.PLUGINS.records} <= {"loaded"}
+    assert datasets.names() == datasets.builtin_names() == ["hico-det", "swig-hoi", "vcoco"]
+    assert {r.status for r in datasets.PLUGINS.records} == {"built in"}
+
+
+def test_the_built_ins_are_declared_as_entry_points_like_a_plugin():
+    """The project's own datasets, error types and study types come from its entry points (read
+    from the installed metadata), not from a list in the code."""
+    from importlib.metadata import distribution
+
+    declared = {(e.group, e.name): e.value for e in distribution("hoi-semantic-eval").entry_points}
+    assert declared[("hoi_semantic_eval.datasets", "vcoco")] == "metrics.datasets.vcoco:DATASET"
+    records = {(r.kind, r.name): r for r in datasets.PLUGINS.records}
+    assert records[("dataset", "vcoco")].target == "metrics.datasets.vcoco:DATASET"
+    assert records[("dataset", "vcoco")].source == "this project"
+    from metrics import ERROR_REGISTRY
+    assert {r.name for r in ERROR_REGISTRY.plugins.records if r.status == "built in"} == set(ERROR_REGISTRY.oracles)
+    assert {name for group, name in declared if group == "hoi_semantic_eval.diagnosis_errors"} == \
+        set(ERROR_REGISTRY.oracles)
+
+
+NAMED = """
+class Warmth:
+    name = "warmth"
+"""
+
+
+def test_an_entry_point_named_otherwise_than_its_object_is_refused(tmp_path, monkeypatch, caplog):
+    install(tmp_path, "renamed", {"warmth_plugin": NAMED}, f"""\
+        [{GROUP}]
+        again = warmth_plugin:Warmth
+        warmth = warmth_plugin:Warmth
+        """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    group = PluginGroup(GROUP, kind="study type", add=lambda obj, name: obj)
+    with caplog.at_level(logging.WARNING, logger="metrics.plugins"):
+        assert list(group.load()) == ["warmth"]
+    failed = {r.name: r.problem for r in group.failures}
+    assert failed == {"again": "ValueError: the entry point is named 'again' but its study type is named 'warmth'; "
+                               "name the entry point 'warmth'"}
+    assert len(caplog.messages) == 1
+
+
+def test_autoload_off_loads_only_the_built_ins_and_the_required(plugins, monkeypatch):
+    monkeypatch.setenv("HOI_PLUGINS_AUTOLOAD", "0")
+    monkeypatch.delitem(sys.modules, "good_plugin", raising=False)   # another test may have loaded it
+    group = PluginGroup(GROUP, kind="number", add=add_integer)
+    assert group.load() == {}
+    assert {r.status for r in group.records} == {"listed"} and "good_plugin" not in sys.modules
+    monkeypatch.setenv("HOI_PLUGINS_REQUIRE", "test_only:good")
+    group = PluginGroup(GROUP, kind="number", add=add_integer)
+    assert group.load() == {"good": 42}
+    assert {r.name: r.status for r in group.records}["broken"] == "listed"
+
+
+def test_a_required_plugin_that_does_not_load_fails_the_command(tmp_path):
+    install(tmp_path, "toydata", {"toybroken": "raise RuntimeError('bad release')\n"}, """\
+        [hoi_semantic_eval.datasets]
+        broken = toybroken:DATASET
+        """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
+           "HOI_PLUGINS_REQUIRE": "datasets:broken,datasets:absent"}
+    done = run_metrics(env, "vocab", "--dataset", "hico-det", "--pos", "verb")
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if "error" in line]
+    assert lines == ["metrics vocab: error: HOI_PLUGINS_REQUIRE: required dataset plugins did not load "
+                     "(absent: not installed; broken: RuntimeError: bad release)"], done.stderr
+
+
+def test_a_failure_names_no_absolute_path(tmp_path, monkeypatch):
+    install(tmp_path, "pathy", {"pathy": "VALUE = 1\n"}, f"""\
+        [{GROUP}]
+        module = pathy
+        """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def add_class(obj, name):
+        if not isinstance(obj, type):
+            raise TypeError(f"{obj!r} is not a class")
+        return obj
+
+    group = PluginGroup(GROUP, kind="number", add=add_class)
+    group.load()
+    (problem,) = [r.problem for r in group.failures]
+    assert str(tmp_path) not in problem and problem == "TypeError: <module 'pathy' from 'pathy.py'> is not a class"

@@ -129,7 +129,7 @@ def test_an_unknown_dataset_is_one_line_naming_the_spec_and_the_key_and_nothing_
     spec = csv_spec(tmp_path, dataset="coco")
     assert studyapp_main(["create", str(spec)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"error: {spec}: key 'items.dataset' must be one of hico-det, vcoco, swig-hoi, "
+    assert err == (f"error: {spec}: key 'items.dataset' must be one of hico-det, swig-hoi, vcoco, "
                    "got 'coco'\n")
     assert not Path(os.environ["STUDYAPP_DB"]).exists()
     spec.write_text(spec.read_text().replace('dataset = "coco"', "dataset = 3"))

@@ -9,6 +9,7 @@ from metrics.diagnosis.errors._base import FixedToTruePositive
 
 class AssociationError(FixedToTruePositive):
     name, title, section, priority = "association", "Association", "§3.1.1, §3.2.1", 3
+    rank = 4
 
     def test(self, f):
         return f.human & f.object & ~f.localized

@@ -30,6 +30,7 @@ class ErrorType(ABC):
     section = ""
     group = "false_positive"
     priority: float | None = None
+    rank: float | None = None   # place in the paper's order (Fig. 5, then §3.3); None: after those
     code: int = -1
 
     def test(self, f: Flags) -> np.ndarray:

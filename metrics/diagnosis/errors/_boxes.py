@@ -9,6 +9,7 @@ from metrics.diagnosis.errors._base import FixedToTruePositive, RemovedByOracle
 
 class HumanBoxError(FixedToTruePositive):
     name, title, section, priority = "human_box", "Human box", "§3.1.1, §3.2.1", 4
+    rank = 1
 
     def test(self, f):
         return f.object & ~f.human
@@ -22,6 +23,7 @@ class HumanBoxError(FixedToTruePositive):
 
 class ObjectBoxError(FixedToTruePositive):
     name, title, section, priority = "object_box", "Object box", "§3.1.1, §3.2.1", 5
+    rank = 2
 
     def test(self, f):
         return f.human & ~f.object
@@ -35,6 +37,7 @@ class ObjectBoxError(FixedToTruePositive):
 
 class BothBoxesError(RemovedByOracle):
     name, title, section, priority = "both_boxes", "Both boxes", "§3.1.1, §3.2.1", 6
+    rank = 3
 
     def test(self, f):
         return np.ones(len(f.tp), dtype=bool)

@@ -7,6 +7,7 @@ from metrics.diagnosis.errors._base import RemovedByOracle
 
 class DuplicateError(RemovedByOracle):
     name, title, section, priority = "duplicate", "Duplicate", "§3.1.2, §3.2.2", 1
+    rank = 5
 
     def test(self, f):
         return f.same_class & ~f.tp

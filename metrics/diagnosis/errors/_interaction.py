@@ -9,6 +9,7 @@ from metrics.diagnosis.errors._base import FixedToTruePositive
 
 class InteractionError(FixedToTruePositive):
     name, title, section, priority = "interaction", "Interaction", "§3.1.2, §3.2.2", 2
+    rank = 6
 
     def test(self, f):
         return f.localized & ~f.same_class

@@ -11,6 +11,7 @@ class MissedGTError(ErrorType):
     """Oracle: the ground-truth count of each class drops by its missed ground truths."""
 
     name, title, section, group = "missed_gt", "Missed GT", "§3.1.3, §3.2.3", "false_negative"
+    rank = 7
 
     def fix(self, state, d):
         state.n_gt -= np.bincount(d.scene.gt_class[d.missed], minlength=len(state.n_gt))

@@ -13,16 +13,16 @@ import os
 import sys
 from pathlib import Path
 
-from metrics import InputError, datasets
+from metrics import datasets
 from metrics.core import (
     OneLineParser,
     all_or_nothing,
+    error_message,
     input_file,
     integer,
     interruptible,
     number,
     one_line,
-    os_error_message,
     output_dir,
     output_file,
     seed,
@@ -274,11 +274,12 @@ def streamlit_command(port: int, address: str) -> list[str]:
 
 def cmd_plugins(args) -> int:
     from metrics import ERROR_REGISTRY
-    from metrics.core import plugin_listing
+    from metrics.core import listing_exit_code, plugin_listing
 
     from ...studytypes import PLUGINS
-    print(plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins])[1])
-    return 0
+    result, text = plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins])
+    print(text)
+    return listing_exit_code(result)
 
 
 COMMANDS = {"serve": cmd_serve, "account": cmd_account, "create": cmd_create, "owner": cmd_owner,
@@ -310,17 +311,18 @@ def main(argv: list[str] | None = None) -> int:
                 from ...core.storage import check_sqlite_file
                 check_sqlite_file(config.database_url(), must_exist=True)
             return COMMANDS[args.command](args)
-    except (InputError, KeyboardInterrupt) as exc:
-        print(one_line(f"error: {str(exc) or 'interrupted'}"), file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(one_line(f"error: {os_error_message(exc)}"), file=sys.stderr)
-        return 2
-    except Exception as exc:
-        from ...core.storage import database_error, unusable_database
-        if not unusable_database(exc):
+    except (Exception, KeyboardInterrupt) as exc:
+        if (message := error_message(exc) or _database_message(exc, args)) is None:
             raise
-        url = getattr(args, "url", None)
-        print(f"error: {database_error(url or config.database_url(), exc, '--url' if url else None)}",
-              file=sys.stderr)
+        print(one_line(f"error: {message}"), file=sys.stderr)
         return 2
+
+
+def _database_message(exc: BaseException, args) -> str | None:
+    """The line for a database that cannot be used (unreachable, wrong schema), else None."""
+    from ...core.storage import database_error, unusable_database
+
+    if not unusable_database(exc):
+        return None
+    url = getattr(args, "url", None)
+    return database_error(url or config.database_url(), exc, "--url" if url else None)
