@@ -96,7 +96,7 @@ def _seeds(path: str | None, pos: str, dataset: str | None = None) -> tuple[list
 
 
 def _pair_sets(args):
-    from metrics.llm._runner import candidate_pairs, pairs_from_file
+    from metrics.llm._pairs import candidate_pairs, pairs_from_file
     poses = ["v", "n"] if args.pos == "both" else ["v" if args.pos == "verb" else "n"]
     if args.pairs and len(poses) > 1:
         raise InputError("--pairs needs --pos verb or --pos object")
@@ -145,7 +145,8 @@ def run(args):
 
 
 def _dry_run(config, cache, sets, args):
-    from metrics.llm._runner import duration_text, estimate
+    from metrics.llm._plan import estimate
+    from metrics.llm._runner import duration_text
     result = {"dry_run": True, "models": [m.name for m in config.models], "plan": config.plan.__dict__.copy()}
     lines = [f"dry run: nothing is sent. Models in plan order (first filters): {', '.join(result['models'])}"]
     total = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cost_usd": 0.0}
@@ -172,7 +173,7 @@ def _dry_run(config, cache, sets, args):
 def _rate_sets(config, cache, runner, sets, result) -> dict:
     """Rate each part of speech's pairs; its summary goes into ``result[pos]``. Returns the ratings."""
     from metrics.llm import _aggregate as aggregate
-    from metrics.llm._runner import rate_pairs
+    from metrics.llm._plan import rate_pairs
 
     ratings = {}
     for pos, (ps, dataset) in sets.items():

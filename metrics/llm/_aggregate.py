@@ -27,7 +27,7 @@ from scipy import stats
 
 from metrics.core._choices import SCALE, SCALE_MAX
 from metrics.core._errors import InputError
-from metrics.llm._runner import Ratings
+from metrics.llm._plan import Ratings
 from metrics.study._agreement import eq13_agreement
 from metrics.vocab._similarity import SimilarityMatrix, combine
 

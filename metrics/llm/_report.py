@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.llm import _aggregate as aggregate
-from metrics.llm._runner import Ratings
+from metrics.llm._plan import Ratings
 from metrics.study._report import heatmap_figure, png_bytes, subplots, table_html, write_page
 
 

@@ -309,7 +309,7 @@ def test_platform_recalibration_uses_the_studies_dataset_and_refuses_a_mix(tmp_p
 
 
 def test_llm_matrix_dry_run_seeds_the_candidates_from_the_dataset(tmp_path):
-    from metrics.llm._runner import candidate_pairs
+    from metrics.llm._pairs import candidate_pairs
     counts = {}
     for dataset in ("vcoco", "hico-det"):
         out = tmp_path / f"{dataset}.json"
