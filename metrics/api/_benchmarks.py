@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, optional
 from metrics.core._choices import SETTINGS
+from metrics.core._constraints import Interval, Optional, Options, validate_params
 from metrics.core._errors import InputError
-from metrics.core._validation import check_choice, check_fraction, check_in_range, shown
+from metrics.core._validation import shown
 
 if TYPE_CHECKING:
     from metrics.imsitu._accuracy import SenseClusters
@@ -40,6 +41,8 @@ class CrossHoiScores(Result):
     iou: float | None
 
 
+@validate_params({"score_threshold": Interval(0, 1), "iou": Interval(0, 1, low_open=True),
+                  "setting": Optional(Options(SETTINGS))})
 def crosshoi_scores(bench: str | Path | dict, answers: str | Path | dict[str, list[str]], *,
                     score_threshold: float = 0.5, iou: float = 0.5,
                     setting: str | None = None) -> CrossHoiScores:
@@ -57,10 +60,6 @@ def crosshoi_scores(bench: str | Path | dict, answers: str | Path | dict[str, li
     (0.6667, 0.0)
     """
     from metrics.crosshoi._mcq import mcq_scores, parse_bench, read_answers, read_bench
-    check_fraction("score_threshold", score_threshold)
-    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
-    if setting is not None:
-        check_choice("setting", setting, SETTINGS)
     questions = read_bench(bench) if isinstance(bench, (str, Path)) else parse_bench(bench)
     if isinstance(answers, (str, Path)):
         chosen, kind = read_answers(answers, questions, score_threshold=score_threshold, iou=iou)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _items, _matrix, _ratings, hidden
 from metrics.core._choices import SCALE
+from metrics.core._constraints import Interval, validate_params
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -213,6 +214,7 @@ class PPIRecalibration(Result):
         return paths
 
 
+@validate_params({"confidence": Interval(0, 1, low_open=True, high_open=True), "w": Interval(0, 1)})
 def recalibrate_ppi(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path,
                     verb_sim: SimilarityMatrix | str | Path, object_sim: SimilarityMatrix | str | Path, *,
                     w: float = 0.5, confidence: float = 0.95, study: str | None = None) -> PPIRecalibration:
@@ -233,9 +235,7 @@ def recalibrate_ppi(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | st
     >>> sorted(r.to_dict()), sorted(r.intervals)
     (['by_level', 'method', 'n_items', 'n_ratings', 'parameters'], ['object', 'verb'])
     """
-    from metrics.core._validation import check_confidence
     from metrics.study._recalibration import recalibrate_matrices_ppi as fit
-    check_confidence("confidence", confidence)
     ratings, rated = rated_items(ratings, items, need_similarities=False)
     if not study and "study" in ratings.columns and len(ratings):
         study = str(ratings["study"].iloc[0])

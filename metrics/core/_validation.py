@@ -61,8 +61,14 @@ def shown(value) -> str:
 
 
 def interval_text(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> str:
-    """``[0, 1]``, ``(0, 1]`` ...: the interval as the messages write it."""
-    return f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    """``in [0, 1]``, ``in (0, 1]``, ``> 0`` ...: the interval as the messages write it.
+
+    >>> interval_text(0, 1, low_open=True), interval_text(0, math.inf, low_open=True)
+    ('in (0, 1]', '> 0')
+    """
+    if high == math.inf:
+        return f"{'>' if low_open else '≥'} {low:g}"
+    return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
 
 
 def range_problem(value, low: float, high: float, *, low_open: bool = False, high_open: bool = False,
@@ -74,7 +80,7 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
     'must be a number in (0, 1], got 0'
     """
     interval = interval_text(low, high, low_open=low_open, high_open=high_open)
-    problem = f"must be a number in {interval}, got {given if given is not None else shown(value)}"
+    problem = f"must be a number {interval}, got {given if given is not None else shown(value)}"
     if isinstance(value, bool) or not isinstance(value, Real):
         return problem
     try:
@@ -198,27 +204,25 @@ def boolean_problem(value) -> str | None:
 
 def at_least_problem(value, minimum: int, *, maximum: int = 2**31 - 1) -> str | None:
     """What is wrong with ``value`` for a whole number of at least ``minimum`` (and at most
-    ``maximum``, a 32-bit column), or None.
+    ``maximum``, a 32-bit column), or None: :func:`whole_problem`'s words.
 
     >>> at_least_problem(0, 1), at_least_problem("two", 1)
-    ('must be at least 1, got 0', "must be a whole number, got 'two'")
+    ('must be a whole number ≥ 1, got 0', "must be a whole number ≥ 1, got 'two'")
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"must be a whole number, got {value!r}"
-    if value < minimum:
-        return f"must be at least {minimum}, got {value}"
-    return f"is too large ({value})" if value > maximum else None
+    problem = whole_problem(value, minimum)
+    if problem is None and int(value) > maximum:
+        return whole_problem(value, minimum, maximum)
+    return problem
 
 
 def above_problem(value, bound: float) -> str | None:
-    """What is wrong with ``value`` for a number above ``bound``, or None.
+    """What is wrong with ``value`` for a number above ``bound``, or None: :func:`range_problem`'s
+    words.
 
     >>> above_problem(0, 0.0)
-    'must be above 0.0, got 0'
+    'must be a number > 0, got 0'
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"must be a number, got {value!r}"
-    return None if value > bound else f"must be above {bound}, got {value}"
+    return range_problem(value, bound, math.inf, low_open=True)
 
 
 def kind_problem(value, kind: type) -> str | None:

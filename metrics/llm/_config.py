@@ -43,6 +43,7 @@ report or the logs. Without a config file, ``--base-url`` (or ``HOI_LLM_BASE_URL
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import field
@@ -54,6 +55,7 @@ from pydantic.dataclasses import dataclass
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import decode, parse_json, read_bytes
+from metrics.core._validation import boolean_problem, range_problem, shown, text_problem, whole_problem
 
 # config files are typed: a value of the wrong type or outside its range is refused, naming it
 _TYPED = ConfigDict(strict=True, extra="forbid")
@@ -133,8 +135,36 @@ def _typed(kind, raw, where: str):
     except ValidationError as exc:
         error = exc.errors()[0]
         field_name = ".".join(str(part) for part in error["loc"]) or "?"
-        got = "" if error["type"] in ("missing", "missing_argument") else f" (got {error['input']!r:.60})"
-        raise InputError(f"{where}.{field_name}: {error['msg']}{got}") from None
+        if error["type"] in ("missing", "missing_argument"):
+            raise InputError(f"{where}: missing key '{field_name}'") from None
+        if error["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+            raise InputError(f"{where}: unknown key '{field_name}' (allowed: {', '.join(sorted(_fields(kind)))})") \
+                from None
+        raise InputError(f"{where}.{field_name} {_problem(kind, field_name, error)}") from None
+
+
+def _fields(kind) -> dict:
+    return kind.__pydantic_fields__
+
+
+def _problem(kind, field_name: str, error) -> str:
+    """What is wrong with a field's value, in :mod:`metrics.core._validation`'s words (``must be a
+    whole number in 1..256, got 0``), worked out from the field's declared type and bounds."""
+    value, info = error["input"], _fields(kind).get(field_name)
+    bounds = {bound: getattr(m, bound) for m in getattr(info, "metadata", ()) for bound in ("gt", "ge", "le")
+              if hasattr(m, bound)}
+    annotation = getattr(info, "annotation", None)
+    if annotation is int:
+        problem = whole_problem(value, int(bounds.get("ge", bounds.get("gt", -1) + 1)), bounds.get("le"))
+    elif annotation is float:
+        low, low_open = (bounds["gt"], True) if "gt" in bounds else (bounds.get("ge", -math.inf), False)
+        problem = range_problem(value, low, bounds.get("le", math.inf), low_open=low_open)
+    elif annotation is bool:
+        problem = boolean_problem(value)
+    else:
+        problem = text_problem(value) or (f"must match {error['ctx']['pattern']}, got {shown(value)}"
+                                          if error["type"] == "string_pattern_mismatch" else None)
+    return problem or f"must be {error['msg'].removeprefix('Input should be ')}, got {shown(value)}"
 
 
 @dataclass(frozen=True)

@@ -163,8 +163,8 @@ def test_max_raters_holds_under_12_concurrent_annotators(tmp_path):
 @pytest.mark.parametrize("extra,keys,message", [
     ("", "target_se = 0.3\nmin_raters = 2\n", "missing key 'adaptive.max_raters'"),
     ("", "target_se = 'low'\nmax_raters = 4\n", "key 'adaptive.target_se' must be a number"),
-    ("", "target_se = 0\nmax_raters = 4\n", "key 'adaptive.target_se' must be above 0.0"),
-    ("", "target_se = 0.3\nmin_raters = 3\nmax_raters = 2\n", "key 'adaptive.max_raters' must be at least 3"),
+    ("", "target_se = 0\nmax_raters = 4\n", "key 'adaptive.target_se' must be a number > 0, got 0"),
+    ("", "target_se = 0.3\nmin_raters = 3\nmax_raters = 2\n", "key 'adaptive.max_raters' must be a whole number ≥ 3, got 2"),
     ("", "target_se = 0.3\nmax_raters = 4\nsteps = 2\n", "unknown key 'adaptive.steps'"),
     ("raters_per_item = 3", "target_se = 0.3\nmax_raters = 4\n",
      "key 'raters_per_item' does not apply to an adaptive study"),

@@ -314,12 +314,12 @@ add("score-bom-then-bad-line", "score", ["gt.jsonl", "line 3"],
 
 # ------------------------------------------------------------------ build-llm
 for key, content, expect in [
-    ("concurrency-zero", b"concurrency = 0\n", ["endpoints[0].concurrency", "greater than or equal to 1"]),
-    ("batch-size-text", b'batch_size = "8"\n', ["endpoints[0].batch_size", "valid integer"]),
+    ("concurrency-zero", b"concurrency = 0\n", ["endpoints[0].concurrency must be a whole number in 1..256, got 0"]),
+    ("batch-size-text", b'batch_size = "8"\n', ["endpoints[0].batch_size must be a whole number in 1..1000, got '8'"]),
     ("timeout-negative", b"timeout = -1\n", ["endpoints[0].timeout"]),
-    ("timeout-nan", b"timeout = nan\n", ["endpoints[0].timeout", "finite"]),
+    ("timeout-nan", b"timeout = nan\n", ["endpoints[0].timeout must be a number in (0, 3600], got nan"]),
     ("retries-huge", b"retries = 99999999999999\n", ["endpoints[0].retries"]),
-    ("unknown-key", b"colour = 1\n", ["endpoints[0].colour"]),
+    ("unknown-key", b"colour = 1\n", ["endpoints[0]: unknown key 'colour' (allowed: api_key_env,"]),
     ("base-url-ftp", b'base_url = "ftp://x"\n', ["endpoints[0].base_url"]),
 ]:
     config = FILES["llm.toml"].replace(b"retries = 0\ntimeout = 1\n", b"") \
@@ -491,7 +491,7 @@ add("imsitu-pred-disjoint-from-gold", "imsitu", ["verbs.json", "gold.json", "no 
 add("imsitu-pred-names-not-imsitu", "imsitu", ["verbs.json", "'a.jpg'", "not an imSitu name"],
     argv={"--gold": "", "--clusters": ""})
 SPEC_SAMPLER = FILES["study.toml"].replace(b'slug = "t"', b'slug = "t2"').split(b"[items]")[0] + b'[items]\nsource = "sampler"\n'
-add("create-sampler-n-zero", "create", ["study.toml: [items] n must be at least 1, got 0"],
+add("create-sampler-n-zero", "create", ["study.toml: [items] n must be a whole number ≥ 1, got 0"],
     files={"study.toml": SPEC_SAMPLER + b"n = 0\n"})
 add("create-sampler-seed-negative", "create", ["study.toml", "key 'items.seed'", "got -1"],
     files={"study.toml": SPEC_SAMPLER + b"n = 5\nseed = -1\n"})

@@ -66,7 +66,7 @@ def test_spec_reads_the_codes_and_the_comprehension_check(tmp_path):
            ('[comprehension]\nquestion = "Q"\noptions = ["a"]\nanswer = "a"\n',
             "key 'comprehension.options' must be a list of at least two non-empty strings"),
            ('[prolific]\ncompletion_code = "A"\nattention_fail_limit = 0\n',
-            "key 'prolific.attention_fail_limit' must be at least 1")]
+            "key 'prolific.attention_fail_limit' must be a whole number ≥ 1")]
     for k, (extra, message) in enumerate(bad):
         folder = tmp_path / f"bad{k}"
         folder.mkdir()

@@ -100,7 +100,7 @@ def test_class_weights_restrict_the_ground_truths():
 
 
 def test_bad_n_is_refused():
-    with pytest.raises(InputError, match="n must be at least 1"):
+    with pytest.raises(InputError, match="n must be a whole number ≥ 1"):
         sample_pairs(0)
 
 

@@ -48,9 +48,9 @@ BAD = [
     ("unknown key", GOOD.replace("[items]", 'colour = "red"\n[items]'), None, r"unknown key 'colour'"),
     ("unknown nested key", GOOD + "[quality]\nretest = 2\n", None, r"unknown key 'quality\.retest'"),
     ("wrong type", GOOD.replace("raters_per_item = 2", 'raters_per_item = "two"'), None,
-     r"key 'raters_per_item' must be a whole number, got 'two'"),
+     r"key 'raters_per_item' must be a whole number ≥ 1, got 'two'"),
     ("too small", GOOD.replace("raters_per_item = 2", "raters_per_item = 0"), None,
-     r"key 'raters_per_item' must be at least 1"),
+     r"key 'raters_per_item' must be a whole number ≥ 1"),
     ("missing key", GOOD.replace('instructions = "Rate."\n', ""), None, r"missing key 'instructions'"),
     ("unknown type", GOOD.replace('"hoi_similarity"', '"ranking"'), None, r"unknown study type 'ranking'"),
     ("missing file", GOOD.replace('"items.csv"', '"nope.csv"'), None,
@@ -138,5 +138,5 @@ def test_display_synset_codes_default_off_for_crowd_studies_and_set_explicitly(t
     assert plain.seconds_per_item == 20.0
     with pytest.raises(InputError, match="display.synset_codes' must be true or false"):
         load_spec(write_spec(tmp_path, extra="[display]\nsynset_codes = 1\n"))
-    with pytest.raises(InputError, match="display.seconds_per_item' must be above 0"):
+    with pytest.raises(InputError, match="display.seconds_per_item' must be a number > 0"):
         load_spec(write_spec(tmp_path, extra="[display]\nseconds_per_item = 0\n"))

@@ -172,7 +172,7 @@ def _without_excluded_senses(name: str, items: list, source: dict, report: str, 
 
 
 def _sampler_error(exc: InputError, name: str, base_dir: Path) -> InputError:
-    """A sampler's refusal with the spec file in front (``new.toml: [items] n must be at least
+    """A sampler's refusal with the spec file in front (``new.toml: [items] n must be a whole number ≥
     1, got 0``); one that names a file of the spec's folder is kept as it is."""
     text = str(exc)
     if text.startswith(name) or (str(base_dir) != "." and str(base_dir) in text):

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError
+from metrics.core import at_least_problem
 from studyapp.core import images
 
 from ..base import Scale, Section, StudyType
@@ -67,8 +68,8 @@ class CrosshoiCuration(StudyType):
             setting = "from benchmark file"
             source = f"benchmark file {options['bench']}"
         n = options.get("n_candidates", 6)
-        if n < 1:
-            raise InputError("key 'items.n_candidates' must be at least 1")
+        if problem := at_least_problem(n, 1):
+            raise InputError(f"key 'items.n_candidates' {problem}")
         crosshoi.propose_candidates(questions, n=n)
         if "model_votes" in options:
             crosshoi.filter_by_models(questions, base_dir / options["model_votes"])

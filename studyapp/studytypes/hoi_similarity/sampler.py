@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
-from metrics.core import SCALE_MAX, numbers
+from metrics.core import SCALE_MAX, at_least_problem, numbers
 from metrics.datasets import Vocabulary
 from metrics.vocab import excluded_reason, gloss, is_synset_name, load_default, pos_of
 
@@ -320,8 +320,8 @@ def sample_pairs(n: int, seed: int = 0, *, verb_matrix: SimilarityMatrix | None 
     vocabulary's own synsets (default: the dataset's ``study_predictions``, closed except for
     HICO-DET). No sense of the offensive-sense exclusion (:func:`metrics.vocab.excluded_senses`)
     or of ``exclude_senses`` is drawn, on either side."""
-    if n < 1:
-        raise InputError(f"n must be at least 1, got {n}")
+    if problem := at_least_problem(n, 1):
+        raise InputError(f"n {problem}")
     cells = [cell for cell in CELLS if cell[0] in check_categories(categories)]
     vocabulary = vocabulary or datasets.load_vocabulary(dataset)
     if closed_vocabulary is None:
@@ -409,8 +409,8 @@ def sample_pool(pool: pd.DataFrame, n: int, seed: int = 0, *, redistribute: bool
     """Draw ``n`` pairs from a candidate pool in SHOE's layout with precomputed levels
     (:func:`metrics.study.read_shoe_csv`): balanced over the 11 cells, each ground truth
     (image, verb, object) once, no pair twice."""
-    if n < 1:
-        raise InputError(f"n must be at least 1, got {n}")
+    if problem := at_least_problem(n, 1):
+        raise InputError(f"n {problem}")
     rng = np.random.default_rng(seed)
     share = _shares(n, rng)
     gt_key = list(zip(pool["image_id"], pool["gt_verb"], pool["gt_object"]))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics import InputError
+from metrics.core import at_least_problem
 from metrics.imsitu import gold_from_image_names, read_clusters, read_examples_predictions, read_gold
 from studyapp.core import images
 
@@ -48,8 +49,8 @@ def _check_item_options(options: dict) -> int:
         raise InputError("[items] of an imsitu_correctness study needs exactly one of "
                          "'examples' (an imSitu examples folder) and 'predictions' (JSON)")
     k = options.get("k", 5)
-    if k < 1:
-        raise InputError(f"key 'items.k' must be at least 1, got {k}")
+    if problem := at_least_problem(k, 1):
+        raise InputError(f"key 'items.k' {problem}")
     return k
 
 

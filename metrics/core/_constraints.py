@@ -1,0 +1,115 @@
+"""Parameter constraints as data, beside each public function (scikit-learn's parameter
+validation, reduced to what the project's options need).
+
+A function states what each option accepts with :func:`validate_params`; the decorator checks
+the options given, before the function runs, in :mod:`metrics.core._validation`'s words, and keeps
+the table as ``function.parameter_constraints`` so that one generic test can feed every public
+function an invalid value of each option (``tests/metrics/test_parameter_constraints.py``).
+
+>>> @validate_params({"delta": Interval(0, 1)})
+... def soft(*, delta=0.0):
+...     return delta
+>>> soft(delta=2)
+Traceback (most recent call last):
+metrics.core._validation.ParameterError: delta must be a number in [0, 1], got 2
+>>> soft.parameter_constraints["delta"].invalid()
+[-1, 2, nan, 'text', True]
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from metrics.core._validation import ParameterError, range_problem, shown, whole_problem
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real number between ``low`` and ``high`` (ends included unless open)."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+    def problem(self, value) -> str | None:
+        return range_problem(value, self.low, self.high, low_open=self.low_open, high_open=self.high_open)
+
+    def invalid(self) -> list:
+        below = self.low if self.low_open else self.low - 1
+        above = self.high if self.high_open else self.high + 1
+        return [v for v in (below, above) if math.isfinite(v)] + [math.nan, "text", True]
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A whole number in ``low..high`` (no upper end when ``high`` is None)."""
+
+    low: int
+    high: int | None = None
+
+    def problem(self, value) -> str | None:
+        return whole_problem(value, self.low, self.high)
+
+    def invalid(self) -> list:
+        return [self.low - 1, *([self.high + 1] if self.high is not None else []), 1.5, "text", True]
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of ``choices``."""
+
+    choices: tuple
+
+    def problem(self, value) -> str | None:
+        if value in self.choices and not isinstance(value, bool):
+            return None
+        return f"must be one of {', '.join(map(str, self.choices))}, got {shown(value)}"
+
+    def invalid(self) -> list:
+        return ["no such choice", 3]
+
+
+@dataclass(frozen=True)
+class Optional:
+    """None, or what ``constraint`` accepts."""
+
+    constraint: Interval | Whole | Options
+
+    def problem(self, value) -> str | None:
+        return None if value is None else self.constraint.problem(value)
+
+    def invalid(self) -> list:
+        return self.constraint.invalid()
+
+
+Constraint = Interval | Whole | Options | Optional
+
+
+def validate_params(constraints: dict[str, Constraint]) -> Callable[[F], F]:
+    """Check the options of the decorated function against ``constraints`` (parameter name ->
+    constraint) before it runs; a value refused raises :class:`ParameterError` naming the option."""
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:
+            raise TypeError(f"{function.__qualname__} has no parameter {', '.join(sorted(unknown))}")
+
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            bound = signature.bind_partial(*args, **kwargs)
+            for name, value in bound.arguments.items():
+                if name in constraints and (problem := constraints[name].problem(value)) is not None:
+                    raise ParameterError(name, problem)
+            return function(*args, **kwargs)
+
+        checked.parameter_constraints = dict(constraints)   # type: ignore[attr-defined]
+        return checked   # type: ignore[return-value]
+    return decorate
