@@ -14,7 +14,7 @@ from metrics.core._errors import InputError
 from metrics.core._validation import shown
 
 if TYPE_CHECKING:
-    from metrics.imsitu._accuracy import SenseClusters
+    from metrics.imsitu._cluster_files import SenseClusters
 
 
 # ---------------------------------------------------------------------------- CrossHOI-Bench
@@ -106,14 +106,9 @@ def sense_accuracy(gold: str | Path | dict | None, pred: str | Path | dict, *,
     ({'top1': 0.0, 'top5': 1.0}, {'top1': 1.0, 'top5': 1.0})
     """
     from metrics.core._errors import naming
-    from metrics.imsitu._accuracy import (
-        gold_from_image_names,
-        parse_clusters,
-        read_clusters,
-        read_gold,
-        read_predictions,
-    )
     from metrics.imsitu._accuracy import sense_accuracy_tables as accuracy
+    from metrics.imsitu._cluster_files import parse_clusters, read_clusters
+    from metrics.imsitu._readers import gold_from_image_names, read_gold, read_predictions
     pred_source = str(pred) if isinstance(pred, (str, Path)) else "predictions"
     gold_source = str(gold) if isinstance(gold, (str, Path)) else "gold"
     pred = read_predictions(pred) if isinstance(pred, (str, Path)) else pred

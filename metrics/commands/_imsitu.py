@@ -13,7 +13,9 @@ def add_arguments(parser) -> None:
                                        "from imSitu image names <verb>_<n>.jpg")
     parser.add_argument("--pred", required=True, type=input_path, help="JSON image -> ranked predicted verbs, or a "
                                                       "folder of imSitu *.predictions files")
-    parser.add_argument("--clusters", type=input_file, help='JSON {"clusters": {id: [verbs]}, "images": {image: [ids]}}')
+    parser.add_argument("--clusters", type=input_file,
+                        help='JSON {"clusters": {id: [verbs]}, "images": {image: [ids]}}, the released results JSON '
+                             "{image: [target verbs]}, or the released step-2 CSV (.csv: verbs,cluster,image,…,final_cluster)")
     parser.add_argument("--include-gold", action="store_true",
                         help="cluster criterion: also count the image's gold verbs as targets (default: "
                              "only the verbs of the image's clusters, as the paper defines it, §4.2)")

@@ -10,7 +10,9 @@ import pandas as pd
 from metrics.core._errors import InputError
 from metrics.core._inputs import read_csv, refuse_first_row
 from metrics.core._options import input_file, integer, seed
-from metrics.imsitu._accuracy import align_study, alignment_text, read_clusters, read_gold, read_judge
+from metrics.imsitu._alignment import align_study, alignment_text, read_judge
+from metrics.imsitu._cluster_files import read_clusters
+from metrics.imsitu._readers import read_gold
 
 FLAGS = {"n_resamples": "--resamples"}   # parameter -> option
 
@@ -20,7 +22,8 @@ def add_arguments(parser) -> None:
                                                          "(item_id, annotator, rating = marks like 10100)")
     parser.add_argument("--items", required=True, type=input_file, help="items.csv (item_id, image, model, predictions[, gold])")
     parser.add_argument("--gold", type=input_file, help="JSON image -> gold verb(s); default: the items' gold column")
-    parser.add_argument("--clusters", type=input_file, help="sense clusters JSON (adds the cluster criterion)")
+    parser.add_argument("--clusters", type=input_file, help="sense clusters (adds the cluster criterion): the clusters JSON, the "
+                        "released results JSON or the released step-2 CSV, as imsitu --clusters")
     parser.add_argument("--judge", action="append", default=[], metavar="NAME=CSV",
                         help="extra judge labels: model,image,top1,top5 or model,image,rank,correct")
     parser.add_argument("--resamples", type=integer(1, 1_000_000), default=1000, help="bootstrap resamples for human accuracy")

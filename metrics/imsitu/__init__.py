@@ -1,12 +1,16 @@
-"""imSitu sense-aware verb accuracy (:mod:`metrics`'s ``sense_accuracy``; its tables here) and
-the two-step verb-sense clustering."""
+"""imSitu sense-aware verb accuracy (:mod:`metrics`'s ``sense_accuracy``; its tables here), the
+alignment of its criteria with human judgment, the two-step verb-sense clustering, and the
+sense-cluster files (the project's JSON and the released code's results JSON and step-2 CSV)."""
 
 from metrics._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    **dict.fromkeys(("SenseClusters", "align_study", "gold_from_image_names", "human_accuracy", "majority_labels",
-                     "parse_predictions", "read_clusters", "read_examples_predictions", "read_gold",
-                     "sense_accuracy_tables", "split_verbs", "study_human_labels"), "_accuracy"),
-    **dict.fromkeys(("ClusteringResult", "Nodes", "read_nodes", "result_summary", "summary_text",
-                     "two_step_clustering"), "_sense_clusters"),
+    **dict.fromkeys(("sense_accuracy_tables",), "_accuracy"),
+    **dict.fromkeys(("align_study", "human_accuracy", "majority_labels", "study_human_labels"), "_alignment"),
+    **dict.fromkeys(("gold_from_image_names", "parse_predictions", "read_examples_predictions", "read_gold",
+                     "split_verbs"), "_readers"),
+    **dict.fromkeys(("SenseClusters", "read_clusters"), "_cluster_files"),
+    **dict.fromkeys(("Nodes", "read_nodes"), "_nodes"),
+    **dict.fromkeys(("result_summary", "summary_text"), "_cluster_report"),
+    **dict.fromkeys(("ClusteringResult", "two_step_clustering"), "_sense_clusters"),
 })

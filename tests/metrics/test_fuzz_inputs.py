@@ -177,7 +177,7 @@ REGRESSIONS = {
     # every row the same (the run's input: 16 rows of 0.00017664): K-Means with k = 2 finds one
     # distinct cluster and warns before the k is skipped -- the warning made the refusal two lines
     "embeddings-all-rows-equal": ("embeddings-npy", _npy(np.full_like(EMB, 0.00017664, dtype=np.float32)),
-                                  "refused", "step 2: no k_r"),
+                                  "refused", "step 2: no k = int("),
     # float32 denormals (1e-45): their float32 norm underflows to 0 and the rows were refused as
     # "all zeros"; cosine clustering only needs their direction, which float64 keeps
     "embeddings-denormal-rows": ("embeddings-npy", _npy((np.sign(EMB) * 1e-45).astype(np.float32)), "ok", ""),

@@ -1,4 +1,4 @@
-"""imSitu sense-aware accuracy, breakdown, human accuracy and alignment (metrics.imsitu._accuracy)."""
+"""imSitu sense-aware accuracy, breakdown, human accuracy and alignment (metrics.imsitu: _accuracy, _alignment, _readers, _cluster_files)."""
 
 import json
 from types import SimpleNamespace
@@ -10,21 +10,11 @@ import pytest
 from metrics import InputError
 from metrics.cli import main
 from metrics.core._intervals import bootstrap_mean_interval
-from metrics.imsitu._accuracy import (
-    alignment_table,
-    base_forms,
-    gold_from_image_names,
-    human_accuracy,
-    majority_labels,
-    parse_clusters,
-    parse_marks,
-    read_examples_predictions,
-    read_gold,
-    read_judge,
-    sense_accuracy_tables,
-    verb_synsets,
-    wn_synonyms,
-)
+from metrics.imsitu._accuracy import sense_accuracy_tables
+from metrics.imsitu._alignment import alignment_table, human_accuracy, majority_labels, parse_marks, read_judge
+from metrics.imsitu._cluster_files import parse_clusters
+from metrics.imsitu._readers import gold_from_image_names, read_examples_predictions, read_gold
+from metrics.imsitu._verbs import base_forms, verb_synsets, wn_synonyms
 
 GOLD = {"a.jpg": "jumping", "b.jpg": "riding", "c.jpg": "lying", "d.jpg": "eating", "e.jpg": "swimming"}
 PRED = {"a.jpg": ["leaping", "jumping", "falling"],

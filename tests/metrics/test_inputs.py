@@ -10,7 +10,8 @@ from metrics import InputError
 
 def readers():
     from metrics.crosshoi._mcq import read_bench
-    from metrics.imsitu._accuracy import read_clusters, read_gold, read_predictions
+    from metrics.imsitu._cluster_files import read_clusters
+    from metrics.imsitu._readers import read_gold, read_predictions
     from metrics.study._agreement import read_ratings
     from metrics.study._shoe_pool import read_shoe_csv
     from metrics.study._study_items import read_items

@@ -10,22 +10,15 @@ from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, silhou
 
 from metrics import InputError
 from metrics.cli import main
-from metrics.imsitu._accuracy import read_clusters, sense_accuracy_tables
-from metrics.imsitu._sense_clusters import (
-    Nodes,
-    _cut,
-    _hac_tree,
-    ambiguity_statistics,
-    clustering_quality,
-    cosine_distances,
-    purity,
-    read_nodes,
-    select_k,
-    two_step_clustering,
-    unit_rows,
-)
+from metrics.imsitu._accuracy import sense_accuracy_tables
+from metrics.imsitu._cluster_files import read_clusters
+from metrics.imsitu._cluster_quality import ambiguity_statistics, clustering_quality, purity
+from metrics.imsitu._cluster_steps import _cut, _hac_tree, select_k
+from metrics.imsitu._nodes import Nodes, read_nodes, unit_rows
+from metrics.imsitu._sense_clusters import two_step_clustering
 
-# 10 verbs over 8 planted senses (|V| = 10, so step 2 tries k = int(10 r) = 6..16; r = 0.8 gives 8)
+# 10 verbs over 8 planted senses (|V| = 10: with exact decimals step 2 tries k = int(10 r) = 6..16, and
+# r = 0.8 gives 8; the released floating-point rule never tries 8, see test_released_ratio_rule_skips_8)
 VERB_SENSES = {"v0": [0, 1, 2], "v1": [0, 3], "v2": [1, 4], "v3": [2, 5], "v4": [3, 6, 7], "v5": [4, 5],
                "v6": [6, 0], "v7": [7, 1], "v8": [2, 3, 4], "v9": [5, 6]}
 
@@ -48,7 +41,7 @@ def planted(per_sense=12, dim=24, noise=0.04, seed=0):
 def test_planted_senses_are_recovered_in_both_steps(algorithm):
     nodes, senses = planted()
     lines = []
-    result = two_step_clustering(nodes, algorithm=algorithm, seed=3, progress=lines.append)
+    result = two_step_clustering(nodes, algorithm=algorithm, seed=3, ratio_rule="decimal", progress=lines.append)
     for verb, ss in VERB_SENSES.items():  # step 1: each verb's k is its number of senses
         assert result.step1[verb]["k"] == len(ss), verb
         rows = nodes.verbs == verb
@@ -64,6 +57,15 @@ def test_planted_senses_are_recovered_in_both_steps(algorithm):
     assert result.ambiguity["clusters_per_verb"] == pytest.approx(np.mean([len(s) for s in VERB_SENSES.values()]))
 
 
+def test_released_ratio_rule_skips_8():
+    """In doubles 10 × 0.7999999999999999 = 7.999… and 10 × 0.8999999999999999 = 9.0, so the released
+    rule tries 6, 7, 9, 10, 11, 12, 14, 15 and picks the best of those (9 here, silhouette below 8's)."""
+    nodes, _ = planted()
+    result = two_step_clustering(nodes, seed=3, quality=False)
+    assert sorted(result.step2["scores"]) == [6, 7, 9, 10, 11, 12, 14, 15]
+    assert result.step2["k"] == 9 and result.step2["ratio"] == 0.9
+
+
 def test_deterministic_for_a_seed():
     nodes, _ = planted(noise=0.5)
     a = two_step_clustering(nodes, seed=7, quality=False)
@@ -72,13 +74,13 @@ def test_deterministic_for_a_seed():
 
 
 def test_hac_tree_cut_equals_refitting_with_k():
+    """The labels themselves, not only the partition: the released step-2 rows are ordered by them."""
     nodes, _ = planted(noise=0.8, seed=2)
-    x = unit_rows(nodes.embeddings[:60])
-    d = cosine_distances(x)
-    children = _hac_tree(d)
-    for k in (2, 5, 9):
-        direct = AgglomerativeClustering(n_clusters=k, linkage="complete", metric="precomputed").fit_predict(d)
-        assert adjusted_rand_score(direct, _cut(children, 60, k)) == 1.0
+    x = nodes.embeddings[:60].astype(np.float64) * np.linspace(0.5, 3, 60)[:, None]
+    children = _hac_tree(x)
+    for k in (2, 5, 9, 30):
+        direct = AgglomerativeClustering(n_clusters=k, linkage="complete", metric="cosine").fit_predict(x)
+        assert _cut(children, 60, k).tolist() == direct.tolist()
 
 
 def test_select_k_skips_impossible_k_and_small_verbs():
@@ -151,7 +153,7 @@ def test_imsitu_cluster_command_feeds_imsitu(tmp_path, capsys):
     np.save(tmp_path / "x.npy", nodes.embeddings.astype(np.float32))
     pd.DataFrame({"image": nodes.images, "verb": nodes.verbs}).to_csv(tmp_path / "nodes.csv", index=False)
     code = main(["imsitu-cluster", "--embeddings", str(tmp_path / "x.npy"), "--nodes", str(tmp_path / "nodes.csv"),
-                 "--out", str(tmp_path / "clusters.json"), "--json", str(tmp_path / "r.json")])
+                 "--ratio-rule", "decimal", "--out", str(tmp_path / "clusters.json"), "--json", str(tmp_path / "r.json")])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "imsitu-cluster: step 1:" in err and "Calinski–Harabasz" in out

@@ -14,7 +14,7 @@ from studyhelpers import write_imsitu_study as write_study
 from test_pages import answer_bar, content_images, content_text, notices, press, progress_text
 
 from metrics import InputError
-from metrics.imsitu._accuracy import read_examples_predictions
+from metrics.imsitu._readers import read_examples_predictions
 from studyapp.core import images, storage
 from studyapp.core.models import Item, Rating
 from studyapp.platform import assignment
