@@ -364,6 +364,8 @@ add("invite-label-twice-with-blanks", "invite", ["--label 'dave' is given twice"
 add("alignment-metric-twice", "alignment", ["--metric 'my_metric' is given twice"],
     argv={"--metric": ["my_metric", "my_metric"]})
 add("build-llm-model-twice", "matrix build-llm", ["--model 'm1' is given twice"], argv={"--model": ["m1", "m1"]})
+add("reliability-compare-a-column-with-itself", "reliability", ["--compare 'verb_sim' is given twice"],
+    argv={"--compare": "verb_sim"})   # the first of its two values: --compare verb_sim verb_sim
 add("owner-unknown-account", "owner", ["owner 'carol'", "no owner or researcher account"], argv={"account": "carol"})
 add("prolific-status-no-status-column", "prolific-status", ["prolific.csv", "missing column 'Status'"],
     files={"prolific.csv": b"Submission id,Participant id,State\n65a1,5f8a,RETURNED\n"})
