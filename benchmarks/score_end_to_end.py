@@ -18,6 +18,12 @@ format), then, in one run:
       official HICO-DET evaluation, Default setting (``tests/reference/hico_official.py``), given
       the resolved labels and similarity tables (their preparation not timed; Known-Object not
       included, so the baseline is a lower bound);
+  (f) the parse floor, in the same run: the two files parsed alone, with ``json.loads`` per line
+      (the plain reading's parser) and with pyarrow's JSON reader (the fastest parser the project
+      depends on, the one ``read_detections`` uses), and the command's time over each;
+  (g) with ``--interleave N``: N rounds of the command as a fresh process, then the plain
+      transcription, one after the other, so that the machine's load weighs on both alike; the
+      ratio of each round and their median;
   (e) the 500-image workload of the issue (same generator, 500 images): ``score`` as a fresh
       process next to the plain transcription on the same files, and, given ``--diag-hoi DIR``
       (a checkout of the released neu-vi/Diag-HOI code with its requirements, pycocotools,
@@ -35,6 +41,7 @@ load, CPU time much less.
     .venv/bin/python -m benchmarks.score_end_to_end --runs 3 --skip-baseline
     .venv/bin/python -m benchmarks.score_end_to_end --quick         # 1,000 images
     .venv/bin/python -m benchmarks.score_end_to_end --diag-hoi ../Diag-HOI   # with (e)'s released script
+    .venv/bin/python -m benchmarks.score_end_to_end --ratio-only --interleave 3   # (a), (d), (f), (g) only
 """
 
 from __future__ import annotations
@@ -220,6 +227,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1,000 images, 3 runs")
     parser.add_argument("--diag-hoi", metavar="DIR", help="checkout of the released Diag-HOI code: (e) runs "
                         "its standard_eval.py too")
+    parser.add_argument("--ratio-only", action="store_true",
+                        help="only the command, the plain transcription and the parse floor: (a), (d), (f), (g)")
+    parser.add_argument("--interleave", type=int, default=0, metavar="N",
+                        help="(g): N rounds of the command and the plain transcription, one after the other")
+    parser.add_argument("--map-protocol", default="official", choices=("official", "all-point"),
+                        help="the command's --map-protocol (default official)")
     args = parser.parse_args()
     if args.quick:
         args.images, args.runs = 1000, 3
@@ -237,10 +250,14 @@ def main() -> None:
               f"{qpic_path.stat().st_size / 2**20:.0f} MiB; {os.cpu_count()} cores; {load()}", flush=True)
 
         out = tmp / "score.json"
-        walls, cpus, loads = time_command(["score", "--gt", str(gt_path), "--pred", str(pred_path),
-                                           "--json", str(out)], args.runs)
-        report("(a) python -m metrics score", walls, cpus, loads)
+        score_argv = ["score", "--gt", str(gt_path), "--pred", str(pred_path), "--map-protocol", args.map_protocol,
+                      "--json", str(out)]
+        walls, cpus, loads = time_command(score_argv, args.runs)
+        report(f"(a) python -m metrics score --map-protocol {args.map_protocol}", walls, cpus, loads)
         score_median = statistics.median(walls)
+        if args.ratio_only:
+            ratio_figures(args, gt, pred, gt_path, pred_path, score_argv, score_median)
+            return
         walls, cpus, loads = time_command(["diagnose", "--gt", str(gt_path), "--pred", str(pred_path),
                                            "--json", str(tmp / "diagnose.json")], args.runs)
         report("(b) python -m metrics diagnose", walls, cpus, loads)
@@ -255,8 +272,7 @@ def main() -> None:
             old.wait()
 
         if not args.skip_baseline:
-            baseline = plain_transcription(gt, pred, gt_path, pred_path, "(d)")
-            print(f"    score command vs plain transcription: {baseline / score_median:.1f}x faster", flush=True)
+            ratio_figures(args, gt, pred, gt_path, pred_path, score_argv, score_median)
 
         gt, pred = workload(500, round(500 * 33000 / 9658), args.per_image)
         small = tmp / "small"
@@ -267,7 +283,7 @@ def main() -> None:
                                            str(small / "pred.jsonl"), "--json", str(small / "score.json")],
                                           args.runs)
         report("(e) 500 images: python -m metrics score", walls, cpus, loads)
-        plain_transcription(gt, pred, small / "gt.jsonl", small / "pred.jsonl", "    500 images:")
+        plain_transcription(prepare_plain(gt, pred), small / "gt.jsonl", small / "pred.jsonl", "    500 images:")
         if args.diag_hoi:
             walls, loads = time_diag_hoi(Path(args.diag_hoi), gt, pred, small, args.runs)
             report("    500 images: Diag-HOI standard_eval.py", walls, loads=loads)
@@ -275,12 +291,63 @@ def main() -> None:
             print("    500 images: Diag-HOI standard_eval.py not run (give --diag-hoi DIR)", flush=True)
 
 
-def plain_transcription(gt, pred, gt_path: Path, pred_path: Path, label: str) -> float:
-    """Seconds of the plain transcription: the files read line by line, then Algorithms 1, 2
-    and the official mAP (Default) on the resolved labels (their preparation not timed)."""
+def ratio_figures(args, gt, pred, gt_path: Path, pred_path: Path, score_argv: list[str], score_median: float) -> None:
+    """(d) the plain transcription and the command's ratio to it, (f) the parse floor and (g)
+    the interleaved rounds, in this run."""
+    prepared = prepare_plain(gt, pred)
+    baseline = plain_transcription(prepared, gt_path, pred_path, "(d)")
+    print(f"    score command vs plain transcription: {baseline / score_median:.1f}x faster", flush=True)
+    floors = parse_floor([gt_path, pred_path], args.runs)
+    for name, seconds in floors.items():
+        print(f"(f) parse floor, {name}: median {seconds:.2f} s ({load()}); the score command takes "
+              f"{score_median / seconds:.2f}x that; the plain transcription {baseline / seconds:.1f}x", flush=True)
+    if args.interleave:
+        ratios = []
+        for k in range(args.interleave):
+            walls, cpus, loads = time_command(score_argv, 1)
+            plain = plain_transcription(prepared, gt_path, pred_path, f"(g) round {k + 1}:")
+            ratios.append(plain / walls[0])
+            print(f"    round {k + 1}: score {walls[0]:.2f} s (CPU {cpus[0]:.2f} s, {loads[0]}), plain "
+                  f"{plain:.1f} s: {ratios[-1]:.1f}x", flush=True)
+        print(f"(g) interleaved: median ratio {statistics.median(ratios):.1f}x over {len(ratios)} rounds "
+              f"{[round(r, 1) for r in ratios]}", flush=True)
+
+
+def parse_floor(paths: list[Path], runs: int) -> dict[str, float]:
+    """Median seconds to parse the files alone (no columns, no checks): ``json.loads`` of every
+    line, and pyarrow's JSON reader with the fast path's schema, the two taking turns."""
+    from metrics.detection._detections_fast import _jsonl_schema, _parse_lines
+
+    def with_json():
+        for path in paths:
+            with open(path, "rb") as f:
+                for line in f:
+                    json.loads(line)
+
+    def with_pyarrow():
+        for path in paths:
+            _parse_lines(path.read_bytes(), _jsonl_schema())
+
+    times: dict[str, list[float]] = {"json.loads per line": [], "pyarrow JSON reader": []}
+    for _ in range(runs):
+        for name, parse in zip(times, (with_json, with_pyarrow)):
+            t = time.perf_counter()
+            parse()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def prepare_plain(gt, pred) -> tuple:
+    """The plain transcription's inputs: the resolved labels and σ tables as plain lists."""
     ev = evaluate(gt, pred)
     images, sigma = reference_inputs(gt, pred, ev)
-    n_classes = len(ev.classes)
+    return images, sigma, len(ev.classes)
+
+
+def plain_transcription(prepared, gt_path: Path, pred_path: Path, label: str) -> float:
+    """Seconds of the plain transcription: the files read line by line, then Algorithms 1, 2
+    and the official mAP (Default) on the resolved labels (:func:`prepare_plain`, not timed)."""
+    images, sigma, n_classes = prepared
     t = time.perf_counter()
     plain_read(gt_path), plain_read(pred_path)
     t_read = time.perf_counter() - t

@@ -17,11 +17,18 @@ Timed, as processes, each run from the files:
   (b) the transcription run as the released evaluator runs: ``json.load`` of both files, COCO's
       index, then ``_do_eval`` unpickling the detections in each of its three evaluations and
       scanning every detection for every image.
-Checks that (a) and (b) agree to 1e-6 and prints medians with the load average.
+  (c) the parse floor: the four files read and parsed alone, as plain Python reads them
+      (``json.load``, ``np.loadtxt``, one plain ``pickle.load``), and (a) over it;
+  (d) with ``--interleave N``: N rounds of (a) then (b), one after the other, so that the
+      machine's load weighs on both alike; each round's ratio and their median.
+Checks that (a) and (b) agree to 1e-6, that (a) imports no pandas (``sys.modules`` at its end),
+and prints medians with the load average.
 
     .venv/bin/python -m benchmarks.vcoco_eval                    # 4,946 images; 5 runs of (a), 1 of (b)
+    .venv/bin/python -m benchmarks.vcoco_eval --images 800 --reference-runs 3
     .venv/bin/python -m benchmarks.vcoco_eval --quick            # 500 images
     .venv/bin/python -m benchmarks.vcoco_eval --reference-runs 0 # (a) only
+    .venv/bin/python -m benchmarks.vcoco_eval --interleave 3     # (d) as well
 """
 
 from __future__ import annotations
@@ -290,6 +297,15 @@ json.dump({"agent_ap": ev.agent_ap.tolist(), "role_ap": {k: np.where(np.isnan(v)
 """
 
 
+# the command as a process, answering on its last line which pandas modules it imported
+OURS_RUN = """
+import sys
+from metrics.cli import main
+code = main(sys.argv[1:])
+print(code, len([m for m in sys.modules if m.split('.')[0] == 'pandas']))
+"""
+
+
 def _run(cmd: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run of ``cmd`` as a process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -304,6 +320,31 @@ def _summary(runs: list[tuple[float, float]], digits: int) -> str:
     wall, cpu = [r[0] for r in runs], [r[1] for r in runs]
     return (f"median {statistics.median(wall):.{digits}f} s wall, {statistics.median(cpu):.{digits}f} s CPU "
             f"(runs: {', '.join(f'{x:.{digits}f}' for x in wall)}); load average {os.getloadavg()[0]:.2f}")
+
+
+def parse_floor(paths: dict, runs: int) -> float:
+    """Median seconds to read and parse the four files alone, as plain Python does."""
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        for key in ("vcoco", "coco"):
+            with open(paths[key]) as f:
+                json.load(f)
+        with open(paths["ids"]) as f:
+            np.loadtxt(f)
+        with open(paths["pred"], "rb") as f:
+            pickle.load(f)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def pandas_modules(cmd: list[str]) -> int:
+    """How many pandas modules the command (``python -m metrics ...``) imported in a run."""
+    done = subprocess.run([cmd[0], "-c", OURS_RUN, *cmd[3:]], cwd=ROOT, check=True, capture_output=True, text=True)
+    code, n = done.stdout.strip().splitlines()[-1].split()
+    if code != "0":
+        raise SystemExit(f"the command failed: {done.stderr[-300:]}")
+    return int(n)
 
 
 def compare(ours: dict, ref: dict, actions=ACTIONS) -> float:
@@ -328,6 +369,8 @@ def main(argv=None) -> None:
     parser.add_argument("--runs", type=int, default=5, help="runs of the command (default 5)")
     parser.add_argument("--reference-runs", type=int, default=1, help="runs of the reference (default 1; 0: none)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--interleave", type=int, default=0, metavar="N",
+                        help="(d): N rounds of the command, then the reference, one after the other")
     args = parser.parse_args(argv)
     n_images = 500 if args.quick else args.images
     t = time.perf_counter()
@@ -342,19 +385,34 @@ def main(argv=None) -> None:
         ours_cmd = [sys.executable, "-m", "metrics", "vcoco", "--vcoco", str(paths["vcoco"]), "--coco",
                     str(paths["coco"]), "--ids", str(paths["ids"]), "--pred", str(paths["pred"]), "--json", str(out)]
         ours = [_run(ours_cmd) for _ in range(args.runs)]
-        print(f"(a) python -m metrics vcoco, end to end: {_summary(ours, 2)}", flush=True)
+        print(f"(a) python -m metrics vcoco, end to end: {_summary(ours, 2)}; pandas modules imported: "
+              f"{pandas_modules(ours_cmd)}", flush=True)
+        ours_median = statistics.median(r[0] for r in ours)
+        floor = parse_floor(paths, args.runs)
+        print(f"(c) parse floor (json.load, np.loadtxt, one pickle.load): median {floor:.2f} s; (a) takes "
+              f"{ours_median / floor:.2f}x that; load average {os.getloadavg()[0]:.2f}", flush=True)
+        ref_out = Path(tmp) / "ref.json"
+        ref_cmd = [sys.executable, "-c", REFERENCE_RUN, *(str(paths[k]) for k in ("vcoco", "coco", "ids", "pred")),
+                   str(ref_out)]
         if args.reference_runs:
-            ref_out = Path(tmp) / "ref.json"
-            ref_cmd = [sys.executable, "-c", REFERENCE_RUN, *(str(paths[k]) for k in ("vcoco", "coco", "ids", "pred")),
-                       str(ref_out)]
             ref = [_run(ref_cmd) for _ in range(args.reference_runs)]
             print(f"(b) vsrl_eval.py as released (transcription): {_summary(ref, 1)}")
-            print(f"(b) / (a) = {statistics.median(r[0] for r in ref) / statistics.median(r[0] for r in ours):.0f}x "
-                  f"wall, {statistics.median(r[1] for r in ref) / statistics.median(r[1] for r in ours):.0f}x CPU")
+            print(f"(b) / (a) = {statistics.median(r[0] for r in ref) / ours_median:.1f}x "
+                  f"wall, {statistics.median(r[1] for r in ref) / statistics.median(r[1] for r in ours):.1f}x CPU; "
+                  f"(b) / parse floor = {statistics.median(r[0] for r in ref) / floor:.1f}x")
             diff = compare(json.loads(out.read_text()), json.loads(ref_out.read_text()))
             print(f"largest |difference| of the APs and means: {diff:.1e}")
             if diff > 1e-6:
                 sys.exit("the command and the reference disagree")
+        if args.interleave:
+            ratios = []
+            for k in range(args.interleave):
+                (a_wall, a_cpu), (b_wall, b_cpu) = _run(ours_cmd), _run(ref_cmd)
+                ratios.append(b_wall / a_wall)
+                print(f"(d) round {k + 1}: command {a_wall:.2f} s (CPU {a_cpu:.2f} s), reference {b_wall:.1f} s "
+                      f"(CPU {b_cpu:.1f} s): {ratios[-1]:.1f}x; load average {os.getloadavg()[0]:.2f}", flush=True)
+            print(f"(d) interleaved: median ratio {statistics.median(ratios):.1f}x over {len(ratios)} rounds "
+                  f"{[round(r, 1) for r in ratios]}", flush=True)
 
 
 if __name__ == "__main__":

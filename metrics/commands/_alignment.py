@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from metrics.commands._study import add_study_arguments, load_rated_items
 from metrics.core._errors import naming
-from metrics.core._options import integer, seed
+from metrics.core._options import given_once, integer, seed
 from metrics.study._alignment import alignment_table
 
 FLAGS = {"n_resamples": "--permutations"}   # parameter -> option
@@ -20,6 +20,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    given_once(args.metric, "--metric")
     _, rated = load_rated_items(args, need_similarities=bool(args.verb_sim and args.object_sim))
     with naming(args.items):
         result = alignment_table(rated, metrics=args.metric, baselines=not args.no_baselines,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metrics.core._errors import naming
+from metrics.core._errors import InputError, naming
 from metrics.core._options import input_file, output_dir
 from metrics.study._agreement import read_ratings
 from metrics.study._image_update import check_earlier_ratings, image_update, pair_ratings, summary_frame
@@ -27,8 +27,13 @@ def run(args):
     items = read_items(args.items) if args.items else None
     if items is not None:
         check_rated_items(items, after, args.items, args.ratings)
+    # the pairs come from --before when it is given: a refusal of them names that file
+    with naming(f"{args.before} (--before)" if before is not None else args.ratings):
+        pairs = pair_ratings(after, before, items)
+        if before is not None and pairs.empty:
+            raise InputError(f"no (item, annotator) pair of it is rated in {args.ratings} too")
     with naming(args.ratings):
-        result = image_update(pair_ratings(after, before, items))
+        result = image_update(pairs)
     frame = summary_frame(result)
     lines = [f"{result['n']} ratings with an earlier answer; {result['n_updated']} updated "
              f"({100 * result['share_updated']:.2f}%, 95% CI {100 * result['share_updated_ci'][0]:.2f}–"

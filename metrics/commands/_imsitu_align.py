@@ -9,7 +9,7 @@ import pandas as pd
 
 from metrics.core._errors import InputError
 from metrics.core._inputs import read_csv, refuse_first_row
-from metrics.core._options import input_file, integer, seed
+from metrics.core._options import given_once, input_file, integer, seed
 from metrics.imsitu._alignment import align_study, alignment_text, read_judge
 from metrics.imsitu._cluster_files import read_clusters
 from metrics.imsitu._readers import read_gold
@@ -50,15 +50,17 @@ def read_study_ratings(path, items: pd.DataFrame) -> pd.DataFrame:
 def run(args):
     items = read_study_items(args.items)
     ratings = read_study_ratings(args.ratings, items)
-    judges = {}
-    for spec in args.judge:
-        name, sep, path = spec.partition("=")
+    specs = [spec.partition("=") for spec in args.judge]
+    for spec, (name, sep, path) in zip(args.judge, specs):
         if not sep or not name.strip() or not path.strip():
             raise InputError(f"--judge {spec!r}: expected NAME=CSV")
-        judges[name.strip()] = read_judge(path.strip(), name.strip())
+    given_once([name for name, _, _ in specs], "--judge")
+    judges = {name.strip(): read_judge(path.strip(), name.strip()) for name, _, path in specs}
     gold = read_gold(args.gold) if args.gold else None
     clusters = read_clusters(args.clusters) if args.clusters else None
-    result = align_study(ratings, items, gold, clusters, judges, n_resamples=args.resamples, seed=args.seed)
+    result = align_study(ratings, items, gold, clusters, judges, n_resamples=args.resamples, seed=args.seed,
+                         ratings_source=str(args.ratings), items_source=str(args.items),
+                         gold_source=f"{args.gold} (--gold)" if args.gold else str(args.items))
     lines = ["human accuracy (majority over annotators, 95% bootstrap intervals)"]
     for model, h in result["human_accuracy"].items():
         lines.append(f"  {model:<22} Top-1 {h['top1']:.3f} [{h['top1_ci'][0]:.3f}, {h['top1_ci'][1]:.3f}]  "

@@ -18,7 +18,7 @@ from pathlib import Path
 from metrics import datasets
 from metrics.core._errors import InputError
 from metrics.core._jsonio import StagedFolder
-from metrics.core._options import input_file, integer, number, output_dir, output_file, seed
+from metrics.core._options import given_once, input_file, integer, number, output_dir, output_file, seed
 
 DEFAULT_OUT = "exports/llm_matrices"
 
@@ -122,6 +122,7 @@ def run(args):
 
     if (args.ratings is None) != (args.items is None):
         raise InputError("give both --ratings and --items for the ablation, or neither")
+    given_once(args.model, "--model")
     config = llm_config.load(args.config, base_url=args.base_url, models=args.model, overrides={
         "filter": args.filter, "filter_threshold": args.filter_threshold, "control_size": args.control_size,
         "control_seed": args.control_seed, "concurrency": args.concurrency, "batch_size": args.batch_size,

@@ -8,7 +8,7 @@ import math
 from metrics.commands._study import figure
 from metrics.core._errors import InputError, naming
 from metrics.core._inputs import numbers
-from metrics.core._options import input_file, integer, output_dir, seed
+from metrics.core._options import given_once, input_file, integer, output_dir, seed
 from metrics.core._validation import MAX_RESAMPLES
 from metrics.study._agreement import no_variation, rating_matrix, read_ratings
 from metrics.study._reliability import paired_metric_test, reliability, reliability_by_stratum
@@ -37,6 +37,7 @@ def run(args):
         result = reliability(matrix, **options)
     if args.compare and not args.items:
         raise InputError("--compare needs --items (the metric columns)")
+    given_once(args.compare, "--compare")
     if args.items:
         from metrics.study._alignment import to_0_4
         from metrics.study._study_items import check_rated_items, join_ratings, read_items

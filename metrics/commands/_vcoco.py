@@ -55,7 +55,9 @@ def run(args):
             left = p["left_out"]
             lines.append(f"HOIs: {p['hois']} in {p['file']}; role values left out: {left['no_coco_box']} overlapping "
                          f"no COCO box (IoU >= {args.iou:g}), {left['invalid']} invalid boxes, {left['missing']} "
-                         f"missing; {left['detections_outside_split']} detections outside the split")
+                         f"missing; detections left out: {left['detections_outside_split']} outside the split, "
+                         f"{left['detections_invalid_person_box']} with an invalid person box (not finite, or "
+                         "x2 < x1 or y2 < y1)")
     return result, "\n".join(lines)
 
 

@@ -15,8 +15,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                      "read_json", "read_text", "require_columns"), "_inputs"),
     **dict.fromkeys(("StagedFolder", "all_or_nothing", "atomic_file", "json_text", "remove_abandoned_subfolders",
                      "write_text_atomic"), "_jsonio"),
-    **dict.fromkeys(("OneLineParser", "input_file", "integer", "number", "output_dir", "output_file", "seed"),
-                    "_options"),
+    **dict.fromkeys(("OneLineParser", "given_once", "input_file", "integer", "number", "output_dir", "output_file",
+                     "seed"), "_options"),
     **dict.fromkeys(("PLUGIN_GROUPS", "PluginGroup", "PluginRecord", "class_target", "describe", "listing_exit_code",
                      "plugin_listing"), "_plugins"),
 })

@@ -112,6 +112,23 @@ def comma_list(item: Callable[[str], T]) -> Callable[[str], list[T]]:
     return _CommaList(item)
 
 
+def given_once(values, option: str) -> None:
+    """Refuse, naming ``option``, a value that a repeatable option (``action="append"``) was
+    given twice in one command (values compared without surrounding blanks).
+
+    >>> given_once(["m1", "m2"], "--metric")
+    >>> given_once(["m1", " m1"], "--metric")
+    Traceback (most recent call last):
+    metrics.core._errors.InputError: --metric 'm1' is given twice in this command: give each value once
+    """
+    seen: set[str] = set()
+    for value in values or ():
+        key = str(value).strip()
+        if key in seen:
+            raise InputError(f"{option} {key!r} is given twice in this command: give each value once")
+        seen.add(key)
+
+
 def _checked(check):
     def parse(text: str) -> str:
         if not text.strip():

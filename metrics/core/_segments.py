@@ -11,7 +11,6 @@ against the fast form by ``tests/metrics/test_segments.py``.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 
 def run_starts(key: np.ndarray) -> np.ndarray:
@@ -58,8 +57,10 @@ def segment_diff(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def segment_suffix_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``max(values[i:end of i's segment])`` for every i, exactly: a running maximum per segment
-    (pandas' grouped ``cummax``, linear time) over the reversed values.
+    """``max(values[i:end of i's segment])`` for every i, exactly (NaN skipped as pandas'
+    grouped ``cummax`` skips it): a running maximum per segment over the reversed values, one
+    ``np.maximum.accumulate`` per segment when there are few, else one over the whole array of
+    the values' ranks offset by segment (ranks are integers, so the result is exact).
 
     >>> segment_suffix_max(np.array([.1, .5, .2, .3, .1]), np.array([0, 3])).tolist()
     [0.5, 0.5, 0.2, 0.3, 0.1]
@@ -67,8 +68,25 @@ def segment_suffix_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     n = len(values)
     if not n:
         return values
-    segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
-    return pd.Series(values[::-1]).groupby(segment[::-1], sort=False).cummax().to_numpy()[::-1]
+    if np.isnan(values).any():
+        import pandas as pd
+
+        segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+        return pd.Series(values[::-1]).groupby(segment[::-1], sort=False).cummax().to_numpy()[::-1]
+    ends = np.r_[starts[1:], n]
+    if len(starts) <= FEW_SEGMENTS:
+        out = np.empty_like(values)
+        for lo, hi in zip(starts.tolist(), ends.tolist()):
+            out[lo:hi] = np.maximum.accumulate(values[lo:hi][::-1])[::-1]
+        return out
+    distinct, rank = np.unique(values, return_inverse=True)
+    # reversed, the segments come last first: offset each by its position in that order
+    offset = np.repeat(np.arange(len(starts))[::-1] * len(distinct), ends - starts)
+    reversed_max = np.maximum.accumulate((offset + rank)[::-1])
+    return distinct[(reversed_max - offset[::-1])[::-1]]
+
+
+FEW_SEGMENTS = 4096   # segment_suffix_max: up to this many segments, one accumulate per segment
 
 
 def segment_sums_into(out: np.ndarray, key: np.ndarray, starts: np.ndarray, terms: np.ndarray) -> None:

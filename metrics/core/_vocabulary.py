@@ -12,12 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from metrics.core._choices import SPLITS
 from metrics.core._errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,16 @@ class Vocabulary:
         return self.verb_synset(label) if pos == "v" else self.object_synset(label)
 
     def label_of_synset(self, synset: str, pos: str) -> str | None:
-        table = self.verbs if pos == "v" else self.objects
-        hit = table.loc[table["synset"] == synset, "label"]
-        return hit.iloc[0] if len(hit) else None
+        """The first label (in table order) whose synset is ``synset``; None when none is."""
+        return (self._verb_labels if pos == "v" else self._object_labels).get(synset)
+
+    @cached_property
+    def _verb_labels(self) -> dict[str, str]:
+        return _labels_by_synset(self.verbs)
+
+    @cached_property
+    def _object_labels(self) -> dict[str, str]:
+        return _labels_by_synset(self.objects)
 
     def class_mask(self, subset: str) -> np.ndarray:
         """Boolean mask over ``classes`` for ``full``, ``rare``, ``non_rare``,
@@ -78,10 +88,19 @@ class Vocabulary:
 
 def _synsets_by_label(table: pd.DataFrame) -> dict[str, str]:
     """label -> synset of a label table, the first row of a repeated label winning."""
-    synsets: dict[str, str] = {}
-    for label, synset in zip(table["label"], table["synset"]):
-        synsets.setdefault(label, synset)
-    return synsets
+    return _first_of_each(table["label"], table["synset"])
+
+
+def _labels_by_synset(table: pd.DataFrame) -> dict[str, str]:
+    """synset -> label of a label table, the first row of a repeated synset winning."""
+    return _first_of_each(table["synset"], table["label"])
+
+
+def _first_of_each(keys, values) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in zip(keys, values):
+        out.setdefault(key, value)
+    return out
 
 
 def _lookup(synsets: dict[str, str], label: str) -> str | None:
@@ -89,6 +108,8 @@ def _lookup(synsets: dict[str, str], label: str) -> str | None:
 
 
 def read_labels(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if list(table.columns[:2]) != ["label", "synset"]:
         raise InputError(f"{path}: header must start with 'label,synset'")
@@ -98,6 +119,8 @@ def read_labels(path: Path) -> pd.DataFrame:
 def read_vocabulary(name: str, verbs: Path, objects: Path, classes: Path) -> Vocabulary:
     """A dataset's vocabulary from its three CSV files, every class's verb and object checked
     against the labels."""
+    import pandas as pd
+
     verb_table, object_table = read_labels(verbs), read_labels(objects)
     class_table = pd.read_csv(classes)
     unknown = (set(class_table["verb"]) - set(verb_table["label"])

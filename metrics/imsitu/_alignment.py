@@ -70,18 +70,19 @@ def human_accuracy(table: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 
     return out
 
 
-def criterion_tables(items: pd.DataFrame, gold: dict, clusters: SenseClusters | None = None
-                     ) -> dict[str, pd.DataFrame]:
+def criterion_tables(items: pd.DataFrame, gold: dict, clusters: SenseClusters | None = None, *,
+                     gold_source: str = "the gold verbs") -> dict[str, pd.DataFrame]:
     """``model, image, top1, top5`` of each automatic criterion for the rated predictions.
 
-    ``items``: ``model, image, predictions`` (a list of ranked verbs each).
+    ``items``: ``model, image, predictions`` (a list of ranked verbs each); ``gold_source``
+    names where ``gold`` comes from in a refusal (an image without a gold verb).
     """
     out: dict[str, list] = {}
     for model, rows in items.groupby("model", sort=True):
         images = list(rows["image"])
         missing = [i for i in images if i not in gold]
         if missing:
-            raise InputError(f"image {missing[0]!r} (model {model!r}) has no gold verb")
+            raise InputError(f"{gold_source}: no gold verb for image {missing[0]!r} (rated for model {model!r})")
         pred = dict(zip(images, rows["predictions"]))
         _, marks = prediction_marks({i: gold[i] for i in images}, pred, clusters, k=5)
         for name in CRITERIA:
@@ -199,47 +200,52 @@ def alignment_text(result: dict) -> str:
     return "\n".join(lines)
 
 
-def study_human_labels(ratings: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+def study_human_labels(ratings: pd.DataFrame, items: pd.DataFrame, *, source: str = "ratings",
+                       items_source: str = "the items") -> pd.DataFrame:
     """Long-form human labels from a correctness study's exports.
 
     ``ratings``: ``item_id, annotator, rating`` (the marks string, e.g. ``"10100"``; ``phase``
     other than ``main`` is dropped when present); ``items``: ``item_id, model, image,
     predictions`` (predictions a list, or a ``;``-joined string, of the shown verbs).
+    ``source`` / ``items_source`` name the two tables in a refusal (their files, for a command).
     """
     if "phase" in ratings.columns:
         ratings = ratings[ratings["phase"].fillna("main") == "main"]
-    require_columns(ratings.columns, ("item_id", "annotator", "rating"), "ratings")
+    require_columns(ratings.columns, ("item_id", "annotator", "rating"), source)
     items = items.set_index(items["item_id"].astype(str))
     rows = []
     for record in ratings.itertuples(index=False):
         key = str(record.item_id)
         if key not in items.index:
-            raise InputError(f"ratings: item {key!r} is not in the items")
+            raise InputError(f"{source}: item {key!r} is not in {items_source}")
         item = items.loc[key]
         shown = split_verbs(item["predictions"])
-        marks = parse_marks(record.rating, len(shown), f"ratings: item {key!r}, annotator {record.annotator!r}")
+        marks = parse_marks(record.rating, len(shown), f"{source}: item {key!r}, annotator {record.annotator!r}")
         for rank, correct in enumerate(marks, 1):
             rows.append((str(item["model"]), str(item["image"]), rank, str(record.annotator), int(correct)))
     if not rows:
-        raise InputError("ratings: no main-phase ratings")
+        raise InputError(f"{source}: no main-phase ratings")
     return pd.DataFrame(rows, columns=["model", "image", "rank", "annotator", "correct"])
 
 
 def align_study(ratings: pd.DataFrame, items: pd.DataFrame, gold: dict | None = None,
-                clusters=None, judges: dict | None = None, *, n_resamples: int = 1000, seed: int = 0) -> dict:
+                clusters=None, judges: dict | None = None, *, n_resamples: int = 1000, seed: int = 0,
+                ratings_source: str = "ratings", items_source: str = "the items",
+                gold_source: str = "the gold verbs") -> dict:
     """Human accuracy per model and the alignment table (Tables 5–6) from a correctness study's
     exports: ``ratings`` (item_id, annotator, rating = marks) and ``items`` (item_id, model, image,
     predictions[, gold]); ``gold`` defaults to the items' gold column; ``judges`` adds extra
-    criteria (tables ``model, image, top1, top5``, see :func:`read_judge`)."""
-    labels = study_human_labels(ratings, items)
+    criteria (tables ``model, image, top1, top5``, see :func:`read_judge`). The ``*_source``
+    options name the three inputs in a refusal (a command passes its files)."""
+    labels = study_human_labels(ratings, items, source=ratings_source, items_source=items_source)
     human = majority_labels(labels)
     if gold is None:
         if "gold" not in items.columns or (items["gold"].fillna("").astype(str).str.strip() == "").any():
-            raise InputError("the items lack a gold verb for every image; give --gold")
-        gold = {row.image: tuple(split_verbs(row.gold)) for row in items.itertuples()}
+            raise InputError(f"{items_source}: not every item has a gold verb (column gold); give --gold")
+        gold, gold_source = {row.image: tuple(split_verbs(row.gold)) for row in items.itertuples()}, items_source
     rated = items.assign(predictions=items["predictions"].map(split_verbs))
     rated = rated[rated.set_index(["model", "image"]).index.isin(human.set_index(["model", "image"]).index)]
-    criteria = criterion_tables(rated[["model", "image", "predictions"]], gold, clusters)
+    criteria = criterion_tables(rated[["model", "image", "predictions"]], gold, clusters, gold_source=gold_source)
     for name, table in (judges or {}).items():
         criteria[name] = table
     result = alignment_table(human, criteria)

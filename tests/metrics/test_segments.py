@@ -26,6 +26,24 @@ def test_segments_and_sums_within_them(n):
     assert fast.segment_suffix_max(values, starts).tolist() == ref.segment_suffix_max(values.tolist(), starts.tolist())
 
 
+@pytest.mark.parametrize("few", [0, 10**9])            # the whole-array rank form, one accumulate per segment
+@pytest.mark.parametrize("n_values", [3, 10_000])
+def test_suffix_max_in_both_forms(monkeypatch, few, n_values):
+    monkeypatch.setattr(fast, "FEW_SEGMENTS", few)
+    for n in (1, 2, 999):
+        key = sorted_key(n, n_values)
+        starts, _ = fast.segments(key)
+        values = np.round(RNG.random(n), 1) * RNG.choice([1.0, -1.0, 1e-300], n)   # ties, negatives, tiny
+        assert fast.segment_suffix_max(values, starts).tolist() == ref.segment_suffix_max(values.tolist(),
+                                                                                           starts.tolist())
+
+
+def test_suffix_max_skips_nan_as_pandas_cummax_does():
+    values = np.array([0.2, np.nan, 0.1, 0.5, np.nan])
+    out = fast.segment_suffix_max(values, np.array([0, 3]))
+    assert out[[0, 2, 3]].tolist() == [0.2, 0.1, 0.5] and np.isnan(out[[1, 4]]).all()
+
+
 @pytest.mark.parametrize("n_keys", [5, 40_000])      # the radix sort and the plain stable sort
 def test_orders(n_keys):
     key = RNG.integers(0, n_keys, 3000)

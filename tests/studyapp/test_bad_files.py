@@ -203,14 +203,25 @@ add("imsitu-align-duplicate-item", "imsitu-align", ["align_items.csv", "line 6",
     files={"align_items.csv": FILES["align_items.csv"] + b"q1,b.jpg,m2,riding,riding,main\n"})
 add("imsitu-align-unknown-item", "imsitu-align", ["align_ratings.csv", "line 10", "'q9'"],
     files={"align_ratings.csv": FILES["align_ratings.csv"] + b"q9,h1,1,main\n"})
-add("imsitu-align-bad-marks", "imsitu-align", ["'q2'", "h1"],
+add("imsitu-align-bad-marks", "imsitu-align", ["align_ratings.csv", "'q2'", "h1"],
     files={"align_ratings.csv": FILES["align_ratings.csv"].replace(b"q2,h1,1,", b"q2,h1,7,")})
 add("imsitu-align-judge-missing", "imsitu-align", ["--judge", "no such file"], argv={"--judge": "j={w}/nope.csv"})
 add("imsitu-align-judge-bad-value", "imsitu-align", ["judge.csv", "line 3", "top1 'maybe'"],
     files={"judge.csv": FILES["judge.csv"].replace(b"m1,b.jpg,1,1", b"m1,b.jpg,maybe,1")})
 
+add("imsitu-align-gold-lacks-an-image", "imsitu-align", ["gold.json (--gold)", "no gold verb for image 'b.jpg'"],
+    files={"gold.json": b'{"a.jpg": "jumping"}'})
+add("imsitu-align-gold-column-lacks-an-image", "imsitu-align", ["align_items.csv", "gold verb", "--gold"],
+    files={"align_items.csv": FILES["align_items.csv"].replace(b",riding,riding,main", b",riding,,main")},
+    argv={"--gold": ""})
+add("imsitu-align-judge-twice", "imsitu-align", ["--judge 'j'", "given twice"],
+    argv={"--judge": ["j={judge.csv}", "j={judge.csv}"]})
+
 # ------------------------------------------------------------------ image-update
 encodings("image-update", "update.csv")
+add("image-update-before-shares-no-pair-names-it", "image-update",
+    ["ratings.csv (--before)", "no (item, annotator) pair", "update.csv"],
+    files={"ratings.csv": b"study,item_id,annotator,rating,created_at\ns,i0,nobody,1,2030-01-01\n"})
 lines = FILES["update.csv"].decode().splitlines()
 for value in ("9", "-1", "2.5", "x"):
     parts = lines[1].split(",")
@@ -346,7 +357,15 @@ add("build-llm-bad-verbs-file", "matrix build-llm", ["synsets.csv", "line 3", "'
 # ------------------------------------------------------------------ studyapp: studies and the database
 add("invite-label-line-break", "invite", ["invite label", "control character"], argv={"--label": "ali\nce"})
 add("invite-label-tab", "invite", ["invite label", "control character"], argv={"--label": "ali\tce"})
-add("invite-label-taken", "invite", ["every pseudonym given is already used"], argv={"--label": ["alice", "alice"]})
+add("invite-label-taken", "invite", ["every pseudonym given is already used in 't' (alice)"], argv={"--label": "alice"})
+add("invite-label-blank", "invite", ["--label ' ' is blank"], argv={"--label": " "})
+add("invite-label-twice", "invite", ["--label 'dave' is given twice"], argv={"--label": ["dave", "dave"]})
+add("invite-label-twice-with-blanks", "invite", ["--label 'dave' is given twice"], argv={"--label": ["dave", " dave "]})
+add("alignment-metric-twice", "alignment", ["--metric 'my_metric' is given twice"],
+    argv={"--metric": ["my_metric", "my_metric"]})
+add("build-llm-model-twice", "matrix build-llm", ["--model 'm1' is given twice"], argv={"--model": ["m1", "m1"]})
+add("reliability-compare-a-column-with-itself", "reliability", ["--compare 'verb_sim' is given twice"],
+    argv={"--compare": "verb_sim"})   # the first of its two values: --compare verb_sim verb_sim
 add("owner-unknown-account", "owner", ["owner 'carol'", "no owner or researcher account"], argv={"account": "carol"})
 add("prolific-status-no-status-column", "prolific-status", ["prolific.csv", "missing column 'Status'"],
     files={"prolific.csv": b"Submission id,Participant id,State\n65a1,5f8a,RETURNED\n"})

@@ -52,7 +52,7 @@ PATHS = {
 }
 # options that take free text (names, URLs, labels, expressions) and are checked by the command
 FREE_TEXT = {"--url", "--address", "--study", "--name", "--label", "--annotators-of", "--judge", "--metric",
-             "--base-url", "--model", "--profiles", "--verb", "--gt-verb", "--object", "--gt-object",
+             "--base-url", "--model", "--released-name", "--profiles", "--verb", "--gt-verb", "--object", "--gt-object",
              "--strata", "--compare", "--based-on", "--owner", "--pid", "--status", "study", "studies", "pseudonym", "target", "name",
              "account", "a", "b"}
 

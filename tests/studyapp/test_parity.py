@@ -128,12 +128,14 @@ def test_cli_invite_creates_the_new_labels_and_names_each_existing_one(tmp_path,
     write_spec(tmp_path, slug="t")
     assert cli_in_process(capsys, "create", str(tmp_path / "t.toml"))[0] == 0
     assert cli_in_process(capsys, "invite", "t", "--label", "ann4")[0] == 0
-    both = cli("invite", "t", "--label", "ann4", "--label", "zed", "--label", "zed")
+    twice = cli("invite", "t", "--label", "zed", "--label", "zed")   # one command, one value twice: refused
+    assert twice.returncode == 2 and twice.stdout == ""
+    assert twice.stderr.splitlines() == ["error: --label 'zed' is given twice in this command: give each value once"]
+    both = cli("invite", "t", "--label", "ann4", "--label", "zed")
     assert both.returncode == 0
     assert [line.split("\t")[0] for line in both.stdout.splitlines()] == ["zed"]
-    assert both.stderr.splitlines()[:2] == ["not created: the pseudonym 'ann4' is already used in 't'",
-                                            "not created: the pseudonym 'zed' is already used in 't'"]
-    assert both.stderr.splitlines()[-1] == "created 1 invite(s); 2 pseudonym(s) already used were skipped"
+    assert both.stderr.splitlines()[:1] == ["not created: the pseudonym 'ann4' is already used in 't'"]
+    assert both.stderr.splitlines()[-1] == "created 1 invite(s); 1 pseudonym(s) already used were skipped"
     none = cli("invite", "t", "--label", "zed")
     assert none.returncode == 2 and none.stdout == ""
     assert none.stderr.splitlines()[-1] == "error: no invite created: every pseudonym given is already used in 't' (zed)"

@@ -14,8 +14,11 @@ names no object category, so each role box takes the COCO category of the COCO b
 (any category, people included, boxes as ``vsrl_eval.py`` sanitizes them) it overlaps most,
 when that +1-pixel IoU is ≥ 0.5; a role box overlapping no COCO box that much is counted
 (``no_coco_box``) and left out, and so are role values that are missing or not finite, and
-boxes with x2 < x1 or y2 < y1 (``invalid``). The category comes from the annotations, so a
-role box on the wrong object is scored as an HOI with that object.
+boxes with x2 < x1 or y2 < y1 (``invalid``). A detection whose person box is not finite or
+has x2 < x1 or y2 < y1 gives no HOI at all and is counted once
+(``detections_invalid_person_box``; ``vsrl_eval.py`` scores it, its IoU being 0 or NaN). The
+category comes from the annotations, so a role box on the wrong object is scored as an HOI
+with that object.
 
 >>> import numpy as np
 >>> from metrics.datasets.vcoco._evaluation import GroundTruth
@@ -87,7 +90,12 @@ def prediction_hois(dets, actions, coco, image_ids, *, iou: float = 0.5, source:
     in_split = (pos < n) & (image_ids[np.minimum(pos, max(n - 1, 0))] == dets.image_id) if n else \
         np.zeros(len(dets), dtype=bool)
     starts = np.searchsorted(box_image, np.arange(n + 1))
-    counts = {"detections_outside_split": int((~in_split).sum()), "missing": 0, "invalid": 0, "no_coco_box": 0}
+    person = np.asarray(dets.person_box, dtype=np.float64)
+    person_valid = np.isfinite(person).all(axis=1) & (person[:, 2] >= person[:, 0]) & (person[:, 3] >= person[:, 1])
+    counts = {"detections_outside_split": int((~in_split).sum()),
+              "detections_invalid_person_box": int((in_split & ~person_valid).sum()),
+              "missing": 0, "invalid": 0, "no_coco_box": 0}
+    in_split = in_split & person_valid       # a detection without a usable person box gives no HOI
     parts = []
     for action in actions:
         for role in action.roles[1:]:

@@ -348,6 +348,10 @@ def _column(values, width: int, where: str, key: str, *, required: bool) -> np.n
     present = [k for k, f in enumerate(none) if not f] if n_none else list(range(n))
     rows = [values[k] for k in present] if n_none else values
     m = len(present)
+    alike = _alike_floats(rows, width)
+    if alike is not None:               # the commonest case of a score
+        out[present] = alike
+        return out
     try:                                # the common case: all alike, numbers
         arr = np.asarray(rows)
     except (ValueError, TypeError):
@@ -366,6 +370,18 @@ def _column(values, width: int, where: str, key: str, *, required: bool) -> np.n
                              f"{' or '.join(map(str, sizes))}")
         out[k] = v
     return out
+
+
+FLOAT_SCALARS = {float, np.float64, np.float32}
+
+
+def _alike_floats(rows, width: int) -> np.ndarray | None:
+    """``rows`` as an (m, 1) float64 array when every row is a float scalar (an agent score, as
+    a detector's pickle holds it), read without numpy's shape discovery; else None (the general
+    path decides). The values are those ``np.asarray(rows)`` gives, exactly."""
+    if width == 1 and rows and set(map(type, rows)) <= FLOAT_SCALARS:
+        return np.fromiter(rows, np.float64, len(rows)).reshape(-1, 1)
+    return None
 
 
 def _image_ids(values: np.ndarray, where: str) -> np.ndarray:

@@ -21,8 +21,6 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
-
 from metrics.core._vocabulary import Vocabulary, read_labels
 from metrics.datasets.hico_det._vocabulary import DATA as HICO_DATA
 
@@ -33,6 +31,8 @@ LEFT_OUT_OF_24 = ("point-instr",)
 @lru_cache(maxsize=1)
 def vcoco() -> Vocabulary:
     """The V-COCO vocabulary shipped with the package."""
+    import pandas as pd
+
     verbs = read_labels(DATA / "vcoco_verbs.csv")
     objects = read_labels(HICO_DATA / "hico_objects.csv")
     classes = pd.DataFrame({"hoi_id": pd.Series(dtype="int64"), "verb": pd.Series(dtype=str),

@@ -62,7 +62,13 @@ def cmd_invite(args) -> int:
 
     with read_session() as session:
         study_id = study_by_slug(session, args.study).id
-    labels = (raters_of(args.annotators_of) if args.annotators_of else []) + args.label
+    _check_labels(args.label)
+    earlier = raters_of(args.annotators_of) if args.annotators_of else []
+    both = sorted(set(earlier) & {label.strip() for label in args.label})
+    if both:
+        raise InputError(f"--label {both[0]!r} is also an annotator of --annotators-of {args.annotators_of!r}: "
+                         "give each pseudonym once")
+    labels = earlier + args.label
     if labels:
         created, existing = invite_names(study_id, labels)
     else:
@@ -81,6 +87,16 @@ def cmd_invite(args) -> int:
         print(f"created {len(created)} invite(s); {len(existing)} pseudonym(s) already used were skipped",
               file=sys.stderr)
     return 0
+
+
+def _check_labels(labels: list[str]) -> None:
+    """Each ``--label`` of one command: not blank, and given once (nothing is created otherwise)."""
+    from metrics.core import given_once
+
+    for label in labels:
+        if not label.strip():
+            raise InputError(f"--label {label!r} is blank: a pseudonym needs 1-64 characters")
+    given_once(labels, "--label")
 
 
 def cmd_sample(args) -> int:
