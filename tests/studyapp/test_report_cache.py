@@ -207,3 +207,10 @@ def test_warm_fills_the_cache_in_a_process_and_writes_no_report_folder(rated):
     assert report.cached and report.summary["alpha"] == pytest.approx(alpha_of_export())
     simulate_study("t", k=1, noise=0.7, seed=9)                                      # new ratings: a new key
     assert report_cache.warm("t") is True and len(cache_entries(rated)) == 2
+
+
+
+def test_the_code_fingerprint_covers_both_packages_whole():
+    """The report's code fingerprint hashes every file of ``metrics`` and ``studyapp`` (a study
+    type's analysis included), wherever the module computing it sits."""
+    assert report_cache.code_packages() == (ROOT / "metrics", ROOT / "studyapp")

@@ -26,6 +26,7 @@ print("streamlit" in sys.modules)
 def test_serve_runs_streamlit_through_the_preloading_process():
     command = cli.streamlit_command(8599, "127.0.0.1")
     assert command[1:5] == ["-m", "studyapp.views.server", "run", str(cli.APP)]
+    assert cli.APP == ROOT / "studyapp" / "views" / "app.py"
 
 
 def test_preloading_imports_the_heavy_modules_without_streamlit():

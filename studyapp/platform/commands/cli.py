@@ -52,7 +52,7 @@ from .study_commands import (
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
 NEEDS_DATABASE = ("invite", "owner", "share", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
-APP = Path(__file__).resolve().parents[1] / "views" / "app.py"
+APP = Path(__file__).resolve().parents[2] / "views" / "app.py"
 
 
 def http_url(text: str) -> str:

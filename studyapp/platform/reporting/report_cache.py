@@ -156,14 +156,20 @@ def report_key(tables: dict, n_resamples: int, permutations: int) -> str:
     return digest.hexdigest()
 
 
+def code_packages() -> tuple[Path, Path]:
+    """The folders of the ``metrics`` and ``studyapp`` packages."""
+    import metrics
+    import studyapp
+
+    return Path(metrics.__file__).parent, Path(studyapp.__file__).parent
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """SHA-256 of the files of the ``metrics`` and ``studyapp`` packages (the study types'
     analyses included) and the versions of the libraries the report is computed and drawn with."""
-    import metrics
-
     digest = hashlib.sha256()
-    for package in (Path(metrics.__file__).parent, Path(__file__).parents[1]):
+    for package in code_packages():
         for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
             digest.update(str(path.relative_to(package.parent)).encode() + path.read_bytes())
     for library in LIBRARIES:
