@@ -293,10 +293,13 @@ def _agreement_summary(agreement: AgreementReport) -> pd.DataFrame:
         ("ratings", agreement.n_ratings),
         (f"Krippendorff's alpha ({agreement.level})", agreement.krippendorff_alpha),
         ("mean pairwise agreement (Eq. 13)", agreement.mean_pairwise_agreement),
-        ("mean quadratic weighted kappa", agreement.mean_qwk),
+        (f"mean quadratic weighted kappa, unweighted over {agreement.qwk_pairs} rater pairs "
+         "(no interval: one κ per pair and resample)", agreement.mean_qwk),
+        ("mean quadratic weighted kappa, pairs weighted by shared items", agreement.mean_qwk_by_shared_items),
         ("mean Spearman rho", agreement.mean_spearman),
         ("within-item SD", agreement.precision["within_item_sd"]),
-        (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
+        (f"one item's SE of its mean rating (k = {agreement.precision['raters']} ratings; "
+         "not the study mean's SE)", agreement.precision["se_mean_rating"]),
     ], columns=["statistic", "value"], dtype=object)
     for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
         summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} interval ({ITEMS_BOOTSTRAP}, "

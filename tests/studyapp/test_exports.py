@@ -38,7 +38,8 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     assert folder.parent == tmp_path / "exports" / slug
     ratings = pd.read_csv(folder / "ratings.csv", dtype={"annotator": str})
     assert list(ratings.columns) == ["study", "item_id", "annotator", "rating", "phase",
-                                     "created_at", "seconds_spent", "revisions"]
+                                     "created_at", "seconds_spent", "revisions", "rater_kind"]
+    assert set(ratings["rater_kind"]) == {"human"}
     got = ratings[["item_id", "rating", "phase", "seconds_spent", "revisions"]].values.tolist()
     assert got == [["i01", 1, "main", 2.5, 2], ["i02", 4, "main", 1.25, 1]]
     history = pd.read_csv(folder / "ratings_history.csv")
