@@ -40,7 +40,7 @@ def test_a_researcher_without_studies_is_told_the_others_are_not_theirs(tmp_path
     make_study(tmp_path, n_items=4, slug="t")                 # owned by the command line
     accounts.add_account("rita", "researcher", "rita-password")
     at = signed_in("rita", "rita-password")
-    assert ("None of the 1 studies on this server is yours: researchers see the studies they own; "
+    assert ("None of the studies on this server is yours: researchers see the studies they own; "
             "the platform owner can reassign one to you.") in texts(at)
     assert "No studies yet." not in texts(at)
 

@@ -154,7 +154,7 @@ def _items_table(d: _StudyRows) -> pd.DataFrame:
             row["active_selected"] = bool(item.active_priority) if item.role == "main" else None
         item_rows.append(row)
     items_df = pd.DataFrame(item_rows)
-    first = list(d.study_type.export_columns)
+    first = [c for c in d.study_type.export_columns if c in items_df.columns]   # a column no item has: absent
     return items_df[first + [c for c in items_df.columns if c not in first]]
 
 
