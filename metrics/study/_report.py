@@ -23,7 +23,6 @@ from metrics.core._inputs import numbers
 from metrics.core._jsonio import StagedFolder
 from metrics.study._agreement import AgreementReport
 
-
 CELL_IN = 0.42        # a heat map cell that holds its value ("0.50") at SMALL size, inches
 TICK_IN = 0.17        # a row or column that holds one tick label at SMALL size, inches
 NUMBERED_MAX = 14     # raters up to which a heat map's cells print their values
@@ -211,8 +210,8 @@ def rater_styles(names) -> dict:
     """Each rater's (colour, marker), distinct for up to 120 raters: colour k mod 10 of
     matplotlib's tab10, marker (k // 10) mod 12 — two raters share a colour only with different
     markers."""
-    import matplotlib
-    colours = matplotlib.colormaps["tab10"].colors
+    from matplotlib.colors import TABLEAU_COLORS
+    colours = list(TABLEAU_COLORS.values())   # tab10's ten colours
     return {name: (colours[k % 10], MARKERS[(k // 10) % len(MARKERS)]) for k, name in enumerate(names)}
 
 

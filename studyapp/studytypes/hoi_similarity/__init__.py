@@ -23,7 +23,7 @@ import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.core import SCALE_MAX
-from metrics.study import is_shoe_layout
+from metrics.study import SHOE_COLUMNS, is_shoe_layout
 from metrics.vocab import gloss, is_synset_name, lemma_names, load_default, pos_of
 
 from ..base import Scale, Section, StudyType
@@ -145,7 +145,6 @@ class HoiSimilarity(StudyType):
         """SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: their
         rows are numbered ``shoe0001``, ... (the row is translated by ``normalize_item``). A header
         without item_id that has most of SHOE's columns is refused naming the ones it lacks."""
-        from metrics.study._shoe_pool import SHOE_COLUMNS
         if is_shoe_layout(columns):
             return "shoe"
         missing = [c for c in SHOE_COLUMNS if c not in columns]
