@@ -133,3 +133,12 @@ def test_demo_seed_is_idempotent_and_prints_a_working_link(tmp_path):
     from studyapp.platform.records.studies import progress
     p = progress(first_id)
     assert p["items"] == 50 and p["ratings_needed"] == 150
+
+
+def test_items_csv_has_no_empty_similarity_columns(tmp_path):
+    # items without verb_sim / object_sim (SHOE's files, a plain items CSV): the columns are absent,
+    # not empty; the study's analysis takes them from the baseline matrices as before
+    make_study(tmp_path, n_items=4, slug="nosims")
+    items = exports.study_tables("nosims")["items.csv"]
+    assert "verb_sim" not in items.columns and "object_sim" not in items.columns
+    assert list(items.columns[:2]) == ["item_id", "category"] and items["category"].notna().all()
