@@ -35,3 +35,26 @@ def test_simulated_raters_are_marked_and_left_out_unless_included(tmp_path, caps
     assert "4 annotators" in out and "left out" not in out
     assert cli.main(["report", "t", "--out", str(tmp_path / "out3")]) == 0
     assert "2 simulated raters left out (--include-simulated counts them)" in capsys.readouterr().out
+
+
+def test_the_console_switch_includes_simulated_raters_and_says_how_qwk_is_weighted(tmp_path):
+    from studyhelpers import console_page
+
+    from studyapp.core import auth, storage
+    study = make_study(tmp_path, n_items=6, raters=4, slug="t")
+    alice, bob = make_annotators(study, 2)
+    rate_all(alice, 1)
+    rate_all(bob, 3)
+    simulate_study("t", k=2, seed=1)
+    with storage.write_session() as session:
+        password = auth.ensure_admin_password(session)
+    at = console_page(password)
+    assert not at.exception and not at.error
+
+    def captions():
+        return " ".join(c.value for c in at.caption)
+    assert "2 simulated raters (" in captions() and "left out of α, PPI and the rater table" in captions()
+    assert "with each pair weighted by the items it shares" in captions() and "by 2 annotators" in captions()
+    next(t for t in at.toggle if t.label == "Include simulated raters").set_value(True).run()
+    assert not at.exception and "Simulated raters included in every figure" in captions()
+    assert "by 4 annotators" in captions()
