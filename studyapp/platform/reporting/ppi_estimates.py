@@ -122,7 +122,13 @@ def headline(table: pd.DataFrame | None) -> str | None:
     return (f"Mean rating over all {row['items']} items: {row['PPI estimate']:.2f}, 95% interval "
             f"{row['PPI low']:.2f}–{row['PPI high']:.2f} over {INTERVAL_OVER} (crossed random effects, t on "
             f"{row['df']:g} df; {row['raters']} raters, {row['human ratings']} human ratings); "
-            f"{_saved(row)} (human-only {row['human-only low']:.2f}–{row['human-only high']:.2f}).")
+            f"{_saved(row)} (human-only {row['human-only low']:.2f}–{row['human-only high']:.2f})."
+            + (THIN if row["df"] < THIN_DF else ""))
+
+
+THIN_DF = 3   # degrees of freedom below which the headline says why the interval is wide
+THIN = (" The interval is wide on purpose: so few raters carry the ratings (or they differ so much) that "
+        "the raters' part rests on under three degrees of freedom; more raters, not more items, narrow it.")
 
 
 def _saved(row) -> str:

@@ -114,3 +114,14 @@ def test_the_standard_error_matches_a_crossed_bootstrap():
         ratios.append([se[0] / boot[0], se[1] / boot[1]])
     median = np.median(np.array(ratios), axis=0)
     assert 0.85 <= median[0] <= 1.15 and 0.85 <= median[1] <= 1.15, ratios
+
+
+def test_a_thin_design_says_why_its_interval_is_wide():
+    # two heavy raters and the light ones: the raters' part has about one degree of freedom
+    from studyapp.platform.reporting.ppi_estimates import THIN, headline
+    tables = shoe_study()
+    ratings = tables["ratings.csv"]
+    thin = ratings[~ratings["annotator"].isin(["heavy2", "heavy3", "dropout"]) & (ratings["rater_kind"] == "human")]
+    table = ppi_estimates(tables["items.csv"], thin)
+    assert table.iloc[0]["df"] < 3 and headline(table).endswith(THIN)
+    assert not headline(ppi_estimates(tables["items.csv"], ratings[ratings["rater_kind"] == "human"])).endswith(THIN)
