@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from benchmarks.rater_designs import unbalanced
 from metrics.study import active_probabilities, ppi_mean, ppi_mean_rater_population
 
 RESIDUAL_SD = 0.8
@@ -50,9 +51,17 @@ def true_mean(location, sd_b) -> float:
 
 
 def simulate(rng, *, items, raters, sd_b, share, k, active=False):
-    """One study: (ratings frame, LLM series, probability, selected, θ)."""
+    """One study: (ratings frame, LLM series, probability, selected, θ). ``raters`` a number: the
+    balanced design (``k`` of them on each rated item); ``(heavy, dropouts, light)``: the unbalanced
+    one of :mod:`benchmarks.rater_designs`."""
     location = rng.normal(2.0, 0.9, items)
     llm = 0.4 + 4 / (1 + np.exp(-1.2 * (location - 2))) + rng.normal(0, LLM_NOISE, items)
+    if isinstance(raters, tuple):
+        heavy, dropouts, light = raters
+        ratings, prob, selected = unbalanced(rng, items=items, location=location, llm=llm, sd_b=sd_b, share=share,
+                                             heavy=heavy, dropouts=dropouts, light=light, active=active,
+                                             residual_sd=RESIDUAL_SD)
+        return ratings, pd.Series(llm), prob, selected, true_mean(location, sd_b)
     if active:
         proxy = np.abs(llm - location - 0.4) + rng.uniform(0, 0.3, items)
         probability = active_probabilities(proxy, budget=share * items, floor=0.2)
@@ -76,7 +85,7 @@ def simulate(rng, *, items, raters, sd_b, share, k, active=False):
 
 def run_cell(rng, studies, *, items, raters, sd_b, share, k, active=False) -> dict:
     hits = {"PPI": 0, "human-only": 0, "fixed-rating PPI": 0}
-    widths, classical_widths, ratings_used = [], [], []
+    widths, classical_widths, ratings_used, saved = [], [], [], []
     for _ in range(studies):
         ratings, llm, prob, selected, theta = simulate(rng, items=items, raters=raters, sd_b=sd_b, share=share,
                                                        k=k, active=active)
@@ -86,6 +95,7 @@ def run_cell(rng, studies, *, items, raters, sd_b, share, k, active=False) -> di
         widths.append(e.interval.high - e.interval.low)
         classical_widths.append(e.classical_interval.high - e.classical_interval.low)
         ratings_used.append(len(ratings))
+        saved.append(e.saved)
         if not active:      # the fixed-rating estimand's interval on the same study, for contrast
             counts = np.bincount(ratings["item"], minlength=items)
             rated = counts > 0
@@ -94,8 +104,9 @@ def run_cell(rng, studies, *, items, raters, sd_b, share, k, active=False) -> di
             fixed = ppi_mean(means, f[rated], f[~rated], finite_population=True) if (~rated).any() else None
             interval = fixed.interval if fixed else (means.mean(),) * 2   # all rated: zero width
             hits["fixed-rating PPI"] += interval[0] <= theta <= interval[1]
-    row = {"sd_b": sd_b, "raters": raters, "rated": share, "k": min(k, raters), "active": active,
-           "studies": studies}
+    unequal = isinstance(raters, tuple)
+    row = {"sd_b": sd_b, "raters": "{}+{}d+{}l".format(*raters) if unequal else raters, "rated": share,
+           "k": "-" if unequal else min(k, raters), "active": active, "studies": studies}
     for name, hit in hits.items():
         if active and name == "fixed-rating PPI":
             row[name] = float("nan")
@@ -105,12 +116,13 @@ def run_cell(rng, studies, *, items, raters, sd_b, share, k, active=False) -> di
         row[f"{name} MC se"] = math.sqrt(max(c * (1 - c), 1e-12) / studies)
     row["PPI width"], row["human-only width"] = float(np.median(widths)), float(np.median(classical_widths))
     row["ratings"] = float(np.mean(ratings_used))
+    row["saved (page)"] = float(np.median(saved))    # 1 − n/(n·(human-only width / PPI width)²)
     return row
 
 
 def saved_at_equal_width(rng, row, *, items, studies) -> float:
     """1 − PPI's ratings / the ratings the human-only design needs for PPI's median width."""
-    if row["rated"] >= 1.0 or row["active"]:
+    if row["rated"] >= 1.0 or row["active"] or row["k"] == "-":
         return 0.0 if row["rated"] >= 1.0 else float("nan")
     target = row["PPI width"]
     shares = np.linspace(row["rated"], 1.0, 9)
@@ -134,11 +146,18 @@ def _classical_width(rng, items, row, share) -> float:
 
 def grid(quick: bool):
     if quick:
-        return [(0.6, 3, 1.0, 1, False), (0.4, 6, 0.5, 2, False), (0.2, 12, 0.2, 5, False), (0.6, 3, 0.6, 3, True)]
+        return [(0.6, 3, 1.0, 1, False), (0.4, 6, 0.5, 2, False), (0.2, 12, 0.2, 5, False), (0.6, 3, 0.6, 3, True),
+                UNBALANCED[0]]
     cells = [(sd_b, raters, share, k, False) for sd_b, raters, share, k in
              itertools.product((0.2, 0.6), (3, 12), (0.2, 0.6, 1.0), (1, 3, 5)) if k <= raters]
     cells += [(sd_b, raters, share, 3, True) for sd_b, raters, share in itertools.product((0.2, 0.6), (3, 12), (0.3,))]
-    return cells
+    return cells + UNBALANCED
+
+
+# unequal rater shares: (sd_b, (heavy, dropouts, light), share of items drawn, -, active)
+UNBALANCED = [(0.6, (4, 1, 6), 0.25, 0, True), (0.6, (3, 0, 3), 0.2, 0, False), (0.2, (3, 0, 10), 0.6, 0, False),
+              (0.6, (5, 2, 8), 0.5, 0, True), (0.6, (3, 2, 5), 1.0, 0, False), (0.2, (3, 1, 6), 0.8, 0, True),
+              (0.2, (4, 0, 3), 1.0, 0, False), (0.6, (3, 1, 10), 0.2, 0, True)]
 
 
 def coverage_table(*, studies: int, items: int, seed: int = 0, quick: bool = False, savings_studies: int = 0,
@@ -170,7 +189,7 @@ def main(argv=None) -> None:
     parser.add_argument("--savings-studies", type=int, default=100,
                         help="studies per grid point when measuring ratings saved at equal width")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="four cells only")
+    parser.add_argument("--quick", action="store_true", help="five cells only")
     parser.add_argument("--jobs", type=int, default=1, help="cells computed at once, one process each")
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -179,7 +198,8 @@ def main(argv=None) -> None:
     pd.set_option("display.width", 200)
     shown = table.assign(**{c: (100 * table[c]).round(1) for c in ("PPI", "human-only", "fixed-rating PPI")},
                          **{f"{c} MC se": (100 * table[f"{c} MC se"]).round(1) for c in ("PPI", "human-only")},
-                         saved=(100 * table.get("saved", pd.Series(np.nan, table.index))).round(0))
+                         saved=(100 * table.get("saved", pd.Series(np.nan, table.index))).round(0),
+                         **{"saved (page)": (100 * table["saved (page)"]).round(0)})
     print(shown.drop(columns=["fixed-rating PPI MC se"]).round(3).to_string(index=False))
     inside = table["PPI"].between(0.93, 0.97) & table["human-only"].between(0.93, 0.97)
     print(f"\n{len(table)} cells x {args.studies} studies, {args.items} items each; nominal 95%; "

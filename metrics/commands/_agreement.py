@@ -18,6 +18,8 @@ FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
 def add_arguments(parser) -> None:
     parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--include-simulated", action="store_true",
+                        help="keep the ratings whose rater_kind is simulated (left out by default)")
     parser.add_argument("--items", type=input_file, help="items.csv: adds metric–human alignment to the report")
     parser.add_argument("--level", choices=LEVELS, default="ordinal", help="Krippendorff's alpha level (default ordinal)")
     parser.add_argument("--bootstrap", type=integer(0, MAX_RESAMPLES), default=1000, help="bootstrap resamples for intervals (0 = none)")
@@ -26,7 +28,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    ratings = read_ratings(args.ratings)
+    ratings = read_ratings(args.ratings, include_simulated=args.include_simulated)
     with naming(args.ratings):
         report = annotator_agreement(ratings, level=args.level, n_resamples=args.bootstrap, seed=args.seed)
     result = report.to_dict()
@@ -50,9 +52,10 @@ def run(args):
     lines = [f"{report.n_items} items, {report.n_annotators} annotators, {report.n_ratings} ratings",
              f"Krippendorff's alpha ({report.level}) {figure(report.krippendorff_alpha)}" + _ci(report, "krippendorff_alpha"),
              f"mean pairwise agreement (Eq. 13) {figure(report.mean_pairwise_agreement)}" + _ci(report, "mean_pairwise_agreement"),
-             f"mean quadratic weighted kappa    {figure(report.mean_qwk)}",
+             f"mean quadratic weighted kappa    {figure(report.mean_qwk)} (unweighted over {report.qwk_pairs} "
+             f"rater pairs; {figure(report.mean_qwk_by_shared_items)} with pairs weighted by shared items)",
              f"mean Spearman rho                {figure(report.mean_spearman)}",
-             f"within-item SD {report.precision['within_item_sd']:.3f}; SE of the mean of "
+             f"within-item SD {report.precision['within_item_sd']:.3f}; one item's SE of its mean of "
              f"{report.precision['raters']} ratings {report.precision['se_mean_rating']:.3f}"]
     if (reason := no_variation(rating_matrix(ratings))) is not None:
         lines.append(f"undefined: {reason}")

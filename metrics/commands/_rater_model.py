@@ -12,11 +12,13 @@ SHOWN_ITEMS = 20
 
 def add_arguments(parser) -> None:
     parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--include-simulated", action="store_true",
+                        help="keep the ratings whose rater_kind is simulated (left out by default)")
     parser.add_argument("--out", type=output_dir, help="write report.html (scores with error bars, rater chart) and CSV tables here")
 
 
 def run(args):
-    ratings = read_ratings(args.ratings)
+    ratings = read_ratings(args.ratings, include_simulated=args.include_simulated)
     raters = ratings["annotator"].unique()
     if len(raters) < 2:  # the fit would run, with a consistency judged against nobody
         raise InputError(f"{args.ratings}: the rater model needs ratings from at least two raters "

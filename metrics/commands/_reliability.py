@@ -18,6 +18,8 @@ FLAGS = {"n_resamples": "--bootstrap"}   # parameter -> option
 
 def add_arguments(parser) -> None:
     parser.add_argument("--ratings", required=True, type=input_file, help="ratings.csv (item_id, annotator, rating, ...)")
+    parser.add_argument("--include-simulated", action="store_true",
+                        help="keep the ratings whose rater_kind is simulated (left out by default)")
     parser.add_argument("--items", type=input_file, help="items.csv: strata columns and metric columns")
     parser.add_argument("--strata", default="category,level",
                         help="item columns to split by, comma-separated (default category,level; "
@@ -30,7 +32,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    ratings = read_ratings(args.ratings)
+    ratings = read_ratings(args.ratings, include_simulated=args.include_simulated)
     matrix = rating_matrix(ratings)
     options = {"n_resamples": args.bootstrap, "seed": args.seed}
     with naming(args.ratings):

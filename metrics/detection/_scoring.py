@@ -289,6 +289,13 @@ def _subset_masks(classes: pd.DataFrame, split: str | None) -> dict:
 
 
 def _provenance(matrix) -> str:
+    """Where a matrix comes from, in one phrase: a recalibrated one names its version (when saved
+    as one) and the study or studies it was recalibrated from."""
     if matrix is None:
         return "WordNet baseline (default)"
-    return str(matrix.meta.get("source") or matrix.meta.get("method") or repr(matrix))
+    meta = matrix.meta
+    if meta.get("source") == "recalibrated":
+        version = f" version {meta['version']!r}" if meta.get("version") else ""
+        study = f" from study {meta['study']}" if meta.get("study") else ""
+        return f"recalibrated{version}{study}"
+    return str(meta.get("source") or meta.get("method") or repr(matrix))

@@ -21,7 +21,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "reliability": "_reliability",
     **dict.fromkeys(("ITEMS_BOOTSTRAP", "KALPHA_BOOTSTRAP", "alignment_frame", "reliability_frame", "write_report"),
                     "_report"),
-    **dict.fromkeys(("compare_lines", "is_shoe_layout", "read_shoe_csv"), "_shoe_pool"),
+    **dict.fromkeys(("SHOE_COLUMNS", "compare_lines", "is_shoe_layout", "read_shoe_csv"), "_shoe_pool"),
     **dict.fromkeys(("PROFILES", "rater_profiles", "simulate_ratings"), "_simulation"),
     **dict.fromkeys(("component_similarities", "item_synsets", "items_dataset", "join_ratings", "read_items"),
                     "_study_items"),

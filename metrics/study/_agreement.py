@@ -27,9 +27,18 @@ from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, chec
 _KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVELS, as krippendorff types them
 
 
-def read_ratings(path: str | Path) -> pd.DataFrame:
-    """Read and validate a ratings CSV (needs ``item_id, annotator, rating``)."""
+SIMULATED = "simulated"   # ratings.csv ``rater_kind`` of the raters a platform's simulation added
+
+
+def read_ratings(path: str | Path, *, include_simulated: bool = False) -> pd.DataFrame:
+    """Read and validate a ratings CSV (needs ``item_id, annotator, rating``). Rows whose
+    ``rater_kind`` is ``simulated`` (the platform's ``studyapp simulate``) are left out unless
+    ``include_simulated`` or every row is simulated (a pilot: nothing is mixed)."""
     df = read_csv(path, dtype={"item_id": str, "annotator": str})
+    if not include_simulated and "rater_kind" in df.columns:
+        simulated = df["rater_kind"].astype(str) == SIMULATED
+        if not simulated.all():
+            df = df[~simulated].reset_index(drop=True)
     return validate_ratings(df, source=str(path))
 
 
@@ -331,6 +340,8 @@ class AgreementReport:
     votes_by_majority: pd.DataFrame
     precision: dict
     intervals: dict
+    mean_qwk_by_shared_items: float = float("nan")   # pairs weighted by the items they share
+    qwk_pairs: int = 0                                 # rater pairs with a κ (the means' terms)
 
     def to_dict(self) -> dict:
         """The ``agreement`` command's result."""
@@ -338,12 +349,33 @@ class AgreementReport:
             "n_items": self.n_items, "n_annotators": self.n_annotators, "n_ratings": self.n_ratings,
             "level": self.level, "krippendorff_alpha": self.krippendorff_alpha,
             "mean_pairwise_agreement": self.mean_pairwise_agreement, "mean_qwk": self.mean_qwk,
+            "mean_qwk_by_shared_items": self.mean_qwk_by_shared_items, "qwk_pairs": self.qwk_pairs,
             "mean_spearman": self.mean_spearman, "intervals": self.intervals,
             "precision": self.precision, "pairwise_agreement": table_dict(self.agreement),
             "pairwise_spearman": table_dict(self.spearman), "pairwise_qwk": table_dict(self.qwk),
             "annotator_distributions": {str(a): {str(s): int(c) for s, c in row.items()}
                                         for a, row in self.distributions.iterrows()},
         }
+
+
+def shared_items(matrix: pd.DataFrame) -> pd.DataFrame:
+    """Annotator × annotator count of the items both rated (diagonal: each one's items)."""
+    rated = (~matrix.isna()).to_numpy(float)
+    return pd.DataFrame(rated.T @ rated, index=matrix.columns, columns=matrix.columns)
+
+
+def mean_by_shared_items(table: pd.DataFrame, shared: pd.DataFrame) -> float:
+    """Mean of the defined off-diagonal pairs of ``table``, each weighted by the items the pair
+    shares: ``Σ_pairs s_ab·κ_ab / Σ_pairs s_ab`` — a pair that shares 4 items counts 4, not as much
+    as a pair that shares 100 (:func:`mean_offdiagonal` counts every pair once).
+
+    >>> t = pd.DataFrame([[1.0, 0.0, 1.0], [0.0, 1.0, np.nan], [1.0, np.nan, 1.0]])
+    >>> mean_by_shared_items(t, pd.DataFrame([[9, 4, 12], [4, 9, 0], [12, 0, 9]]))
+    0.75
+    """
+    values, weights = table.to_numpy(float), shared.to_numpy(float)
+    upper = np.triu(np.ones(values.shape, bool), 1) & np.isfinite(values) & (weights > 0)
+    return float(np.sum(values[upper] * weights[upper]) / np.sum(weights[upper])) if upper.any() else float("nan")
 
 
 def require_shared_item(matrix: pd.DataFrame, what: str) -> None:
@@ -382,4 +414,6 @@ def agreement_report(ratings: pd.DataFrame, *, level: str = "ordinal", n_resampl
         votes_by_majority=votes_by_majority(matrix, scale), precision=rating_precision(matrix),
         intervals=bootstrap_intervals(matrix, level=level, n_resamples=n_resamples, seed=seed, scale=scale)
         if n_resamples else {},
+        mean_qwk_by_shared_items=mean_by_shared_items(qwk, shared_items(matrix)),
+        qwk_pairs=int(np.isfinite(np.triu(qwk.to_numpy(float), 1)[np.triu_indices(len(qwk), 1)]).sum()),
     )

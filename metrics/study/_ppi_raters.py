@@ -33,35 +33,47 @@ Variance: ``V = T_items + T_raters``.
 With one rater per item and no rater effects this is Cochran's two-stage variance; with every
 item rated it is the variance of a crossed design's grand mean over the raters' sample (Searle
 et al. 1992, §5.3). The interval is ``θ̂ ± t_ν·√V`` with Satterthwaite's (1946) degrees of
-freedom over ``n`` rated items and ``R`` raters, the raters' part taken at its upper bound:
+freedom over ``n`` rated items and the raters, the raters' part taken at its upper bound:
 
-    ν = (V + U)² / ((T_items − D)²/(n − 1) + (C·w·MS_B + D + U)²/(R − 1)),
-    U = (κ − 1)·(T_raters + D),   κ = (R − 1)/χ²_{R−1}(0.25)
+    ν = (V + U)² / ((T_items − D)²/(n − 1) + (C·w·MS_B + D + U)²/ν_B),
+    U = (κ − 1)·(T_raters + D),   κ = ν_B/χ²_{ν_B}(0.25)
 
 (``C = Σc_r² − Δ``, ``w`` the weight of ``MS_B`` in ``σ̃_B²``, ``D = Δ·σ̂_B²`` the part of
-``T_items`` the raters' severities drive, which varies with the raters, not the items). The
-raters' part ``T_raters + D`` rests on ``R − 1`` degrees of freedom, and ``κ·(T_raters + D)`` is
-its one-sided 75% upper confidence bound, the χ² bound of a mean square's expectation that
-Graybill & Wang's (1980, *JASA* 75(372)) intervals on sums of variance components are built
-from. Satterthwaite's ν on the estimated parts alone is random with ``V̂``: a rater part small by
-chance gives more degrees of freedom and a narrower t exactly when ``√V̂`` is already too small,
-so with few degrees of freedom on one side the interval covers less than nominal (the liberal
-Welch test, Wang 1971, *JASA* 66(335)). Simulated with normal parts on 2 rater and 39 item
-degrees of freedom, the raters' share of ``V`` from 0.1 to 1, the plug-in ν covered 92.4–95.1%
-and the bound 94.9–96.5% (11 rater degrees of freedom: 94.9–95.1% and 95.0–95.2%); the
-quartile is the one that kept the benchmark's three-rater cells within 93–97%. ``V`` itself is
-unchanged, and with every item rated ν is still ``R − 1``: with three raters a rater-dominated
-variance gets ``ν ≈ 2`` and a wide t quantile, as it must. (The unbiased moment estimates of
-``σ_B²`` and ``σ_E²`` over the whole design are the reliability table's,
-:func:`metrics.study._reliability.variance_components`.) Coverage in simulated crossed studies
-is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
+``T_items`` the raters' severities drive, which varies with the raters, not the items).
 
-The human-only estimate beside it is the same computation with λ = 0; ``effective_n`` is the
-number of rated items (at the same ratings per item and the same raters) the human-only
-estimate would need for an interval as narrow as PPI's, t quantile included
-(:func:`_items_for_width`) — the rater term does not shrink with more items, so it is not
-counted as saved, and where PPI's interval is the wider (few raters: fewer degrees of freedom)
-nothing is saved.
+``ν_B`` is the degrees of freedom of the between-rater mean square ``MS_B`` that the raters'
+part rests on (:func:`_between_df`): ``MS_B = ȳ_R'A·ȳ_R`` is a quadratic form in the rater means,
+whose variances are ``σ_B² + (σ_E² + g·σ_A²)/m_r``, and Box's (1954, *Ann. Math. Statist.*
+25(2), Theorem 3.1) scaled-χ² approximation gives ``ν_B = tr(AΣ)²/tr((AΣ)²)``: ``R − 1`` when the
+raters rate equally many items, about the number of heavy raters less one when a few raters
+carry most of the ratings, whatever the number of light raters (pilots, dropouts, one-off
+participants), whose means barely move ``MS_B``. Counting every rater as one degree of freedom
+undercovers such designs: 4 raters on every drawn item, one on two thirds and six on 4–6 items
+each, ``[active]`` draw probabilities 0.05–0.9, covered 89–92% with ``R − 1``
+(``benchmarks/ppi_coverage.py``, docs/method.md).
+
+``κ·(T_raters + D)`` is the raters' part's one-sided 75% upper confidence bound, the χ² bound of
+a mean square's expectation that Graybill & Wang's (1980, *JASA* 75(372)) intervals on sums of
+variance components are built from. Satterthwaite's ν on the estimated parts alone is random
+with ``V̂``: a rater part small by chance gives more degrees of freedom and a narrower t exactly
+when ``√V̂`` is already too small, so with few degrees of freedom on one side the interval covers
+less than nominal (the liberal Welch test, Wang 1971, *JASA* 66(335)). Simulated with normal
+parts on 2 rater and 39 item degrees of freedom, the raters' share of ``V`` from 0.1 to 1, the
+plug-in ν covered 92.4–95.1% and the bound 94.9–96.5% (11 rater degrees of freedom: 94.9–95.1%
+and 95.0–95.2%); the quartile is the one that kept the benchmark's three-rater cells within
+93–97%. ``V`` itself is unchanged, and with every item rated ν is ``ν_B``: with three raters a
+rater-dominated variance gets ``ν ≈ 2`` and a wide t quantile, as it must. (The unbiased moment
+estimates of ``σ_B²`` and ``σ_E²`` over the whole design are the reliability table's,
+:func:`metrics.study._reliability.variance_components`.) Coverage in simulated crossed studies,
+balanced and unbalanced, is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
+
+The human-only estimate beside it is the same computation with λ = 0; ``effective_n`` is
+``n·(human-only width / PPI width)²`` (:func:`effective_items`) and ``saved`` ``1 − n/effective_n``,
+negative when PPI's interval is the wider (few raters: PPI's smaller item term leaves it fewer
+degrees of freedom). The formula lets the human-only width shrink as ``1/√n``; its rater term
+does not shrink with more items, so where that term dominates the formula is optimistic about
+what more human ratings would buy, and ``benchmarks/ppi_coverage.py`` measures the savings at
+equal width by simulation beside it.
 """
 
 from __future__ import annotations
@@ -158,7 +170,7 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     lam_used = fits["ppi"]["lam"]
     n, total = int(rated.sum()), len(y)
     share = n / total_items
-    between, var_b, n0 = _rater_variance(item_at, rater_at, y - lam_used * f[item_at], k)
+    between, var_b, n0, rater_df = _rater_variance(item_at, rater_at, y - lam_used * f[item_at], k)
     # the rater term's variance: σ_B² plus the second-stage share n/M of a rater mean's noise
     per_rater = share * between / n0 + (1 - share) * var_b
     on_between = share / n0 + (1 - share) * _between_weight(n0, item_at, k, raters)
@@ -172,7 +184,7 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
         variance = fit["t_items"] + t_raters
         # T_items' own rater noise (Δ·σ̂_B²) varies with the raters too: R − 1 degrees of freedom
         items_raters = min(max(c_sq - coefficient, 0.0) * var_b, fit["t_items"])
-        pieces = _Pieces(fit["t_items"], t_raters, items_raters, coefficient * on_between * between, n, raters)
+        pieces = _Pieces(fit["t_items"], t_raters, items_raters, coefficient * on_between * between, n, rater_df)
         out[name] = (fit["estimate"], variance, pieces.df(), pieces)
     return _result(out, n=n, N=total_items, lam=lam_used, raters=raters, ratings=total, var_b=var_b,
                    confidence=confidence)
@@ -197,16 +209,18 @@ def _between_weight(n0, item_at, k, raters) -> float:
 
 
 
-def _rater_variance(item, rater, y, k) -> tuple[float, float, float]:
-    """``(MS_B, σ̂_B², n₀)`` of the crossed design by the method of moments on three mean squares
+def _rater_variance(item, rater, y, k) -> tuple[float, float, float, float]:
+    """``(MS_B, σ̂_B², n₀, ν_B)`` of the crossed design by the method of moments on three mean squares
     (Henderson's method 1 as in Searle, Casella & McCulloch 1992, §5.3): the between-rater
     ``MS_B`` (``E = n₀σ_B² + σ_E² + g·σ_A²``, ``g`` from :func:`_sharing`), the within-rater
     ``MS_W`` (``σ_A² + σ_E²``) and the within-item ``S`` (``σ_B² + σ_E²``), so
     ``σ̂_B² = (MS_B − (1 − g)·S − g·MS_W)/(n₀ − 1 + g)``, at least 0; ``n₀ = (N − Σm_r²/N)/(R − 1)``.
+    ``ν_B`` is the degrees of freedom of ``MS_B`` (:func:`_between_df`): ``R − 1`` when the raters
+    rate equally many items, fewer when a few raters carry most of the ratings.
 
     >>> item = np.repeat(np.arange(4), 2); rater = np.tile([0, 1], 4)   # both rate every item
     >>> [round(v, 6) for v in _rater_variance(item, rater, rater + 0.0, np.full(4, 2))]
-    [2.0, 0.5, 4.0]
+    [2.0, 0.5, 4.0, 1.0]
     """
     m = np.bincount(rater)
     raters, total = len(m), len(y)
@@ -219,9 +233,32 @@ def _rater_variance(item, rater, y, k) -> tuple[float, float, float]:
     pairs = float(np.sum(np.maximum(k - 1, 0)))
     within_items = float(np.sum((y - item_means[item]) ** 2)) / pairs if pairs else within
     if n0 - 1 + g < MIN_DENOMINATOR:
-        return between, between / n0, n0
-    var_b = (between - (1 - g) * within_items - g * within) / (n0 - 1 + g)
-    return between, max(var_b, 0.0), n0
+        var_b = between / n0
+    else:
+        var_b = max((between - (1 - g) * within_items - g * within) / (n0 - 1 + g), 0.0)
+    noise = (1 - g) * max(within_items - var_b, 0.0) + g * within      # σ_E² + g·σ_A²
+    return between, var_b, n0, _between_df(m, var_b, noise)
+
+
+def _between_df(m, var_b, noise) -> float:
+    """Degrees of freedom of the between-rater mean square ``Σ m_r(ȳ_r − ȳ)²/(R − 1)`` as a
+    scaled χ² (Box 1954, *Ann. Math. Statist.* 25(2), Theorem 3.1; Satterthwaite 1946): a
+    quadratic form ``ȳ'Aȳ`` in rater means of variances ``v_r = σ_B² + noise/m_r`` has
+    ``ν = tr(AΣ)²/tr((AΣ)²)``, ``A = diag(m) − mm'/N``, ``Σ = diag(v)``. With equal ``m_r`` it
+    is ``R − 1``; when two raters hold most of the ratings it is near 1, whatever the number of
+    light raters, because their means barely move ``MS_B``.
+
+    >>> round(_between_df(np.array([50, 50, 50]), 0.3, 0.6), 6), round(_between_df(np.array([100, 100, 5, 5]), 0.3, 0.6), 2)
+    (2.0, 1.37)
+    """
+    m = m.astype(float)
+    v = var_b + noise / m
+    if not np.all(v > 0):
+        return float(len(m) - 1)
+    root = np.sqrt(v)
+    a = (np.diag(m) - np.outer(m, m) / m.sum()) * root[:, None] * root[None, :]
+    square = float(np.sum(a ** 2))
+    return max(float(np.trace(a)) ** 2 / square, 1.0) if square > 0 else float(len(m) - 1)
 
 
 def _srs_fits(item_mean, f, rated, lam) -> dict:
@@ -279,7 +316,7 @@ class _Pieces(NamedTuple):
     items_raters: float       # D: the part of T_items the raters' severities drive
     between_term: float       # C·w·MS_B: the rater term's mean square part
     n: int
-    raters: int
+    rater_df: float           # the between-rater mean square's degrees of freedom (Box 1954)
 
     def df(self, n: float | np.ndarray | None = None,
            t_items: float | np.ndarray | None = None) -> float | np.ndarray:
@@ -290,7 +327,7 @@ class _Pieces(NamedTuple):
         n = self.n if n is None else np.asarray(n, dtype=float)
         t_items = self.t_items if t_items is None else np.asarray(t_items, dtype=float)
         items_raters = np.minimum(self.items_raters, t_items)
-        rater_df = self.raters - 1
+        rater_df = self.rater_df
         bound_factor = rater_df / stats.chi2.ppf(RATER_BOUND_QUANTILE, rater_df)
         raised = (bound_factor - 1) * (self.t_raters + items_raters)   # the raters' part at its bound, less it
         denominator = ((t_items - items_raters) ** 2 / np.maximum(n - 1, 1)
@@ -300,21 +337,20 @@ class _Pieces(NamedTuple):
         return float(df) if df.ndim == 0 else df
 
 
-def _items_for_width(pieces: _Pieces, width: float, total: int, confidence: float) -> float:
-    """Rated items the human-only estimate needs for an interval as narrow as ``width`` (same
-    raters, same ratings per item): its item term scales as ``1/n' − 1/M`` and its rater term
-    stays, and the t quantile follows the degrees of freedom. ``n`` when the human-only interval
-    is already as narrow; ``M`` when not even every item would do."""
-    from scipy import stats
-    n = pieces.n
-    if n >= total or pieces.t_items <= 0:
-        return float(n)
-    grid = np.linspace(n, total, 400)
-    t_items = pieces.t_items * (1 / grid - 1 / total) / (1 / n - 1 / total)
-    dfs = pieces.df(grid, t_items)
-    widths = 2 * stats.t.ppf(0.5 + confidence / 2, dfs) * np.sqrt(t_items + pieces.t_raters)
-    enough = np.flatnonzero(widths <= width * (1 + 1e-9))
-    return float(grid[enough[0]]) if len(enough) else float(total)
+def effective_items(n: int, ppi: Interval, classical: Interval) -> float:
+    """``n·(human-only width / PPI width)²``: the human-rated items the human-only estimate would
+    need for an interval as narrow as PPI's, were its width to shrink as ``1/√n`` (the one
+    definition of "effective items" the dashboard, the report and docs/studies.md use; "saved" is
+    ``1 − n/effective``). ``n`` when both widths are 0, ∞ when only PPI's is.
+
+    >>> effective_items(100, Interval(1.0, 2.0), Interval(0.5, 2.5))
+    400.0
+    """
+    ppi_width, classical_width = ppi.high - ppi.low, classical.high - classical.low
+    if ppi_width > 0:
+        ratio = classical_width / ppi_width
+        return float(n) if math.isclose(ratio, 1.0, rel_tol=1e-9) else n * ratio ** 2
+    return float(n) if classical_width == 0 else math.inf
 
 
 def _result(out, *, n, N, lam, raters, ratings, var_b, confidence) -> RaterPopulationEstimate:
@@ -325,9 +361,9 @@ def _result(out, *, n, N, lam, raters, ratings, var_b, confidence) -> RaterPopul
         return Interval(float(estimate - half), float(estimate + half))
 
     estimate, variance, df, _ = out["ppi"]
-    classical, classical_variance, classical_df, pieces = out["classical"]
-    width = 2 * float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
-    effective = _items_for_width(pieces, width, N, confidence)
+    classical, classical_variance, classical_df, _ = out["classical"]
+    effective = effective_items(n, interval(estimate, variance, df), interval(classical, classical_variance,
+                                                                               classical_df))
     return RaterPopulationEstimate(
         estimate=float(estimate), interval=interval(estimate, variance, df), classical=float(classical),
         classical_interval=interval(classical, classical_variance, classical_df), lam=float(lam), n=n, N=N,

@@ -23,19 +23,37 @@ from metrics.core._inputs import numbers
 from metrics.core._jsonio import StagedFolder
 from metrics.study._agreement import AgreementReport
 
+CELL_IN = 0.42        # a heat map cell that holds its value ("0.50") at SMALL size, inches
+TICK_IN = 0.17        # a row or column that holds one tick label at SMALL size, inches
+NUMBERED_MAX = 14     # raters up to which a heat map's cells print their values
+
 
 def heatmap_figure(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
-    """A labelled heat map of a square table (annotator × annotator statistics)."""
-    fig, ax = subplots(figsize=(3.6, 3.0))
+    """A labelled heat map of a square table (annotator × annotator statistics), sized to its
+    raters so no text falls under 10 px: up to ``NUMBERED_MAX`` raters each cell prints its value
+    (0.42 in a cell), beyond that the cells are colour only at 0.17 in a row, the values being in
+    the table beside it (the report's CSV), and the raters are sorted by their mean so the pattern
+    reads."""
+    order = table.mean(axis=1, skipna=True).sort_values(ascending=False).index if len(table) > NUMBERED_MAX \
+        else table.index
+    table = table.loc[order, order]
+    n = len(table)
+    numbered = n <= NUMBERED_MAX
+    cell = CELL_IN if numbered else TICK_IN
+    label = 0.09 * max((len(str(name)) for name in table.index), default=1)   # tick labels' room, inches
+    side = max(n * cell, 1.6)
+    fig, ax = subplots(figsize=(side + label + 1.0, side + label + 0.5))
     im = ax.imshow(table.to_numpy(float), vmin=vmin, vmax=vmax, cmap="viridis")
-    ax.set_xticks(range(len(table.columns)), table.columns, rotation=45, ha="right")
-    ax.set_yticks(range(len(table.index)), table.index)
-    for (i, j), v in np.ndenumerate(table.to_numpy(float)):
-        if np.isfinite(v):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=SMALL,
-                    color="white" if v < (vmin + vmax) / 2 else "black")
-    ax.set_title(title)
-    fig.colorbar(im, ax=ax, fraction=0.046)
+    ax.set_xticks(range(n), table.columns, rotation=90)
+    ax.set_yticks(range(n), table.index)
+    ax.tick_params(labelsize=SMALL)
+    if numbered:
+        for (i, j), v in np.ndenumerate(table.to_numpy(float)):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=SMALL,
+                        color="white" if v < (vmin + vmax) / 2 else "black")
+    ax.set_title(title if numbered else f"{title}\n(sorted by mean; values in the CSV)", fontsize=SMALL + 1)
+    fig.colorbar(im, ax=ax, fraction=0.046).ax.tick_params(labelsize=SMALL)
     return fig
 
 
@@ -52,22 +70,34 @@ def _legend_outside(ax_or_fig, **kwargs):
     return ax_or_fig.legend(loc="outside right upper", **options, **kwargs)
 
 
+HATCHES = ("", "//", "..", "xx", "\\\\", "oo")   # with the ten colours: raters beyond ten told apart
+
+
 def _grouped_bars(ax, counts: pd.DataFrame) -> None:
-    """One group of bars per row of ``counts`` (on the x axis), one bar per column, labelled."""
+    """One group of bars per row of ``counts`` (on the x axis), one bar per column, labelled; a
+    column's colour repeats only with another hatch (:func:`rater_styles`)."""
     width = 0.8 / max(len(counts.columns), 1)
     x = np.arange(len(counts.index))
-    for k, name in enumerate(counts.columns):
-        ax.bar(x + k * width - 0.4 + width / 2, counts[name].to_numpy(), width, label=str(name))
+    for k, (name, (colour, _)) in enumerate(rater_styles(counts.columns).items()):
+        ax.bar(x + k * width - 0.4 + width / 2, counts[name].to_numpy(), width, label=str(name), color=colour,
+               hatch=HATCHES[(k // 10) % len(HATCHES)], edgecolor="white" if k < 10 else "0.25", linewidth=0.3)
     ax.set_xticks(x, [f"{v:g}" if isinstance(v, float) else str(v) for v in counts.index])
 
 
+def _legend_columns(raters: int) -> tuple[int, int]:
+    """(columns, rows) of a legend naming ``raters`` raters: one column up to 12, then two."""
+    columns = 1 if raters <= 12 else 2
+    return columns, -(-raters // columns)
+
+
 def _distributions(dist: pd.DataFrame):
-    fig, ax = subplots(figsize=(5.0, 2.8))
+    columns, rows = _legend_columns(len(dist.index))
+    fig, ax = subplots(figsize=(5.0 + 1.2 * (columns - 1), max(2.8, 0.2 * rows + 0.9)))
     _grouped_bars(ax, dist.T)
     ax.set_xlabel("score")
     ax.set_ylabel("ratings")
     ax.set_title("Per-annotator score distribution")
-    _legend_outside(ax, title="annotator", ncols=1 if len(dist.columns) <= 12 else 2)
+    _legend_outside(ax, title="annotator", ncols=columns)
     return fig
 
 
@@ -77,7 +107,10 @@ VOTES_PER_ROW = 3   # panels per row: the figure stays ≤ 6.6 in wide, so its t
 def _votes(votes: pd.DataFrame):
     majors = sorted(votes["majority"].unique())
     rows, cols = -(-len(majors) // VOTES_PER_ROW), min(len(majors), VOTES_PER_ROW)
-    fig, axes = subplots(rows, cols, figsize=(2.2 * cols, 2.2 * rows + 0.4), sharey=True, squeeze=False)
+    columns, legend_rows = _legend_columns(votes["annotator"].nunique())
+    fig, axes = subplots(rows, cols, figsize=(2.2 * cols + 1.2 * (columns - 1),
+                                              max(2.2 * rows + 0.4, 0.2 * legend_rows + 0.9)),
+                         sharey=True, squeeze=False)
     panels = axes.ravel()
     for ax, maj in zip(panels, majors):
         _grouped_bars(ax, votes[votes["majority"] == maj].pivot(index="score", columns="annotator", values="count"))
@@ -88,7 +121,7 @@ def _votes(votes: pd.DataFrame):
     for ax in axes[:, 0]:
         ax.set_ylabel("votes")
     handles, labels = panels[0].get_legend_handles_labels()
-    _legend_outside(fig, handles=handles, labels=labels, title="annotator")
+    _legend_outside(fig, handles=handles, labels=labels, title="annotator", ncols=columns)
     fig.suptitle("Annotator votes by majority score")
     return fig
 
@@ -170,22 +203,40 @@ def _model_scores(items: pd.DataFrame, scale):
     return fig
 
 
+MARKERS = "osD^vP*Xph<>"   # with the ten colours: 120 raters told apart by colour and marker
+
+
+def rater_styles(names) -> dict:
+    """Each rater's (colour, marker), distinct for up to 120 raters: colour k mod 10 of
+    matplotlib's tab10, marker (k // 10) mod 12 — two raters share a colour only with different
+    markers."""
+    from matplotlib.colors import TABLEAU_COLORS
+    colours = list(TABLEAU_COLORS.values())   # tab10's ten colours
+    return {name: (colours[k % 10], MARKERS[(k // 10) % len(MARKERS)]) for k, name in enumerate(names)}
+
+
 def _rater_chart(raters: pd.DataFrame):
-    fig, ax = subplots(figsize=(4.2, 3.0))
+    """Severity against consistency, one colour-and-marker per rater named in the legend beside
+    the axes (names placed on the points collide once raters cluster); flagged raters ringed."""
+    names = list(raters.index)
+    columns = 1 if len(names) <= 16 else 2
+    rows = -(-len(names) // columns)
+    fig, ax = subplots(figsize=(4.4 + 1.4 * columns, max(3.0, 0.2 * rows + 0.9)))
+    for name, (colour, marker) in rater_styles(names).items():
+        row = raters.loc[name]
+        ax.scatter([row.severity], [row.consistency], color=colour, marker=marker, s=36, label=str(name))
     flagged = raters["flag"].notna()
-    ax.scatter(raters.loc[~flagged, "severity"], raters.loc[~flagged, "consistency"], color="#4c78a8")
-    ax.scatter(raters.loc[flagged, "severity"], raters.loc[flagged, "consistency"], color="#e45756",
-               marker="x", label="flagged")
-    for k, (name, row) in enumerate(raters.sort_values(["consistency", "severity"]).iterrows()):
-        ax.annotate(str(name), (row.severity, row.consistency), fontsize=SMALL, textcoords="offset points",
-                    xytext=(5, 4 if k % 2 else -10))   # alternate above / below: close raters stay apart
+    if flagged.any():
+        ax.scatter(raters.loc[flagged, "severity"], raters.loc[flagged, "consistency"], s=160,
+                   facecolors="none", edgecolors="#e45756", linewidths=1.5, label="flagged")
     ax.axvline(0, color="0.7", lw=0.8, ls="--")
     ax.set_xlabel("severity (scale points; > 0 = strict)")
     ax.set_ylabel("consistency (1 = typical)")
     ax.set_title("Raters")
-    ax.margins(0.15)   # room for the names at the edges
-    if flagged.any():
-        _legend_outside(ax)
+    ax.margins(0.15)
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=5, prune="lower"))   # no tick label in the corner
+    _legend_outside(ax, ncols=columns, handletextpad=0.3, columnspacing=0.8, labelspacing=0.3)
     return fig
 
 
@@ -293,10 +344,13 @@ def _agreement_summary(agreement: AgreementReport) -> pd.DataFrame:
         ("ratings", agreement.n_ratings),
         (f"Krippendorff's alpha ({agreement.level})", agreement.krippendorff_alpha),
         ("mean pairwise agreement (Eq. 13)", agreement.mean_pairwise_agreement),
-        ("mean quadratic weighted kappa", agreement.mean_qwk),
+        (f"mean quadratic weighted kappa, unweighted over {agreement.qwk_pairs} rater pairs "
+         "(no interval: one κ per pair and resample)", agreement.mean_qwk),
+        ("mean quadratic weighted kappa, pairs weighted by shared items", agreement.mean_qwk_by_shared_items),
         ("mean Spearman rho", agreement.mean_spearman),
         ("within-item SD", agreement.precision["within_item_sd"]),
-        (f"SE of the mean rating (k = {agreement.precision['raters']})", agreement.precision["se_mean_rating"]),
+        (f"one item's SE of its mean rating (k = {agreement.precision['raters']} ratings; "
+         "not the study mean's SE)", agreement.precision["se_mean_rating"]),
     ], columns=["statistic", "value"], dtype=object)
     for name, (lo, hi) in ((k, v) for k, v in agreement.intervals.items() if isinstance(v, list)):
         summary.loc[len(summary)] = (f"{name} {agreement.intervals['confidence']:.0%} interval ({ITEMS_BOOTSTRAP}, "

@@ -153,7 +153,7 @@ def no_studies_text(actor: Actor, n_studies: int) -> str:
     """What the console says to an account that sees no study, when the server has ``n_studies``."""
     if n_studies == 0:
         return "No studies yet." if may(actor, "create") else "No studies to show."
-    return (f"None of the {n_studies} studies on this server is yours: researchers see the studies they "
+    return ("None of the studies on this server is yours: researchers see the studies they "
             "own; the platform owner can reassign one to you.")
 
 
@@ -254,6 +254,22 @@ def record_access(actor: Actor, kind: str, studies: list[str] | tuple[str, ...] 
         if len(studies) > 1:
             detail["studies"] = list(studies)
         log_event(session, kind, ids.get(studies[0]) if studies else None, actor=actor.name, **detail)
+
+
+def record_view_once(actor: Actor, study: str, session_token: str | None, what: str) -> bool:
+    """Audit a view of ``study``'s data once per signed-in session (the console's session
+    token, of which the entry keeps a hash prefix): True when this call wrote the entry. The
+    check reads the log, so a reload, a new browser tab or another server instance of the same
+    session writes nothing new."""
+    key = auth.token_hash(session_token or "")[:16]
+    with write_session() as session:
+        study_id = session.exec(select(Study.id).where(Study.slug == study)).first()
+        marker = f'"login": "{key}"'
+        if session.exec(select(Event.id).where(Event.kind == "data_viewed", Event.study_id == study_id,
+                                               Event.actor == actor.name, Event.detail.contains(marker))).first():
+            return False
+        log_event(session, "data_viewed", study_id, actor=actor.name, what=what, login=key)
+    return True
 
 
 def audit_entry(event: Event, study: Study | None) -> Owned:

@@ -25,10 +25,13 @@ HEATMAP_CELL = (46, 26)   # pixels per annotator: room for "-0.12" at 11 px
 
 
 def score_distributions(dist: pd.DataFrame) -> alt.Chart:
-    """Grouped bars: how often each annotator used each score."""
+    """Grouped bars: how often each annotator used each score. Twenty distinct colours (Tableau's
+    20), then each bar's annotator in its tooltip: hover a bar for its rater."""
     long = dist.rename_axis("annotator").reset_index().melt("annotator", var_name="score", value_name="ratings")
-    return alt.Chart(long, title="Per-annotator score distribution").mark_bar().encode(
-        x=alt.X("score:O"), xOffset="annotator:N", y="ratings:Q", color="annotator:N")
+    return alt.Chart(long, title="Per-annotator score distribution (hover a bar for its rater)").mark_bar().encode(
+        x=alt.X("score:O"), xOffset="annotator:N", y="ratings:Q",
+        color=alt.Color("annotator:N", scale=alt.Scale(scheme="tableau20")),
+        tooltip=["annotator:N", "score:O", "ratings:Q"])
 
 
 def accuracy_intervals(table: pd.DataFrame) -> alt.LayerChart:

@@ -32,13 +32,19 @@ BOXES = """return Array.from(document.querySelectorAll('body > h1, body > h2, bo
             w: r.width, h: r.height, natural: e.naturalWidth || null}; });"""
 
 
-@pytest.fixture
-def report(tmp_path):
+# raters: (items, ratings per item, items per rater) — 3, 11 and 30 raters each rate a share
+DESIGNS = {3: (24, 3, "all"), 11: (33, 4, 12), 30: (60, 4, 8)}
+
+
+@pytest.fixture(params=sorted(DESIGNS), ids=lambda k: f"{k}-raters")
+def report(tmp_path, request):
     from studyapp.platform.records.simulate import simulate_study
     from studyapp.platform.reporting import analysis
-    make_study(tmp_path, n_items=24, raters=4, slug="r")
-    simulate_study("r", k=4, noise=0.6, profiles=["neutral", "strict", "lenient", "mid"], seed=2)
+    items, per_item, per_rater = DESIGNS[request.param]
+    make_study(tmp_path, n_items=items, raters=per_item, per_annotator=per_rater, slug="r")
+    simulate_study("r", k=request.param, noise=0.6, seed=2)
     result = analysis.analyse_study("r", n_resamples=50, permutations=50)
+    assert result.agreement.n_annotators == request.param
     return analysis.write_study_report("r", result, tmp_path / "exports")
 
 
@@ -65,7 +71,7 @@ def test_report_plots_unshrunk_and_nothing_overlaps_at_1366_px(report, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for element in browser.find_elements(By.TAG_NAME, "img"):
         browser.execute_script("arguments[0].scrollIntoView()", element)
-        element.screenshot(str(ARTIFACTS / f"{element.get_attribute('alt')}.png"))
+        element.screenshot(str(ARTIFACTS / f"{element.get_attribute('alt')}-{report.parent.parent.name}.png"))
     for plot in plots:
         assert plot["w"] == pytest.approx(plot["natural"], abs=1), plot      # shown at its own size
         assert plot["x"] + plot["w"] <= page + 1, plot

@@ -114,3 +114,22 @@ def test_report_summary_values():
     assert (report.n_items, report.n_annotators, report.n_ratings) == (3, 3, 7)
     assert report.mean_pairwise_agreement == pytest.approx((0.875 + 0.875 + 1.0) / 3)
     assert report.krippendorff_alpha == pytest.approx(1 - 6 * 12.5 / 350)
+
+
+def test_read_ratings_leaves_simulated_raters_out_unless_asked(tmp_path):
+    from metrics.study._agreement import read_ratings
+    path = tmp_path / "ratings.csv"
+    path.write_text("item_id,annotator,rating,rater_kind\ni1,a,1,human\ni1,b,2,human\ni1,s,4,simulated\n"
+                    "i2,a,3,human\ni2,s,0,simulated\n")
+    assert sorted(read_ratings(path)["annotator"].unique()) == ["a", "b"]
+    assert sorted(read_ratings(path, include_simulated=True)["annotator"].unique()) == ["a", "b", "s"]
+    pilot = tmp_path / "pilot.csv"    # every rater simulated: nothing is mixed, all are kept
+    pilot.write_text("item_id,annotator,rating,rater_kind\ni1,s,1,simulated\ni1,t,2,simulated\n")
+    assert len(read_ratings(pilot)) == 2
+    from metrics.cli import main
+    assert main(["agreement", "--ratings", str(path), "--bootstrap", "0", "--json", str(tmp_path / "a.json")]) == 0
+    import json
+    assert json.loads((tmp_path / "a.json").read_text())["n_annotators"] == 2
+    assert main(["agreement", "--ratings", str(path), "--bootstrap", "0", "--include-simulated",
+                 "--json", str(tmp_path / "b.json")]) == 0
+    assert json.loads((tmp_path / "b.json").read_text())["n_annotators"] == 3

@@ -67,3 +67,15 @@ def test_new_matrices_keep_labels_self_similarity_and_provenance(study, tmp_path
     assert abs(new.sim(a, b) - truth_v.sim(a, b)) < abs(verb.sim(a, b) - truth_v.sim(a, b))
     back = SimilarityMatrix.load(new.save(tmp_path / "v.npz"))
     assert back.meta["method"] == new.meta["method"]
+
+
+def test_score_names_a_recalibrated_matrix_version_and_its_study(study, tmp_path):
+    # score --json's params.verb_sim: "recalibrated" alone did not say which matrices were used
+    from metrics.detection._scoring import _provenance
+    items, ratings, verb, obj, _ = study
+    new = recalibrate_matrices(join_ratings(items, ratings), verb, obj, folds=3, study="sim")["verb"]
+    assert _provenance(new) == "recalibrated from study sim"
+    new.meta["version"] = "v2"                # what a saved matrix version carries (studyapp matrices)
+    back = SimilarityMatrix.load(new.save(tmp_path / "v.npz"))
+    assert _provenance(back) == "recalibrated version 'v2' from study sim"
+    assert _provenance(None) == "WordNet baseline (default)" and _provenance(verb) == verb.meta["source"]

@@ -21,11 +21,12 @@ MIN_PX = 10
 PAGE_PX = 1000
 
 
-@pytest.fixture(scope="module")
-def study():
+@pytest.fixture(scope="module", params=[3, 6, 11, 30], ids=lambda k: f"{k}-raters")
+def study(request):
     rng = np.random.default_rng(0)
     items = [f"i{k:03d}" for k in range(60)]
-    ratings = simulate_ratings(items, rng.uniform(0, 4, 60), k=6, raters_per_item=4, seed=1)
+    k = request.param
+    ratings = simulate_ratings(items, rng.uniform(0, 4, 60), k=k, raters_per_item=min(k, 4), seed=1)
     return agreement_report(ratings[["item_id", "annotator", "rating"]], n_resamples=50), ratings
 
 
@@ -65,7 +66,7 @@ def test_plot_is_readable_at_the_reports_width(study, name):
     fig = figures(study)[name]
     FigureCanvasAgg(fig)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    fig.savefig(ARTIFACTS / f"{name}.png")
+    fig.savefig(ARTIFACTS / f"{name}-{study[0].n_annotators}.png")
     fig.canvas.draw()
     assert fig.get_figwidth() * fig.dpi <= PAGE_PX          # shown at its own size: no shrinking
     found = texts(fig)
@@ -78,13 +79,27 @@ def test_plot_is_readable_at_the_reports_width(study, name):
         assert not overlap, (name, a.get_text(), b.get_text())
     renderer = fig.canvas.get_renderer()
     legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    width, height = fig.get_figwidth() * fig.dpi, fig.get_figheight() * fig.dpi
     for legend in legends:
         box = legend.get_window_extent(renderer)
+        # every rater's entry inside the figure: none cut off at its edge
+        assert box.x0 >= -1 and box.y0 >= -1 and box.x1 <= width + 1 and box.y1 <= height + 1, (name, "legend cut off")
         for ax in fig.axes:
             if ax.get_visible() and ax.axison and ax.get_label() != "<colorbar>":
                 data = ax.patch.get_window_extent(renderer)
                 assert not (box.overlaps(data) and min(box.x1, data.x1) - max(box.x0, data.x0) > 1
                             and min(box.y1, data.y1) - max(box.y0, data.y0) > 1), (name, "legend over data")
+
+
+def test_every_rater_has_its_own_colour_and_marker(study):
+    agreement, ratings = study
+    model = fit_rater_model(ratings[["item_id", "annotator", "rating"]])
+    fig = report._rater_chart(model.raters.assign(flag=None))
+    points = [c for c in fig.axes[0].collections if not c.get_label().startswith("_")]
+    styles = {(tuple(np.round(c.get_facecolor()[0], 3)), c.get_paths()[0].vertices.tobytes()) for c in points}
+    assert len(points) == len(styles) == agreement.n_annotators
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert sorted(legend) == sorted(map(str, model.raters.index))
 
 
 def test_agreement_over_time_lines_differ_in_colour_and_dash(study):

@@ -151,6 +151,18 @@ add("create-every-item-an-excluded-sense", "create",
     ["study.toml", "every item shows an excluded sense", "i1 (whore.v.01)"],
     files={"study.toml": SPEC_T2, "study_items.csv": b"item_id,gt_verb,gt_object,pred_verb,pred_object\n"
                                                      b"i1,work.v.01,laptop.n.01,whore.v.01,laptop.n.01\n"})
+SHOE_HEADER = b"image_id,gt_verb,gt_object,gt_verb_synset,gt_object_synset,pred_verb_synset,pred_object_synset"
+add("create-shoe-layout-without-category", "create",
+    ["study_items.csv", "missing columns 'category', 'similarity_level' of SHOE's layout"],
+    files={"study.toml": SPEC_T2, "study_items.csv": SHOE_HEADER + b"\n1,ride,horse,ride.v.01,horse.n.01,"
+                                                     b"ride.v.01,cow.n.01\n"})
+add("create-llm-row-of-an-excluded-item", "create",
+    ["llm.csv line 3", "item_id 'i2' is excluded from the study", "whore.v.01", "offensive-sense exclusion"],
+    files={"study.toml": SPEC_T2 + b'[llm]\nratings = "llm.csv"\n',
+           "study_items.csv": b"item_id,gt_verb,gt_object,pred_verb,pred_object\n"
+                              b"i1,ride.v.01,horse.n.01,ride.v.01,cow.n.01\n"
+                              b"i2,work.v.01,laptop.n.01,whore.v.01,laptop.n.01\n",
+           "llm.csv": b"item_id,m1\ni1,3\ni2,1\n"})
 add("create-exclude-senses-not-a-list", "create", ["study.toml", "items.exclude_senses", "list of synset names"],
     files={"study.toml": SPEC_T2 + b'exclude_senses = "straddle.v.01"\n'})
 

@@ -40,7 +40,7 @@ def test_a_researcher_without_studies_is_told_the_others_are_not_theirs(tmp_path
     make_study(tmp_path, n_items=4, slug="t")                 # owned by the command line
     accounts.add_account("rita", "researcher", "rita-password")
     at = signed_in("rita", "rita-password")
-    assert ("None of the 1 studies on this server is yours: researchers see the studies they own; "
+    assert ("None of the studies on this server is yours: researchers see the studies they own; "
             "the platform owner can reassign one to you.") in texts(at)
     assert "No studies yet." not in texts(at)
 
@@ -153,3 +153,22 @@ def test_the_invite_tab_names_every_prolific_code(tmp_path, monkeypatch):
     at = console_page("pw", tab="Invite")
     (hint,) = [c.value for c in at.caption if "as the study URL" in c.value]
     assert hint.endswith("completion code DONE1; attention failed code ATTN1; screened out code SCR1.")
+
+
+def test_viewing_a_study_is_audited_once_per_signed_in_session(tmp_path):
+    # a reload or a second tab of the same sign-in opens a new page session: the log, not the
+    # page's memory, says whether this sign-in has viewed the study's data already
+    from sqlmodel import select
+
+    from studyapp.core import storage
+    from studyapp.core.models import Event
+    make_study(tmp_path, n_items=4, slug="t")
+    accounts.add_account("rita", "researcher", "rita-password")
+    rita = accounts.Actor("rita", "researcher")
+    first, second = accounts.open_session(rita), accounts.open_session(rita)
+    written = [accounts.record_view_once(rita, "t", token, "dashboard") for token in (first, first, first, second)]
+    assert written == [True, False, False, True]
+    with storage.read_session() as session:
+        views = session.exec(select(Event).where(Event.kind == "data_viewed")).all()
+    assert len(views) == 2 and {v.actor for v in views} == {"rita"}
+    assert first not in views[0].detail and second not in views[1].detail     # a hash, never the token

@@ -127,7 +127,7 @@ def test_a_spec_from_uploads_reads_no_file_of_the_server(files, tmp_path):
                 files, "llm.csv", "practice.csv", extra=[("study/up.toml", text)]))], work)
         refusals.append(str(refused.value).replace(path, "PATH"))
     assert refusals == ["up.toml: key 'items.path' names a file that is not among the uploads: PATH "
-                        "(upload it with the spec)"] * 3
+                        "(upload it with the spec; the upload box refuses a file over 50 MB)"] * 3
     (secret / "images").mkdir()
     (files / "image_items.csv").write_text(
         "item_id,image,image_root,model,predictions\n"
@@ -192,3 +192,21 @@ def test_an_image_study_launches_from_one_zip_and_keeps_its_images(tmp_path, fil
         spec_uploads.launch(uploads(files, "up.toml")[0], uploads(files, "items.csv"))
     assert list(config.uploads_dir().iterdir()) == [kept]
     assert sorted(s.slug for s in studies.list_studies()) == ["up", "verbs"]
+
+
+# uploads the browser's upload box refused for their size never reach the server: the messages
+# about what is missing say the limits (config.UPLOAD_LIMITS_MB)
+@pytest.mark.parametrize("spec_name,names,expect", [
+    (None, ("items.csv", "practice.csv"), ["no spec among the files", "refuses a spec over 1 MB"]),
+    ("up.toml", ("practice.csv", "llm.csv"), ["items.path", "items.csv", "not among the uploads",
+                                              "refuses a file over 50 MB"]),
+])
+def test_a_missing_upload_names_the_size_limit(files, tmp_path, spec_name, names, expect):
+    (tmp_path / "work").mkdir()
+    spec = uploads(files, spec_name)[0] if spec_name else None
+    with pytest.raises(InputError) as refused:
+        spec_uploads.spec_from_uploads(spec, uploads(files, *names), tmp_path / "work")
+    message = str(refused.value)
+    assert all(piece in message for piece in expect), message
+    assert len(message.splitlines()) == 1 and str(tmp_path) not in message
+    assert studies.list_studies() == []

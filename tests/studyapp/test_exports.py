@@ -38,7 +38,8 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     assert folder.parent == tmp_path / "exports" / slug
     ratings = pd.read_csv(folder / "ratings.csv", dtype={"annotator": str})
     assert list(ratings.columns) == ["study", "item_id", "annotator", "rating", "phase",
-                                     "created_at", "seconds_spent", "revisions"]
+                                     "created_at", "seconds_spent", "revisions", "rater_kind"]
+    assert set(ratings["rater_kind"]) == {"human"}
     got = ratings[["item_id", "rating", "phase", "seconds_spent", "revisions"]].values.tolist()
     assert got == [["i01", 1, "main", 2.5, 2], ["i02", 4, "main", 1.25, 1]]
     history = pd.read_csv(folder / "ratings_history.csv")
@@ -132,3 +133,12 @@ def test_demo_seed_is_idempotent_and_prints_a_working_link(tmp_path):
     from studyapp.platform.records.studies import progress
     p = progress(first_id)
     assert p["items"] == 50 and p["ratings_needed"] == 150
+
+
+def test_items_csv_has_no_empty_similarity_columns(tmp_path):
+    # items without verb_sim / object_sim (SHOE's files, a plain items CSV): the columns are absent,
+    # not empty; the study's analysis takes them from the baseline matrices as before
+    make_study(tmp_path, n_items=4, slug="nosims")
+    items = exports.study_tables("nosims")["items.csv"]
+    assert "verb_sim" not in items.columns and "object_sim" not in items.columns
+    assert list(items.columns[:2]) == ["item_id", "category"] and items["category"].notna().all()

@@ -44,14 +44,16 @@ OPERATIONS = {
 
 def prepare(operation: str, world: dict, capsys) -> list[str]:
     """The command line of ``operation``: two simulated annotators rate every item of study
-    ``t`` first (an analysis needs them); a matrix version ``v1`` is saved first for the export."""
+    ``t`` first (an analysis needs them: the report includes them beside alice, the one person);
+    a matrix version ``v1`` is saved first for the export."""
     if operation != "restore":
         status, _out, err = run_in_process("studyapp", expand(COMMANDS["simulate"][1], world), capsys)
         assert status == 0, err
     if operation == "matrix-version-export":
         status, _out, err = run_in_process("studyapp", expand(COMMANDS["studyapp recalibrate"][1], world), capsys)
         assert status == 0, err
-    return expand(COMMANDS[OPERATIONS[operation]][1], world)
+    extra = ["--include-simulated"] if operation == "report-cache" else []
+    return expand(COMMANDS[OPERATIONS[operation]][1] + extra, world)
 
 
 class DatabaseFault:

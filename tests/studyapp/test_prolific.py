@@ -341,3 +341,17 @@ def test_a_malformed_prolific_id_creates_no_row(tmp_path):
         assert session.exec(select(Annotator)).all() == []
         assert len(session.exec(select(Event)).all()) == events_before
     assert assignment.join_prolific("t", *valid).prolific_pid == valid[0]
+
+
+def test_an_upper_cased_prolific_id_is_the_same_participant(tmp_path):
+    # Prolific's ids are hexadecimal: a returning participant whose link was upper-cased (by a
+    # mail client, by hand) resumes the same session instead of starting a new one
+    study_with(tmp_path, CODES, n_items=2, raters=1)
+    ids = ("5f8a1b2c3d4e5f6a7b8c9d01", "64a1b2c3d4e5f6a7b8c9d0e1", "65b2c3d4e5f6a7b8c9d0e1f2")
+    first = assignment.join_prolific("t", *ids)
+    again = assignment.join_prolific("t", ids[0].upper(), ids[1].upper(), ids[2])
+    assert again.id == first.id and again.prolific_pid == ids[0]
+    with storage.read_session() as session:
+        assert len(session.exec(select(Annotator)).all()) == 1
+    report = prolific.apply_statuses(first.study_id, [(ids[0].upper(), "RETURNED")])
+    assert report.unknown == [] and len(report.changed) == 1

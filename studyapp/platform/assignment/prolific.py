@@ -59,15 +59,16 @@ NOT_JOINABLE = ("This study link is not valid, or the study is not open for join
 def participant_ids(pid: str | None, study_id: str | None, session_id: str | None) -> tuple[str, str, str]:
     """``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID`` once each has Prolific's format (24
     hexadecimal characters), else ``InputError(NOT_JOINABLE)``: checked before anything is
-    written, so a made-up or crafted link creates no annotator.
+    written, so a made-up or crafted link creates no annotator. Lower-cased: the ids are
+    hexadecimal, so an upper-cased link names the same participant.
 
-    >>> participant_ids("5f8a1b2c3d4e5f6a7b8c9d01", "64a1b2c3d4e5f6a7b8c9d0e1", "65b2c3d4e5f6a7b8c9d0e1f2")[0]
+    >>> participant_ids("5F8A1B2C3D4E5F6A7B8C9D01", "64a1b2c3d4e5f6a7b8c9d0e1", "65b2c3d4e5f6a7b8c9d0e1f2")[0]
     '5f8a1b2c3d4e5f6a7b8c9d01'
     """
     ids = (pid, study_id, session_id)
     if not all(isinstance(value, str) and PROLIFIC_ID.fullmatch(value) for value in ids):
         raise InputError(NOT_JOINABLE)
-    return pid, study_id, session_id
+    return pid.lower(), study_id.lower(), session_id.lower()
 
 
 def takes_prolific(spec: StudySpec) -> bool:
@@ -241,6 +242,7 @@ def apply_statuses(study_id: int, statuses: list[tuple[str, str]], engine: Engin
     RETURNED or TIMED-OUT submission's unanswered items go back to the pool. A participant
     listed twice is refused (Prolific's export has one row per submission)."""
     seen: set[str] = set()
+    statuses = [(pid.lower(), status) for pid, status in statuses]   # hexadecimal ids: case is no part
     for pid, _status in statuses:
         if pid in seen:
             raise InputError(f"{source or 'statuses'}: participant {pid!r} is listed twice")

@@ -158,6 +158,9 @@ def _add_running_parsers(sub) -> None:
     report.add_argument("--out", type=output_dir, help="export folder (default exports/ or STUDYAPP_EXPORTS)")
     report.add_argument("--no-cache", action="store_true",
                         help="recompute even when the ratings, items and code are those of a cached report")
+    report.add_argument("--include-simulated", action="store_true",
+                        help="count the raters added by `simulate` in agreement, PPI and the rater table "
+                             "(left out by default)")
 
 
 def _add_image_parsers(sub) -> None:

@@ -217,10 +217,13 @@ def cmd_simulate(args) -> int:
 def cmd_report(args) -> int:
     from ..reporting.report_cache import study_report
 
-    report = study_report(args.study, args.out, use_cache=not args.no_cache)
+    report = study_report(args.study, args.out, use_cache=not args.no_cache,
+                          include_simulated=args.include_simulated)
     s = report.summary
     print(f"{s['n_items']} items, {s['n_annotators']} annotators: alpha ({s['level']}) {s['alpha']:.4f}, "
           f"mean agreement {s['agreement']:.4f}, mean QWK {s['qwk']:.4f}")
+    if s.get("simulated_left_out"):
+        print(f"{s['simulated_left_out']} simulated raters left out (--include-simulated counts them)")
     if report.cached:
         print(f"ratings, items and code unchanged since {report.computed_at}: the report computed then")
     print(f"wrote {report.path}")

@@ -271,7 +271,7 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str, actor: 
     main = [item for item in spec.items if item.role == "main"]
     if not main:
         raise InputError(f"{name}: the items source gives no items to rate")
-    spec.llm, members = _llm(top, main, base_dir, spec.scale, study_type)
+    spec.llm, members = _llm(top, main, base_dir, spec.scale, spec.items_source.get("excluded"), study_type)
     spec.active = _active(top, main, members)
     _attention_items(name, spec, main, study_type, quality)
     spec.example = _example(name, top, study_type, spec)
@@ -328,7 +328,7 @@ def _llm_member_ratings(row: dict, models: list[str], where: str, low, high) -> 
 
 
 def _llm_members(path: Path, header: list[str], rows, models: list[str], by_key: dict,
-                 scale: Scale) -> dict[str, list[float]]:
+                 scale: Scale, excluded: dict | None = None) -> dict[str, list[float]]:
     """Each main item's ratings by the models, every main item rated by at least one."""
     low, high = min(scale.values), max(scale.values)
     members: dict[str, list[float]] = {}
@@ -336,6 +336,9 @@ def _llm_members(path: Path, header: list[str], rows, models: list[str], by_key:
         row = dict(zip(header, values))
         key = (row.get("item_id") or "").strip()
         where = f"{path} line {line}"
+        if key in (excluded or {}):
+            raise InputError(f"{where}: item_id {key!r} is excluded from the study: it shows "
+                             f"{', '.join(excluded[key])} (offensive-sense exclusion); drop its row")
         if key not in by_key:
             raise InputError(f"{where}: item_id {key!r} is not a main item of the study")
         if key in members:
@@ -350,7 +353,7 @@ def _llm_members(path: Path, header: list[str], rows, models: list[str], by_key:
     return members
 
 
-def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
+def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale, excluded: dict | None,
          study_type) -> tuple[dict | None, list[list[float]] | None]:
     """``[llm] ratings``: each main item's ratings by an LLM ensemble (``item_id`` + one column
     per model, values on the scale, an empty cell for a model without a rating), kept per item
@@ -374,7 +377,7 @@ def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale,
     if "item_id" not in header or not models:
         raise InputError(f"{path}: needs an item_id column and one column per model")
     by_key = {item.key: item for item in main}
-    members = _llm_members(path, header, rows, models, by_key, scale)
+    members = _llm_members(path, header, rows, models, by_key, scale, excluded)
     for key, item in by_key.items():
         given = [v for v in members[key] if not math.isnan(v)]
         item.llm_rating = sum(given) / len(given)

@@ -154,15 +154,17 @@ def _without_excluded_senses(name: str, items: list, source: dict, report: str, 
     which are listed in the source report (a warning ``studyapp create`` prints)."""
     from metrics.vocab import excluded_reason
 
-    left_out, kept = [], []
+    left_out, kept, excluded = [], [], {}
     for item in items:
         bad = [s for s in study_type.shown_senses(item.fields) if excluded_reason(s, frozenset(extra))]
         if bad:
             left_out.append(f"{item.key} ({', '.join(bad)})")
+            excluded[item.key] = bad
         else:
             kept.append(item)
     if not left_out:
         return items, source, report
+    source = {**source, "excluded": excluded}     # item key -> the excluded senses it shows
     if not kept:
         raise InputError(f"{name}: [items] every item shows an excluded sense (offensive-sense exclusion): "
                          + "; ".join(left_out[:5]))
@@ -215,7 +217,10 @@ def read_items_csv(path: Path, study_type, forced_role: str | None = None,
     header, rows = csv_rows(read_text(path), str(path))  # lines: where each row starts
     columns = header
     # a layout of the type without item_id (SHOE's study files): items numbered by their line
-    numbered = study_type.line_numbered_ids(columns)
+    try:
+        numbered = study_type.line_numbered_ids(columns)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     for column in () if numbered else ("item_id", *study_type.required_fields):
         if column not in columns:
             raise InputError(f"{path}: missing column '{column}'")

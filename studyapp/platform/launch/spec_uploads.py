@@ -98,7 +98,8 @@ def _write_uploads(spec: Upload | None, files: list[Upload], folder: Path) -> tu
         specs = [path for path in written if path.suffix == ".toml"]
         if len(specs) != 1:
             raise InputError("upload the spec (.toml), or one zip holding it: "
-                             + ("no spec among the files" if not specs else
+                             + (f"no spec among the files (the upload box refuses a spec over "
+                                f"{config.UPLOAD_LIMITS_MB['spec']} MB)" if not specs else
                                 f"{len(specs)} specs among the files ({', '.join(p.name for p in specs)})"))
         spec_path = specs[0]
     return spec_path, {path.name: path for path in written}
@@ -132,7 +133,7 @@ def _point_at_uploads(data: dict, spec_path: Path, folder: Path, by_name: dict[s
                 section[key] = os.path.relpath(uploaded, spec_path.parent)
             elif not _inside(named, folder):
                 raise InputError(f"{spec_path.name}: key '{table}.{key}' names a file that is not among the "
-                                 f"uploads: {value} (upload it with the spec)")
+                                 f"uploads: {value} (upload it with the spec; {_FILE_LIMIT})")
 
 
 def _refuse_images_outside(spec: StudySpec, spec_path: Path, folder: Path) -> None:
@@ -143,6 +144,9 @@ def _refuse_images_outside(spec: StudySpec, spec_path: Path, folder: Path) -> No
         if root and not _inside(Path(str(root)), folder):
             raise InputError(f"{spec_path.name}: item {item.key!r}: image_root {root} is not among the uploads "
                              "(upload the images as a zip of the image_root folder)")
+
+
+_FILE_LIMIT = f"the upload box refuses a file over {config.UPLOAD_LIMITS_MB['items']} MB"
 
 
 def _without_folder(text: str, folder: Path) -> str:
@@ -161,7 +165,10 @@ def spec_from_uploads(spec: Upload | None, files: list[Upload], folder: Path, *,
                          actor=actor)
         _refuse_images_outside(read, spec_path, folder)
     except InputError as exc:
-        raise InputError(_without_folder(str(exc), folder)) from None
+        message = _without_folder(str(exc), folder)
+        if "names a file that does not exist" in message:   # not uploaded: perhaps refused for its size
+            message += f" (not among the uploads; {_FILE_LIMIT})"
+        raise InputError(message) from None
     read.source_report = _without_folder(read.source_report, folder)
     return read
 

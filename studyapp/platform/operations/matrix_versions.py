@@ -180,6 +180,8 @@ def save_version(name: str, run: Recalibration, engine: Engine | None = None, *,
     if not NAME.fullmatch(name or ""):
         raise InputError(f"version name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
                          "starting with a letter or digit")
+    for role in ("verb", "object"):   # the version's name travels in the matrices' provenance (score --json)
+        run.result[role].meta["version"] = name
     version = MatrixVersion(name=name, provenance_json=json.dumps(run.provenance()), owner=actor.name,
                             verb_npz=_matrix_text(run.result["verb"]),
                             object_npz=_matrix_text(run.result["object"]))

@@ -45,6 +45,14 @@ RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_a
                   "seconds_spent", "revisions"]
 
 
+SIMULATED = "simulated"   # annotators.source of `studyapp simulate`'s raters
+
+
+def rater_kind(source: str) -> str:
+    """ratings.csv's ``rater_kind`` of an annotator's ``source``: ``simulated`` or ``human``."""
+    return SIMULATED if source == SIMULATED else "human"
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="seconds") if value else None
 
@@ -65,6 +73,7 @@ class _StudyRows:
         self.expected = {item.id: item.expected for item in self.items}
         self.fields_of = {item.id: json.loads(item.fields_json) for item in self.items}
         self.pseudonym = {a.id: a.pseudonym for a in self.annotators}
+        self.kind = {a.id: rater_kind(a.source) for a in self.annotators}
         self.spec = spec_of(self.study)
         self.by_assignment: dict[int, list[Rating]] = {}
         for r in self.ratings:
@@ -94,9 +103,9 @@ def _history_table(d: _StudyRows) -> pd.DataFrame:
         "annotator": d.pseudonym[r.annotator_id], "rating": r.response,
         "phase": d.assignments[r.assignment_id].phase, "revision": r.revision,
         "supersedes": r.supersedes_id, "created_at": _iso(r.created_at),
-        "seconds_spent": r.seconds_spent, **d.comment(r)} for r in d.ratings],
+        "seconds_spent": r.seconds_spent, "rater_kind": d.kind[r.annotator_id], **d.comment(r)} for r in d.ratings],
         columns=["study", "rating_id", "item_id", "annotator", "rating", "phase", "revision",
-                 "supersedes", "created_at", "seconds_spent"] + (["comment"] if d.spec.comments else []))
+                 "supersedes", "created_at", "seconds_spent", "rater_kind"] + (["comment"] if d.spec.comments else []))
 
 
 def _current_rows(d: _StudyRows) -> tuple[list[dict], list[dict]]:
@@ -114,7 +123,8 @@ def _current_rows(d: _StudyRows) -> tuple[list[dict], list[dict]]:
                         "annotator": d.pseudonym[last.annotator_id], "rating": last.response,
                         "phase": assignment.phase, "created_at": _iso(last.created_at),
                         "seconds_spent": round(sum(r.seconds_spent for r in rows), 3),
-                        "revisions": len(rows), "_position": assignment.position,
+                        "revisions": len(rows), "rater_kind": d.kind[last.annotator_id],
+                        "_position": assignment.position,
                         "_annotator_id": last.annotator_id, **d.comment(last),
                         **d.study_type.rating_columns(d.fields_of[last.item_id], d.pseudonym[last.annotator_id])})
     return current, cant_judge
@@ -144,7 +154,7 @@ def _items_table(d: _StudyRows) -> pd.DataFrame:
             row["active_selected"] = bool(item.active_priority) if item.role == "main" else None
         item_rows.append(row)
     items_df = pd.DataFrame(item_rows)
-    first = list(d.study_type.export_columns)
+    first = [c for c in d.study_type.export_columns if c in items_df.columns]   # a column no item has: absent
     return items_df[first + [c for c in items_df.columns if c not in first]]
 
 

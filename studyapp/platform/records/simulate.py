@@ -1,6 +1,7 @@
 """Fill a study with simulated annotators (``python -m studyapp simulate``).
 
-Each simulated annotator joins through an ordinary invite, accepts the instructions and rates
+Each simulated annotator joins through an ordinary invite (``source`` ``simulated``: analyses leave
+them out unless asked, ratings.csv's ``rater_kind`` says so), accepts the instructions and rates
 the items the assignment gives them, exactly as a person would, until none is left. A rating
 is the item's latent score on 0–4 (the study type's ``simulated_scores``, e.g. an HOI pair's
 similarity) through the annotator's bias (strict, lenient, mid-scale, neutral) plus noise
@@ -24,6 +25,7 @@ from ...studytypes import get_type
 from .. import assignment
 from ..specs.spec_model import spec_of
 from . import studies
+from .exports import SIMULATED
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def simulate_study(slug: str, k: int = 5, noise: float = 0.6, seed: int = 0,
     with (engine or get_engine()).connect() as conn:
         conn.execution_options(sqlite_begin="IMMEDIATE")
         with conn.begin():  # the functions below join this transaction (passed as their engine)
-            invites = studies.invite(study.id, 0, labels, conn)
+            invites = studies.invite(study.id, 0, labels, conn, source=SIMULATED)
             total = 0
             for i, inv in enumerate(invites):
                 annotator_id = assignment.resolve_token(inv.token, conn)

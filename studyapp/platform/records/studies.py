@@ -113,8 +113,9 @@ def list_studies(engine: Engine | None = None) -> list[Study]:
 
 
 def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
-           engine: Engine | None = None, *, actor: Actor = CLI) -> list[Invite]:
-    """Create ``count`` invite links (or one per label); the tokens are returned only here."""
+           engine: Engine | None = None, *, actor: Actor = CLI, source: str = "invite") -> list[Invite]:
+    """Create ``count`` invite links (or one per label); the tokens are returned only here.
+    ``source``: the annotators' ``source`` (``simulated`` for ``studyapp simulate``'s raters)."""
     labels = labels or []
     if count < 1 and not labels:
         raise InputError("ask for at least one invite")
@@ -135,7 +136,7 @@ def invite(study_id: int, count: int = 1, labels: list[str] | None = None,
                     name = f"invite-{secrets.token_hex(3)}"
             taken.add(name)
             token = auth.new_token()
-            session.add(Annotator(study_id=study_id, pseudonym=name, source="invite",
+            session.add(Annotator(study_id=study_id, pseudonym=name, source=source,
                                   token_hash=auth.token_hash(token), seed=secrets.randbits(30)))
             out.append(Invite(name, token))
         log_event(session, "invites_created", study_id, actor=actor.name, pseudonyms=[i.pseudonym for i in out])

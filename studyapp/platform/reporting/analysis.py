@@ -29,7 +29,7 @@ from metrics.study import (
 
 from ...core.storage import read_session
 from ...studytypes import Section, get_type
-from ..records.exports import study_folder, study_tables
+from ..records.exports import SIMULATED, study_folder, study_tables
 from ..records.studies import study_by_slug
 from ..specs.spec_model import spec_of
 from .ppi_estimates import ppi_section
@@ -48,21 +48,47 @@ class StudyAnalysis:
     over_time: pd.DataFrame | None = None   # agreement at successive rating counts
     prediction_powered: Section | None = None   # spec [llm] / [routing] (studyapp.platform.reporting.ppi_estimates)
     unavailable: dict = field(default_factory=dict)   # part -> why it could not be computed
+    simulated_left_out: list = field(default_factory=list)   # simulated raters not in these numbers
+
+
+RATER_TABLES = ("ratings.csv", "ratings_history.csv", "annotators.csv", "cant_judge.csv")
+
+
+def rater_tables(tables: dict[str, pd.DataFrame], *, include_simulated: bool = False
+                 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The export tables an analysis reads — without the simulated raters (annotators.csv
+    ``source`` ``simulated``, from ``studyapp simulate``) unless ``include_simulated`` — and the
+    simulated raters left out. A study whose every rater is simulated (a pilot, a demo) is
+    analysed as it is: nothing is mixed there. One rule for the dashboard, the report and
+    ``studyapp report``."""
+    annotators = tables["annotators.csv"]
+    simulated = annotators.loc[annotators["source"] == SIMULATED, "annotator"].astype(str).tolist()
+    rated = set(tables["ratings.csv"]["annotator"].astype(str))
+    if include_simulated or not simulated or rated <= set(simulated):
+        return tables, []
+    kept = dict(tables)
+    for name in RATER_TABLES:
+        if name in kept and "annotator" in kept[name].columns:
+            table = kept[name]
+            kept[name] = table[~table["annotator"].astype(str).isin(simulated)].reset_index(drop=True)
+    return kept, simulated
 
 
 def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
-                  engine: Engine | None = None, tables: dict | None = None) -> StudyAnalysis:
+                  engine: Engine | None = None, tables: dict | None = None, *,
+                  include_simulated: bool = False) -> StudyAnalysis:
     """Agreement of a study's main ratings, plus what its type adds (alignment and w tuning of
     HOI-pair studies).
 
     Sized for a report the researcher waits for: 1,000 bootstrap resamples and 1,000
     permutations per alignment p-value (p resolved to 1/1001; ``metrics alignment`` runs 10,000).
-    ``tables``: the study's export tables when the caller has read them already.
+    ``tables``: the study's export tables when the caller has read them already. Simulated raters
+    are left out unless ``include_simulated`` (:func:`rater_tables`).
     """
     with read_session(engine) as session:
         study = study_by_slug(session, slug)
         study_type = get_type(study.study_type)
-    tables = tables or study_tables(slug, engine)
+    tables, simulated = rater_tables(tables or study_tables(slug, engine), include_simulated=include_simulated)
     ratings = tables["ratings.csv"]
     ratings = ratings[ratings["phase"] == "main"]
     if (reason := why_no_agreement(ratings)) is not None:
@@ -71,6 +97,7 @@ def analyse_study(slug: str, n_resamples: int = 1000, permutations: int = 1000,
     result = rating_analyses(ratings, n_resamples)
     result.alignment, result.tuning = study_type.report_analyses(tables["items.csv"], ratings, permutations)
     result.prediction_powered = ppi_section(tables, spec_of(study))
+    result.simulated_left_out = simulated
     return result
 
 

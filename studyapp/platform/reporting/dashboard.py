@@ -33,7 +33,7 @@ from ...studytypes import Section, get_type
 from ..records.exports import study_tables
 from ..records.studies import progress, study_by_slug, study_items
 from ..specs.spec_model import spec_of
-from .analysis import LIVE_RESAMPLES, rating_analyses, why_no_agreement
+from .analysis import LIVE_RESAMPLES, rater_tables, rating_analyses, why_no_agreement
 from .ppi_estimates import ppi_section
 
 
@@ -50,6 +50,8 @@ class Dashboard:
     sections: list[Section] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
     resamples: int = LIVE_RESAMPLES
+    include_simulated: bool = False
+    simulated: list[str] = field(default_factory=list)   # simulated raters (left out unless included)
 
 
 _CACHE: dict[tuple, Dashboard] = {}   # (database URL, study slug, study id) -> last dashboard
@@ -65,11 +67,12 @@ def ratings_fingerprint(study_id: int, engine: Engine | None = None) -> tuple[in
     return int(count), int(last or 0)
 
 
-def study_dashboard(slug: str, engine: Engine | None = None) -> Dashboard:
-    """The dashboard of study ``slug``, recomputed only when its ratings changed."""
+def study_dashboard(slug: str, engine: Engine | None = None, *, include_simulated: bool = False) -> Dashboard:
+    """The dashboard of study ``slug``, recomputed only when its ratings changed; simulated raters
+    left out of its statistics unless ``include_simulated``."""
     with read_session(engine) as session:
         study = study_by_slug(session, slug)
-    key = (str((engine or get_engine()).url), slug, study.id)
+    key = (str((engine or get_engine()).url), slug, study.id) + (("simulated",) if include_simulated else ())
     with _LOCK:
         computing = _COMPUTING.setdefault(key, Lock())
     with computing:   # a second caller (a warm-up, another session) waits, then reads the cache
@@ -79,7 +82,7 @@ def study_dashboard(slug: str, engine: Engine | None = None) -> Dashboard:
         if cached is not None and cached.fingerprint == fingerprint:
             cached.progress = progress(study.id, engine)   # status and claims change without ratings
             return cached
-        board = compute_dashboard(study, fingerprint, engine)
+        board = compute_dashboard(study, fingerprint, engine, include_simulated=include_simulated)
         with _LOCK:
             _CACHE[key] = board
     return board
@@ -123,15 +126,20 @@ def warm_in_child() -> list[str]:
     with _LOCK:
         for key, board in boards.items():
             _CACHE.setdefault(key, board)
-    return [slug for _url, slug, _id in boards]
+    return [key[1] for key in boards]
 
 
-def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine | None = None) -> Dashboard:
-    """Everything the dashboard shows, from the study's export tables."""
+def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine | None = None, *,
+                      include_simulated: bool = False) -> Dashboard:
+    """Everything the dashboard shows, from the study's export tables (simulated raters left out
+    of the statistics and the rater table unless ``include_simulated``)."""
     tables = study_tables(study.slug, engine)
+    simulated = tables["annotators.csv"].loc[tables["annotators.csv"]["source"] == "simulated", "annotator"]
+    tables, _ = rater_tables(tables, include_simulated=include_simulated)
     ratings = tables["ratings.csv"]
     main = ratings[ratings["phase"] == "main"]
-    board = Dashboard(fingerprint, progress(study.id, engine), annotator_table(tables["annotators.csv"]))
+    board = Dashboard(fingerprint, progress(study.id, engine), annotator_table(tables["annotators.csv"]),
+                      include_simulated=include_simulated, simulated=simulated.astype(str).tolist())
     study_type = get_type(study.study_type)
     if study_type.custom_response:
         board.unavailable["agreement"] = ("the answers of this study type are marks, not ratings on a "
@@ -154,7 +162,7 @@ def compute_dashboard(study: Study, fingerprint: tuple[int, int], engine: Engine
 
 def annotator_table(annotators: pd.DataFrame) -> pd.DataFrame:
     """Per annotator: status, answers, median seconds per item and attention checks passed."""
-    columns = ["annotator", "status", "n_ratings", "median_seconds", "attention_checks", "attention_passed"]
+    columns = ["annotator", "source", "status", "n_ratings", "median_seconds", "attention_checks", "attention_passed"]
     return annotators[[c for c in columns if c in annotators.columns]].reset_index(drop=True)
 
 
@@ -176,6 +184,7 @@ def rating_statistics(board: Dashboard, main: pd.DataFrame) -> None:
         "alpha": (report.krippendorff_alpha, ci.get("krippendorff_alpha")),
         "eq13": (report.mean_pairwise_agreement, ci.get("mean_pairwise_agreement")),
         "qwk": (report.mean_qwk, None),   # no interval: one scikit-learn kappa per pair and resample
+        "qwk_by_shared_items": report.mean_qwk_by_shared_items, "qwk_pairs": report.qwk_pairs,
         "level": report.level, "n_items": report.n_items, "n_annotators": report.n_annotators,
         "n_ratings": report.n_ratings, "report": report}
     board.over_time, board.rater_model, board.reliability = result.over_time, result.rater_model, result.reliability

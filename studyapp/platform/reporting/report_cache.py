@@ -55,43 +55,46 @@ class StudyReport:
 
 def study_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: int = 1000,
                  permutations: int = 1000, use_cache: bool = True, engine: Engine | None = None,
-                 now: datetime | None = None) -> StudyReport:
+                 now: datetime | None = None, include_simulated: bool = False) -> StudyReport:
     """The study's report in ``<out_dir or exports>/<study>/<timestamp>/report/``, from the
     cache when the ratings, items, options and code are those of a cached one."""
     now = now or datetime.now(UTC)
     entry, meta, cached = cached_report(slug, out_dir, n_resamples=n_resamples, permutations=permutations,
-                                        use_cache=use_cache, engine=engine, now=now)
+                                        use_cache=use_cache, engine=engine, now=now,
+                                        include_simulated=include_simulated)
     path = _copy_report(entry, study_folder(slug, out_dir, now) / "report")
     return StudyReport(path, meta["summary"], meta["computed_at"], cached)
 
 
-def report_html(slug: str, *, engine: Engine | None = None) -> bytes:
+def report_html(slug: str, *, engine: Engine | None = None, include_simulated: bool = False) -> bytes:
     """The study's report.html for a download: the cache entry's own file, computed into the cache
     when there is none, so a download writes no report folder of its own."""
-    entry, _, _ = cached_report(slug, engine=engine)
+    entry, _, _ = cached_report(slug, engine=engine, include_simulated=include_simulated)
     return (entry / "report.html").read_bytes()
 
 
 def cached_report(slug: str, out_dir: str | Path | None = None, *, n_resamples: int = 1000,
                   permutations: int = 1000, use_cache: bool = True, engine: Engine | None = None,
-                  now: datetime | None = None) -> tuple[Path, dict, bool]:
+                  now: datetime | None = None, include_simulated: bool = False) -> tuple[Path, dict, bool]:
     """``(cache entry, its summary.json, whether it was cached)`` for the study's current state:
     the report is computed into a new entry when there is no complete one (or ``use_cache`` is
-    False)."""
+    False). Simulated raters are left out unless ``include_simulated``."""
     tables = study_tables(slug, engine)
     remove_abandoned_subfolders(Path(out_dir or config.exports_dir()) / slug)
     entry = (Path(out_dir or config.exports_dir()) / slug / ".report-cache"
-             / report_key(tables, n_resamples, permutations))
+             / report_key(tables, n_resamples, permutations, include_simulated))
     meta = _cached_meta(entry) if use_cache else None
     if meta is not None:
         return entry, meta, True
 
     from .analysis import analyse_study, write_report_folder
 
-    analysis = analyse_study(slug, n_resamples, permutations, engine=engine, tables=tables)
+    analysis = analyse_study(slug, n_resamples, permutations, engine=engine, tables=tables,
+                             include_simulated=include_simulated)
     a = analysis.agreement
     meta = {"summary": {"n_items": a.n_items, "n_annotators": a.n_annotators, "level": a.level,
-                        "alpha": a.krippendorff_alpha, "agreement": a.mean_pairwise_agreement, "qwk": a.mean_qwk},
+                        "alpha": a.krippendorff_alpha, "agreement": a.mean_pairwise_agreement, "qwk": a.mean_qwk,
+                        "simulated_left_out": len(analysis.simulated_left_out)},
             "computed_at": (now or datetime.now(UTC)).isoformat(timespec="seconds")}
     staged = StagedFolder(entry)
     with staged as folder:
@@ -146,10 +149,12 @@ def wait_for_warm_up(slug: str) -> None:
         process.wait()
 
 
-def report_key(tables: dict, n_resamples: int, permutations: int) -> str:
+def report_key(tables: dict, n_resamples: int, permutations: int, include_simulated: bool = False) -> str:
     """SHA-256 (hex) of the report's inputs, options and code."""
     digest = hashlib.sha256(code_fingerprint().encode())
     digest.update(f"resamples={n_resamples};permutations={permutations}".encode())
+    if include_simulated:
+        digest.update(b";include_simulated")
     for name in ("ratings.csv", "items.csv"):
         data = csv_bytes(tables[name])
         digest.update(f"{name}:{len(data)}:".encode() + data)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from metrics import InputError, SimilarityMatrix, combine, datasets
 from metrics.core import SCALE_MAX
-from metrics.study import is_shoe_layout
+from metrics.study import SHOE_COLUMNS, is_shoe_layout
 from metrics.vocab import gloss, is_synset_name, lemma_names, load_default, pos_of
 
 from ..base import Scale, Section, StudyType
@@ -143,8 +143,15 @@ class HoiSimilarity(StudyType):
 
     def line_numbered_ids(self, columns: list[str]) -> str | None:
         """SHOE's study files (image_id, gt_verb, ..., similarity_level) have no item_id: their
-        rows are numbered ``shoe0001``, ... (the row is translated by ``normalize_item``)."""
-        return "shoe" if is_shoe_layout(columns) else None
+        rows are numbered ``shoe0001``, ... (the row is translated by ``normalize_item``). A header
+        without item_id that has most of SHOE's columns is refused naming the ones it lacks."""
+        if is_shoe_layout(columns):
+            return "shoe"
+        missing = [c for c in SHOE_COLUMNS if c not in columns]
+        if "item_id" not in columns and len(missing) <= len(SHOE_COLUMNS) // 2:
+            raise InputError(f"missing column{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))} of SHOE's "
+                             f"layout ({', '.join(SHOE_COLUMNS)})")
+        return None
 
     def example_fields(self) -> set[str]:
         return {*self.required_fields, "gt_verb_label", "gt_object_label"}
@@ -222,9 +229,10 @@ class HoiSimilarity(StudyType):
         return [fields[f] for f, _ in SLOTS]
 
     def export_item(self, fields: dict) -> dict:
+        """The item's fields; ``verb_sim`` / ``object_sim`` only when known (items.csv has the
+        columns when an item has them, and leaves them out when none does)."""
         out = {k: v for k, v in fields.items() if k != "display"}
-        for column in ("level", "verb_sim", "object_sim"):
-            out.setdefault(column, None)
+        out.setdefault("level", None)
         return out
 
     def sample_items(self, options: dict, base_dir: Path, tables_of):

@@ -16,8 +16,8 @@ def pair_analyses(items: pd.DataFrame, ratings: pd.DataFrame, permutations: int)
     their dataset)."""
     items = items[items["role"] == "main"].drop(columns=["role", "expected"])
     items = items.astype({"item_id": str})
-    for column in ("verb_sim", "object_sim"):
-        items[column] = numbers(items[column])
+    for column in ("verb_sim", "object_sim"):   # absent from items.csv when no item has it
+        items[column] = numbers(items[column]) if column in items.columns else float("nan")
     dataset = items_dataset(items)
     items = component_similarities(items, load_default("v", dataset=dataset), load_default("n", dataset=dataset),
                                    vocabulary=datasets.load_vocabulary(dataset))

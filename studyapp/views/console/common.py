@@ -33,10 +33,11 @@ def uploads_fit(*uploads) -> bool:
 
 
 def log_view(study, what: str) -> None:
-    """One audit entry per signed-in session and study for looking at its data."""
+    """One audit entry per signed-in session and study for looking at its data (kept across
+    reloads: ``accounts.record_view_once`` reads the log; this page's set saves the query)."""
     seen = st.session_state.setdefault("viewed-studies", set())
     if study.id not in seen:
-        accounts.record_access(actor(), "data_viewed", [study.slug], what=what)
+        accounts.record_view_once(actor(), study.slug, st.session_state.get("session_token"), what)
         seen.add(study.id)
 
 

@@ -18,6 +18,8 @@ def dashboard_tab(study) -> None:
     st.caption(f"Live: refreshed every {DASHBOARD_REFRESH_S} s and recomputed when ratings arrive "
                f"(intervals from {dashboard.LIVE_RESAMPLES} bootstrap resamples; the downloadable "
                "report uses 1,000). Tables and charts: the **Details** tab.")
+    st.toggle("Include simulated raters", key=simulated_key(study.slug),
+              help="Raters added by `studyapp simulate` are left out of α, PPI and the rater table unless included.")
     dashboard_view(study.slug, study.study_type)
 
 
@@ -26,12 +28,16 @@ def details_tab(study) -> None:
     details_view(study.slug)
 
 
+def simulated_key(slug: str) -> str:
+    return f"include-simulated-{slug}"
+
+
 def live_board(slug: str) -> dashboard.Dashboard | None:
     """The study's dashboard for a timed refresh (which does not keep the session alive), or
     None after its one-line error."""
     session_alive(touch=False)
     try:
-        return dashboard.study_dashboard(slug)
+        return dashboard.study_dashboard(slug, include_simulated=bool(st.session_state.get(simulated_key(slug))))
     except InputError as exc:
         st.error(safe_markdown.text(exc))
         return None
@@ -54,16 +60,14 @@ def dashboard_view(slug: str, study_type: str) -> None:
         a = board.adaptive
         st.markdown("**Adaptive collection** — " + ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in a.items()
                                                                if not isinstance(v, (dict, list))))
-    for section in board.sections:
-        if section.headline:
-            continue
-        st.markdown(f"**{safe_markdown.text(section.title)}**")
-        if section.text:
-            st.caption(safe_markdown.text(section.text))
+    more = [section.title for section in board.sections if not section.headline and (section.tables or section.charts)]
+    if more:    # sections whose numbers are tables and charts: named here, shown under Details
+        st.caption("Tables and charts under **Details**: " + safe_markdown.text(", ".join(more)) + ".")
     if not get_type(study_type).custom_response and board.agreement:
         report_cache.warm_in_background(slug, board.fingerprint)
         download_button(st, "Download report.html (full resamples; a few seconds when ratings are new)",
-                        lambda: report_bytes(slug), "report.html", "text/html", studies=[slug],
+                        lambda: report_bytes(slug, board.include_simulated), "report.html", "text/html",
+                        studies=[slug],
                         key=f"report-download-{slug}")
 
 
@@ -81,9 +85,30 @@ def headline_figures(board: dashboard.Dashboard) -> None:
                         if ci else "")
             column.metric(label, f"{value:.3f}", help=interval or None)
             column.caption(interval)
-        st.caption(f"Mean quadratic weighted κ {board.agreement['qwk'][0]:.3f} (no interval); "
-                   f"{board.agreement['n_ratings']} ratings of {board.agreement['n_items']} items by "
-                   f"{board.agreement['n_annotators']} annotators.")
+        st.caption(qwk_sentence(board.agreement))
+    if board.simulated:
+        st.caption(simulated_sentence(board))
+
+
+def qwk_sentence(agreement: dict) -> str:
+    """The mean pairwise κ with how it is weighted and why it has no interval."""
+    return (f"Mean quadratic weighted κ over {agreement['qwk_pairs']} rater pairs: "
+            f"{agreement['qwk_by_shared_items']:.3f} with each pair weighted by the items it shares, "
+            f"{agreement['qwk'][0]:.3f} with every pair counted once (no interval: a κ per pair and "
+            f"resample is too slow for a live figure; α's interval stands for the agreement); "
+            f"{agreement['n_ratings']} ratings of {agreement['n_items']} items by {agreement['n_annotators']} "
+            "annotators.")
+
+
+def simulated_sentence(board: dashboard.Dashboard) -> str:
+    """Whether the simulated raters are in the figures."""
+    names = ", ".join(board.simulated)
+    if set(board.annotators["annotator"].astype(str)) <= set(board.simulated):
+        return f"Every rater is simulated ({names}): these are a pilot's figures, not people's."
+    if board.include_simulated:
+        return f"Simulated raters included in every figure ({len(board.simulated)}: {names})."
+    return (f"{len(board.simulated)} simulated raters ({names}) left out of α, PPI and the rater table; "
+            "the switch above includes them.")
 
 
 def headline(section) -> None:
@@ -160,8 +185,9 @@ def board_chart(board: dashboard.Dashboard, name: str, build) -> dict:
     return specs[name]
 
 
-def report_bytes(slug: str) -> bytes:
+def report_bytes(slug: str, include_simulated: bool = False) -> bytes:
     """The report for the download: once the study's warm-up (if any) has finished, from the
-    cache when it holds the current ratings' report, else computed now."""
+    cache when it holds the current ratings' report, else computed now (simulated raters as the
+    dashboard's switch says)."""
     report_cache.wait_for_warm_up(slug)
-    return report_cache.report_html(slug)
+    return report_cache.report_html(slug, include_simulated=include_simulated)

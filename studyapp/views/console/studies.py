@@ -107,7 +107,7 @@ def preview_tab(study) -> None:
     study_type = get_type(study.study_type)
     view = view_of(study_type)
     fields = items[index][2]
-    view.render_item(fields)
+    view.render_item(fields, **shown_as_annotators_see(view.render_item, spec_of(study)))
     mount = {"item_id": -1 - index, "can_go_back": False, "revising": False, "seen_nonce": None,
              "on_action": lambda: None, "key": f"preview-{study.id}-{index}"}
     if study_type.custom_response:
@@ -116,6 +116,13 @@ def preview_tab(study) -> None:
         scale = spec_of(study).scale
         answer_bar(values=scale.values, labels=scale.labels, current=None, **mount)
     st.caption("Preview: answers given here are not stored.")
+
+
+def shown_as_annotators_see(render, spec) -> dict:
+    """The spec's ``[display]`` options for a view that takes them (synset codes shown or not),
+    so the preview shows what the study's annotators see."""
+    import inspect
+    return {"synset_codes": spec.synset_codes} if "synset_codes" in inspect.signature(render).parameters else {}
 
 
 def invite_tab(study) -> None:
@@ -183,7 +190,8 @@ def revoke_section(study) -> None:
 def export_tab(study) -> None:
     if accounts.may(actor(), "change", study) and st.button("Write export folder", key="export"):
         folder = exports.export_study(study.slug, actor=actor())
-        st.success(f"Wrote {folder}")
+        st.success(f"Wrote the export folder {folder.parent.name}/{folder.name} in the server's exports folder "
+                   "(the files are also downloadable below).")
     tables = exports.study_tables(study.slug)
     model_names = [] if get_type(study.study_type).custom_response else ["items_model.csv", "raters_model.csv"]
     cols = st.columns(len(tables) + len(model_names))
