@@ -8,7 +8,7 @@ from metrics._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("SCALE", "SCALE_MAX"), "_choices"),   # the rating scale
     **dict.fromkeys(("InputError", "interruptible", "one_line", "os_error_message"), "_errors"),
-    "error_message": "_boundary",
+    **dict.fromkeys(("error_message", "exit_quietly_on_closed_output"), "_boundary"),
     **dict.fromkeys(("ParameterError", "MAX_SEED", "above_problem", "at_least_problem", "boolean_problem",
                      "kind_problem", "range_problem", "text_problem", "whole_problem"), "_validation"),
     **dict.fromkeys(("check_name", "check_readable", "csv_rows", "line_of", "numbers", "parse_json", "read_csv",

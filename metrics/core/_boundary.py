@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
+
 from metrics.core._errors import OPTIONAL_MODULES, InputError, missing_extra, os_error_message
 from metrics.core._validation import ParameterError, flag_of
 
@@ -31,3 +35,16 @@ def error_message(exc: BaseException, *, options: dict[str, str] | None = None) 
     if isinstance(exc, ModuleNotFoundError) and exc.name in OPTIONAL_MODULES:
         return missing_extra(exc.name)
     return None
+
+
+def exit_quietly_on_closed_output(main: Callable[[], int]) -> int:
+    """``main()``'s status; when the reader of standard output went away (``| head``), the rest
+    of the output is dropped and the status is 141 (SIGPIPE's, as a shell tool ends), with no
+    traceback."""
+    try:
+        status = main()
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error at exit
+        return 141

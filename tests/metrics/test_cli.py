@@ -79,3 +79,12 @@ def test_ctrl_c_and_sigterm_end_both_command_lines_with_one_line_saying_so(monke
     assert metrics_cli.main(["match", "--verb", "ride", "--gt-verb", "ride.v.01"]) == 2
     assert studyapp_cli.main(["list"]) == 2
     assert capsys.readouterr().err.splitlines() == [f"metrics match: error: {said}", f"error: {said}"]
+
+
+def test_a_closed_output_pipe_ends_quietly_with_sigpipes_status():
+    """``metrics vocab | head -1``: the reader leaves after one line; no traceback, status 141."""
+    done = subprocess.run(f"{sys.executable} -m metrics vocab --dataset swig-hoi | head -1; "
+                          "echo status ${PIPESTATUS[0]} >&2", shell=True, executable="/bin/bash", cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.stdout.startswith("label") and done.stdout.count("\n") == 1
+    assert done.stderr.strip() == "status 141", done.stderr
