@@ -6,7 +6,8 @@ ratings; ``--database-url``: on that PostgreSQL database instead, emptied first)
 started as a process and one more annotator rates ``--submissions`` items by pressing digit keys. Each latency runs from the
 keydown event (``performance.now()`` in the page) to the moment the item screen of the next
 item is in place and ready (its content and controls together), seen at the next
-animation frame. ``--type hoi_similarity_image``: the with-image pass of that study (its 10,000
+animation frame; each key is pressed once the item on screen has been drawn for the seen floor
+(``[answers] min_seen_ms``, 300 ms: a key before it is dropped), a wait not counted. ``--type hoi_similarity_image``: the with-image pass of that study (its 10,000
 rated pairs, a drawn image per class), rated by one of its 200 annotators, the earlier rating
 preselected. ``--burner``: a process keeps a core busy (load ~2 on this 2-core machine). The
 server runs as it does once started: its dashboard warm-up, a niced child process that computes
@@ -161,6 +162,19 @@ check();
 """
 
 
+# The seen floor (``[answers] min_seen_ms``): a key before it is dropped, so each key waits for it;
+# that wait is not part of a latency.
+WAIT_ANSWERABLE = """
+const done = arguments[arguments.length - 1];
+const check = () => {
+  const bar = document.querySelector('.answer-bar');
+  if (bar && bar.dataset.state === 'ready' && bar.dataset.answerable === 'yes') done(true);
+  else setTimeout(check, 5);
+};
+check();
+"""
+
+
 def page_calls(annotator_id: int, task, k: int):
     """What one page run asks the server after a key on ``task``: the answer stored, then the
     next screen (the annotator's session, the next item, the count of answers, the item's
@@ -301,6 +315,7 @@ def main() -> None:
                                       "() => { window.__t0 = performance.now(); }, true);")
                 body = driver.find_element(By.TAG_NAME, "body")
                 for k in range(args.submissions + 5):
+                    driver.execute_async_script(WAIT_ANSWERABLE)
                     old = driver.execute_script("return document.querySelector('.answer-bar').dataset.item")
                     body.send_keys(str((k + 1) % 5))  # never the preselected 2 of the with-image pass twice
                     elapsed, in_page = driver.execute_async_script(WAIT_FOR_NEXT, old)
