@@ -208,6 +208,18 @@ def round_of(driver, kind: str, how: str, gap_s: float, rng) -> str:
     return crosshoi.encode_response(chosen)
 
 
+def shown_answer(press: dict, kind: str) -> str | None:
+    """The answer a logged press stood for on the screen it was made on: its digit or the value
+    button under it, the preselected value for Enter, the marks shown for a Submit."""
+    if kind == "imsitu":
+        return press["marks"]
+    if kind == "crosshoi":
+        return crosshoi.encode_response(press["marks"].split(","))
+    if press["key"] == "Enter":
+        return press["chosen"]
+    return press["key"] if press["kind"] == "key" else (press["target"] or "").split(" ")[0]
+
+
 def stored(study: int, annotator_token: str) -> list[Rating]:
     from studyapp.platform import assignment
     annotator = assignment.resolve_token(annotator_token)
@@ -253,8 +265,13 @@ def test_double_presses_never_answer_an_item_not_yet_seen(app, browser, kind, ho
              and (p["kind"] == "key" or p["target"] is not None)]   # a press on a control, or a key
     assert not [p for p in early if p["item"] not in round_items and p["item"] in got], (early, got)
     # any other answer came from a press (the second of a double press) made after the floor
-    late = {p["item"] for p in presses if p["state"] == "ready" and p["since"] >= FLOOR_MS - MARGIN_MS}
-    assert set(got) - round_items <= late, (got, intended, presses)
+    late = {}
+    for p in presses:
+        if p["state"] == "ready" and p["since"] >= FLOOR_MS - MARGIN_MS:
+            late.setdefault(p["item"], p)
+    assert set(got) - round_items <= set(late), (got, intended, presses)
+    # ... and is what that press meant on the screen it was made on
+    assert all(got[item] == shown_answer(late[item], kind) for item in set(got) - round_items), (got, late)
     print(f"\n{kind} {how}: {len(presses)} presses in {len(intended)} rounds, {len(early)} under the floor "
           f"on a live screen, {dropped_total} dropped (counted), {len(rows)} stored "
           f"({len(set(got) - round_items)} by a second press after the floor)")

@@ -106,7 +106,7 @@ function seenGate(root, data, cue) {
     // the rows a press may record (elements of the screen): checked from `start` on
     track(elements) { rows = [...elements]; },
     start() {
-      drawnAt = performance.now();
+      drawnAt = KEYS.shownAt ?? performance.now();  // when the screen was put in place (`present`)
       check();
       if (rows.every((row) => seenAt.has(row))) return;
       document.addEventListener("scroll", onScroll, { capture: true, passive: true });
