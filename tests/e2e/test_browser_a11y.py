@@ -176,8 +176,12 @@ return [r.top, r.bottom, r.left, r.right, innerHeight, innerWidth];"""
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, size):
+def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, axe_available, size):
+    """Every type's item screen at both sizes: its answer controls in the viewport, key hints
+    only where there is a keyboard, and no serious or critical axe-core violation."""
     base, made = app
+    browser.set_script_timeout(60)
+    problems = {}
     screen_size(browser, size)
     SHOTS.mkdir(parents=True, exist_ok=True)
     outside = {}
@@ -185,6 +189,7 @@ def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, size
         open_item(browser, f"{base}/?token={token_for(made, kind)}", FIRST[kind])
         wait_idle(browser)
         browser.save_screenshot(str(SHOTS / f"{kind}-{size}.png"))
+        problems[kind] = axe(browser, f"{kind} item {size}")
         top, bottom, left, right, view_h, view_w = browser.execute_script(
             IN_VIEW, browser.find_element(By.CSS_SELECTOR, CONTROLS[kind]))
         if top < 0 or bottom > view_h or left < 0 or right > view_w + 1:
@@ -199,6 +204,7 @@ def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, size
         else:
             assert hints, f"{kind}: no keyboard hints on a laptop"
     assert not outside, outside
+    assert not {k: v for k, v in problems.items() if v}, problems
 
 
 HEADING_FOCUSED = "const a = document.activeElement; return a ? a.tagName : null"
