@@ -345,13 +345,15 @@ def test_fast_typing_on_a_loaded_server_never_misapplies(app, tmp_path, browser)
     finally:
         burner.kill()
         burner.wait()
-    ready, either = {}, {}  # a press while the bar's script is still loading has no controls to reach
-    for p in presses:  # the first press on each item's ready bar drawn for the floor is its answer
-        if p["state"] == "ready" and p["item"] not in ready:
+    # a press while the bar's script is still loading has no controls to reach; on a ready bar the
+    # first press drawn for the floor is the item's answer; a press at the floor, give or take a
+    # frame (25 ms), may count or not, so the answer is one of those up to the first clear one
+    allowed, settled = {}, set()
+    for p in presses:
+        if p["state"] == "ready" and p["item"] not in settled and p["since"] >= FLOOR_MS - 25:
+            allowed.setdefault(p["item"], []).append(p["key"])
             if p["since"] >= FLOOR_MS + 25:
-                ready[p["item"]] = p["key"]
-            elif p["since"] >= FLOOR_MS - 25:  # at the floor, give or take a frame: either may count
-                either.setdefault(p["item"], p["key"])
+                settled.add(p["item"])
     deadline = time.monotonic() + WAIT_S
     while True:  # the last answer may still be on its way
         with storage.read_session() as session:
@@ -359,22 +361,21 @@ def test_fast_typing_on_a_loaded_server_never_misapplies(app, tmp_path, browser)
                 select(Rating).where(Rating.study_id == study).order_by(Rating.id))]
             refused = len(session.exec(select(Event).where(Event.study_id == study,
                                                             Event.kind == "stale_answer_refused")).all())
-        if len(stored) >= len(ready) or time.monotonic() > deadline:
+        if len(stored) >= len(settled) or time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    for a, _, v in stored:
-        if either.get(a) == v:
-            ready[a] = v
-    misapplied = [(a, v) for a, _, v in stored if ready.get(a) != v]
+    misapplied = [(a, v) for a, _, v in stored if v not in allowed.get(a, [])]
     print(f"\nrace: {len(presses)} presses, {len(stored)} stored answers, {len(misapplied)} "
           f"misapplied, {sum(p['state'] == 'ready' and p['since'] < FLOOR_MS for p in presses)} under the floor, "
           f"{refused} refused stale presses, "
           f"{sum(p['state'] == 'saving' for p in presses)} presses on a saving bar, "
           f"{sum(p['state'] == 'loading' for p in presses)} on a bar still loading")
     assert len(presses) == len(gaps)
-    assert not misapplied, misapplied
+    assert not misapplied, [(a, v, [(p["key"], p["state"], round(p["since"])) for p in presses if p["item"] == a])
+                            for a, v in misapplied]
     assert all(revision == 0 for _, revision, _ in stored), stored
-    assert len({a for a, _, _ in stored}) == len(stored) == len(ready)  # each ready press stored once
+    assert len({a for a, _, _ in stored}) == len(stored)  # each item answered once
+    assert settled <= {a for a, _, _ in stored} <= set(allowed)  # every clear press stored
 
 
 def test_a_tab_out_of_date_refuses_the_press_and_moves_on(server, browser):

@@ -68,9 +68,9 @@ function seenGate(root, data, cue) {
       floorTimer = setTimeout(mark, floor - (performance.now() - since) + 1);
     }
   };
-  const check = () => {
+  const check = (at) => {  // `at`: when the rows were as they are now (default: now)
     if (drawnAt === null || !root.isConnected) return;
-    const now = performance.now();
+    const now = typeof at === "number" ? at : performance.now();
     rows.forEach((row) => {
       if (seenAt.has(row)) return;
       const r = row.getBoundingClientRect();
@@ -107,7 +107,7 @@ function seenGate(root, data, cue) {
     track(elements) { rows = [...elements]; },
     start() {
       drawnAt = KEYS.shownAt ?? performance.now();  // when the screen was put in place (`present`)
-      check();
+      check(drawnAt);  // what is in view now has been since then (nothing has scrolled meanwhile)
       if (rows.every((row) => seenAt.has(row))) return;
       document.addEventListener("scroll", onScroll, { capture: true, passive: true });
       window.addEventListener("resize", onScroll);
