@@ -139,8 +139,15 @@ class WebSession:
         screen = self.screen
         if not screen.item:
             raise SessionError(f"no item screen to act on: {screen.texts[:3]}")
+        # as the page does: a press waits for the seen floor, and says how long the item was shown
+        floor_s = float(screen.item.get("min_seen_ms", 0)) / 1000
+        shown_s = time.monotonic() - (screen.data_at or time.monotonic())
+        if shown_s < floor_s:
+            await asyncio.sleep(floor_s - shown_s)
+            shown_s = floor_s
         payload = {"item_id": item_id if item_id is not None else screen.item["item_id"], "kind": kind,
-                   "value": value, "comment": None, "nonce": secrets.token_hex(8), "not_applied": []}
+                   "value": value, "comment": None, "nonce": secrets.token_hex(8), "not_applied": [],
+                   "seen_ms": round(shown_s * 1000), "in_view": True}
         state = WidgetState(id=screen.component_id, json_value="{}")  # the component's own (empty) state
         trigger = WidgetState(id=f"{TRIGGER_PREFIX}{screen.component_id}__events",
                               json_trigger_value=json.dumps([{"event": "action", "value": payload}]))

@@ -1,7 +1,8 @@
 """The app as a real server process for browser tests and ``benchmarks.annotate_latency``:
 ``running_app`` starts ``python -m studyapp serve``'s Streamlit command on a free port over a
 given folder's database and stops it afterwards. ``start_chromium`` / ``fresh_tab``: the
-headless browser the tests drive."""
+headless browser the tests drive; ``screen_size`` emulates a laptop or a touch phone and
+``press_at`` clicks or taps a point as the browser's input pipeline does."""
 
 from __future__ import annotations
 
@@ -123,3 +124,55 @@ def no_dashboard_warm_up(monkeypatch) -> None:
     shows a dashboard then has the console compute it, as it does for a study rated after the
     start."""
     monkeypatch.setenv("STUDYAPP_DASHBOARD_WARMUP", "0")
+
+
+SIZES = {"phone": (390, 844), "laptop": (1366, 768)}
+
+
+def screen_size(driver, size: str) -> None:
+    """Emulate ``size`` (``SIZES``) on the tab: "phone" is a touch screen (coarse pointer)."""
+    width, height = SIZES[size]
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": size == "phone"})
+    if size == "phone":
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+
+
+def press_at(driver, x: float, y: float, pointer: str = "mouse", clicks: int = 1) -> None:
+    """A click (``pointer`` "mouse"; ``clicks``: 2 for the second click of a double click) or a
+    tap ("touch") at viewport point (x, y), sent as input events (CDP), so that it reaches
+    whatever is drawn there at that moment."""
+    if pointer == "touch":
+        driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        return
+    for kind in ("mousePressed", "mouseReleased"):
+        driver.execute_cdp_cmd("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                            "clickCount": clicks})
+
+
+# As a person scrolls to read a part of the screen: into the band that Streamlit's header and the
+# item screen's sticky answer bar leave uncovered
+UNCOVERED_BAND = """const row = arguments[0], bar = document.querySelector('.sticky-bar, .answer-bar > .controls');
+const header = document.querySelector('[data-testid="stHeader"]');
+row.style.scrollMarginBottom = `${(bar ? bar.getBoundingClientRect().height : 0) + 8}px`;
+row.style.scrollMarginTop = `${(header ? Math.max(header.getBoundingClientRect().bottom, 0) : 0) + 8}px`;
+row.scrollIntoView({block: 'nearest'});"""
+
+
+def scroll_to_read(driver, element, pause_s: float = 0.4) -> None:
+    """Scroll ``element`` into the uncovered part of the screen and stay there ``pause_s``."""
+    import time as _time
+    driver.execute_script(UNCOVERED_BAND, element)
+    _time.sleep(pause_s)
+
+
+ANSWER_ROWS = ".item-content .side, .mark-form .verb, .mark-form .candidate"  # what an answer records
+
+
+def read_whole_item(driver, pause_s: float = 0.15) -> None:
+    """As an annotator reads an item taller than the screen: each row an answer records scrolled
+    into view in turn (``scroll_to_read``), then the first again."""
+    rows = driver.find_elements("css selector", ANSWER_ROWS)
+    for row in rows + rows[:1]:
+        scroll_to_read(driver, row, pause_s)

@@ -290,9 +290,9 @@ def earlier_study(tmp_path, n_items=3):
     return study
 
 
-def image_spec(tmp_path, n_items=3):
+def image_spec(tmp_path, n_items=3, raters=2):
     """A hoi_similarity_image study linked to :func:`earlier_study` (a class image for each of
-    its ``n_items`` pairs); its spec path."""
+    its ``n_items`` pairs, ``raters`` per item); its spec path."""
     folder = tmp_path / "imgs"
     class_images(folder, [(VERBS[k % len(VERBS)], OBJECTS[(k // len(VERBS)) % len(OBJECTS)])
                           for k in range(n_items)])
@@ -300,12 +300,12 @@ def image_spec(tmp_path, n_items=3):
     spec.write_text('''title = "With images"
 study_type = "hoi_similarity_image"
 instructions = "Keep or change your rating."
-raters_per_item = 2
+raters_per_item = {raters}
 order = "fixed"
 [items]
 source = "sampler"
 linked_study = "first"
 images = "imgs/images.csv"
 image_root = "imgs"
-''')
+'''.replace("{raters}", str(raters)))
     return spec

@@ -24,6 +24,9 @@ in ``schema_version``. Steps use SQLAlchemy Core, so they run on SQLite and Post
   versions (``shared_with``, a JSON list of accounts). A version saved before owners existed
   belongs to the owner of the studies it was recalibrated from when they all have one owner,
   else (owner NULL) to the platform owner alone.
+- 11: what the annotator had seen when an answer came: how long its item had been fully drawn
+  (``rating.seen_ms``) and whether every row the answer records had been in view, uncovered
+  (``rating.in_view``); both NULL for answers not given on an item screen.
 """
 
 from __future__ import annotations
@@ -193,6 +196,11 @@ def _add_ownership(conn: Connection) -> None:
                          {"o": behind.pop(), "i": version_id})
 
 
+def _add_seen(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE rating ADD COLUMN seen_ms INTEGER"))
+    conn.execute(text("ALTER TABLE rating ADD COLUMN in_view BOOLEAN"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _create_v1),
     (2, "Prolific participant, study and session ids", _add_prolific_ids),
@@ -204,6 +212,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (8, "Prolific submission status and comprehension check failures per annotator", _add_prolific_lifecycle),
     (9, "LLM ratings and active selection per item, rater routing per annotator", _add_active_selection),
     (10, "owners of matrix versions, shares of studies and versions", _add_ownership),
+    (11, "time the item had been drawn and all-in-view flag per answer", _add_seen),
 ]
 LATEST = MIGRATIONS[-1][0]
 

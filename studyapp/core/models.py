@@ -117,6 +117,8 @@ class Rating(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     supersedes_id: int | None = Field(default=None, foreign_key="rating.id")
     comment: str | None = Field(default=None, sa_type=Text)
+    seen_ms: int | None = None     # how long the item had been fully drawn when the answer came
+    in_view: bool | None = None    # whether every row the answer records had been in view, uncovered
 
 
 class Event(SQLModel, table=True):

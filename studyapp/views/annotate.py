@@ -22,8 +22,8 @@ from studyapp.platform.assignment import prolific
 from studyapp.platform.records import studies
 from studyapp.platform.reporting.overview import platform_summary
 from studyapp.studytypes import get_type, view_of
-from studyapp.views.components import answer_bar
-from studyapp.views.ui import base_url, time_left
+from studyapp.views.components import answer_bar, page_focus
+from studyapp.views.ui import base_url, effort, time_left
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -111,8 +111,7 @@ def personal_link() -> str | None:
 def instructions(info: assignment.AnnotatorSession) -> None:
     st.title(safe_markdown.text(info.study_title))
     n_items, seconds = assignment.expected_effort(info.annotator_id)
-    st.markdown(f"**{n_items} items · about {time_left(n_items * seconds)}** "
-                f"(about {round(seconds)} seconds an item)")
+    st.markdown(effort(n_items, seconds))
     st.markdown(safe_markdown.markdown(info.spec.instructions))
     st.header("How to answer")
     st.markdown(keys_help(info))
@@ -127,7 +126,8 @@ def instructions(info: assignment.AnnotatorSession) -> None:
     link = personal_link()
     if link:
         st.markdown("Your personal link — keep it to continue later, on this or another device:")
-        st.code(link, language=None)
+        with st.container(key="personal-link"):   # wrapped (page.css): no box to scroll sideways
+            st.code(link, language=None, wrap_lines=True)
     if info.spec.comprehension:
         comprehension_check(info)
         return
@@ -182,6 +182,7 @@ def screened_out(info: assignment.AnnotatorSession) -> None:
     st.title("Thank you for your interest")
     st.info("Your answers to the check question show that this study's task is not a good fit this "
             "time, so the session ends here. This is not a judgement of you, and no item was rated.")
+    page_focus("Thank you for your interest. The session ends here.")
     finish_codes(info)
 
 
@@ -192,6 +193,7 @@ def routed_out(info: assignment.AnnotatorSession) -> None:
     st.success(f"Your part of “{safe_markdown.text(info.study_title)}” ends here, after {rated} items: the "
                "study now routes its remaining items to other annotators. You are paid as agreed "
                "for the whole session, and your answers are kept.")
+    page_focus(f"Thank you! Your part of “{info.study_title}” ends here, after {rated} items.")
     finish_codes(info)
 
 
@@ -200,6 +202,7 @@ def completion(info: assignment.AnnotatorSession) -> None:
     rated = assignment.answered_count(info.annotator_id)
     st.success(f"You have finished your part of “{safe_markdown.text(info.study_title)}”. "
                f"You rated {rated} items.")
+    page_focus(f"Thank you! You have finished your part of “{info.study_title}”. You rated {rated} items.")
     if rated < (planned := assignment.planned_count(info.annotator_id)):
         st.info(f"Your part ended after {rated} of the {planned} items planned for you: the other "
                 "annotators have already given every remaining item all the ratings it needs, so "
@@ -215,20 +218,21 @@ def finish_codes(info: assignment.AnnotatorSession) -> None:
     end = prolific.outcome(info.annotator_id)
     if end.code:
         st.markdown("Your completion code:")
-        st.code(end.code, language=None)
+        st.code(end.code, language=None, wrap_lines=True)
     if end.url:
         st.link_button("Return to the study platform", end.url, type="primary")
 
 
 def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
-            comment: str | None = None, practice: bool = False) -> None:
-    """Store an answer for the item it was given for (the server refuses any other); after a
-    ``practice`` item, its feedback is shown next."""
+            comment: str | None = None, practice: bool = False, *, seen_ms: int = 0,
+            in_view: bool | None = None) -> None:
+    """Store an answer for the item it was given for (the server refuses any other, and one
+    under the study's seen floor); after a ``practice`` item, its feedback is shown next."""
     shown = st.session_state.get("shown")
     seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
     try:
         assignment.submit(annotator_id, assignment_id, value, seconds, revise=revise,
-                          comment=comment)
+                          comment=comment, seen_ms=seen_ms, in_view=in_view)
     except assignment.StaleAnswer:
         st.session_state["flash"] = ("That answer was for an item already answered (perhaps in "
                                      "another tab); it was not stored. Here is your next item.")
@@ -245,10 +249,29 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
     st.session_state["revise_position"] = None
     if practice and (feedback := assignment.practice_feedback(annotator_id, assignment_id)):
         st.session_state["feedback"] = feedback
+        st.query_params[FEEDBACK_PARAM] = str(assignment_id)   # a reload shows it again
+
+
+FEEDBACK_PARAM = "feedback"  # the practice item whose feedback is on screen, kept in the URL
+
+
+def feedback_on_screen(annotator_id: int) -> assignment.Feedback | None:
+    """The practice feedback the page is showing: this session's, or after a reload the one the
+    URL names (only the annotator's own practice item, answered)."""
+    if (feedback := st.session_state.get("feedback")) is not None:
+        return feedback
+    shown = st.query_params.get(FEEDBACK_PARAM)
+    if shown and shown.isdigit():
+        if (feedback := assignment.practice_feedback(annotator_id, int(shown))) is not None:
+            st.session_state["feedback"] = feedback
+            return feedback
+    st.query_params.pop(FEEDBACK_PARAM, None)
+    return None
 
 
 def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorSession) -> None:
-    """After a practice item: the answer given, the expected one and why; Enter goes on."""
+    """After a practice item: the answer given, the expected one and why; Enter goes on. The
+    focus and the screen reader go to it (``page_focus``)."""
     def say(value: str) -> str:
         return safe_markdown.text(in_words(info, feedback.fields, value))
 
@@ -259,6 +282,8 @@ def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorS
         st.markdown(safe_markdown.markdown(feedback.explanation))
     st.button("Continue", type="primary", shortcut="Enter", key="after-practice",
               on_click=on_feedback_seen)
+    page_focus(f"Practice item. You answered {in_words(info, feedback.fields, feedback.given)}; "
+               f"the expected answer is {in_words(info, feedback.fields, feedback.expected)}.")
 
 
 def in_words(info: assignment.AnnotatorSession, fields: dict, value: str) -> str:
@@ -270,6 +295,7 @@ def in_words(info: assignment.AnnotatorSession, fields: dict, value: str) -> str
 
 def on_feedback_seen() -> None:
     st.session_state.pop("feedback", None)
+    st.query_params.pop(FEEDBACK_PARAM, None)
 
 
 def on_back(annotator_id: int, position: int | None) -> None:
@@ -297,11 +323,21 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
         item_id = int(action["item_id"])
         on_task = item_id == task.assignment_id
         on_rate(annotator_id, item_id, action["value"], revise=revising and on_task,
-                comment=action.get("comment"), practice=task.phase == "practice" and on_task)
+                comment=action.get("comment"), practice=task.phase == "practice" and on_task,
+                seen_ms=seen_ms_of(action), in_view=action.get("in_view"))
     elif action["kind"] == "back":
         on_back(annotator_id, task.position)
     elif action["kind"] == "continue":
         on_continue()
+
+
+def seen_ms_of(action: dict) -> int:
+    """How long the item had been fully drawn when the press came, as the page reports it (0
+    when it does not: the server then refuses the answer as under the floor)."""
+    try:
+        return max(int(float(action.get("seen_ms") or 0)), 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def progress(task: assignment.Task, answered: int) -> dict:
@@ -320,7 +356,7 @@ def progress(task: assignment.Task, answered: int) -> dict:
 
 def rate(info: assignment.AnnotatorSession) -> None:
     revise = st.session_state.get("revise_position")
-    if revise is None and (feedback := st.session_state.get("feedback")) is not None:
+    if revise is None and (feedback := feedback_on_screen(info.annotator_id)) is not None:
         practice_feedback(feedback, info)
         return
     task = assignment.task_at(info.annotator_id, revise) if revise is not None else None
@@ -356,7 +392,7 @@ def rate(info: assignment.AnnotatorSession) -> None:
                  revising=task.response is not None, key=SCREEN_KEY,
                  seen_nonce=st.session_state.get("last_nonce"), cant_judge=info.spec.cant_judge,
                  comments=info.spec.comments, comment=task.comment, screen=screen,
-                 on_action=partial(on_bar_action, SCREEN_KEY, info.annotator_id, task,
+                 min_seen_ms=info.spec.min_seen_ms, on_action=partial(on_bar_action, SCREEN_KEY, info.annotator_id, task,
                                    task.response is not None))
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
         cant = task.response == CANT_JUDGE

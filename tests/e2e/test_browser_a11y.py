@@ -16,11 +16,19 @@ import os
 import time
 
 import pytest
-from browserhelpers import module_database, running_app
+from browserhelpers import SIZES, module_database, read_whole_item, running_app, screen_size
 from projectpaths import ROOT
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from studyhelpers import curation_spec, earlier_study, image_spec, invite_same, make_study, write_imsitu_study
+from studyhelpers import (
+    curation_spec,
+    earlier_study,
+    image_spec,
+    invite_same,
+    make_study,
+    write_imsitu_study,
+    write_practice,
+)
 from test_browser import WAIT_S, browser, button, press, start, wait_idle, wait_text  # noqa: F401
 
 from studyapp.platform.launch.spec_files import load_spec
@@ -30,7 +38,6 @@ pytestmark = pytest.mark.slow
 
 AXE = ROOT / ".data" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = ROOT / "test-artifacts" / "screens"
-SIZES = {"phone": (390, 844), "laptop": (1366, 768)}
 TYPES = ("text", "image", "imsitu", "crosshoi")
 FIRST = {"text": "Item 1 of 3", "image": "Item 1 of 3", "imsitu": "Item 1 of ", "crosshoi": "Item 1 of "}
 
@@ -56,6 +63,10 @@ def app(tmp_path_factory):
         made["image raters"] = [token for _, token in invite_same(made["image"], ["bob", "alice"]).values()]
         made["imsitu"] = studies.create_study(load_spec(write_imsitu_study(folder / "imsitu")))
         made["crosshoi"] = studies.create_study(curation_spec(folder / "crosshoi", n_images=3))
+        (folder / "session").mkdir()   # practice item, two main items and an attention check
+        made["session"] = make_study(folder / "session", n_items=2, raters=10, slug="session", extra=(
+            'order = "fixed"\n' + write_practice(folder / "session", ["p1,ride,horse,feed,horse,1,Feeding is not riding."])
+            + "[quality]\nattention_checks = 1\n"))
         with running_app(folder) as base:
             yield base, made
         from studyapp.core import storage
@@ -165,19 +176,20 @@ return [r.top, r.bottom, r.left, r.right, innerHeight, innerWidth];"""
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, size):
+def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, axe_available, size):
+    """Every type's item screen at both sizes: its answer controls in the viewport, key hints
+    only where there is a keyboard, and no serious or critical axe-core violation."""
     base, made = app
-    width, height = SIZES[size]
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": size == "phone"})
-    if size == "phone":
-        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    browser.set_script_timeout(60)
+    problems = {}
+    screen_size(browser, size)
     SHOTS.mkdir(parents=True, exist_ok=True)
     outside = {}
     for kind in TYPES:
         open_item(browser, f"{base}/?token={token_for(made, kind)}", FIRST[kind])
         wait_idle(browser)
         browser.save_screenshot(str(SHOTS / f"{kind}-{size}.png"))
+        problems[kind] = axe(browser, f"{kind} item {size}")
         top, bottom, left, right, view_h, view_w = browser.execute_script(
             IN_VIEW, browser.find_element(By.CSS_SELECTOR, CONTROLS[kind]))
         if top < 0 or bottom > view_h or left < 0 or right > view_w + 1:
@@ -192,3 +204,70 @@ def test_answer_controls_are_in_view_at_phone_and_laptop_size(app, browser, size
         else:
             assert hints, f"{kind}: no keyboard hints on a laptop"
     assert not outside, outside
+    assert not {k: v for k, v in problems.items() if v}, problems
+
+
+HEADING_FOCUSED = "const a = document.activeElement; return a ? a.tagName : null"
+WIDER_THAN_SCREEN = """return [...document.querySelectorAll('[data-testid="stMain"] *')].filter((e) => {
+  const r = e.getBoundingClientRect();
+  return r.width > 0 && (r.right > innerWidth + 1 || e.scrollWidth > e.clientWidth + 1
+                         && getComputedStyle(e).overflowX !== 'visible');
+}).map((e) => e.tagName + '.' + e.className).slice(0, 5)"""
+
+
+def read_all(driver) -> None:
+    """An item taller than the screen read whole (the page takes no answer before)."""
+    if driver.execute_script("return (document.querySelector('.answer-bar') || {dataset: {}}).dataset.answerable")\
+            == "unseen":
+        read_whole_item(driver)
+    wait_idle(driver)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_whole_session_passes_axe_and_each_new_page_takes_the_focus(app, browser, axe_available, size):
+    """Welcome, practice item, its feedback (again after F5), the main items with the attention
+    check, thank you: at 1366 x 768 and 390 x 844 (touch), axe finds no serious or critical
+    violation, nothing on the welcome page needs scrolling sideways, touch screens show no key
+    names, and the feedback and thank-you pages take the focus and say themselves."""
+    base, made = app
+    browser.set_script_timeout(60)
+    screen_size(browser, size)
+    problems = {}
+    browser.get(f"{base}/?token={token_for(made, 'session')}")
+    button(browser, "Start")
+    wait_idle(browser)
+    problems["welcome"] = axe(browser, f"welcome {size}")
+    assert not browser.execute_script(WIDER_THAN_SCREEN), browser.execute_script(WIDER_THAN_SCREEN)
+    kbd = [k.text for k in browser.find_elements(By.CSS_SELECTOR, "button kbd, .key-name") if k.is_displayed()]
+    assert bool(kbd) == (size == "laptop"), kbd
+    button(browser, "Start").click()
+    wait_text(browser, "Practice item: after your answer")
+    wait_idle(browser)
+    problems["practice item"] = axe(browser, f"practice item {size}")
+    read_all(browser)
+    press(browser, "3")
+    wait_text(browser, "the expected answer is 1")
+    for attempt in ("feedback", "feedback after F5"):
+        wait_idle(browser)
+        time.sleep(0.3)
+        assert browser.execute_script(HEADING_FOCUSED) in ("H1", "H2", "H3"), attempt
+        assert browser.execute_script(LIVE).startswith("Practice item. You answered 3"), browser.execute_script(LIVE)
+        problems[attempt] = axe(browser, f"{attempt} {size}")
+        browser.refresh()
+        wait_text(browser, "the expected answer is 1")
+    press(browser, "\ue007")  # Enter: Continue
+    for number in (2, 3, 4):
+        wait_text(browser, f"Item {number} of 4")
+        wait_idle(browser)
+        sides = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".item-content .side h3")]
+        name = "attention check" if len(set(sides)) == 1 else f"item {number}"
+        problems[name] = axe(browser, f"{name} {size}")
+        read_all(browser)
+        press(browser, "4")
+    assert "attention check" in problems
+    wait_text(browser, "Thank you!")
+    time.sleep(0.5)
+    assert browser.execute_script(HEADING_FOCUSED) in ("H1", "H2", "H3")
+    assert browser.execute_script(LIVE).startswith("Thank you! You have finished"), browser.execute_script(LIVE)
+    problems["thank you"] = axe(browser, f"thank you {size}")
+    assert not {k: v for k, v in problems.items() if v}, problems

@@ -319,16 +319,38 @@ def test_a_practice_file_is_checked_before_anything_is_created(tmp_path):
 
 
 def test_expected_effort_uses_the_spec_until_the_study_has_its_own_median(tmp_path):
-    """The welcome page's estimate: the spec's seconds per item before 20 first answers, then
-    the median of the study's first answers (revisions do not count)."""
-    study = make_study(tmp_path, n_items=30, raters=2, extra="[display]\nseconds_per_item = 12\n")
-    first, second = (assignment.resolve_token(i.token) for i in studies.invite(study, 2))
+    """The welcome page's estimate: the spec's seconds per item until 20 first answers given on
+    an item screen by people took at least a second, then their median. Revisions, answers not
+    given on a screen (simulated ones), a simulated annotator's and answers under a second do
+    not count."""
+    from studyapp.core.models import Annotator
+
+    study = make_study(tmp_path, n_items=30, raters=4, extra="[display]\nseconds_per_item = 12\n")
+    first, second, bot, sim = (assignment.resolve_token(i.token) for i in studies.invite(study, 4))
+    with storage.write_session() as session:
+        session.get(Annotator, sim).source = "simulated"
     assert assignment.expected_effort(first) == (30, 12.0)
-    for k in range(20):
+    for _ in range(30):
+        assignment.submit(bot, assignment.next_item(bot).assignment_id, 1, 0.0)  # no screen
+        assignment.submit(sim, assignment.next_item(sim).assignment_id, 1, 0.4, seen_ms=400)
+    for k in range(19):
         task = assignment.next_item(first)
-        assignment.submit(first, task.assignment_id, 1, 3.0 + k)   # 3 .. 22 s: median 12.5
-    assignment.submit(first, task.assignment_id, 2, 500.0, revise=True)
+        assignment.submit(first, task.assignment_id, 1, 3.0 + k, seen_ms=2500)   # 3 .. 21 s
+    assignment.submit(second, assignment.next_item(second).assignment_id, 1, 0.5, seen_ms=450)
+    assert assignment.expected_effort(second) == (30, 12.0)   # 19 real timings: not enough
+    task = assignment.next_item(first)
+    assignment.submit(first, task.assignment_id, 1, 22.0, seen_ms=2500)   # 3 .. 22 s: median 12.5
+    assignment.submit(first, task.assignment_id, 2, 500.0, revise=True, seen_ms=900)
     assert assignment.expected_effort(second) == (30, 12.5)
+
+
+def test_the_welcome_estimate_reads_as_english():
+    from studyapp.views.ui import effort
+
+    assert effort(40, 20.0) == "**40 items · about 13 min** (about 20 seconds an item)"
+    assert effort(40, 0.04) == "**40 items · under a minute** (about 1 second an item)"
+    assert effort(1, 1.4) == "**1 item · under a minute** (about 1 second an item)"
+    assert effort(3, 95.0) == "**3 items · about 5 min** (about 95 seconds an item)"
 
 
 def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path):
@@ -396,3 +418,26 @@ def test_two_tabs_asking_at_once_get_one_open_item(tmp_path, db_backend, monkeyp
         open_items = session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
                                                               Assignment.answered_at.is_(None))).all()
     assert open_items == [got["b"].assignment_id]
+
+
+@pytest.mark.parametrize(("floor", "seen", "stored"), [(None, 299, False), (None, 300, True),
+                                                      (120, 119, False), (120, 120, True), (0, 0, True)])
+def test_an_answer_under_the_studys_seen_floor_cannot_be_stored(tmp_path, floor, seen, stored):
+    """The server's seen floor: an answer from a screen (``seen_ms``) under ``[answers]
+    min_seen_ms`` (300 ms by default) is refused and logged with its time; at the floor it is stored
+    with its time and in-view flag."""
+    extra = 'order = "fixed"\n' + (f"[answers]\nmin_seen_ms = {floor}\n" if floor is not None else "")
+    study = make_study(tmp_path, n_items=2, raters=1, extra=extra)
+    (annotator,) = make_annotators(study, 1)
+    task = assignment.next_item(annotator)
+    if not stored:
+        with pytest.raises(assignment.AnswerTooSoon):
+            assignment.submit(annotator, task.assignment_id, 2, 0.3, seen_ms=seen, in_view=True)
+    else:
+        assignment.submit(annotator, task.assignment_id, 2, 0.3, seen_ms=seen, in_view=True)
+    with storage.read_session() as session:
+        rows = [(r.response, r.seen_ms, r.in_view) for r in session.exec(select(Rating))]
+        logged = [e.detail for e in session.exec(select(Event).where(Event.kind == "answer_under_floor"))]
+    assert rows == ([("2", seen, True)] if stored else [])
+    assert len(logged) == (0 if stored else 1) and (stored or f'"seen_ms": {seen}' in logged[0])
+    assert (assignment.next_item(annotator).assignment_id == task.assignment_id) != stored

@@ -26,11 +26,11 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     study = make_study(tmp_path, n_items=2, raters=2, extra='order = "fixed"\n')
     ann_a, ann_b = make_annotators(study, 2)
     task = assignment.next_item(ann_a)                 # a: i01 -> 3, then revised to 1
-    assignment.submit(ann_a, task.assignment_id, 3, 2.0)
-    assignment.submit(ann_a, task.assignment_id, 1, 0.5, revise=True)
+    assignment.submit(ann_a, task.assignment_id, 3, 2.0, seen_ms=1900, in_view=True)
+    assignment.submit(ann_a, task.assignment_id, 1, 0.5, revise=True, seen_ms=412, in_view=False)
     task = assignment.next_item(ann_b)                 # b: i01 is claimed once, i02 not yet
     assert task.item_key == "i02"
-    assignment.submit(ann_b, task.assignment_id, 4, 1.25)
+    assignment.submit(ann_b, task.assignment_id, 4, 1.25)  # not from a screen: seen unknown
 
     with storage.read_session() as session:
         slug = session.get(Study, study).slug
@@ -38,12 +38,16 @@ def test_export_writes_the_design_columns_with_the_stored_values(tmp_path):
     assert folder.parent == tmp_path / "exports" / slug
     ratings = pd.read_csv(folder / "ratings.csv", dtype={"annotator": str})
     assert list(ratings.columns) == ["study", "item_id", "annotator", "rating", "phase",
-                                     "created_at", "seconds_spent", "revisions", "rater_kind"]
+                                     "created_at", "seconds_spent", "revisions", "seen_ms", "in_view",
+                                     "rater_kind"]
     assert set(ratings["rater_kind"]) == {"human"}
     got = ratings[["item_id", "rating", "phase", "seconds_spent", "revisions"]].values.tolist()
     assert got == [["i01", 1, "main", 2.5, 2], ["i02", 4, "main", 1.25, 1]]
+    raw = (folder / "ratings.csv").read_text().splitlines()
+    assert [line.split(",")[-3:-1] for line in raw[1:]] == [["412", "False"], ["", ""]]
     history = pd.read_csv(folder / "ratings_history.csv")
     assert history["rating"].tolist() == [3, 1, 4] and history["revision"].tolist() == [0, 1, 0]
+    assert (folder / "ratings_history.csv").read_text().splitlines()[1].split(",")[-3:-1] == ["1900", "True"]
 
     items = pd.read_csv(folder / "items.csv")
     assert list(items.columns[:7]) == ["item_id", "category", "gt_verb", "gt_object", "pred_verb",

@@ -35,16 +35,18 @@ def answer_bar(at: AppTest) -> dict:
     return json.loads(bar.proto.json)
 
 
-def press(at: AppTest, kind: str = "answer", value=None, item_id: int | None = None) -> AppTest:
+def press(at: AppTest, kind: str = "answer", value=None, item_id: int | None = None,
+          seen_ms: int | None = 1500) -> AppTest:
     """What the answer bar sends when a key is pressed or one of its buttons clicked:
-    ``{item_id, kind, value, nonce}`` as the component's trigger (``item_id``: the one shown)."""
+    ``{item_id, kind, value, nonce, seen_ms, in_view}`` as the component's trigger (``item_id``:
+    the one shown; ``seen_ms``: how long it had been drawn, None for a page that does not say)."""
     from streamlit.components.v2.bidi_component.main import _make_trigger_id
     from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
     (bar,) = at.get("bidi_component")
     shown = json.loads(bar.proto.json)["item_id"]
     action = {"item_id": shown if item_id is None else item_id, "kind": kind, "value": value,
-              "nonce": uuid.uuid4().hex}
+              "nonce": uuid.uuid4().hex, "seen_ms": seen_ms, "in_view": True}
     states = WidgetStates()
     state = states.widgets.add()
     state.id = _make_trigger_id(bar.proto.id, "events")
@@ -408,3 +410,21 @@ def test_progress_says_under_a_minute_without_about(tmp_path):
         rating_button(at, value).click().run()
     text = progress_text(at, with_left=True)
     assert text == "Item 4 of 6 · 3 left · under a minute to go", text
+
+
+@pytest.mark.parametrize("seen_ms", [None, 0, 180, 299])
+def test_a_press_the_page_reports_under_the_seen_floor_stores_nothing(tmp_path, seen_ms):
+    """A press that reaches the server reporting the item drawn for less than the floor (300 ms),
+    or not saying, is refused whatever the page let through: nothing stored, the same item
+    again with a notice, and the refusal logged."""
+    study = make_study(tmp_path, n_items=2, raters=1, extra='order = "fixed"\n')
+    at = started(study)
+    press(at, "answer", 3, seen_ms=seen_ms)
+    assert ratings_by_item(study) == {}
+    assert screen(at)["progress"]["text"].startswith("Item 1 of 2")
+    assert any("before it could be read" in text for text in notices(at, "error"))
+    with storage.read_session() as session:
+        logged = session.exec(select(Event).where(Event.kind == "answer_under_floor")).all()
+    assert len(logged) == 1
+    press(at, "answer", 3, seen_ms=300)
+    assert ratings_by_item(study) == {"i01": [(0, "3", None)]}

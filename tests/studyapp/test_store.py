@@ -28,7 +28,7 @@ def test_fresh_database_is_wal_with_foreign_keys_at_latest_version(db_backend):
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         versions = [r[0] for r in conn.execute(text("SELECT version FROM schema_version ORDER BY version"))]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] and migrations.LATEST == 10
+    assert versions == list(range(1, 12)) and migrations.LATEST == 11
 
 
 def test_migrations_build_exactly_the_model_schema():
@@ -75,7 +75,7 @@ def test_upgrade_from_version_1_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 10
+        assert migrations.current_version(conn) == 11
         # version 9 adds the LLM rating and active selection (empty) and the routing time (empty)
         assert conn.execute(text("SELECT llm_rating, active_probability, active_priority FROM item "
                                  "ORDER BY id")).all() == [(None, None, None)] * 2
@@ -124,7 +124,7 @@ def test_upgrade_from_version_6_adds_accounts_and_keeps_rows(fresh_db):
 
     engine = storage.get_engine(url)  # opening the database upgrades it
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 10
+        assert migrations.current_version(conn) == 11
         assert conn.execute(text("SELECT slug, status, owner FROM study")).one() == ("old", "open", None)
         assert conn.execute(text("SELECT id, kind, actor FROM event")).one() == (4, "study_created", None)
         assert conn.execute(text("SELECT name, verb_npz, object_npz FROM matrix_version")).one() == (
@@ -240,7 +240,7 @@ def test_upgrade_to_version_10_gives_old_versions_the_owner_of_their_studies(fre
     old.dispose()
     engine = storage.get_engine(url)
     with engine.connect() as conn:
-        assert migrations.current_version(conn) == 10
+        assert migrations.current_version(conn) == 11
         assert conn.execute(text("SELECT name, owner FROM matrix_version ORDER BY id")).all() == [
             ("v1", "alice"), ("v2", None)]
         assert conn.execute(text("SELECT shared_with FROM study")).all() == [(None,)] * 3

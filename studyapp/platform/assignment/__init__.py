@@ -34,6 +34,9 @@ resumes where the annotator stopped):
   current item (the first unanswered one) or, with ``revise=True``, to an item they went back
   to; anything else (a key press reaching an item already answered, e.g. in another tab) is
   refused with ``StaleAnswer`` and counted as a ``stale_answer_refused`` event.
+- An answer from an item screen says how long its item had been fully drawn (``seen_ms``); under
+  the study's ``[answers] min_seen_ms`` it is refused with ``AnswerTooSoon`` and counted as an
+  ``answer_under_floor`` event (``ratings.refuse_under_seen_floor``).
 """
 
 from .claim import _free_slot as _free_slot  # the collection rule's SQL, checked against its Python form
@@ -47,7 +50,7 @@ from .join import (
     join_with_code,
     resolve_token,
 )
-from .ratings import StaleAnswer, log_keys_not_applied, submit
+from .ratings import AnswerTooSoon, StaleAnswer, log_keys_not_applied, submit
 from .tasks import (
     Feedback,
     Task,
@@ -62,7 +65,7 @@ from .tasks import (
 )
 
 __all__ = [
-    "AnnotatorSession", "Feedback", "StaleAnswer", "Task", "accept_instructions", "annotator_by_token",
+    "AnnotatorSession", "AnswerTooSoon", "Feedback", "StaleAnswer", "Task", "accept_instructions", "annotator_by_token",
     "annotator_session", "answered_count", "expected_effort", "join_prolific", "join_with_code",
     "log_keys_not_applied", "next_item", "plan", "planned_count", "planned_total", "practice_feedback",
     "resolve_token", "submit", "task_at", "task_before",

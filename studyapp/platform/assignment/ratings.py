@@ -22,18 +22,38 @@ class StaleAnswer(InputError):
     """An answer for an item that is neither the current one nor one the annotator went back to."""
 
 
+class AnswerTooSoon(InputError):
+    """An answer given before its item had been fully drawn for the study's ``min_seen_ms``."""
+
+
+def refuse_under_seen_floor(spec: StudySpec, seen_ms: int | None) -> None:
+    """The seen floor, the one place the server enforces it: an answer from an item screen
+    (``seen_ms`` not None: how long the item had been fully drawn when the answer came) below
+    the study's ``min_seen_ms`` is refused (``AnswerTooSoon``), whatever the page let through.
+    Answers not given on a screen (``seen_ms`` None: simulations, imports) are not timed."""
+    if seen_ms is not None and seen_ms < spec.min_seen_ms:
+        raise AnswerTooSoon(f"that answer came {max(int(seen_ms), 0)} ms after the item was shown, before "
+                            f"it could be read (at least {spec.min_seen_ms} ms); it was not stored")
+
+
 def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float,
            engine: Engine | None = None, *, revise: bool = False,
-           comment: str | None = None) -> Rating:
+           comment: str | None = None, seen_ms: int | None = None,
+           in_view: bool | None = None) -> Rating:
     """Store a rating durably (committed on return). The same answer again returns the stored
     row; a different one is a new revision that supersedes it, allowed only with ``revise``
     (the annotator went back to the item). An answer to an item that is not the annotator's
     current one is refused (``StaleAnswer``) and logged. ``CANT_JUDGE`` and a ``comment`` are
-    accepted when the study's spec enables them (``[answers]``). In an adaptive study the SEs
+    accepted when the study's spec enables them (``[answers]``). ``seen_ms`` / ``in_view``: what the
+    item screen reports (how long the item had been fully drawn; whether every row the answer
+    records had been in view), stored with the rating; an answer under the study's seen floor is
+    refused (``refuse_under_seen_floor``) and logged. In an adaptive study the SEs
     are brought up to date afterwards (``adaptive.after_rating``): the rating is committed by
     then, so an error there is logged, not raised, and never retried."""
+    seen = {"seen_ms": None if seen_ms is None else int(seen_ms),
+            "in_view": None if in_view is None else bool(in_view)}
     rating, study, phase = _store_rating(annotator_id, assignment_id, response, seconds_spent,
-                                         engine, revise, comment)
+                                         engine, revise, comment, seen)
     spec = spec_of(study)
     if spec.adaptive and phase == "main":
         from . import adaptive
@@ -43,20 +63,21 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
 
 def _store_rating(annotator_id: int, assignment_id: int, response, seconds_spent: float,
                   engine: Engine | None, revise: bool,
-                  comment: str | None) -> tuple[Rating, Row, str]:
+                  comment: str | None, seen: dict) -> tuple[Rating, Row, str]:
     """``_submit`` in its own transaction, retried after a unique-constraint race; returns the
     rating, its study and the assignment's phase."""
     for attempt in range(3):
         try:
             with write_session(engine) as session:
                 return _submit(session, annotator_id, assignment_id, response, seconds_spent,
-                               revise, comment)
-        except StaleAnswer as exc:
+                               revise, comment, seen)
+        except (StaleAnswer, AnswerTooSoon) as exc:
+            kind = "stale_answer_refused" if isinstance(exc, StaleAnswer) else "answer_under_floor"
             with write_session(engine) as session:
                 study_id = session.exec(select(Annotator.study_id)
                                         .where(Annotator.id == annotator_id)).one()
-                log_event(session, "stale_answer_refused", study_id, annotator_id,
-                          assignment=assignment_id, response=str(response), reason=str(exc))
+                log_event(session, kind, study_id, annotator_id, assignment=assignment_id,
+                          response=str(response), reason=str(exc), seen_ms=seen["seen_ms"])
             raise
         except IntegrityError:
             if attempt == 2:
@@ -135,10 +156,12 @@ def _refuse_stale(session: Session, latest, revise: bool, assignment, annotator_
 
 
 def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float, revise: bool, comment: str | None) -> tuple[Rating, Row, str]:
+            seconds_spent: float, revise: bool, comment: str | None,
+            seen: dict) -> tuple[Rating, Row, str]:
     """The rating stored (or the same one found), its study and the assignment's phase."""
     assignment, study = _submittable(session, annotator_id, assignment_id)
     spec = spec_of(study)
+    refuse_under_seen_floor(spec, seen["seen_ms"])
     value = _parsed_response(study, spec, response)
     comment = _comment(comment, spec.comments)
     run = session.connection().execute
@@ -154,7 +177,7 @@ def _submit(session: Session, annotator_id: int, assignment_id: int, response,
                     item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
                     response=value, seconds_spent=round(max(0.0, float(seconds_spent)), 3),
                     created_at=now, supersedes_id=None if latest is None else latest.id,
-                    comment=comment)
+                    comment=comment, **seen)
     rating.id = run(ADD_RATING, rating.model_dump(exclude={"id"})).inserted_primary_key[0]
     if latest is not None:
         log_event(session, "rating_revised", study.id, annotator_id, assignment=assignment_id,

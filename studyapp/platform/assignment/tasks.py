@@ -97,17 +97,22 @@ def _pace(session: Session, annotator_id: int) -> float | None:
 
 
 STUDY_PACE_WINDOW, STUDY_PACE_MIN = 200, 20
+PACE_FLOOR_S = 1.0  # an answer quicker than this says nothing about how long an item takes
 
 
 def expected_effort(annotator_id: int, engine: Engine | None = None) -> tuple[int, float]:
     """(items planned for the annotator, seconds an item): the median seconds of the study's
-    last ``STUDY_PACE_WINDOW`` first answers once there are ``STUDY_PACE_MIN``, else the spec's
-    ``[display] seconds_per_item``."""
+    last ``STUDY_PACE_WINDOW`` first answers given by people on an item screen (``seen_ms``
+    known; never a simulated annotator's) that took at least ``PACE_FLOOR_S``, once there are
+    ``STUDY_PACE_MIN`` of them; else the spec's ``[display] seconds_per_item``."""
     with read_session(engine) as session:
         annotator = session.get(Annotator, annotator_id)
         study = session.get(Study, annotator.study_id)
-        recent = session.exec(select(Rating.seconds_spent).where(Rating.study_id == study.id,
-                                                                 Rating.revision == 0)
+        recent = session.exec(select(Rating.seconds_spent)
+                              .join(Annotator, Annotator.id == Rating.annotator_id)
+                              .where(Rating.study_id == study.id, Rating.revision == 0,
+                                     Rating.seen_ms.is_not(None), Annotator.source != "simulated",
+                                     Rating.seconds_spent >= PACE_FLOOR_S)
                               .order_by(Rating.id.desc()).limit(STUDY_PACE_WINDOW)).all()
         seconds = (float(statistics.median(recent)) if len(recent) >= STUDY_PACE_MIN
                    else spec_of(study).seconds_per_item)

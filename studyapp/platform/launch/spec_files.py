@@ -28,6 +28,8 @@ dataset = "hico-det"            # HOI-pair types: whose vocabulary, baseline mat
 [answers]                       # optional extras on every item (every study type)
 cant_judge = false              # a "can't judge" answer (key X), exported apart from the ratings
 comments = false                # an optional comment with each answer
+min_seen_ms = 300               # an item takes an answer only once fully drawn this long (ms;
+                                # default 300: about the fastest choice reaction time)
 
 [display]                       # optional: how items are shown (every study type)
 synset_codes = true             # WordNet codes (hold.v.02) beside the glosses; default: false
@@ -243,9 +245,10 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str, actor: 
     spec.repeat_items = quality.integer("repeat_items", 0, 0)
 
     answers = _Checker(name, top.table_of("answers"), "answers.")
-    answers.unknown({"cant_judge", "comments"})
+    answers.unknown({"cant_judge", "comments", "min_seen_ms"})
     spec.cant_judge = answers.boolean("cant_judge", False)
     spec.comments = answers.boolean("comments", False)
+    spec.min_seen_ms = answers.integer("min_seen_ms", 300, 0)
 
     display = _Checker(name, top.table_of("display"), "display.")
     display.unknown({"synset_codes", "seconds_per_item"})

@@ -3,8 +3,12 @@
 - ``ratings.csv``: one row per answered assignment, its current (latest) answer:
   ``study, item_id, annotator, rating, phase, created_at, seconds_spent, revisions`` —
   ``created_at`` is when that answer was given, ``seconds_spent`` the time on the item summed
-  over every revision, ``revisions`` how many answers were given (1 = never changed).
-- ``ratings_history.csv``: every stored rating row, superseded ones included.
+  over every revision, ``revisions`` how many answers were given (1 = never changed),
+  ``seen_ms`` how long the item had been fully drawn when that answer came and ``in_view``
+  whether every row it records had been in view, uncovered (both empty for answers not given on
+  an item screen, e.g. simulated ones), then ``rater_kind`` (``human`` or ``simulated``).
+- ``ratings_history.csv``: every stored rating row, superseded ones included (with its
+  ``seen_ms``, ``in_view`` and ``rater_kind``).
 - ``items.csv``: ``item_id, role, expected`` and the study type's columns (``export_item``;
   its ``export_columns`` first).
 - ``annotators.csv``: pseudonym, how they joined, status, ``outcome`` (how the session ended, as
@@ -42,7 +46,7 @@ from ..specs.spec_model import spec_of
 from .studies import annotator_status, study_by_slug
 
 RATING_COLUMNS = ["study", "item_id", "annotator", "rating", "phase", "created_at",
-                  "seconds_spent", "revisions"]
+                  "seconds_spent", "revisions", "seen_ms", "in_view"]
 
 
 SIMULATED = "simulated"   # annotators.source of `studyapp simulate`'s raters
@@ -98,14 +102,21 @@ def _read_study_rows(slug: str, engine: Engine | None) -> _StudyRows:
 
 def _history_table(d: _StudyRows) -> pd.DataFrame:
     """ratings_history.csv: every stored rating row."""
-    return pd.DataFrame([{
+    return _seen_typed(pd.DataFrame([{
         "study": d.study.slug, "rating_id": r.id, "item_id": d.item_key[r.item_id],
         "annotator": d.pseudonym[r.annotator_id], "rating": r.response,
         "phase": d.assignments[r.assignment_id].phase, "revision": r.revision,
         "supersedes": r.supersedes_id, "created_at": _iso(r.created_at),
-        "seconds_spent": r.seconds_spent, "rater_kind": d.kind[r.annotator_id], **d.comment(r)} for r in d.ratings],
+        "seconds_spent": r.seconds_spent, "seen_ms": r.seen_ms, "in_view": r.in_view,
+        "rater_kind": d.kind[r.annotator_id], **d.comment(r)} for r in d.ratings],
         columns=["study", "rating_id", "item_id", "annotator", "rating", "phase", "revision",
-                 "supersedes", "created_at", "seconds_spent", "rater_kind"] + (["comment"] if d.spec.comments else []))
+                 "supersedes", "created_at", "seconds_spent", "seen_ms", "in_view", "rater_kind"]
+        + (["comment"] if d.spec.comments else [])))
+
+
+def _seen_typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``seen_ms`` as whole milliseconds and ``in_view`` as a boolean, both empty where unknown."""
+    return frame.astype({"seen_ms": "Int64", "in_view": "boolean"})
 
 
 def _current_rows(d: _StudyRows) -> tuple[list[dict], list[dict]]:
@@ -123,7 +134,8 @@ def _current_rows(d: _StudyRows) -> tuple[list[dict], list[dict]]:
                         "annotator": d.pseudonym[last.annotator_id], "rating": last.response,
                         "phase": assignment.phase, "created_at": _iso(last.created_at),
                         "seconds_spent": round(sum(r.seconds_spent for r in rows), 3),
-                        "revisions": len(rows), "rater_kind": d.kind[last.annotator_id],
+                        "revisions": len(rows), "seen_ms": last.seen_ms, "in_view": last.in_view,
+                        "rater_kind": d.kind[last.annotator_id],
                         "_position": assignment.position,
                         "_annotator_id": last.annotator_id, **d.comment(last),
                         **d.study_type.rating_columns(d.fields_of[last.item_id], d.pseudonym[last.annotator_id])})
@@ -134,7 +146,7 @@ def _ratings_table(current: list[dict]) -> pd.DataFrame:
     """ratings.csv: the current answers by annotator, then item position; type columns after the fixed ones."""
     extra = list(dict.fromkeys(k for row in current for k in row
                                if k not in RATING_COLUMNS and not k.startswith("_")))
-    current_df = pd.DataFrame(current, columns=RATING_COLUMNS + extra + ["_position", "_annotator_id"])
+    current_df = _seen_typed(pd.DataFrame(current, columns=RATING_COLUMNS + extra + ["_position", "_annotator_id"]))
     return current_df.sort_values(["_annotator_id", "_position"]).drop(
         columns=["_position", "_annotator_id"]).reset_index(drop=True)
 

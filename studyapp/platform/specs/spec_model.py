@@ -37,6 +37,7 @@ class StudySpec:
     repeat_items: int = 0
     cant_judge: bool = False
     comments: bool = False
+    min_seen_ms: int = 300         # [answers]: an item takes an answer once drawn this long (ms)
     synset_codes: bool = True      # [display]: WordNet codes shown beside the glosses
     seconds_per_item: float = 20.0  # [display]: the time estimate before the study's own median
     completion_code: str | None = None

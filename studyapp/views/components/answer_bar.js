@@ -1,7 +1,9 @@
 // One item's screen with a rating scale (`present`, common.js): its content and its answer
 // controls — a button per value, Back and (when revising) Continue, and the same as keys. The
-// first press locks the screen and shows "saving…"; only the next screen (new data from the
-// server) takes input again, and keys pressed until then are dropped ("too fast", common.js).
+// first press locks the screen and shows "saving…" with the value pressed still marked; only the
+// next screen (new data from the server) takes input again, and keys pressed until then are
+// dropped ("too fast", common.js). A press before the item has been seen (`seenGate`, seen.js:
+// drawn for the study's floor, both sides of the pair in view) is dropped too.
 // Every answer carries the id of the item it was given for, so the server can refuse one that
 // reaches another item. A press made while the server is unreachable is kept and sent again
 // (`delivery`, common.js).
@@ -38,38 +40,61 @@ export default function (component) {
     root.dataset.connection = offline ? "offline" : "online";
     showStatus();
   });
-  const send = (kind, value) => {
+  // the pair an answer rates: each side must have been in view (`seenGate`, seen.js)
+  const gate = seenGate(root, data, cue);
+  const sides = [...content.querySelectorAll(".side")];
+  sides.forEach((side, k) => {
+    const name = side.querySelector("h3");
+    side.dataset.seenName = name ? `“${name.textContent}”` : `side ${k + 1} of the pair`;
+  });
+  gate.track(sides);
+  const pressedOf = new Map();  // answer value -> its button
+  const send = (kind, value, event) => {
     if (state.locked) return;
+    if (!gate.admit(event, kind === "answer" ? sides : [])) return;
+    const pressed = kind === "answer" ? pressedOf.get(String(value)) : null;
     lock();
+    if (pressed) {  // the value pressed stays marked while it is saved
+      buttons.forEach((b) => b.classList.remove("chosen"));
+      pressed.classList.add("chosen", "pressed");
+      buttons.forEach((b) => { if (b.hasAttribute("aria-pressed")) b.setAttribute("aria-pressed", String(b === pressed)); });
+    }
     cue.textContent = "";
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
-                    nonce: newNonce() });
+                    nonce: newNonce(), seen_ms: gate.seenMs(), in_view: gate.allInView() });
   };
-  const add = (parent, text, cls, kind, value, disabled) => {
+  const add = (parent, text, cls, kind, value, disabled, key) => {
     const b = document.createElement("button");
     b.type = "button";
     b.className = cls;
     b.textContent = text;
+    if (key) {  // the key's name, not shown on touch screens (common.css)
+      const k = document.createElement("span");
+      k.className = "key-name";
+      k.textContent = ` (${key})`;
+      b.appendChild(k);
+    }
     b.disabled = Boolean(disabled);
-    b.addEventListener("click", () => send(kind, value));
+    b.addEventListener("click", (event) => send(kind, value, event));
     parent.appendChild(b);
     buttons.push(b);
     return b;
   };
-  data.values.forEach((value, k) => {
+  const valueButton = (text, value, key) => {
     const chosen = data.current !== null && String(value) === String(data.current);
-    add(row, `${value} — ${data.labels[k]}`, chosen ? "value chosen" : "value", "answer", value);
-  });
-  if (data.cant_judge) {
-    add(row, "Can't judge (X)", data.current === CANT_JUDGE ? "value chosen" : "value", "answer", CANT_JUDGE);
-  }
+    const b = add(row, text, chosen ? "value chosen" : "value", "answer", value, false, key);
+    b.setAttribute("aria-pressed", String(chosen));
+    pressedOf.set(String(value), b);
+  };
+  data.values.forEach((value, k) => valueButton(`${value} — ${data.labels[k]}`, value));
+  if (data.cant_judge) valueButton("Can't judge", CANT_JUDGE, "X");
   controls.appendChild(row);
   const comment = commentBox(data);
   if (comment) controls.appendChild(comment);
   const nav = document.createElement("div");
   nav.className = "nav";
-  add(nav, "Back (Backspace)", "nav-button", "back", null, !data.can_go_back);
-  if (data.revising) add(nav, "Continue where I stopped (Enter)", "nav-button", "continue", null);
+  add(nav, "Back", "nav-button", "back", null, !data.can_go_back, "Backspace");
+  if (data.revising) add(nav, "Continue where I stopped", "nav-button", "continue", null, false, "Enter");
   nav.appendChild(status);
   controls.appendChild(nav);
   if (data.hint) {
@@ -99,7 +124,7 @@ export default function (component) {
       dropKey(root, event);
       return;
     }
-    send(...action);
+    send(...action, event);
   };
   let stopped = false;
   const stopPresent = present(root, data, [top, content, controls], {
@@ -108,6 +133,7 @@ export default function (component) {
     focusTarget: row,
     whenShown: () => {
       if (stopped) return;
+      gate.start();
       post.start();
       if (post.resendKept()) lock();  // pressed while the server was unreachable: sent again
     },
@@ -115,6 +141,7 @@ export default function (component) {
   return () => {
     stopped = true;
     stopPresent();
+    gate.stop();
     post.stop();
   };
 }

@@ -260,6 +260,7 @@ function dropKey(root, event, groupKey) {
   cue.dataset.keys = JSON.stringify(keys);
   cue.textContent = `Too fast — nothing was recorded for ${keys.length === 1 ? "that key" : "those keys"} ` +
     `(${keys.join(", ")}): your last answer was still being saved.`;
+  toast(cue.textContent);
 }
 
 // Whether `event` continues a group of keys dropped on the screen before (see GROUP_PAUSE_MS);
@@ -287,6 +288,7 @@ function sayStrayGroup(root, event) {
   if (cue) {
     cue.textContent = `Nothing was recorded for ${keyName(event.key)}: it came right after keys ` +
       "typed for the previous item. Pause a moment, then type this item's answer.";
+    toast(cue.textContent);
   }
 }
 
@@ -298,21 +300,6 @@ function notLive(root, acts, groupKey) {
     if (activatesFocused(event) || !acts(event.key)) return;
     dropKey(root, event, groupKey);
   };
-}
-
-// A live region of the page (outside the screens that replace each other), so that a screen
-// reader hears each new item: its progress and its content.
-function announce(text) {
-  let live = document.getElementById("studyapp-live");
-  if (!live) {
-    live = document.createElement("div");
-    live.id = "studyapp-live";
-    live.className = "sr-only";
-    live.setAttribute("aria-live", "polite");
-    live.setAttribute("aria-atomic", "true");
-    document.body.appendChild(live);
-  }
-  live.textContent = text.replace(/\s+/g, " ").trim().slice(0, 600);
 }
 
 // Put the new screen (`parts`, built off-page) in place once its images are decoded; then it

@@ -2,7 +2,8 @@
 // "verbs" mode (imSitu) toggles a mark per prediction; "candidates" mode (CrossHOI curation)
 // asks correct / incorrect / ambiguous for every candidate and offers two searchable pickers of
 // actions to add. Nothing leaves the browser until Submit (or Back / Continue); the first of
-// those locks the form and shows "saving…", and the answer carries the id of its item. A draft
+// those locks the form and shows "saving…", and the answer carries the id of its item. A mark or
+// Submit before the rows it records have been seen (`seenGate`, seen.js) is dropped. A draft
 // survives a new server run of the same item (a save that failed); Back / Continue drop it.
 // With the spec's answers.cant_judge / answers.comments: a "Can't judge" answer (key x) and an
 // optional comment, sent with the answer as in the answer bar.
@@ -15,6 +16,13 @@ function make(tag, cls, text) {
   const el = document.createElement(tag);
   if (cls) el.className = cls;
   if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+// `text`, then the key that does the same in a span that touch screens do not show (common.css)
+function withKey(el, text, key) {
+  el.textContent = text;
+  if (key) el.appendChild(make("span", "key-name", ` (${key})`));
   return el;
 }
 
@@ -59,21 +67,26 @@ export default function (component) {
     else if (offline) status.textContent = "reconnecting…";
     else if (status.textContent === "reconnecting…") status.textContent = "";
   });
-  const send = (kind, value) => {
+  // the rows an answer records (the verbs, the candidates): each must have been in view
+  // (`seenGate`, seen.js); set below
+  const gate = seenGate(root, data, cue);
+  let seenRows = [];
+  const send = (kind, value, event, needs = []) => {
     if (locked) return;
+    if (!gate.admit(event, needs)) return;
     if (kind !== "answer") drafts.delete(draftKey);
     lock();
     cue.textContent = "";
     post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
-                    nonce: newNonce() });
+                    nonce: newNonce(), seen_ms: gate.seenMs(), in_view: gate.allInView() });
   };
   const button = (parent, text, cls, onClick) => {
     const b = make("button", cls, text);
     b.type = "button";
     b.addEventListener("mousedown", (e) => e.preventDefault()); // a click takes no focus
-    b.addEventListener("click", () => {
+    b.addEventListener("click", (event) => {
       if (!b.closest(".picker") && typingInto(document.activeElement)) document.activeElement.blur();
-      onClick();
+      onClick(event);
     });
     parent.appendChild(b);
     return b;
@@ -89,12 +102,18 @@ export default function (component) {
   list.tabIndex = -1;  // the focus comes here after each answer: Tab goes on to the marks
   controls.append(problem, list);
   const submitBar = make("div", "nav");
-  const submit = button(submitBar, "", "submit", () => trySubmit());
+  const submit = button(submitBar, "", "submit", (event) => trySubmit(event));
   let render, trySubmit, onModeKey, keyHint;
 
   if (data.mode === "verbs") {
-    const rows = data.items.map((item, k) => button(list, "", "verb", () => toggle(k)));
-    const toggle = (k) => { draft.marks[k] = !draft.marks[k]; render(); };
+    const rows = data.items.map((item, k) => button(list, "", "verb", (event) => toggle(k, event)));
+    rows.forEach((b, k) => { b.dataset.seenName = `verb ${k + 1} (${data.items[k].label})`; });
+    seenRows = rows;
+    const toggle = (k, event) => {
+      if (!gate.admit(event, [rows[k]])) return;
+      draft.marks[k] = !draft.marks[k];
+      render();
+    };
     render = () => {
       rows.forEach((b, k) => {
         b.classList.toggle("on", draft.marks[k]);
@@ -102,21 +121,21 @@ export default function (component) {
         b.textContent = `${k + 1}. ${data.items[k].label}${draft.marks[k] ? " ✓ correct" : ""}`;
       });
       const count = draft.marks.filter(Boolean).length;
-      submit.textContent = `Submit (${count} of ${n} marked correct) — Enter`;
+      withKey(submit, `Submit (${count} of ${n} marked correct)`, "Enter");
     };
-    trySubmit = () => send("answer", draft.marks.map((m) => (m ? "1" : "0")).join(""));
+    trySubmit = (event) => send("answer", draft.marks.map((m) => (m ? "1" : "0")).join(""), event, rows);
     const zoomed = () => document.body.classList.contains("mark-zoom");
     const zoom = button(submitBar, "", "zoom", () => setZoom(!zoomed()));
     const setZoom = (on) => {
       document.body.classList.toggle("mark-zoom", on);
-      zoom.textContent = (on ? "Smaller image (z)" : "Larger image (z)") +
-        (data.zoom_note ? ` — ${data.zoom_note}` : "");
+      withKey(zoom, on ? "Smaller image" : "Larger image", "z");
+      if (data.zoom_note) zoom.appendChild(document.createTextNode(` — ${data.zoom_note}`));
     };
     setZoom(zoomed());
-    onModeKey = (key, dry) => {
+    onModeKey = (key, dry, event) => {
       const k = Number(key) - 1;
       if (dry) return (/^[1-9]$/.test(key) && k < n) || key === "z";
-      if (/^[1-9]$/.test(key) && k < n) toggle(k);
+      if (/^[1-9]$/.test(key) && k < n) toggle(k, event);
       else if (key === "z") zoom.click();
       else return false;
       return true;
@@ -131,13 +150,18 @@ export default function (component) {
       const name = make("span", "name", named(k));
       row.appendChild(name);
       name.addEventListener("click", () => { draft.active = k; render(); });
-      const marks = MARKS.map(([mark, key]) => button(row, `${mark} (${key})`, `mark ${mark}`,
-                                                      () => setMark(k, mark)));
+      const marks = MARKS.map(([mark]) => button(row, "", `mark ${mark}`,
+                                                 (event) => setMark(k, mark, event)));
+      // each mark button is named with its candidate (a screen reader hears which one it marks)
+      marks.forEach((b, j) => b.setAttribute("aria-label", `${MARKS[j][0]}: ${named(k)}`));
+      row.dataset.seenName = `candidate ${named(k)}`;
       list.appendChild(row);
       return { row, marks };
     });
+    seenRows = rows.map(({ row }) => row);
     const unmarked = () => draft.marks.map((m, k) => (m ? null : k)).filter((k) => k !== null);
-    const setMark = (k, mark) => {
+    const setMark = (k, mark, event) => {
+      if (!gate.admit(event, [rows[k].row])) return;
       draft.marks[k] = mark;
       const next = unmarked().find((j) => j > k) ?? unmarked()[0];
       draft.active = next ?? k;
@@ -154,13 +178,13 @@ export default function (component) {
           const on = draft.marks[k] === MARKS[j][0];
           b.classList.toggle("on", on);
           b.setAttribute("aria-pressed", String(on));
-          b.textContent = `${on ? "✓ " : ""}${MARKS[j][0]} (${MARKS[j][1]})`;
+          withKey(b, `${on ? "✓ " : ""}${MARKS[j][0]}`, MARKS[j][1]);
         });
       });
       pickers.forEach((p) => p.render());
-      submit.textContent = "Submit — Enter";
+      withKey(submit, "Submit", "Enter");
       if (shownActive !== draft.active && rows[draft.active].row.isConnected) {
-        rows[draft.active].row.scrollIntoView({ block: "nearest" });  // the active one stays in view
+        bringIntoView(root, rows[draft.active].row);  // the active one stays in view, uncovered (seen.js)
       }
       shownActive = rows[draft.active].row.isConnected ? draft.active : null;
       if (problem.textContent) showMissing();
@@ -171,23 +195,26 @@ export default function (component) {
         "Mark every candidate correct, incorrect or ambiguous." : "";
       return missing;
     };
-    trySubmit = () => {
+    trySubmit = (event) => {
+      if (locked || !gate.admit(event, seenRows)) return;  // too soon: dropped before "not yet marked"
       const missing = showMissing();
-      if (!missing.length) send("answer", { marks: draft.marks, plus: draft.plus, minus: draft.minus });
+      if (!missing.length) {
+        send("answer", { marks: draft.marks, plus: draft.plus, minus: draft.minus }, event, seenRows);
+      }
       else {
         draft.active = missing[0];
         render();
         problem.scrollIntoView({ block: "nearest" });
       }
     };
-    onModeKey = (key, dry) => {
+    onModeKey = (key, dry, event) => {
       const k = Number(key) - 1;
       const mark = MARKS.find(([, letter]) => letter === key.toLowerCase());
       if (dry) return (/^[1-9]$/.test(key) && k < n) || ["ArrowDown", "ArrowUp"].includes(key) || Boolean(mark);
       if (/^[1-9]$/.test(key) && k < n) draft.active = k;
       else if (key === "ArrowDown") draft.active = Math.min(draft.active + 1, n - 1);
       else if (key === "ArrowUp") draft.active = Math.max(draft.active - 1, 0);
-      else if (mark) setMark(draft.active, mark[0]);
+      else if (mark) setMark(draft.active, mark[0], event);
       else return false;
       render();
       return true;
@@ -225,7 +252,7 @@ export default function (component) {
         if (e.key === "ArrowDown") highlighted = Math.max(0, Math.min(highlighted + 1, found.length - 1));
         else if (e.key === "ArrowUp") highlighted = Math.max(highlighted - 1, 0);
         else if (e.key === "Enter" && input.value.trim()) { if (found.length) add(found[highlighted]); }
-        else if (e.key === "Enter") { input.blur(); trySubmit(); }
+        else if (e.key === "Enter") { input.blur(); trySubmit(e); }
         else if (e.key === "Escape") { input.value = ""; input.blur(); }
         else return;
         e.preventDefault();
@@ -250,14 +277,16 @@ export default function (component) {
   }
 
   if (data.cant_judge) {
-    const label = "Can't judge (x)";
-    button(submitBar, data.cant_judge_chosen ? `✓ ${label}` : label,
-           data.cant_judge_chosen ? "cant-judge on" : "cant-judge", () => send("answer", CANT_JUDGE));
+    const label = "Can't judge";
+    const cant = button(submitBar, "", data.cant_judge_chosen ? "cant-judge on" : "cant-judge",
+                        (event) => send("answer", CANT_JUDGE, event));
+    withKey(cant, data.cant_judge_chosen ? `✓ ${label}` : label, "x");
+    cant.setAttribute("aria-pressed", String(Boolean(data.cant_judge_chosen)));
   }
   const nav = make("div", "nav");
-  const back = button(nav, "Back (Backspace)", "nav-button", () => send("back", null));
+  const back = withKey(button(nav, "", "nav-button", (event) => send("back", null, event)), "Back", "Backspace");
   back.disabled = !data.can_go_back;
-  if (data.revising) button(nav, "Continue where I stopped", "nav-button", () => send("continue", null));
+  if (data.revising) button(nav, "Continue where I stopped", "nav-button", (event) => send("continue", null, event));
   nav.appendChild(status);
   if (comment) controls.appendChild(comment);
   const hint = make("div", "hint", `Keys: ${keyHint} · Enter submits` +
@@ -268,6 +297,7 @@ export default function (component) {
   controls.appendChild(sticky);
   root.dataset.mode = data.mode;
   render();
+  gate.track(seenRows);
 
   const acts = (key) => key === "Enter" || (data.cant_judge && key.toLowerCase() === "x") ||
     (key === "Backspace" && data.can_go_back) || onModeKey(key, true);
@@ -283,10 +313,10 @@ export default function (component) {
       sayStrayGroup(root, event);
       return;
     }
-    if (event.key === "Enter") trySubmit();
-    else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE);
-    else if (event.key === "Backspace" && data.can_go_back) send("back", null);
-    else if (!onModeKey(event.key)) return;
+    if (event.key === "Enter") trySubmit(event);
+    else if (data.cant_judge && event.key.toLowerCase() === "x") send("answer", CANT_JUDGE, event);
+    else if (event.key === "Backspace" && data.can_go_back) send("back", null, event);
+    else if (!onModeKey(event.key, false, event)) return;
     event.preventDefault();
   };
   let stopped = false;
@@ -297,6 +327,7 @@ export default function (component) {
     focusTarget: list,
     whenShown: () => {
       if (stopped) return;
+      gate.start();
       post.start();
       if (post.resendKept()) lock();  // answered while the server was unreachable: sent again
     },
@@ -304,6 +335,7 @@ export default function (component) {
   return () => {
     stopped = true;
     stopPresent();
+    gate.stop();
     post.stop();
   };
 }
