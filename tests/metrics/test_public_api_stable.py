@@ -173,9 +173,16 @@ def canonical(value):
     return value
 
 
+#: Fields a result gained after 978bd2c, left out of its fingerprint (what it computed then is unchanged).
+ADDED_SINCE = {"annotator_agreement": ("mean_qwk_by_shared_items", "qwk_pairs")}
+
+
 def fingerprint(name, tmp_path):
-    """(headline, digest) of the recorded call of public function ``name``."""
+    """(headline, digest) of the recorded call of public function ``name``, without the fields
+    it gained later (:data:`ADDED_SINCE`)."""
     data = canonical(CALLS[name](tmp_path))
+    if isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k not in ADDED_SINCE.get(name, ())}
     text = json.dumps(data, sort_keys=True, default=str)
     return next(leaves(data), None), hashlib.sha256(text.encode()).hexdigest()[:16]
 
