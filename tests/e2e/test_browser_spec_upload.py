@@ -73,7 +73,8 @@ def test_shoes_design_with_llm_active_and_prolific_launches_from_uploads(tmp_pat
         button(browser, "Create from upload").click()
         wait_text(browser, "names a file that does not exist")
         (error,) = [e.text for e in browser.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')]
-        assert error == ("shoe_llm.toml: key 'llm.ratings' names a file that does not exist: llm_ratings.csv")
+        assert error == ("shoe_llm.toml: key 'llm.ratings' names a file that does not exist: llm_ratings.csv "
+                     "(not among the uploads; the upload box refuses a file over 50 MB)")
         assert studies.list_studies() == []
 
         files = widget(browser, "stFileUploader", "Files the spec names").find_element(By.CSS_SELECTOR, "input[type=file]")
