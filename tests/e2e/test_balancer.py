@@ -50,7 +50,8 @@ NEXT_ITEM = """
 const done = arguments[arguments.length - 1], old = arguments[0];
 const check = () => {
   const bar = document.querySelector('.answer-bar');
-  if (bar && bar.dataset.item !== old && bar.dataset.state === 'ready') done(bar.dataset.item);
+  if (bar && bar.dataset.item !== old && bar.dataset.state === 'ready' && bar.dataset.answerable === 'yes')
+    done(bar.dataset.item);   // seen for the study's floor: a press before that is dropped
   else setTimeout(check, 50);
 };
 check();
