@@ -50,8 +50,18 @@ NEXT_ITEM = """
 const done = arguments[arguments.length - 1], old = arguments[0];
 const check = () => {
   const bar = document.querySelector('.answer-bar');
-  if (bar && bar.dataset.item !== old && bar.dataset.state === 'ready' && bar.dataset.answerable === 'yes')
-    done(bar.dataset.item);   // seen for the study's floor: a press before that is dropped
+  if (bar && bar.dataset.item !== old && bar.dataset.state === 'ready') done(bar.dataset.item);
+  else setTimeout(check, 50);
+};
+check();
+"""
+
+
+ANSWERABLE = """
+const done = arguments[arguments.length - 1];
+const check = () => {
+  const bar = document.querySelector('.answer-bar');
+  if (bar && bar.dataset.state === 'ready' && bar.dataset.answerable === 'yes') done(bar.dataset.item);
   else setTimeout(check, 50);
 };
 check();
@@ -82,7 +92,9 @@ def driver(tmp_path):
 def press(driver, key: str, shown: str) -> str:
     """Press ``key`` on item ``shown``; the next item's id once its screen is ready."""
     driver.find_element(By.TAG_NAME, "body").send_keys(key)
-    return driver.execute_async_script(NEXT_ITEM, shown)
+    item = driver.execute_async_script(NEXT_ITEM, shown)
+    driver.execute_async_script(ANSWERABLE)   # seen for the study's floor: a press before that is dropped
+    return item
 
 
 def start_study(driver, cluster, tmp_path) -> tuple[int, str]:
@@ -92,7 +104,9 @@ def start_study(driver, cluster, tmp_path) -> tuple[int, str]:
     driver.get(f"{cluster.base}/?token={invite.token}")
     WebDriverWait(driver, WAIT_S).until(lambda d: next(
         (b for b in d.find_elements(By.TAG_NAME, "button") if b.text.startswith("Start")), False)).click()
-    return study, driver.execute_async_script(NEXT_ITEM, "none")
+    item = driver.execute_async_script(NEXT_ITEM, "none")
+    driver.execute_async_script(ANSWERABLE)
+    return study, item
 
 
 def tab_instance(driver) -> int:
@@ -124,6 +138,7 @@ def test_an_instance_dies_mid_study_and_the_annotator_goes_on_on_the_other(postg
         # the tab reconnects through the balancer, whose cookie then names the other instance
         WebDriverWait(driver, WAIT_S).until(lambda d: tab_instance(d) != dead)
         time.sleep(2)   # the websocket follows the health check that set the cookie
+        assert driver.execute_async_script(ANSWERABLE) == shown   # redrawn by the other instance, seen again
         for key in "401":
             pressed.append((shown, key))
             shown = press(driver, key, shown)
@@ -145,6 +160,7 @@ def test_a_press_in_flight_when_its_instance_dies_is_stored_on_the_other(postgre
         pressed.append((shown, "2"))
         driver.set_script_timeout(20)
         shown = driver.execute_async_script(NEXT_ITEM, shown)
+        driver.execute_async_script(ANSWERABLE)
         pressed.append((shown, "3"))
         shown = press(driver, "3", shown)
     assert [(a, r) for a, r, _rev, _pos in stored(study)] == pressed
