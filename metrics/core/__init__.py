@@ -17,6 +17,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                      "write_text_atomic"), "_jsonio"),
     **dict.fromkeys(("OneLineParser", "given_once", "input_file", "integer", "number", "output_dir", "output_file",
                      "seed"), "_options"),
-    **dict.fromkeys(("PLUGIN_GROUPS", "PluginGroup", "PluginRecord", "class_target", "describe", "listing_exit_code",
+    **dict.fromkeys(("PLUGIN_GROUPS", "PluginGroup", "PluginRecord", "describe", "listing_exit_code",
                      "plugin_listing"), "_plugins"),
 })

@@ -172,7 +172,7 @@ class PluginGroup:
         if self._add is None or listed:
             return record
         try:
-            if not own and entry.name in (self._own_names()):
+            if not own and entry.name in {r.name for r in self._own or ()}:
                 raise ValueError(f"{entry.name!r} is a built-in {self.kind} of this project")
             loaded = entry.load()
             if isinstance(own_name := getattr(loaded, "name", entry.name), str) and own_name != entry.name:
@@ -185,9 +185,6 @@ class PluginGroup:
                         record.source, problem)
             return replace(record, status="failed", problem=problem)
         return replace(record, status="built in" if own else "loaded")
-
-    def _own_names(self) -> set[str]:
-        return {r.name for r in self._own or ()}
 
 
 def _own_entry_points(group: str) -> list[EntryPoint]:
@@ -216,11 +213,6 @@ def without_paths(text: str) -> str:
     "<module 'toy' from 'toy.py'> is not a class"
     """
     return _PATH.sub(r"\1", text)
-
-
-def class_target(obj: object) -> str:
-    """``module:QualifiedName`` of an object's class, as an entry point names it."""
-    return f"{type(obj).__module__}:{type(obj).__qualname__}"
 
 
 def describe(obj: object) -> str:
