@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser(_command_of(argv))
     except InputError as exc:   # a required plugin that did not load, while options are listed
-        print(one_line(f"metrics {_command_of(argv) or ''}: error: {error_message(exc)}".replace(" :", ":")),
-              file=sys.stderr)
+        prefix = " ".join(filter(None, ["metrics", _command_of(argv)]))
+        print(one_line(f"{prefix}: error: {error_message(exc)}"), file=sys.stderr)
         return 2
     try:
         args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, optional
 from metrics.core._choices import SETTINGS
-from metrics.core._constraints import Interval, Optional, Options, validate_params
+from metrics.core._constraints import Interval, Options, OrNone, validate_params
 from metrics.core._errors import InputError
 from metrics.core._validation import shown
 
@@ -42,7 +42,7 @@ class CrossHoiScores(Result):
 
 
 @validate_params({"score_threshold": Interval(0, 1), "iou": Interval(0, 1, low_open=True),
-                  "setting": Optional(Options(SETTINGS))})
+                  "setting": OrNone(Options(SETTINGS))})
 def crosshoi_scores(bench: str | Path | dict, answers: str | Path | dict[str, list[str]], *,
                     score_threshold: float = 0.5, iou: float = 0.5,
                     setting: str | None = None) -> CrossHoiScores:

@@ -78,7 +78,7 @@ class Options:
 
 
 @dataclass(frozen=True)
-class Optional:
+class OrNone:
     """None, or what ``constraint`` accepts."""
 
     constraint: Interval | Whole | Options
@@ -90,7 +90,7 @@ class Optional:
         return self.constraint.invalid()
 
 
-Constraint = Interval | Whole | Options | Optional
+Constraint = Interval | Whole | Options | OrNone
 
 
 def validate_params(constraints: dict[str, Constraint]) -> Callable[[F], F]:
