@@ -232,6 +232,7 @@ def test_imsitu_keys_typed_on_two_screens_never_make_one_answer(app, browser):
     (invite,) = studies.invite(made["imsitu"], 1)
     start(browser, link(base, invite.token), "Item 1 of ")
     wait_idle(browser)
+    wait_answerable(browser)   # the burst's Enter answers item 1, not a screen still under the floor
     first = screen(browser)["item"]
     burst(browser, "12" + Keys.ENTER + "3")
     assert "Too fast — nothing was recorded for that key (3)" in screen(browser)["cue"]
