@@ -59,7 +59,7 @@ function seenGate(root, data, cue) {
   // on the screen, for tests and tools: "soon" (under the floor), "unseen" (a row not yet in
   // view) or "yes" (an answer is taken)
   const mark = () => {
-    if (drawnAt === null || !root.isConnected) return;
+    if (drawnAt === null || !root.isConnected || root.seenGate !== gate) return;
     const all = rows.every((row) => seenAt.has(row));
     const since = Math.max(drawnAt, ...rows.map((row) => seenAt.get(row) ?? -Infinity));
     root.dataset.answerable = !all ? "unseen" : performance.now() - since >= floor ? "yes" : "soon";
@@ -102,10 +102,13 @@ function seenGate(root, data, cue) {
     if (cue) cue.textContent = text;
     toast(text);
   };
-  return {
+  const gate = {
     // the rows a press may record (elements of the screen): checked from `start` on
     track(elements) { rows = [...elements]; },
     start() {
+      // the screen's marks are this gate's from now on: a superseded screen whose cleanup
+      // Streamlit has not run (after a reconnect) writes none
+      root.seenGate = gate;
       drawnAt = KEYS.shownAt ?? performance.now();  // when the screen was put in place (`present`)
       check(drawnAt);  // what is in view now has been since then (nothing has scrolled meanwhile)
       if (rows.every((row) => seenAt.has(row))) return;
@@ -146,4 +149,5 @@ function seenGate(root, data, cue) {
       return true;
     },
   };
+  return gate;
 }
