@@ -71,14 +71,24 @@ METHODS = {
     "median": lambda r, t: r.groupby("item_id")["rating"].median(),
     "majority": lambda r, t: _crowdkit("MajorityVote").fit_predict(t).astype(float),
     "dawid-skene": lambda r, t: _expected_label(_crowdkit("DawidSkene", n_iter=100), t),
-    "mace": lambda r, t: _expected_label(_crowdkit("MACE", n_iter=100, random_state=0), t),
+    "mace": lambda r, t: mace_scores(t),
 }
+
+
+def mace_scores(tasks: pd.DataFrame, *, restarts: int = 10) -> pd.Series:
+    """MACE's expected rating per item, its EM started ``restarts`` times (crowd-kit's default 10)."""
+    return _expected_label(_crowdkit("MACE", n_iter=100, n_restarts=restarts, random_state=0), tasks)
+
+
+def tasks_of(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Long ratings as crowd-kit's ``task`` / ``worker`` / ``label`` table."""
+    return pd.DataFrame({"task": ratings["item_id"], "worker": ratings["annotator"],
+                         "label": ratings["rating"].astype(int)})
 
 
 def item_scores(ratings: pd.DataFrame, methods=tuple(METHODS)) -> dict[str, tuple[pd.Series, float]]:
     """Each method's item scores and the seconds it took."""
-    tasks = pd.DataFrame({"task": ratings["item_id"], "worker": ratings["annotator"],
-                          "label": ratings["rating"].astype(int)})
+    tasks = tasks_of(ratings)
     out = {}
     for name in methods:
         started = time.perf_counter()

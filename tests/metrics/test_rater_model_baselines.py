@@ -4,7 +4,7 @@ order and the raters' severities say. Values come from crowd-kit itself, run her
 
 import pytest
 
-from benchmarks.rater_model_baselines import accuracy, item_scores, rater_tests_study
+from benchmarks.rater_model_baselines import accuracy, item_scores, mace_scores, rater_tests_study, tasks_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crowdkit.*")
 
@@ -32,6 +32,10 @@ def test_dawid_skene_beats_majority_vote_as_its_paper_says(results):
 @pytest.mark.slow
 def test_model_tracks_the_truth_better_than_mace():
     truth, ratings = rater_tests_study(0)
-    scores = item_scores(ratings, ("model", "mace"))
-    (r_model, rmse_model), (r_mace, rmse_mace) = (accuracy(scores[n][0], truth) for n in ("model", "mace"))
+    (model, _), = item_scores(ratings, ("model",)).values()
+    # one start of MACE's EM: on this study it gives the ten starts' scores (r 0.810, RMSE
+    # 0.708 either way) in an eighth of the time
+    r_model, rmse_model = accuracy(model, truth)
+    r_mace, rmse_mace = accuracy(mace_scores(tasks_of(ratings), restarts=1), truth)
+    assert (round(r_mace, 3), round(rmse_mace, 3)) == (0.810, 0.708)
     assert r_model > r_mace + 0.05 and rmse_model < 0.85 * rmse_mace
