@@ -51,14 +51,16 @@ class StudyView:
     ``studyapp.views.components`` (plain text, set as text); ``response_form(fields, current, **mount)``
     draws the answer form of a type with ``custom_response`` (mounting ``components.mark_form``
     with the page's ``mount`` arguments); ``console_section()``, where given, is a tool of the type
-    on the researcher console; ``keys_help`` says in plain words how an answer is given (``{first}``
-    and ``{last}`` stand for the scale's ends), for the welcome page.
+    on the researcher console; for the welcome page, ``answer_help`` says in plain words how an
+    answer is given by click or tap and ``keys_help`` how by keys (touch screens do not show it);
+    ``{first}`` and ``{last}`` stand for the scale's ends.
     """
 
     render_item: Callable[[dict], None]
     item_content: Callable[[dict], list]
     response_form: Callable[..., None] | None = None
     console_section: Callable[[], None] | None = None
+    answer_help: str = ""
     keys_help: str = ""
 
 

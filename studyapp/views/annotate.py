@@ -114,7 +114,10 @@ def instructions(info: assignment.AnnotatorSession) -> None:
     st.markdown(effort(n_items, seconds))
     st.markdown(safe_markdown.markdown(info.spec.instructions))
     st.header("How to answer")
-    st.markdown(keys_help(info))
+    by_pointer, by_keys = how_to_answer(info)
+    st.markdown(by_pointer)
+    with st.container(key="keys-help"):   # not on touch screens (page.css)
+        st.markdown(by_keys)
     example = info.spec.example
     if example:
         st.header("Example")
@@ -135,15 +138,19 @@ def instructions(info: assignment.AnnotatorSession) -> None:
               on_click=assignment.accept_instructions, args=(info.annotator_id,))
 
 
-def keys_help(info: assignment.AnnotatorSession) -> str:
-    """How the answers are given, in plain words: the type's ``keys_help`` (with the
-    scale's first and last value), then the options every type shares."""
+def how_to_answer(info: assignment.AnnotatorSession) -> tuple[str, str]:
+    """How the answers are given, in plain words, by click or tap and by keys: the type's
+    ``answer_help`` and ``keys_help`` (with the scale's first and last value), then the options
+    every type shares."""
     scale = info.spec.scale
-    text = view_of(get_type(info.study_type)).keys_help.format(first=min(scale.values),
-                                                                  last=max(scale.values))
+    view = view_of(get_type(info.study_type))
+    ends = {"first": min(scale.values), "last": max(scale.values)}
+    by_pointer, by_keys = view.answer_help.format(**ends), view.keys_help.format(**ends)
     if info.spec.cant_judge:
-        text += " If you cannot judge an item, choose “Can't judge” (key X)."
-    return text + " Back (Backspace) returns to your previous answer, to change it."
+        by_pointer += " If you cannot judge an item, choose “Can't judge”."
+        by_keys += " X: Can't judge."
+    return (by_pointer + " Back returns to your previous answer, to change it.",
+            by_keys + " Backspace: Back.")
 
 
 def display_options(info: assignment.AnnotatorSession) -> dict:

@@ -238,7 +238,9 @@ def test_a_whole_session_passes_axe_and_each_new_page_takes_the_focus(app, brows
     wait_idle(browser)
     problems["welcome"] = axe(browser, f"welcome {size}")
     assert not browser.execute_script(WIDER_THAN_SCREEN), browser.execute_script(WIDER_THAN_SCREEN)
-    kbd = [k.text for k in browser.find_elements(By.CSS_SELECTOR, "button kbd, .key-name") if k.is_displayed()]
+    kbd = [k.text for k in browser.find_elements(By.CSS_SELECTOR, "button kbd, .key-name, .st-key-keys-help")
+           if k.is_displayed()]
+    assert any(k.startswith("Keys: ") for k in kbd) == (size == "laptop"), kbd   # "How to answer"
     assert bool(kbd) == (size == "laptop"), kbd
     button(browser, "Start").click()
     wait_text(browser, "Practice item: after your answer")

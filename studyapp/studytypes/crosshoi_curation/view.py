@@ -14,8 +14,9 @@ from studyapp.views.components import image, mark_form, missing_image
 from ..base import StudyView
 from . import crosshoi
 
-KEYS_HELP = ("For each suggested action, click or tap correct, incorrect or ambiguous — or "
-             "choose it with its number (or ↑ ↓) and press c, i or a. Then Submit (Enter).")
+ANSWER_HELP = ("For each suggested action, click or tap correct, incorrect or ambiguous. "
+               "Then Submit.")
+KEYS_HELP = "Keys: choose an action with its number (or ↑ ↓) and press c, i or a; Enter submits."
 
 
 def render_item(fields: dict) -> None:
@@ -73,4 +74,4 @@ def item_content(fields: dict) -> list:
 
 
 VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form,
-                 keys_help=KEYS_HELP)
+                 answer_help=ANSWER_HELP, keys_help=KEYS_HELP)

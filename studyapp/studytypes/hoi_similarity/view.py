@@ -10,8 +10,8 @@ from studyapp.platform.records import exports
 from ..base import StudyView
 from . import sampler
 
-KEYS_HELP = ("Click or tap the answer that fits, or press its number key ({first}–{last}). "
-             "The next item follows at once.")
+ANSWER_HELP = "Click or tap the answer that fits. The next item follows at once."
+KEYS_HELP = "Keys: an answer's number ({first}–{last}) gives it."
 
 
 SIDES = (("gt", "Ground truth"), ("pred", "Prediction"))
@@ -70,4 +70,4 @@ def console_section() -> None:
 
 
 VIEW = StudyView(render_item=render_item, item_content=item_content, console_section=console_section,
-                 keys_help=KEYS_HELP)
+                 answer_help=ANSWER_HELP, keys_help=KEYS_HELP)

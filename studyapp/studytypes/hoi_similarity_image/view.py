@@ -13,9 +13,10 @@ from studyapp.views.components import image, missing_image
 from ..base import StudyView
 from ..hoi_similarity import view as pair_view
 
-KEYS_HELP = ("Click or tap the answer that fits, or press its number key ({first}–{last}). Your "
-             "earlier rating of the pair (without the image) is marked: Enter keeps it, another "
-             "number changes it. The next item follows at once.")
+ANSWER_HELP = ("Click or tap the answer that fits. Your earlier rating of the pair (without the "
+               "image) is marked: choose it again to keep it, or another to change it. The next item "
+               "follows at once.")
+KEYS_HELP = "Keys: an answer's number ({first}–{last}) gives it; Enter keeps the marked one."
 IMAGE_HEIGHT = 300  # px: image, pair and answer buttons fit in one 1280 x 800 screen
 
 
@@ -70,4 +71,4 @@ def item_content(fields: dict, *, synset_codes: bool = True) -> list:
 
 
 VIEW = StudyView(render_item=render_item, item_content=item_content,
-                 keys_help=KEYS_HELP)
+                 answer_help=ANSWER_HELP, keys_help=KEYS_HELP)

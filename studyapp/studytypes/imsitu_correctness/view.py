@@ -14,8 +14,9 @@ from studyapp.views.components import image, mark_form, missing_image
 
 from ..base import StudyView
 
-KEYS_HELP = ("Click or tap every verb that describes the image (or press its number), "
-             "then Submit (Enter). “Larger image” (key z) enlarges the picture.")
+ANSWER_HELP = ("Click or tap every verb that describes the image, then Submit. “Larger image” "
+               "enlarges the picture.")
+KEYS_HELP = "Keys: a verb's number marks it, Enter submits, z enlarges the picture."
 QUESTION = "Which of these verbs correctly describe what is happening in the image? Mark every one that does."
 ZOOMED = 768  # px: the width of "Larger image"
 
@@ -61,4 +62,4 @@ def item_content(fields: dict) -> list:
 
 
 VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form,
-                 keys_help=KEYS_HELP)
+                 answer_help=ANSWER_HELP, keys_help=KEYS_HELP)
