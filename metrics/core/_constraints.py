@@ -25,7 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from metrics.core._validation import ParameterError, range_problem, shown, whole_problem
+from metrics.core._validation import (
+    ParameterError,
+    at_least_problem,
+    boolean_problem,
+    range_problem,
+    shown,
+    text_problem,
+    whole_problem,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,10 +86,45 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Count:
+    """A whole number of at least ``low`` that fits a 32-bit column (a count kept in the database)."""
+
+    low: int
+
+    def problem(self, value) -> str | None:
+        return at_least_problem(value, self.low)
+
+    def invalid(self) -> list:
+        return [self.low - 1, 2**31, 1.5, "text", True]
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string with more than white space."""
+
+    def problem(self, value) -> str | None:
+        return text_problem(value)
+
+    def invalid(self) -> list:
+        return ["", " ", 3, True]
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """True or false (not 0 or 1)."""
+
+    def problem(self, value) -> str | None:
+        return boolean_problem(value)
+
+    def invalid(self) -> list:
+        return [1, "yes"]
+
+
+@dataclass(frozen=True)
 class OrNone:
     """None, or what ``constraint`` accepts."""
 
-    constraint: Interval | Whole | Options
+    constraint: Interval | Whole | Options | Count | Text | Boolean
 
     def problem(self, value) -> str | None:
         return None if value is None else self.constraint.problem(value)
@@ -90,7 +133,7 @@ class OrNone:
         return self.constraint.invalid()
 
 
-Constraint = Interval | Whole | Options | OrNone
+Constraint = Interval | Whole | Options | Count | Text | Boolean | OrNone
 
 
 def validate_params(constraints: dict[str, Constraint]) -> Callable[[F], F]:

@@ -75,6 +75,6 @@ def test_one_mistake_reads_one_way_in_a_function_a_spec_and_an_llm_config(tmp_pa
     pytest.importorskip("sqlmodel")
     from studyapp.platform.specs.spec_checker import _Checker
     with pytest.raises(InputError) as key:
-        _Checker("study.toml", {"raters_per_item": -1}).integer("raters_per_item", 3, 1)
+        _Checker("study.toml", {"raters_per_item": -1}).get("raters_per_item", 3)
     assert str(key.value) == "study.toml: key 'raters_per_item' must be a whole number ≥ 1, got -1"
     assert all(RANGE.search(str(e.value)) for e in (option, field, key))

@@ -55,7 +55,7 @@ BAD = [
     ("unknown type", GOOD.replace('"hoi_similarity"', '"ranking"'), None, r"unknown study type 'ranking'"),
     ("missing file", GOOD.replace('"items.csv"', '"nope.csv"'), None,
      r"key 'items\.path' names a file that does not exist: .*nope\.csv"),
-    ("bad order", GOOD.replace("[items]", 'order = "shuffled"\n[items]'), None, r"key 'order' must be 'random' or 'fixed'"),
+    ("bad order", GOOD.replace("[items]", 'order = "shuffled"\n[items]'), None, r"key 'order' must be one of random, fixed, got 'shuffled'"),
     ("scale labels", GOOD + "[scale]\nvalues = [0, 1, 2]\nlabels = [\"a\", \"b\"]\n", None,
      r"key 'scale\.labels' has 2 labels for 3 values"),
     ("bad source", GOOD.replace('source = "csv"', 'source = "web"'), None,

@@ -94,6 +94,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from metrics import InputError
+from metrics.core import at_least_problem
 
 from ...core.accounts import CLI, Actor
 from ...studytypes import Scale, get_type
@@ -143,7 +144,7 @@ def spec_slug(path: str | Path) -> str | None:
 def _study_type_of(top: _Checker, name: str):
     """The registered study type the spec names; its complaint is put under the spec's key."""
     try:
-        return get_type(top.text("study_type", required=True))
+        return get_type(top.get("study_type"))
     except InputError as exc:
         if str(exc).startswith(name):
             raise
@@ -152,22 +153,20 @@ def _study_type_of(top: _Checker, name: str):
 
 def _basic_spec(top: _Checker, data: dict, study_type, default_slug: str) -> StudySpec:
     """The top-level keys: slug, title, instructions, scale, raters, access, items per annotator, order."""
-    slug = top.text("slug", default_slug)
+    slug = top.get("slug", default_slug)
     if not SLUG.match(slug):
         top.fail("slug", f"must be lower-case letters, digits, '-' or '_' (got {slug!r})")
-    spec = StudySpec(slug=slug, title=top.text("title", required=True),
+    spec = StudySpec(slug=slug, title=top.get("title"),
                      study_type=study_type.name,
-                     instructions=top.text("instructions", required=True),
+                     instructions=top.get("instructions"),
                      scale=_scale(top, study_type.default_scale),
-                     raters_per_item=top.integer("raters_per_item", 3, 1),
-                     access_code=top.text("access_code"),
-                     claim_timeout_minutes=top.integer("claim_timeout_minutes", 30, 1))
+                     raters_per_item=top.get("raters_per_item", 3),
+                     access_code=top.get("access_code", None),
+                     claim_timeout_minutes=top.get("claim_timeout_minutes", 30))
     per = data.get("items_per_annotator", "all")
     if per != "all":
-        spec.items_per_annotator = top.integer("items_per_annotator", 0, 1)
-    spec.order = top.text("order", "random")
-    if spec.order not in ("random", "fixed"):
-        top.fail("order", f"must be 'random' or 'fixed', got {spec.order!r}")
+        spec.items_per_annotator = top.get("items_per_annotator", 0)
+    spec.order = top.get("order", "random")
     return spec
 
 
@@ -176,14 +175,14 @@ def _prolific(top: _Checker, spec: StudySpec) -> None:
     prolific = _Checker(top.name, top.table_of("prolific"), "prolific.")
     prolific.unknown({"completion_code", "completion_url", "attention_failed_code", "attention_fail_limit",
                       "screened_out_code", "routed_code"})
-    spec.completion_code = prolific.text("completion_code")
-    spec.completion_url = prolific.text("completion_url")
+    spec.completion_code = prolific.get("completion_code", None)
+    spec.completion_url = prolific.get("completion_url", None)
     if spec.completion_url and not spec.completion_url.startswith(("https://", "http://")):
         prolific.fail("completion_url", f"must be an http(s) URL, got {spec.completion_url!r}")
-    spec.attention_failed_code = prolific.text("attention_failed_code")
-    spec.attention_fail_limit = prolific.integer("attention_fail_limit", 2, 1)
-    spec.screened_out_code = prolific.text("screened_out_code")
-    spec.routed_code = prolific.text("routed_code")
+    spec.attention_failed_code = prolific.get("attention_failed_code", None)
+    spec.attention_fail_limit = prolific.get("attention_fail_limit", 2)
+    spec.screened_out_code = prolific.get("screened_out_code", None)
+    spec.routed_code = prolific.get("routed_code", None)
     for key, code, others in (("attention_failed_code", spec.attention_failed_code,
                                (spec.completion_code, spec.screened_out_code)),
                               ("screened_out_code", spec.screened_out_code, (spec.completion_code,)),
@@ -230,7 +229,7 @@ def _example(name: str, top: _Checker, study_type, spec: StudySpec) -> dict | No
             rating = int(study_type.parse_response(rating, spec.scale))
         except InputError as exc:
             ex.fail("rating", str(exc))
-    return {"fields": fields, "rating": rating, "explanation": ex.text("explanation", "")}
+    return {"fields": fields, "rating": rating, "explanation": ex.get("explanation", "")}
 
 
 def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str, actor: Actor = CLI) -> StudySpec:
@@ -241,20 +240,20 @@ def parse_spec(data: dict, name: str, base_dir: Path, default_slug: str, actor: 
 
     quality = _Checker(name, top.table_of("quality"), "quality.")
     quality.unknown({"attention_checks", "repeat_items"})
-    spec.attention_checks = quality.integer("attention_checks", 0, 0)
-    spec.repeat_items = quality.integer("repeat_items", 0, 0)
+    spec.attention_checks = quality.get("attention_checks", 0)
+    spec.repeat_items = quality.get("repeat_items", 0)
 
     answers = _Checker(name, top.table_of("answers"), "answers.")
     answers.unknown({"cant_judge", "comments", "min_seen_ms"})
-    spec.cant_judge = answers.boolean("cant_judge", False)
-    spec.comments = answers.boolean("comments", False)
-    spec.min_seen_ms = answers.integer("min_seen_ms", 300, 0)
+    spec.cant_judge = answers.get("cant_judge", False)
+    spec.comments = answers.get("comments", False)
+    spec.min_seen_ms = answers.get("min_seen_ms", 300)
 
     display = _Checker(name, top.table_of("display"), "display.")
     display.unknown({"synset_codes", "seconds_per_item"})
-    spec.synset_codes = display.boolean("synset_codes", "prolific" not in top.table)
+    spec.synset_codes = display.get("synset_codes", "prolific" not in top.table)
     if "seconds_per_item" in display.table:
-        spec.seconds_per_item = display.number("seconds_per_item", 0.0)
+        spec.seconds_per_item = float(display.get("seconds_per_item"))
 
     spec.adaptive = _adaptive(top, study_type)
     if spec.adaptive:
@@ -288,14 +287,14 @@ def _comprehension(top: _Checker) -> dict | None:
         return None
     check = _Checker(top.name, table, "comprehension.")
     check.unknown({"question", "options", "answer"})
-    question = check.text("question", required=True)
+    question = check.get("question")
     options = table.get("options")
     if not isinstance(options, list) or len(options) < 2 or not all(
             isinstance(o, str) and o.strip() for o in options):
         check.fail("options", f"must be a list of at least two non-empty strings, got {options!r}")
     if len(set(options)) != len(options):
         check.fail("options", "must not repeat an option")
-    answer = check.text("answer", required=True)
+    answer = check.get("answer")
     if answer not in options:
         check.fail("answer", f"must be one of the options, got {answer!r}")
     return {"question": question, "options": options, "answer": answer}
@@ -311,8 +310,8 @@ def _routing(top: _Checker, spec: StudySpec) -> dict | None:
     if not spec.adaptive:
         check.fail("min_consistency", "needs an [adaptive] section (its rater model gives each "
                                       "rater's consistency)")
-    return {"min_ratings": check.integer("min_ratings", 10, 2),
-            "min_consistency": check.number("min_consistency", 0.0)}
+    return {"min_ratings": check.get("min_ratings", 10),
+            "min_consistency": float(check.get("min_consistency"))}
 
 
 def _llm_member_ratings(row: dict, models: list[str], where: str, low, high) -> list[float]:
@@ -371,7 +370,7 @@ def _llm(top: _Checker, main: list[ItemSpec], base_dir: Path, scale: Scale, excl
     if study_type.custom_response:
         check.fail("ratings", f"is not available for study type {study_type.name!r} (its answers "
                               "are not ratings on a scale)")
-    rel = check.text("ratings", required=True)
+    rel = check.get("ratings")
     path = base_dir / rel
     if not path.exists():
         check.fail("ratings", f"names a file that does not exist: {path}")
@@ -401,13 +400,11 @@ def _active(top: _Checker, main: list[ItemSpec], members: list[list[float]] | No
     if members is None or len(members[0]) < 2:
         check.fail("budget", "needs an [llm] ratings file with two or more models (their "
                              "disagreement sets each item's probability)")
-    budget = check.number("budget", 0.0)
+    budget = float(check.get("budget"))
     if budget > len(main):
         check.fail("budget", f"must not exceed the {len(main)} main items, got {budget:g}")
-    floor = table.get("floor", 0.2)
-    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
-        check.fail("floor", f"must be a number in (0, 1] (every item needs a chance), got {floor!r}")
-    seed = check.integer("seed", 0, 0)
+    floor = check.get("floor", 0.2)   # above 0: every item keeps a chance of being drawn
+    seed = check.get("seed", 0)
     default_cells = [c for c in ("category", "level") if all(c in item.fields for item in main)]
     cells = table.get("cells", default_cells)
     if not isinstance(cells, list) or not all(isinstance(c, str) for c in cells):
@@ -436,12 +433,13 @@ def _adaptive(top: _Checker, study_type) -> dict | None:
     if study_type.custom_response:
         check.fail("target_se", f"is not available for study type {study_type.name!r} (its answers "
                                 "are not ratings on a scale)")
-    adaptive = {"target_se": check.number("target_se", 0.0),
-                "min_raters": check.integer("min_raters", 2, 1)}
+    adaptive = {"target_se": float(check.get("target_se")),
+                "min_raters": check.get("min_raters", 2)}
     if "max_raters" not in table:
         raise InputError(f"{top.name}: missing key 'adaptive.max_raters'")
-    adaptive["max_raters"] = check.integer("max_raters", 0, adaptive["min_raters"])
-    adaptive["refit_every"] = check.integer("refit_every", 25, 1)
+    adaptive["max_raters"] = check.get("max_raters")
+    check.refuse("max_raters", at_least_problem(adaptive["max_raters"], adaptive["min_raters"]))
+    adaptive["refit_every"] = check.get("refit_every", 25)
     return adaptive
 
 

@@ -27,7 +27,7 @@ def _dataset(name: str, table: dict, study_type) -> str:
     if not study_type.uses_dataset:
         check.fail("dataset", f"does not apply to study type {study_type.name!r} (its items use "
                               "no dataset's vocabulary)")
-    value = check.text("dataset")
+    value = check.get("dataset", None)
     if value not in datasets.names():
         check.fail("dataset", f"must be one of {', '.join(datasets.names())}, got {value!r}")
     return value
@@ -52,7 +52,7 @@ def _practice_items(name: str, table: dict, study_type, scale: Scale, base_dir: 
         return []
     check = _Checker(name, table, "practice.")
     check.unknown({"path"})
-    path = base_dir / check.text("path", required=True)
+    path = base_dir / check.get("path")
     if not path.exists():
         check.fail("path", f"names a file that does not exist: {path}")
     items = read_items_csv(path, study_type, forced_role="practice", dataset=dataset)
@@ -85,7 +85,7 @@ def _check_sampler_options(check: _Checker, options: dict, study_type, base_dir:
 def _csv_items(check: _Checker, table: dict, own: set, study_type, base_dir: Path, dataset: str):
     """``[items] source = "csv"``: the items of the file ``path``."""
     check.unknown({*own, "path"})
-    rel = check.text("path", required=True)
+    rel = check.get("path")
     path = base_dir / rel
     if not path.exists():
         check.fail("path", f"names a file that does not exist: {path}")
@@ -129,7 +129,7 @@ def _items(name: str, table: dict, study_type, base_dir: Path, dataset: str = da
     """``[items]``: the items of a CSV or the sampler's (an earlier study's only when ``actor``
     may download it)."""
     check = _Checker(name, table, "items.")
-    source = check.text("source", required=True)
+    source = check.get("source")
     own = {"source", "dataset", "exclude_senses"} if study_type.uses_dataset else {"source"}
     extra = _exclude_senses(check, table)
     if source == "csv":
