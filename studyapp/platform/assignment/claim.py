@@ -93,9 +93,14 @@ def next_item(annotator_id: int, engine: Engine | None = None,
     for _ in range(CLAIM_ATTEMPTS):
         try:
             with write_session(engine) as session:
-                annotator = lock_annotator(session, annotator_id)
+                annotator = fetch_row(session, Annotator, annotator_id)
                 refuse_inactive(annotator)
                 study = fetch_row(session, Study, annotator.study_id)
+                shown = open_item(session, annotator, study)
+                if shown is not None:   # read without a lock: a read-only database still shows it
+                    return shown
+                annotator = lock_annotator(session, annotator_id)   # the claim: first lock
+                refuse_inactive(annotator)
                 return claim_next(session, annotator, study, now or utcnow()).task
         except IntegrityError:
             continue  # another annotator took the slot (or this one, in another tab): look again
@@ -227,14 +232,27 @@ def main_policy(spec: StudySpec) -> str:
     return "+".join(name for name, on in (("active", spec.active), ("adaptive", spec.adaptive)) if on) or "default"
 
 
+def _planned(session: Session, annotator: Row, study: Row, spec: StudySpec) -> tuple[int, int, int]:
+    """(the planned length of the annotator's sequence, their main items, the practice items)."""
+    n_main_items = n_items_for(session, annotator, study)
+    n_practice = n_items(session, study, "practice")
+    return planned_total(spec, n_main_items, n_practice), n_main_items, n_practice
+
+
+def open_item(session: Session, annotator: Row, study: Row) -> Task | None:
+    """The annotator's first unanswered item, if any (read only: no lock, nothing written)."""
+    open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator.id}).first()
+    if open_one is None:
+        return None
+    return task_of(session, open_one, _planned(session, annotator, study, spec_of(study))[0])
+
+
 def claim_next(session: Session, annotator: Row, study: Row, now: datetime) -> Claimed:
     """``next_item`` in the caller's transaction, for an annotator whose row ``lock_annotator``
     read (and locked) first: the open item, else a new claim by the first of ``CLAIM_STEPS``
     that has one (after the routing check), else the end of the sequence."""
     spec = spec_of(study)
-    n_main_items = n_items_for(session, annotator, study)
-    n_practice = n_items(session, study, "practice")
-    total = planned_total(spec, n_main_items, n_practice)
+    total, n_main_items, n_practice = _planned(session, annotator, study, spec)
     open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator.id}).first()
     if open_one is not None:
         return Claimed(task_of(session, open_one, total), None)
