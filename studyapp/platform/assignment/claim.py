@@ -1,8 +1,13 @@
-"""The next item: the first unanswered assignment, else a new claim (practice, attention
-check, a main item's free slot by compare-and-set, a stale claim taken over, a retest).
+"""The next item: the first unanswered assignment, else a new claim by the first of the named
+claim steps that has one (``CLAIM_STEPS``: practice, an attention check due, a main item's free
+slot by compare-and-set under the study's policy, a stale claim taken over, the attention
+checks still owed, a retest), after the routing check; the step that served is logged at DEBUG.
 
-The annotator and the study are read as rows of their tables (``storage.fetch_row``), and the
-statements every claim runs are prepared once: a page run waits on this path after each key."""
+A claim runs under the annotator's row lock, taken before anything else is locked
+(``join.lock_annotator``; the package docstring states the lock order), and looks for an open
+item again under it. The annotator and the study are read as rows of their tables
+(``storage.fetch_row``), and the statements every claim runs are prepared once: a key press
+waits on this path (``keypress.answer``)."""
 
 from __future__ import annotations
 
