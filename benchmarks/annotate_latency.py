@@ -344,7 +344,7 @@ def main() -> None:
         print(f"browser (key press -> next item ready, n={len(page_times)}): {percentiles(page_times)}")
         print(f"  of which in the page (new data in -> screen drawn, images decoded): "
               f"{percentiles(build_times)}")
-        print(f"  server share (submit + the page's calls, in-process): {percentiles(server_times)}")
+        print(f"  server share (answer + the item's content, in-process): {percentiles(server_times)}")
         print(f"  items read by scrolling first (a row under the answer bar at 1280 x 800): {scrolled}")
         p50, p95 = (float(np.percentile(np.array(page_times) * 1000, q)) for q in (50, 95))
         server_p50 = float(np.percentile(np.array(server_times) * 1000, 50))
