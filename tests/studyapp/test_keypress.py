@@ -1,6 +1,8 @@
 """One key press, one transaction (``assignment.answer``): what it stores and returns, what it
 sends to the database, and two requests of one annotator at once on two instances."""
 
+import logging
+import re
 import threading
 from collections import Counter
 
@@ -87,6 +89,18 @@ def test_the_screen_is_what_the_database_says_next(tmp_path):
     assert phases == ["main", "main", "attention", "main", "main", "retest", "retest"]
     assert screen.info.completed and screen.answered == 7
     assert [r.response for r in _ratings(annotator_id)] == ["2", "2", "4", "2", "2", "2", "2"]
+
+
+def test_the_claim_step_that_served_each_item_is_logged(tmp_path, caplog):
+    extra = write_practice(tmp_path, ["p1,ride,horse,ride,horse,4,"]) + "[quality]\nattention_checks = 1\nrepeat_items = 2\n"
+    study = make_study(tmp_path, n_items=6, raters=1, per_annotator=4, extra=extra)
+    annotator_id, = make_annotators(study, 1)
+    caplog.set_level(logging.DEBUG, logger="studyapp.platform.assignment.claim")
+    task = assignment.next_item(annotator_id)
+    while task is not None:
+        task = assignment.answer(annotator_id, task.assignment_id, 4, 1.0).task
+    steps = [re.search(r"from the (\S+) step", r.getMessage()).group(1) for r in caplog.records]
+    assert steps == ["practice", "default", "default", "attention", "default", "default", "retest", "retest"]
 
 
 def test_a_repeated_stale_or_early_press_is_handled_as_submit_handles_it(tmp_path):
