@@ -9,13 +9,11 @@ from collections import Counter
 import pytest
 from sqlalchemy import event
 from sqlmodel import select
-from studyhelpers import make_annotators, make_study, write_adaptive_spec, write_practice
+from studyhelpers import make_annotators, make_study, routing_study, write_practice
 
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Event, Rating
 from studyapp.platform import assignment
-from studyapp.platform.launch.spec_files import load_spec
-from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.usefixtures("db_backend")
 
@@ -138,16 +136,8 @@ def test_a_rater_routed_out_by_the_refit_of_their_answer_gets_no_further_item(tm
     """With [routing] the refit after the answer that brings a rater to ``min_ratings`` decides
     whether they get another item, so the page's door claims after it: the constant rater
     (always 2) of test_active_routing's crossing test ends at 8 main ratings, routed."""
-    spec = write_adaptive_spec(
-        tmp_path, extra='[routing]\nmin_ratings = 8\nmin_consistency = 0.5\n',
-        adaptive_keys="target_se = 0.01\nmin_raters = 3\nmax_raters = 3\nrefit_every = 1000\n")
-    study_id = studies.create_study(load_spec(spec))
-    steady, other, constant = make_annotators(study_id, 3)
-    for who, shift in ((steady, 0), (other, 1)):
-        task = assignment.next_item(who)
-        while task is not None:
-            value = min(4, int(task.item_key.lstrip("i")) % 5 + shift)
-            task = assignment.answer(who, task.assignment_id, value, 1.0).task
+    _study, constant = routing_study(
+        tmp_path, lambda who, task, value: assignment.answer(who, task.assignment_id, value, 1.0).task)
     task, rated = assignment.next_item(constant), 0
     while task is not None:
         screen = assignment.answer(constant, task.assignment_id, 2, 1.0)
