@@ -14,8 +14,8 @@ preselected. ``--burner``: a process keeps a core busy (load ~2 on this 2-core m
 server runs as it does once started: its dashboard warm-up, a niced child process that computes
 every rated study's dashboard once after a start (minutes on the large study), is off unless
 ``--warm-up``. The load average is printed (the benchmark's own server and Chromium add ~1.5). The server's share in the same run: the calls one page run makes
-after a key (``submit``, then the page's ``annotator_session``,
-``next_item``, ``answered_count`` and the item's content), timed in this process; ``--explain``
+after a key (``answer``, which stores it and returns the next screen in one transaction, then
+the item's content), timed in this process; ``--explain``
 prints the plan of every query those calls send (SQLite ``EXPLAIN QUERY PLAN``, PostgreSQL
 ``EXPLAIN ANALYZE``). Targets: p50 <= 100 ms, p95 <= 150 ms at load <= 2; server share
 p50 <= 15 ms.
@@ -188,19 +188,17 @@ def wait_answerable(driver) -> bool:
 
 
 def page_calls(annotator_id: int, task, k: int):
-    """What one page run asks the server after a key on ``task``: the answer stored, then the
-    next screen (the annotator's session, the next item, the count of answers, the item's
-    content; the tab resolved its link's annotator once); returns the next task."""
+    """What one page run asks the server after a key on ``task``: the answer stored and the
+    next screen read in one transaction (``assignment.answer``: the annotator's session, the
+    next item, the count of answers), then the item's content (the tab resolved its link's
+    annotator once); returns the next task."""
     from studyapp.platform import assignment
     from studyapp.studytypes import get_type, view_of
 
-    assignment.submit(annotator_id, task.assignment_id, (k + 1) % 5, 1.0)
-    info = assignment.annotator_session(annotator_id)
-    task = assignment.next_item(annotator_id)
-    assignment.answered_count(annotator_id)
-    if task is not None:
-        view_of(get_type(info.study_type)).item_content(task.fields)
-    return task
+    screen = assignment.answer(annotator_id, task.assignment_id, (k + 1) % 5, 1.0)
+    if screen.task is not None:
+        view_of(get_type(screen.info.study_type)).item_content(screen.task.fields)
+    return screen.task
 
 
 def server_share(token: str, n: int) -> list[float]:
@@ -346,7 +344,7 @@ def main() -> None:
         print(f"browser (key press -> next item ready, n={len(page_times)}): {percentiles(page_times)}")
         print(f"  of which in the page (new data in -> screen drawn, images decoded): "
               f"{percentiles(build_times)}")
-        print(f"  server share (submit + the page's calls, in-process): {percentiles(server_times)}")
+        print(f"  server share (answer + the item's content, in-process): {percentiles(server_times)}")
         print(f"  items read by scrolling first (a row under the answer bar at 1280 x 800): {scrolled}")
         p50, p95 = (float(np.percentile(np.array(page_times) * 1000, q)) for q in (50, 95))
         server_p50 = float(np.percentile(np.array(server_times) * 1000, 50))

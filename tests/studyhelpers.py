@@ -185,6 +185,22 @@ path = "items.csv"
     return spec
 
 
+def routing_study(folder, rate) -> tuple[int, int]:
+    """A study with ``[routing]`` (``min_ratings`` 8) whose two spread raters have rated every
+    item (item k gets k mod 5, and one more capped at 4), each answer given by
+    ``rate(annotator, task, value)``, which returns the next task; (study id, the third annotator)."""
+    spec = write_adaptive_spec(
+        folder, extra='[routing]\nmin_ratings = 8\nmin_consistency = 0.5\n',
+        adaptive_keys="target_se = 0.01\nmin_raters = 3\nmax_raters = 3\nrefit_every = 1000\n")
+    study_id = studies.create_study(load_spec(spec))
+    steady, other, third = make_annotators(study_id, 3)
+    for who, shift in ((steady, 0), (other, 1)):
+        task = assignment.next_item(who)
+        while task is not None:
+            task = rate(who, task, min(4, int(task.item_key.lstrip("i")) % 5 + shift))
+    return study_id, third
+
+
 def answer(key: str, annotator_index: int) -> int:
     if key in EASY:
         return 4

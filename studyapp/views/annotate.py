@@ -3,7 +3,9 @@
 Who the annotator is comes from the URL (``?token=...``, or ``?study=...&PROLIFIC_PID=...``),
 and everything else from the database, so a closed tab or a restarted server resumes where
 the annotator stopped. ``st.session_state`` only holds what is being looked at (a revisited
-item) and when the current item was shown.
+item), when the current item was shown, and for the one run after a key press the screen that
+press's transaction returned (``assignment.answer``), so that run claims and counts nothing
+again; every other run (a reload, a reconnect, another tab) reads the database.
 """
 
 import inspect
@@ -234,12 +236,13 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
             comment: str | None = None, practice: bool = False, *, seen_ms: int = 0,
             in_view: bool | None = None) -> None:
     """Store an answer for the item it was given for (the server refuses any other, and one
-    under the study's seen floor); after a ``practice`` item, its feedback is shown next."""
+    under the study's seen floor) and keep the next screen for the run that follows; after a
+    ``practice`` item, its feedback is shown next."""
     shown = st.session_state.get("shown")
     seconds = time.monotonic() - shown[1] if shown and shown[0] == assignment_id else 0.0
     try:
-        assignment.submit(annotator_id, assignment_id, value, seconds, revise=revise,
-                          comment=comment, seen_ms=seen_ms, in_view=in_view)
+        screen = assignment.answer(annotator_id, assignment_id, value, seconds, revise=revise,
+                                   comment=comment, seen_ms=seen_ms, in_view=in_view)
     except assignment.StaleAnswer:
         st.session_state["flash"] = ("That answer was for an item already answered (perhaps in "
                                      "another tab); it was not stored. Here is your next item.")
@@ -254,9 +257,20 @@ def on_rate(annotator_id: int, assignment_id: int, value, revise: bool = False,
         st.session_state["flash"] = NOT_SAVED
         return
     st.session_state["revise_position"] = None
-    if practice and (feedback := assignment.practice_feedback(annotator_id, assignment_id)):
-        st.session_state["feedback"] = feedback
+    st.session_state[SCREEN_STATE] = screen
+    if practice and screen.feedback is not None:
+        st.session_state["feedback"] = screen.feedback
         st.query_params[FEEDBACK_PARAM] = str(assignment_id)   # a reload shows it again
+
+
+SCREEN_STATE = "answered-screen"  # the Screen of the last key press, for the run right after it
+
+
+def screen_after_press(annotator_id: int) -> assignment.Screen | None:
+    """The screen the key press of this run returned (``on_rate``), taken out: only the run
+    right after the press uses it."""
+    screen = st.session_state.pop(SCREEN_STATE, None)
+    return screen if screen is not None and screen.info.annotator_id == annotator_id else None
 
 
 FEEDBACK_PARAM = "feedback"  # the practice item whose feedback is on screen, kept in the URL
@@ -361,39 +375,60 @@ def progress(task: assignment.Task, answered: int) -> dict:
     return {"text": text, "fraction": min(answered / task.total, 1.0) if task.total else 1.0}
 
 
-def rate(info: assignment.AnnotatorSession) -> None:
+def next_screen(info: assignment.AnnotatorSession,
+                pressed: assignment.Screen | None) -> tuple[assignment.Task, int | None] | None:
+    """(the next item, the answers given when known) from the key press's screen, else from the
+    database; None after drawing the page that replaces it (an error, the end of the sequence)."""
+    if pressed is not None:
+        task, answered = pressed.task, pressed.answered
+    else:
+        answered = None
+        try:
+            task = assignment.next_item(info.annotator_id)
+        except InputError as exc:
+            st.warning(safe_markdown.text(exc))
+            return None
+        except SQLAlchemyError as exc:
+            LOG.error("next item not loaded (annotator %s): %s", info.annotator_id, exc)
+            st.error(st.session_state.pop("flash", None) or NOT_LOADED)
+            st.button("Retry", key="retry", type="primary", shortcut="Enter")
+            return None
+    if task is not None:
+        return task, answered
+    ended = pressed.info if pressed is not None else assignment.annotator_session(info.annotator_id)
+    if ended.routed:   # ended just now
+        routed_out(info)
+    elif answered if answered is not None else assignment.answered_count(info.annotator_id):
+        completion(info)
+    else:
+        st.info("Every item has enough raters right now, so there is nothing for you to "
+                "rate. Thank you for your interest!")
+    return None
+
+
+def rate(info: assignment.AnnotatorSession, pressed: assignment.Screen | None = None) -> None:
+    """The item screen: the item revisited, else the next one (``pressed``: the screen the key
+    press of this run returned, else read from the database)."""
     revise = st.session_state.get("revise_position")
     if revise is None and (feedback := feedback_on_screen(info.annotator_id)) is not None:
         practice_feedback(feedback, info)
         return
     task = assignment.task_at(info.annotator_id, revise) if revise is not None else None
+    answered = None
     if task is None:
         st.session_state["revise_position"] = None
-        try:
-            task = assignment.next_item(info.annotator_id)
-        except InputError as exc:
-            st.warning(safe_markdown.text(exc))
+        found = next_screen(info, pressed)
+        if found is None:
             return
-        except SQLAlchemyError as exc:
-            LOG.error("next item not loaded (annotator %s): %s", info.annotator_id, exc)
-            st.error(st.session_state.pop("flash", None) or NOT_LOADED)
-            st.button("Retry", key="retry", type="primary", shortcut="Enter")
-            return
-        if task is None:
-            if assignment.annotator_session(info.annotator_id).routed:   # ended just now
-                routed_out(info)
-            elif assignment.answered_count(info.annotator_id):
-                completion(info)
-            else:
-                st.info("Every item has enough raters right now, so there is nothing for you to "
-                        "rate. Thank you for your interest!")
-            return
+        task, answered = found
     if st.session_state.get("shown", (None,))[0] != task.assignment_id:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
     view = view_of(study_type)
     instructions_slot = st.container()  # filled last: the item screen is sent first
-    screen = item_screen(info, task, view, study_type)
+    if answered is None:
+        answered = assignment.answered_count(info.annotator_id)
+    screen = item_screen(info, task, view, study_type, answered)
     current = screen.pop("current")
     mount = dict(item_id=task.assignment_id, can_go_back=task.number > 1,
                  revising=task.response is not None, key=SCREEN_KEY,
@@ -419,7 +454,7 @@ SCREEN_KEY = "item-screen"  # one key for every item: the old screen stays until
 
 
 def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
-                study_type) -> dict:
+                study_type, answered: int) -> dict:
     """Everything the item screen shows besides its controls, as one payload: the progress,
     the notices (practice, a flash message, the answer being revised, a preselected answer;
     ``(kind, text)`` or ``(kind, text, what the keys do)``, the keys hidden on touch screens)
@@ -441,7 +476,7 @@ def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
         notices.append(("info", f"Your earlier rating (without the image): {current}. "
                                 "Choose it again to keep it, or choose another.",
                         "Enter (or its key) keeps it."))
-    return {"progress": progress(task, assignment.answered_count(info.annotator_id)),
+    return {"progress": progress(task, answered),
             "notices": notices, "content": view.item_content(task.fields, **display_options(info)),
             "current": current}
 
@@ -455,7 +490,8 @@ def main() -> None:
     annotator_id = identify()
     if annotator_id is None:
         return
-    info = assignment.annotator_session(annotator_id)
+    pressed = screen_after_press(annotator_id)
+    info = pressed.info if pressed is not None else assignment.annotator_session(annotator_id)
     if info.prolific_status in prolific.ENDED:
         st.info(prolific.ended_message(info.prolific_status))
     elif info.comprehension_failures >= prolific.ATTEMPTS:
@@ -471,7 +507,7 @@ def main() -> None:
     elif not info.started:
         instructions(info)
     else:
-        rate(info)
+        rate(info, pressed)
 
 
 main()

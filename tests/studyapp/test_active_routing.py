@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 from sqlmodel import select
-from studyhelpers import make_annotators, rate_all, write_adaptive_spec, write_items
+from studyhelpers import make_annotators, rate_all, routing_study, write_adaptive_spec, write_items
 
 from metrics import InputError
 from metrics.study._report import table_html
@@ -187,15 +187,11 @@ def test_a_rater_crossing_min_ratings_gets_no_further_item_before_the_next_sched
     # ratings, not 12. Whichever 8 items the third's random order gives them, the others' mean
     # rating over them has SD ≥ 0.78, above the 0.5 a rater needs to be judged (0.125 of the
     # scale's range; with k and k + 1 mod 5 one order in 495 fell to 0.43 and went unjudged).
-    spec = write_adaptive_spec(
-        tmp_path, extra='[routing]\nmin_ratings = 8\nmin_consistency = 0.5\n',
-        adaptive_keys="target_se = 0.01\nmin_raters = 3\nmax_raters = 3\nrefit_every = 1000\n")
-    study_id = studies.create_study(load_spec(spec))
-    steady, other, constant = make_annotators(study_id, 3)
-    for who, shift in ((steady, 0), (other, 1)):
-        while (task := assignment.next_item(who)) is not None:
-            value = min(4, int(task.item_key.lstrip("i")) % 5 + shift)
-            assignment.submit(who, task.assignment_id, value, 1.0)
+    def rate(who, task, value):
+        assignment.submit(who, task.assignment_id, value, 1.0)
+        return assignment.next_item(who)
+
+    study_id, constant = routing_study(tmp_path, rate)
     rated = rate_all(constant)
     with storage.read_session() as session:
         events = [(e.kind, e.annotator_id, e.detail) for e in session.exec(select(Event).order_by(Event.id))

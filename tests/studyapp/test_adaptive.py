@@ -330,7 +330,7 @@ def test_simulate_refits_inline_in_its_transaction(tmp_path):
 
 
 def test_the_sql_priority_rule_and_item_state_agree(tmp_path):
-    """The collection rule is written twice: as SQL in assignment._free_slot (which items may be
+    """The collection rule is written twice: as SQL in assignment.free_slot (which items may be
     handed out, in which order) and in Python in adaptive.item_state (how the dashboard counts
     them). On 40 random states of a 12-item study they agree: the item handed out is 'open', none
     is handed out when no item is open, and no open item comes before it by the rule (below
@@ -359,7 +359,7 @@ def test_the_sql_priority_rule_and_item_state_agree(tmp_path):
         with storage.read_session() as session:
             items = {i.id: (i.n_claims, i.model_se)
                      for i in session.exec(select(Item).where(Item.study_id == study_id, Item.role == "main"))}
-            chosen = assignment._free_slot(session, annotator, study, spec)
+            chosen = assignment.free_slot(session, annotator, study, spec)
         open_items = {i: state for i, state in items.items() if adaptive.item_state(*state, settings) == "open"}
         if not open_items:
             assert chosen is None

@@ -377,7 +377,7 @@ def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path)
     try:
         with storage.write_session() as session:
             study, annotator = session.get(Study, study_id), session.get(Annotator, annotator_id)
-            found = assignment._free_slot(session, annotator, study, spec_of(study))
+            found = assignment.free_slot(session, annotator, study, spec_of(study))
     finally:
         event.remove(engine, "after_cursor_execute", others_claim_every_item)
     assert seen["level read"] and found is not None and found[1] == 1
@@ -385,22 +385,22 @@ def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path)
 
 def test_two_tabs_asking_at_once_get_one_open_item(tmp_path, db_backend, monkeypatch):
     """Two tabs of one annotator ask for the next item at the same moment (PostgreSQL: two
-    instances). Tab A looks for an open item, finds none, and only then does tab B's claim
-    commit; A must hand out B's item, not claim a second one behind it."""
+    instances). Tab A holds the annotator's row (the first lock of every claim); tab B, started
+    while A is between its look for an open item and its claim, waits for A's commit and then
+    hands out A's item instead of claiming a second one behind it."""
     if db_backend != "postgresql":
         pytest.skip("SQLite's write lock serialises the two requests whole")
     from studyapp.platform.assignment import claim
 
     study = make_study(tmp_path, n_items=6, raters=2)
     annotator_id, = make_annotators(study, 1)
-    sequence, b_done = claim._sequence, threading.Event()
-    waited = []
+    sequence, b_done = claim.sequence, threading.Event()
+    b_waited = []
 
     def a_then_b(session, annotator):
-        if not waited:              # tab A, after its look for an open item: let B claim first
-            waited.append(True)
+        if not b_waited:            # tab A, after its look for an open item: B asks now
             tab_b.start()
-            assert b_done.wait(30)
+            b_waited.append(not b_done.wait(1.0))   # B cannot get past A's lock on the annotator
         return sequence(session, annotator)
 
     got = {}
@@ -410,14 +410,15 @@ def test_two_tabs_asking_at_once_get_one_open_item(tmp_path, db_backend, monkeyp
         b_done.set()
 
     tab_b = threading.Thread(target=run_b)
-    monkeypatch.setattr(claim, "_sequence", a_then_b)
+    monkeypatch.setattr(claim, "sequence", a_then_b)
     got["a"] = assignment.next_item(annotator_id)
     tab_b.join()
+    assert b_waited == [True]
     assert got["a"].assignment_id == got["b"].assignment_id
     with storage.read_session() as session:
         open_items = session.exec(select(Assignment.id).where(Assignment.annotator_id == annotator_id,
                                                               Assignment.answered_at.is_(None))).all()
-    assert open_items == [got["b"].assignment_id]
+    assert open_items == [got["a"].assignment_id]
 
 
 @pytest.mark.parametrize(("floor", "seen", "stored"), [(None, 299, False), (None, 300, True),

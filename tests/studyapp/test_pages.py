@@ -176,6 +176,31 @@ def test_rating_by_shortcut_is_stored(study):
     assert progress_text(at, with_left=True) == "Item 2 of 3 · 2 left"
 
 
+def test_the_run_after_a_key_press_is_one_transaction(study):
+    """The page's answer handler stores the answer and gets the next screen in one transaction
+    (``assignment.answer``); the run that follows draws that screen without asking the
+    database again, and a reload reads it back from the database."""
+    from sqlalchemy import event
+
+    at = started(study)
+    engine, transactions = storage.get_engine(), []
+
+    def begin(conn):
+        transactions.append(conn)
+
+    event.listen(engine, "begin", begin)
+    try:
+        rating_button(at, 3).click().run()
+    finally:
+        event.remove(engine, "begin", begin)
+    assert len(transactions) == 1
+    assert progress_text(at, with_left=True) == "Item 2 of 3 · 2 left"
+    shown = answer_bar(at)["item_id"]
+    at.run()   # a rerun without a press: from the database, the same item
+    assert answer_bar(at)["item_id"] == shown and progress_text(at, with_left=True) == "Item 2 of 3 · 2 left"
+    assert ratings_by_item(study) == {"i01": [(0, "3", None)]}
+
+
 def test_a_press_for_an_item_no_longer_on_screen_is_refused(study):
     """The old item's answer arriving after the next item is shown (a late key press, or an
     out-of-date tab) is refused, said so, and never stored as a revision."""

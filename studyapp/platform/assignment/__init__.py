@@ -1,5 +1,23 @@
 """The annotator side: joining a study, the next item, submitting and revising ratings.
 
+An annotator's key press goes through one door, ``answer`` (``keypress``): in one write
+transaction the answer is checked and stored, the next item claimed and the answers counted,
+and the page gets the next screen back (``Screen``), so the run after the press asks nothing
+more. ``submit`` and ``next_item`` do each half on its own (simulations, imports, the first
+screen).
+
+Lock order (PostgreSQL; SQLite's write transaction serialises every writer anyway): whatever
+changes an annotator's sequence (``answer``, ``submit``, ``next_item``, Prolific's
+``release_claims``) takes the annotator's row first (``join.lock_annotator``, ``FOR NO KEY UPDATE``),
+then the assignment answered (``FOR UPDATE``), then the items whose claim counter moves. Two
+requests of one annotator at once, on two instances, therefore run one after the other: the
+second finds the first's claim open and hands it out instead of claiming another, and a
+claim never lands on an annotator whose claims are being released.
+
+The claim policies are steps tried in order (``claim.CLAIM_STEPS``: practice, attention due,
+main, take-over, attention owed, retest; the main step by the study's policy, default, active
+or adaptive, after the routing check); the step that served an item is logged at DEBUG level.
+
 Rules (all state lives in the database, so a closed tab, another device or a server restart
 resumes where the annotator stopped):
 
@@ -39,8 +57,7 @@ resumes where the annotator stopped):
   ``answer_under_floor`` event (``ratings.refuse_under_seen_floor``).
 """
 
-from .claim import _free_slot as _free_slot  # the collection rule's SQL, checked against its Python form
-from .claim import next_item
+from .claim import free_slot, next_item
 from .join import (
     AnnotatorSession,
     accept_instructions,
@@ -50,6 +67,7 @@ from .join import (
     join_with_code,
     resolve_token,
 )
+from .keypress import Screen, answer
 from .ratings import AnswerTooSoon, StaleAnswer, log_keys_not_applied, submit
 from .tasks import (
     Feedback,
@@ -65,8 +83,8 @@ from .tasks import (
 )
 
 __all__ = [
-    "AnnotatorSession", "AnswerTooSoon", "Feedback", "StaleAnswer", "Task", "accept_instructions", "annotator_by_token",
-    "annotator_session", "answered_count", "expected_effort", "join_prolific", "join_with_code",
-    "log_keys_not_applied", "next_item", "plan", "planned_count", "planned_total", "practice_feedback",
-    "resolve_token", "submit", "task_at", "task_before",
+    "AnnotatorSession", "AnswerTooSoon", "Feedback", "Screen", "StaleAnswer", "Task", "accept_instructions",
+    "annotator_by_token", "annotator_session", "answer", "answered_count", "expected_effort", "free_slot",
+    "join_prolific", "join_with_code", "log_keys_not_applied", "next_item", "plan", "planned_count",
+    "planned_total", "practice_feedback", "resolve_token", "submit", "task_at", "task_before",
 ]

@@ -1,12 +1,18 @@
-"""The next item: the first unanswered assignment, else a new claim (practice, attention
-check, a main item's free slot by compare-and-set, a stale claim taken over, a retest).
+"""The next item: the first unanswered assignment, else a new claim by the first of the named
+claim steps that has one (``CLAIM_STEPS``: practice, an attention check due, a main item's free
+slot by compare-and-set under the study's policy, a stale claim taken over, the attention
+checks still owed, a retest), after the routing check; the step that served is logged at DEBUG.
 
-The annotator and the study are read as rows of their tables (``storage.fetch_row``), and the
-statements every claim runs are prepared once: a page run waits on this path after each key."""
+A claim runs under the annotator's row lock, taken before anything else is locked
+(``join.lock_annotator``; the package docstring states the lock order), and looks for an open
+item again under it. The annotator and the study are read as rows of their tables
+(``storage.fetch_row``), and the statements every claim runs are prepared once: a key press
+waits on this path (``keypress.answer``)."""
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -24,8 +30,10 @@ from ...core.models import Annotator, Assignment, Item, Study, utcnow
 from ...core.storage import fetch_row, log_event, write_session
 from ..specs.spec_model import StudySpec, spec_of
 from .claim_order import ASSIGNMENTS, ITEMS, annotator_order, least_claimed_in_order, main_items
-from .join import _refuse_ended
-from .tasks import Task, _eligible_ids, _n_items, _n_items_for, _sequence, _task, planned_total
+from .join import lock_annotator, refuse_ended
+from .tasks import Task, eligible_ids, n_items, n_items_for, planned_total, sequence, task_of
+
+LOG = logging.getLogger("studyapp.platform.assignment.claim")
 
 # A prime p ≡ 2 (mod 3): x ↦ x³ mod p permutes 0 … p − 1, as x ↦ a·x + b does (a ≠ 0); their
 # composition orders consecutive ids with no visible pattern (the affine map alone left 1 in 11
@@ -38,7 +46,6 @@ OPEN_ASSIGNMENT = (select(ASSIGNMENTS)
                    .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"),
                           ASSIGNMENTS.c.answered_at.is_(None))
                    .order_by(ASSIGNMENTS.c.position).limit(1))
-ITEMS_HANDED = select(ASSIGNMENTS.c.item_id).where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
 COUNT_CLAIM = (update(ITEMS).where(ITEMS.c.id == bindparam("item"), ITEMS.c.n_claims == bindparam("seen"))
                .values(n_claims=bindparam("seen") + 1))
 ADD_ASSIGNMENT = insert(ASSIGNMENTS)
@@ -91,10 +98,34 @@ def next_item(annotator_id: int, engine: Engine | None = None,
     for _ in range(CLAIM_ATTEMPTS):
         try:
             with write_session(engine) as session:
-                return _next_item(session, annotator_id, now or utcnow())
+                annotator = fetch_row(session, Annotator, annotator_id)
+                refuse_inactive(annotator)
+                study = fetch_row(session, Study, annotator.study_id)
+                shown = open_item(session, annotator, study)
+                if shown is not None:   # read without a lock: a read-only database still shows it
+                    return shown
+                annotator = lock_annotator(session, annotator_id)   # the claim: first lock
+                refuse_inactive(annotator)
+                return claim_next(session, annotator, study, now or utcnow()).task
         except IntegrityError:
             continue  # another annotator took the slot (or this one, in another tab): look again
     raise RuntimeError(f"could not claim an item after {CLAIM_ATTEMPTS} attempts")
+
+
+def refuse_inactive(annotator: Row) -> None:
+    """An annotator whose access was withdrawn, or whose Prolific submission ended, gets no item."""
+    if auth.is_revoked(annotator.token_hash):
+        raise InputError("your access to this study has been withdrawn")
+    refuse_ended(annotator)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """What ``claim_next`` found: the item on screen next (None: the sequence is over) and how
+    many of the annotator's assignments are answered (None when not counted on the way)."""
+
+    task: Task | None
+    answered: int | None
 
 
 @dataclass
@@ -114,45 +145,142 @@ class _NewAssignment:
                                 phase=phase, position=self.position, slot=slot, claimed_at=self.now)
         assignment.id = self.session.connection().execute(
             ADD_ASSIGNMENT, assignment.model_dump(exclude={"id"})).inserted_primary_key[0]
-        return _task(self.session, assignment, self.total, self.number)
+        return task_of(self.session, assignment, self.total, self.number, fresh=True)
 
 
-def _practice_item(session: Session, study: Row, annotator: Row) -> int | None:
-    """The first practice item (file order) not yet handed to the annotator."""
-    return session.exec(select(Item.id).where(Item.study_id == study.id, Item.role == "practice",
-                                              _not_mine(annotator.id))
-                        .order_by(Item.position).limit(1)).first()
+@dataclass
+class ClaimState:
+    """What every claim step looks at: the annotator and study rows, the spec, the assignments
+    per phase so far, the main items meant for the annotator (``k``) and the practice items."""
+
+    session: Session
+    annotator: Row
+    study: Row
+    spec: StudySpec
+    counts: dict
+    k: int
+    n_practice: int
+    new: _NewAssignment
+
+    def count(self, phase: str) -> int:
+        return self.counts.get(phase, 0)
 
 
-def _claim_main(session: Session, annotator: Row, study: Row, spec: StudySpec,
-                new: _NewAssignment) -> Task | None:
-    """A free slot of a main item, counted on the item; else an expired claim taken over."""
-    claim = _free_slot(session, annotator, study, spec)
-    if claim is not None:
-        item_id, seen = claim
-        counted = session.connection().execute(COUNT_CLAIM, {"item": item_id, "seen": seen})
-        if counted.rowcount != 1:
-            raise IntegrityError("claim counter moved", None, Exception())  # look again
-        return new.add(item_id, "main", slot=seen)
-    taken = _take_over(session, annotator, study, spec, new.position, new.now)
-    if taken is not None:
-        return _task(session, taken, new.total, new.number)
-    return None
+def practice_step(state: ClaimState) -> Task | None:
+    """Practice items come first, in file order."""
+    if state.count("practice") >= state.n_practice:
+        return None
+    item_id = state.session.exec(select(Item.id).where(
+        Item.study_id == state.study.id, Item.role == "practice", not_mine(state.annotator.id))
+        .order_by(Item.position).limit(1)).first()
+    return None if item_id is None else state.new.add(item_id, "practice")
 
 
-def _after_main(session: Session, annotator: Row, spec: StudySpec, counts: dict, k: int,
-                new: _NewAssignment) -> Task | None:
-    """Once main items run out: the attention checks still owed, then the retest items."""
-    n_main, n_att, n_retest = (counts.get(p, 0) for p in ("main", "attention", "retest"))
-    if n_main > 0 and n_att < spec.attention_checks:
-        item_id = _attention_item(session, annotator, spec)
-        if item_id is not None:
-            return new.add(item_id, "attention")
-    if n_main > 0 and n_retest < min(spec.repeat_items, k):
-        item_id = _retest_item(session, annotator)
-        if item_id is not None:
-            return new.add(item_id, "retest")
-    return None
+def attention_due_step(state: ClaimState) -> Task | None:
+    """An attention check when one is due: the checks are spread evenly through the main items."""
+    n_att, checks = state.count("attention"), state.spec.attention_checks
+    if not (n_att < checks and state.count("main") >= (n_att + 1) * state.k // (checks + 1)):
+        return None
+    item_id = _attention_item(state.session, state.annotator, state.spec)
+    return None if item_id is None else state.new.add(item_id, "attention")
+
+
+def main_step(state: ClaimState) -> Task | None:
+    """A free slot of a main item (by the study's policy, ``main_policy``), counted on the item
+    by compare-and-set."""
+    if state.count("main") >= state.k:
+        return None
+    claim = free_slot(state.session, state.annotator, state.study, state.spec,
+                      handed=state.count("main"))
+    if claim is None:
+        return None
+    item_id, seen = claim
+    counted = state.session.connection().execute(COUNT_CLAIM, {"item": item_id, "seen": seen})
+    if counted.rowcount != 1:
+        raise IntegrityError("claim counter moved", None, Exception())  # look again
+    return state.new.add(item_id, "main", slot=seen)
+
+
+def take_over_step(state: ClaimState) -> Task | None:
+    """No main item has a free slot: a claim left unanswered past the timeout, taken over."""
+    if state.count("main") >= state.k:
+        return None
+    new = state.new
+    taken = _take_over(state.session, state.annotator, state.study, state.spec, new.position, new.now)
+    return None if taken is None else task_of(state.session, taken, new.total, new.number)
+
+
+def attention_owed_step(state: ClaimState) -> Task | None:
+    """Once the main items run out: the attention checks still owed."""
+    if state.count("main") == 0 or state.count("attention") >= state.spec.attention_checks:
+        return None
+    item_id = _attention_item(state.session, state.annotator, state.spec)
+    return None if item_id is None else state.new.add(item_id, "attention")
+
+
+def retest_step(state: ClaimState) -> Task | None:
+    """Last, ``repeat_items`` of the annotator's own answered main items again."""
+    if state.count("main") == 0 or state.count("retest") >= min(state.spec.repeat_items, state.k):
+        return None
+    item_id = _retest_item(state.session, state.annotator)
+    return None if item_id is None else state.new.add(item_id, "retest")
+
+
+# The claim policies in the order they are tried; the first that hands out an item serves it.
+CLAIM_STEPS = (("practice", practice_step), ("attention", attention_due_step), ("main", main_step),
+               ("take-over", take_over_step), ("attention", attention_owed_step), ("retest", retest_step))
+
+
+def main_policy(spec: StudySpec) -> str:
+    """How the main step picks its item: ``adaptive`` (spec ``[adaptive]``), ``active``
+    (``[active]``), both, or ``default`` (least claimed, then the annotator's own order)."""
+    return "+".join(name for name, on in (("active", spec.active), ("adaptive", spec.adaptive)) if on) or "default"
+
+
+def _planned(session: Session, annotator: Row, study: Row, spec: StudySpec) -> tuple[int, int, int]:
+    """(the planned length of the annotator's sequence, their main items, the practice items)."""
+    n_main_items = n_items_for(session, annotator, study)
+    n_practice = n_items(session, study, "practice")
+    return planned_total(spec, n_main_items, n_practice), n_main_items, n_practice
+
+
+def open_item(session: Session, annotator: Row, study: Row) -> Task | None:
+    """The annotator's first unanswered item, if any (read only: no lock, nothing written)."""
+    open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator.id}).first()
+    if open_one is None:
+        return None
+    return task_of(session, open_one, _planned(session, annotator, study, spec_of(study))[0])
+
+
+def claim_next(session: Session, annotator: Row, study: Row, now: datetime) -> Claimed:
+    """``next_item`` in the caller's transaction, for an annotator whose row ``lock_annotator``
+    read (and locked) first: the open item, else a new claim by the first of ``CLAIM_STEPS``
+    that has one (after the routing check), else the end of the sequence."""
+    spec = spec_of(study)
+    total, n_main_items, n_practice = _planned(session, annotator, study, spec)
+    open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator.id}).first()
+    if open_one is not None:
+        return Claimed(task_of(session, open_one, total), None)
+    if study.status != "open":
+        raise InputError(f"this study is {study.status}")
+    counts, position, open_now = sequence(session, annotator.id)
+    if open_now:   # cannot happen under the annotator's lock; a claim behind an open item never
+        raise IntegrityError("an item was handed out meanwhile", None, Exception())
+    answered = sum(counts.values())
+    if spec.routing and _routed_out(session, annotator, study, spec, counts.get("main", 0), now):
+        LOG.debug("annotator %s: the routing step ended the session", annotator.id)
+        return Claimed(None, answered)
+    new = _NewAssignment(session, study.id, annotator.id, position, now, total, answered + 1)
+    state = ClaimState(session, annotator, study, spec, counts,
+                       min(spec.items_per_annotator or n_main_items, n_main_items), n_practice, new)
+    for name, step in CLAIM_STEPS:
+        task = step(state)
+        if task is not None:
+            LOG.debug("annotator %s: item %s (assignment %s) from the %s step", annotator.id,
+                      task.item_key, task.assignment_id, main_policy(spec) if name == "main" else name)
+            return Claimed(task, answered)
+    _mark_completed(session, annotator, study, answered + 1, now)
+    return Claimed(None, answered)
 
 
 def _mark_completed(session: Session, annotator: Row, study: Row, number: int,
@@ -160,55 +288,6 @@ def _mark_completed(session: Session, annotator: Row, study: Row, number: int,
     if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
         session.get(Annotator, annotator.id).completed_at = now
         log_event(session, "completed", study.id, annotator.id, rated=number - 1)
-
-
-def _new_task(session: Session, annotator: Row, study: Row, spec: StudySpec, counts: dict,
-              k: int, n_practice: int, new: _NewAssignment) -> Task | None:
-    """The next item in order: practice, an attention check due, a main item, then the rest."""
-    n_main, n_att = counts.get("main", 0), counts.get("attention", 0)
-    if counts.get("practice", 0) < n_practice:  # practice items come first, in file order
-        item_id = _practice_item(session, study, annotator)
-        if item_id is not None:
-            return new.add(item_id, "practice")
-    attention_due = n_att < spec.attention_checks and n_main >= (n_att + 1) * k // (spec.attention_checks + 1)
-    if attention_due:
-        item_id = _attention_item(session, annotator, spec)
-        if item_id is not None:
-            return new.add(item_id, "attention")
-    if n_main < k:
-        task = _claim_main(session, annotator, study, spec, new)
-        if task is not None:
-            return task
-    return _after_main(session, annotator, spec, counts, k, new)
-
-
-def _next_item(session: Session, annotator_id: int, now: datetime) -> Task | None:
-    annotator = fetch_row(session, Annotator, annotator_id)
-    if auth.is_revoked(annotator.token_hash):
-        raise InputError("your access to this study has been withdrawn")
-    _refuse_ended(annotator)
-    study = fetch_row(session, Study, annotator.study_id)
-    spec = spec_of(study)
-    n_main_items = _n_items_for(session, annotator, study)
-    n_practice = _n_items(session, study, "practice")
-    total = planned_total(spec, n_main_items, n_practice)
-    open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator_id}).first()
-    if open_one is not None:
-        return _task(session, open_one, total)
-    if study.status != "open":
-        raise InputError(f"this study is {study.status}")
-    counts, position, open_now = _sequence(session, annotator_id)
-    if open_now:   # PostgreSQL: another tab's claim committed since the look above; hand out that
-        raise IntegrityError("an item was handed out meanwhile", None, Exception())
-    number = sum(counts.values()) + 1
-    k = min(spec.items_per_annotator or n_main_items, n_main_items)
-    if spec.routing and _routed_out(session, annotator, study, spec, counts.get("main", 0), now):
-        return None
-    new = _NewAssignment(session, study.id, annotator_id, position, now, total, number)
-    task = _new_task(session, annotator, study, spec, counts, k, n_practice, new)
-    if task is None:
-        _mark_completed(session, annotator, study, number, now)
-    return task
 
 
 def _routed_out(session: Session, annotator: Row, study: Row, spec: StudySpec,
@@ -234,27 +313,29 @@ def _routed_out(session: Session, annotator: Row, study: Row, spec: StudySpec,
     return True
 
 
-def _not_mine(annotator_id: int):
+def not_mine(annotator_id: int):
     """The item (``Item.id``) has never been handed to this annotator."""
     other = aliased(Assignment)
     return ~exists().where(other.item_id == Item.id, other.annotator_id == annotator_id)
 
 
-def _free_slot(session: Session, annotator: Row, study: Row, spec: StudySpec) -> tuple[int, int] | None:
-    """(item id, slot) of the least-claimed item with a free slot that the annotator lacks."""
-    eligible = _eligible_ids(session, annotator, study)
+def free_slot(session: Session, annotator: Row, study: Row, spec: StudySpec,
+              handed: int = 0) -> tuple[int, int] | None:
+    """(item id, slot) of the least-claimed item with a free slot that the annotator lacks;
+    ``handed``: how many main items they had so far (where the walk of their order starts its
+    first window, ``least_claimed_in_order``)."""
+    eligible = eligible_ids(session, annotator, study)
     if not spec.active and not spec.adaptive:
         rank = _rank(session, annotator, study, spec)
         order = annotator_order(session, study, f"order {annotator.id}", lambda: _in_order(
             (i for i, _ in main_items(session, study)) if eligible is None else eligible, rank, annotator, spec))
-        mine = set(session.connection().execute(ITEMS_HANDED, {"annotator": annotator.id}).scalars())
-        found = least_claimed_in_order(session, study, annotator.id, eligible, order, rank, mine)
+        found = least_claimed_in_order(session, study, annotator.id, eligible, order, rank, handed)
         if found is not None:
             return found
         # other annotators' claims between its queries can empty the claim level it read first:
         # the single query below then decides (it finds nothing only when no slot is free)
     conditions = [Item.study_id == study.id, Item.role == "main",
-                  Item.n_claims < study.raters_per_item, _not_mine(annotator.id)]
+                  Item.n_claims < study.raters_per_item, not_mine(annotator.id)]
     if eligible is not None:
         conditions.append(Item.id.in_(eligible))
     query = select(Item.id, Item.n_claims).where(*conditions)
@@ -279,8 +360,8 @@ def _take_over(session: Session, annotator: Row, study: Row, spec: StudySpec,
         select(Assignment).join(Item, Item.id == Assignment.item_id)
         .where(Assignment.study_id == study.id, Assignment.phase == "main",
                Assignment.answered_at.is_(None), Assignment.claimed_at < cutoff,
-               Assignment.annotator_id != annotator.id, _not_mine(annotator.id),
-               *([Item.id.in_(eligible)] if (eligible := _eligible_ids(session, annotator, study))
+               Assignment.annotator_id != annotator.id, not_mine(annotator.id),
+               *([Item.id.in_(eligible)] if (eligible := eligible_ids(session, annotator, study))
                  is not None else []))
         .order_by(Assignment.claimed_at).limit(1)).first()
     if stale is None:
@@ -301,7 +382,7 @@ def _take_over(session: Session, annotator: Row, study: Row, spec: StudySpec,
 
 def _attention_item(session: Session, annotator: Row, spec: StudySpec) -> int | None:
     return session.exec(select(Item.id).where(Item.study_id == annotator.study_id,
-                                              Item.role == "attention", _not_mine(annotator.id))
+                                              Item.role == "attention", not_mine(annotator.id))
                         .order_by(_order_key(annotator, spec)).limit(1)).first()
 
 

@@ -24,7 +24,8 @@ from ...core.models import Assignment, Item, Study
 
 CACHED_STUDIES = 1024
 CACHED_ORDERS = 64  # annotators' item orders kept (8 bytes an item each)
-CHUNK = 64  # item ids looked up at once, in the annotator's order
+CHUNK = 64  # item ids looked up at once, in the annotator's order, past their own
+MAX_WINDOW = 1024  # the most ids one look-up names
 
 _CACHE: dict[tuple, object] = {}
 _ORDERS: dict[tuple, array] = {}
@@ -83,15 +84,19 @@ def _level_queries(restricted: bool):
 
 def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: int, eligible: list[int] | None,
                            order: Sequence[int], rank: Callable[[int], int],
-                           mine: set[int]) -> tuple[int, int] | None:
+                           handed: int = 0) -> tuple[int, int] | None:
     """(item id, claims) of the study's main item with a free slot that the annotator lacks (among
     ``eligible`` ids, when given) with the fewest claims, first by ``rank`` among those: the
     result of ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by
-    ``rank``; ``mine``: the items the annotator already has (skipped without asking the database).
+    ``rank``; ``handed``: how many main items the annotator already has.
 
     The least claim level comes from the claims index (it stops at the first item meeting the
-    conditions); then the other ids are looked up ``CHUNK`` at a time in ``order``, which a
-    large level fills early, and a level found to hold at most ``CHUNK`` items is read whole."""
+    conditions); then ``order`` is looked up a window at a time (by primary key, the items the
+    annotator had left out by the anti-join ``NOT_HANDED``), and a level found to hold at most
+    ``CHUNK`` items is read whole. An annotator's own items come early in their order (each was
+    the first free one when claimed), so the first window is ``CHUNK`` ids past ``handed``, and
+    each window after one that found nothing is twice as long, up to ``MAX_WINDOW``: the
+    statements and rows read stay bounded however long the annotator's history is."""
     run = session.connection().execute  # prepared Core statements: no ORM work per call or row
     level_query, few_query = _level_queries(eligible is not None)
     params = {"study": study.id, "raters": study.raters_per_item, "annotator": annotator_id,
@@ -99,18 +104,14 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
     level = run(level_query, params).scalar()
     if level is None:
         return None
-    chunk, first = [], True
-    for item_id in (*order, None):
-        if item_id is not None and item_id not in mine:
-            chunk.append(item_id)
-        if len(chunk) < CHUNK and item_id is not None:
-            continue
-        if chunk:
-            found = [i for i, claims in run(IN_CHUNK, {"chunk": chunk, "annotator": annotator_id})
-                     if claims == level]
-            if found:
-                return min(found, key=rank), level
-        chunk = []
+    start, size, first = 0, min(CHUNK + handed, MAX_WINDOW), True
+    while first or start < len(order):
+        window = list(order[start:start + size])
+        start, size = start + size, min(size * 2, MAX_WINDOW)
+        found = [i for i, claims in run(IN_CHUNK, {"chunk": window, "annotator": annotator_id})
+                 if claims == level] if window else []
+        if found:
+            return min(found, key=rank), level
         if first:
             first = False
             few = run(few_query, {**params, "level": level}).scalars().all()

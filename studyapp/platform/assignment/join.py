@@ -72,7 +72,7 @@ def join_prolific(slug: str, pid: str, prolific_study: str, prolific_session: st
                 if found is not None:
                     if auth.is_revoked(found.token_hash):
                         raise InputError("your access to this study has been withdrawn")
-                    _refuse_ended(found)
+                    refuse_ended(found)
                     return found
                 if study.status != "open" or not takes_prolific(spec_of(study)):
                     raise InputError(NOT_JOINABLE)
@@ -100,10 +100,19 @@ def accept_instructions(annotator_id: int, engine: Engine | None = None) -> None
             log_event(session, "instructions_accepted", annotator.study_id, annotator.id)
 
 
-def _refuse_ended(annotator: Annotator) -> None:
+def refuse_ended(annotator: Annotator) -> None:
     """A Prolific submission reported returned or timed out ends its session."""
     if annotator.prolific_status in ENDED:
         raise InputError(ended_message(annotator.prolific_status))
+
+
+def lock_annotator(session: Session, annotator_id: int):
+    """The annotator's row (None when there is none), locked for the rest of the transaction on
+    PostgreSQL (``FOR NO KEY UPDATE``: rows that merely reference the annotator can still be
+    added). Every write of the annotator's sequence (an answer, a claim, Prolific's release of
+    their claims) takes this lock first, so two of them never interleave; on SQLite the write
+    transaction's lock already serialises them."""
+    return session.connection().execute(LOCK_ANNOTATOR, {"annotator": annotator_id}).first()
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,8 @@ class AnnotatorSession:
 
 
 ANNOTATORS, STUDIES = Annotator.__table__, Study.__table__
+LOCK_ANNOTATOR = (select(ANNOTATORS).where(ANNOTATORS.c.id == bindparam("annotator"))
+                  .with_for_update(key_share=True))
 SESSION_OF = (select(ANNOTATORS.c.pseudonym, ANNOTATORS.c.started_at, ANNOTATORS.c.completed_at,
                      ANNOTATORS.c.comprehension_failures, ANNOTATORS.c.prolific_status,
                      ANNOTATORS.c.routed_at, STUDIES.c.slug, STUDIES.c.title, STUDIES.c.status,

@@ -279,7 +279,9 @@ def release_claims(session: Session, annotator: Annotator) -> int:
     highest slot moving into the freed one (slots stay 0..n_claims-1); returns how many main
     items were released. The claims stay as rows of phase ``released`` without a slot, so an
     assignment id is never used twice (SQLite would reuse the id of a deleted last row, and a
-    press meant for the old claim could then land on the new one). Answered items are kept."""
+    press meant for the old claim could then land on the new one). Answered items are kept.
+    The annotator's row is locked first, as a claim locks it (the package's lock order)."""
+    session.exec(select(Annotator.id).where(Annotator.id == annotator.id).with_for_update(key_share=True))
     released = 0
     for claim in session.exec(select(Assignment).where(Assignment.annotator_id == annotator.id,
                                                        Assignment.answered_at.is_(None))).all():

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
 from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy.engine import Engine, Row
 from sqlalchemy.exc import IntegrityError
@@ -14,7 +18,7 @@ from ...core.models import CANT_JUDGE, Annotator, Assignment, Rating, Study, utc
 from ...core.storage import fetch_row, log_event, write_session
 from ...studytypes import get_type
 from ..specs.spec_model import StudySpec, spec_of
-from .join import _refuse_ended
+from .join import lock_annotator, refuse_ended
 from .tasks import ASSIGNMENTS, RATINGS
 
 
@@ -49,40 +53,75 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     records had been in view), stored with the rating; an answer under the study's seen floor is
     refused (``refuse_under_seen_floor``) and logged. In an adaptive study the SEs
     are brought up to date afterwards (``adaptive.after_rating``): the rating is committed by
-    then, so an error there is logged, not raised, and never retried."""
-    seen = {"seen_ms": None if seen_ms is None else int(seen_ms),
-            "in_view": None if in_view is None else bool(in_view)}
-    rating, study, phase = _store_rating(annotator_id, assignment_id, response, seconds_spent,
-                                         engine, revise, comment, seen)
-    spec = spec_of(study)
-    if spec.adaptive and phase == "main":
-        from . import adaptive
-        adaptive.after_rating(study, spec, rating.item_id, engine, annotator_id=annotator_id)
-    return rating
-
-
-def _store_rating(annotator_id: int, assignment_id: int, response, seconds_spent: float,
-                  engine: Engine | None, revise: bool,
-                  comment: str | None, seen: dict) -> tuple[Rating, Row, str]:
-    """``_submit`` in its own transaction, retried after a unique-constraint race; returns the
-    rating, its study and the assignment's phase."""
+    then, so an error there is logged, not raised, and never retried. The page's key press goes
+    through ``keypress.answer`` instead, which also claims the next item in the same transaction."""
+    press = KeyPress(annotator_id, assignment_id, response, seconds_spent, revise=revise,
+                     comment=comment, seen_ms=seen_ms, in_view=in_view)
     for attempt in range(3):
         try:
-            with write_session(engine) as session:
-                return _submit(session, annotator_id, assignment_id, response, seconds_spent,
-                               revise, comment, seen)
-        except (StaleAnswer, AnswerTooSoon) as exc:
-            kind = "stale_answer_refused" if isinstance(exc, StaleAnswer) else "answer_under_floor"
-            with write_session(engine) as session:
-                study_id = session.exec(select(Annotator.study_id)
-                                        .where(Annotator.id == annotator_id)).one()
-                log_event(session, kind, study_id, annotator_id, assignment=assignment_id,
-                          response=str(response), reason=str(exc), seen_ms=seen["seen_ms"])
-            raise
+            with refusals_logged(press, engine), write_session(engine) as session:
+                stored = store_answer(session, lock_annotator(session, annotator_id), press)
+            break
         except IntegrityError:
             if attempt == 2:
                 raise
-    raise AssertionError("unreachable")
+    after_answer(stored, engine)
+    return stored.rating
+
+
+@dataclass(frozen=True)
+class KeyPress:
+    """One answer as the item screen sends it (see ``submit`` for the fields)."""
+
+    annotator_id: int
+    assignment_id: int
+    response: object
+    seconds_spent: float
+    revise: bool = False
+    comment: str | None = None
+    seen_ms: int | None = None
+    in_view: bool | None = None
+
+    def seen(self) -> dict:
+        return {"seen_ms": None if self.seen_ms is None else int(self.seen_ms),
+                "in_view": None if self.in_view is None else bool(self.in_view)}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """An answer stored (or the same one found): the rating, the annotator and study rows it
+    was checked against, and the assignment as it was before the answer."""
+
+    rating: Rating
+    annotator: Row
+    study: Row
+    assignment: Row
+
+
+def after_answer(stored: Stored, engine: Engine | None) -> None:
+    """Once the answer is committed: in an adaptive study, the SEs of a main item brought up to
+    date (``adaptive.after_rating``; never raises)."""
+    spec = spec_of(stored.study)
+    if spec.adaptive and stored.assignment.phase == "main":
+        from . import adaptive
+        adaptive.after_rating(stored.study, spec, stored.rating.item_id, engine,
+                              annotator_id=stored.annotator.id)
+
+
+@contextmanager
+def refusals_logged(press: KeyPress, engine: Engine | None) -> Iterator[None]:
+    """A refused answer (``StaleAnswer``, ``AnswerTooSoon``) counted as an event in a transaction
+    of its own (the answer's rolled back), then raised."""
+    try:
+        yield
+    except (StaleAnswer, AnswerTooSoon) as exc:
+        kind = "stale_answer_refused" if isinstance(exc, StaleAnswer) else "answer_under_floor"
+        with write_session(engine) as session:
+            study_id = session.exec(select(Annotator.study_id)
+                                    .where(Annotator.id == press.annotator_id)).one()
+            log_event(session, kind, study_id, press.annotator_id, assignment=press.assignment_id,
+                      response=str(press.response), reason=str(exc), seen_ms=press.seen()["seen_ms"])
+        raise
 
 
 MAX_COMMENT = 2000
@@ -121,15 +160,14 @@ def _current_assignment(session: Session, annotator_id: int) -> int | None:
     return session.connection().execute(CURRENT, {"annotator": annotator_id}).scalar()
 
 
-def _submittable(session: Session, annotator_id: int, assignment_id: int):
+def _submittable(session: Session, annotator: Row | None, assignment_id: int):
     """The annotator's assignment (locked FOR UPDATE) and its open study, as rows; else why not."""
     # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
     # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
-    annotator = fetch_row(session, Annotator, annotator_id)
     if annotator is not None:
-        _refuse_ended(annotator)   # its open items were released: say why, not "not yours"
+        refuse_ended(annotator)   # its open items were released: say why, not "not yours"
     assignment = fetch_row(session, Assignment, assignment_id, for_update=True)
-    if assignment is None or assignment.annotator_id != annotator_id:
+    if assignment is None or annotator is None or assignment.annotator_id != annotator.id:
         raise InputError("this item is not assigned to you (any more)")
     if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
@@ -155,34 +193,35 @@ def _refuse_stale(session: Session, latest, revise: bool, assignment, annotator_
         raise StaleAnswer("this item is not the one you are at; your answer was not stored")
 
 
-def _submit(session: Session, annotator_id: int, assignment_id: int, response,
-            seconds_spent: float, revise: bool, comment: str | None,
-            seen: dict) -> tuple[Rating, Row, str]:
-    """The rating stored (or the same one found), its study and the assignment's phase."""
-    assignment, study = _submittable(session, annotator_id, assignment_id)
+def store_answer(session: Session, annotator: Row | None, press: KeyPress) -> Stored:
+    """The rating stored (or the same one found) in the caller's transaction, checked against
+    ``annotator`` (their row as ``lock_annotator`` read it; None: no such annotator)."""
+    annotator_id, assignment_id = press.annotator_id, press.assignment_id
+    assignment, study = _submittable(session, annotator, assignment_id)
     spec = spec_of(study)
+    seen = press.seen()
     refuse_under_seen_floor(spec, seen["seen_ms"])
-    value = _parsed_response(study, spec, response)
-    comment = _comment(comment, spec.comments)
+    value = _parsed_response(study, spec, press.response)
+    comment = _comment(press.comment, spec.comments)
     run = session.connection().execute
     latest = run(LATEST, {"assignment": assignment_id}).first()
     if latest is not None and (latest.response, latest.comment) == (value, comment):
-        return Rating(**latest._asdict()), study, assignment.phase
-    _refuse_stale(session, latest, revise, assignment, annotator_id)
+        return Stored(Rating(**latest._asdict()), annotator, study, assignment)
+    _refuse_stale(session, latest, press.revise, assignment, annotator_id)
     now = utcnow()
     owned = run(MARK_ANSWERED, {"assignment": assignment_id, "annotator": annotator_id, "now": now})
     if owned.rowcount != 1:
         raise InputError("this item is not assigned to you (any more)")
     rating = Rating(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
                     item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
-                    response=value, seconds_spent=round(max(0.0, float(seconds_spent)), 3),
+                    response=value, seconds_spent=round(max(0.0, float(press.seconds_spent)), 3),
                     created_at=now, supersedes_id=None if latest is None else latest.id,
                     comment=comment, **seen)
     rating.id = run(ADD_RATING, rating.model_dump(exclude={"id"})).inserted_primary_key[0]
     if latest is not None:
         log_event(session, "rating_revised", study.id, annotator_id, assignment=assignment_id,
                   old=latest.response, new=value)
-    return rating, study, assignment.phase
+    return Stored(rating, annotator, study, assignment)
 
 
 def log_keys_not_applied(annotator_id: int, keys: list[str], item_id: int | None,

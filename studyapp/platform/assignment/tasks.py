@@ -50,11 +50,10 @@ def planned_total(spec: StudySpec, n_main: int, n_practice: int = 0) -> int:
 
 def plan(session: Session, annotator: Annotator | Row, study: Study | Row) -> int:
     """``planned_total`` for this annotator (their eligible main items, the practice items)."""
-    return planned_total(spec_of(study), _n_items_for(session, annotator, study),
-                         _n_items(session, study, "practice"))
+    return planned_total(spec_of(study), n_items_for(session, annotator, study),
+                         n_items(session, study, "practice"))
 
 
-_plan = plan
 
 
 # The statements of a page run, prepared once as Core (an ORM query built per call costs
@@ -76,11 +75,14 @@ ANSWERED = select(func.count(ASSIGNMENTS.c.id)).where(ASSIGNMENTS.c.annotator_id
                                                     ASSIGNMENTS.c.answered_at.is_not(None))
 
 
-def _task(session: Session, assignment, total: int, number: int | None = None) -> Task:
-    """The ``Task`` of ``assignment`` (a model object or a row of its table)."""
+def task_of(session: Session, assignment, total: int, number: int | None = None, *,
+            fresh: bool = False) -> Task:
+    """The ``Task`` of ``assignment`` (a model object or a row of its table); ``fresh``: a claim
+    made in this transaction, which has no answer yet (not looked up)."""
     run = session.connection().execute
     item = fetch_row(session, Item, assignment.item_id)
-    latest, comment = run(LATEST_ANSWER, {"assignment": assignment.id}).first() or (None, None)
+    latest, comment = (None, None) if fresh else (
+        run(LATEST_ANSWER, {"assignment": assignment.id}).first() or (None, None))
     if number is None:
         number = run(PLACE_IN_SEQUENCE, {"annotator": assignment.annotator_id,
                                          "position": assignment.position}).scalar_one()
@@ -116,10 +118,10 @@ def expected_effort(annotator_id: int, engine: Engine | None = None) -> tuple[in
                               .order_by(Rating.id.desc()).limit(STUDY_PACE_WINDOW)).all()
         seconds = (float(statistics.median(recent)) if len(recent) >= STUDY_PACE_MIN
                    else spec_of(study).seconds_per_item)
-        return _plan(session, annotator, study), seconds
+        return plan(session, annotator, study), seconds
 
 
-def _sequence(session: Session, annotator_id: int) -> tuple[dict[str, int], int, int]:
+def sequence(session: Session, annotator_id: int) -> tuple[dict[str, int], int, int]:
     """(assignments per phase, the position of the annotator's next assignment, how many of
     them are unanswered), read in one statement."""
     rows = session.connection().execute(SEQUENCE, {"annotator": annotator_id}).all()
@@ -127,23 +129,23 @@ def _sequence(session: Session, annotator_id: int) -> tuple[dict[str, int], int,
             sum(open_now for *_, open_now in rows))
 
 
-def _n_items(session: Session, study: Study | Row, role: str = "main") -> int:
+def n_items(session: Session, study: Study | Row, role: str = "main") -> int:
     return study_cached(session, study, f"n {role}", lambda: session.exec(
         select(func.count(Item.id)).where(Item.study_id == study.id, Item.role == role)).one())
 
 
-def _n_items_for(session: Session, annotator: Annotator | Row, study: Study | Row) -> int:
+def n_items_for(session: Session, annotator: Annotator | Row, study: Study | Row) -> int:
     """How many main items this annotator may get (the type may restrict them, e.g. a
     with-image pass to the pairs the annotator rated before)."""
-    eligible = _eligible_ids(session, annotator, study)
+    eligible = eligible_ids(session, annotator, study)
     if spec_of(study).active:   # only the items drawn for humans
         return session.exec(select(func.count(Item.id)).where(
             Item.study_id == study.id, Item.role == "main", Item.active_priority > 0,
             *([Item.id.in_(eligible)] if eligible is not None else []))).one()
-    return _n_items(session, study) if eligible is None else len(eligible)
+    return n_items(session, study) if eligible is None else len(eligible)
 
 
-def _eligible_ids(session: Session, annotator: Annotator | Row, study: Study | Row) -> list[int] | None:
+def eligible_ids(session: Session, annotator: Annotator | Row, study: Study | Row) -> list[int] | None:
     """Item ids the study type allows for this annotator (None: every item), e.g. a with-image
     pass hands each annotator only the pairs they rated before."""
     study_type = get_type(study.study_type)
@@ -171,7 +173,7 @@ def task_before(annotator_id: int, position: int | None,
         previous = session.exec(query.order_by(Assignment.position.desc()).limit(1)).first()
         if previous is None:
             return None
-        return _task(session, previous, _plan(session, annotator, study))
+        return task_of(session, previous, plan(session, annotator, study))
 
 
 def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> Task | None:
@@ -182,7 +184,7 @@ def task_at(annotator_id: int, position: int, engine: Engine | None = None) -> T
                                                       Assignment.position == position)).first()
         if found is None:
             return None
-        return _task(session, found, _plan(session, annotator, study))
+        return task_of(session, found, plan(session, annotator, study))
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ def planned_count(annotator_id: int, engine: Engine | None = None) -> int:
     """How many items the annotator was meant to rate (``planned_total`` for them)."""
     with read_session(engine) as session:
         annotator = session.get(Annotator, annotator_id)
-        return _plan(session, annotator, session.get(Study, annotator.study_id))
+        return plan(session, annotator, session.get(Study, annotator.study_id))
 
 
 def answered_count(annotator_id: int, engine: Engine | None = None) -> int:
