@@ -14,7 +14,7 @@ import pytest
 from projectpaths import ROOT
 from streamlit.testing.v1 import AppTest
 from studyhelpers import console_page, open_tab
-from test_pages import answer_bar, press
+from test_pages import answer_bar, press, screen_components
 
 from studyapp.core import safe_markdown
 from studyapp.platform import assignment
@@ -105,7 +105,7 @@ def check_screen(at: AppTest) -> int:
     """The item screen's payload: text only as strings, which the page sets as text;
     only the tags common.js knows, only class / alt / width / data:image src attributes.
     Returns how many payload-carrying strings it holds (progress, notices, content)."""
-    if not at.get("bidi_component"):
+    if not screen_components(at):
         return 0
     data = answer_bar(at)
     screen = data.get("screen") or {}
