@@ -210,6 +210,9 @@ def test_annotator_pages_render_payloads_inert(payload_study):
     assert check_page(at) >= 4
     assert any("**Bold** stays" in m.value for m in at.markdown)
     at.button(key="start").click().run()  # rating page: labels from the CSV, scale labels
+    assert check_screen(at) >= 2
+    at.session_state["instructions-open"] = True  # the instructions above the item, opened
+    at.run()
     assert check_page(at) >= 1 and check_screen(at) >= 2
     # the scale labels go to the answer bar as data, which the browser sets as textContent
     assert all(MARK in label for label in answer_bar(at)["labels"])

@@ -172,6 +172,21 @@ def test_rating_by_button_is_stored_and_the_next_item_shown(study):
     assert "ride.v.01" not in shown
 
 
+def test_the_instructions_above_an_item_are_sent_only_while_open(study):
+    """The reminder above each item is a collapsed expander whose text is not sent with every
+    item: opening it runs the page again with the text, and it stays open for the next item."""
+    at = started(study)
+    (reminder,) = at.expander
+    assert reminder.label == "Instructions" and not reminder.markdown
+    assert not any("Rate the pair." in m.value for m in at.markdown)
+    at.session_state["instructions-open"] = True   # what opening it in the browser sends
+    at.run()
+    assert any("Rate the pair" in m.value for m in at.expander[0].markdown)
+    assert progress_text(at) == "Item 1 of 3"       # the same item, nothing answered
+    rating_button(at, 2).click().run()
+    assert progress_text(at) == "Item 2 of 3" and any("Rate the pair" in m.value for m in at.expander[0].markdown)
+
+
 def test_rating_by_shortcut_is_stored(study):
     at = started(study)
     bar = answer_bar(at)

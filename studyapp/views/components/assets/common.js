@@ -84,7 +84,10 @@ function scrollToTop(root) {  // Streamlit scrolls its main container, not the w
 }
 
 // The optional comment sent with an answer (spec: answers.comments), or null when the study
-// takes none; Esc leaves the box so that the keys answer again.
+// takes none; Esc leaves the box so that the keys answer again. Text typed and not sent yet
+// stays through a new run of the page on the same item (the instructions opened or closed);
+// sending an action ends it.
+let commentDraft = null;  // { item_id, text }
 export function commentBox(data) {
   if (!data.comments) return null;
   const box = document.createElement("textarea");
@@ -92,7 +95,9 @@ export function commentBox(data) {
   box.rows = 2;
   box.maxLength = 2000;
   box.placeholder = "Optional comment, sent with your answer (Esc leaves the box)";
-  box.value = data.comment || "";
+  const draft = commentDraft && commentDraft.item_id === data.item_id ? commentDraft.text : null;
+  box.value = draft ?? (data.comment || "");
+  box.addEventListener("input", () => { commentDraft = { item_id: data.item_id, text: box.value }; });
   box.addEventListener("keydown", (event) => { if (event.key === "Escape") box.blur(); });
   return box;
 }
@@ -113,6 +118,7 @@ export function delivery(data, setTriggerValue, onConnection) {
   let offline = false;
   const kept = () => JSON.parse(sessionStorage.getItem(PENDING) || "null");
   const transmit = (action) => {
+    commentDraft = null;
     if (!("not_applied" in action)) {
       action.not_applied = notApplied.list().map((p) => p.key);
       notApplied.clear();
