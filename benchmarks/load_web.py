@@ -11,7 +11,8 @@ HAProxy (``deploy.cluster``), on ``--db`` (default: a temporary SQLite file). Af
 answer is checked against the database: stored once, on the item on that session's screen.
 
 Reported per run: answers/s; p50/p95/p99 from an answer sent to the next screen's data
-received; errors; reloads the balancer sent to another instance (its cookie affinity must keep
+received; the bytes received per answer (every ``ForwardMsg`` of the run an answer starts,
+as its websocket frames carry them, before any compression of the connection); errors; reloads the balancer sent to another instance (its cookie affinity must keep
 a tab on one); the app instances' CPU per answer and memory (total, per instance over time,
 per open session at the peak), from ``/proc``. The load generator shares the machine: its own
 CPU (one process, all sessions) is measured apart and printed per answer, so the server's share
@@ -44,7 +45,16 @@ import time
 from pathlib import Path
 
 from benchmarks import load_web_profile
-from benchmarks.load_web_measure import Press, Samples, check_answers, flatness, latency_ms, resources, slowest
+from benchmarks.load_web_measure import (
+    Press,
+    Samples,
+    bytes_per_answer,
+    check_answers,
+    flatness,
+    latency_ms,
+    resources,
+    slowest,
+)
 from benchmarks.web_session import SessionError, WebSession
 
 THINK_MEDIAN_S, THINK_SIGMA = 4.0, 0.42   # lognormal: 90% of think times within 2-8 s
@@ -140,6 +150,7 @@ class Run:
         start = time.monotonic()
         press = Press(shown, value, False, None, start)
         presses.append(press)
+        before = session.bytes_received
         try:
             screen = await session.answer(value)
         except SessionError as exc:
@@ -152,6 +163,7 @@ class Run:
             self.errors.append(f"answer on {shown}: {failed[0][:120]}")
             return screen
         press.acked, press.seconds = True, (screen.data_at or time.monotonic()) - start
+        press.received = session.bytes_received - before
         return screen
 
     async def retry(self, session: WebSession, step, attempts: int = 3):
@@ -283,7 +295,8 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
     check = check_answers(run.pressed)
     result = {"instances": cluster.n, "annotators": n, "sessions": len(run.pressed), "answers": len(presses),
               "answers_per_s": round(len(presses) / wall, 2), "seconds": round(wall, 1),
-              "latency_ms": latency_ms(presses), "slowest": slowest(presses, t0), "errors": len(run.errors), "error_examples": run.errors[:5],
+              "latency_ms": latency_ms(presses), "received_bytes": bytes_per_answer(presses),
+              "slowest": slowest(presses, t0), "errors": len(run.errors), "error_examples": run.errors[:5],
               "instance_changes": run.instance_changes,
               "check": check, "resources": resources(samples, len(presses), baseline),
               "load_avg": [round(x, 2) for x in os.getloadavg()], "samples": samples.rows}
@@ -310,6 +323,9 @@ def print_run(r: dict) -> None:
           f"server {res['server_cpu_ms_per_answer']} ms CPU/answer (client {res['client_cpu_ms_per_answer']})  "
           f"{res['mib_per_session']} MiB/session, {res['rss_peak_mib']} MiB peak  load {r['load_avg'][0]}",
           flush=True)
+    got = r["received_bytes"]
+    print(f"  received per answer (ForwardMsg bytes, answer sent -> its run's end): median {got['median']} B, "
+          f"p95 {got['p95']} B, mean {got['mean']} B over {got['n']} answers", flush=True)
     if r.get("profile"):
         print(f"  profile of app1 ({r['profile']['samples']} samples running): by library "
               f"{r['profile']['innermost_library']}\n  by project function {r['profile']['project_function']}")

@@ -98,12 +98,14 @@ def flatness(samples: Samples, tolerance: float = 0.10) -> dict:
 @dataclass
 class Press:
     """One answer a session sent: the item on its screen, the value, whether the next screen
-    acknowledged it (arrived without an error notice), and the time to the next screen's data."""
+    acknowledged it (arrived without an error notice), the time to the next screen's data, and
+    the bytes the server sent meanwhile (every ``ForwardMsg`` of the run the answer started)."""
     assignment_id: int
     value: str
     acked: bool
     seconds: float | None
     sent: float = 0.0   # time.monotonic() when it was sent
+    received: int | None = None   # ForwardMsg bytes from the answer sent to its run's end
 
 
 def check_answers(pressed: dict[int, list[Press]]) -> dict:
@@ -150,6 +152,15 @@ def latency_ms(presses: list[Press]) -> dict:
         return {"p50": None, "p95": None, "p99": None, "n": 0}
     p50, p95, p99 = (round(float(np.percentile(values, q)), 1) for q in (50, 95, 99))
     return {"p50": p50, "p95": p95, "p99": p99, "n": int(len(values))}
+
+
+def bytes_per_answer(presses: list[Press]) -> dict:
+    """The ForwardMsg bytes received per acknowledged answer: median, 95th percentile, mean."""
+    values = np.array([p.received for p in presses if p.acked and p.received is not None])
+    if not len(values):
+        return {"median": None, "p95": None, "mean": None, "n": 0}
+    return {"median": int(np.median(values)), "p95": int(np.percentile(values, 95)),
+            "mean": int(values.mean()), "n": int(len(values))}
 
 
 def slowest(presses: list[Press], t0: float, count: int = 10) -> list[tuple[float, float]]:

@@ -34,6 +34,9 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 TRIGGER_PREFIX = "$$STREAMLIT_INTERNAL_KEY_"  # a component's trigger widget: PREFIX + id + "__events"
 RUN_TIMEOUT_S = 60.0
 AFFINITY_COOKIE = "STUDYAPP_INSTANCE"  # the balancer's (deploy/haproxy.cfg)
+# the item screen's components (studyapp.views.components); the end pages' focus component and
+# the like carry no item
+SCREEN_COMPONENTS = ("studyapp.answer_bar", "studyapp.mark_form")
 
 
 class SessionError(RuntimeError):
@@ -200,7 +203,7 @@ class WebSession:
             return
         element = delta.new_element
         kind = element.WhichOneof("type")
-        if kind == "bidi_component":
+        if kind == "bidi_component" and element.bidi_component.component_name in SCREEN_COMPONENTS:
             screen.item = json.loads(element.bidi_component.json) if element.bidi_component.json else {}
             screen.component_id = element.bidi_component.id
             screen.data_at = time.monotonic()

@@ -482,8 +482,11 @@ def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
 
 
 def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:
-    with slot.expander("Instructions"):
-        st.markdown(safe_markdown.markdown(info.spec.instructions))
+    """The instructions above the item, collapsed: their text is sent only while the expander is
+    open (opening it runs the page again), not with every item."""
+    with slot.expander("Instructions", key="instructions-open", on_change="rerun") as reminder:
+        if reminder.open:
+            st.markdown(safe_markdown.markdown(info.spec.instructions))
 
 
 def main() -> None:

@@ -590,6 +590,35 @@ def test_cant_judge_and_a_comment_by_keys(app, tmp_path, browser):
     assert stored == [("cant_judge", "verb 2 unclear"), ("3", None)]
 
 
+def test_opening_the_instructions_keeps_the_item_and_a_typed_comment(app, tmp_path, browser):
+    """The instructions above an item are sent only while their expander is open: opening it runs
+    the page again with them, and the item stays on screen, unanswered, with the comment being
+    typed in its bar; the answer then goes with that comment."""
+    study = make_study(tmp_path, n_items=2, raters=1, slug=new_slug(),
+                       extra='order = "fixed"\n[answers]\ncomments = true\n')
+    (invite,) = studies.invite(study, 1)
+    start(browser, f"{app}/?token={invite.token}", "Item 1 of 2")
+    wait_idle(browser)
+    reminder = '.st-key-instructions-open'
+    assert "Rate the pair." not in browser.find_element(By.CSS_SELECTOR, reminder).get_attribute("textContent")
+    box = browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea")
+    box.send_keys("half a thought")
+    browser.find_element(By.CSS_SELECTOR, f"{reminder} summary").click()
+    WebDriverWait(browser, WAIT_S).until(lambda d: "Rate the pair." in d.find_element(
+        By.CSS_SELECTOR, reminder).get_attribute("textContent"), message="waiting for the instructions")
+    wait_idle(browser)
+    WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, ".answer-bar textarea").get_attribute("value")
+        == "half a thought", message="waiting for the typed comment in the box")
+    assert "Item 1 of 2" in browser.find_element(By.CSS_SELECTOR, ".answer-bar").text
+    browser.find_element(By.CSS_SELECTOR, ".answer-bar textarea").send_keys(Keys.ESCAPE)
+    press(browser, "2")
+    wait_text(browser, "Item 2 of 2")
+    wait_ratings(study, {"i01": ["2"]})
+    with storage.read_session() as session:
+        assert session.exec(select(Rating.comment).where(Rating.study_id == study)).all() == ["half a thought"]
+
+
 def scrolled(driver) -> float:
     """How far the page is scrolled down: the window and every container around the bar."""
     return driver.execute_script(

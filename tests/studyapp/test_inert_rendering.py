@@ -14,7 +14,7 @@ import pytest
 from projectpaths import ROOT
 from streamlit.testing.v1 import AppTest
 from studyhelpers import console_page, open_tab
-from test_pages import answer_bar, press
+from test_pages import answer_bar, press, screen_components
 
 from studyapp.core import safe_markdown
 from studyapp.platform import assignment
@@ -105,7 +105,7 @@ def check_screen(at: AppTest) -> int:
     """The item screen's payload: text only as strings, which the page sets as text;
     only the tags common.js knows, only class / alt / width / data:image src attributes.
     Returns how many payload-carrying strings it holds (progress, notices, content)."""
-    if not at.get("bidi_component"):
+    if not screen_components(at):
         return 0
     data = answer_bar(at)
     screen = data.get("screen") or {}
@@ -210,6 +210,9 @@ def test_annotator_pages_render_payloads_inert(payload_study):
     assert check_page(at) >= 4
     assert any("**Bold** stays" in m.value for m in at.markdown)
     at.button(key="start").click().run()  # rating page: labels from the CSV, scale labels
+    assert check_screen(at) >= 2
+    at.session_state["instructions-open"] = True  # the instructions above the item, opened
+    at.run()
     assert check_page(at) >= 1 and check_screen(at) >= 2
     # the scale labels go to the answer bar as data, which the browser sets as textContent
     assert all(MARK in label for label in answer_bar(at)["labels"])

@@ -29,9 +29,15 @@ def open_app(**params) -> AppTest:
     return at.run()
 
 
+def screen_components(at: AppTest) -> list:
+    """The page's item screen components (answer bar or mark form; not the page's style sheet,
+    which every page mounts)."""
+    return [c for c in at.get("bidi_component") if c.proto.component_name != "studyapp.page_style"]
+
+
 def answer_bar(at: AppTest) -> dict:
     """The data the answer bar of the page was mounted with (item id, values, current, ...)."""
-    (bar,) = at.get("bidi_component")
+    (bar,) = screen_components(at)
     return json.loads(bar.proto.json)
 
 
@@ -43,7 +49,7 @@ def press(at: AppTest, kind: str = "answer", value=None, item_id: int | None = N
     from streamlit.components.v2.bidi_component.main import _make_trigger_id
     from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
-    (bar,) = at.get("bidi_component")
+    (bar,) = screen_components(at)
     shown = json.loads(bar.proto.json)["item_id"]
     action = {"item_id": shown if item_id is None else item_id, "kind": kind, "value": value,
               "nonce": uuid.uuid4().hex, "seen_ms": seen_ms, "in_view": True}
@@ -164,6 +170,21 @@ def test_rating_by_button_is_stored_and_the_next_item_shown(study):
     assert shown.startswith("Ground truth") and shown.count("Ground truth") == 1
     assert "push — move with force" in shown  # i02: push bicycle vs ..., the code hidden ([prolific])
     assert "ride.v.01" not in shown
+
+
+def test_the_instructions_above_an_item_are_sent_only_while_open(study):
+    """The reminder above each item is a collapsed expander whose text is not sent with every
+    item: opening it runs the page again with the text, and it stays open for the next item."""
+    at = started(study)
+    (reminder,) = at.expander
+    assert reminder.label == "Instructions" and not reminder.markdown
+    assert not any("Rate the pair." in m.value for m in at.markdown)
+    at.session_state["instructions-open"] = True   # what opening it in the browser sends
+    at.run()
+    assert any("Rate the pair" in m.value for m in at.expander[0].markdown)
+    assert progress_text(at) == "Item 1 of 3"       # the same item, nothing answered
+    rating_button(at, 2).click().run()
+    assert progress_text(at) == "Item 2 of 3" and any("Rate the pair" in m.value for m in at.expander[0].markdown)
 
 
 def test_rating_by_shortcut_is_stored(study):
@@ -384,7 +405,7 @@ def test_console_status_applies_on_click_invites_report_duplicates_and_preview_s
     with storage.read_session() as session:
         assert sorted(session.exec(select(Annotator.pseudonym))) == ["ann", "bob", "carl"]
     open_tab(at, "Preview")
-    (bar,) = at.get("bidi_component")
+    (bar,) = screen_components(at)
     data = json.loads(bar.proto.json)
     assert data["values"] == [0, 1, 2, 3, 4] and data["item_id"] == -1
     assert any(c.value == "Preview: answers given here are not stored." for c in at.caption)

@@ -8,7 +8,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import select
 from studyhelpers import make_annotators, make_study
-from test_pages import notices, open_app, progress_text, rating_button
+from test_pages import notices, open_app, progress_text, rating_button, screen_components
 
 from studyapp.core import storage
 from studyapp.core.models import Rating
@@ -69,7 +69,7 @@ def test_annotator_is_told_the_answer_was_not_saved_and_the_retry_stores_it(tmp_
     rating_button(at, 3).click().run()
     assert not at.exception
     said = [e.value.replace("\\", "") for e in at.error] + (  # a page of its own, or the screen's notice
-        notices(at, "error") if at.get("bidi_component") else [])
+        notices(at, "error") if screen_components(at) else [])
     assert "Your answer was not saved, please retry" in said[0]
     assert _stored() == []  # and nothing was half-written
     if db_backend == "sqlite":  # no write lock at all: the page offers a retry of the page

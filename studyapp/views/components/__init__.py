@@ -1,6 +1,6 @@
 """The annotator page's item screen as one Streamlit component (``st.components.v2``).
 
-Static HTML/CSS/JS kept in this folder (no build step, nothing downloaded). ``answer_bar``
+Static HTML/CSS/JS kept in ``assets/`` (no build step, nothing downloaded). ``answer_bar``
 renders a button per scale value plus Back / Continue, handles the keys in the browser, locks
 itself with a visible "saving…" on the first press and returns ``{item_id, kind, value, comment,
 nonce, not_applied, seen_ms, in_view}``: the answer names the item it was given for. ``mark_form`` does the same
@@ -12,6 +12,25 @@ lists of plain text, see ``common.js``) arrive in the same data as the controls,
 screen replaces the old one in one step, once its images are decoded, with its controls live
 from then on. Mounted under one key for the whole page, the component keeps the old screen
 (locked, "saving…") until the new one is in place.
+
+The files are served by path, never sent with a mount. Streamlit sends a component's inline
+``js`` / ``css`` text with every mount, and every answer mounts the screen again (new data), so
+the components here name their files instead: a component whose asset directory is declared
+gets a file name, which the page loads from ``/_stcore/bidi-components/<component>/<file>``
+once and caches, and a mount carries only its data. The scripts are ES modules: ``answer_bar.js`` and ``mark_form.js``
+import what they share from ``common.js`` and ``seen.js`` (which imports ``live.js``), and
+link their style sheets (``common.css`` and their own) into the page themselves, so nothing is
+concatenated or generated. ``page.css`` (Streamlit's own elements on every page) is the style
+sheet of :func:`page_style`, which the entry page mounts on every run.
+
+The asset directory is declared to the running server's component manager here, from this
+folder, before a component is first defined or mounted (:func:`_declare_assets`). Streamlit's
+other way, a ``[tool.streamlit.component]`` table in the package's ``pyproject.toml`` found when
+the server starts, does not reach this project: the scan looks for that file through a module
+named after the distribution (``hoi_semantic_eval``, which does not exist) or in the
+distribution's file list (which an editable install does not have). Declared from here, the
+assets are those of the code that runs: an editable install, a wheel (``assets/*`` is package
+data) or a checkout on ``sys.path`` alike.
 """
 
 from __future__ import annotations
@@ -19,27 +38,56 @@ from __future__ import annotations
 import base64
 import itertools
 import secrets
+import threading
 from pathlib import Path
 
 import streamlit as st
+from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
+from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
 
 HERE = Path(__file__).resolve().parent
+ASSETS = "assets"                     # the asset directory, relative to HERE
+PACKAGE = "studyapp"                  # components are named PACKAGE.NAME
 _BOOT = secrets.token_hex(4)
 _RUNS = itertools.count(1)
+_LOCK = threading.Lock()
 
 
-def _component(name: str, css_class: str):
-    """A component from ``NAME.js`` / ``NAME.css``, each after the shared ``common`` file (and
-    for the script ``live.js`` before it, ``seen.js``, the seen floor, after it)."""
-    def source(suffix: str) -> str:
-        shared = ["common.css"] if suffix == "css" else ["live.js", "common.js", "seen.js"]
-        return "".join((HERE / f).read_text() for f in [*shared, f"{name}.{suffix}"])
-    return st.components.v2.component(
-        f"studyapp.{name}", html=f'<div class="{css_class}" data-state="loading"></div>',
-        css=source("css"), js=source("js"), isolate_styles=False)
+def _declare_assets() -> None:
+    """Declare ``assets/`` as the asset directory of every component here to the component
+    manager of the running server (once per manager: a test's app runs on its own)."""
+    manager = get_bidi_component_manager()
+    with _LOCK:
+        if manager.get_component_asset_root(f"{PACKAGE}.{_Component.names[0]}") is None:
+            manager.register_from_manifest(
+                ComponentManifest(name=PACKAGE, version="0",
+                                  components=[ComponentConfig(name=n, asset_dir=ASSETS)
+                                              for n in _Component.names]), HERE)
 
 
-_ANSWER_BAR = _component("answer_bar", "answer-bar")
+class _Component:
+    """A component whose files are in ``assets/``, defined on its first mount (after its asset
+    directory is declared; a module importing this one needs no running server)."""
+    names: list[str] = []
+
+    def __init__(self, name: str, *, html: str, js: str | None = None, css: str | None = None):
+        self.name, self.html, self.js, self.css = name, html, js, css
+        self.mount = None
+        _Component.names.append(name)
+
+    def __call__(self, **kwargs):
+        _declare_assets()
+        if self.mount is None:
+            with _LOCK:
+                if self.mount is None:
+                    self.mount = st.components.v2.component(
+                        f"{PACKAGE}.{self.name}", html=self.html, js=self.js, css=self.css,
+                        isolate_styles=False)
+        return self.mount(**kwargs)
+
+
+_ANSWER_BAR = _Component("answer_bar", html='<div class="answer-bar" data-state="loading"></div>',
+                         js="answer_bar.js")
 
 
 def answer_bar(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
@@ -74,7 +122,8 @@ def next_run() -> str:
     return f"{_BOOT}-{next(_RUNS)}"
 
 
-_MARK_FORM = _component("mark_form", "mark-form")
+_MARK_FORM = _Component("mark_form", html='<div class="mark-form" data-state="loading"></div>',
+                        js="mark_form.js")
 
 
 def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (), item_id: int,
@@ -119,12 +168,20 @@ def missing_image(relative: str) -> list:
             "Please answer from the text, and tell the researcher if this keeps happening."]
 
 
-_PAGE_FOCUS = st.components.v2.component(
-    "studyapp.page_focus", html='<span class="page-focus"></span>', isolate_styles=False,
-    js=(HERE / "live.js").read_text() + (HERE / "page_focus.js").read_text())
+_PAGE_FOCUS = _Component("page_focus", html='<span class="page-focus"></span>', js="page_focus.js")
 
 
 def page_focus(text: str, key: str = "page-focus") -> None:
     """A page that replaces the item screen (practice feedback, the end pages): the focus goes to
     its heading and a screen reader hears ``text`` (plain text)."""
     _PAGE_FOCUS(key=key, data={"text": text, "run": next_run()})
+
+
+_PAGE_STYLE = _Component("page_style", html="", css="page.css")
+
+
+def page_style() -> None:
+    """The page's own style sheet (``page.css``: Streamlit's elements at a readable contrast),
+    linked by a component the page mounts on every run: the browser loads the file once, and
+    each run sends only the component's name and the file's."""
+    _PAGE_STYLE(key="page-style")

@@ -8,6 +8,14 @@
 // With the spec's answers.cant_judge / answers.comments: a "Can't judge" answer (key x) and an
 // optional comment, sent with the answer as in the answer bar.
 // An answer made while the server is unreachable is kept and sent again (`delivery`, common.js).
+import {
+  activatesFocused, buildScreen, CANT_JUDGE, commentBox, continuesStrayGroup, delivery, dropKey, linkStyles,
+  newNonce, present, sayStrayGroup, typingInto,
+} from "./common.js";
+import { bringIntoView, seenGate } from "./seen.js";
+
+linkStyles(["common.css", "mark_form.css"]);
+
 const drafts = new Map();
 const MARKS = [["correct", "c"], ["incorrect", "i"], ["ambiguous", "a"]];
 const MATCHES_SHOWN = 8;

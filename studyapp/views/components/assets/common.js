@@ -1,17 +1,20 @@
-// Shared by the answer components: studyapp/views/components/__init__.py puts this file in front of
-// each component's own module (no build step, so no imports between the files).
+// Shared by the answer components: each component's module imports what it uses from here (no
+// build step: the browser loads the modules beside this file, each once per page).
 //
 // Delivery: an answer made while the server is unreachable (restart, network loss) is not
 // lost. It is kept in sessionStorage until a server run shows it was seen (`data.seen_nonce`),
 // and sent again when the connection is back or the controls of the same item are mounted
 // again. Meanwhile the controls say "reconnecting…" and Streamlit's developer "Connection
 // error" dialog is hidden.
+import { announce } from "./live.js";
+import { toast } from "./seen.js";
+
 const PENDING = "studyapp.pending-answer";
-const CANT_JUDGE = "cant_judge";  // the "can't judge" answer (studyapp.core.models.CANT_JUDGE)
+export const CANT_JUDGE = "cant_judge";  // the "can't judge" answer (studyapp.core.models.CANT_JUDGE)
 const OFFLINE_CLASS = "studyapp-offline";
 const NOT_TYPED = ["checkbox", "radio", "button", "submit", "range", "reset"];
 
-function typingInto(target) {
+export function typingInto(target) {
   if (!target) return false;
   if (target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName)) return true;
   return target.tagName === "INPUT" && !NOT_TYPED.includes(target.type);
@@ -20,7 +23,7 @@ function typingInto(target) {
 // Enter or Space on a focused control (reached with Tab) does what a click on it does: the
 // browser's own activation, never the page's key for Enter.
 const ACTIVATED = ["BUTTON", "A", "SUMMARY", "SELECT", "TEXTAREA"];
-function activatesFocused(event) {
+export function activatesFocused(event) {
   if (event.key !== "Enter" && event.key !== " ") return false;
   const t = event.target;
   if (!t || t === document.body || t === document.documentElement) return false;
@@ -35,7 +38,7 @@ function activatesFocused(event) {
 // pressed ("too fast — nothing was recorded"), never on the next one, and sent with the next
 // action (``not_applied``) so the server counts them in the page events.
 const NOT_APPLIED = "studyapp.not-applied";
-const notApplied = {
+export const notApplied = {
   list() { return JSON.parse(sessionStorage.getItem(NOT_APPLIED) || "[]"); },
   add(key, item) {
     const all = notApplied.list();
@@ -46,7 +49,7 @@ const notApplied = {
   clear() { sessionStorage.removeItem(NOT_APPLIED); },
 };
 
-function keyName(key) {
+export function keyName(key) {
   return key === " " ? "Space" : key;
 }
 
@@ -57,26 +60,49 @@ function keyName(key) {
 // too, so that keys typed for two items never make one answer.
 const GROUP_PAUSE_MS = 800;
 
+// The components' style sheets, beside this module and served like it: each linked into the page
+// once (the browser fetches and caches it), and no screen is shown before they have loaded.
+const sheets = new Map();  // URL -> its load (or failure)
+export function linkStyles(names) {
+  for (const name of names) {
+    const href = new URL(name, import.meta.url).href;
+    if (sheets.has(href)) continue;
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = href;
+    sheets.set(href, new Promise((done) => {
+      link.addEventListener("load", done, { once: true });
+      link.addEventListener("error", done, { once: true });
+    }));
+    document.head.appendChild(link);
+  }
+}
+
 function scrollToTop(root) {  // Streamlit scrolls its main container, not the window
   for (let node = root; node; node = node.parentElement) node.scrollTop = 0;
   window.scrollTo(0, 0);
 }
 
 // The optional comment sent with an answer (spec: answers.comments), or null when the study
-// takes none; Esc leaves the box so that the keys answer again.
-function commentBox(data) {
+// takes none; Esc leaves the box so that the keys answer again. Text typed and not sent yet
+// stays through a new run of the page on the same item (the instructions opened or closed);
+// sending an action ends it.
+let commentDraft = null;  // { item_id, text }
+export function commentBox(data) {
   if (!data.comments) return null;
   const box = document.createElement("textarea");
   box.className = "comment";
   box.rows = 2;
   box.maxLength = 2000;
   box.placeholder = "Optional comment, sent with your answer (Esc leaves the box)";
-  box.value = data.comment || "";
+  const draft = commentDraft && commentDraft.item_id === data.item_id ? commentDraft.text : null;
+  box.value = draft ?? (data.comment || "");
+  box.addEventListener("input", () => { commentDraft = { item_id: data.item_id, text: box.value }; });
   box.addEventListener("keydown", (event) => { if (event.key === "Escape") box.blur(); });
   return box;
 }
 
-function newNonce() {
+export function newNonce() {
   return `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
@@ -88,10 +114,11 @@ function connectionErrorShown() {
 // `onConnection(offline)` runs on every change of the connection; returns
 // { transmit(action), resendKept() -> bool, stop() }.
 const RESEND_MS = 4000;
-function delivery(data, setTriggerValue, onConnection) {
+export function delivery(data, setTriggerValue, onConnection) {
   let offline = false;
   const kept = () => JSON.parse(sessionStorage.getItem(PENDING) || "null");
   const transmit = (action) => {
+    commentDraft = null;
     if (!("not_applied" in action)) {
       action.not_applied = notApplied.list().map((p) => p.key);
       notApplied.clear();
@@ -185,7 +212,7 @@ function buildNodes(node, screenRoot) {
 
 // The header of the screen: progress line and bar, notices (practice, flash, revision,
 // preselected answer) and the cue for keys not applied; then the item's content.
-function buildScreen(data, screenRoot) {
+export function buildScreen(data, screenRoot) {
   const screen = data.screen || {};
   const top = document.createElement("div");
   top.className = "screen-top";
@@ -235,7 +262,7 @@ function buildScreen(data, screenRoot) {
 // Keys go to the live screen only: one listener for the page, pointed at the screen in place.
 // A key held down repeats its keydown (`event.repeat`): one physical press acts at most once,
 // so the repeats never answer, submit or navigate, and do not activate a focused button either.
-const KEYS = window.__studyappKeys || (window.__studyappKeys = { handler: null, acts: null, strayGroupAt: 0 });
+export const KEYS = window.__studyappKeys || (window.__studyappKeys = { handler: null, acts: null, strayGroupAt: 0 });
 if (!KEYS.installed) {
   document.addEventListener("keydown", (event) => {
     if (!event.repeat) {
@@ -250,7 +277,7 @@ if (!KEYS.installed) {
 
 // Drop a key that would act (`event`) on the screen `root`: counted, and said on that screen.
 // `groupKey`: whether the key is part of a multi-key answer (see GROUP_PAUSE_MS).
-function dropKey(root, event, groupKey) {
+export function dropKey(root, event, groupKey) {
   event.preventDefault();
   notApplied.add(event.key, Number(root.dataset.item));
   if (groupKey && groupKey(event.key)) KEYS.strayGroupAt = performance.now();
@@ -265,7 +292,7 @@ function dropKey(root, event, groupKey) {
 
 // Whether `event` continues a group of keys dropped on the screen before (see GROUP_PAUSE_MS);
 // Enter ends the group, and is dropped with it.
-function continuesStrayGroup(event, groupKey) {
+export function continuesStrayGroup(event, groupKey) {
   if (!KEYS.strayGroupAt) return false;
   if (performance.now() - Math.max(KEYS.strayGroupAt, KEYS.shownAt || 0) > GROUP_PAUSE_MS) {
     KEYS.strayGroupAt = 0;
@@ -281,7 +308,7 @@ function continuesStrayGroup(event, groupKey) {
 }
 
 // Say on the live screen that keys continuing a group typed on the previous screen were dropped.
-function sayStrayGroup(root, event) {
+export function sayStrayGroup(root, event) {
   event.preventDefault();
   notApplied.add(event.key, Number(root.dataset.item));
   const cue = root.querySelector(".cue");
@@ -302,12 +329,12 @@ function notLive(root, acts, groupKey) {
   };
 }
 
-// Put the new screen (`parts`, built off-page) in place once its images are decoded; then it
-// takes the keys (`onKey`; `acts(key)`: whether a key acts there, `groupKey(key)`: whether it
-// is part of a multi-key answer), the focus goes to its answer controls (`focusTarget`) and a
-// screen reader hears it. Returns the cleanup for Streamlit: a superseded build is dropped, and
+// Put the new screen (`parts`, built off-page) in place once its images are decoded and the
+// style sheets loaded; then it takes the keys (`onKey`; `acts(key)`: whether a key acts there,
+// `groupKey(key)`: whether it is part of a multi-key answer), the focus goes to its answer
+// controls (`focusTarget`) and a screen reader hears it. Returns the cleanup for Streamlit: a superseded build is dropped, and
 // until the next screen is in place keys that would act are dropped.
-function present(root, data, parts, { onKey, acts, groupKey = null, focusTarget, whenShown }) {
+export function present(root, data, parts, { onKey, acts, groupKey = null, focusTarget, whenShown }) {
   let cancelled = false;
   const times = { invoked: performance.now() };  // for benchmarks.annotate_latency
   window.__studyappScreenTimes = times;
@@ -316,7 +343,8 @@ function present(root, data, parts, { onKey, acts, groupKey = null, focusTarget,
   const dropping = notLive(root, acts, groupKey);
   KEYS.handler = dropping;
   KEYS.acts = acts;
-  Promise.all(images.map((img) => (img.decode ? img.decode().catch(() => null) : null))).then(() => {
+  const decoded = images.map((img) => (img.decode ? img.decode().catch(() => null) : null));
+  Promise.all([...sheets.values(), ...decoded]).then(() => {
     if (cancelled) return;
     const active = document.activeElement;
     const hadFocus = !active || active === document.body || root.contains(active);

@@ -1,5 +1,7 @@
 // A page that replaces the item screen (practice feedback, the end pages): the focus goes to its
 // first heading and the live region says the page (`data.text`) in place of what it said last.
+import { announce } from "./live.js";
+
 export default function ({ data }) {
   announce("");
   let tries = 0;

@@ -8,6 +8,14 @@
 // reaches another item. A press made while the server is unreachable is kept and sent again
 // (`delivery`, common.js).
 
+import {
+  activatesFocused, buildScreen, CANT_JUDGE, commentBox, delivery, dropKey, linkStyles, newNonce, present,
+  typingInto,
+} from "./common.js";
+import { seenGate } from "./seen.js";
+
+linkStyles(["common.css", "answer_bar.css"]);
+
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".answer-bar");

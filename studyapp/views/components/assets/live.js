@@ -1,7 +1,7 @@
 // The page's live region (outside the screens that replace each other), shared by the item
-// screens and the pages after them (studyapp/views/components/__init__.py puts this file first):
-// a screen reader hears each new item, its progress and content, and each new page.
-function announce(text) {
+// screens and the pages after them (imported by common.js and page_focus.js): a screen reader
+// hears each new item, its progress and content, and each new page.
+export function announce(text) {
   let live = document.getElementById("studyapp-live");
   if (!live) {
     live = document.createElement("div");

@@ -1,4 +1,4 @@
-// Seen before answered (shared by the answer components, after common.js): a screen takes a press
+// Seen before answered (shared by the answer components): a screen takes a press
 // only once its item has been fully drawn for the study's floor (`data.min_seen_ms`), and a press
 // that records rows (the pair, imSitu's verbs, CrossHOI's candidates) only once each of those rows
 // has been in view, uncovered, for that long. A press before that (the second tap of a double
@@ -9,11 +9,13 @@
 // topmost element there (`elementFromPoint`), so a row under the sticky answer bar, Streamlit's
 // header or below the fold is not seen. It is checked when the screen is drawn, on every scroll
 // and resize, when an IntersectionObserver sees a row move, and twice a second meanwhile.
+import { KEYS, keyName, notApplied } from "./common.js";
+
 const TOAST_MS = 2500;  // a cue stays this long after the last dropped press: long enough to read
 
 // The page's cue for dropped presses, outside the screens that replace each other, so that it
 // stays readable when the next screen comes at once.
-function toast(text) {
+export function toast(text) {
   let box = document.getElementById("studyapp-toast");
   if (!box) {
     box = document.createElement("div");
@@ -40,7 +42,7 @@ function pressName(event) {
 
 // Scroll `row` into the part of the screen nothing covers: below Streamlit's header, above the
 // screen's sticky answer bar (which may take half a phone's height).
-function bringIntoView(root, row) {
+export function bringIntoView(root, row) {
   const bar = root.querySelector(".sticky-bar") || root.querySelector(".controls");
   const header = document.querySelector('[data-testid="stHeader"]');
   row.style.scrollMarginBottom = `${(bar ? bar.getBoundingClientRect().height : 0) + 8}px`;
@@ -48,7 +50,7 @@ function bringIntoView(root, row) {
   row.scrollIntoView({ block: "nearest" });
 }
 
-function seenGate(root, data, cue) {
+export function seenGate(root, data, cue) {
   const floor = Math.max(Number(data.min_seen_ms ?? 300), 0);
   const POINTS = 3;
   let rows = [];
