@@ -23,6 +23,15 @@ is what the instances' own counters say, not the machine's load.
     .venv/bin/python -m benchmarks.load_web --soak 30 --percent 70 --of 150 --db URL
     ... --browser   # plus one headless Chromium annotator: key press -> next item drawn
 
+Floor (``--floor``, with a single run): the same annotators (arrivals, think times, answers, Back
+and reloads) then drive a bare Streamlit page (``benchmarks/floor_page.py``: one component,
+one INSERT and one SELECT per answer) on the same number of instances behind the same HAProxy
+configuration, started with the app's Streamlit options, on ``--db`` or a SQLite file of its
+own; the project and the floor are printed side by side (server CPU, bytes, p50/p95 per answer,
+answers/s) with the ratio of their CPU per answer: what the project costs above Streamlit's own.
+
+    .venv/bin/python -m benchmarks.load_web --annotators 50 --answers 10 --ramp 20 --floor
+
 Capacity: for each instance count, ``--steps`` annotator counts in turn, each a run of
 ``--step-seconds``; the capacity is the largest count with p95 <= ``--p95-ms`` (300), no error
 and nothing lost. Soak: ``--percent`` of ``--of`` annotators for ``--soak`` minutes; an annotator
@@ -255,14 +264,18 @@ def browser_annotator(base: str, token: str, answers: int, think_s: float, out: 
 
 def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_scale: float,
             duration: float | None, every: float, browser: bool, churn_factor: int = 0, tag: str = "",
-            profile: Path | None = None) -> dict:
+            profile: Path | None = None, floor_db: str | None = None) -> dict:
     """``n`` annotators (``churn_factor`` x ``n`` more arriving as others finish) against the
-    cluster; the figures of the run."""
+    cluster; the figures of the run. ``floor_db``: the cluster serves ``benchmarks/floor_page.py``
+    on that database (its tables made by :func:`floor_cluster`), whose links are annotator ids."""
     total = n * (1 + churn_factor) + 1
     per_annotator = answers + 2
-    study_id, _slug = make_study(math.ceil(total * per_annotator / raters) + 20, raters, per_annotator,
-                                 tag or f"{n}-{int(time.time())}")
-    people = invites(study_id, total)
+    if floor_db:
+        people = [(k, str(k)) for k in range(1, total + 1)]
+    else:
+        study_id, _slug = make_study(math.ceil(total * per_annotator / raters) + 20, raters, per_annotator,
+                                     tag or f"{n}-{int(time.time())}")
+        people = invites(study_id, total)
     browser_token = people.pop()[1]
     newcomers, people = people[n:], people[:n]
     rng = random.Random(n)
@@ -292,7 +305,7 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
     if profile is not None:
         timer.cancel()
     presses = [p for ps in run.pressed.values() for p in ps]
-    check = check_answers(run.pressed)
+    check = check_answers(run.pressed) if not floor_db else floor_check(run.pressed, floor_db)
     result = {"instances": cluster.n, "annotators": n, "sessions": len(run.pressed), "answers": len(presses),
               "answers_per_s": round(len(presses) / wall, 2), "seconds": round(wall, 1),
               "latency_ms": latency_ms(presses), "received_bytes": bytes_per_answer(presses),
@@ -306,6 +319,63 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
         profiler[0].wait()
         result["profile"] = load_web_profile.summarize(profile)
     return result
+
+
+def floor_cluster(n_inst: int, db: str, per_annotator: int, workdir: Path):
+    """The bare-Streamlit floor (``benchmarks/floor_page.py``) as ``n_inst`` instances behind the
+    same HAProxy configuration, started with the app's Streamlit options, on ``db`` with
+    ``per_annotator`` items."""
+    from benchmarks import floor_page
+    from deploy.cluster import Cluster
+    from studyapp.platform.commands.cli import streamlit_command
+
+    floor_page.create_tables(db, per_annotator)
+    page = str(Path(floor_page.__file__).resolve())
+
+    def command(port: int) -> list[str]:   # the app's options, the floor's page
+        return [sys.executable, "-m", "streamlit", "run", page, *streamlit_command(port, "127.0.0.1")[5:]]
+    return Cluster(n_inst, workdir=workdir, command=command, env={"FLOOR_DB": db})
+
+
+def floor_check(pressed: dict[int, list[Press]], db: str) -> dict:
+    """The floor's answers against its table: one row per acknowledged press, at most one more
+    per press without an acknowledgement (no per-item check: the floor keeps none)."""
+    from benchmarks import floor_page
+
+    presses = [p for ps in pressed.values() for p in ps]
+    acked, stored = sum(p.acked for p in presses), floor_page.count_answers(db)
+    return {"acked": acked, "stored": stored, "lost": max(acked - stored, 0),
+            "doubled": max(stored - len(presses), 0), "wrong_item": 0, "wrong_value": 0}
+
+
+def run_floor(project: dict, db: str, common: dict, workdir: Path) -> dict:
+    """The run of ``project`` again on the floor; printed beside it."""
+    n_inst = project["instances"]
+    with floor_cluster(n_inst, db, common["answers"] + 2, workdir) as floor:
+        result = one_run(floor, project["annotators"], **{**common, "browser": False}, duration=None, floor_db=db)
+    result["floor"] = True
+    print("  floor (benchmarks/floor_page.py):")
+    print_run(result)
+    print_floor(project, result)
+    return result
+
+
+def print_floor(project: dict, floor: dict) -> None:
+    """The project beside the floor, and the ratio of their server CPU per answer."""
+    rows = []
+    for r in (project, floor):
+        lat, res, got = r["latency_ms"], r["resources"], r["received_bytes"]
+        rows.append((res["server_cpu_ms_per_answer"], got["mean"], got["median"], lat["p50"], lat["p95"],
+                     r["answers_per_s"], r["answers"], r["errors"]))
+    print(f"\nproject beside the bare-Streamlit floor ({project['annotators']} annotators, {project['instances']} "
+          f"instance(s), same think times and answers):")
+    print("  side     server CPU ms/answer  bytes/answer (mean, median)  p50 ms  p95 ms  answers/s  answers  errors")
+    for name, (cpu, mean, median, p50, p95, rate, count, errors) in zip(("project", "floor"), rows):
+        print(f"  {name:7s}  {cpu:20}  {mean!s:>12}, {median!s:<13}  {p50!s:>6}  {p95!s:>6}  {rate:9.2f}  "
+              f"{count:7d}  {errors:6d}")
+    cpu_p, cpu_f = rows[0][0], rows[1][0]
+    print(f"  ratio project/floor, server CPU per answer: {cpu_p / cpu_f:.1f}" if cpu_f else
+          "  ratio: the floor used no measurable CPU", flush=True)
 
 
 def passes(result: dict, p95_ms: float) -> bool:
@@ -355,10 +425,14 @@ def parse_args(argv=None):
     p.add_argument("--percent", type=float, default=70.0, help="soak load, %% of --of (default 70)")
     p.add_argument("--of", type=int, help="the measured capacity the soak's --percent refers to")
     p.add_argument("--profile", action="store_true", help="profile instance 1 for a minute after the ramp (py-spy)")
+    p.add_argument("--floor", action="store_true",
+                   help="after the run, the same load on a bare Streamlit page (benchmarks/floor_page.py); side by side")
     p.add_argument("--json", type=Path, help="write every figure (and the samples) as JSON")
     args = p.parse_args(argv)
     if args.soak is not None and not args.of:
         p.error("--soak needs --of (the capacity measured with --capacity)")
+    if args.floor and (args.capacity or args.soak is not None):
+        p.error("--floor goes with a single run (not --capacity or --soak)")
     return args
 
 
@@ -408,13 +482,14 @@ def main(argv=None) -> int:
                             profile=tmp / f"profile-{n_inst}-{n}.txt" if args.profile else None)
                 print_run(r)
                 results.append(r)
-                if not args.capacity:
-                    break
-                if not passes(r, args.p95_ms):
+                if not args.capacity or not passes(r, args.p95_ms):
                     break
                 best = r
             if args.capacity:
                 table.append((n_inst, best))
+        if args.floor:   # once the app's instances have stopped
+            results.append(run_floor(results[-1], args.db or f"sqlite:///{tmp / 'floor.sqlite'}", common,
+                                     tmp / f"floor{n_inst}"))
     if table:
         print_table(table, args.p95_ms)
     if args.json:

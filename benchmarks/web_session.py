@@ -34,9 +34,9 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 TRIGGER_PREFIX = "$$STREAMLIT_INTERNAL_KEY_"  # a component's trigger widget: PREFIX + id + "__events"
 RUN_TIMEOUT_S = 60.0
 AFFINITY_COOKIE = "STUDYAPP_INSTANCE"  # the balancer's (deploy/haproxy.cfg)
-# the item screen's components (studyapp.views.components); the end pages' focus component and
-# the like carry no item
-SCREEN_COMPONENTS = ("studyapp.answer_bar", "studyapp.mark_form")
+# the item screen's components (studyapp.views.components, and the bare page of
+# benchmarks/floor_page.py); the end pages' focus component and the like carry no item
+SCREEN_COMPONENTS = ("studyapp.answer_bar", "studyapp.mark_form", "floor.answer_bar")
 
 
 class SessionError(RuntimeError):

@@ -55,10 +55,13 @@ def haproxy_config(bind: str, ports: list[int]) -> str:
 
 class Cluster:
     """``instances`` app processes and HAProxy in front, in ``workdir`` (logs, config).
-    ``db``: a ``DATABASE_URL`` (``None``: ``STUDYAPP_DB``/``DATABASE_URL`` of the environment)."""
+    ``db``: a ``DATABASE_URL`` (``None``: ``STUDYAPP_DB``/``DATABASE_URL`` of the environment).
+    ``command``: another server to run as each instance, ``command(port) -> argv`` (default: the
+    app, ``python -m studyapp serve``)."""
 
     def __init__(self, instances: int, *, db: str | None = None, port: int | None = None,
-                 workdir: Path | None = None, demo: bool = False, env: dict | None = None):
+                 workdir: Path | None = None, demo: bool = False, env: dict | None = None,
+                 command=None):
         self.n = instances
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -70,6 +73,7 @@ class Cluster:
         if db:
             self.env["DATABASE_URL"] = db
         self.demo = demo
+        self.command = command
         self.ports = [free_port() for _ in range(instances)]
         self.procs: list[subprocess.Popen | None] = [None] * instances
         self.balancer: subprocess.Popen | None = None
@@ -78,8 +82,9 @@ class Cluster:
         return f"http://127.0.0.1:{self.ports[k]}"
 
     def start_instance(self, k: int) -> subprocess.Popen:
-        command = [sys.executable, "-m", "studyapp", "serve", "--port", str(self.ports[k]),
-                   "--address", "127.0.0.1"] + ([] if self.demo and k == 0 else ["--no-demo"])
+        command = self.command(self.ports[k]) if self.command else (
+            [sys.executable, "-m", "studyapp", "serve", "--port", str(self.ports[k]), "--address", "127.0.0.1"]
+            + ([] if self.demo and k == 0 else ["--no-demo"]))
         log = open(self.workdir / f"instance{k + 1}.log", "ab")
         self.procs[k] = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
