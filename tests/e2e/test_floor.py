@@ -1,0 +1,45 @@
+"""The bare-Streamlit floor of ``benchmarks.load_web --floor`` (``benchmarks/floor_page.py``)
+serves behind HAProxy as load_web starts it, and the load client drives it as it drives the
+annotator page: an open shows the first item, an answer stores one row and shows the next,
+Back shows the answered item as a revision, and after the last item the page says "Done".
+Needs haproxy (``scripts/ci_balancer.sh``); skipped without it."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks import floor_page
+from benchmarks.load_web import floor_cluster
+from benchmarks.web_session import WebSession
+
+pytestmark = pytest.mark.slow
+if not (shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()):
+    pytest.skip("haproxy not installed", allow_module_level=True)
+
+
+async def walk(base: str) -> list:
+    session = WebSession(base, "token=7")
+    try:
+        seen = [(await session.open()).item]
+        seen.append((await session.answer("2")).item)
+        seen.append((await session.back()).item)
+        seen.append((await session.answer("4")).item)
+        final = await session.answer("3")
+        seen.append(final.item)
+        return seen + [final.texts]
+    finally:
+        await session.close()
+
+
+def test_floor_page_answers_through_the_balancer(tmp_path):
+    db = f"sqlite:///{tmp_path / 'floor.sqlite'}"
+    with floor_cluster(1, db, 2, tmp_path / "cluster") as cluster:
+        seen = asyncio.run(walk(cluster.base))
+    assert seen == [{"item_id": 1, "revising": False}, {"item_id": 2, "revising": False},
+                    {"item_id": 1, "revising": True, "current": "2"}, {"item_id": 2, "revising": False},
+                    None, ["Done"]]
+    assert floor_page.count_answers(db) == 3
