@@ -6,7 +6,9 @@ press, the trigger value the project's answer component sends (``{item_id, kind,
 nonce, ...}``), so ``benchmarks.web_session`` drives it unchanged. Per script run: the press's
 callback does one INSERT (the answer), the page one SELECT (the next item: the first the
 annotator has not answered, or, after Back, the last answered, shown as a revision), and mounts
-the component with it. No instructions, no Start button, no progress, no checks.
+the component with it. An annotator who has answered nothing is first shown a Start button, as
+the app shows its instructions (so the load client's sessions take the same steps and the same
+random draws on both pages). No progress, no checks.
 
     FLOOR_DB=sqlite:////tmp/floor.sqlite streamlit run benchmarks/floor_page.py
     # then /?token=<annotator id>; the tables come from ``create_tables``
@@ -108,6 +110,11 @@ def main() -> None:
     if not item:
         st.header("Done")
         return
+    if item["item_id"] == 1 and not item["revising"] and not st.session_state.get("started"):
+        if not st.button("Start"):   # a new annotator's first screen, as the app's instructions
+            st.header("Instructions")
+            return
+        st.session_state["started"] = True
     mount(key="bar", data=item, on_action_change=on_action)
 
 

@@ -1,7 +1,7 @@
 """The bare-Streamlit floor of ``benchmarks.load_web --floor`` (``benchmarks/floor_page.py``)
 serves behind HAProxy as load_web starts it, and the load client drives it as it drives the
-annotator page: an open shows the first item, an answer stores one row and shows the next,
-Back shows the answered item as a revision, and after the last item the page says "Done".
+annotator page: an open shows a Start button, Start the first item, an answer stores one row and shows the next,
+Back shows the answered item as a revision, a reload the item on screen, and after the last item the page says "Done".
 Needs haproxy (``scripts/ci_balancer.sh``); skipped without it."""
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ if not (shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()):
 async def walk(base: str) -> list:
     session = WebSession(base, "token=7")
     try:
-        seen = [(await session.open()).item]
+        start = await session.open()
+        assert start.start_button and not start.item, start.texts
+        seen = [(await session.press_start()).item]
         seen.append((await session.answer("2")).item)
         seen.append((await session.back()).item)
         seen.append((await session.answer("4")).item)
+        seen.append((await session.reload()).item)   # a reload after answers: no Start again
         final = await session.answer("3")
         seen.append(final.item)
         return seen + [final.texts]
@@ -41,5 +44,5 @@ def test_floor_page_answers_through_the_balancer(tmp_path):
         seen = asyncio.run(walk(cluster.base))
     assert seen == [{"item_id": 1, "revising": False}, {"item_id": 2, "revising": False},
                     {"item_id": 1, "revising": True, "current": "2"}, {"item_id": 2, "revising": False},
-                    None, ["Done"]]
+                    {"item_id": 2, "revising": False}, None, ["Done"]]
     assert floor_page.count_answers(db) == 3
