@@ -44,6 +44,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
 from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
+from streamlit.runtime import Runtime
 
 HERE = Path(__file__).resolve().parent
 ASSETS = "assets"                     # the asset directory, relative to HERE
@@ -76,6 +77,10 @@ class _Component:
         _Component.names.append(name)
 
     def __call__(self, **kwargs):
+        if not Runtime.exists():
+            # bare mode (a script run outside a server, e.g. a spawned process re-running the
+            # main module): there is no page and no component manager to declare the files to
+            return None
         _declare_assets()
         if self.mount is None:
             with _LOCK:
