@@ -148,10 +148,15 @@ def annotator_session(annotator_id: int, engine: Engine | None = None) -> Annota
     """The ``AnnotatorSession`` of an annotator (one prepared query: every page run asks it)."""
     with read_session(engine) as session:
         row = session.connection().execute(SESSION_OF, {"annotator": annotator_id}).one()
-        return AnnotatorSession(annotator_id, row.pseudonym, row.started_at is not None,
-                                row.completed_at is not None, row.slug, row.title, row.status,
-                                row.study_type, spec_of(row), row.comprehension_failures,
-                                row.prolific_status, row.routed_at is not None)
+        return session_info(annotator_id, row, row)
+
+
+def session_info(annotator_id: int, annotator, study) -> AnnotatorSession:
+    """The ``AnnotatorSession`` of an annotator's row and their study's (one row may be both)."""
+    return AnnotatorSession(annotator_id, annotator.pseudonym, annotator.started_at is not None,
+                            annotator.completed_at is not None, study.slug, study.title, study.status,
+                            study.study_type, spec_of(study), annotator.comprehension_failures,
+                            annotator.prolific_status, annotator.routed_at is not None)
 
 
 def resolve_token(token: str, engine: Engine | None = None) -> int | None:

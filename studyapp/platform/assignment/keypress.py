@@ -28,7 +28,7 @@ from ...core.models import Annotator, Item, Study, utcnow
 from ...core.storage import fetch_row, write_session
 from ..specs.spec_model import spec_of
 from .claim import CLAIM_ATTEMPTS, Claimed, claim_next, refuse_inactive
-from .join import AnnotatorSession, lock_annotator
+from .join import AnnotatorSession, lock_annotator, session_info
 from .ratings import KeyPress, Stored, after_answer, refusals_logged, store_answer
 from .tasks import ANSWERED, Feedback, Task
 
@@ -91,11 +91,8 @@ def _screen(session: Session, stored: Stored, claimed: Claimed) -> Screen:
     answered = claimed.answered
     if answered is None:
         answered = session.connection().execute(ANSWERED, {"annotator": annotator.id}).scalar_one()
-    info = AnnotatorSession(annotator.id, annotator.pseudonym, annotator.started_at is not None,
-                            annotator.completed_at is not None, study.slug, study.title, study.status,
-                            study.study_type, spec_of(study), annotator.comprehension_failures,
-                            annotator.prolific_status, annotator.routed_at is not None)
-    return Screen(info, claimed.task, answered, _feedback(session, stored), stored.rating.id)
+    return Screen(session_info(annotator.id, annotator, study), claimed.task, answered,
+                  _feedback(session, stored), stored.rating.id)
 
 
 def _feedback(session: Session, stored: Stored) -> Feedback | None:
