@@ -55,32 +55,37 @@ def answer(annotator_id: int, assignment_id: int, response, seconds_spent: float
     slot) rolls the whole transaction back and runs it again."""
     press = KeyPress(annotator_id, assignment_id, response, seconds_spent, revise=revise,
                      comment=comment, seen_ms=seen_ms, in_view=in_view)
-    for _ in range(CLAIM_ATTEMPTS):
-        try:
-            with refusals_logged(press, engine), write_session(engine) as session:
-                annotator = lock_annotator(session, annotator_id)
-                stored = store_answer(session, annotator, press)
-                if spec_of(stored.study).routing and stored.assignment.phase == "main":
-                    break   # the refit may decide the next item: claimed after it
-                screen = _screen(session, stored, claim_next(session, annotator, stored.study, utcnow()))
-            after_answer(stored, engine)
-            return screen
-        except IntegrityError:
-            continue   # a slot taken meanwhile, or the same answer stored by another request
-    else:
-        raise RuntimeError(f"could not store the answer and claim after {CLAIM_ATTEMPTS} attempts")
+
+    def store_and_claim() -> tuple[Stored, Screen | None]:
+        with refusals_logged(press, engine), write_session(engine) as session:
+            annotator = lock_annotator(session, annotator_id)
+            stored = store_answer(session, annotator, press)
+            if spec_of(stored.study).routing and stored.assignment.phase == "main":
+                return stored, None   # the refit may decide the next item: claimed after it
+            return stored, _screen(session, stored, claim_next(session, annotator, stored.study, utcnow()))
+
+    def claim_after(stored: Stored) -> Screen:
+        with write_session(engine) as session:
+            annotator = lock_annotator(session, annotator_id)
+            refuse_inactive(annotator)
+            study = fetch_row(session, Study, annotator.study_id)
+            return _screen(session, replace(stored, annotator=annotator, study=study),
+                           claim_next(session, annotator, study, utcnow()))
+
+    stored, screen = _retried(store_and_claim, "store the answer and claim")
     after_answer(stored, engine)
+    return screen if screen is not None else _retried(lambda: claim_after(stored), "claim an item")
+
+
+def _retried(attempt, what: str):
+    """``attempt()``, run again (from a new transaction) while a claim race makes it fail: a
+    slot taken meanwhile, or the same answer stored by another request."""
     for _ in range(CLAIM_ATTEMPTS):
         try:
-            with write_session(engine) as session:
-                annotator = lock_annotator(session, annotator_id)
-                refuse_inactive(annotator)
-                study = fetch_row(session, Study, annotator.study_id)
-                return _screen(session, replace(stored, annotator=annotator, study=study),
-                               claim_next(session, annotator, study, utcnow()))
+            return attempt()
         except IntegrityError:
             continue
-    raise RuntimeError(f"could not claim an item after {CLAIM_ATTEMPTS} attempts")
+    raise RuntimeError(f"could not {what} after {CLAIM_ATTEMPTS} attempts")
 
 
 def _screen(session: Session, stored: Stored, claimed: Claimed) -> Screen:
