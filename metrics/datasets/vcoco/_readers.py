@@ -333,34 +333,36 @@ def _numbers(value) -> np.ndarray | None:
         return None
 
 
-def _column(values, width: int, where: str, key: str, *, required: bool) -> np.ndarray:
+def _column(values, width: int, where: str, key: str, *, required: bool) -> tuple[np.ndarray, int]:
     """float64 (n, width) from per-detection values: a number, or ``width`` numbers; None (a
     missing key) = NaN. A single number for a role fills all five, as numpy's assignment in
-    ``vsrl_eval.py`` l.184 does; a person box needs four."""
+    ``vsrl_eval.py`` l.184 does; a person box needs four. Also returns how many were None."""
     n = len(values)
     out = np.full((n, width), np.nan)
-    none = list(map(operator.is_, values, itertools.repeat(None)))
-    n_none = sum(none)
-    if required and n_none:
-        raise InputError(f"{where}: detection {none.index(True)}: no {key!r}")
-    if n_none == n:
-        return out
-    present = [k for k, f in enumerate(none) if not f] if n_none else list(range(n))
-    rows = [values[k] for k in present] if n_none else values
-    m = len(present)
+    given = list(map(operator.is_not, values, itertools.repeat(None)))
+    m = sum(given)
+    if required and m < n:
+        raise InputError(f"{where}: detection {given.index(False)}: no {key!r}")
+    if m == 0:
+        return out, n
+    if m == n:
+        present, rows = slice(None), values
+    else:
+        present = np.flatnonzero(np.array(given, dtype=bool))
+        rows = list(itertools.compress(values, given))
     alike = _alike_floats(rows, width)
     if alike is not None:               # the commonest case of a score
         out[present] = alike
-        return out
+        return out, n - m
     try:                                # the common case: all alike, numbers
         arr = np.asarray(rows)
     except (ValueError, TypeError):
         arr = None
     if arr is not None and arr.dtype.kind in "biuf" and arr.shape == ((m,) if width == 1 else (m, width)):
         out[present] = arr.astype(np.float64).reshape(m, width)
-        return out
+        return out, n - m
     sizes = (1,) if width == 1 else (width,) if key == "person_box" else (1, width)
-    for k in present:                   # one at a time, to name the detection that is wrong
+    for k in itertools.compress(range(n), given):   # one at a time, to name the detection that is wrong
         v = _numbers(values[k])
         if v is None:
             raise InputError(f"{where}: detection {k}: {key}: not a number or list of numbers: "
@@ -369,7 +371,7 @@ def _column(values, width: int, where: str, key: str, *, required: bool) -> np.n
             raise InputError(f"{where}: detection {k}: {key}: {v.size} numbers, expected "
                              f"{' or '.join(map(str, sizes))}")
         out[k] = v
-    return out
+    return out, n - m
 
 
 FLOAT_SCALARS = {float, np.float64, np.float32}
@@ -410,19 +412,21 @@ def detections_from_records(records, agent_keys, role_keys, where: str = "detect
             raise InputError(f"{where}: detection {k}: expected a dict, got {type(r).__name__}")
     agent_keys, role_keys = list(agent_keys), list(role_keys)
     keys = ["image_id", "person_box", *agent_keys, *role_keys]
-    try:                                # every detection has every key: one pass
-        columns: list = list(zip(*map(operator.itemgetter(*keys), records))) or [()] * len(keys)
-    except KeyError:
-        columns = [[r.get(key) for r in records] for key in keys]
-    column = dict(zip(keys, columns))
-    image_id = _column(column["image_id"], 1, where, "image_id", required=True)
-    person_box = _column(column["person_box"], 4, where, "person_box", required=True)
+    all_keys = operator.itemgetter(*keys)
+
+    def row(record: dict) -> tuple:     # one detection's values; None for a key it lacks
+        try:
+            return all_keys(record)
+        except KeyError:
+            return tuple(map(record.get, keys))
+
+    column = dict(zip(keys, list(zip(*map(row, records))) or [()] * len(keys)))
+    image_id, _ = _column(column["image_id"], 1, where, "image_id", required=True)
+    person_box, _ = _column(column["person_box"], 4, where, "person_box", required=True)
     scores, missing = {}, {}
     for keys_, width in ((agent_keys, 1), (role_keys, ROLE_WIDTH)):
         for key in keys_:
-            values = column[key]
-            missing[key] = sum(map(operator.is_, values, itertools.repeat(None)))
-            scores[key] = _column(values, width, where, key, required=False)
+            scores[key], missing[key] = _column(column[key], width, where, key, required=False)
     return _from_columns(image_id, person_box, scores, missing, where, fmt)
 
 
