@@ -1,10 +1,12 @@
 """A sampling profile of an app instance during a load run (``py-spy``, when installed): where
-its CPU goes, summed over every thread, as shares of the samples."""
+its CPU goes, as shares of the samples. Only the thread holding the interpreter lock is sampled
+(``--gil``), so a thread waiting on the database or a socket is not counted as running."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -16,11 +18,11 @@ GROUPS = (("studyapp/", "studyapp"), ("metrics/", "metrics"), ("sqlalchemy/", "S
 
 def start(pid: int, seconds: float, out: Path) -> subprocess.Popen | None:
     """Start recording ``pid`` for ``seconds`` into ``out`` (collapsed stacks); None without py-spy."""
-    exe = shutil.which("py-spy")
+    exe = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
     if exe is None:
         return None
     return subprocess.Popen([exe, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "50",
-                             "--format", "raw", "--nonblocking", "--output", str(out)],
+                             "--gil", "--format", "raw", "--nonblocking", "--output", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
