@@ -229,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_account_parsers(sub)
     sub.add_parser("list", help="list the studies")
     sub.add_parser("plugins", help="the installed study types, datasets and error types, and the plugins "
-                                   "that failed to load")
+                                   "that failed to load (study views listed, loaded by the app)")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")
     return parser
@@ -277,10 +277,11 @@ def streamlit_command(port: int, address: str) -> list[str]:
 
 def cmd_plugins(args) -> int:
     from metrics import ERROR_REGISTRY
-    from metrics.core import listing_exit_code, plugin_listing
+    from metrics.core import PLUGIN_GROUPS, PluginGroup, listing_exit_code, plugin_listing
 
     from ...studytypes import PLUGINS
-    result, text = plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins])
+    views = PluginGroup(PLUGIN_GROUPS["study view"], kind="study view")   # the views layer loads them
+    result, text = plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins, views])
     print(text)
     return listing_exit_code(result)
 
