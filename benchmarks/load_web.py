@@ -333,7 +333,7 @@ def floor_cluster(n_inst: int, db: str, per_annotator: int, workdir: Path):
     page = str(Path(floor_page.__file__).resolve())
 
     def command(port: int) -> list[str]:   # the app's options, the floor's page
-        return [sys.executable, "-m", "streamlit", "run", page, *streamlit_command(port, "127.0.0.1")[5:]]
+        return [sys.executable, "-m", "streamlit", "run", page, *streamlit_command(port, "127.0.0.1")[4:]]
     return Cluster(n_inst, workdir=workdir, command=command, env={"FLOOR_DB": db})
 
 
