@@ -193,7 +193,8 @@ def page_calls(annotator_id: int, task, k: int):
     next item, the count of answers), then the item's content (the tab resolved its link's
     annotator once); returns the next task."""
     from studyapp.platform import assignment
-    from studyapp.studytypes import get_type, view_of
+    from studyapp.studytypes import get_type
+    from studyapp.views.studytypes import view_of
 
     screen = assignment.answer(annotator_id, task.assignment_id, (k + 1) % 5, 1.0)
     if screen.task is not None:

@@ -327,13 +327,14 @@ def floor_cluster(n_inst: int, db: str, per_annotator: int, workdir: Path):
     ``per_annotator`` items."""
     from benchmarks import floor_page
     from deploy.cluster import Cluster
-    from studyapp.platform.commands.cli import streamlit_command
+    from studyapp.platform.commands.cli import APP, streamlit_command
 
     floor_page.create_tables(db, per_annotator)
     page = str(Path(floor_page.__file__).resolve())
 
     def command(port: int) -> list[str]:   # the app's options, the floor's page
-        return [sys.executable, "-m", "streamlit", "run", page, *streamlit_command(port, "127.0.0.1")[5:]]
+        options = streamlit_command(port, "127.0.0.1")
+        return [sys.executable, "-m", "streamlit", "run", page, *options[options.index(str(APP)) + 1:]]
     return Cluster(n_inst, workdir=workdir, command=command, env={"FLOOR_DB": db})
 
 

@@ -1,11 +1,11 @@
-"""Plugins: entry points of three groups, the project's own (its built-ins, declared in its
+"""Plugins: entry points of four groups, the project's own (its built-ins, declared in its
 ``pyproject.toml`` like anyone else's) and those of other installed packages, loaded on first use,
 each on its own, so a broken one is skipped with one line naming its entry point while the
 others load.
 
-The three registries of the project each hold one :class:`PluginGroup`: datasets
-(:mod:`metrics.datasets`), Diag-HOI error types (:mod:`metrics.diagnosis`) and study types
-(``studyapp.studytypes``). A group's ``add`` checks a loaded object and registers it; whatever an
+The four registries of the project each hold one :class:`PluginGroup`: datasets
+(:mod:`metrics.datasets`), Diag-HOI error types (:mod:`metrics.diagnosis`), study types
+(``studyapp.studytypes``) and the study types' views (``studyapp.views.studytypes``). A group's ``add`` checks a loaded object and registers it; whatever an
 entry point raises while it is imported or added (a missing dependency, a wrong class, a name
 already taken, an entry point named otherwise than its object) is logged once, as one warning
 line on the ``metrics.plugins`` logger, and kept in :attr:`PluginGroup.records`, which
@@ -46,6 +46,7 @@ PLUGIN_GROUPS = {
     "dataset": "hoi_semantic_eval.datasets",
     "error type": "hoi_semantic_eval.diagnosis_errors",
     "study type": "hoi_semantic_eval.study_types",
+    "study view": "hoi_semantic_eval.study_views",
 }
 AUTOLOAD = "HOI_PLUGINS_AUTOLOAD"
 REQUIRE = "HOI_PLUGINS_REQUIRE"
@@ -88,7 +89,7 @@ class PluginGroup:
 
     ``add(obj, name)`` checks the object an entry point names and registers it, returning what the
     registry keeps; it raises (any exception) to refuse it. An object with a ``name`` of its own
-    (a dataset, an error type or study type class) must be named as its entry point is. Without ``add`` the group only lists its entry points (a process that does not
+    (a dataset, an error type or study type class, a study view) must be named as its entry point is. Without ``add`` the group only lists its entry points (a process that does not
     own the registry).
     """
 

@@ -2,10 +2,8 @@
 
 A type is a package ``studyapp/studytypes/<name>/`` (or, from another installed package, one
 module): its :class:`StudyType` subclass holds the logic hooks below (no Streamlit), further
-modules its sampler or importer and its analyses. How its items are shown is a :class:`StudyView`,
-the type's Streamlit hooks, which the type declares in its ``view``: the view itself, or
-``"module:ATTRIBUTE"`` naming it in a module that imports Streamlit (the built-in types'
-``view`` modules define ``VIEW``). Only the views resolve it (``studyapp.studytypes.view_of``).
+modules its sampler or importer and its analyses. How its items are shown is its view, Streamlit
+code in the views layer named as the type is (``studyapp.views.studytypes``).
 """
 
 from __future__ import annotations
@@ -42,27 +40,6 @@ class Section:
     charts: list = field(default_factory=list)
     headline: str = ""
 
-@dataclass(frozen=True)
-class StudyView:
-    """How a study type's items are shown, Streamlit code that only the views call.
-
-    ``render_item(fields)`` draws an item with Streamlit (the instructions' example, the console's
-    preview); ``item_content(fields)`` gives the annotator's item screen as nodes of
-    ``studyapp.views.components`` (plain text, set as text); ``response_form(fields, current, **mount)``
-    draws the answer form of a type with ``custom_response`` (mounting ``components.mark_form``
-    with the page's ``mount`` arguments); ``console_section()``, where given, is a tool of the type
-    on the researcher console; for the welcome page, ``answer_help`` says in plain words how an
-    answer is given by click or tap and ``keys_help`` how by keys (touch screens do not show it);
-    ``{first}`` and ``{last}`` stand for the scale's ends.
-    """
-
-    render_item: Callable[[dict], None]
-    item_content: Callable[[dict], list]
-    response_form: Callable[..., None] | None = None
-    console_section: Callable[[], None] | None = None
-    answer_help: str = ""
-    keys_help: str = ""
-
 
 THIS_STUDY = "{this study}"   # in a sampler report: replaced by the new study's slug
 
@@ -72,7 +49,6 @@ class StudyType(ABC):
 
     name: str = ""
     title: str = ""
-    view: StudyView | str = ""  # the StudyView, or "module:ATTRIBUTE" naming it
     default_scale: Scale
     required_fields: tuple[str, ...] = ()
     sampler_options: dict[str, type] = {}  # key in [items] -> expected type

@@ -23,8 +23,9 @@ from studyapp.platform import assignment
 from studyapp.platform.assignment import prolific
 from studyapp.platform.records import studies
 from studyapp.platform.reporting.overview import platform_summary
-from studyapp.studytypes import get_type, view_of
+from studyapp.studytypes import get_type
 from studyapp.views.components import answer_bar, page_focus
+from studyapp.views.studytypes import view_of
 from studyapp.views.ui import base_url, effort, time_left
 
 LOG = logging.getLogger("studyapp.annotate")

@@ -9,7 +9,7 @@ The dashboards of the studies with ratings are then computed in a background thr
 first sign-in after a start does not wait for a large study's first computation (~2 s for
 500 items x 5 raters).
 
-    python -m studyapp.views.server run studyapp/views/app.py --server.port 8501 ...   (as ``streamlit``)
+    python studyapp/views/server.py run studyapp/views/app.py --server.port 8501 ...   (as ``streamlit``)
 """
 
 from __future__ import annotations

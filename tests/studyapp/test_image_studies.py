@@ -78,7 +78,7 @@ def test_the_annotator_page_shows_the_image_and_a_missing_image_notice(tmp_path)
     press(at, "answer", 2)  # keep: the same rating stored again with the image
     assert progress_text(at, with_left=True).startswith("Item 2 of 3 ")
     (tmp_path / "imgs" / "classes" / "push__bicycle.png").unlink()
-    from studyapp.studytypes.hoi_similarity_image import view
+    from studyapp.views.studytypes import hoi_similarity_image as view
     view._png.cache_clear()  # the server keeps the images it drew
     at.run()
     assert "is not available" in content_text(at) and not at.exception

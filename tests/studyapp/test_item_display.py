@@ -2,7 +2,7 @@
 every gloss and word stays, no WordNet code is shown."""
 
 from studyapp.studytypes import get_type
-from studyapp.studytypes.hoi_similarity import view
+from studyapp.views.studytypes import hoi_similarity as view
 
 
 def texts(node) -> list[str]:

@@ -1,7 +1,9 @@
 """Imports point one way: ``metrics`` ← app core ← study-type logic ← generic platform ← views,
 and inside ``metrics`` core ← vocab / datasets ← detection ← evaluators ← diagnosis / study ← api ←
 commands. Every import counts, at module level or inside a function (relative ones resolved),
-``importlib.import_module`` / ``__import__`` of a literal name too; the imports between
+``importlib.import_module`` / ``__import__`` of a literal name too, and so does a string constant
+(not a docstring) that names a module of the project (``"studyapp.views.server"``,
+``"package.module:ATTRIBUTE"``): no lower layer names an upper one; the imports between
 ``studyapp`` modules form no cycle, nor do those between ``metrics`` modules (a package's
 ``__init__``, which re-exports its modules, aside), and the generic platform reaches a study type
 only through the registry (``studyapp.studytypes`` and its ``base``), never a type's package.
@@ -12,14 +14,19 @@ Layers, lowest first:
 1. app core (``studyapp/core/``): configuration, database, accounts, safe text, images, charts —
    what a study type may build on.
 2. study-type logic: the registry ``studyapp.studytypes``, its ``base`` and each type's package
-   ``studyapp/studytypes/<type>/`` except its ``view`` module.
+   ``studyapp/studytypes/<type>/``.
 3. generic platform (``studyapp/platform/``): specs, studies, assignment, exports, analysis,
    dashboard and the commands; it reaches a type only through the registry's hooks.
 4. views (``studyapp/views/``): the pages, the entry page, the Streamlit helpers, the server
-   process and each type's ``view`` module. Only these import ``streamlit``.
+   process and each type's view (``studyapp/views/studytypes/<type>.py``, found by the type's
+   name through the entry-point group ``hoi_semantic_eval.study_views``). Only these import
+   ``streamlit``.
 
 A module's layer is the folder it sits in (:data:`LAYER_FOLDERS`), so placing a new module is
-choosing its layer; a module directly in ``studyapp/`` fails the test.
+choosing its layer; a module directly in ``studyapp/`` fails the test. A lower layer reaches an
+upper one only through entry points (the views of the study types) or files: ``serve`` runs the
+server script ``studyapp/views/server.py`` and the entry page beside it by their paths, found from
+the views folder next to the commands' package.
 
 Inside the generic platform each module sits in a room (:data:`PLATFORM_ROOMS`), lowest first:
 ``specs`` (the spec model and checker), ``assignment`` (joining, claims, ratings, adaptive
@@ -52,15 +59,15 @@ export across layers, an ``importlib`` literal and a package cycle each fail.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from functools import lru_cache
 from pathlib import Path
 
 from projectpaths import ROOT
 
-#: The folders of the ``studyapp`` layers: a module's layer is the folder it sits in (a study
-#: type's ``view`` module is a view). ``studyapp`` itself and ``studyapp.__main__`` (``python -m
-#: studyapp``) sit directly in the package.
+#: The folders of the ``studyapp`` layers: a module's layer is the folder it sits in.
+#: ``studyapp`` itself and ``studyapp.__main__`` (``python -m studyapp``) sit directly in the package.
 LAYER_FOLDERS = {"core": 1, "studytypes": 2, "platform": 3, "views": 4}
 PACKAGE_LAYERS = {"studyapp": 1, "studyapp.__main__": 3}
 LAYER_NAMES = ("metrics", "app core", "study-type logic", "generic platform", "views")
@@ -127,7 +134,7 @@ def layer(name: str) -> int:
         return PACKAGE_LAYERS[name]
     parts = name.split(".")
     if parts[0] == "studyapp" and len(parts) > 1 and parts[1] in LAYER_FOLDERS:
-        return 4 if parts[1] == "studytypes" and parts[-1] == "view" else LAYER_FOLDERS[parts[1]]
+        return LAYER_FOLDERS[parts[1]]
     raise AssertionError(f"{name} sits in no layer folder: move it into studyapp/core/, studyapp/platform/ or "
                          "studyapp/views/")
 
@@ -155,6 +162,44 @@ def test_no_import_goes_to_a_higher_layer():
               for name, targets in graph().items() for target in sorted(targets)
               if layer(target) > layer(name)]
     assert not upward, "\n".join(upward)
+
+
+#: A dotted name of the project in a string: ``studyapp.views.server``, ``studyapp.x.y:ATTRIBUTE``.
+DOTTED_NAME = re.compile(r"(?<![\w.])(?:studyapp|metrics)(?:\.\w+)+")
+
+
+def names_in_strings(tree: ast.AST) -> set[str]:
+    """The project modules the string constants of ``tree`` name, docstrings (and any other string
+    standing alone as a statement) aside."""
+    bare = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return {module for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in bare
+            for text in DOTTED_NAME.findall(node.value) if (module := project_module(text))}
+
+
+def upward_names(trees: dict[str, ast.AST]) -> list[str]:
+    """Every string of a module (name -> its parsed file) that names a module of a higher layer."""
+    return [f"{name} ({LAYER_NAMES[layer(name)]}) names {target} ({LAYER_NAMES[layer(target)]}) in a string"
+            for name, tree in trees.items() for target in sorted(names_in_strings(tree)) if layer(target) > layer(name)]
+
+
+def parsed(name: str, appended: str = "") -> ast.Module:
+    return ast.parse(MODULES[name][0].read_text(encoding="utf-8") + appended)
+
+
+def test_no_string_names_a_module_of_a_higher_layer():
+    offending = upward_names({name: parsed(name) for name in MODULES})
+    assert not offending, "\n".join(offending)
+
+
+def test_a_planted_upward_name_in_a_string_fails():
+    cli = "studyapp.platform.commands.cli"
+    planted = ('\n\ndef planted():\n    """Starts ``studyapp.views.app``."""\n'
+               '    return ["-m", "studyapp.views.server"], f"{cli}studyapp.views.studytypes.hoi_similarity:VIEW"\n')
+    assert upward_names({cli: parsed(cli)}) == []
+    assert upward_names({cli: parsed(cli, planted)}) == [
+        f"{cli} (generic platform) names studyapp.views.server (views) in a string",
+        f"{cli} (generic platform) names studyapp.views.studytypes.hoi_similarity (views) in a string"]
 
 
 def test_metrics_stands_alone():

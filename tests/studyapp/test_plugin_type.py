@@ -1,7 +1,9 @@
 """A new study type is one module plus one registry line: a toy type, written to a file outside
 the project, runs through the generic platform — spec, study, assignment, responses, exports,
-dashboard — with no other edit. Its view is declared in the same module; a type whose view is
-missing or incomplete is refused when it is registered, with the reason."""
+dashboard — with no other edit. Its view is one more module and line, in the views layer's
+registry, found by the type's name: a view missing a hook is refused when it is registered, a type
+without a view (or whose view lacks the answer form it needs) is told so in one line when it is
+shown, and a view entry point named otherwise than its view is skipped with one warning line."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from studyapp.platform import assignment
 from studyapp.platform.launch.spec_files import load_spec
 from studyapp.platform.records import exports, studies
 from studyapp.platform.reporting import dashboard
-from studyapp.studytypes import REGISTRY, StudyView, get_type, register, view_of
+from studyapp.studytypes import REGISTRY, get_type, register
+from studyapp.views.studytypes import VIEWS, StudyView, register_view, view_of
 
 TOY_MODULE = '''
 """``parity``: is the number shown even?"""
@@ -30,23 +33,12 @@ TOY_MODULE = '''
 import pandas as pd
 
 from metrics import InputError
-from studyapp.studytypes import Scale, StudyType, StudyView
-
-
-def render_item(fields):
-    import streamlit as st
-
-    st.markdown(f"Number: **{fields['number']}**")
-
-
-def item_content(fields):
-    return [["p", {}, "Number: ", ["strong", {}, str(fields["number"])]]]
+from studyapp.studytypes import Scale, StudyType
 
 
 class Parity(StudyType):
     name = "parity"
     title = "Parity of a number"
-    view = StudyView(render_item=render_item, item_content=item_content)
     default_scale = Scale(values=(0, 1), labels=("odd", "even"))
     required_fields = ("number",)
     sampler_options = {"n": int}
@@ -68,6 +60,25 @@ class Parity(StudyType):
         return [({"number": 2 * k}, "1") for k in range(1, count + 1)]
 '''
 
+TOY_VIEW_MODULE = '''
+"""How a ``parity`` item is shown."""
+
+from studyapp.views.studytypes import StudyView
+
+
+def render_item(fields):
+    import streamlit as st
+
+    st.markdown(f"Number: **{fields['number']}**")
+
+
+def item_content(fields):
+    return [["p", {}, "Number: ", ["strong", {}, str(fields["number"])]]]
+
+
+VIEW = StudyView(name="parity", render_item=render_item, item_content=item_content)
+'''
+
 SPEC = '''title = "Parity"
 study_type = "parity"
 instructions = "Is the number even?"
@@ -84,15 +95,18 @@ attention_checks = 1
 
 @pytest.fixture
 def parity(tmp_path, monkeypatch):
-    """The toy type's module, imported from its own file outside the project, and its registry line."""
+    """The toy type's module and its view's, imported from their own files outside the project,
+    and their registry lines."""
     (tmp_path / "parity_type.py").write_text(TOY_MODULE)
+    (tmp_path / "parity_view.py").write_text(TOY_VIEW_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "parity_type", raising=False)
-    module = importlib.import_module("parity_type")
-    register(module.Parity())
+    for module in ("parity_type", "parity_view"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    register(importlib.import_module("parity_type").Parity())
+    register_view(importlib.import_module("parity_view").VIEW)
     yield REGISTRY["parity"]
-    del REGISTRY["parity"]
-    del sys.modules["parity_type"]
+    del REGISTRY["parity"], VIEWS["parity"]
+    del sys.modules["parity_type"], sys.modules["parity_view"]
 
 
 def even(task) -> str:
@@ -135,44 +149,50 @@ def test_the_registry_line_is_what_makes_the_type_known(parity):
         get_type("parity2")
 
 
-def test_a_single_module_type_shows_its_items_through_its_declared_view(parity):
+def test_a_type_is_shown_through_the_view_of_its_name(parity):
     view = view_of(parity)
+    assert view is VIEWS["parity"] and view.name == "parity"
     assert view.item_content({"number": 7}) == [["p", {}, "Number: ", ["strong", {}, "7"]]]
     assert view.response_form is None and view.console_section is None
 
 
-def a_type(module, **attributes):
-    return type("Toy", (module.Parity,), {"name": "toy", **attributes})()
+def test_an_incomplete_view_is_refused_at_registration(parity):
+    with pytest.raises(ValueError, match=re.escape(
+            "the view of study type 'toy' has no item_content: give a StudyView with render_item, item_content")):
+        register_view(StudyView(name="toy", render_item=print, item_content=None))
+    with pytest.raises(TypeError, match=re.escape("parity_type:Parity is not a studyapp.views.studytypes.StudyView")):
+        register_view(type(parity))
+    with pytest.raises(ValueError, match="a view of study type 'parity' is already registered"):
+        register_view(VIEWS["parity"])
+    assert "toy" not in VIEWS
 
 
-def test_a_type_without_a_usable_view_is_refused_at_registration(parity):
-    module = sys.modules[type(parity).__module__]
-    refusals = {
-        "declares no view: set view = a StudyView (render_item, item_content)": {"view": ""},
-        "declares no view": {"view": "parity_type"},        # a module but no attribute
-        "declares view 'no_such_module:VIEW', but there is no module 'no_such_module'": {"view": "no_such_module:VIEW"},
-        "has a view without response_form": {"custom_response": True},
-        "has a view without item_content": {"view": StudyView(render_item=print, item_content=None)},
-    }
-    for reason, attributes in refusals.items():
-        with pytest.raises(ValueError, match=re.escape(f"study type 'toy' {reason}")):
-            register(a_type(module, **attributes))
-    assert "toy" not in REGISTRY
+def a_type(parity, **attributes):
+    return type("Toy", (type(parity),), {"name": "toy", **attributes})()
 
 
-def test_a_view_named_by_module_and_attribute_is_resolved_on_first_use(parity):
-    module = sys.modules[type(parity).__module__]
-    module.VIEW = parity.view
-    toy = register(a_type(module, view="parity_type:VIEW"))
+def test_a_type_without_a_view_is_told_so_in_one_line(parity):
+    toy = register(a_type(parity))
     try:
-        assert view_of(toy) is parity.view
-        module.VIEW = "not a view"
-        other = register(a_type(module, name="toy2", view="parity_type:VIEW"))
-        with pytest.raises(InputError, match="study type 'toy2': its view 'parity_type:VIEW' is not a StudyView"):
-            view_of(other)
+        with pytest.raises(InputError) as raised:
+            view_of(toy)
     finally:
-        REGISTRY.pop("toy", None)
-        REGISTRY.pop("toy2", None)
+        del REGISTRY["toy"]
+    built_in = ["crosshoi_curation", "hoi_similarity", "hoi_similarity_image", "imsitu_correctness"]
+    assert str(raised.value) == (f"study type 'toy' has no view (views: {', '.join(built_in)}, parity); "
+                                 "declare its StudyView as an entry point of hoi_semantic_eval.study_views")
+
+
+def test_a_type_answered_by_a_form_needs_a_view_with_one(parity):
+    toy = register(a_type(parity, custom_response=True))
+    register_view(StudyView(name="toy", render_item=print, item_content=list))
+    try:
+        with pytest.raises(InputError, match=re.escape(
+                "study type 'toy' takes its answers from its view's response_form (custom_response), "
+                "but its view has none")):
+            view_of(toy)
+    finally:
+        del REGISTRY["toy"], VIEWS["toy"]
 
 
 BOTH_KINDS = TOY_MODULE + '''
@@ -215,3 +235,43 @@ def test_a_study_type_and_an_error_type_in_one_plugin_module_both_load(tmp_path)
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
     loaded = {tuple(line.split()[:4]) for line in listed.stdout.splitlines()}
     assert {("study", "type", "parity", "loaded"), ("error", "type", "lost", "loaded")} <= loaded
+
+
+SHOW_PARITY = ("from studyapp.studytypes import get_type; from studyapp.views.studytypes import view_of; "
+               "print(view_of(get_type('parity')).item_content({'number': 3}))")
+
+
+def test_a_plugin_view_is_found_by_its_types_name_and_a_misnamed_one_is_skipped_once(tmp_path):
+    """A package's view is an entry point of ``hoi_semantic_eval.study_views`` named as its type;
+    one named otherwise (``again``) is skipped with one warning line and the rest load."""
+    (tmp_path / "parity_type.py").write_text(TOY_MODULE)
+    (tmp_path / "parity_view.py").write_text(TOY_VIEW_MODULE)
+    dist = tmp_path / "parity-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: parity\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[hoi_semantic_eval.study_types]\nparity = parity_type:Parity\n\n"
+                                           "[hoi_semantic_eval.study_views]\nparity = parity_view:VIEW\n"
+                                           "again = parity_view:VIEW\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    shown = subprocess.run([sys.executable, "-c", SHOW_PARITY], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "[['p', {}, 'Number: ', ['strong', {}, '3']]]"
+    assert shown.stderr.splitlines() == [
+        "study view plugin again = parity_view:VIEW (parity 1.0) skipped: ValueError: the entry point is named "
+        "'again' but its study view is named 'parity'; name the entry point 'parity'"]
+
+
+def test_every_built_in_study_type_has_its_view_in_the_views_layer():
+    from importlib.metadata import distribution
+
+    declared = {}
+    for entry in distribution("hoi-semantic-eval").entry_points:
+        declared.setdefault(entry.group, {})[entry.name] = entry.value
+    types, views = declared["hoi_semantic_eval.study_types"], declared["hoi_semantic_eval.study_views"]
+    assert sorted(views) == sorted(types) == ["crosshoi_curation", "hoi_similarity", "hoi_similarity_image",
+                                              "imsitu_correctness"]
+    assert views == {name: f"studyapp.views.studytypes.{name}:VIEW" for name in types}
+    for name in types:
+        view = view_of(get_type(name))
+        assert view.name == name and (view.response_form is not None) == get_type(name).custom_response

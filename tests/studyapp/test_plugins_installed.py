@@ -2,8 +2,8 @@
 study types and datasets included (packages are found, not listed); a third-party package adds a
 study type and a Diag-HOI error type through its entry points, seen by the commands as processes,
 with no edit to the project; `simulate` answers on the type's own scale (a binary toy scale
-failed with "response 4 is not on the scale"); and a third-party wheel with all three kinds of
-plugin, a study type and an error type in one module, and one broken plugin works in a fresh
+failed with "response 4 is not on the scale"); and a third-party wheel with every kind of
+plugin (a study type with its view), a study type and an error type in one module, and one broken plugin works in a fresh
 virtual environment that has this project's wheel installed (its runtime requirements are the
 test environment's own, on the path; ``tests/metrics/test_install_alone.py`` installs them)."""
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from projectpaths import ROOT
-from test_plugin_type import SPEC, TOY_MODULE
+from test_plugin_type import SHOW_PARITY, SPEC, TOY_MODULE, TOY_VIEW_MODULE
 
 from metrics.detection import Detections, write_jsonl
 
@@ -169,6 +169,9 @@ THIRD_PARTY = {
         [project.entry-points."hoi_semantic_eval.study_types"]
         parity = "hoi_toy_plugins.both:Parity"
 
+        [project.entry-points."hoi_semantic_eval.study_views"]
+        parity = "hoi_toy_plugins.views:VIEW"
+
         [project.entry-points."hoi_semantic_eval.diagnosis_errors"]
         lost = "hoi_toy_plugins.both:LostPrediction"
         broken = "hoi_toy_plugins.broken:NeedsMissingPackage"
@@ -181,6 +184,7 @@ THIRD_PARTY = {
         '''),
     "hoi_toy_plugins/__init__.py": '"""Toy plugins of every kind for hoi-semantic-eval."""\n',
     "hoi_toy_plugins/both.py": TOY_MODULE + ERROR_MODULE,       # a study type and an error type
+    "hoi_toy_plugins/views.py": TOY_VIEW_MODULE,                 # the study type's view (Streamlit)
     "hoi_toy_plugins/data.py": TOY_DATASET,
     "hoi_toy_plugins/broken.py": "import hoi_toy_missing_dependency\n",
 }
@@ -234,9 +238,11 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
     assert listed.returncode == 1 and listed.stderr == "", listed.stderr    # one plugin failed: said once
     rows = {(r["kind"], r["name"]): r for r in json.loads((work / "plugins.json").read_text())["plugins"]}
     assert {key: rows[key]["status"] for key in [("dataset", "toy"), ("error type", "lost"),
-                                                ("error type", "broken"), ("study type", "parity")]} == {
+                                                ("error type", "broken"), ("study type", "parity"),
+                                                ("study view", "parity")]} == {
         ("dataset", "toy"): "loaded", ("error type", "lost"): "loaded", ("error type", "broken"): "failed",
-        ("study type", "parity"): "listed"}
+        ("study type", "parity"): "listed", ("study view", "parity"): "listed"}
+    assert rows[("study view", "parity")]["target"] == "hoi_toy_plugins.views:VIEW"
     assert rows[("dataset", "toy")]["source"] == "hoi-toy-plugins 1.0"
     assert rows[("error type", "duplicate")]["status"] == "built in"
     why = "ModuleNotFoundError: No module named 'hoi_toy_missing_dependency'"
@@ -247,6 +253,8 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
     assert platform.returncode == 1 and platform.stderr == "", platform.stderr
     parity = next(line.split() for line in platform.stdout.splitlines() if " parity " in line)
     assert parity[:5] == ["study", "type", "parity", "loaded", "hoi-toy-plugins"]
+    view = next(line.split() for line in platform.stdout.splitlines() if line.startswith("study view  parity "))
+    assert view[:5] == ["study", "view", "parity", "listed", "hoi-toy-plugins"]
     assert "hoi_toy_plugins.broken:NeedsMissingPackage failed" in platform.stdout
 
     h, o, far = [0, 0, 10, 10], [20, 0, 30, 10], [200, 200, 210, 210]
@@ -271,6 +279,5 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
     created = run_fresh("-m", "studyapp", "create", "parity.toml")
     assert created.returncode == 0, created.stderr
     assert "created study 'parity'" in created.stdout
-    shown = run_fresh("-c", "from studyapp.studytypes import get_type, view_of; "
-                            "print(view_of(get_type('parity')).item_content({'number': 3}))")
+    shown = run_fresh("-c", SHOW_PARITY)
     assert shown.stdout.strip() == "[['p', {}, 'Number: ', ['strong', {}, '3']]]", shown.stderr

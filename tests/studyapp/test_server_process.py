@@ -1,5 +1,5 @@
 """``studyapp serve``'s server process imports the pages' modules before Streamlit starts
-(``studyapp.views.server``), without needing Streamlit's runtime: the first browser session after a
+(``studyapp/views/server.py``), without needing Streamlit's runtime: the first browser session after a
 start does not wait for them. The served app itself is exercised by every browser test
 (``tests.browserhelpers.running_app`` starts this command)."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from projectpaths import ROOT
 
@@ -25,8 +26,9 @@ print("streamlit" in sys.modules)
 
 def test_serve_runs_streamlit_through_the_preloading_process():
     command = cli.streamlit_command(8599, "127.0.0.1")
-    assert command[1:5] == ["-m", "studyapp.views.server", "run", str(cli.APP)]
-    assert cli.APP == ROOT / "studyapp" / "views" / "app.py"
+    assert command[1:4] == [str(cli.SERVER), "run", str(cli.APP)]
+    assert (cli.SERVER, cli.APP) == (ROOT / "studyapp" / "views" / "server.py", ROOT / "studyapp" / "views" / "app.py")
+    assert cli.SERVER.resolve() == Path(server.__file__).resolve()
 
 
 def test_preloading_imports_the_heavy_modules_without_streamlit():

@@ -52,7 +52,11 @@ from .study_commands import (
 # commands that read a study: with no database file yet there is nothing to read (and none is made)
 NEEDS_DATABASE = ("invite", "owner", "share", "prolific-status", "export", "status", "revoke", "simulate", "report", "recalibrate", "matrices")
 
-APP = Path(__file__).resolve().parents[2] / "views" / "app.py"
+#: The views ``serve`` starts, as files of the views folder beside this package: the server script and
+#: the entry page it serves (found by path, so no module of a lower layer names a views module).
+VIEWS_FOLDER = Path(__file__).resolve().parents[2] / "views"
+SERVER = VIEWS_FOLDER / "server.py"
+APP = VIEWS_FOLDER / "app.py"
 
 
 def http_url(text: str) -> str:
@@ -229,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_account_parsers(sub)
     sub.add_parser("list", help="list the studies")
     sub.add_parser("plugins", help="the installed study types, datasets and error types, and the plugins "
-                                   "that failed to load")
+                                   "that failed to load (study views listed, loaded by the app)")
     sub.add_parser("reset-admin-password",
                    help="generate a new console password (printed once)")
     return parser
@@ -267,8 +271,8 @@ def streamlit_command(port: int, address: str) -> list[str]:
     file watcher is off: it polled every module's file for every open session, which took
     about half the server's CPU per answer with 60 annotators and stalled answers for seconds
     (``benchmarks/load_web.py``). The pages' modules are imported before the server starts
-    (``studyapp.views.server``)."""
-    return [sys.executable, "-m", "studyapp.views.server", "run", str(APP), "--server.port", str(port),
+    (the script :data:`SERVER`)."""
+    return [sys.executable, str(SERVER), "run", str(APP), "--server.port", str(port),
             "--server.address", address, "--server.headless", "true",
             "--server.enableXsrfProtection", "true", "--runner.postScriptGC", "false",
             "--server.fileWatcherType", "none",
@@ -277,10 +281,11 @@ def streamlit_command(port: int, address: str) -> list[str]:
 
 def cmd_plugins(args) -> int:
     from metrics import ERROR_REGISTRY
-    from metrics.core import listing_exit_code, plugin_listing
+    from metrics.core import PLUGIN_GROUPS, PluginGroup, listing_exit_code, plugin_listing
 
     from ...studytypes import PLUGINS
-    result, text = plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins])
+    views = PluginGroup(PLUGIN_GROUPS["study view"], kind="study view")   # the views layer loads them
+    result, text = plugin_listing([PLUGINS, datasets.PLUGINS, ERROR_REGISTRY.plugins, views])
     print(text)
     return listing_exit_code(result)
 

@@ -39,7 +39,6 @@ from . import crosshoi
 
 class CrosshoiCuration(StudyType):
     name = "crosshoi_curation"
-    view = "studyapp.studytypes.crosshoi_curation.view:VIEW"
     title = "CrossHOI-Bench curation (negatives, hard positives)"
     default_scale = Scale(values=(0,), labels=("submitted",))
     required_fields = ("image", "question")

@@ -114,7 +114,6 @@ def latent_similarity(fields: dict, verb_matrix: SimilarityMatrix, object_matrix
 
 class HoiSimilarity(StudyType):
     name = "hoi_similarity"
-    view = "studyapp.studytypes.hoi_similarity.view:VIEW"
     title = "HOI pair similarity (SHOE user study)"
     default_scale = SHOE_SCALE
     required_fields = ("gt_verb", "gt_object", "pred_verb", "pred_object")

@@ -81,7 +81,6 @@ def read_image_map(path: Path, dataset: str | None = None) -> dict[tuple[str, st
 
 class HoiSimilarityImage(HoiSimilarity):
     name = "hoi_similarity_image"
-    view = "studyapp.studytypes.hoi_similarity_image.view:VIEW"
     title = "HOI pair similarity with an image (SHOE supp. §6.2)"
     sampler_options = {"linked_study": object, "images": str, "image_root": str}
     restricts_items = True

@@ -32,7 +32,6 @@ MAX_K = 9  # one digit key per shown prediction
 
 class ImsituCorrectness(StudyType):
     name = "imsitu_correctness"
-    view = "studyapp.studytypes.imsitu_correctness.view:VIEW"
     title = "imSitu verb correctness (top-k marks)"
     default_scale = MARK_SCALE
     required_fields = ("image", "image_root", "model", "predictions")

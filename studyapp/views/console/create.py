@@ -12,8 +12,9 @@ from studyapp.platform.launch import spec_uploads
 from studyapp.platform.launch.spec_files import load_spec
 from studyapp.platform.records import studies
 from studyapp.platform.specs.spec_model import StudySpec
-from studyapp.studytypes import study_types, view_of
+from studyapp.studytypes import study_types
 from studyapp.views.console.common import actor, uploads_fit
+from studyapp.views.studytypes import view_of
 
 
 def create_area() -> None:

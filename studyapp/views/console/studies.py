@@ -9,12 +9,13 @@ from studyapp.core import accounts, safe_markdown
 from studyapp.core.accounts import no_studies_text
 from studyapp.platform.records import exports, studies
 from studyapp.platform.specs.spec_model import spec_of
-from studyapp.studytypes import get_type, view_of
+from studyapp.studytypes import get_type
 from studyapp.views.components import answer_bar
 from studyapp.views.console.common import actor, download_button, linked, log_view, open_tab, session_alive, share_form
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
 from studyapp.views.console.prolific import prolific_hint, prolific_section
+from studyapp.views.studytypes import view_of
 from studyapp.views.ui import base_url
 
 

@@ -10,8 +10,8 @@ from metrics import InputError
 from studyapp.core import images
 from studyapp.views.components import image, missing_image
 
-from ..base import StudyView
-from ..hoi_similarity import view as pair_view
+from . import StudyView
+from . import hoi_similarity as pair_view
 
 ANSWER_HELP = ("Click or tap the answer that fits. Your earlier rating of the pair (without the "
                "image) is marked: choose it again to keep it, or another to change it. The next item "
@@ -70,5 +70,5 @@ def item_content(fields: dict, *, synset_codes: bool = True) -> list:
              *pair_view.item_content(fields, synset_codes=synset_codes)]]
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content,
+VIEW = StudyView(name="hoi_similarity_image", render_item=render_item, item_content=item_content,
                  answer_help=ANSWER_HELP, keys_help=KEYS_HELP)

@@ -12,7 +12,7 @@ from metrics import InputError
 from studyapp.core import images
 from studyapp.views.components import image, mark_form, missing_image
 
-from ..base import StudyView
+from . import StudyView
 
 ANSWER_HELP = ("Click or tap every verb that describes the image, then Submit. “Larger image” "
                "enlarges the picture.")
@@ -61,5 +61,6 @@ def item_content(fields: dict) -> list:
                                     QUESTION.split("?")[1]]]
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form,
+VIEW = StudyView(name="imsitu_correctness", render_item=render_item, item_content=item_content,
+                 response_form=response_form,
                  answer_help=ANSWER_HELP, keys_help=KEYS_HELP)

@@ -9,10 +9,10 @@ import streamlit as st
 
 from metrics import InputError, hico
 from studyapp.core import images, safe_markdown
+from studyapp.studytypes.crosshoi_curation import crosshoi
 from studyapp.views.components import image, mark_form, missing_image
 
-from ..base import StudyView
-from . import crosshoi
+from . import StudyView
 
 ANSWER_HELP = ("For each suggested action, click or tap correct, incorrect or ambiguous. "
                "Then Submit.")
@@ -73,5 +73,6 @@ def item_content(fields: dict) -> list:
                     *(truth or ["none"])]]
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content, response_form=response_form,
+VIEW = StudyView(name="crosshoi_curation", render_item=render_item, item_content=item_content,
+                 response_form=response_form,
                  answer_help=ANSWER_HELP, keys_help=KEYS_HELP)

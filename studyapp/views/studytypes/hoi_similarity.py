@@ -6,9 +6,9 @@ import streamlit as st
 
 from studyapp.core import safe_markdown
 from studyapp.platform.records import exports
+from studyapp.studytypes.hoi_similarity import sampler
 
-from ..base import StudyView
-from . import sampler
+from . import StudyView
 
 ANSWER_HELP = "Click or tap the answer that fits. The next item follows at once."
 KEYS_HELP = "Keys: an answer's number ({first}–{last}) gives it."
@@ -69,5 +69,6 @@ def console_section() -> None:
         st.dataframe(items, hide_index=True)
 
 
-VIEW = StudyView(render_item=render_item, item_content=item_content, console_section=console_section,
+VIEW = StudyView(name="hoi_similarity", render_item=render_item, item_content=item_content,
+                 console_section=console_section,
                  answer_help=ANSWER_HELP, keys_help=KEYS_HELP)
