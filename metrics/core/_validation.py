@@ -79,18 +79,16 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
     >>> range_problem(0, 0, 1, low_open=True)
     'must be a number in (0, 1], got 0'
     """
+    if not isinstance(value, bool) and isinstance(value, Real):
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer beyond any float
+            finite = False
+        number = cast(float, value)
+        if finite and (low < number if low_open else low <= number) and (number < high if high_open else number <= high):
+            return None
     interval = interval_text(low, high, low_open=low_open, high_open=high_open)
-    problem = f"must be a number {interval}, got {given if given is not None else shown(value)}"
-    if isinstance(value, bool) or not isinstance(value, Real):
-        return problem
-    try:
-        if not math.isfinite(value):
-            return problem
-    except OverflowError:  # an integer beyond any float
-        return problem
-    number = cast(float, value)
-    inside = (low < number if low_open else low <= number) and (number < high if high_open else number <= high)
-    return None if inside else problem
+    return f"must be a number {interval}, got {given if given is not None else shown(value)}"
 
 
 def check_in_range(name: str, value, low: float, high: float, *, low_open: bool = False,
