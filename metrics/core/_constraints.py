@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -182,7 +182,7 @@ RANDOM_SEED = Whole(0, MAX_SEED)                             # numpy's random se
 RESAMPLES = Whole(0, MAX_RESAMPLES)                          # bootstrap resamples, 0 for none
 
 
-def validate_params(constraints: dict[str, Constraint]) -> Callable[[F], F]:
+def validate_params(constraints: Mapping[str, Constraint]) -> Callable[[F], F]:
     """Check the options of the decorated function against ``constraints`` (parameter name ->
     constraint) before it runs; a value refused raises :class:`ParameterError` naming the option.
 

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.core._constraints import POSITIVE_FRACTION, Whole, validate_params
+from metrics.core._constraints import POSITIVE_FRACTION, Constraint, Whole, validate_params
 from metrics.core._errors import InputError
 from metrics.core._segments import first_occurrences, stable_order
 from metrics.detection._ap import eleven_point_ap
 from metrics.detection._boxes import box_iou
 
 CAP = 19_999
-SWIG_OPTIONS = {"cap": Whole(1), "iou": POSITIVE_FRACTION}   # detections kept per interaction, IoU threshold
+SWIG_OPTIONS: dict[str, Constraint] = {"cap": Whole(1), "iou": POSITIVE_FRACTION}   # detections kept per interaction, IoU threshold
 RECALL_THRESHOLDS = np.arange(11) / 10.0      # calc_ap l.783: i / 10.0
 NOVEL, RARE, COMMON = 0, 1, 2                  # SWIG_INTERACTIONS "frequency"
 

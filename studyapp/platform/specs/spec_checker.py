@@ -10,12 +10,8 @@ item count) follow the read.
 
 from __future__ import annotations
 
-import math
-
 from metrics import InputError
-from metrics.core import Boolean, Count, Interval, Options, Text
-
-POSITIVE = Interval(0, math.inf, low_open=True)
+from metrics.core import POSITIVE, Boolean, Count, Interval, Options, Text
 
 SPEC_KEYS = {
     "study_type": Text(), "slug": Text(), "title": Text(), "instructions": Text(), "access_code": Text(),
