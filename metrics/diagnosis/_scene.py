@@ -119,7 +119,8 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     whose ground truth is only ``no_interaction`` with all their predictions (the paper's
     8,528-image protocol). ``dataset`` (``metrics.datasets``; HICO-DET by default) gives the
     vocabulary and the baseline matrices labels are resolved with; a dataset without a
-    ``no_interaction`` class (V-COCO, Diag-HOI §2.5) simply has none to remove."""
+    ``no_interaction`` class (V-COCO, Diag-HOI §2.5) simply has none to remove. The options
+    arrive checked by :func:`metrics.diagnosis._core.build_diagnosis`, its one caller."""
     from metrics import datasets
     from metrics.detection._hoi_labels import resolve_labels
     from metrics.vocab._baseline import load_default
