@@ -2,9 +2,9 @@
 docstring for the naming convention).
 
 Each takes plain inputs — :class:`~metrics.detection._detections.Detections` or a path, DataFrames or a
-path, dicts or a path — and keyword-only options, checks the options with
-:mod:`metrics.core._validation`, and returns a float (a score that is one number) or a frozen result
-dataclass whose :meth:`Result.to_dict` is the JSON the matching command writes. The commands of
+path, dicts or a path — and keyword-only options, whose constraints it states as data
+(:func:`metrics.core._constraints.validate_params`), and returns a float (a score that is one
+number) or a frozen result dataclass whose :meth:`Result.to_dict` is the JSON the matching command writes. The commands of
 ``python -m metrics`` compute their results through these functions, so a function and its
 command give the same numbers.
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, optional
 from metrics.core._choices import SETTINGS
-from metrics.core._constraints import Interval, Options, OrNone, validate_params
+from metrics.core._constraints import FRACTION, POSITIVE_FRACTION, Boolean, Options, OrNone, validate_params
 from metrics.core._errors import InputError
 from metrics.core._validation import shown
 
@@ -41,8 +41,7 @@ class CrossHoiScores(Result):
     iou: float | None
 
 
-@validate_params({"score_threshold": Interval(0, 1), "iou": Interval(0, 1, low_open=True),
-                  "setting": OrNone(Options(SETTINGS))})
+@validate_params({"score_threshold": FRACTION, "iou": POSITIVE_FRACTION, "setting": OrNone(Options(SETTINGS))})
 def crosshoi_scores(bench: str | Path | dict, answers: str | Path | dict[str, list[str]], *,
                     score_threshold: float = 0.5, iou: float = 0.5,
                     setting: str | None = None) -> CrossHoiScores:
@@ -91,6 +90,7 @@ class SenseAccuracy(Result):
     n_extra_predictions: int = 0
 
 
+@validate_params({"include_gold": Boolean()})
 def sense_accuracy(gold: str | Path | dict | None, pred: str | Path | dict, *,
                    clusters: SenseClusters | str | Path | dict | None = None,
                    include_gold: bool = False) -> SenseAccuracy:

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _detections, _matrix, hidden
+from metrics.core._constraints import Boolean, validate_params
+from metrics.detection._options import SCORE_OPTIONS, score_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +64,7 @@ class DetectionScores(Result):
         return MissRates(gt_miss_rate=self.gt_miss_rate, pred_miss_rate=self.pred_miss_rate)
 
 
+@validate_params(SCORE_OPTIONS)
 def score_detections(gt: Detections | str | Path, pred: Detections | str | Path, *,
                      verb_sim: SimilarityMatrix | str | Path | None = None,
                      object_sim: SimilarityMatrix | str | Path | None = None,
@@ -117,6 +120,7 @@ class HicoMap(Result):
     per_class: list
 
 
+@validate_params(score_options("iou", "map_protocol", "split"))
 def hico_map(gt: Detections | str | Path, pred: Detections | str | Path, *, iou: float = 0.5,
              map_protocol: str = "official", split: str | None = None) -> HicoMap:
     """Standard HICO-DET mAP of ``pred`` against ``gt`` (``map_protocol="official"``: the
@@ -150,6 +154,7 @@ class ShoeF1(Result):
     per_class: list
 
 
+@validate_params(score_options("combine", "w", "iou", "delta", "split", "interpolation"))
 def shoe_map(gt: Detections | str | Path, pred: Detections | str | Path, *,
              verb_sim: SimilarityMatrix | str | Path | None = None,
              object_sim: SimilarityMatrix | str | Path | None = None, combine: str = "arithmetic", w: float = 0.5,
@@ -168,6 +173,7 @@ def shoe_map(gt: Detections | str | Path, pred: Detections | str | Path, *,
                             delta=delta, split=split, interpolation=interpolation, dataset=dataset).as_shoe_map()
 
 
+@validate_params(score_options("combine", "w", "iou", "delta", "tau", "split", "fn_mode"))
 def shoe_f1(gt: Detections | str | Path, pred: Detections | str | Path, *,
             verb_sim: SimilarityMatrix | str | Path | None = None,
             object_sim: SimilarityMatrix | str | Path | None = None, combine: str = "arithmetic", w: float = 0.5,
@@ -195,6 +201,7 @@ class MissRates(Result):
     pred_miss_rate: float
 
 
+@validate_params(score_options("combine", "w", "iou", "tau"))
 def miss_rates(gt: Detections | str | Path, pred: Detections | str | Path, *,
                verb_sim: SimilarityMatrix | str | Path | None = None,
                object_sim: SimilarityMatrix | str | Path | None = None, combine: str = "arithmetic", w: float = 0.5,
@@ -241,6 +248,7 @@ class DiagnosisResult(Result):
         return self.diagnosis.errors_frame()
 
 
+@validate_params({**score_options("iou", "map_protocol"), "keep_no_interaction": Boolean()})
 def diagnose(gt: Detections | str | Path, pred: Detections | str | Path, *, iou: float = 0.5,
              keep_no_interaction: bool = False, map_protocol: str = "official",
              pairs: Detections | str | Path | None = None, dataset: str | None = None) -> DiagnosisResult:

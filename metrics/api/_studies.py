@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from metrics.api._results import Result, _items, _matrix, _ratings, hidden
 from metrics.core._choices import SCALE
-from metrics.core._constraints import Interval, validate_params
+from metrics.core._constraints import Boolean, validate_params
+from metrics.study._options import (
+    AGREEMENT_OPTIONS,
+    PPI_RECALIBRATION_OPTIONS,
+    RECALIBRATION_OPTIONS,
+    TUNING_OPTIONS,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,6 +25,7 @@ if TYPE_CHECKING:
     from metrics.vocab._similarity import SimilarityMatrix
 
 
+@validate_params({"need_similarities": Boolean()})
 def rated_items(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path, *,
                 verb_sim: SimilarityMatrix | str | Path | None = None,
                 object_sim: SimilarityMatrix | str | Path | None = None,
@@ -35,6 +42,7 @@ def rated_items(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | 
     return ratings, join_ratings(items, ratings)
 
 
+@validate_params(AGREEMENT_OPTIONS)
 def annotator_agreement(ratings: pd.DataFrame | str | Path, *, level: str = "ordinal", n_resamples: int = 1000,
                         seed: int = 0) -> AgreementReport:
     """Inter-annotator agreement of a rating study (SHOE §4.3, supp. §5.2–5.3, §6.3):
@@ -54,6 +62,7 @@ def annotator_agreement(ratings: pd.DataFrame | str | Path, *, level: str = "ord
     return agreement_report(_ratings(ratings)[0], level=level, n_resamples=n_resamples, seed=seed)
 
 
+@validate_params({"level": AGREEMENT_OPTIONS["level"]})
 def krippendorff_alpha(ratings: pd.DataFrame | str | Path, *, level: str = "ordinal",
                        scale: Sequence[int] = SCALE) -> float:
     """Krippendorff's alpha of a rating study at ``level`` (nominal, ordinal, interval,
@@ -110,6 +119,7 @@ class WTuning(Result):
     n_items: int = hidden()
 
 
+@validate_params(TUNING_OPTIONS)
 def tune_w(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path, *,
            verb_sim: SimilarityMatrix | str | Path | None = None,
            object_sim: SimilarityMatrix | str | Path | None = None, step: float = 0.001) -> WTuning:
@@ -153,6 +163,7 @@ class Recalibration(Result):
                 for role, matrix in (("verb", self.verb), ("object", self.object)) for suffix in (".npz", ".csv")]
 
 
+@validate_params(RECALIBRATION_OPTIONS)
 def recalibrate(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path,
                 verb_sim: SimilarityMatrix | str | Path, object_sim: SimilarityMatrix | str | Path, *,
                 w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
@@ -214,7 +225,7 @@ class PPIRecalibration(Result):
         return paths
 
 
-@validate_params({"confidence": Interval(0, 1, low_open=True, high_open=True), "w": Interval(0, 1)})
+@validate_params(PPI_RECALIBRATION_OPTIONS)
 def recalibrate_ppi(ratings: pd.DataFrame | str | Path, items: pd.DataFrame | str | Path,
                     verb_sim: SimilarityMatrix | str | Path, object_sim: SimilarityMatrix | str | Path, *,
                     w: float = 0.5, confidence: float = 0.95, study: str | None = None) -> PPIRecalibration:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from metrics.api import recalibrate, recalibrate_ppi
 from metrics.core._options import input_file, integer, number, output_dir, seed
-from metrics.study._recalibration import MAX_FOLDS, MAX_PRIOR_STRENGTH
+from metrics.study._options import MAX_FOLDS, MAX_PRIOR_STRENGTH
 from metrics.study._report import write_report
 
 

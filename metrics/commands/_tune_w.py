@@ -5,8 +5,8 @@ from __future__ import annotations
 from metrics.api import tune_w
 from metrics.commands._study import add_study_arguments
 from metrics.core._options import number, output_dir
+from metrics.study._options import MAX_STEP, MIN_STEP
 from metrics.study._report import write_report
-from metrics.study._tuning import MAX_STEP, MIN_STEP
 
 
 def add_arguments(parser) -> None:

@@ -11,8 +11,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("error_message", "exit_quietly_on_closed_output"), "_boundary"),
     **dict.fromkeys(("ParameterError", "MAX_SEED", "above_problem", "at_least_problem", "boolean_problem",
                      "kind_problem", "range_problem", "text_problem", "whole_problem"), "_validation"),
-    **dict.fromkeys(("Boolean", "Count", "Interval", "Options", "OrNone", "Text", "Whole", "validate_params"),
-                    "_constraints"),   # constraints as data: a function's options, a spec's keys
+    **dict.fromkeys(("Boolean", "Count", "Each", "Either", "Interval", "Options", "OrNone", "Text", "Whole",
+                     "validate_params", "FRACTION", "OPEN_FRACTION", "POSITIVE", "POSITIVE_FRACTION", "RANDOM_SEED",
+                     "RESAMPLES"), "_constraints"),   # constraints as data: a function's options, a spec's keys
     **dict.fromkeys(("check_name", "check_readable", "csv_rows", "line_of", "numbers", "parse_json", "read_csv",
                      "read_json", "read_text", "require_columns"), "_inputs"),
     **dict.fromkeys(("StagedFolder", "all_or_nothing", "atomic_file", "json_text", "remove_abandoned_subfolders",

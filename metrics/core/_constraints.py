@@ -21,11 +21,13 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from metrics.core._validation import (
+    MAX_RESAMPLES,
+    MAX_SEED,
     ParameterError,
     at_least_problem,
     boolean_problem,
@@ -124,7 +126,7 @@ class Boolean:
 class OrNone:
     """None, or what ``constraint`` accepts."""
 
-    constraint: Interval | Whole | Options | Count | Text | Boolean
+    constraint: Interval | Whole | Options | Count | Text | Boolean | Each
 
     def problem(self, value) -> str | None:
         return None if value is None else self.constraint.problem(value)
@@ -133,24 +135,77 @@ class OrNone:
         return self.constraint.invalid()
 
 
-Constraint = Interval | Whole | Options | Count | Text | Boolean | OrNone
+def _wanted(constraint) -> str:
+    """What ``constraint`` accepts, as its refusals word it: ``a number in [0, 1]``."""
+    return constraint.problem(None).removeprefix("must be ").rpartition(", got ")[0]
 
 
-def validate_params(constraints: dict[str, Constraint]) -> Callable[[F], F]:
+@dataclass(frozen=True)
+class Either:
+    """What ``first`` or ``second`` accepts (a whole number or ``"auto"``)."""
+
+    first: Interval | Whole | Options | Count | Text | Boolean
+    second: Interval | Whole | Options | Count | Text | Boolean
+
+    def problem(self, value) -> str | None:
+        if self.first.problem(value) is None or self.second.problem(value) is None:
+            return None
+        return f"must be {_wanted(self.first)} or {_wanted(self.second)}, got {shown(value)}"
+
+    def invalid(self) -> list:
+        return [v for v in dict.fromkeys([*self.first.invalid(), *self.second.invalid()]) if self.problem(v)]
+
+
+@dataclass(frozen=True)
+class Each:
+    """A non-empty list (or tuple) whose every item ``constraint`` accepts (a grid of candidates)."""
+
+    constraint: Interval | Whole | Options | Count | Text | Boolean
+
+    def problem(self, value) -> str | None:
+        if isinstance(value, (list, tuple)) and value and all(self.constraint.problem(v) is None for v in value):
+            return None
+        return f"must be a non-empty list, each {_wanted(self.constraint)}, got {shown(value)}"
+
+    def invalid(self) -> list:
+        return [[], [self.constraint.invalid()[0]], "text"]
+
+
+Constraint = Interval | Whole | Options | Count | Text | Boolean | OrNone | Either | Each
+
+# The constraints many options share, named by what they accept.
+FRACTION = Interval(0, 1)                                    # weights, thresholds, shares
+POSITIVE_FRACTION = Interval(0, 1, low_open=True)            # IoU thresholds, floors
+OPEN_FRACTION = Interval(0, 1, low_open=True, high_open=True)  # confidence levels, a split weight
+POSITIVE = Interval(0, math.inf, low_open=True)              # sizes, scales, budgets
+RANDOM_SEED = Whole(0, MAX_SEED)                             # numpy's random seeds
+RESAMPLES = Whole(0, MAX_RESAMPLES)                          # bootstrap resamples, 0 for none
+
+
+def validate_params(constraints: Mapping[str, Constraint]) -> Callable[[F], F]:
     """Check the options of the decorated function against ``constraints`` (parameter name ->
-    constraint) before it runs; a value refused raises :class:`ParameterError` naming the option."""
+    constraint) before it runs; a value refused raises :class:`ParameterError` naming the option.
+
+    Only the values given are checked (a default is trusted), and no argument is converted: the
+    function receives what the caller passed. When every constrained parameter is keyword-only
+    (the options of a public function), the check reads the keyword arguments alone, so it costs
+    a dictionary look-up per option given, whatever the size of the data."""
     def decorate(function: F) -> F:
         signature = inspect.signature(function)
         unknown = set(constraints) - set(signature.parameters)
         if unknown:
             raise TypeError(f"{function.__qualname__} has no parameter {', '.join(sorted(unknown))}")
+        keyword_only = all(signature.parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in constraints)
+
+        def refuse_invalid(arguments: dict) -> None:
+            for name, value in arguments.items():
+                constraint = constraints.get(name)
+                if constraint is not None and (problem := constraint.problem(value)) is not None:
+                    raise ParameterError(name, problem)
 
         @functools.wraps(function)
         def checked(*args, **kwargs):
-            bound = signature.bind_partial(*args, **kwargs)
-            for name, value in bound.arguments.items():
-                if name in constraints and (problem := constraints[name].problem(value)) is not None:
-                    raise ParameterError(name, problem)
+            refuse_invalid(kwargs if keyword_only else signature.bind_partial(*args, **kwargs).arguments)
             return function(*args, **kwargs)
 
         checked.parameter_constraints = dict(constraints)   # type: ignore[attr-defined]

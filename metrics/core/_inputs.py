@@ -25,12 +25,14 @@ import unicodedata
 from collections.abc import Hashable, Iterable
 from pathlib import Path
 
+from metrics.core._constraints import Boolean, validate_params
 from metrics.core._errors import InputError
 
 _WIDE = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
          (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
+@validate_params({"folder_ok": Boolean()})
 def check_readable(path: str | Path, *, folder_ok: bool = False) -> Path:
     """``path`` when it names an existing, readable file (or folder, with ``folder_ok``).
 
@@ -188,6 +190,7 @@ def _json_hooks(refused: list, *, per_number: bool, constants: bool) -> tuple:
     return _noting_refused(_pairs, refused), hooks
 
 
+@validate_params({"per_number": Boolean(), "constants": Boolean()})
 def parse_json(text: str, where: str, line: int | None = None, *, per_number: bool = True,
                constants: bool = False):
     """JSON under the policy above; ``where`` names the file in messages, ``line`` the line

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from metrics.core._validation import check_confidence, check_whole
+from metrics.core._constraints import OPEN_FRACTION, Whole, validate_params
 
 
 class Interval(NamedTuple):
@@ -40,13 +40,13 @@ def _z(confidence: float) -> float:
     return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
+@validate_params({"confidence": OPEN_FRACTION})
 def percentile_interval(values, confidence: float = 0.95) -> Interval:
     """The ``(1 − c)/2`` and ``(1 + c)/2`` percentiles of the finite ``values``.
 
     >>> percentile_interval([0.0, 1.0, 2.0, 3.0, 4.0, float("nan")], 0.5)
     Interval(low=1.0, high=3.0)
     """
-    check_confidence("confidence", confidence)
     tail = (1 - confidence) / 2 * 100
     values = np.asarray(values, float)
     values = values[np.isfinite(values)]
@@ -56,6 +56,7 @@ def percentile_interval(values, confidence: float = 0.95) -> Interval:
     return Interval(float(lo), float(hi))
 
 
+@validate_params({"n_resamples": Whole(1), "confidence": OPEN_FRACTION})
 def bootstrap_mean_interval(values, *, n_resamples: int = 1000, seed: int = 0,
                             confidence: float = 0.95) -> Interval:
     """Percentile bootstrap interval of the mean of ``values`` (resampled with replacement).
@@ -63,7 +64,6 @@ def bootstrap_mean_interval(values, *, n_resamples: int = 1000, seed: int = 0,
     >>> bootstrap_mean_interval(np.ones(5))
     Interval(low=1.0, high=1.0)
     """
-    check_whole("n_resamples", n_resamples, 1)
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
         return Interval.undefined()
@@ -72,6 +72,7 @@ def bootstrap_mean_interval(values, *, n_resamples: int = 1000, seed: int = 0,
     return percentile_interval(means, confidence)
 
 
+@validate_params({"confidence": OPEN_FRACTION})
 def kalpha_interval(alphas, confidence: float = 0.95) -> Interval:
     """KALPHA's interval: the sorted bootstrap values at 1-based ranks ``trunc((1 − c)/2 · B)``
     and ``trunc((1 + c)/2 · B) + 1``.
@@ -79,7 +80,6 @@ def kalpha_interval(alphas, confidence: float = 0.95) -> Interval:
     >>> kalpha_interval(np.arange(1000) / 1000)
     Interval(low=0.024, high=0.975)
     """
-    check_confidence("confidence", confidence)
     ordered = np.sort(alphas)
     b = len(ordered)
     lo = max(int((1 - confidence) / 2 * b), 1)
@@ -87,6 +87,7 @@ def kalpha_interval(alphas, confidence: float = 0.95) -> Interval:
     return Interval(float(ordered[lo - 1]), float(ordered[hi - 1]))
 
 
+@validate_params({"confidence": OPEN_FRACTION})
 def fisher_interval(rho: float, n: int, confidence: float = 0.95) -> Interval:
     """Fisher-z interval for a correlation: ``tanh(atanh(ρ) ± z / √(n − 3))``; undefined for
     n ≤ 3 or an undefined ρ.
@@ -94,7 +95,6 @@ def fisher_interval(rho: float, n: int, confidence: float = 0.95) -> Interval:
     >>> [round(x, 3) for x in fisher_interval(0.799, 500)]     # SHOE supp. §6.3
     [0.765, 0.829]
     """
-    check_confidence("confidence", confidence)
     if n <= 3 or not np.isfinite(rho):
         return Interval.undefined()
     z = math.atanh(min(max(rho, -0.999999999), 0.999999999))
@@ -102,6 +102,7 @@ def fisher_interval(rho: float, n: int, confidence: float = 0.95) -> Interval:
     return Interval(math.tanh(z - half), math.tanh(z + half))
 
 
+@validate_params({"confidence": OPEN_FRACTION})
 def t_interval(values, confidence: float = 0.95) -> Interval | None:
     """Student-t interval of the mean of ``values``; None for fewer than two values.
 
@@ -109,7 +110,6 @@ def t_interval(values, confidence: float = 0.95) -> Interval | None:
     [-0.484, 4.484]
     """
     from scipy import stats
-    check_confidence("confidence", confidence)
     values = np.asarray(values, dtype=float)
     if len(values) < 2:
         return None
@@ -118,24 +118,24 @@ def t_interval(values, confidence: float = 0.95) -> Interval | None:
     return Interval(mean - half, mean + half)
 
 
+@validate_params({"confidence": OPEN_FRACTION})
 def wald_interval(p: float, n: int, confidence: float = 0.95) -> Interval:
     """Wald interval of a proportion, ``p ± z·√(p(1 − p)/n)``, clipped to [0, 1].
 
     >>> [round(x, 3) for x in wald_interval(0.5, 100)]
     [0.402, 0.598]
     """
-    check_confidence("confidence", confidence)
     half = _z(confidence) * math.sqrt(p * (1 - p) / n)
     return Interval(max(0.0, p - half), min(1.0, p + half))
 
 
+@validate_params({"confidence": OPEN_FRACTION})
 def wilson_interval(p: float, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval of a proportion (Wilson 1927), clipped to [0, 1].
 
     >>> [round(x, 3) for x in wilson_interval(0.0, 20)]
     [0.0, 0.161]
     """
-    check_confidence("confidence", confidence)
     z = _z(confidence)
     z2 = z ** 2
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)

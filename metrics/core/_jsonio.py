@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from metrics.core._constraints import OrNone, Whole, validate_params
 from metrics.core._errors import InputError
 
 FILE_MODE = 0o644
@@ -332,6 +333,7 @@ def to_jsonable(value):
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+@validate_params({"indent": OrNone(Whole(0))})
 def json_text(value, *, indent: int | None = 2) -> str:
     """Strict JSON of ``value`` (numpy scalars and arrays included): NaN and infinities, which
     JSON cannot hold (and the readers of :mod:`metrics.core._inputs` refuse), are written as null.

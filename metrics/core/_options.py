@@ -19,6 +19,7 @@ import argparse
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from metrics.core._constraints import Boolean, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable
 from metrics.core._validation import MAX_SEED, range_problem, short, whole_problem
@@ -80,6 +81,7 @@ def integer(low: int, high: int) -> Callable[[str], int]:
     return _WholeNumber(low, high)
 
 
+@validate_params({"low_open": Boolean(), "high_open": Boolean()})
 def number(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
     """An option type: a finite number between ``low`` and ``high`` (ends included unless
     ``low_open`` / ``high_open``; checked by :mod:`metrics.core._validation`)."""

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from metrics.core._constraints import Text, validate_params
 from metrics.core._errors import InputError, one_line
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ class PluginGroup:
     own the registry).
     """
 
+    @validate_params({"kind": Text()})
     def __init__(self, group: str, *, kind: str, add: Callable[[object, str], object] | None = None,
                  order: Callable[[Any], Any] | None = None):
         self.group, self.kind, self._add, self._order = group, kind, add, order

@@ -1,13 +1,17 @@
 """The one place where options and settings are checked.
 
 One style: a ``*_problem`` function says what is wrong with a value (or None), and the caller
-raises naming where. Every public function (and the command line, through
-:mod:`metrics.core._options`) checks its options with the ``check_*`` functions here, so a bad
-value is refused the same way wherever it comes from: a :class:`ParameterError` (an
-:class:`~metrics.core._errors.InputError`) whose message starts with the parameter's name. The
-command line shows the same message with the option that sets the parameter (``delta`` ↔
-``--delta``, see :func:`flag_of`). The readers of settings files (the platform's study specs)
-raise an ``InputError`` naming the file and the key, followed by the same problems.
+raises naming where. Every public function states its options' constraints as data
+(:func:`metrics.core._constraints.validate_params`, whose constraints word their refusals with
+the ``*_problem`` functions here), and the command line checks its options through
+:mod:`metrics.core._options`, so a bad value is refused the same way wherever it comes from: a
+:class:`ParameterError` (an :class:`~metrics.core._errors.InputError`) whose message starts with
+the parameter's name. The ``check_*`` functions raise the same error inline, for a value whose
+choices are known only when the function runs (the error types of the Diag-HOI registry) and in
+the prediction-powered estimates. The command line shows the same message with the option that
+sets the parameter (``delta`` ↔ ``--delta``, see :func:`flag_of`). The readers of settings files
+(the platform's study specs) raise an ``InputError`` naming the file and the key, followed by
+the same problems.
 
 Kept free of numpy and pandas at import, so that ``--help`` stays light.
 
@@ -79,18 +83,16 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
     >>> range_problem(0, 0, 1, low_open=True)
     'must be a number in (0, 1], got 0'
     """
+    if type(value) is float or (not isinstance(value, bool) and isinstance(value, Real)):   # float: no ABC look-up
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer beyond any float
+            finite = False
+        number = cast(float, value)
+        if finite and (low < number if low_open else low <= number) and (number < high if high_open else number <= high):
+            return None
     interval = interval_text(low, high, low_open=low_open, high_open=high_open)
-    problem = f"must be a number {interval}, got {given if given is not None else shown(value)}"
-    if isinstance(value, bool) or not isinstance(value, Real):
-        return problem
-    try:
-        if not math.isfinite(value):
-            return problem
-    except OverflowError:  # an integer beyond any float
-        return problem
-    number = cast(float, value)
-    inside = (low < number if low_open else low <= number) and (number < high if high_open else number <= high)
-    return None if inside else problem
+    return f"must be a number {interval}, got {given if given is not None else shown(value)}"
 
 
 def check_in_range(name: str, value, low: float, high: float, *, low_open: bool = False,

@@ -41,9 +41,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metrics.core._constraints import FRACTION, POSITIVE_FRACTION, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import parse_json, read_json, read_text, sniff_json
-from metrics.core._validation import check_fraction, check_in_range, range_problem, shown
+from metrics.core._validation import range_problem, shown
 from metrics.detection._boxes import box_iou, parse_box
 
 BOX_ROLES = ("human", "object")
@@ -127,6 +128,10 @@ def _question(key: str, image: str, entry, name: str) -> Question:
     return Question(key, correct, options, _question_boxes(entry, where), image)
 
 
+# how detections answer a question: score at least score_threshold, IoU at least iou with its boxes
+DETECTION_ANSWERS = {"score_threshold": FRACTION, "iou": POSITIVE_FRACTION}
+
+
 def parse_bench(data, *, name: str = "benchmark") -> dict[str, Question]:
     """Validated questions of a benchmark object (see the module docstring)."""
     if not isinstance(data, dict) or not data:
@@ -149,6 +154,7 @@ class Detection:
     score: float
 
 
+@validate_params(DETECTION_ANSWERS)
 def answers_from_detections(questions: dict[str, Question], detections: dict[str, list[Detection]], *,
                             score_threshold: float = 0.5, iou: float = 0.5) -> dict[str, list[str]]:
     """Answers per question from detections (see the module docstring), in descending score.
@@ -156,8 +162,6 @@ def answers_from_detections(questions: dict[str, Question], detections: dict[str
     A detection's label is matched to an option by its class (so ``potted_plant`` answers the
     option ``... a/an potted plant``); a label that is no option stays as written and is later
     counted as out-of-options."""
-    check_fraction("score_threshold", score_threshold)
-    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
     out = {}
     for key, question in questions.items():
         by_class: dict[tuple[str, str] | str, str] = {}
@@ -404,6 +408,7 @@ def _jsonl_detections(path: Path, text: str) -> dict[str, list[Detection]]:
     return detections
 
 
+@validate_params(DETECTION_ANSWERS)
 def read_answers(path: str | Path, questions: dict[str, Question], *, score_threshold: float = 0.5,
                  iou: float = 0.5) -> tuple[dict[str, list[str]], str]:
     """Answers per question from ``--pred`` and its kind (``options`` or ``detections``).

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics.core._choices import MAP_PROTOCOLS
+from metrics.core._constraints import Options, Whole, validate_params
 from metrics.core._segments import (
     order_by_class_then_position,
     run_starts,
@@ -74,6 +76,7 @@ def eleven_point_ap(cls_sorted: np.ndarray, tp: np.ndarray, n_gt: np.ndarray, *,
     return ap, rec_end
 
 
+@validate_params({"protocol": Options(MAP_PROTOCOLS)})
 def class_ap(cls: np.ndarray, tp: np.ndarray, pos: np.ndarray, n_gt: np.ndarray, *,
              protocol: str = "all-point") -> np.ndarray:
     """AP per class from per-prediction class, TP flag and rank: all-point interpolated, or
@@ -164,6 +167,7 @@ def sequential_greedy(agent: np.ndarray, resource: np.ndarray, agent_rank: np.nd
     return chosen
 
 
+@validate_params({"n_classes": Whole(0)})
 def standard_ap(pairs, gt_class, pred_class, pred_score, *,
                 n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-class HICO-DET AP (exact class match), as ``(ap, tp_flag_per_prediction)``.

@@ -11,9 +11,11 @@ import math
 
 import numpy as np
 
+from metrics.core._constraints import Options, validate_params
 from metrics.core._errors import InputError
 
 
+@validate_params({"pixel_offset": Options((0.0, 1.0))})   # continuous boxes, or the +1-pixel convention
 def box_iou(a, b, *, pixel_offset: float = 0.0, dtype=np.float64) -> np.ndarray:
     """IoU of the boxes in the last axis of ``a`` and ``b`` (other axes broadcast; two single
     boxes give one number).

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from metrics.core._constraints import Boolean, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import parse_json, read_text, sniff_json
 from metrics.core._types import Boxes, Ids, Numbers, Texts
@@ -382,6 +383,7 @@ def _read_qpic(records, path: Path) -> Detections:
                       source=str(path), format="qpic", unit="record")
 
 
+@validate_params({"with_scores": Boolean()})
 def write_jsonl(det: Detections, path: str | Path, *, with_scores: bool = True) -> Path:
     """Write detections as JSON Lines (one image per line, images in ``det.images`` order),
     atomically (:func:`metrics.core._jsonio.atomic_file`)."""

@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from metrics.core._choices import COMBINATIONS, FN_MODES, INTERPOLATIONS, MAP_PROTOCOLS, SPLITS
+from metrics.core._constraints import validate_params
 from metrics.core._errors import InputError
-from metrics.core._validation import ParameterError, check_choice, check_fraction, check_in_range
+from metrics.core._validation import ParameterError
+from metrics.detection._options import score_options
 from metrics.detection._pairs import PairTable, SigmaTable
 from metrics.detection._shoe import ShoeMatch, SoftCounts, match_miss_rates, shoe_ap, shoe_match, shoe_soft_counts
 
@@ -84,6 +85,8 @@ def _mean(values: np.ndarray, mask: np.ndarray) -> float | None:
     return float(sel.mean()) if len(sel) else None
 
 
+@validate_params(score_options("combine", "w", "iou", "delta", "tau", "interpolation", "fn_mode",
+                               "map_protocol"))
 def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
              combine: str = "arithmetic", w: float = 0.5, iou: float = 0.5, delta: float = 0.0,
              tau: float = 0.5, interpolation: str = "none", fn_mode: str = "algorithm2",
@@ -96,14 +99,6 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
     from metrics.vocab._similarity import SimilarityMatrix
     from metrics.vocab._similarity import combine as combine_fn
 
-    check_choice("combine", combine, COMBINATIONS)
-    check_fraction("w", w)
-    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
-    check_fraction("delta", delta)
-    check_fraction("tau", tau)
-    check_choice("interpolation", interpolation, INTERPOLATIONS)
-    check_choice("fn_mode", fn_mode, FN_MODES)
-    check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     dataset = as_dataset(dataset)
@@ -177,6 +172,7 @@ def evaluate(gt, pred, *, verb_sim=None, object_sim=None, vocabulary=None,
                       n_pred=len(pred), n_pred_tau=int(active.sum()), has_scores=has_scores)
 
 
+@validate_params(score_options("split"))
 def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
     """The ``score`` command's result: JSON-able dict with the keys of docs/contracts.md.
 
@@ -188,10 +184,8 @@ def score_dict(gt, pred, *, split: str | None = None, **params) -> dict:
     dataset's class list count in Full only. ``dataset``: see :func:`as_dataset`.
     """
     dataset = params["dataset"] = as_dataset(params.get("dataset"))
-    if split is not None:
-        check_choice("split", split, SPLITS)
-        if split not in dataset.splits:
-            raise ParameterError("split", f"{split!r}: {dataset.title} has no zero-shot splits")
+    if split is not None and split not in dataset.splits:
+        raise ParameterError("split", f"{split!r}: {dataset.title} has no zero-shot splits")
     ev = evaluate(gt, pred, **params)
     classes = ev.classes
     subsets = [s for s in SUBSET_ORDER if s in dataset.subsets] + (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.core._choices import FN_MODES, INTERPOLATIONS
+from metrics.core._constraints import validate_params
 from metrics.core._segments import (
     class_bounds,
     segment_cumsum,
@@ -20,8 +20,8 @@ from metrics.core._segments import (
     segments,
     stable_order,
 )
-from metrics.core._validation import check_choice, check_fraction
 from metrics.detection._ap import sequential_greedy  # the one greedy matcher (and the one AP: detection.ap)
+from metrics.detection._options import score_options
 from metrics.detection._pairs import PairTable
 
 EPS = 1e-8
@@ -67,6 +67,7 @@ def shoe_match(pairs: PairTable, pred_score: np.ndarray, *, active: np.ndarray |
     return ShoeMatch(gt_pred, gt_sigma, active, pred_matched, pairs.best_gt, pairs.best_sigma)
 
 
+@validate_params(score_options("delta", "interpolation"))
 def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_classes: int,
             delta: float = 0.0, interpolation: str = "none") -> tuple[np.ndarray, np.ndarray]:
     """Per-class SHOE AP (Algorithm 1, lines 25–48) from a :class:`ShoeMatch`.
@@ -86,8 +87,6 @@ def shoe_ap(pairs: PairTable, gt_class, pred_score, match: ShoeMatch, *, n_class
 
     Returns ``(ap, n_gt)`` over ``range(n_classes)``; AP is NaN for a class without ground truth.
     """
-    check_choice("interpolation", interpolation, INTERPOLATIONS)
-    check_fraction("delta", delta)
     gt_class = np.asarray(gt_class, dtype=np.int64)
     n_gt_all, n_pred = len(gt_class), len(pairs.pred_image)
     n_gt = np.bincount(gt_class, minlength=n_classes)
@@ -146,6 +145,7 @@ class SoftCounts:
     n_gt: np.ndarray
 
 
+@validate_params(score_options("delta", "fn_mode"))
 def shoe_soft_counts(gt_class, match: ShoeMatch, *, n_classes: int, delta: float = 0.0,
             fn_mode: str = "algorithm2") -> SoftCounts:
     """Per-class soft TP / FP / FN and F1 (Algorithm 2, lines 14–42).
@@ -155,8 +155,6 @@ def shoe_soft_counts(gt_class, match: ShoeMatch, *, n_classes: int, delta: float
     prediction: FP += 1 in the class of its image's most similar ground truth when σ ≥ δ.
     P = TP / (TP + FP + ε), R = TP / (TP + FN + ε), F1 = 2PR / (P + R + ε).
     """
-    check_choice("fn_mode", fn_mode, FN_MODES)
-    check_fraction("delta", delta)
     gt_class = np.asarray(gt_class, dtype=np.int64)
     matched = match.gt_pred >= 0
     sigma = match.gt_sigma

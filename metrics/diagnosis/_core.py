@@ -83,11 +83,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from metrics.core._constraints import Boolean, validate_params
 from metrics.core._registry import get as get_dataset
 from metrics.core._segments import distinct_indices, rank_within_blocks
 from metrics.core._validation import check_choices
 from metrics.detection._ap import sequential_greedy
 from metrics.detection._class_ap import best_overlap_assignment
+from metrics.detection._options import score_options
 from metrics.diagnosis._registry import ERROR_REGISTRY
 from metrics.diagnosis._scene import SUBSETS, TRUE_POSITIVE, Edges, Flags, OracleState, Scene, _edges, prepare
 from metrics.diagnosis.errors import FixedToTruePositive
@@ -334,6 +336,8 @@ def categorize(s: Scene, e: Edges | None = None) -> Diagnosis:
     return Diagnosis(s, kind, tp_gt, gt_tp, fix_gt, gt_fix, missed)
 
 
+@validate_params({**score_options("iou", "map_protocol"), "keep_no_interaction": Boolean(),
+                  "progressive": Boolean()})
 def build_diagnosis(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, oracles=None,
              progressive: bool = True, vocabulary=None, map_protocol: str = "official",
              dataset: str | None = None) -> Diagnosis:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metrics.core._constraints import Text, validate_params
 from metrics.core._inputs import numbers
 from metrics.core._jsonio import StagedFolder, write_json
 from metrics.diagnosis._registry import ERROR_REGISTRY
@@ -88,6 +89,7 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
 
 
+@validate_params({"title": Text()})
 def write_diagnosis_report(out_dir, results: dict, errors: dict | None = None, *,
                            title: str = "Diag-HOI diagnosis") -> Path:
     """Write the report into ``out_dir`` (built in a temporary folder and moved into place:

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from metrics.core._choices import MAP_PROTOCOLS
 from metrics.core._errors import InputError
-from metrics.core._validation import check_choice, check_in_range
 from metrics.detection._ap import class_ap
 from metrics.detection._boxes import box_iou
 from metrics.detection._pairs import image_pairs
@@ -121,13 +119,12 @@ def prepare(gt, pred, *, iou: float = 0.5, keep_no_interaction: bool = False, vo
     whose ground truth is only ``no_interaction`` with all their predictions (the paper's
     8,528-image protocol). ``dataset`` (``metrics.datasets``; HICO-DET by default) gives the
     vocabulary and the baseline matrices labels are resolved with; a dataset without a
-    ``no_interaction`` class (V-COCO, Diag-HOI §2.5) simply has none to remove."""
+    ``no_interaction`` class (V-COCO, Diag-HOI §2.5) simply has none to remove. The options
+    arrive checked by :func:`metrics.diagnosis._core.build_diagnosis`, its one caller."""
     from metrics import datasets
     from metrics.detection._hoi_labels import resolve_labels
     from metrics.vocab._baseline import load_default
 
-    check_in_range("iou", iou, 0.0, 1.0, low_open=True)
-    check_choice("map_protocol", map_protocol, MAP_PROTOCOLS)
     if not len(gt):
         raise InputError(f"{gt.source}: no ground-truth HOIs")
     if need_scores and len(pred) and not pred.has_scores:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics.core._constraints import Boolean, Whole, validate_params
 from metrics.core._errors import InputError
-from metrics.core._validation import check_whole
 from metrics.imsitu._cluster_files import SenseClusters
 from metrics.imsitu._readers import parse_gold
 from metrics.imsitu._verbs import normalize_verb, wn_synonyms
@@ -62,6 +62,7 @@ def _targets(gold: tuple[str, ...], image: str, clusters: SenseClusters | None, 
     return in_image, with_gold
 
 
+@validate_params({"k": Whole(1), "include_gold": Boolean()})
 def prediction_marks(gold: dict, pred: dict, clusters: SenseClusters | None = None,
                      k: int = 5, *, include_gold: bool = False) -> tuple[list[str], dict[str, np.ndarray]]:
     """Per-prediction correctness: (images, {criterion: bool array images × k}).
@@ -74,7 +75,6 @@ def prediction_marks(gold: dict, pred: dict, clusters: SenseClusters | None = No
     >>> m["gold"].tolist(), m["wn_syn"].tolist()
     ([[False, False]], [[True, False]])
     """
-    check_whole("k", k, 1)
     gold, pred = _as_gold(gold), _as_pred(pred)
     images = list(gold)
     n = len(images)
@@ -100,6 +100,7 @@ def topk_accuracy(marks: np.ndarray, k: int) -> float:
     return float(marks[:, :k].any(axis=1).mean())
 
 
+@validate_params({"include_gold": Boolean()})
 def sense_accuracy_tables(gold: dict, pred: dict, clusters: SenseClusters | None = None, *,
                    include_gold: bool = False) -> dict:
     """Top-1 / Top-5 accuracy under the gold, WordNet-synonym and cluster criteria (Table 3)

@@ -13,12 +13,15 @@ import math
 import numpy as np
 import pandas as pd
 
+from metrics.core._constraints import RANDOM_SEED, Whole, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable, numbers, refuse_first_row, require_columns
 from metrics.core._intervals import bootstrap_mean_interval
 from metrics.imsitu._accuracy import CRITERIA, prediction_marks
 from metrics.imsitu._cluster_files import SenseClusters
 from metrics.imsitu._readers import split_verbs
+
+BOOTSTRAP = {"n_resamples": Whole(1), "seed": RANDOM_SEED}   # the bootstrap intervals of human accuracy
 
 
 def parse_marks(value, n: int, where: str) -> np.ndarray:
@@ -53,6 +56,7 @@ def _topk_table(per_rank: pd.DataFrame, extra: dict | None = None) -> pd.DataFra
         top1=("top1", "any"), top5=("top5", "any"), **(extra or {})).reset_index()
 
 
+@validate_params(BOOTSTRAP)
 def human_accuracy(table: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> dict:
     """Human Top-1 / Top-5 accuracy per model with percentile bootstrap intervals over images.
 
@@ -228,6 +232,7 @@ def study_human_labels(ratings: pd.DataFrame, items: pd.DataFrame, *, source: st
     return pd.DataFrame(rows, columns=["model", "image", "rank", "annotator", "correct"])
 
 
+@validate_params(BOOTSTRAP)
 def align_study(ratings: pd.DataFrame, items: pd.DataFrame, gold: dict | None = None,
                 clusters=None, judges: dict | None = None, *, n_resamples: int = 1000, seed: int = 0,
                 ratings_source: str = "ratings", items_source: str = "the items",

@@ -51,6 +51,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from metrics.core._constraints import RANDOM_SEED, Boolean, Each, Either, Interval, Options, Whole, validate_params
 from metrics.core._errors import InputError
 from metrics.imsitu._cluster_files import released_files
 from metrics.imsitu._cluster_quality import (
@@ -227,11 +228,11 @@ def _add_quality(result: ClusteringResult, x, points, step2_labels, m, seed, max
             "calinski_harabasz": calinski_harabasz(points, step2_labels), "n_points": m}
 
 
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise InputError(f"unknown {name} {value!r} (choose {', '.join(choices)})")
-
-
+@validate_params({
+    "algorithm": Options(ALGORITHMS), "seed": RANDOM_SEED, "n_init": Either(Whole(1, 1000), Options(("auto",))),
+    "ks": Each(Whole(2, 10_000)), "ratios": Each(Interval(0, 100, low_open=True)), "ratio_rule": Options(RATIO_RULES),
+    "step2_points": Options(STEP2_POINTS), "small_verbs": Options(SMALL_VERBS), "max_exact": Whole(10, 10_000_000),
+    "n_jobs": Whole(1, 256), "quality": Boolean()})
 def two_step_clustering(nodes: Nodes, *, algorithm: str = "kmeans", seed: int = SEED,
                         n_init: int | str = N_INIT, ks=STEP1_KS, ratios=STEP2_RATIOS,
                         ratio_rule: str = "float", step2_points: str = "mean",
@@ -245,10 +246,6 @@ def two_step_clustering(nodes: Nodes, *, algorithm: str = "kmeans", seed: int = 
     ``progress`` receives one-line messages while it runs. ``n_jobs`` > 1 spreads step 1 over
     processes (results are identical: each verb's fit depends only on its rows and the seed).
     """
-    _check_choice("algorithm", algorithm, ALGORITHMS)
-    _check_choice("ratio rule", ratio_rule, RATIO_RULES)
-    _check_choice("step-2 points", step2_points, STEP2_POINTS)
-    _check_choice("small-verb rule", small_verbs, SMALL_VERBS)
     say = progress or (lambda message: None)
     started = time.perf_counter()
     x = np.asarray(nodes.embeddings, dtype=np.float64)

@@ -13,6 +13,7 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
+from metrics.core._constraints import POSITIVE, Boolean, validate_params
 from metrics.llm import _prompt as prompt
 from metrics.llm._cache import AnswerCache, key
 from metrics.llm._client import ChatClient
@@ -69,6 +70,7 @@ def duration_text(seconds: float) -> str:
 class Runner:
     """Executes model plans against their endpoints, caching every answer as it arrives."""
 
+    @validate_params({"retry_missing": Boolean(), "progress_interval": POSITIVE})
     def __init__(self, config: Config, cache: AnswerCache, *, retry_missing: bool = False,
                  progress_stream=None, progress_interval: float = 2.0, sleep=time.sleep):
         self.config = config

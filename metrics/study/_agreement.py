@@ -18,11 +18,12 @@ from typing import Literal, cast
 import numpy as np
 import pandas as pd
 
-from metrics.core._choices import LEVELS, SCALE, SCALE_MAX
+from metrics.core._choices import SCALE, SCALE_MAX
+from metrics.core._constraints import OPEN_FRACTION, POSITIVE, Boolean, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_name, line_of, numbers, read_csv, refuse_first_row, require_columns
 from metrics.core._intervals import percentile_interval
-from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
+from metrics.study._options import AGREEMENT_OPTIONS
 
 _KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVELS, as krippendorff types them
 
@@ -30,6 +31,7 @@ _KrippendorffLevel = Literal["nominal", "ordinal", "interval", "ratio"]   # LEVE
 SIMULATED = "simulated"   # ratings.csv ``rater_kind`` of the raters a platform's simulation added
 
 
+@validate_params({"include_simulated": Boolean()})
 def read_ratings(path: str | Path, *, include_simulated: bool = False) -> pd.DataFrame:
     """Read and validate a ratings CSV (needs ``item_id, annotator, rating``). Rows whose
     ``rater_kind`` is ``simulated`` (the platform's ``studyapp simulate``) are left out unless
@@ -81,6 +83,7 @@ def _pairs(matrix: pd.DataFrame):
     return list(combinations(range(matrix.shape[1]), 2))
 
 
+@validate_params({"scale_max": POSITIVE})
 def eq13_agreement(a, b, *, scale_max: float = SCALE_MAX) -> np.ndarray:
     """SHOE Eq. 13: ``1 − |r_i − r_j| / 4`` elementwise.
 
@@ -90,6 +93,7 @@ def eq13_agreement(a, b, *, scale_max: float = SCALE_MAX) -> np.ndarray:
     return 1.0 - np.abs(np.asarray(a, float) - np.asarray(b, float)) / scale_max
 
 
+@validate_params({"scale_max": POSITIVE})
 def pairwise_agreement_matrix(matrix: pd.DataFrame, *, scale_max: float = SCALE_MAX) -> pd.DataFrame:
     """Annotator × annotator mean Eq. 13 agreement over the items both rated (1 on the diagonal)."""
     return _pairwise(matrix, lambda x, y: float(eq13_agreement(x, y, scale_max=scale_max).mean()), min_shared=1)
@@ -132,6 +136,7 @@ def mean_offdiagonal(table: pd.DataFrame) -> float:
     return float(upper.mean()) if len(upper) else float("nan")
 
 
+@validate_params({"level": AGREEMENT_OPTIONS["level"]})
 def alpha_of_matrix(matrix: pd.DataFrame, *, level: str = "ordinal", scale=SCALE) -> float:
     """Krippendorff's alpha via the ``krippendorff`` package (items with < 2 ratings ignored).
 
@@ -141,7 +146,6 @@ def alpha_of_matrix(matrix: pd.DataFrame, *, level: str = "ordinal", scale=SCALE
     (alpha is invariant to the 1/(k − 1)² factor).
     """
     import krippendorff
-    check_choice("level", level, LEVELS)
     with np.errstate(invalid="ignore", divide="ignore"):   # NaN when no rating varies: see no_variation
         return float(krippendorff.alpha(reliability_data=matrix.to_numpy().T, value_domain=list(scale),
                                          level_of_measurement=cast(_KrippendorffLevel, level)))
@@ -229,6 +233,7 @@ def _pair_agreement_table(matrix: pd.DataFrame, scale_max: float) -> tuple[np.nd
     return agree, shared
 
 
+@validate_params({**AGREEMENT_OPTIONS, "confidence": OPEN_FRACTION})
 def bootstrap_intervals(matrix: pd.DataFrame, *, level: str = "ordinal", n_resamples: int = 1000,
                         confidence: float = 0.95, seed: int = 0, scale=SCALE) -> dict:
     """Percentile bootstrap intervals (items resampled with replacement) for alpha and the
@@ -239,8 +244,6 @@ def bootstrap_intervals(matrix: pd.DataFrame, *, level: str = "ordinal", n_resam
     distinct rows (probabilities = their shares), which is exact and makes 1,000 resamples of
     100,000 items a matter of milliseconds.
     """
-    check_choice("level", level, LEVELS)
-    check_confidence("confidence", confidence)
     scale_max = float(max(scale) - min(scale))
     coded = np.nan_to_num(matrix.to_numpy(), nan=-1.0)
     patterns, share = np.unique(coded, axis=0, return_counts=True)
@@ -393,12 +396,10 @@ def require_shared_item(matrix: pd.DataFrame, what: str) -> None:
                          f"({matrix.shape[1]} annotators, {matrix.shape[0]} items)")
 
 
+@validate_params(AGREEMENT_OPTIONS)
 def agreement_report(ratings: pd.DataFrame, *, level: str = "ordinal", n_resamples: int = 1000,
                      seed: int = 0, scale=SCALE) -> AgreementReport:
     """Every agreement statistic of the study in one object."""
-    check_choice("level", level, LEVELS)
-    check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
-    check_whole("seed", seed, 0, MAX_SEED)
     matrix = rating_matrix(ratings)
     require_shared_item(matrix, "agreement")
     agreement = pairwise_agreement_matrix(matrix, scale_max=float(max(scale) - min(scale)))

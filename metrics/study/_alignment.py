@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.core._choices import SCALE_MAX
+from metrics.core._constraints import RANDOM_SEED, RESAMPLES, Boolean, Each, OrNone, Text, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import numbers
 from metrics.core._intervals import fisher_interval
@@ -151,6 +152,8 @@ def _metric_scores(items: pd.DataFrame, metrics: list[str] | None, baselines: bo
     return scores
 
 
+@validate_params({"metrics": OrNone(Each(Text())), "baselines": Boolean(), "n_resamples": RESAMPLES,
+                  "seed": RANDOM_SEED})
 def alignment_table(rated_items: pd.DataFrame, *, metrics: list[str] | None = None,
                     baselines: bool = True, n_resamples: int = 10_000, seed: int = 0) -> dict:
     """Table 1 for a study: every metric ranked by agreement, overall and per category.

@@ -36,6 +36,7 @@ from scipy import optimize, sparse
 from scipy.special import expit, logsumexp
 
 from metrics.core._choices import SCALE
+from metrics.core._constraints import POSITIVE, Whole, validate_params
 from metrics.core._errors import InputError
 from metrics.study._agreement import rating_matrix
 
@@ -295,6 +296,7 @@ def fit_rater_model(ratings: pd.DataFrame, *, scale=SCALE) -> RaterModel:
                       excluded=tuple(str(c) for c in matrix.columns.difference(kept.columns)))
 
 
+@validate_params({"target_se": POSITIVE, "min_raters": Whole(1), "max_raters": Whole(1)})
 def collection_priority(items: pd.DataFrame, *, target_se: float, min_raters: int,
                         max_raters: int) -> pd.Series:
     """Which items adaptive collection rates next: items (``se``, ``n``) below ``min_raters``

@@ -39,17 +39,17 @@ import numpy as np
 import pandas as pd
 
 from metrics.core._choices import SCALE_MAX
+from metrics.core._constraints import validate_params
 from metrics.core._inputs import require_columns
-from metrics.core._validation import MAX_SEED, ParameterError, check_in_range, check_whole
+from metrics.core._validation import ParameterError
 from metrics.study._agreement import eq13_agreement
+from metrics.study._options import PPI_RECALIBRATION_OPTIONS, RECALIBRATION_OPTIONS
 from metrics.study._study_items import item_synsets
 from metrics.vocab._similarity import SimilarityMatrix, combine
 
 if TYPE_CHECKING:
     from sklearn.isotonic import IsotonicRegression
 
-MAX_PRIOR_STRENGTH = 1_000_000
-MAX_FOLDS = 1000
 METHOD = "isotonic calibration of every entry + shrinkage of rated entries toward human evidence"
 
 
@@ -88,7 +88,6 @@ def _pool(a, b, old, implied, weight) -> Evidence:
 def evidence(items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
              w: float = 0.5) -> tuple[Evidence, Evidence]:
     """Verb and object evidence implied by rated items (needs ``human_mean``, ``n_ratings``)."""
-    check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)  # ratings split between verbs and objects
     syn = item_synsets(items)
     v = verb_matrix.sims(syn["pred_verb"].to_numpy(object), syn["gt_verb"].to_numpy(object))
     o = object_matrix.sims(syn["pred_object"].to_numpy(object), syn["gt_object"].to_numpy(object))
@@ -136,7 +135,6 @@ class Calibration:
 def fit_calibration(ev: Evidence, prior_strength: float = 5.0) -> Calibration:
     """Isotonic map old → implied (weighted) and shrunk values for the rated pairs."""
     from sklearn.isotonic import IsotonicRegression
-    check_in_range("prior_strength", prior_strength, 0.0, MAX_PRIOR_STRENGTH)
     if len(ev.old) < 2 or np.ptp(ev.old) == 0:
         iso = None
     else:
@@ -182,6 +180,7 @@ def _summary(pred: np.ndarray, human: np.ndarray) -> dict:
     return {"agreement": float(eq13_agreement(pred, human).mean()), "spearman": float(rho)}
 
 
+@validate_params(RECALIBRATION_OPTIONS)
 def recalibrate_matrices(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
                 *, w: float = 0.5, prior_strength: float = 5.0, folds: int = 5, seed: int = 0,
                 study: str | None = None) -> dict:
@@ -194,10 +193,6 @@ def recalibrate_matrices(rated_items: pd.DataFrame, verb_matrix: SimilarityMatri
     """
     from sklearn.model_selection import KFold
     require_columns(rated_items.columns, ("human_mean", "n_ratings"), "rated items")
-    check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)
-    check_in_range("prior_strength", prior_strength, 0.0, MAX_PRIOR_STRENGTH)
-    check_whole("folds", folds, 2, MAX_FOLDS)
-    check_whole("seed", seed, 0, MAX_SEED)
     items = rated_items.reset_index(drop=True)
     if len(items) < folds:
         raise ParameterError("folds", f"must be at most the number of rated items ({len(items)}), got {folds}")
@@ -262,6 +257,7 @@ def _entry_table(matrix: SimilarityMatrix, ev: Evidence) -> pd.DataFrame:
     return table.sort_values(["a", "b"], kind="stable").reset_index(drop=True)
 
 
+@validate_params(PPI_RECALIBRATION_OPTIONS)
 def recalibrate_matrices_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityMatrix, object_matrix: SimilarityMatrix,
                     *, w: float = 0.5, confidence: float = 0.95, study: str | None = None) -> dict:
     """New verb and object matrices from prediction-powered estimates: the given matrices are the
@@ -274,7 +270,6 @@ def recalibrate_matrices_ppi(rated_items: pd.DataFrame, verb_matrix: SimilarityM
     """
     from metrics.study._ppi import ppi_entries
     require_columns(rated_items.columns, ("human_mean", "n_ratings"), "rated items")
-    check_in_range("w", w, 0.0, 1.0, low_open=True, high_open=True)
     items = rated_items.reset_index(drop=True)
     ev_v, ev_o = evidence(items, verb_matrix, object_matrix, w)
     parameters = {"w": w, "confidence": confidence, "strata": "LLM level (score rounded to 0-4)"}

@@ -29,9 +29,9 @@ import pandas as pd
 from scipy import stats
 
 from metrics.core._choices import LEVELS, SCALE
+from metrics.core._constraints import OPEN_FRACTION, RANDOM_SEED, RESAMPLES, Options, validate_params
 from metrics.core._errors import InputError
 from metrics.core._intervals import kalpha_interval, percentile_interval
-from metrics.core._validation import MAX_RESAMPLES, MAX_SEED, check_choice, check_confidence, check_whole
 from metrics.study._agreement import (
     alpha_of_matrix,
     bootstrap_intervals,
@@ -122,12 +122,12 @@ def alpha_all_levels(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidenc
 # ------------------------------------------------------------------ Gwet's AC2
 def agreement_weights(kind: str, scale=SCALE) -> np.ndarray:
     """Gwet's weights (irrCAC ``Weights``): identity, ordinal ``1 − C(|k − l| + 1, 2) / max``,
-    quadratic ``1 − ((v_k − v_l) / (v_max − v_min))²``.
+    quadratic ``1 − ((v_k − v_l) / (v_max − v_min))²``; ``kind`` one of :data:`WEIGHTS` (:func:`gwet_ac2`
+    checks it).
 
     >>> agreement_weights("ordinal", (1, 2, 3))[0].tolist()
     [1.0, 0.6666666666666667, 0.0]
     """
-    check_choice("weights", kind, WEIGHTS)
     values = np.asarray(scale, float)
     k = np.arange(len(values))
     if kind == "identity":
@@ -139,6 +139,7 @@ def agreement_weights(kind: str, scale=SCALE) -> np.ndarray:
     return 1 - ((values[:, None] - values[None, :]) / (values.max() - values.min())) ** 2   # quadratic
 
 
+@validate_params({"weights": Options(WEIGHTS)})
 def gwet_ac2(matrix: pd.DataFrame, *, weights: str = "ordinal", scale=SCALE,
              item_weights: np.ndarray | None = None) -> np.ndarray | float:
     """Gwet's AC2 (AC1 with identity weights) for raw ratings with missing values:
@@ -327,12 +328,10 @@ def paired_metric_test(metric_a, metric_b, human, *, n_resamples: int = 10_000,
 
 
 # ------------------------------------------------------------------ everything, per stratum
+@validate_params({"n_resamples": RESAMPLES, "confidence": OPEN_FRACTION, "seed": RANDOM_SEED})
 def reliability(matrix: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95,
                 seed: int = 0, scale=SCALE) -> dict:
     """α at every level, AC2 (ordinal, quadratic), ICC and the human ceiling, with intervals."""
-    check_whole("n_resamples", n_resamples, 0, MAX_RESAMPLES)
-    check_confidence("confidence", confidence)
-    check_whole("seed", seed, 0, MAX_SEED)
     require_shared_item(matrix, "reliability")
     weights = _item_weights(len(matrix), n_resamples, seed) if n_resamples else None
     out: dict = {"n_items": int(len(matrix)), "n_raters": int(matrix.shape[1]),

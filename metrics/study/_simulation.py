@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.core._choices import SCALE, SCALE_MAX
+from metrics.core._constraints import FRACTION, RANDOM_SEED, Each, Options, OrNone, Whole, validate_params
 from metrics.core._errors import InputError
 
 BIAS_PROFILES = ("neutral", "strict", "lenient", "mid")
@@ -28,6 +29,8 @@ def rater_profiles(k: int) -> list[str]:
     return [BIAS_PROFILES[i % len(BIAS_PROFILES)] for i in range(k)]
 
 
+@validate_params({"k": Whole(1), "squeeze": FRACTION, "seed": RANDOM_SEED, "profiles": OrNone(Each(Options(PROFILES))),
+                  "raters_per_item": OrNone(Whole(1))})
 def simulate_ratings(item_ids, latent, *, k: int = 5, noise=0.6, shift=0.5,
                      squeeze: float = 0.6, seed: int = 0, profiles: list[str] | None = None,
                      raters_per_item: int | None = None) -> pd.DataFrame:
@@ -45,7 +48,7 @@ def simulate_ratings(item_ids, latent, *, k: int = 5, noise=0.6, shift=0.5,
     if len(item_ids) != len(latent):
         raise InputError("item_ids and latent differ in length")
     profiles = profiles or rater_profiles(k)
-    if len(profiles) != k or any(p not in PROFILES for p in profiles):
+    if len(profiles) != k:
         raise InputError(f"profiles must be {k} of {', '.join(PROFILES)}")
     noise, shift = (np.broadcast_to(np.asarray(x, float), (k,)) for x in (noise, shift))
     rng = np.random.default_rng(seed)

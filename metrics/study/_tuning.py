@@ -17,12 +17,11 @@ import numpy as np
 import pandas as pd
 
 from metrics.core._choices import SCALE_MAX
+from metrics.core._constraints import validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import require_columns
-from metrics.core._validation import check_in_range
 from metrics.study._agreement import eq13_agreement
-
-MIN_STEP, MAX_STEP = 0.00001, 0.5   # grid steps of the MAE curve
+from metrics.study._options import TUNING_OPTIONS
 
 
 def mae_curve(v, o, y, grid) -> np.ndarray:
@@ -78,6 +77,7 @@ def _mae_sorted(a: np.ndarray, b: np.ndarray, ws: np.ndarray) -> np.ndarray:
     return (left + right + const) / len(flat)
 
 
+@validate_params(TUNING_OPTIONS)
 def tune_w_by_category(rated_items: pd.DataFrame, *, step: float = 0.001) -> dict:
     """Per-category and overall w, MAE at the optimum, the MAE curves, and the agreement
     (Eq. 13, 0–4 scale) with category-tuned w versus w = 0.5.
@@ -85,7 +85,6 @@ def tune_w_by_category(rated_items: pd.DataFrame, *, step: float = 0.001) -> dic
     ``rated_items`` needs ``verb_sim``, ``object_sim`` (in [0, 1]) and ``human_mean`` (0–4);
     ``category`` is optional (without it only the overall w is tuned).
     """
-    check_in_range("step", step, MIN_STEP, MAX_STEP)
     require_columns(rated_items.columns, ("verb_sim", "object_sim", "human_mean"), "rated items")
     v = rated_items["verb_sim"].to_numpy(float)
     o = rated_items["object_sim"].to_numpy(float)

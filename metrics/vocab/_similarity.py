@@ -25,10 +25,11 @@ import numpy as np
 import pandas as pd
 
 from metrics.core._choices import COMBINATIONS, SCALE_MAX
+from metrics.core._constraints import FRACTION, Options, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import check_readable, numbers, parse_json, read_csv, read_json, refuse_first_row
 from metrics.core._types import Numbers, Texts
-from metrics.core._validation import array_problem, check_choice, check_fraction
+from metrics.core._validation import array_problem
 
 
 @dataclass(frozen=True)
@@ -400,6 +401,7 @@ def _load_npz(path: Path) -> SimilarityMatrix:
         raise InputError(f"{path}: {exc}") from exc
 
 
+@validate_params({"method": Options(COMBINATIONS), "w": FRACTION})
 def combine(verb_sim: float | Numbers | pd.Series, object_sim: float | Numbers | pd.Series, *, method: str = "arithmetic", w: float = 0.5) -> np.ndarray:
     """HOI similarity from verb and object similarities (SHOE Eq. 1).
 
@@ -415,9 +417,7 @@ def combine(verb_sim: float | Numbers | pd.Series, object_sim: float | Numbers |
     """
     v = np.asarray(verb_sim, dtype=np.float64)
     o = np.asarray(object_sim, dtype=np.float64)
-    check_choice("combine", method, COMBINATIONS)
     if method == "arithmetic":
-        check_fraction("w", w)
         return w * v + (1.0 - w) * o
     if method == "geometric":
         return np.sqrt(v * o)

@@ -65,7 +65,7 @@ def test_diagnose_refuses_each_bad_parameter(parameter, value):
 
 def test_combine_refuses_a_bad_method_or_weight():
     from metrics.vocab._similarity import combine
-    refused("combine", lambda: combine([1.0], [0.5], method="median"))
+    refused("method", lambda: combine([1.0], [0.5], method="median"))
     refused("w", lambda: combine([1.0], [0.5], method="arithmetic", w=-1))
 
 

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics.core._constraints import POSITIVE_FRACTION, Constraint, Whole, validate_params
 from metrics.core._errors import InputError
 from metrics.core._segments import first_occurrences, stable_order
-from metrics.core._validation import check_in_range, check_whole
 from metrics.detection._ap import eleven_point_ap
 from metrics.detection._boxes import box_iou
 
 CAP = 19_999
+SWIG_OPTIONS: dict[str, Constraint] = {"cap": Whole(1), "iou": POSITIVE_FRACTION}   # detections kept per interaction, IoU threshold
 RECALL_THRESHOLDS = np.arange(11) / 10.0      # calc_ap l.783: i / 10.0
 NOVEL, RARE, COMMON = 0, 1, 2                  # SWIG_INTERACTIONS "frequency"
 
@@ -70,6 +71,7 @@ def _check(name: str, array, n: int, dtype, ndim: int = 1) -> np.ndarray:
     return array
 
 
+@validate_params(SWIG_OPTIONS)
 def swig_ap(gt_image, gt_interaction, gt_boxes, pred_image, pred_interaction, pred_boxes, pred_score, *,
             frequency, evaluated, cap: int = CAP, iou: float = 0.5) -> SwigResult:
     """Per-interaction 11-point AP of SWIG-HOI's released evaluator (module doc).
@@ -105,8 +107,6 @@ def swig_ap(gt_image, gt_interaction, gt_boxes, pred_image, pred_interaction, pr
     for name, ids in (("gt_interaction", gt_interaction), ("pred_interaction", pred_interaction)):
         if len(ids) and (ids.min() < 0 or ids.max() >= n_classes):
             raise InputError(f"{name} must hold interaction ids in 0..{n_classes - 1}")
-    cap = check_whole("cap", cap, 1)
-    iou = check_in_range("iou", iou, 0, 1, low_open=True)
 
     # l.303-308 and l.750/758: per evaluated interaction, np.argsort(scores)[::-1], the first cap
     kept = np.flatnonzero(evaluated[pred_interaction])
@@ -166,6 +166,7 @@ def _best_overlap(gt_image, gt_class, gt_boxes, pred_image, pred_class, pred_box
     return j_max, ov_max
 
 
+@validate_params(SWIG_OPTIONS)
 def evaluate(ground_truth, detections, *, frequency, evaluated, cap: int = CAP, iou: float = 0.5) -> SwigResult:
     """:func:`swig_ap` on the readers' :class:`~metrics.datasets.swig_hoi._readers.GroundTruth`
     and :class:`~metrics.datasets.swig_hoi._readers.SwigDetections`."""

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from metrics.core._constraints import OrNone, Whole, validate_params
 from metrics.core._errors import InputError
 from metrics.core._inputs import read_bytes, read_json
 from metrics.core._pickles import load_restricted
@@ -162,6 +163,7 @@ def _image_pairs(hoi_annotations: list, at: str, category: list, n_actions, inte
     return pairs
 
 
+@validate_params({"n_actions": OrNone(Whole(1)), "n_objects": OrNone(Whole(1))})
 def read_ground_truth(path: str | Path, *, action_id, object_id, n_actions: int | None = None,
                       n_objects: int | None = None) -> GroundTruth:
     """The rows of SWIG-HOI's annotation JSON (module doc). ``action_id[k]`` / ``object_id[k]``
@@ -262,6 +264,7 @@ def detections_from_list(dets, where: str = "predictions", *, n_interactions: in
     return _detections(image, rows, at, n_interactions)
 
 
+@validate_params({"n_interactions": OrNone(Whole(1))})
 def read_swig_detections(path: str | Path, *, n_interactions: int | None = None) -> SwigDetections:
     """Predictions from the pickle ``write_hoi_results`` writes (``.pkl`` / ``.pickle``), JSON
     with the same list (``.json``) or NPZ (``.npz``: ``image_id`` (n,) and ``detections`` (n, 11),

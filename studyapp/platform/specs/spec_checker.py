@@ -2,19 +2,16 @@
 
 What each key accepts is data: :data:`SPEC_KEYS` maps the dotted key to a constraint of
 :mod:`metrics.core` (the same ones a public function's options use, so a mistake reads alike in
-a spec and an option), and one generic test feeds every key each constraint's invalid values
-(``tests/studyapp/test_spec_key_constraints.py``). Checks that need more than the key's own value
-(a code that must differ from another, a budget within the item count) follow the read.
+a spec and an option), and one generic test feeds every key and every public function's options
+each constraint's invalid values (``tests/metrics/test_parameter_constraints.py``). Checks that
+need more than the key's own value (a code that must differ from another, a budget within the
+item count) follow the read.
 """
 
 from __future__ import annotations
 
-import math
-
 from metrics import InputError
-from metrics.core import Boolean, Count, Interval, Options, Text
-
-POSITIVE = Interval(0, math.inf, low_open=True)
+from metrics.core import POSITIVE, Boolean, Count, Interval, Options, Text
 
 SPEC_KEYS = {
     "study_type": Text(), "slug": Text(), "title": Text(), "instructions": Text(), "access_code": Text(),
