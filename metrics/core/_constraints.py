@@ -158,17 +158,20 @@ class Either:
 
 @dataclass(frozen=True)
 class Each:
-    """A non-empty list (or tuple) whose every item ``constraint`` accepts (a grid of candidates)."""
+    """A list (or tuple) whose every item ``constraint`` accepts (a grid of candidates); it must
+    hold at least one item unless ``empty``."""
 
     constraint: Interval | Whole | Options | Count | Text | Boolean
+    empty: bool = False
 
     def problem(self, value) -> str | None:
-        if isinstance(value, (list, tuple)) and value and all(self.constraint.problem(v) is None for v in value):
+        if (isinstance(value, (list, tuple)) and (value or self.empty)
+                and all(self.constraint.problem(v) is None for v in value)):
             return None
-        return f"must be a non-empty list, each {_wanted(self.constraint)}, got {shown(value)}"
+        return f"must be a {'' if self.empty else 'non-empty '}list, each {_wanted(self.constraint)}, got {shown(value)}"
 
     def invalid(self) -> list:
-        return [[], [self.constraint.invalid()[0]], "text"]
+        return [[self.constraint.invalid()[0]], "text"] if self.empty else [[], [self.constraint.invalid()[0]], "text"]
 
 
 Constraint = Interval | Whole | Options | Count | Text | Boolean | OrNone | Either | Each

@@ -152,7 +152,7 @@ def _metric_scores(items: pd.DataFrame, metrics: list[str] | None, baselines: bo
     return scores
 
 
-@validate_params({"metrics": OrNone(Each(Text())), "baselines": Boolean(), "n_resamples": RESAMPLES,
+@validate_params({"metrics": OrNone(Each(Text(), empty=True)), "baselines": Boolean(), "n_resamples": RESAMPLES,
                   "seed": RANDOM_SEED})
 def alignment_table(rated_items: pd.DataFrame, *, metrics: list[str] | None = None,
                     baselines: bool = True, n_resamples: int = 10_000, seed: int = 0) -> dict:

@@ -345,9 +345,9 @@ def _column(values, width: int, where: str, key: str, *, required: bool) -> tupl
         raise InputError(f"{where}: detection {given.index(False)}: no {key!r}")
     if m == 0:
         return out, n
-    if m == n:
-        present, rows = slice(None), values
-    else:
+    present: slice | np.ndarray = slice(None)
+    rows = values
+    if m < n:
         present = np.flatnonzero(np.array(given, dtype=bool))
         rows = list(itertools.compress(values, given))
     alike = _alike_floats(rows, width)
