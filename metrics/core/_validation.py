@@ -7,19 +7,15 @@ the ``*_problem`` functions here), and the command line checks its options throu
 :mod:`metrics.core._options`, so a bad value is refused the same way wherever it comes from: a
 :class:`ParameterError` (an :class:`~metrics.core._errors.InputError`) whose message starts with
 the parameter's name. The ``check_*`` functions raise the same error inline, for a value whose
-choices are known only when the function runs (the error types of the Diag-HOI registry) and in
-the prediction-powered estimates. The command line shows the same message with the option that
-sets the parameter (``delta`` ↔ ``--delta``, see :func:`flag_of`). The readers of settings files
-(the platform's study specs) raise an ``InputError`` naming the file and the key, followed by
-the same problems.
+choices are known only when the function runs (the error types of the Diag-HOI registry). The
+command line shows the same message with the option that sets the parameter (``delta`` ↔
+``--delta``, see :func:`flag_of`). The readers of settings files (the platform's study specs)
+raise an ``InputError`` naming the file and the key, followed by the same problems.
 
 Kept free of numpy and pandas at import, so that ``--help`` stays light.
 
->>> check_fraction("delta", 0.25)
-0.25
->>> check_fraction("delta", 7)
-Traceback (most recent call last):
-metrics.core._validation.ParameterError: delta must be a number in [0, 1], got 7
+>>> range_problem(7, 0, 1)
+'must be a number in [0, 1], got 7'
 >>> check_choice("combine", "median", ("arithmetic", "geometric", "min"))
 Traceback (most recent call last):
 metrics.core._validation.ParameterError: combine must be one of arithmetic, geometric, min, got 'median'
@@ -95,21 +91,6 @@ def range_problem(value, low: float, high: float, *, low_open: bool = False, hig
     return f"must be a number {interval}, got {given if given is not None else shown(value)}"
 
 
-def check_in_range(name: str, value, low: float, high: float, *, low_open: bool = False,
-                   high_open: bool = False) -> float:
-    """``value`` as a float, when it is a finite number between ``low`` and ``high`` (ends
-    included unless ``low_open`` / ``high_open``)."""
-    problem = range_problem(value, low, high, low_open=low_open, high_open=high_open)
-    if problem:
-        raise ParameterError(name, problem)
-    return float(value)
-
-
-def check_fraction(name: str, value) -> float:
-    """A number in [0, 1] (weights, thresholds, shares)."""
-    return check_in_range(name, value, 0.0, 1.0)
-
-
 def whole_problem(value, low: int, high: int | None = None, *, given: str | None = None) -> str | None:
     """What is wrong with ``value`` for the whole numbers ``low..high`` (no upper end when
     ``high`` is None), or None."""
@@ -118,20 +99,6 @@ def whole_problem(value, low: int, high: int | None = None, *, given: str | None
         wanted = f"in {low}..{high}" if high is not None else f"≥ {low}"
         return f"must be a whole number {wanted}, got {given if given is not None else shown(value)}"
     return None
-
-
-def check_whole(name: str, value, low: int, high: int | None = None) -> int:
-    """``value`` as an int, when it is a whole number in ``low..high`` (``high`` None: no
-    upper end)."""
-    problem = whole_problem(value, low, high)
-    if problem:
-        raise ParameterError(name, problem)
-    return int(value)
-
-
-def check_confidence(name: str, value) -> float:
-    """A confidence level of an interval: a number strictly between 0 and 1."""
-    return check_in_range(name, value, 0.0, 1.0, low_open=True, high_open=True)
 
 
 def array_problem(array, *, finite: bool = True) -> str | None:

@@ -38,10 +38,11 @@ import numpy as np
 import pandas as pd
 
 from metrics.core._choices import SCALE_MAX
+from metrics.core._constraints import Boolean, validate_params
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval, _z
 from metrics.core._types import Numbers
-from metrics.core._validation import check_confidence, check_fraction
+from metrics.study._options import PPI_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def _vector(name: str, values, *, size: int | None = None, allow_empty: bool = F
 def _lam(lam, y, yhat, yhat_unlabeled) -> float:
     """PPI++'s tuned λ for a mean (``ppi_py.ppi._calc_lam_glm`` with an identity Hessian)."""
     if lam is not None:
-        return check_fraction("lam", lam)
+        return float(lam)
     n, N = len(y), len(yhat_unlabeled)
     cov = np.mean((y - y.mean()) * (yhat - yhat.mean()))
     var = np.var(np.concatenate([yhat, yhat_unlabeled]), ddof=1) if n + N > 1 else 0.0
@@ -108,6 +109,7 @@ def _estimate(estimate, se, classical, classical_se, lam, n, N, confidence) -> P
                        saved=float(1 - n / effective) if effective > 0 else 0.0)
 
 
+@validate_params({**PPI_OPTIONS, "finite_population": Boolean()})
 def ppi_mean(y: Numbers, yhat: Numbers, yhat_unlabeled: Numbers, *, confidence: float = 0.95, lam: float | None = None,
              finite_population: bool = False) -> PPIEstimate:
     """Prediction-powered mean of the human ratings ``y`` (PPI++, tuned λ unless ``lam`` is given),
@@ -135,7 +137,6 @@ def ppi_mean(y: Numbers, yhat: Numbers, yhat_unlabeled: Numbers, *, confidence: 
     >>> e.estimate, e.classical
     (3.0, 3.0)
     """
-    confidence = check_confidence("confidence", confidence)
     y = _vector("y", y)
     yhat = _vector("yhat", yhat, size=len(y))
     yhat_unlabeled = _vector("yhat_unlabeled", yhat_unlabeled, allow_empty=finite_population)
@@ -146,7 +147,6 @@ def ppi_mean(y: Numbers, yhat: Numbers, yhat_unlabeled: Numbers, *, confidence: 
         if lam is None:
             var = np.var(yhat)
             lam = float(np.clip(np.mean((y - y.mean()) * (yhat - yhat.mean())) / var, 0.0, 1.0)) if var > 0 else 0.0
-        lam = check_fraction("lam", lam)
         share = 1 - n / (n + N)
         estimate = lam * np.concatenate([yhat, yhat_unlabeled]).mean() + (y - lam * yhat).mean()
         se = math.sqrt(share * np.var(y - lam * yhat, ddof=1) / n)
@@ -157,6 +157,7 @@ def ppi_mean(y: Numbers, yhat: Numbers, yhat_unlabeled: Numbers, *, confidence: 
     return _estimate(estimate, se, y.mean(), math.sqrt(np.var(y) / n), lam, n, N, confidence)
 
 
+@validate_params({**PPI_OPTIONS, "finite_population": Boolean()})
 def ppi_mean_by_group(items: pd.DataFrame, *, by: str | list[str], human: str = "human_mean", model: str = "llm",
                       confidence: float = 0.95, lam: float | None = None,
                       finite_population: bool = False) -> pd.DataFrame:
@@ -195,6 +196,7 @@ def _flat(e: PPIEstimate) -> dict:
     return d
 
 
+@validate_params(PPI_OPTIONS)
 def ppi_entries(model: Numbers, human: Numbers, strata: Sequence[Hashable] | np.ndarray, *, confidence: float = 0.95, lam: float | None = None) -> pd.DataFrame:
     """Each entry's expected human rating from the model's rating of every entry and human
     evidence on some (a recalibrated matrix entry: ``model`` its LLM similarity, ``human`` the
@@ -216,7 +218,6 @@ def ppi_entries(model: Numbers, human: Numbers, strata: Sequence[Hashable] | np.
     >>> ppi_entries([1.0, 3.0, 2.0, 2.0], [2.0, 4.0, None, None], [0] * 4, lam=1.0)["estimate"].tolist()
     [2.0, 4.0, 3.0, 3.0]
     """
-    confidence = check_confidence("confidence", confidence)
     model = _vector("model", model)
     human = np.asarray(human, float).reshape(-1)
     strata = np.asarray(strata)

@@ -16,9 +16,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics.core._constraints import RANDOM_SEED, Boolean, Interval, validate_params
 from metrics.core._errors import InputError
 from metrics.core._types import Numbers
-from metrics.core._validation import check_confidence, check_fraction, check_in_range
+from metrics.core._validation import ParameterError
+from metrics.study._options import ACTIVE_OPTIONS, PPI_OPTIONS
 from metrics.study._ppi import PPIEstimate, _estimate, _vector
 
 
@@ -37,6 +39,7 @@ def ensemble_uncertainty(member_ratings: Sequence[Sequence[float]] | np.ndarray 
     return np.nanstd(ratings, axis=1)
 
 
+@validate_params(ACTIVE_OPTIONS)
 def active_probabilities(uncertainty: Numbers, *, budget: float, cells: Sequence[Hashable] | np.ndarray | None = None, floor: float = 0.2,
                          allocation: str = "equal") -> np.ndarray:
     """Probability that each item is sent to humans, for active inference (Zrnic & Candès 2024,
@@ -60,17 +63,15 @@ def active_probabilities(uncertainty: Numbers, *, budget: float, cells: Sequence
     >>> active_probabilities([0.0, 1.0, 3.0, 0.0], budget=2, floor=0.2).round(3).tolist()
     [0.143, 0.714, 1.0, 0.143]
     """
-    from metrics.core._validation import check_choice
-    check_choice("allocation", allocation, ("equal", "proportional"))
     u = _vector("uncertainty", uncertainty)
     if (u < 0).any():
         raise InputError("uncertainty: values must be ≥ 0")
-    floor = check_fraction("floor", floor)
     cells = np.zeros(len(u), int) if cells is None else np.asarray(cells)
     if len(cells) != len(u):
         raise InputError(f"cells: {len(cells)} values, expected {len(u)}")
     groups = pd.unique(cells)
-    budget = check_in_range("budget", budget, 0.0, float(len(u)), low_open=True)
+    if (problem := Interval(0, len(u), low_open=True).problem(budget)) is not None:   # at most every item
+        raise ParameterError("budget", problem)
     sizes = np.array([(cells == cell).sum() for cell in groups], float)
     quota = (_capped(np.zeros(len(groups)), budget, 1.0, sizes) if allocation == "equal"  # none above its size
              else budget * sizes / sizes.sum())
@@ -98,6 +99,7 @@ def _capped(u: np.ndarray, total: float, floor: float, cap=1.0) -> np.ndarray:
     return np.minimum(pi, cap)
 
 
+@validate_params({**ACTIVE_OPTIONS, "seed": RANDOM_SEED})
 def active_selection(uncertainty: Numbers, *, budget: float, cells: Sequence[Hashable] | np.ndarray | None = None, floor: float = 0.2, allocation: str = "equal",
                      seed: int = 0) -> pd.DataFrame:
     """Which items humans rate, drawn once, with the probabilities recorded: the item-priority
@@ -111,8 +113,6 @@ def active_selection(uncertainty: Numbers, *, budget: float, cells: Sequence[Has
     >>> bool(s.loc[2, "selected"]), int(s.loc[2, "priority"])
     (True, 1)
     """
-    from metrics.core._validation import MAX_SEED, check_whole
-    check_whole("seed", seed, 0, MAX_SEED)
     pi = active_probabilities(uncertainty, budget=budget, cells=cells, floor=floor, allocation=allocation)
     u = np.asarray(uncertainty, float)
     selected = np.random.default_rng(seed).random(len(pi)) < pi
@@ -137,6 +137,7 @@ def _active_lam(a, b, d, intercept: bool) -> float:
     return float(np.clip(coefficients[0], 0.0, 1.0))
 
 
+@validate_params({**PPI_OPTIONS, "intercept": Boolean(), "finite_population": Boolean()})
 def active_ppi_mean(y: Numbers, yhat: Numbers, probability: Numbers, selected: Sequence[bool] | np.ndarray, *, confidence: float = 0.95, lam: float | None = None,
                     intercept: bool = True, finite_population: bool = False) -> PPIEstimate:
     """Active (inverse-probability-weighted) PPI mean over all ``N`` items (Zrnic & Candès 2024,
@@ -169,7 +170,6 @@ def active_ppi_mean(y: Numbers, yhat: Numbers, probability: Numbers, selected: S
     >>> e.estimate, e.classical
     (2.0, 3.0)
     """
-    confidence = check_confidence("confidence", confidence)
     yhat = _vector("yhat", yhat)
     pi = _vector("probability", probability, size=len(yhat))
     if ((pi <= 0) | (pi > 1)).any():
@@ -184,8 +184,6 @@ def active_ppi_mean(y: Numbers, yhat: Numbers, probability: Numbers, selected: S
         raise InputError("y: every selected item needs a finite human rating")
     if xi.sum() < 2:
         raise InputError("selected: at least two items must be human-rated")
-    if lam is not None:
-        lam = check_fraction("lam", lam)
     s = _active_summands(y, yhat, pi, xi, lam=lam, intercept=intercept)
     N, z_ppi, z_classical, lam = len(yhat), s.z_ppi, s.z_classical, s.lam
     r_ppi, r_classical = s.r_ppi, s.r_classical

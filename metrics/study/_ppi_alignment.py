@@ -10,10 +10,11 @@ from dataclasses import asdict
 import numpy as np
 
 from metrics.core._choices import SCALE_MAX
+from metrics.core._constraints import Options, validate_params
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval, _z
 from metrics.core._types import Numbers
-from metrics.core._validation import check_confidence, check_fraction
+from metrics.study._options import PPI_OPTIONS
 from metrics.study._ppi import PPIEstimate, _estimate, _lam, _vector, ppi_mean
 
 W_STEP = 0.001   # grid of w for the interval of a tuned weight
@@ -25,6 +26,7 @@ def eq13_score(metric, rating) -> np.ndarray:
     return np.asarray(eq13_agreement(np.asarray(metric, float), np.asarray(rating, float)), float)
 
 
+@validate_params(PPI_OPTIONS)
 def ppi_agreement(metric: Numbers, y: Numbers, yhat: Numbers, metric_unlabeled: Numbers, yhat_unlabeled: Numbers, *, confidence: float = 0.95,
                   lam: float | None = None) -> PPIEstimate:
     """Agreement (SHOE Eq. 13, the 85.73% of SHOE §4.3) of a metric column with the mean human
@@ -63,6 +65,7 @@ def _correlation_and_gradient(mu):
     return r, grad
 
 
+@validate_params({**PPI_OPTIONS, "method": Options(("pearson", "rank"))})
 def ppi_correlation(metric: Numbers, y: Numbers, yhat: Numbers, metric_unlabeled: Numbers, yhat_unlabeled: Numbers, *, method: str = "pearson",
                     confidence: float = 0.95, lam: float | None = None) -> PPIEstimate:
     """Correlation of a metric column with the mean human rating, prediction-powered.
@@ -85,9 +88,6 @@ def ppi_correlation(metric: Numbers, y: Numbers, yhat: Numbers, metric_unlabeled
     >>> round(e.estimate, 9) == round(float(np.corrcoef(m[100:], y[100:])[0, 1]), 9)
     True
     """
-    from metrics.core._validation import check_choice
-    check_choice("method", method, ("pearson", "rank"))
-    confidence = check_confidence("confidence", confidence)
     metric = _vector("metric", metric)
     metric_unlabeled = _vector("metric_unlabeled", metric_unlabeled)
     y = _vector("y", y, size=len(metric))
@@ -137,6 +137,7 @@ def _w_gradient(w_grid, v, o, target) -> np.ndarray:
     return a[:, None] * np.sign(a[:, None] * w_grid[None, :] + b[:, None])
 
 
+@validate_params(PPI_OPTIONS)
 def ppi_weight(v: Numbers, o: Numbers, y: Numbers, yhat: Numbers, v_unlabeled: Numbers, o_unlabeled: Numbers,
                yhat_unlabeled: Numbers, *, confidence: float = 0.95,
                lam: float | None = None) -> PPIEstimate:
@@ -158,7 +159,6 @@ def ppi_weight(v: Numbers, o: Numbers, y: Numbers, yhat: Numbers, v_unlabeled: N
     0.25
     """
     from metrics.study._tuning import optimal_w
-    confidence = check_confidence("confidence", confidence)
     v = _vector("v", v)
     o, y, yhat = (_vector(name, x, size=len(v)) for name, x in (("o", o), ("y", y), ("yhat", yhat)))
     v_unlabeled = _vector("v_unlabeled", v_unlabeled)
@@ -174,7 +174,6 @@ def ppi_weight(v: Numbers, o: Numbers, y: Numbers, yhat: Numbers, v_unlabeled: N
     if lam is None:
         lam = _lam(None, _w_gradient(at, v, o, h)[:, 0], _w_gradient(at, v, o, hhat)[:, 0],
                    _w_gradient(at, v_unlabeled, o_unlabeled, hhat_unl)[:, 0])
-    lam = check_fraction("lam", lam)
     estimate = _ppi_w_minimiser(v, o, h, hhat, v_unlabeled, o_unlabeled, hhat_unl, lam)
     grid = np.round(np.arange(0.0, 1.0 + W_STEP / 2, W_STEP), 10)
     z = _z(confidence)

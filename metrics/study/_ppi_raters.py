@@ -85,9 +85,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics.core._constraints import validate_params
 from metrics.core._errors import InputError
 from metrics.core._intervals import Interval
-from metrics.core._validation import check_confidence, check_fraction
+from metrics.study._options import PPI_OPTIONS
 from metrics.study._ppi import PPIEstimate
 
 METHOD = ("PPI over items and raters: item-sampling plus crossed rater variance (rater mean squares), "
@@ -113,6 +114,7 @@ class RaterPopulationEstimate(PPIEstimate):
     method: str = METHOD
 
 
+@validate_params(PPI_OPTIONS)
 def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: str = "item",
                               rater: str = "rater", rating: str = "rating", probability: pd.Series | None = None,
                               selected: pd.Series | None = None, confidence: float = 0.95,
@@ -137,7 +139,6 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     >>> e.estimate, e.raters, e.over
     (2.0, 2, 'items and raters')
     """
-    confidence = check_confidence("confidence", confidence)
     from metrics.core._inputs import require_columns
     require_columns(ratings.columns, (item, rater, rating), "ratings")
     model = pd.Series(model, dtype=float)
@@ -270,7 +271,6 @@ def _srs_fits(item_mean, f, rated, lam) -> dict:
     if lam is None:
         var = np.var(fr)
         lam = float(np.clip(np.mean((y - y.mean()) * (fr - fr.mean())) / var, 0.0, 1.0)) if var > 0 else 0.0
-    lam = check_fraction("lam", lam)
     weight = np.where(rated, 1.0 / n, 0.0)
 
     def fit(lam_value):

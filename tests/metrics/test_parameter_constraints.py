@@ -45,15 +45,6 @@ NOT_OPTIONS = {
 #: on them, so they cannot be built on the constraints.
 PRIMITIVES = {"metrics.core.at_least_problem", "metrics.core.range_problem"}
 
-#: Public functions whose options are still checked in code, in modules other work is changing:
-#: the prediction-powered estimates (metrics/study/_ppi*.py) and the helpers listed with them.
-CHECKED_IN_CODE = {
-    "metrics.active_ppi_mean", "metrics.active_probabilities", "metrics.active_selection", "metrics.ppi_agreement",
-    "metrics.ppi_correlation", "metrics.ppi_entries", "metrics.ppi_mean", "metrics.ppi_mean_by_group",
-    "metrics.ppi_weight", "metrics.study.ppi_mean_rater_population",
-}
-
-
 def _public_packages() -> list[str]:
     names = ["metrics"]
     for module in pkgutil.walk_packages(metrics.__path__, "metrics."):
@@ -130,9 +121,7 @@ def test_the_functions_are_found_from_the_packages():
     assert NOT_OPTIONS <= {option for value in FUNCTIONS.values() for option in keyword_options(value)}
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="options checked in code"))
-    if name in CHECKED_IN_CODE else name for name in sorted(FUNCTIONS)])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_option_of_every_public_function_states_its_constraint(name):
     value = FUNCTIONS[name]
     options = set(keyword_options(value)) - NOT_OPTIONS

@@ -13,7 +13,7 @@ import pytest
 from projectpaths import ROOT
 
 from metrics import InputError
-from metrics.core._validation import ParameterError, check_choice, check_fraction, check_in_range, check_whole, flag_of
+from metrics.core._validation import ParameterError, check_choice, check_choices, flag_of, range_problem, whole_problem
 from metrics.detection._detections import Detections
 
 A, B = [0, 0, 10, 10], [20, 20, 30, 30]
@@ -36,15 +36,20 @@ def refused(parameter: str, call) -> ParameterError:
 
 
 def test_the_checks_name_the_parameter_and_keep_good_values():
-    assert check_fraction("w", 0) == 0.0 and check_in_range("iou", 1, 0, 1, low_open=True) == 1.0
-    assert check_whole("k", 3, 1) == 3 and check_choice("level", "ordinal", ("ordinal",)) == "ordinal"
-    for bad in (-0.1, 1.5, float("nan"), float("inf"), "0.5", True, None):
-        refused("w", lambda bad=bad: check_fraction("w", bad))
-    assert str(refused("iou", lambda: check_in_range("iou", 0, 0, 1, low_open=True))) == \
-        "iou must be a number in (0, 1], got 0"
-    for bad in (0, 2.0, "3", True):
-        refused("k", lambda bad=bad: check_whole("k", bad, 1))
+    assert check_choice("level", "ordinal", ("ordinal",)) == "ordinal"
+    assert check_choices("oracles", "a", ("a", "b")) == ("a",)
     assert str(refused("level", lambda: check_choice("level", "x", ("a", "b")))) == "level must be one of a, b, got 'x'"
+    refused("oracles", lambda: check_choices("oracles", ("a", "x"), ("a", "b")))
+
+
+def test_the_problems_refuse_what_is_out_of_range_or_not_whole():
+    assert range_problem(0, 0, 1) is None and range_problem(1, 0, 1, low_open=True) is None
+    for bad in (-0.1, 1.5, float("nan"), float("inf"), "0.5", True, None):
+        assert range_problem(bad, 0, 1) is not None
+    assert range_problem(0, 0, 1, low_open=True) == "must be a number in (0, 1], got 0"
+    assert whole_problem(3, 1) is None
+    for bad in (0, 2.0, "3", True):
+        assert whole_problem(bad, 1) is not None
 
 
 SCORE_BAD = {"delta": 7, "tau": -3, "w": 1.5, "iou": 0, "combine": "median", "interpolation": "11-point",
