@@ -39,7 +39,8 @@ def heatmap_figure(table: pd.DataFrame, title: str, vmin=0.0, vmax=1.0):
         for (i, j), v in np.ndenumerate(table.to_numpy(float)):
             if np.isfinite(v):
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=SMALL,
-                        color="white" if v < (vmin + vmax) / 2 else "black")
+                        color="white" if v < (vmin + vmax) / 2 else "black",
+                        in_layout=False)   # inside its cell: the layout need not measure it
     ax.set_title(title if numbered else f"{title}\n(sorted by mean; values in the CSV)", fontsize=SMALL + 1)
     fig.colorbar(im, ax=ax, fraction=0.046).ax.tick_params(labelsize=SMALL)
     return fig
@@ -228,11 +229,55 @@ def raters_figure(raters: pd.DataFrame):
     return fig
 
 
+PAD_IN = 0.1   # white margin around a figure's content in its PNG, inches (savefig's pad_inches)
+
+
 def png_bytes(fig) -> bytes:
-    """A figure as PNG bytes."""
+    """A figure as PNG bytes, cropped to its content with a ``PAD_IN`` margin, as
+    ``savefig(bbox_inches="tight")`` crops it, with half the text layout: the figure is laid
+    out once and drawn once (``savefig`` draws it twice and measures every text again on a
+    second canvas). Content within the figure's canvas is drawn on that canvas, whose text
+    measurements the layout made, and cropped (placed to within a pixel of ``savefig``'s);
+    content past the canvas's edge (a title wider than its axes, tick labels the layout left
+    outside) is drawn by ``savefig`` on a canvas of the cropped size (the same pixels)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import imsave
+
+    canvas = FigureCanvasAgg(fig)
+    layout = fig.get_layout_engine()
+    if layout is not None:
+        layout.execute(fig)
+    content = fig.get_tightbbox(canvas.get_renderer())   # inches from the canvas's lower left
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    fig.set_layout_engine(None)   # laid out above: drawing keeps the positions, and savefig draws once
+    try:
+        if _within(content, fig):
+            canvas.draw()
+            imsave(buf, _crop(np.asarray(canvas.buffer_rgba()), content.padded(PAD_IN), fig.dpi),
+                   format="png", dpi=fig.dpi)
+        else:
+            fig.savefig(buf, format="png", bbox_inches=content.padded(PAD_IN))
+    finally:
+        fig.set_layout_engine(layout)
     return buf.getvalue()
+
+
+def _within(box, fig) -> bool:
+    """Whether ``box`` (inches) lies on the figure's canvas, to within a pixel."""
+    pixel = 1 / fig.dpi
+    return bool((box.min >= -pixel).all() and (box.max <= fig.bbox_inches.max + pixel).all())
+
+
+def _crop(rgba: np.ndarray, box, dpi: float) -> np.ndarray:
+    """The pixels of ``box`` (inches from the lower left) of a canvas's RGBA rows (top row
+    first), sized as ``savefig`` sizes it and white past the canvas's edge."""
+    width, height = int(box.width * dpi), int(box.height * dpi)
+    left, top = round(box.x0 * dpi), round(rgba.shape[0] - box.y0 * dpi) - height
+    out = np.full((height, width, 4), 255, np.uint8)
+    rows = slice(max(top, 0), min(top + height, rgba.shape[0]))
+    cols = slice(max(left, 0), min(left + width, rgba.shape[1]))
+    out[rows.start - top:rows.stop - top, cols.start - left:cols.stop - left] = rgba[rows, cols]
+    return out
 
 
 def subplots(*args, figsize: tuple[float, float], **kwargs):
