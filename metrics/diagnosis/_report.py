@@ -23,7 +23,8 @@ from metrics.core._inputs import numbers
 from metrics.core._jsonio import StagedFolder, write_json
 from metrics.diagnosis._registry import ERROR_REGISTRY
 from metrics.diagnosis._scene import SUBSETS
-from metrics.study._report import png_bytes, subplots, table_html, write_page
+from metrics.study._report import table_html, write_page
+from metrics.study._report_figures import png_bytes, subplots
 
 
 def delta_map_chart(results: dict):

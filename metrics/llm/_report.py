@@ -13,7 +13,8 @@ import pandas as pd
 
 from metrics.llm import _aggregate as aggregate
 from metrics.llm._plan import Ratings
-from metrics.study._report import heatmap_figure, png_bytes, subplots, table_html, write_page
+from metrics.study._report import table_html, write_page
+from metrics.study._report_figures import heatmap_figure, png_bytes, subplots
 
 
 def _fig3(ratings: dict[str, Ratings]) -> tuple[pd.DataFrame, object]:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from projectpaths import ROOT
 
-from metrics.study import _report as report
+from metrics.study import _report_figures as report_figures
 from metrics.study import agreement_report, fit_rater_model, simulate_ratings
 
 ARTIFACTS = ROOT / "test-artifacts" / "report-plots"
@@ -39,12 +39,12 @@ def figures(study):
     model = fit_rater_model(ratings[["item_id", "annotator", "rating"]])
     raters = model.raters.copy()
     raters.loc[raters.index[0], "flag"] = "constant"
-    return {"annotator_distributions": report._distributions(agreement.distributions),
-            "votes_by_majority": report._votes(agreement.votes_by_majority),
-            "spearman_heatmap": report.heatmap_figure(agreement.spearman, "Pairwise Spearman ρ"),
-            "agreement_over_time": report._over_time(over_time),
-            "rater_chart": report._rater_chart(raters),
-            "model_scores": report._model_scores(model.items, model.scale)}
+    return {"annotator_distributions": report_figures.distributions_figure(agreement.distributions),
+            "votes_by_majority": report_figures.votes_figure(agreement.votes_by_majority),
+            "spearman_heatmap": report_figures.heatmap_figure(agreement.spearman, "Pairwise Spearman ρ"),
+            "agreement_over_time": report_figures.over_time_figure(over_time),
+            "rater_chart": report_figures.raters_figure(raters),
+            "model_scores": report_figures.model_scores_figure(model.items, model.scale)}
 
 
 def texts(fig):
@@ -94,7 +94,7 @@ def test_plot_is_readable_at_the_reports_width(study, name):
 def test_every_rater_has_its_own_colour_and_marker(study):
     agreement, ratings = study
     model = fit_rater_model(ratings[["item_id", "annotator", "rating"]])
-    fig = report._rater_chart(model.raters.assign(flag=None))
+    fig = report_figures.raters_figure(model.raters.assign(flag=None))
     points = [c for c in fig.axes[0].collections if not c.get_label().startswith("_")]
     styles = {(tuple(np.round(c.get_facecolor()[0], 3)), c.get_paths()[0].vertices.tobytes()) for c in points}
     assert len(points) == len(styles) == agreement.n_annotators

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from metrics.study._agreement import agreement_report, bootstrap_intervals, nanmean_rows
-from metrics.study._report import _votes, table_html, write_report
+from metrics.study._report import table_html, write_report
+from metrics.study._report_figures import votes_figure
 
 
 def cells(html: str) -> list[str]:
@@ -48,7 +49,7 @@ def test_the_report_summary_prints_items_annotators_and_ratings_as_integers(tmp_
 def test_the_votes_plot_wraps_so_its_text_is_not_shrunk():
     votes = pd.DataFrame([{"majority": m, "score": s, "annotator": a, "count": 1}
                           for m in range(5) for s in range(5) for a in "abcdef"])
-    fig = _votes(votes)
+    fig = votes_figure(votes)
     width, height = fig.get_size_inches()
     # five majorities: two rows of at most three panels, each 2.2 in, so 6.6 in wide (was 10 in)
     assert width <= 6.6 + 1e-9 and height > 4
