@@ -20,6 +20,7 @@ from studyapp.platform.commands import cli
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WAIT_S = 60
+POLL_S = 0.1   # how often a wait on the browser looks again (WebDriverWait's own default: 0.5 s)
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
                  "--disable-default-apps", "--disable-extensions", "--window-size=1400,1200")

@@ -52,3 +52,31 @@ def fresh_db(db_backend, tmp_path):
     from dbhelpers import FreshDatabases
     with ExitStack() as stack:
         yield FreshDatabases(db_backend, tmp_path, stack)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Files in the order the workers take them (``./test.sh``: one file per worker, in collection
+    order). Files whose every test is marked slow come first (real servers, browsers, installs:
+    the longest single pieces of work), then files with some slow test, each of these two groups
+    taking its folders in turn (a browser file beside a computing one); then the rest, most tests
+    first. A long file taken last would keep one worker busy after the others have finished;
+    taken first, the short files fill in around it. Each file's tests keep their own order."""
+    from itertools import zip_longest
+
+    by_file: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        by_file.setdefault(str(item.path), []).append(item)
+    groups: tuple[list, list, list] = ([], [], [])
+    for tests in by_file.values():
+        slow = sum(1 for item in tests if item.get_closest_marker("slow"))
+        groups[0 if slow == len(tests) else 1 if slow else 2].append(tests)
+
+    def folders_in_turn(files: list[list[pytest.Item]]) -> list[list[pytest.Item]]:
+        by_folder: dict[Path, list] = {}
+        for tests in files:
+            by_folder.setdefault(tests[0].path.parent, []).append(tests)
+        return [tests for turn in zip_longest(*by_folder.values()) for tests in turn if tests]
+
+    ordered = folders_in_turn(groups[0]) + folders_in_turn(groups[1]) + sorted(groups[2], key=lambda t: -len(t))
+    items[:] = [item for tests in ordered for item in tests]

@@ -28,6 +28,7 @@ import pytest
 from browserhelpers import (
     CHROMEDRIVER,
     CHROMIUM,
+    POLL_S,
     WAIT_S,
     free_port,
     fresh_tab,
@@ -142,7 +143,7 @@ def browser(chromium, tmp_path, request):
 
 
 def wait_text(driver, text: str, timeout: float = WAIT_S):
-    WebDriverWait(driver, timeout).until(lambda d: text in d.find_element(By.TAG_NAME, "body").text,
+    WebDriverWait(driver, timeout, poll_frequency=POLL_S).until(lambda d: text in d.find_element(By.TAG_NAME, "body").text,
                                          message=f"waiting for {text!r}")
 
 
@@ -157,13 +158,13 @@ def button(driver, label_start: str):
                 return b
         return False
     # a rerun (or the console dashboard's timed refresh) may replace a button while it is read
-    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+    return WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S, ignored_exceptions=(StaleElementReferenceException,)).until(
         find, message=f"waiting for button {label_start!r}")
 
 
 def open_tab(driver, name: str) -> None:
     """Click the shown tab labelled ``name`` (a console area or a study's tab) and wait for its run."""
-    tab = WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(
+    tab = WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: next((t for t in d.find_elements(By.CSS_SELECTOR, "[role='tab']")
                         if t.text.strip() == name and t.is_displayed()), False), message=f"tab {name}")
     tab.click()
@@ -180,12 +181,12 @@ def wait_idle(driver):
     """Until Streamlit has finished its rerun and the answer controls on the page have run their
     script and been drawn for the study's seen floor (a key pressed before that reaches no
     controls, or is dropped as too soon, as it would for a person)."""
-    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(SCRIPT_FINISHED) and not [
+    WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S).until(lambda d: d.execute_script(SCRIPT_FINISHED) and not [
         e for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]') if e.is_displayed()],
         message="waiting for the app to finish running")
     time.sleep(0.5)
-    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(CONTROLS_READY),
-                                        message="waiting for the answer controls to be ready")
+    WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S).until(lambda d: d.execute_script(CONTROLS_READY),
+                                                               message="waiting for the answer controls to be ready")
 
 
 def start(driver, link: str, first_item: str):

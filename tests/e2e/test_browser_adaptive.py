@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from browserhelpers import POLL_S
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlmodel import select
 from studyhelpers import EASY, HARD_BASE, answer, ratings_per_item, write_adaptive_spec
-from test_browser import WAIT_S, browser, button, press, running_app, wait_idle, wait_text  # noqa: F401
+from test_browser import WAIT_S, browser, button, running_app, wait_idle, wait_text  # noqa: F401
 
 from studyapp.core import storage
 from studyapp.core.models import Assignment, Item, Study
@@ -34,9 +35,9 @@ def bar_item(driver) -> int | None:
 
 
 def item_on_screen(driver) -> tuple[int, str]:
-    """(assignment id, item key) of the item whose answer bar is on screen."""
-    wait_idle(driver)
-    assignment_id = WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(bar_item)
+    """(assignment id, item key) of the item whose answer bar is on screen (on a page that is
+    idle: ``wait_idle``)."""
+    assignment_id = WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S, ignored_exceptions=STALE).until(bar_item)
     with storage.read_session() as session:
         return assignment_id, session.exec(select(Item.item_key).join(Assignment, Assignment.item_id == Item.id)
                                            .where(Assignment.id == assignment_id)).one()
@@ -53,8 +54,8 @@ def rate_in_browser(driver, link: str, rating) -> list[str]:
             return shown
         before, key = item_on_screen(driver)
         shown.append(key)
-        press(driver, str(rating(key)))
-        WebDriverWait(driver, WAIT_S, ignored_exceptions=STALE).until(   # the next bar, or the end
+        driver.find_element(By.TAG_NAME, "body").send_keys(str(rating(key)))   # idle since the loop's wait_idle
+        WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S, ignored_exceptions=STALE).until(   # the next bar, or the end
             lambda d, before=before: "Thank you!" in d.find_element(By.TAG_NAME, "body").text or bar_item(d) != before)
 
 
@@ -68,7 +69,7 @@ def wait_for_server_refits(study_id: int) -> None:
         fitted = json.loads(study.rater_model)["n_ratings"] if study.rater_model else None
         ratings = adaptive.adaptive_progress(study, spec)["ratings"]
         return fitted is not None and ratings - fitted < spec.adaptive["refit_every"]
-    WebDriverWait(None, WAIT_S, poll_frequency=0.1).until(
+    WebDriverWait(None, WAIT_S, poll_frequency=POLL_S).until(
         caught_up, message="waiting for the server's rater-model refits")
 
 

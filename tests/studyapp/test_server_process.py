@@ -72,14 +72,17 @@ def test_warm_up_computes_each_rated_studys_dashboard_once(tmp_path, monkeypatch
     assert computed == ["rated"] and board.progress["ratings_done"] == 12   # 6 items x 2 raters
 
 
-def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path):
+def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path, monkeypatch):
     """The server's warm-up computes in a child process (this one's interpreter stays free for
-    the annotators' pages) and keeps its dashboards here: the same figures as computed here."""
+    the annotators' pages) and keeps its dashboards here: the same figures as computed here.
+    The child runs at this process's priority: at the server's ``WARM_NICENESS`` it yields to
+    every other test worker and waits minutes for the CPU on a busy test machine."""
     from studyhelpers import make_study
 
     from studyapp.platform.records.simulate import simulate_study
     from studyapp.platform.reporting import dashboard
 
+    monkeypatch.setattr(dashboard, "WARM_NICENESS", 0)
     make_study(tmp_path, n_items=6, raters=2, slug="rated")
     simulate_study("rated", k=2, seed=1)
     dashboard._CACHE.clear()
@@ -107,7 +110,7 @@ def _study_and_fingerprint(slug: str):
 PARENT = """
 import subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", "from studyapp.core.children import exit_with_parent; "
-                          "exit_with_parent(0.1); import time; time.sleep(120)"])
+                          "exit_with_parent(0.1); print('watching', flush=True); import time; time.sleep(120)"])
 print(child.pid, flush=True)
 time.sleep(120)
 """
@@ -133,8 +136,9 @@ def test_a_warm_up_child_ends_when_the_server_is_killed():
     if not os.path.isdir("/proc"):
         pytest.skip("needs /proc to see the child")
     parent = subprocess.Popen([sys.executable, "-c", PARENT], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    child = int(parent.stdout.readline())
-    time.sleep(0.5)
+    lines = {parent.stdout.readline().strip() for _ in range(2)}   # the parent's and the child's, either first
+    assert "watching" in lines, lines                               # the child watches its parent
+    child = int(next(line for line in lines if line != "watching"))
     assert _running(child)
     parent.send_signal(signal.SIGKILL)
     parent.wait()
