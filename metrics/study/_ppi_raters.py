@@ -45,8 +45,10 @@ freedom over ``n`` rated items and the raters, the raters' part taken at its upp
     U = (κ − 1)·(T_raters + D),   κ = ν_B/χ²_{ν_B}(0.25)
 
 (``C·w·MS_B`` the part of ``T_raters`` that ``MS_B`` carries, ``w = (1 − (n/M)·Q·n₀/C)·∂σ̂_B²/∂MS_B
-+ (n/M)·Q/C``, the derivative 0 when ``σ̂_B²`` is truncated at 0; ``D = Δ·σ̂_B²`` the part of
-``T_items`` the raters' severities drive, which varies with the raters, not the items).
++ (n/M)·Q/C`` in absolute value, the derivative that of the untruncated ``σ̂_B²`` also where the
+estimate is truncated at 0: taking it as 0 there gives more degrees of freedom exactly when ``V̂``
+is too small, and took three-rater cells with one rating per item to 92.4–92.8%; ``D = Δ·σ̂_B²``
+the part of ``T_items`` the raters' severities drive, which varies with the raters, not the items).
 
 ``ν_B`` is the degrees of freedom of the between-rater mean square ``MS_B`` that the raters'
 part rests on (:func:`_between_df`): ``MS_B = ȳ_R'A·ȳ_R`` is a quadratic form in the rater means,
@@ -180,7 +182,7 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     share = n / total_items
     between, var_b, n0, rater_df = _rater_variance(item_at, rater_at, y - lam_used * f[item_at], k)
     noise = between - n0 * var_b                  # n₀·(MS_B/n₀ − σ̂_B²): a rater mean's noise times m_r
-    on_var_b = _between_weight(n0, item_at, k, raters) if var_b > 0 else 0.0   # ∂σ̂_B²/∂MS_B
+    on_var_b = _between_weight(n0, item_at, k, raters)     # ∂σ̂_B²/∂MS_B, untruncated
     per_rater_count = np.bincount(rater_at, minlength=raters)
     out = {}
     for name, fit in fits.items():
