@@ -21,6 +21,11 @@ rerunning the human-only estimate on a grid of shares; ``saved = 1 − ratings_P
 (0 when every item is rated, as PPI then equals the human-only estimate).
 
     nice -n 10 .venv/bin/python -m benchmarks.ppi_coverage [--studies 1000] [--items 200] [--quick] [--jobs 2]
+
+``--crossed-bootstrap STUDIES`` measures instead, in the issue's design cell (the first of
+``UNBALANCED``: four heavy raters, one dropout, six light ones, ``[active]`` draws 0.05–0.9),
+the coverage of the crossed (pigeonhole) bootstrap's percentile interval
+(:mod:`benchmarks.crossed_bootstrap`, ``--resamples`` per study) beside the formula's interval.
 """
 
 from __future__ import annotations
@@ -191,8 +196,16 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="five cells only")
     parser.add_argument("--jobs", type=int, default=1, help="cells computed at once, one process each")
+    parser.add_argument("--crossed-bootstrap", type=int, default=0, metavar="STUDIES",
+                        help="instead: the crossed bootstrap's coverage in the issue's design cell, in STUDIES studies")
+    parser.add_argument("--resamples", type=int, default=200, help="pigeonhole resamples per study")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.crossed_bootstrap:
+        print_bootstrap_coverage(studies=args.crossed_bootstrap, resamples=args.resamples, items=args.items,
+                                 seed=args.seed)
+        print(f"{time.perf_counter() - started:.0f} s")
+        return
     table = coverage_table(studies=args.studies, items=args.items, seed=args.seed, quick=args.quick,
                            savings_studies=args.savings_studies, jobs=args.jobs)
     pd.set_option("display.width", 200)
@@ -205,6 +218,22 @@ def main(argv=None) -> None:
     print(f"\n{len(table)} cells x {args.studies} studies, {args.items} items each; nominal 95%; "
           f"coverage in [93%, 97%] for PPI and human-only in {int(inside.sum())} of {len(table)} cells; "
           f"{time.perf_counter() - started:.0f} s")
+
+
+def print_bootstrap_coverage(*, studies: int, resamples: int, items: int, seed: int) -> None:
+    """The crossed bootstrap's coverage in the issue's design cell (module docstring)."""
+    from benchmarks.crossed_bootstrap import bootstrap_coverage
+    sd_b, raters, share, k, active = UNBALANCED[0]
+    result = bootstrap_coverage(
+        np.random.default_rng([seed, 1000]), studies, resamples=resamples,
+        simulate=lambda rng: simulate(rng, items=items, raters=raters, sd_b=sd_b, share=share, k=k, active=active))
+    print(f"sd_b {sd_b}, raters {raters[0]}+{raters[1]}d+{raters[2]}l, {share:.0%} drawn, active; {studies} studies, "
+          f"{resamples} pigeonhole resamples each, nominal 95%")
+    for interval, row in result.items():
+        (ppi, human), (ppi_width, human_width) = row["coverage"], row["median width"]
+        se = [math.sqrt(c * (1 - c) / studies) for c in (ppi, human)]
+        print(f"{interval:18s} PPI {100 * ppi:.1f} ± {100 * se[0]:.1f}  human-only {100 * human:.1f} ± "
+              f"{100 * se[1]:.1f}  median widths {ppi_width:.3f} {human_width:.3f}")
 
 
 if __name__ == "__main__":

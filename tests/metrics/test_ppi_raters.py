@@ -32,9 +32,12 @@ def test_every_item_rated_gives_a_positive_width_equal_to_human_only():
     assert e.interval.high - e.interval.low > 0.1
     assert (e.interval.low, e.interval.high) == pytest.approx(tuple(e.classical_interval))
     assert e.saved == 0.0 and e.effective_n == e.n == 60
-    # every item rated: the degrees of freedom are MS_B's, Box's (Σλ)²/Σλ² over the eigenvalues of AΣ
-    # (A = diag(m) − mm'/N on the rater means, Σ their variances σ̂_B² + σ̂_E²/m_r); below R − 1 = 5
-    # as the six raters rate unequally many items
+    # every item rated: V is the raters' term alone, C·σ̂_B² + Q·(MS_B − n₀σ̂_B²) with c_r = m_r/60,
+    # C = Σc_r², Q = Σc_r²/m_r (a rater mean's noise over m_r items); MS_B's degrees of freedom are
+    # Box's (Σλ)²/Σλ² over the eigenvalues of AΣ (A = diag(m) − mm'/N on the rater means, Σ their
+    # variances σ̂_B² + σ̂_E²/m_r), below R − 1 = 5 as the six raters rate unequally many items;
+    # the interval's ν is Satterthwaite's on MS_B's part of V (coefficient C/n₀ with g = 1), the
+    # raters' part at its χ² quartile bound κ = ν_B/χ²_{ν_B}(0.25)
     m = ratings["rater"].value_counts().sort_index().to_numpy(float)
     residual = ratings["rating"].to_numpy() - e.lam * llm.to_numpy()[ratings["item"]]
     rater_means = pd.Series(residual).groupby(ratings["rater"].to_numpy()).mean().to_numpy()
@@ -44,8 +47,15 @@ def test_every_item_rated_gives_a_positive_width_equal_to_human_only():
     var_b = max((between - within) / (n0 - 1 + 1), 0.0)       # no shared items: g = 1
     a = (np.diag(m) - np.outer(m, m) / 60) @ np.diag(var_b + within / m)
     eigen = np.linalg.eigvals(a).real
-    assert e.over == "items and raters" and 4 < e.df < 5
-    assert e.df == pytest.approx(eigen.sum() ** 2 / np.sum(eigen ** 2), rel=1e-6)
+    box = eigen.sum() ** 2 / np.sum(eigen ** 2)
+    c_sq, q = np.sum((m / 60) ** 2), np.sum((m / 60) ** 2 / m)
+    variance = c_sq * var_b + q * (between - n0 * var_b)
+    half = (e.interval.high - e.interval.low) / 2
+    assert half == pytest.approx(stats.t.ppf(0.975, e.df) * np.sqrt(variance), rel=1e-9)
+    kappa = box / stats.chi2.ppf(0.25, box)
+    satterthwaite = (kappa * variance) ** 2 / ((c_sq / n0 * between + (kappa - 1) * variance) ** 2 / box)
+    assert e.over == "items and raters" and 4 < box < 5 and 3.5 < e.df <= box
+    assert e.df == pytest.approx(satterthwaite, rel=1e-6)
 
 
 def test_the_rater_term_is_the_rater_means_spread_by_hand():

@@ -1,9 +1,12 @@
 """Console details a researcher met, each through the real page (AppTest):
 a study created from a file shows at once; a researcher who owns none of the server's studies is
-told why; a viewer gets no recalibration inputs; the rater-model tables are downloadable."""
+told why; a viewer gets no recalibration inputs; the rater-model tables are downloadable; the
+Preview shows the synset codes only where the study's annotators see them; the Export tab names
+the written folder without the server's path."""
 
 from __future__ import annotations
 
+import pytest
 from studyhelpers import console_page, make_study, open_area, signed_in, write_spec
 
 from studyapp.core import accounts, config
@@ -61,6 +64,36 @@ def test_the_export_tab_offers_the_rater_model_tables(tmp_path, monkeypatch):
     at = console_page("pw", tab="Export")   # only the open tab runs
     labels = [b.label for b in at.get("download_button")]
     assert {"items_model.csv", "raters_model.csv", "ratings.csv"} <= set(labels)
+
+
+@pytest.mark.parametrize("display, shown", [("", True), ("[display]\nsynset_codes = false\n", False)])
+def test_the_preview_shows_the_synset_codes_as_the_annotators_see_them(tmp_path, monkeypatch, display, shown):
+    """A study whose ``[display] synset_codes`` is false hides the WordNet codes from its
+    annotators; the Preview tab, which shows the items as annotators see them, hides them too."""
+    from studyapp.platform.records import studies
+    study_id = make_study(tmp_path, n_items=3, slug="t", extra=display)
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw", tab="Preview")
+    assert not at.exception
+    fields = studies.study_items(study_id)[0][2]          # the first item, the one the tab opens on
+    shown_text = texts(at)
+    words = [fields["display"][f"{side}_{part}"] for side in ("gt", "pred") for part in ("verb", "object")]
+    codes = [f"`{fields[f'{side}_{part}']}`" for side in ("gt", "pred") for part in ("verb", "object")]
+    assert all(f"**{word}**" in shown_text for word in words), shown_text
+    assert [code in shown_text for code in codes] == [shown] * 4, shown_text
+
+
+def test_the_export_tab_names_the_written_folder_but_not_the_servers_path(tmp_path, monkeypatch):
+    make_study(tmp_path, n_items=4, slug="t")
+    monkeypatch.setenv("STUDYAPP_ADMIN_PASSWORD", "pw")
+    at = console_page("pw", tab="Export")
+    at.button(key="export").click().run()
+    assert not at.exception
+    (folder,) = (tmp_path / "exports" / "t").iterdir()                  # the one export written
+    (message,) = [e.value.replace("\\", "") for e in at.success]
+    assert message == (f"Wrote the export folder t/{folder.name} in the server's exports folder "
+                       "(the files are also downloadable below).")
+    assert str(tmp_path / "exports") not in texts(at) and (folder / "ratings.csv").is_file()
 
 
 def test_the_account_form_empties_after_a_created_account_and_keeps_a_refused_one(tmp_path, monkeypatch):
