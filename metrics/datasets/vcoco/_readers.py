@@ -490,5 +490,6 @@ def read_vcoco_detections(path: str | Path, agent_keys, role_keys) -> VcocoDetec
     if head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] in (b"[", b"{"):
         return detections_from_records(_json(read_bytes(path), where, constants=True), agent_keys, role_keys,
                                        where, "json")
-    from metrics.core._pickles import load_restricted
-    return detections_from_records(load_restricted(path), agent_keys, role_keys, where, "pickle")
+    from metrics.core._pickles import collector_paused, load_restricted
+    with collector_paused():            # the records' columns are built from the same small objects
+        return detections_from_records(load_restricted(path), agent_keys, role_keys, where, "pickle")
