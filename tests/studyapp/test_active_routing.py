@@ -223,12 +223,13 @@ def test_ppi_estimates_by_hand():
     # per rating (1, 0.5, 1 | 2.5), rater means 5/6 and 5/2 around 5/4: MS_B = 3·(5/12)² + (5/4)²
     # = 25/12, MS_W = (1/36 + 1/9 + 1/36)/(4 − 2) = 1/12, n₀ = 4 − 10/4 = 3/2; within item i2
     # S = ((0.5 − 1.5)² + (2.5 − 1.5)²)/1 = 2; sharing g = 2 − 6/4 = 1/2, so σ̂_B² = (25/12 − S/2 −
-    # MS_W/2)/(3/2 − 1 + 1/2) = 25/24; the rater term's variance 0.6·MS_B/n₀ + 0.4·σ̂_B² = 1.25.
-    # Weights c = (1/3 + 1/6 + 1/3, 1/6), Σc² = 13/18, coefficient Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 +
-    # 1)/(3·2) = 0.7; MS_B's weight 0.6/n₀ + 0.4/1 = 0.8. T_items' rater noise (13/18 − 0.7)·σ̂_B²
-    # = 0.023 exceeds T_items, so all of T_items counts with the raters, and the degrees of freedom
-    # take the raters' part at its upper bound κ = 1/χ²₁(0.25) times it: U = (κ − 1)·(0.7·1.25 + 1/90),
-    # df = (V + U)²/(0.7·0.8·25/12 + 1/90 + U)².
+    # MS_W/2)/(3/2 − 1 + 1/2) = 25/24 (so ∂σ̂_B²/∂MS_B = 1). Weights c = (1/3 + 1/6 + 1/3, 1/6),
+    # Σc² = 13/18, coefficient C = Σc²·(1 + 0.4/2) − 0.4·(1 + 1/2 + 1)/(3·2) = 0.7. Each rater mean's
+    # noise over its own m = (3, 1) ratings: Q = (25/36)/3 + (1/36)/1 = 7/27, so the rater term is
+    # C·σ̂_B² + 0.6·Q·(MS_B − n₀σ̂_B²) = 0.7·25/24 + 0.6·(7/27)·(25/48), and MS_B's weight in it
+    # (C − 0.6·Q·n₀)·1 + 0.6·Q. T_items' rater noise (13/18 − 0.7)·σ̂_B² = 0.023 exceeds T_items,
+    # so all of T_items counts with the raters, and the degrees of freedom take the raters' part at
+    # its upper bound κ = 1/χ²₁(0.25) times it: U = (κ − 1)·V, df = (V + U)²/(w·25/12 + 1/90 + U)².
     from scipy import stats
     items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
     table = ppi_estimates(items, ratings).set_index("group")
@@ -236,9 +237,11 @@ def test_ppi_estimates_by_hand():
     row = table.loc["all items"]
     assert (row["items"], row["human-rated items"], row["human ratings"], row["raters"]) == (5, 3, 4, 2)
     assert row["PPI estimate"] == pytest.approx(8 / 3) and row["human-only estimate"] == pytest.approx(8 / 3)
-    variance = 1 / 90 + 0.7 * 1.25
+    second_stage = 0.6 * 7 / 27
+    variance = 1 / 90 + 0.7 * 25 / 24 + second_stage * 25 / 48
+    on_between = (0.7 - second_stage * 1.5) + second_stage
     raised = (1 / stats.chi2.ppf(0.25, 1) - 1) * variance
-    df = (variance + raised) ** 2 / (0.7 * 0.8 * 25 / 12 + 1 / 90 + raised) ** 2
+    df = (variance + raised) ** 2 / (on_between * 25 / 12 + 1 / 90 + raised) ** 2
     half = stats.t.ppf(0.975, df) * variance ** 0.5
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
     assert row["df"] == pytest.approx(round(df, 1))
@@ -271,6 +274,9 @@ def test_ppi_table_names_levels_as_the_study_files_do_and_rounds_effective_items
     effective = table["effective items"].dropna()
     assert len(effective) and all(value == round(value, 1) for value in effective)
     # the report prints them as the console shows them: df and effective items with one decimal
+    # (df a little under the two raters' 1: their means rest on 3 and 1 ratings, so the rater
+    # term rests on σ̂_B² too)
     all_items = dict(zip(table.columns[1:], re.findall(r"<td>(.*?)</td>", table_html(table.set_index("group")))))
-    assert (all_items["df"], all_items["effective items"]) == ("1.0", "4.0")
+    assert (all_items["df"], all_items["effective items"]) == ("0.9", "4.0")
+    assert table.set_index("group").loc["all items", "df"] == 0.9
     assert all_items["PPI estimate"] == "2.500"
