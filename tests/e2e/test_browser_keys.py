@@ -74,15 +74,14 @@ def key_event(driver, key: str, kind: str, repeat: bool = False) -> None:
 
 
 def hold(driver, key: str, seconds: float) -> int:
-    """Hold ``key`` down for ``seconds``: a keydown, auto-repeat keydowns after the repeat
-    delay, a keyup; returns how many repeats were sent."""
+    """Hold ``key`` down as a keyboard does for ``seconds``: a keydown, after the repeat delay
+    the auto-repeat keydowns it sends in that time (every one of them, however long a loaded
+    machine takes to deliver each), a keyup; returns how many repeats were sent."""
     key_event(driver, key, "keyDown")
     time.sleep(REPEAT_DELAY_S)
-    repeats = 0
-    end = time.monotonic() + seconds - REPEAT_DELAY_S
-    while time.monotonic() < end:
+    repeats = round((seconds - REPEAT_DELAY_S) / REPEAT_EVERY_S)
+    for _ in range(repeats):
         key_event(driver, key, "keyDown", repeat=True)
-        repeats += 1
         time.sleep(REPEAT_EVERY_S)
     key_event(driver, key, "keyUp")
     return repeats
