@@ -273,13 +273,13 @@ def framework_floor(scratch: Path, runs: int, record) -> None:
     websocket, a session, one run), and the console's first view (sidebar, both rows of tabs,
     study picker, the dashboard's headline figures) drawn from constants -- what a reload of the
     console costs the browser without any of the app's own work."""
-    from studyapp.platform.commands.cli import APP, streamlit_command
+    from studyapp.platform.commands.cli import WEB, streamlit_command
     from tests.browserhelpers import answers_health_check, free_port
 
     page = scratch / "floor.py"
     page.write_text(FLOOR_PAGE)
     port = free_port()
-    command = [str(page) if part == str(APP) else part for part in streamlit_command(port, "127.0.0.1")]
+    command = [str(page) if part == str(WEB) else part for part in streamlit_command(port, "127.0.0.1")]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:

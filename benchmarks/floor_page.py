@@ -14,7 +14,9 @@ random draws on both pages). No progress, no checks.
     # then /?token=<annotator id>; the tables come from ``create_tables``
 
 ``FLOOR_DB``: a SQLAlchemy URL (SQLite file or the project's PostgreSQL). Every annotator
-answers every item of ``floor_item``; the page shows "Done" after the last.
+answers every item of ``floor_item``; the page shows "Done" after the last. ``FLOOR_ROUTE=1``
+(set when ``floor_web.py`` serves this page): the item's data offers the route floor
+(``route_of``), to which the load client then sends its answers.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ NEXT = ("SELECT i.id FROM floor_item i WHERE NOT EXISTS (SELECT 1 FROM floor_ans
         "WHERE a.annotator = {p} AND a.item_id = i.id) ORDER BY i.id LIMIT 1")
 LAST = "SELECT item_id, value FROM floor_answer WHERE annotator = {p} ORDER BY at DESC LIMIT 1"
 INSERT = "INSERT INTO floor_answer (annotator, item_id, value, at) VALUES ({p}, {p}, {p}, {p})"
+
+
+def route_of(annotator: int) -> dict | None:
+    """The route floor's address, as the project's screens offer its answer route."""
+    return {"url": "/api/answer", "annotator": annotator, "key": ""} if os.environ.get("FLOOR_ROUTE") else None
 
 
 def engine_for(url: str):
@@ -74,6 +81,16 @@ def count_answers(url: str) -> int:
     return int(n)
 
 
+def item_of(engine, sql: dict, annotator: int, *, back: bool) -> dict | None:
+    """The item to show: the next unanswered one, or after Back the last answered (a revision)."""
+    with engine.connect() as conn:
+        if back:
+            row = conn.exec_driver_sql(sql["last"], (annotator,)).first()
+            return row and {"item_id": row[0], "revising": True, "current": row[1]}
+        row = conn.exec_driver_sql(sql["next"], (annotator,)).first()
+        return row and {"item_id": row[0], "revising": False, "route": route_of(annotator)}
+
+
 def main() -> None:
     @st.cache_resource
     def shared():
@@ -95,18 +112,12 @@ def main() -> None:
             st.session_state["nonce"] = action["nonce"]
             if action["kind"] == "back":
                 st.session_state["back"] = True
-            else:
+            elif action["kind"] == "answer":
                 with engine.begin() as conn:
                     conn.exec_driver_sql(sql["insert"], (annotator, int(action["item_id"]), str(action["value"]),
                                                          time.time()))
 
-    with engine.connect() as conn:
-        if st.session_state.pop("back", False):
-            row = conn.exec_driver_sql(sql["last"], (annotator,)).first()
-            item = row and {"item_id": row[0], "revising": True, "current": row[1]}
-        else:
-            row = conn.exec_driver_sql(sql["next"], (annotator,)).first()
-            item = row and {"item_id": row[0], "revising": False}
+    item = item_of(engine, sql, annotator, back=st.session_state.pop("back", False))
     if not item:
         st.header("Done")
         return

@@ -16,7 +16,10 @@ Each input is given to the command that reads it, called in-process (``main([...
 ``SystemExit``), on a world of valid files (``tests/faults.py``). The property: the command
 either succeeds -- with the same ``--json`` result as on the seed when only harmless edits were
 made -- or exits 2 with exactly one line on stderr, no traceback, no output written and no
-database row changed. LLM answers are served as HTTP bodies by a loopback server to
+database row changed. The answer route's request bodies (``POST /api/answer``) are given to
+its checks and its door in-process (``answer_route.parse_press`` / ``answer_press``, as alice
+of the world's study, whose open item the seed answers): each must give the next screen, the
+hand-over to the page, or a one-line refusal that changed no row. LLM answers are served as HTTP bodies by a loopback server to
 :class:`metrics.llm.ChatClient`, which must return an outcome (scores 0..4 or an error)
 and raise nothing.
 
@@ -88,7 +91,7 @@ class Format:
     """One input format: the world file it replaces, the command that reads it (placeholders
     of :func:`faults.expand`; ``{out}`` is where it writes) and its valid seeds."""
     name: str
-    module: str                      # metrics | studyapp | llm
+    module: str                      # metrics | studyapp | route | llm
     target: str                      # world file replaced by the input
     argv: list[str]
     seeds: list[bytes]
@@ -164,6 +167,7 @@ def _formats() -> dict[str, Format]:
                 "--json", "{out}/r.json"], [FILES["emb.npy"]], "npy"),
         Format("backup-zip", "studyapp", "backup.zip",
                ["restore", "{backup.zip}", "--url", "sqlite:///{out}/restored.sqlite"], [], "zip"),
+        Format("answer-route", "route", "body", [], [], "json"),   # seeds: the world's open item (Runner)
         Format("llm-answers", "llm", "body", [], [LLM_BODY, json.dumps(
             {"choices": [{"message": {"content": "1: 0\n2: 4"}}]}).encode()], "json"),
     ]
@@ -614,6 +618,7 @@ class Runner:
         os.environ["STUDYAPP_DB"] = str(self.world / "studyapp.sqlite")
         os.environ["STUDYAPP_EXPORTS"] = str(self.world / "exports")
         os.environ.pop("DATABASE_URL", None)
+        self.route = self._open_item()
         (self.world / "gt.qpic.json").write_bytes(QPIC_GT)
         (self.world / "verb.csv.meta.json").write_bytes(SIDECAR)
         (self.world / "new.toml").write_bytes(FORMATS["study-spec"].seeds[0])
@@ -629,6 +634,29 @@ class Runner:
     def close(self):
         if self.server is not None:
             self.server.close()
+
+    def _open_item(self) -> tuple[int, str]:
+        """(alice's id, her answer key), with an open item, and the answer route's seed: her
+        answer to it (the route mounted as the server mounts it, so its replies carry the next
+        screen, and the rate limit lifted, so every input reaches the door)."""
+        from sqlmodel import select
+
+        from studyapp.core import auth, storage
+        from studyapp.core.models import Annotator
+        from studyapp.platform import assignment
+        from studyapp.views import answer_route
+
+        with storage.read_session() as session:
+            alice = session.exec(select(Annotator.id).where(Annotator.pseudonym == "alice")).one()
+        task = assignment.next_item(alice)
+        key = auth.answer_key(alice)
+        storage.dispose_all()
+        answer_route.PRESSES_PER_WINDOW = 10 ** 9
+        answer_route.routes()   # as the server mounts it: its replies carry the next screen
+        FORMATS["answer-route"].seeds = [json.dumps(
+            {"annotator": alice, "item_id": task.assignment_id, "kind": "answer", "value": "3", "comment": None,
+             "nonce": "fuzz", "seen_ms": 900, "in_view": True, "not_applied": []}).encode()]
+        return alice, key
 
     # a command's result, with what differs from run to run left out
     @staticmethod
@@ -684,6 +712,8 @@ class Runner:
         """(outcome, detail, result) of one input."""
         if fmt.module == "llm":
             return self._run_llm(data)
+        if fmt.module == "route":
+            return self._run_route(data)
         target = self.world / fmt.target
         target.write_bytes(data)
         before = _digest(self.world) if fmt.module == "studyapp" else None
@@ -716,10 +746,39 @@ class Runner:
             shutil.rmtree(out)
         for stray in self.world.glob("fuzz-ran-code"):
             stray.unlink()
-        if dirty and fmt.module == "studyapp":
+        if dirty and fmt.module in ("studyapp", "route"):
             for suffix in ("", "-wal", "-shm"):
                 Path(str(self.world / "studyapp.sqlite") + suffix).unlink(missing_ok=True)
             shutil.copy2(self.pristine / "studyapp.sqlite", self.world / "studyapp.sqlite")
+
+    def _run_route(self, data: bytes) -> tuple[str, str, object]:
+        """A request body to the answer route: the next screen, the page, or a one-line refusal
+        that changed no row (the database is restored after an answer stored)."""
+        from studyapp.core import storage
+        from studyapp.views import answer_route
+
+        before = _digest(self.world)
+        try:
+            try:
+                status, reply = answer_route.answer_press(answer_route.parse_press(data), self.route[1])
+            except answer_route.Refused as refused:
+                status, reply = refused.status, {"error": refused.reason}
+        except Exception as exc:
+            storage.dispose_all()
+            self._reset(FORMATS["answer-route"], dirty=True)
+            return "tracebacks", f"{type(exc).__name__}: {exc}"[:300], None
+        storage.dispose_all()
+        if status == 200 and ("data" in reply or reply == {"page": True}):
+            self._reset(FORMATS["answer-route"], dirty=True)
+            return "ok", "", (status, reply.get("data", {}).get("item_id"), "page" in reply)
+        error = str(reply.get("error", ""))
+        if status == 200 or not error or "\n" in error:
+            self._reset(FORMATS["answer-route"], dirty=True)
+            return "bad_refusals", f"{status}: {str(reply)[:200]}", None
+        if _digest(self.world)["rows"] != before["rows"]:
+            self._reset(FORMATS["answer-route"], dirty=True)
+            return "changed_rows", error[:200], None
+        return "refused", error[:300], None
 
     def _run_llm(self, data: bytes) -> tuple[str, str, object]:
         from metrics.llm import EndpointError
@@ -751,7 +810,7 @@ class Runner:
         return self.baselines[key]
 
     def restore_target(self, fmt: Format) -> None:
-        if fmt.module != "llm":
+        if fmt.module not in ("llm", "route"):
             shutil.copy2(self.pristine / fmt.target, self.world / fmt.target)
 
 

@@ -23,12 +23,16 @@ is what the instances' own counters say, not the machine's load.
     .venv/bin/python -m benchmarks.load_web --soak 30 --percent 70 --of 150 --db URL
     ... --browser   # plus one headless Chromium annotator: key press -> next item drawn
 
-Floor (``--floor``, with a single run): the same annotators (arrivals, think times, answers, Back
-and reloads) then drive a bare Streamlit page (``benchmarks/floor_page.py``: one component,
-one INSERT and one SELECT per answer) on the same number of instances behind the same HAProxy
-configuration, started with the app's Streamlit options, on ``--db`` or a SQLite file of its
-own; the project and the floor are printed side by side (server CPU, bytes, p50/p95 per answer,
-answers/s) with the ratio of their CPU per answer: what the project costs above Streamlit's own.
+Floors (``--floor``, with a single run or with ``--capacity`` at the largest count that
+passed): the same annotators (arrivals, think times, answers, Back and reloads) then drive two
+floors on the same number of instances behind the same HAProxy configuration, started with the
+app's Streamlit options, on ``--db`` or a SQLite file of their own: a bare Streamlit page
+(``benchmarks/floor_page.py``: one component, one INSERT and one SELECT per answer), and the
+same page with a JSON route on ``st.App`` doing those two statements
+(``benchmarks/floor_web.py``), to which the client sends its answers as it does to the
+project's answer route. The project and the floors are printed side by side (server CPU, bytes,
+p50/p95 per answer, answers/s) with the ratios of their CPU per answer: what the project costs
+above Streamlit's own.
 
     .venv/bin/python -m benchmarks.load_web --annotators 50 --answers 10 --ramp 20 --floor
 
@@ -321,21 +325,23 @@ def one_run(cluster, n: int, *, answers: int, raters: int, ramp: float, think_sc
     return result
 
 
-def floor_cluster(n_inst: int, db: str, per_annotator: int, workdir: Path):
-    """The bare-Streamlit floor (``benchmarks/floor_page.py``) as ``n_inst`` instances behind the
-    same HAProxy configuration, started with the app's Streamlit options, on ``db`` with
-    ``per_annotator`` items."""
+def floor_cluster(n_inst: int, db: str, per_annotator: int, workdir: Path, *, route: bool = False):
+    """A floor as ``n_inst`` instances behind the same HAProxy configuration, started with the
+    app's Streamlit options, on ``db`` with ``per_annotator`` items: the bare page
+    (``benchmarks/floor_page.py``), or with ``route`` the page and its JSON route
+    (``benchmarks/floor_web.py``)."""
     from benchmarks import floor_page
     from deploy.cluster import Cluster
-    from studyapp.platform.commands.cli import APP, streamlit_command
+    from studyapp.platform.commands.cli import WEB, streamlit_command
 
     floor_page.create_tables(db, per_annotator)
-    page = str(Path(floor_page.__file__).resolve())
+    page = str(Path(floor_page.__file__).resolve().with_name("floor_web.py" if route else "floor_page.py"))
 
     def command(port: int) -> list[str]:   # the app's options, the floor's page
         options = streamlit_command(port, "127.0.0.1")
-        return [sys.executable, "-m", "streamlit", "run", page, *options[options.index(str(APP)) + 1:]]
-    return Cluster(n_inst, workdir=workdir, command=command, env={"FLOOR_DB": db})
+        return [sys.executable, "-m", "streamlit", "run", page, *options[options.index(str(WEB)) + 1:]]
+    env = {"FLOOR_DB": db, **({"FLOOR_ROUTE": "1"} if route else {})}
+    return Cluster(n_inst, workdir=workdir, command=command, env=env)
 
 
 def floor_check(pressed: dict[int, list[Press]], db: str) -> dict:
@@ -349,34 +355,41 @@ def floor_check(pressed: dict[int, list[Press]], db: str) -> dict:
             "doubled": max(stored - len(presses), 0), "wrong_item": 0, "wrong_value": 0}
 
 
-def run_floor(project: dict, db: str, common: dict, workdir: Path) -> dict:
-    """The run of ``project`` again on the floor; printed beside it."""
-    n_inst = project["instances"]
-    with floor_cluster(n_inst, db, common["answers"] + 2, workdir) as floor:
-        result = one_run(floor, project["annotators"], **{**common, "browser": False}, duration=None, floor_db=db)
-    result["floor"] = True
-    print("  floor (benchmarks/floor_page.py):")
-    print_run(result)
-    print_floor(project, result)
-    return result
+FLOORS = (("page floor", False, "benchmarks/floor_page.py"), ("route floor", True, "benchmarks/floor_web.py"))
 
 
-def print_floor(project: dict, floor: dict) -> None:
-    """The project beside the floor, and the ratio of their server CPU per answer."""
-    rows = []
-    for r in (project, floor):
-        lat, res, got = r["latency_ms"], r["resources"], r["received_bytes"]
-        rows.append((res["server_cpu_ms_per_answer"], got["mean"], got["median"], lat["p50"], lat["p95"],
-                     r["answers_per_s"], r["answers"], r["errors"]))
-    print(f"\nproject beside the bare-Streamlit floor ({project['annotators']} annotators, {project['instances']} "
+def run_floor(project: dict, db: str, common: dict, workdir: Path, duration: float | None = None) -> list[dict]:
+    """The run of ``project`` again on each floor (the bare page, the page with its JSON
+    route), for ``duration`` seconds (None: until every answer is given); printed beside it."""
+    results = []
+    for name, route, source in FLOORS:
+        with floor_cluster(project["instances"], db, common["answers"] + 2, workdir / name.replace(" ", "-"),
+                           route=route) as floor:
+            result = one_run(floor, project["annotators"], **{**common, "browser": False}, duration=duration,
+                             floor_db=db)
+        result["floor"] = name
+        print(f"  {name} ({source}):")
+        print_run(result)
+        results.append(result)
+    print_floor(project, results)
+    return results
+
+
+def print_floor(project: dict, floors: list[dict]) -> None:
+    """The project beside the floors, and the ratio of their server CPU per answer."""
+    print(f"\nproject beside the floors ({project['annotators']} annotators, {project['instances']} "
           f"instance(s), same think times and answers):")
-    print("  side     server CPU ms/answer  bytes/answer (mean, median)  p50 ms  p95 ms  answers/s  answers  errors")
-    for name, (cpu, mean, median, p50, p95, rate, count, errors) in zip(("project", "floor"), rows):
-        print(f"  {name:7s}  {cpu:20}  {mean!s:>12}, {median!s:<13}  {p50!s:>6}  {p95!s:>6}  {rate:9.2f}  "
-              f"{count:7d}  {errors:6d}")
-    cpu_p, cpu_f = rows[0][0], rows[1][0]
-    print(f"  ratio project/floor, server CPU per answer: {cpu_p / cpu_f:.1f}" if cpu_f else
-          "  ratio: the floor used no measurable CPU", flush=True)
+    print("  side         server CPU ms/answer  bytes/answer (mean, median)  p50 ms  p95 ms  answers/s  answers  errors")
+    for r in (project, *floors):
+        lat, res, got = r["latency_ms"], r["resources"], r["received_bytes"]
+        print(f"  {r.get('floor') or 'project':11s}  {res['server_cpu_ms_per_answer']:20}  {got['mean']!s:>12}, "
+              f"{got['median']!s:<13}  {lat['p50']!s:>6}  {lat['p95']!s:>6}  {r['answers_per_s']:9.2f}  "
+              f"{r['answers']:7d}  {r['errors']:6d}")
+    cpu = project["resources"]["server_cpu_ms_per_answer"]
+    for r in floors:
+        floor_cpu = r["resources"]["server_cpu_ms_per_answer"]
+        print(f"  ratio project/{r['floor']}, server CPU per answer: {cpu / floor_cpu:.2f}" if floor_cpu else
+              f"  ratio: the {r['floor']} used no measurable CPU", flush=True)
 
 
 def passes(result: dict, p95_ms: float) -> bool:
@@ -427,13 +440,15 @@ def parse_args(argv=None):
     p.add_argument("--of", type=int, help="the measured capacity the soak's --percent refers to")
     p.add_argument("--profile", action="store_true", help="profile instance 1 for a minute after the ramp (py-spy)")
     p.add_argument("--floor", action="store_true",
-                   help="after the run, the same load on a bare Streamlit page (benchmarks/floor_page.py); side by side")
+                   help="after the run (with --capacity: at the largest count that passed), the same load on the "
+                        "floors: a bare Streamlit page (benchmarks/floor_page.py) and its JSON route "
+                        "(benchmarks/floor_web.py); side by side")
     p.add_argument("--json", type=Path, help="write every figure (and the samples) as JSON")
     args = p.parse_args(argv)
     if args.soak is not None and not args.of:
         p.error("--soak needs --of (the capacity measured with --capacity)")
-    if args.floor and (args.capacity or args.soak is not None):
-        p.error("--floor goes with a single run (not --capacity or --soak)")
+    if args.floor and args.soak is not None:
+        p.error("--floor goes with a run or --capacity, not --soak")
     return args
 
 
@@ -475,7 +490,7 @@ def main(argv=None) -> int:
                 results.append(r)
                 continue
             counts = [int(x) for x in args.steps.split(",")] if args.capacity else [args.annotators]
-            best = None
+            best, answers = None, args.answers
             for n in counts:
                 duration = args.step_seconds if args.capacity else None
                 answers = max(args.answers, math.ceil(args.step_seconds / THINK_MEDIAN_S)) if args.capacity else args.answers
@@ -488,9 +503,11 @@ def main(argv=None) -> int:
                 best = r
             if args.capacity:
                 table.append((n_inst, best))
-        if args.floor:   # once the app's instances have stopped
-            results.append(run_floor(results[-1], args.db or f"sqlite:///{tmp / 'floor.sqlite'}", common,
-                                     tmp / f"floor{n_inst}"))
+        if args.floor and args.soak is None:   # once the app's instances have stopped
+            project = best if args.capacity and best is not None else results[-1]
+            results.extend(run_floor(project, args.db or f"sqlite:///{tmp / 'floor.sqlite'}",
+                                     {**common, "answers": answers}, tmp / f"floor{n_inst}",
+                                     duration=args.step_seconds if args.capacity else None))
     if table:
         print_table(table, args.p95_ms)
     if args.json:

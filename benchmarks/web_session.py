@@ -7,7 +7,10 @@ balancer's affinity cookie, as a browser gets it), then opens the websocket with
 asks for a script run with the invite link's query string. It reads what the page draws: the
 "Start" button of the instructions, and the item screen (the answer component, ``studyapp.
 answer_bar``, whose data name the item on screen). An answer is what the component sends on a
-key press: its trigger ``action`` = ``{item_id, kind, value, comment, nonce}`` in a rerun
+key press: when the screen offers the answer route (``route`` in its data), a ``POST`` of the
+press as JSON to the route, over one kept-alive HTTP connection per tab, whose reply is the
+next screen's data (``{"page": true}``: a run of the page follows, as the component asks for
+one); else its trigger ``action`` = ``{item_id, kind, value, comment, nonce}`` in a rerun
 request, with the widget states the page holds.
 
     session = WebSession("http://127.0.0.1:8501", "token=...")
@@ -103,6 +106,7 @@ class WebSession:
         self.screen = Screen()
         self.bytes_received = 0
         self.instance_changes = 0   # reloads the balancer sent to another instance than before
+        self.http = None            # (reader, writer) of the kept-alive connection for the route
 
     async def open(self) -> Screen:
         """Load the page and run its script (a new tab, or a reload of this one)."""
@@ -124,6 +128,9 @@ class WebSession:
         if self.ws is not None:
             ws, self.ws = self.ws, None
             await ws.close()
+        if self.http is not None:
+            (_reader, writer), self.http = self.http, None
+            writer.close()
 
     async def press_start(self) -> Screen:
         if not self.screen.start_button:
@@ -150,11 +157,61 @@ class WebSession:
             shown_s = floor_s
         payload = {"item_id": item_id if item_id is not None else screen.item["item_id"], "kind": kind,
                    "value": value, "comment": None, "nonce": secrets.token_hex(8), "not_applied": [],
-                   "seen_ms": round(shown_s * 1000), "in_view": True}
+                   "seen_ms": round(shown_s * 1000), "in_view": True,
+                   "position": screen.item.get("position")}
+        route = screen.item.get("route")
+        if route and kind == "answer":
+            reply = await self.post_json(route["url"], {**payload, "annotator": route["annotator"]},
+                                         {"X-Studyapp-Key": route["key"]})
+            if reply is not None and reply.get("data"):
+                self.screen = Screen(item=reply["data"], component_id=screen.component_id, finished=True,
+                                     data_at=time.monotonic())
+                return self.screen
+            if reply is not None and reply.get("page"):
+                payload = {"kind": "refresh", "item_id": payload["item_id"], "nonce": payload["nonce"]}
         state = WidgetState(id=screen.component_id, json_value="{}")  # the component's own (empty) state
         trigger = WidgetState(id=f"{TRIGGER_PREFIX}{screen.component_id}__events",
                               json_trigger_value=json.dumps([{"event": "action", "value": payload}]))
         return await self.rerun([state, trigger])
+
+    async def post_json(self, path: str, body: dict, headers: dict[str, str]) -> dict | None:
+        """``POST`` ``body`` as JSON to ``path`` as the page's ``fetch`` does (same origin, the
+        tab's cookies); the reply's JSON, or None for a status other than 200 (the component
+        then sends the press the page's own way)."""
+        url = urlsplit(self.base)
+        data = json.dumps(body).encode()
+        head = (f"POST {path} HTTP/1.1\r\nHost: {url.netloc}\r\nOrigin: {self.base}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                "Sec-Fetch-Site: same-origin\r\nUser-Agent: studyapp-load-web\r\n")
+        if self.cookies:
+            head += "Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()) + "\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        for attempt in range(2):   # a kept-alive connection the server closed: opened again
+            if self.http is None:
+                self.http = await asyncio.open_connection(url.hostname, url.port or 80)
+            reader, writer = self.http
+            try:
+                writer.write((head + "\r\n").encode() + data)
+                await writer.drain()
+                header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), RUN_TIMEOUT_S)
+                lines = header.decode("latin-1").split("\r\n")
+                length = next((int(line.partition(":")[2]) for line in lines[1:]
+                               if line.lower().startswith("content-length:")), 0)
+                reply = await asyncio.wait_for(reader.readexactly(length), RUN_TIMEOUT_S)
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                writer.close()
+                self.http = None
+                if attempt:
+                    raise SessionError(f"POST {path}: the connection closed") from None
+                continue
+            except TimeoutError:
+                raise SessionError(f"POST {path}: no reply within {RUN_TIMEOUT_S:.0f} s") from None
+            self.bytes_received += len(header) + len(reply)
+            if any(line.lower() == "connection: close" for line in lines):
+                writer.close()
+                self.http = None
+            return json.loads(reply) if lines[0].split()[1] == "200" else None
+        return None
 
     async def rerun(self, widgets: list[WidgetState]) -> Screen:
         """Ask for a script run with ``widgets``; returns what it drew once it finished."""

@@ -4,6 +4,9 @@ Invite tokens are 192-bit random strings, so a fast hash is enough to store them
 codes and the admin password may be short and human-chosen, so they get a slow, salted hash.
 
 A revoked annotator's token hash is replaced by ``revoked:<random>``, which no token hashes to.
+The item screen's answer route takes, instead of the invite token (stored only as its hash),
+an answer key: HMAC-SHA256 of the annotator's id under a random secret that the first instance
+to need it stores (``Setting`` row ``answer_key_secret``), the same for every instance.
 Failed console sign-ins are counted per source address and globally (``Setting`` rows
 ``login_backoff:...``, every attempt in the event log); after ``LOGIN_FREE_ATTEMPTS`` failures
 (``LOGIN_FREE_ATTEMPTS_GLOBAL`` from all sources) each further attempt must wait
@@ -34,6 +37,8 @@ REVOKED_PREFIX = "revoked:"
 LOGIN_FREE_ATTEMPTS = 3
 LOGIN_FREE_ATTEMPTS_GLOBAL = 20
 LOGIN_MAX_DELAY_S = 900
+ANSWER_SECRET_KEY = "answer_key_secret"
+_answer_secrets: dict[str, bytes] = {}   # database URL -> the secret, read once per process
 
 
 def new_token() -> str:
@@ -92,6 +97,39 @@ def revoked_marker() -> str:
 
 def is_revoked(stored_token_hash: str) -> bool:
     return stored_token_hash.startswith(REVOKED_PREFIX)
+
+
+def answer_key(annotator_id: int, engine=None) -> str:
+    """The answer route's key of ``annotator_id`` (hex HMAC-SHA256 of the id, see the module)."""
+    return hmac.new(_answer_secret(engine), str(int(annotator_id)).encode(), hashlib.sha256).hexdigest()
+
+
+def answer_key_matches(annotator_id: int, key: str, engine=None) -> bool:
+    """Whether ``key`` is ``annotator_id``'s answer key (compared in constant time)."""
+    return hmac.compare_digest(answer_key(annotator_id, engine).encode(), str(key).encode())
+
+
+def _answer_secret(engine=None) -> bytes:
+    from sqlalchemy.exc import IntegrityError
+
+    from .storage import get_engine, read_session, write_session
+
+    url = str((engine or get_engine()).url)
+    if (known := _answer_secrets.get(url)) is not None:
+        return known
+    with read_session(engine) as session:
+        row = session.get(Setting, ANSWER_SECRET_KEY)
+    if row is None:
+        try:
+            with write_session(engine) as session:
+                if session.get(Setting, ANSWER_SECRET_KEY) is None:
+                    session.add(Setting(key=ANSWER_SECRET_KEY, value=secrets.token_hex(32)))
+        except IntegrityError:
+            pass   # another instance stored it first: that one is read below
+        with read_session(engine) as session:
+            row = session.get(Setting, ANSWER_SECRET_KEY)
+    _answer_secrets[url] = bytes.fromhex(row.value)
+    return _answer_secrets[url]
 
 
 # ------------------------------------------------------------------ console sign-in backoff

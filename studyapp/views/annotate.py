@@ -8,7 +8,6 @@ press's transaction returned (``assignment.answer``), so that run claims and cou
 again; every other run (a reload, a reconnect, another tab) reads the database.
 """
 
-import inspect
 import logging
 import time
 from functools import partial
@@ -24,9 +23,10 @@ from studyapp.platform.assignment import prolific
 from studyapp.platform.records import studies
 from studyapp.platform.reporting.overview import platform_summary
 from studyapp.studytypes import get_type
+from studyapp.views import answer_route, item_screen
 from studyapp.views.components import answer_bar, page_focus
 from studyapp.views.studytypes import view_of
-from studyapp.views.ui import base_url, effort, time_left
+from studyapp.views.ui import base_url, effort
 
 LOG = logging.getLogger("studyapp.annotate")
 NOT_SAVED = ("Your answer was not saved, please retry. (The server could not store it; "
@@ -124,7 +124,7 @@ def instructions(info: assignment.AnnotatorSession) -> None:
     example = info.spec.example
     if example:
         st.header("Example")
-        view_of(get_type(info.study_type)).render_item(example["fields"], **display_options(info))
+        view_of(get_type(info.study_type)).render_item(example["fields"], **item_screen.display_options(info))
         if example["rating"] is not None:
             st.markdown(f"A fitting rating: **{example['rating']} — "
                         f"{safe_markdown.text(info.spec.scale.label(example['rating']))}**. "
@@ -154,13 +154,6 @@ def how_to_answer(info: assignment.AnnotatorSession) -> tuple[str, str]:
         by_keys += " X: Can't judge."
     return (by_pointer + " Back returns to your previous answer, to change it.",
             by_keys + " Backspace: Back.")
-
-
-def display_options(info: assignment.AnnotatorSession) -> dict:
-    """The spec's ``[display]`` options for a view that shows synset codes (the pair types)."""
-    view = view_of(get_type(info.study_type))
-    takes = "synset_codes" in inspect.signature(view.item_content).parameters
-    return {"synset_codes": info.spec.synset_codes} if takes else {}
 
 
 def comprehension_check(info: assignment.AnnotatorSession) -> None:
@@ -295,7 +288,7 @@ def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorS
     """After a practice item: the answer given, the expected one and why; Enter goes on. The
     focus and the screen reader go to it (``page_focus``)."""
     def say(value: str) -> str:
-        return safe_markdown.text(in_words(info, feedback.fields, value))
+        return safe_markdown.text(item_screen.in_words(info, feedback.fields, value))
 
     st.subheader("Practice item")
     (st.success if feedback.correct else st.warning)(
@@ -304,15 +297,8 @@ def practice_feedback(feedback: assignment.Feedback, info: assignment.AnnotatorS
         st.markdown(safe_markdown.markdown(feedback.explanation))
     st.button("Continue", type="primary", shortcut="Enter", key="after-practice",
               on_click=on_feedback_seen)
-    page_focus(f"Practice item. You answered {in_words(info, feedback.fields, feedback.given)}; "
-               f"the expected answer is {in_words(info, feedback.fields, feedback.expected)}.")
-
-
-def in_words(info: assignment.AnnotatorSession, fields: dict, value: str) -> str:
-    """An answer as the annotator reads it ("can't judge", "2 — related but …", marks)."""
-    if value == CANT_JUDGE:
-        return "can't judge"
-    return get_type(info.study_type).describe_response(fields, value, info.spec.scale)
+    page_focus(f"Practice item. You answered {item_screen.in_words(info, feedback.fields, feedback.given)}; "
+               f"the expected answer is {item_screen.in_words(info, feedback.fields, feedback.expected)}.")
 
 
 def on_feedback_seen() -> None:
@@ -330,8 +316,11 @@ def on_continue() -> None:
 
 
 def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: bool) -> None:
-    """A press in the answer bar or mark form of ``task``: ``{item_id, kind, value, comment,
-    nonce}``, applied to ``item_id`` only (the server refuses it when that is not current)."""
+    """A press in the answer bar or mark form of ``task``: ``{item_id, position, kind, value,
+    comment, nonce}``, applied to ``item_id`` only (the server refuses it when that is not
+    current). The screen on the page may be newer than ``task``: the answer route drew it
+    (``answer_route``), so Back goes from the position the press names. A "refresh" (the route
+    stored the answer, and the page draws what follows) only runs the page again."""
     action = st.session_state[key]["action"]
     if not action or action.get("nonce") == st.session_state.get("last_nonce"):
         return
@@ -348,9 +337,20 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
                 comment=action.get("comment"), practice=task.phase == "practice" and on_task,
                 seen_ms=seen_ms_of(action), in_view=action.get("in_view"))
     elif action["kind"] == "back":
-        on_back(annotator_id, task.position)
+        on_back(annotator_id, position_of(action, task))
     elif action["kind"] == "continue":
         on_continue()
+
+
+def position_of(action: dict, task: assignment.Task) -> int:
+    """The position of the item a press was made on: ``task``'s, or the one the press names
+    when it was made on a screen the answer route drew after ``task``."""
+    try:
+        if int(action.get("item_id")) != task.assignment_id:
+            return int(action["position"])
+    except (TypeError, ValueError, KeyError):
+        pass
+    return task.position
 
 
 def seen_ms_of(action: dict) -> int:
@@ -360,20 +360,6 @@ def seen_ms_of(action: dict) -> int:
         return max(int(float(action.get("seen_ms") or 0)), 0)
     except (TypeError, ValueError):
         return 0
-
-
-def progress(task: assignment.Task, answered: int) -> dict:
-    """The progress line and bar: which item this is, and how many are left from the answers
-    given (``answered``; an item revisited after going back is already one of them)."""
-    left = max(task.total - answered, 0)
-    if task.response is None:
-        text = f"Item {task.number} of {task.total} · {left} left"
-    else:
-        text = f"Revising item {task.number} of {task.total} · {answered} answered · {left} left"
-    if task.seconds_per_item is not None and left:
-        seconds = left * task.seconds_per_item
-        text += " · " + ("under a minute to go" if seconds < 60 else f"about {time_left(seconds)} to go")
-    return {"text": text, "fraction": min(answered / task.total, 1.0) if task.total else 1.0}
 
 
 def next_screen(info: assignment.AnnotatorSession,
@@ -425,61 +411,27 @@ def rate(info: assignment.AnnotatorSession, pressed: assignment.Screen | None = 
     if st.session_state.get("shown", (None,))[0] != task.assignment_id:
         st.session_state["shown"] = (task.assignment_id, time.monotonic())
     study_type = get_type(info.study_type)
-    view = view_of(study_type)
     instructions_slot = st.container()  # filled last: the item screen is sent first
     if answered is None:
         answered = assignment.answered_count(info.annotator_id)
-    screen = item_screen(info, task, view, study_type, answered)
-    current = screen.pop("current")
-    mount = dict(item_id=task.assignment_id, can_go_back=task.number > 1,
-                 revising=task.response is not None, key=SCREEN_KEY,
-                 seen_nonce=st.session_state.get("last_nonce"), cant_judge=info.spec.cant_judge,
-                 comments=info.spec.comments, comment=task.comment, screen=screen,
-                 min_seen_ms=info.spec.min_seen_ms, on_action=partial(on_bar_action, SCREEN_KEY, info.annotator_id, task,
-                                   task.response is not None))
+    flash = st.session_state.pop("flash", None)
+    seen_nonce = st.session_state.get("last_nonce")
+    on_action = partial(on_bar_action, SCREEN_KEY, info.annotator_id, task, task.response is not None)
     if study_type.custom_response:  # the type draws its own answer form (e.g. CrossHOI curation)
+        screen = item_screen.item_screen(info, task, answered, flash)
+        screen.pop("current")
         cant = task.response == CANT_JUDGE
-        view.response_form(task.fields, None if cant else task.response, cant_judge_chosen=cant,
-                           **mount)
+        view_of(study_type).response_form(
+            task.fields, None if cant else task.response, cant_judge_chosen=cant, key=SCREEN_KEY,
+            on_action=on_action, **item_screen.mount_options(info, task, screen, seen_nonce))
     else:
-        scale = info.spec.scale
-        answer_bar(values=scale.values, labels=scale.labels, current=current,
-                   hint=f"Keys: {min(scale.values)}–{max(scale.values)} answer"
-                   + (" · X can't judge" if info.spec.cant_judge else "") + " · Backspace goes back"
-                   + (" · Enter continues where you stopped" if task.response is not None else ""),
-                   **mount)
+        answer_bar(key=SCREEN_KEY, on_action=on_action,
+                   data=item_screen.bar_data(info, task, answered, seen_nonce=seen_nonce, flash=flash,
+                                             route=answer_route.route_for(info, task)))
     instructions_reminder(instructions_slot, info)
 
 
 SCREEN_KEY = "item-screen"  # one key for every item: the old screen stays until the new one is drawn
-
-
-def item_screen(info: assignment.AnnotatorSession, task: assignment.Task, view,
-                study_type, answered: int) -> dict:
-    """Everything the item screen shows besides its controls, as one payload: the progress,
-    the notices (practice, a flash message, the answer being revised, a preselected answer;
-    ``(kind, text)`` or ``(kind, text, what the keys do)``, the keys hidden on touch screens)
-    and the item's content (``view.item_content``). Plain text: the page sets it as text.
-    For a rating scale, ``current`` is the answer the bar marks (the one revised, or a
-    preselected earlier rating)."""
-    notices = []
-    if task.phase == "practice":
-        notices.append(("info", "Practice item: after your answer you will see the expected one."))
-    if "flash" in st.session_state:
-        notices.append(("error", str(st.session_state.pop("flash"))))
-    if task.response is not None:
-        notices.append(("info", f"Revising an earlier answer (you gave "
-                                f"{in_words(info, task.fields, task.response)}). "
-                                "Change it, or continue where you stopped."))
-    current = task.response
-    if not study_type.custom_response and current is None and (
-            current := study_type.preselect(task.fields, info.pseudonym)) is not None:
-        notices.append(("info", f"Your earlier rating (without the image): {current}. "
-                                "Choose it again to keep it, or choose another.",
-                        "Enter (or its key) keeps it."))
-    return {"progress": progress(task, answered),
-            "notices": notices, "content": view.item_content(task.fields, **display_options(info)),
-            "current": current}
 
 
 def instructions_reminder(slot, info: assignment.AnnotatorSession) -> None:

@@ -1,8 +1,10 @@
-"""The bare-Streamlit floor of ``benchmarks.load_web --floor`` (``benchmarks/floor_page.py``)
-serves behind HAProxy as load_web starts it, and the load client drives it as it drives the
-annotator page: an open shows a Start button, Start the first item, an answer stores one row and shows the next,
-Back shows the answered item as a revision, a reload the item on screen, and after the last item the page says "Done".
-Needs haproxy (``scripts/ci_balancer.sh``); skipped without it."""
+"""The floors of ``benchmarks.load_web --floor`` (the bare page ``benchmarks/floor_page.py``, and
+the page with its JSON route ``benchmarks/floor_web.py``) serve behind HAProxy as load_web
+starts them, and the load client drives them as it drives the annotator page: an open shows a
+Start button, Start the first item, an answer stores one row and shows the next (on the route
+floor, the route's reply), Back shows the answered item as a revision, a reload the item on
+screen, and after the last item the page says "Done". Needs haproxy
+(``scripts/ci_balancer.sh``); skipped without it."""
 
 from __future__ import annotations
 
@@ -38,11 +40,15 @@ async def walk(base: str) -> list:
         await session.close()
 
 
-def test_floor_page_answers_through_the_balancer(tmp_path):
+@pytest.mark.parametrize("route", [False, True], ids=["page", "route"])
+def test_floor_answers_through_the_balancer(tmp_path, route):
     db = f"sqlite:///{tmp_path / 'floor.sqlite'}"
-    with floor_cluster(1, db, 2, tmp_path / "cluster") as cluster:
+    with floor_cluster(1, db, 2, tmp_path / "cluster", route=route) as cluster:
         seen = asyncio.run(walk(cluster.base))
-    assert seen == [{"item_id": 1, "revising": False}, {"item_id": 2, "revising": False},
-                    {"item_id": 1, "revising": True, "current": "2"}, {"item_id": 2, "revising": False},
-                    {"item_id": 2, "revising": False}, None, ["Done"]]
+    offered = {"url": "/api/answer", "annotator": 7, "key": ""} if route else None
+    assert seen == [{"item_id": 1, "revising": False, "route": offered},
+                    {"item_id": 2, "revising": False, "route": offered},
+                    {"item_id": 1, "revising": True, "current": "2"},
+                    {"item_id": 2, "revising": False, "route": offered},
+                    {"item_id": 2, "revising": False, "route": offered}, None, ["Done"]]
     assert floor_page.count_answers(db) == 3

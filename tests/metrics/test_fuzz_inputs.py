@@ -184,6 +184,8 @@ REGRESSIONS = {
     "crosshoi-released-box-list-a-number": ("crosshoi-answers", json.dumps(
         {"q1": {"ao_names": ["ride a/an horse"], "ho_scores": [0.9], "h_boxes": 5}}).encode(), "refused",
         "h_boxes must be a list"),
+    "answer-route-seen-ms-of-400-digits": ("answer-route", lambda seed: seed.replace(b'"seen_ms": 900', b'"seen_ms": 1' + b"0" * 400),
+                                           "refused", "field 'seen_ms' must be a number of milliseconds"),
 }
 
 

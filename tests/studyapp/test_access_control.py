@@ -264,7 +264,7 @@ def test_console_page_shows_the_backoff(clock):
 # ------------------------------------------------------------------------ XSRF
 def test_serve_keeps_xsrf_protection_on():
     cmd = cli.streamlit_command(8599, "127.0.0.1")
-    options = cmd[cmd.index(str(cli.APP)) + 1:]
+    options = cmd[cmd.index(str(cli.WEB)) + 1:]
     flags = dict(zip(options[::2], options[1::2]))
     assert flags["--server.enableXsrfProtection"] == "true"
     assert flags["--runner.postScriptGC"] == "false"  # ~80 ms per answer

@@ -26,8 +26,9 @@ print("streamlit" in sys.modules)
 
 def test_serve_runs_streamlit_through_the_preloading_process():
     command = cli.streamlit_command(8599, "127.0.0.1")
-    assert command[1:4] == [str(cli.SERVER), "run", str(cli.APP)]
-    assert (cli.SERVER, cli.APP) == (ROOT / "studyapp" / "views" / "server.py", ROOT / "studyapp" / "views" / "app.py")
+    assert command[1:4] == [str(cli.SERVER), "run", str(cli.WEB)]
+    assert (cli.SERVER, cli.WEB, cli.APP) == (ROOT / "studyapp" / "views" / "server.py", ROOT / "studyapp" / "views" / "web.py",
+                                              ROOT / "studyapp" / "views" / "app.py")
     assert cli.SERVER.resolve() == Path(server.__file__).resolve()
 
 

@@ -16,7 +16,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from sqlalchemy import bindparam, exists
+from sqlalchemy import Integer, any_, bindparam, exists
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Row
 from sqlmodel import Session, select
 
@@ -67,8 +68,12 @@ NOT_HANDED = ~exists().where(ASSIGNMENTS.c.item_id == ITEMS.c.id,
                              ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
 # a chunk of ids with their claims, looked up by id only: with the level in the query both
 # databases also read the claims index, whose level holds every item of an evenly filled study
-IN_CHUNK = select(ITEMS.c.id, ITEMS.c.n_claims).where(ITEMS.c.id.in_(bindparam("chunk", expanding=True)),
-                                                      NOT_HANDED)
+# (PostgreSQL takes the chunk as one array, so the statement's text, and its prepared plan, is
+# the same for every chunk; SQLite gets one parameter per id)
+IN_CHUNK = {"sqlite": select(ITEMS.c.id, ITEMS.c.n_claims).where(
+                ITEMS.c.id.in_(bindparam("chunk", expanding=True)), NOT_HANDED),
+            "postgresql": select(ITEMS.c.id, ITEMS.c.n_claims).where(
+                ITEMS.c.id == any_(bindparam("chunk", type_=ARRAY(Integer))), NOT_HANDED)}
 
 
 @cache
@@ -97,7 +102,9 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
     the first free one when claimed), so the first window is ``CHUNK`` ids past ``handed``, and
     each window after one that found nothing is twice as long, up to ``MAX_WINDOW``: the
     statements and rows read stay bounded however long the annotator's history is."""
-    run = session.connection().execute  # prepared Core statements: no ORM work per call or row
+    connection = session.connection()
+    run = connection.execute  # prepared Core statements: no ORM work per call or row
+    in_chunk = IN_CHUNK[connection.dialect.name]
     level_query, few_query = _level_queries(eligible is not None)
     params = {"study": study.id, "raters": study.raters_per_item, "annotator": annotator_id,
               **({"eligible": eligible} if eligible is not None else {})}
@@ -108,7 +115,7 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
     while first or start < len(order):
         window = list(order[start:start + size])
         start, size = start + size, min(size * 2, MAX_WINDOW)
-        found = [i for i, claims in run(IN_CHUNK, {"chunk": window, "annotator": annotator_id})
+        found = [i for i, claims in run(in_chunk, {"chunk": window, "annotator": annotator_id})
                  if claims == level] if window else []
         if found:
             return min(found, key=rank), level

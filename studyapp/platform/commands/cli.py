@@ -57,6 +57,7 @@ NEEDS_DATABASE = ("invite", "owner", "share", "prolific-status", "export", "stat
 VIEWS_FOLDER = Path(__file__).resolve().parents[2] / "views"
 SERVER = VIEWS_FOLDER / "server.py"
 APP = VIEWS_FOLDER / "app.py"
+WEB = VIEWS_FOLDER / "web.py"     # the pages and the answer route, served as one application
 
 
 def http_url(text: str) -> str:
@@ -272,7 +273,7 @@ def streamlit_command(port: int, address: str) -> list[str]:
     about half the server's CPU per answer with 60 annotators and stalled answers for seconds
     (``benchmarks/load_web.py``). The pages' modules are imported before the server starts
     (the script :data:`SERVER`)."""
-    return [sys.executable, str(SERVER), "run", str(APP), "--server.port", str(port),
+    return [sys.executable, str(SERVER), "run", str(WEB), "--server.port", str(port),
             "--server.address", address, "--server.headless", "true",
             "--server.enableXsrfProtection", "true", "--runner.postScriptGC", "false",
             "--server.fileWatcherType", "none",

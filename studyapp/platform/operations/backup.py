@@ -42,13 +42,14 @@ from metrics import InputError
 from metrics.core import atomic_file, parse_json, whole_problem
 
 from ...core import config, migrations
-from ...core.auth import ADMIN_KEY
+from ...core.auth import ADMIN_KEY, ANSWER_SECRET_KEY
 from ...core.models import utcnow
 
 FORMAT = "studyapp-backup"
 FORMAT_VERSION = 1
 MAX_EXPANSION = 200            # uncompressed / compressed size of one entry (JSON Lines: ~5-20)
 MEMBER = re.compile(r"^(manifest\.json|tables/[a-z_][a-z0-9_]{0,62}\.jsonl)$")
+STARTED_SETTINGS = (ADMIN_KEY, ANSWER_SECRET_KEY)   # what a server only started has stored
 
 
 def max_backup_bytes() -> int:
@@ -290,14 +291,15 @@ def _new_sqlite_files(url: str) -> list[Path]:
 
 def _empty_database(conn: Connection, have: int, version: int, where: str) -> list[dict]:
     """Refuse a database holding studyapp rows; one only started (its console password alone) is
-    emptied for the restore. Returns the settings it kept (the console password)."""
+    emptied for the restore. Returns the settings it kept (the console password, the answer
+    keys' secret)."""
     kept_settings = []
     tables = _tables(conn)
     for table in tables:
         if table.name == "schema_version":
             continue
         rows = conn.execute(select(table)).mappings().all()
-        if table.name == "setting" and all(r["key"] == ADMIN_KEY for r in rows):
+        if table.name == "setting" and all(r["key"] in STARTED_SETTINGS for r in rows):
             kept_settings = [dict(r) for r in rows]
         elif rows:
             raise InputError(f"{where}: table {table.name} is not empty; "

@@ -95,31 +95,38 @@ _ANSWER_BAR = _Component("answer_bar", html='<div class="answer-bar" data-state=
                          js="answer_bar.js")
 
 
-def answer_bar(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
-               revising: bool, seen_nonce: str | None, on_action, key: str,
-               cant_judge: bool = False, comments: bool = False, comment: str | None = None,
-               screen: dict | None = None, hint: str | None = None, min_seen_ms: int = 300):
-    """Mount the bar for one item; ``on_action`` runs (before the page) when a press arrives.
+def answer_bar(*, data: dict, on_action, key: str):
+    """Mount the bar for one item (``data``: :func:`answer_bar_data`'s); ``on_action`` runs
+    (before the page) when a press arrives."""
+    return _ANSWER_BAR(key=key, data=data, on_action_change=on_action)
+
+
+def answer_bar_data(*, item_id: int, values, labels, current: str | None, can_go_back: bool,
+                    revising: bool, seen_nonce: str | None, position: int | None = None,
+                    cant_judge: bool = False, comments: bool = False, comment: str | None = None,
+                    screen: dict | None = None, hint: str | None = None, min_seen_ms: int = 300,
+                    route: dict | None = None) -> dict:
+    """The bar's data for one item.
 
     ``seen_nonce`` is the last press this server session received: a press the browser kept
     while the server was unreachable, and that is not it, is sent again. Every server run
     gives new data (``run``), so the bar is re-mounted, and unlocked, after each one.
+    ``position``: the item's place in the sequence (Back goes to the one before it).
     ``cant_judge`` adds a "Can't judge" answer (key X); ``comments`` a comment box whose text
     (``comment`` when revisiting) is sent with the answer. ``screen``: ``{progress: {text,
     fraction}, notices: [(kind, text)], content: [node, ...]}`` drawn above the controls as one
     unit with them; ``hint``: the line naming the keys. ``min_seen_ms``: the seen floor — a press
     before the item has been fully drawn this long, or before every row the answer records
     has been in view, is dropped (``common.js``); each answer says how long the item had been
-    drawn (``seen_ms``) and whether all its rows had been in view (``in_view``).
+    drawn (``seen_ms``) and whether all its rows had been in view (``in_view``). ``route``:
+    ``{url, annotator, key}`` of the answer route (``studyapp.views.answer_route``), which takes
+    the answer and returns the next screen's data without a run of the page.
     """
-    return _ANSWER_BAR(key=key, data={"item_id": item_id, "values": list(values),
-                                      "labels": list(labels), "current": current,
-                                      "can_go_back": can_go_back, "revising": revising,
-                                      "seen_nonce": seen_nonce, "run": next_run(),
-                                      "cant_judge": cant_judge, "comments": comments,
-                                      "comment": comment, "screen": screen, "hint": hint,
-                                      "scroll_top": True, "min_seen_ms": min_seen_ms},
-                       on_action_change=on_action)
+    return {"item_id": item_id, "position": position, "values": list(values), "labels": list(labels),
+            "current": current, "can_go_back": can_go_back, "revising": revising,
+            "seen_nonce": seen_nonce, "run": next_run(), "cant_judge": cant_judge,
+            "comments": comments, "comment": comment, "screen": screen, "hint": hint,
+            "scroll_top": True, "min_seen_ms": min_seen_ms, "route": route}
 
 
 def next_run() -> str:
@@ -133,6 +140,7 @@ _MARK_FORM = _Component("mark_form", html='<div class="mark-form" data-state="lo
 
 def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (), item_id: int,
               can_go_back: bool, revising: bool, seen_nonce: str | None, on_action, key: str,
+              position: int | None = None,
               cant_judge: bool = False, cant_judge_chosen: bool = False, comments: bool = False,
               comment: str | None = None, screen: dict | None = None,
               zoom_note: str | None = None, min_seen_ms: int = 300):
@@ -143,8 +151,9 @@ def mark_form(*, mode: str, items: list[dict], current, classes: list[str] = (),
     ``cant_judge`` / ``comments`` as in ``answer_bar``; ``cant_judge_chosen``: the answer being
     revised was "can't judge". ``screen`` as in ``answer_bar``; ``zoom_note``: said on the
     "Larger image" button (e.g. that the source is enlarged, not sharper). ``min_seen_ms`` as in
-    ``answer_bar``."""
+    ``answer_bar``; ``position`` as in :func:`answer_bar_data`."""
     return _MARK_FORM(key=key, data={"mode": mode, "items": items, "current": current,
+                                     "position": position,
                                      "classes": list(classes), "item_id": item_id,
                                      "can_go_back": can_go_back, "revising": revising,
                                      "seen_nonce": seen_nonce, "run": next_run(),

@@ -10,7 +10,7 @@ from studyapp.core.accounts import no_studies_text
 from studyapp.platform.records import exports, studies
 from studyapp.platform.specs.spec_model import spec_of
 from studyapp.studytypes import get_type
-from studyapp.views.components import answer_bar
+from studyapp.views.components import answer_bar, answer_bar_data
 from studyapp.views.console.common import actor, download_button, linked, log_view, open_tab, session_alive, share_form
 from studyapp.views.console.create import created_message
 from studyapp.views.console.dashboard import dashboard_tab, details_tab
@@ -109,13 +109,14 @@ def preview_tab(study) -> None:
     view = view_of(study_type)
     fields = items[index][2]
     view.render_item(fields, **shown_as_annotators_see(view.render_item, spec_of(study)))
-    mount = {"item_id": -1 - index, "can_go_back": False, "revising": False, "seen_nonce": None,
-             "on_action": lambda: None, "key": f"preview-{study.id}-{index}"}
+    shown = {"item_id": -1 - index, "can_go_back": False, "revising": False, "seen_nonce": None}
+    mount = {"on_action": lambda: None, "key": f"preview-{study.id}-{index}"}
     if study_type.custom_response:
-        view.response_form(fields, None, **mount)
+        view.response_form(fields, None, **shown, **mount)
     else:
         scale = spec_of(study).scale
-        answer_bar(values=scale.values, labels=scale.labels, current=None, **mount)
+        answer_bar(data=answer_bar_data(values=scale.values, labels=scale.labels, current=None, **shown),
+                   **mount)
     st.caption("Preview: answers given here are not stored.")
 
 

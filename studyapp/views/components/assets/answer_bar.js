@@ -6,17 +6,18 @@
 // drawn for the study's floor, both sides of the pair in view) is dropped too.
 // Every answer carries the id of the item it was given for, so the server can refuse one that
 // reaches another item. A press made while the server is unreachable is kept and sent again
-// (`delivery`, common.js).
+// (`delivery`, common.js). An answer the answer route takes is followed by the next screen drawn
+// in place (`routed`, common.js).
 
 import {
   activatesFocused, buildScreen, CANT_JUDGE, commentBox, delivery, dropKey, linkStyles, newNonce, present,
-  typingInto,
+  routed, typingInto,
 } from "./common.js";
 import { seenGate } from "./seen.js";
 
 linkStyles(["common.css", "answer_bar.css"]);
 
-export default function (component) {
+export default routed((component, redraw) => {
   const { data, setTriggerValue, parentElement } = component;
   const root = parentElement.querySelector(".answer-bar");
   const state = { locked: false, offline: false };
@@ -47,7 +48,7 @@ export default function (component) {
     state.offline = offline;
     root.dataset.connection = offline ? "offline" : "online";
     showStatus();
-  });
+  }, redraw);
   // the pair an answer rates: each side must have been in view (`seenGate`, seen.js)
   const gate = seenGate(root, data, cue);
   const sides = [...content.querySelectorAll(".side")];
@@ -68,7 +69,7 @@ export default function (component) {
       buttons.forEach((b) => { if (b.hasAttribute("aria-pressed")) b.setAttribute("aria-pressed", String(b === pressed)); });
     }
     cue.textContent = "";
-    post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
+    post.transmit({ item_id: data.item_id, position: data.position, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce(), seen_ms: gate.seenMs(), in_view: gate.allInView() });
   };
   const add = (parent, text, cls, kind, value, disabled, key) => {
@@ -152,4 +153,4 @@ export default function (component) {
     gate.stop();
     post.stop();
   };
-}
+});

@@ -111,12 +111,60 @@ function connectionErrorShown() {
     .some((h) => h.textContent.trim() === "Connection error");
 }
 
-// `onConnection(offline)` runs on every change of the connection; returns
-// { transmit(action), resendKept() -> bool, stop() }.
+// A component whose screen the answer route may replace without a run of the page: `mount(
+// component, redraw)` draws one screen and returns its cleanup; `redraw(data)` puts the next
+// screen (the route's data, in the shape of the page's) in its place.
+export function routed(mount) {
+  return (component) => {
+    const { setTriggerValue, parentElement } = component;
+    let stop = null;
+    const redraw = (data) => {
+      if (stop) stop();
+      stop = mount({ data, setTriggerValue, parentElement }, redraw);
+    };
+    redraw(component.data);
+    return () => { if (stop) stop(); };
+  };
+}
+
+// `onConnection(offline)` runs on every change of the connection; `redraw(data)` draws the
+// screen the answer route returns. Returns { transmit(action), resendKept() -> bool, stop() }.
+//
+// An answer goes to the answer route when the screen offers it (`data.route`: its address,
+// the annotator and the annotator's key): the route stores it and returns the next screen's
+// data, drawn in place, or `{page: true}` (the answer stored; what follows is a page: the end,
+// a paused study), and the page is run. Any other reply, or none, sends the same press the
+// page's own way (a Streamlit run), which stores it or says why not.
 const RESEND_MS = 4000;
-export function delivery(data, setTriggerValue, onConnection) {
+export function delivery(data, setTriggerValue, onConnection, redraw = null) {
   let offline = false;
+  let stopped = false;
   const kept = () => JSON.parse(sessionStorage.getItem(PENDING) || "null");
+  const viaPage = (action) => {
+    setTriggerValue("action", action);
+    resendUnanswered(action.nonce, RESEND_MS);
+  };
+  const viaRoute = async (action) => {
+    let reply = null;
+    try {
+      const response = await fetch(data.route.url, {
+        method: "POST", credentials: "same-origin", cache: "no-store",
+        headers: { "Content-Type": "application/json", "X-Studyapp-Key": data.route.key },
+        body: JSON.stringify({ ...action, annotator: data.route.annotator }),
+      });
+      if (response.ok) reply = await response.json();
+    } catch (error) {
+      reply = null;
+    }
+    if (stopped) return;  // the page drew another screen meanwhile
+    if (reply && (reply.data || reply.page)) {
+      sessionStorage.removeItem(PENDING);
+      if (reply.data) redraw(reply.data);
+      else setTriggerValue("action", { kind: "refresh", item_id: action.item_id, nonce: action.nonce });
+      return;
+    }
+    viaPage(action);
+  };
   const transmit = (action) => {
     commentDraft = null;
     if (!("not_applied" in action)) {
@@ -124,8 +172,8 @@ export function delivery(data, setTriggerValue, onConnection) {
       notApplied.clear();
     }
     sessionStorage.setItem(PENDING, JSON.stringify(action));
-    setTriggerValue("action", action);
-    resendUnanswered(action.nonce, RESEND_MS);
+    if (data.route && redraw && action.kind === "answer" && !offline) viaRoute(action);
+    else viaPage(action);
   };
   // no new screen yet: the press may have gone to an instance that died before storing it and
   // the tab reconnected to another without Streamlit's "Connection error" state; send it again
@@ -165,7 +213,7 @@ export function delivery(data, setTriggerValue, onConnection) {
       check();
       observer.observe(document.body, { childList: true });
     },
-    stop() { observer.disconnect(); clearTimeout(resendTimer); },
+    stop() { stopped = true; observer.disconnect(); clearTimeout(resendTimer); },
   };
 }
 

@@ -85,7 +85,7 @@ export default function (component) {
     if (kind !== "answer") drafts.delete(draftKey);
     lock();
     cue.textContent = "";
-    post.transmit({ item_id: data.item_id, kind, value, comment: comment ? comment.value : null,
+    post.transmit({ item_id: data.item_id, position: data.position, kind, value, comment: comment ? comment.value : null,
                     nonce: newNonce(), seen_ms: gate.seenMs(), in_view: gate.allInView() });
   };
   const button = (parent, text, cls, onClick) => {
