@@ -17,9 +17,9 @@ Variance: ``V = T_items + T_raters``.
 - ``T_items``: the sampling variance of the rectifier over the rated items —
   ``(1 − n/M)·S²(ȳ − λ·f)/n`` for a simple random sample, ``(1/M²)·Σ r_i²(1 − π_i)/π_i²`` for
   Poisson (active) sampling. It is zero when every item is rated.
-- ``T_raters = C·σ̃_B² + (n/M)·Q·(MS_B − n₀σ̃_B²)``, at least 0. ``C = Σ_r c_r² − Δ``, ``c_r`` the total
-  weight of rater r's ratings in the estimate (``(1/n)·Σ_{i rated by r} 1/k_i``): a severe rater
-  moves all of their items together, so the raters' weights, not the items', count. ``Δ``
+- ``T_raters = C·σ̃_B² + (n/M)·Q·(MS_B − n₀σ̃_B²)``, at least 0. ``C = Σ_r c_r² − Δ``, ``c_r``
+  the total weight of rater r's ratings in the estimate (``(1/n)·Σ_{i rated by r} 1/k_i``): a
+  severe rater moves all of their items together, so the raters' weights, not the items', count. ``Δ``
   removes the rater noise ``T_items`` already holds (``(1 − n/M)·(Σ(1/k_i)/n − Σc_r²)/(n − 1)``
   for a simple random sample, ``Σ(1 − π_i)/(π_i²·k_i)/M²`` under Poisson sampling).
   ``MS_B`` is the between-rater mean square of ``Y − λ·f`` (``E = n₀σ_B² +`` the noise of a
@@ -88,9 +88,10 @@ and 95.0–95.2%); the quartile is the one that kept the benchmark's three-rater
 93–97% with the raters' part itself scaled by ``κ``. Carried through ``MS_B`` the bound keeps
 them there but one: three raters rating 20% of the items once, severity sd 0.2, cover 97.4%
 (PPI) and 97.7% (human-only), where ``ν ≈ ν_B = 2`` whenever ``σ̃_B²`` is not small and the t
-quantile 4.3 then covers nearly every study. ``V`` itself is unchanged by the bound. With every item rated and equal ``m_r``, ν is
-``ν_B`` (with unequal ``m_r`` a little less, ``T_raters`` then resting on ``σ̂_B²`` too): with
-three raters a rater-dominated variance gets ``ν ≈ 2`` and a wide t quantile, as it must. (The
+quantile 4.3 then covers nearly every study. ``V`` itself is unchanged by the bound. With every
+item rated and equal ``m_r``, ν is ``ν_B`` (with unequal ``m_r`` a little less, ``T_raters`` then
+resting on ``σ̃_B²`` too): with three raters a rater-dominated variance gets ``ν ≈ 2`` and a wide t
+quantile, as it must. (The
 unbiased moment estimates of ``σ_B²`` and ``σ_E²`` over the whole design are the reliability table's,
 :func:`metrics.study._reliability.variance_components`.) Coverage in simulated crossed studies,
 balanced and unbalanced, is measured by ``benchmarks/ppi_coverage.py`` (docs/method.md).
@@ -201,8 +202,8 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
     n, total = int(rated.sum()), len(y)
     share = n / total_items
     between, var_b, n0, rater_df, unbiased = _rater_variance(item_at, rater_at, y - lam_used * f[item_at], k)
-    noise = between - n0 * unbiased               # n₀·(MS_B/n₀ − σ̂_B²): a rater mean's noise times m_r
-    on_var_b = _between_weight(n0, item_at, k, raters)     # ∂σ̂_B²/∂MS_B, untruncated
+    noise = between - n0 * unbiased               # n₀·(MS_B/n₀ − σ̃_B²): a rater mean's noise times m_r
+    on_var_b = _between_weight(n0, item_at, k, raters)     # ∂σ̃_B²/∂MS_B
     per_rater_count = np.bincount(rater_at, minlength=raters)
     out = {}
     for name, fit in fits.items():
@@ -211,7 +212,7 @@ def ppi_mean_rater_population(ratings: pd.DataFrame, model: pd.Series, *, item: 
         c_sq = float(np.sum(c ** 2))
         coefficient = max(fit["rater_coefficient"](c_sq, k), 0.0)
         second_stage = share * float(np.sum(c ** 2 / per_rater_count))     # (n/M)·Q
-        t_raters = max(coefficient * unbiased + second_stage * noise, 0.0)   # σ̂_B² untruncated, V unbiased
+        t_raters = max(coefficient * unbiased + second_stage * noise, 0.0)   # σ̃_B²: V unbiased
         variance = fit["t_items"] + t_raters
         # T_items' own rater noise (Δ·σ̂_B²) varies with the raters too: R − 1 degrees of freedom
         items_raters = min(max(c_sq - coefficient, 0.0) * var_b, fit["t_items"])
