@@ -32,28 +32,31 @@ def test_every_item_rated_gives_a_positive_width_equal_to_human_only():
     assert e.interval.high - e.interval.low > 0.1
     assert (e.interval.low, e.interval.high) == pytest.approx(tuple(e.classical_interval))
     assert e.saved == 0.0 and e.effective_n == e.n == 60
-    # every item rated: V is the raters' term alone, C·σ̂_B² + Q·(MS_B − n₀σ̂_B²) with c_r = m_r/60,
-    # C = Σc_r², Q = Σc_r²/m_r (a rater mean's noise over m_r items); MS_B's degrees of freedom are
-    # Box's (Σλ)²/Σλ² over the eigenvalues of AΣ (A = diag(m) − mm'/N on the rater means, Σ their
-    # variances σ̂_B² + σ̂_E²/m_r), below R − 1 = 5 as the six raters rate unequally many items;
-    # the interval's ν is Satterthwaite's on MS_B's part of V (coefficient C/n₀ with g = 1), the
-    # raters' part at its χ² quartile bound κ = ν_B/χ²_{ν_B}(0.25)
+    # every item rated: V is the raters' term alone, C·σ̃_B² + Q·(MS_B − n₀σ̃_B²) (at least 0) with
+    # c_r = m_r/60, C = Σc_r², Q = Σc_r²/m_r (a rater mean's noise over m_r items) and σ̃_B² the
+    # untruncated moment estimate; MS_B's degrees of freedom are Box's (Σλ)²/Σλ² over the
+    # eigenvalues of AΣ (A = diag(m) − mm'/N on the rater means, Σ their variances
+    # max(σ̃_B², 0) + σ̂_E²/m_r), below R − 1 = 5 as the six raters rate unequally many items; the
+    # interval's ν is Satterthwaite's with MS_B at its χ² quartile bound κ·MS_B,
+    # κ = ν_B/χ²_{ν_B}(0.25), in V's MS_B part B = (C/n₀)·MS_B (g = 1): the raters' part at the bound
+    # is V + (κ − 1)·B and its variance that of κ·B on ν_B degrees of freedom
     m = ratings["rater"].value_counts().sort_index().to_numpy(float)
     residual = ratings["rating"].to_numpy() - e.lam * llm.to_numpy()[ratings["item"]]
     rater_means = pd.Series(residual).groupby(ratings["rater"].to_numpy()).mean().to_numpy()
     between = float(np.sum(m * (rater_means - residual.mean()) ** 2)) / 5
     within = float(np.sum((residual - rater_means[ratings["rater"]]) ** 2)) / (60 - 6)
     n0 = (60 - np.sum(m ** 2) / 60) / 5
-    var_b = max((between - within) / (n0 - 1 + 1), 0.0)       # no shared items: g = 1
-    a = (np.diag(m) - np.outer(m, m) / 60) @ np.diag(var_b + within / m)
+    var_b = (between - within) / (n0 - 1 + 1)       # no shared items: g = 1
+    a = (np.diag(m) - np.outer(m, m) / 60) @ np.diag(max(var_b, 0.0) + within / m)
     eigen = np.linalg.eigvals(a).real
     box = eigen.sum() ** 2 / np.sum(eigen ** 2)
     c_sq, q = np.sum((m / 60) ** 2), np.sum((m / 60) ** 2 / m)
-    variance = c_sq * var_b + q * (between - n0 * var_b)
+    variance = max(c_sq * var_b + q * (between - n0 * var_b), 0.0)
     half = (e.interval.high - e.interval.low) / 2
     assert half == pytest.approx(stats.t.ppf(0.975, e.df) * np.sqrt(variance), rel=1e-9)
     kappa = box / stats.chi2.ppf(0.25, box)
-    satterthwaite = (kappa * variance) ** 2 / ((c_sq / n0 * between + (kappa - 1) * variance) ** 2 / box)
+    on_between = c_sq / n0 * between
+    satterthwaite = (variance + (kappa - 1) * on_between) ** 2 / ((kappa * on_between) ** 2 / box)
     assert e.over == "items and raters" and 4 < box < 5 and 3.5 < e.df <= box
     assert e.df == pytest.approx(satterthwaite, rel=1e-6)
 
@@ -73,7 +76,8 @@ def test_the_rater_term_is_the_rater_means_spread_by_hand():
     half = stats.t.ppf(0.975, 1) * 0.5
     assert tuple(e.interval) == pytest.approx((2.0 - half, 2.0 + half))
     residual = ratings["rating"].to_numpy() - np.repeat(u, 2)
-    assert _rater_variance(items, np.array([0, 1] * 4), residual, np.full(4, 2)) == pytest.approx((2.0, 0.5, 4.0, 1.0))
+    assert _rater_variance(items, np.array([0, 1] * 4), residual, np.full(4, 2)) == pytest.approx(
+        (2.0, 0.5, 4.0, 1.0, 0.5))
 
 
 def test_active_weights_by_probability_and_checks_the_draw():

@@ -228,8 +228,9 @@ def test_ppi_estimates_by_hand():
     # noise over its own m = (3, 1) ratings: Q = (25/36)/3 + (1/36)/1 = 7/27, so the rater term is
     # C·σ̂_B² + 0.6·Q·(MS_B − n₀σ̂_B²) = 0.7·25/24 + 0.6·(7/27)·(25/48), and MS_B's weight in it
     # (C − 0.6·Q·n₀)·1 + 0.6·Q. T_items' rater noise (13/18 − 0.7)·σ̂_B² = 0.023 exceeds T_items,
-    # so all of T_items counts with the raters, and the degrees of freedom take the raters' part at
-    # its upper bound κ = 1/χ²₁(0.25) times it: U = (κ − 1)·V, df = (V + U)²/(w·25/12 + 1/90 + U)².
+    # so all of T_items counts with the raters (D = 1/90), and the degrees of freedom take MS_B at its
+    # upper bound κ·MS_B, κ = 1/χ²₁(0.25), in the raters' part's MS_B terms B = w·25/12 + 1/90:
+    # U = (κ − 1)·B, df = (V + U)²/(κ·B)² (ν_B = 1, two raters).
     from scipy import stats
     items, ratings = frames({"i1": 0, "i2": 2, "i3": 4, "i4": 1, "i5": 3}, {"i1": [1], "i2": [2, 4], "i3": [4]})
     table = ppi_estimates(items, ratings).set_index("group")
@@ -240,8 +241,9 @@ def test_ppi_estimates_by_hand():
     second_stage = 0.6 * 7 / 27
     variance = 1 / 90 + 0.7 * 25 / 24 + second_stage * 25 / 48
     on_between = (0.7 - second_stage * 1.5) + second_stage
-    raised = (1 / stats.chi2.ppf(0.25, 1) - 1) * variance
-    df = (variance + raised) ** 2 / (on_between * 25 / 12 + 1 / 90 + raised) ** 2
+    kappa = 1 / stats.chi2.ppf(0.25, 1)
+    bounded = on_between * 25 / 12 + 1 / 90
+    df = (variance + (kappa - 1) * bounded) ** 2 / (kappa * bounded) ** 2
     half = stats.t.ppf(0.975, df) * variance ** 0.5
     assert (row["PPI low"], row["PPI high"]) == pytest.approx((8 / 3 - half, 8 / 3 + half), rel=1e-9)
     assert row["df"] == pytest.approx(round(df, 1))
