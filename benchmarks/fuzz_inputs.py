@@ -652,7 +652,7 @@ class Runner:
         key = auth.answer_key(alice)
         storage.dispose_all()
         answer_route.PRESSES_PER_WINDOW = 10 ** 9
-        answer_route.routes()   # as the server mounts it: its replies carry the next screen
+        answer_route.middleware()   # as the server mounts it: its replies carry the next screen
         FORMATS["answer-route"].seeds = [json.dumps(
             {"annotator": alice, "item_id": task.assignment_id, "kind": "answer", "value": "3", "comment": None,
              "nonce": "fuzz", "seen_ms": 900, "in_view": True, "not_applied": []}).encode()]

@@ -1,5 +1,6 @@
 """The answer route: an answer from the item screen and the next screen's data, as JSON, without
-a run of the page (``POST /api/answer`` on the Streamlit server, ``studyapp/views/web.py``).
+a run of the page (``POST /api/answer`` on the Streamlit server, ``studyapp/views/web.py``, ahead of
+Streamlit's own middleware: :func:`middleware`).
 
 A page run costs about as much as the rest of an answer together (Streamlit's rerun machinery,
 the component's mount), so the answer bar sends its answers here when the page offers the route
@@ -29,6 +30,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -55,11 +57,27 @@ _recent: dict[int, deque] = {}
 _recent_lock = threading.Lock()
 
 
-def routes() -> list[Route]:
-    """The route, for the server's ``st.App`` (mounting it lets the page offer it)."""
+def middleware() -> list[Middleware]:
+    """The route, for the server's ``st.App`` (mounting it lets the page offer it): a middleware
+    in front of Streamlit's own (sessions, compression, path checks), which the route does not
+    use, so that its requests go straight to it."""
     global _mounted
     _mounted = True
-    return [Route(PATH, answer_endpoint, methods=["POST"])]
+    return [Middleware(RouteFirst)]
+
+
+class RouteFirst:
+    """An ASGI middleware that hands the route's requests to it and everything else on."""
+
+    def __init__(self, app):
+        self.app = app
+        self.route = Route(PATH, answer_endpoint, methods=["POST"])
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"] == PATH:
+            await self.route.handle(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
 
 def route_for(info: assignment.AnnotatorSession, task: assignment.Task) -> dict | None:

@@ -8,4 +8,4 @@ import streamlit as st
 
 from studyapp.views import answer_route
 
-app = st.App(Path(__file__).resolve().with_name("app.py"), routes=answer_route.routes())
+app = st.App(Path(__file__).resolve().with_name("app.py"), middleware=answer_route.middleware())

@@ -203,3 +203,10 @@ def test_in_chromium_answers_go_by_the_route_and_back_and_the_end_by_the_page(ap
     assert browser.execute_script(ROUTE_POSTS) == 4   # the revision went by the page
     browser.refresh()
     wait_text(browser, "You rated 4 items")
+
+
+def test_the_route_takes_only_a_post(app):
+    base, _folder = app
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(base + answer_route.PATH, timeout=30)
+    assert refused.value.code == 405
