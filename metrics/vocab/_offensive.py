@@ -25,6 +25,8 @@ import re
 from functools import cache, lru_cache
 from pathlib import Path
 
+from metrics.core._errors import InputError
+
 WORDS_FILE = Path(__file__).resolve().parent / "data" / "offensive_words.txt"
 USAGE_DOMAINS = ("obscenity.n.01", "obscenity.n.02", "ethnic_slur.n.01", "disparagement.n.01")
 SEX_ROOTS = ("sexual_activity.n.01", "copulate.v.01", "prostitution.n.01", "prostitute.n.01")
@@ -36,8 +38,6 @@ SEX_WORDS = re.compile(r"\b(sexual(ly)? (intercourse|pleasure|favou?rs?|passion|
 @lru_cache(maxsize=1)
 def offensive_words() -> dict[str, str]:
     """``{word: part of speech ('' for both)}`` of the word list."""
-    from metrics.core._errors import InputError
-
     out = {}
     for k, line in enumerate(WORDS_FILE.read_text(encoding="utf-8").splitlines(), 1):
         text = line.split("#", 1)[0].strip()
@@ -60,19 +60,25 @@ def excluded_reason(synset: str, extra: frozenset | set = frozenset()) -> str | 
 
 @cache
 def _reason(synset: str) -> str | None:
-    from metrics.vocab._wordnet import wordnet
+    """The rules on the WordNet index (nouns and verbs; NLTK's reader answers for the other
+    parts of speech), as NLTK's ``Synset`` gives them: ``usage_domains()``, the closure of
+    hypernyms and instance hypernyms, ``definition()``, ``lemma_names()[0]`` and ``pos()``."""
+    from metrics.vocab import _wordnet as wn
 
+    parts = synset.lower().rsplit(".", 2) if isinstance(synset, str) else ()
+    if len(parts) != 3 or parts[1] not in ("n", "v", "a", "s", "r"):
+        return None       # not a synset name (a label, an empty cell): nothing to exclude
     try:
-        node = wordnet().synset(synset)
-    except Exception:     # not a synset name: a label, nothing to exclude
+        domains = wn.usage_domains(synset)
+    except InputError:    # no such synset
         return None
-    if any(d.name() in USAGE_DOMAINS for d in node.usage_domains()):
+    if any(d in USAGE_DOMAINS for d in domains):
         return "usage domain"
-    ancestors = {a.name() for a in node.closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
-    if node.name() in SEX_ROOTS or ancestors & set(SEX_ROOTS) or SEX_WORDS.search(node.definition().lower()):
+    lineage = wn.hypernym_distances(synset)    # the synset (by its own name) and its ancestors
+    if lineage.keys() & set(SEX_ROOTS) or SEX_WORDS.search(wn.gloss(synset).lower()):
         return "sex or prostitution"
-    limited = offensive_words().get(node.lemma_names()[0].lower())
-    if limited is not None and limited in ("", node.pos().replace("s", "a")):
+    limited = offensive_words().get(wn._lemma_names(synset)[0].lower())
+    if limited is not None and limited in ("", wn.pos_of(synset).replace("s", "a")):
         return "word"
     return None
 
@@ -80,10 +86,10 @@ def _reason(synset: str) -> str | None:
 def excluded_senses(synsets=None, extra=()) -> dict[str, str]:
     """``{synset: reason}`` of the excluded senses among ``synsets`` (every noun and verb
     synset of WordNet when ``None``) and the ``extra`` names."""
-    from metrics.vocab._wordnet import wordnet
+    from metrics.vocab._wordnet import index
 
     extra = frozenset(extra)
     if synsets is None:
-        synsets = [s.name() for pos in ("n", "v") for s in wordnet().all_synsets(pos)]
+        synsets = index().names
     out = {s: r for s in dict.fromkeys([*synsets, *sorted(extra)]) if (r := excluded_reason(s, extra))}
     return dict(sorted(out.items()))

@@ -6,7 +6,7 @@ downloaded at run time.
 
 Nouns and verbs — all the project looks up — are answered from a compact index
 (:class:`WordNetIndex`: synset names, glosses, lemma names and counts, the hypernym / hyponym /
-verb-group / entailment links, the lemma index and the morphology exception lists), built once
+verb-group / entailment / usage-domain links, the lemma index and the morphology exception lists), built once
 from NLTK's reader at install time and loaded in a fraction of the reader's start-up. Its file
 is ``wordnet-index-v<N>.pickle`` beside the NLTK data (or ``HOI_WORDNET_INDEX``); a missing or
 stale index is built on first use. Other parts of speech, and NLTK's similarity measures, go
@@ -101,10 +101,10 @@ def wordnet():
 
 
 # ---------------------------------------------------------------------------- the index
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 INDEX_POS = ("n", "v")
 RELATIONS = ("hypernyms", "instance_hypernyms", "hyponyms", "instance_hyponyms", "verb_groups",
-             "entailments")
+             "entailments", "usage_domains")
 # files whose size identifies the WordNet data an index was built from
 SOURCE_FILES = ("data.noun", "data.verb", "index.noun", "index.verb", "noun.exc", "verb.exc",
                 "cntlist.rev")
@@ -488,6 +488,11 @@ def verb_groups(name: str) -> list[str]:
 
 def entailments(name: str) -> list[str]:
     return _related(name, "entailments")
+
+
+def usage_domains(name: str) -> list[str]:
+    """The usage domains WordNet marks a synset with (``obscenity.n.02``, ``ethnic_slur.n.01`` …)."""
+    return _related(name, "usage_domains")
 
 
 def hypernym_distances(name: str) -> dict[str, int]:

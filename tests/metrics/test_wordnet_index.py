@@ -242,3 +242,50 @@ def test_similarity_of_verbs_in_separate_trees_goes_through_the_simulated_root()
     horse, bicycle = wordnet.hypernym_distances("horse.n.01"), wordnet.hypernym_distances("bicycle.n.01")
     d = min(horse[s] + bicycle[s] for s in set(horse) & set(bicycle))
     assert wordnet.path_similarity("horse.n.01", "bicycle.n.01") == 1 / (d + 1) == 1 / 17
+
+
+def nltk_excluded_reason(reader, name: str) -> str | None:
+    """The offensive-sense rules (``metrics.vocab._offensive``) on NLTK's own ``Synset``."""
+    from metrics.vocab._offensive import SEX_ROOTS, SEX_WORDS, USAGE_DOMAINS, offensive_words
+
+    try:
+        node = reader.synset(name)
+    except Exception:
+        return None
+    if any(d.name() in USAGE_DOMAINS for d in node.usage_domains()):
+        return "usage domain"
+    ancestors = {a.name() for a in node.closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
+    if node.name() in SEX_ROOTS or ancestors & set(SEX_ROOTS) or SEX_WORDS.search(node.definition().lower()):
+        return "sex or prostitution"
+    limited = offensive_words().get(node.lemma_names()[0].lower())
+    if limited is not None and limited in ("", node.pos().replace("s", "a")):
+        return "word"
+    return None
+
+
+def test_the_offensive_sense_exclusion_answers_as_on_nltks_reader(reader):
+    """Every noun and verb sense NLTK's reader could exclude — each sense of every word of the
+    word list, the members of the usage domains, everything under the sex roots, every gloss
+    the pattern finds — every sense of V-COCO's baseline matrices (what its sampler draws from),
+    a sample of the rest, other parts of speech and labels: the same reason from the index. So
+    the exclusion over all of WordNet's nouns and verbs is the same set."""
+    from metrics.vocab import excluded_senses, load_default
+    from metrics.vocab._offensive import SEX_ROOTS, SEX_WORDS, USAGE_DOMAINS, _reason, offensive_words
+
+    ix = wordnet.index()
+    could = {s.name() for word in offensive_words() for pos in wordnet.INDEX_POS for s in reader.synsets(word, pos)}
+    could |= {s.name() for d in USAGE_DOMAINS for s in reader.synset(d).in_usage_domains()}
+    for root in SEX_ROOTS:
+        could |= {root} | {s.name() for s in reader.synset(root).closure(lambda s: s.hyponyms() + s.instance_hyponyms())}
+    could |= {name for name, gloss in zip(ix.names, ix.gloss) if SEX_WORDS.search(gloss.lower())}
+    could = {name for name in could if wordnet.pos_of(name) in wordnet.INDEX_POS}
+    drawn = {s for pos in wordnet.INDEX_POS for s in load_default(pos, dataset="vcoco").labels}
+    rest = [ix.names[k] for k in random.Random(19).sample(range(len(ix.names)), 500)]
+    others = [float("nan"), "good.a.01", "quickly.r.01", "sexy.s.01", "ride", "ride.x.01", "ride.v.xx", "xyzzy.n.01"]
+    reference = {}
+    for name in sorted(could | drawn) + rest + others:
+        reference[name] = nltk_excluded_reason(reader, name)
+        assert _reason(name) == reference[name], name
+    expected = {name: why for name, why in reference.items() if why and name in could}
+    assert len(expected) == 265   # 190 sex or prostitution, 47 usage domain, 28 word (NLTK over all 95,882)
+    assert excluded_senses() == dict(sorted(expected.items()))

@@ -245,16 +245,14 @@ def _drawable_classes(vocabulary: Vocabulary, class_weights: pd.Series | None,
 def _reach(classes: pd.DataFrame, verbs: _Side, objects: _Side, cells: list, w: float) -> dict:
     """Which ground truths can reach which cell, and with which combinations."""
     reach: dict[tuple, list[tuple[int, list]]] = {cell: [] for cell in cells}
-    combos_of: dict[tuple, list] = {}   # many classes share their buckets' scores
+    reached: dict[tuple, list] = {}   # bucket scores -> [(cell, combos)]: many classes share them
     for idx, (gv, go) in enumerate(zip(classes["gv"], classes["go"])):
         vb, ob = verbs.buckets(gv), objects.buckets(go)
-        for cell in cells:
-            key = (cell, tuple(vb), tuple(ob))
-            if key not in combos_of:
-                combos_of[key] = _combos(cell[0], cell[1], vb, ob, w)
-            combos = combos_of[key]
-            if combos:
-                reach[cell].append((idx, combos))
+        key = (tuple(vb), tuple(ob))
+        if key not in reached:
+            reached[key] = [(cell, combos) for cell in cells if (combos := _combos(cell[0], cell[1], vb, ob, w))]
+        for cell, combos in reached[key]:
+            reach[cell].append((idx, combos))
     return reach
 
 
