@@ -33,7 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import request_response
 
 from metrics import InputError
 from studyapp.core import auth
@@ -71,13 +71,16 @@ class RouteFirst:
 
     def __init__(self, app):
         self.app = app
-        self.route = Route(PATH, answer_endpoint, methods=["POST"])
+        self.endpoint = request_response(answer_endpoint)
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope["path"] == PATH:
-            await self.route.handle(scope, receive, send)
-        else:
+        if scope["type"] != "http" or scope["path"] != PATH:
             await self.app(scope, receive, send)
+        elif scope["method"] != "POST":
+            await JSONResponse({"error": "the answer route takes POST only"}, status_code=405,
+                               headers={"Allow": "POST"})(scope, receive, send)
+        else:
+            await self.endpoint(scope, receive, send)
 
 
 def route_for(info: assignment.AnnotatorSession, task: assignment.Task) -> dict | None:
