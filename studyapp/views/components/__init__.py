@@ -14,11 +14,11 @@ from then on. Mounted under one key for the whole page, the component keeps the 
 (locked, "saving…") until the new one is in place.
 
 The files are served by path, never sent with a mount. Streamlit sends a component's inline
-``js`` / ``css`` text with every mount, and every answer mounts the screen again (new data), so
-the components here name their files instead: a component whose asset directory is declared
-gets a file name, which the page loads from ``/_stcore/bidi-components/<component>/<file>``
-once and caches, and a mount carries only its data. The scripts are ES modules: ``answer_bar.js`` and ``mark_form.js``
-import what they share from ``common.js`` and ``seen.js`` (which imports ``live.js``), and
+``js`` / ``css`` text with every mount, and every run of the page mounts the screen again (new
+data), so the components here name their files instead: a component whose asset directory is
+declared gets a file name, which the page loads from
+``/_stcore/bidi-components/<component>/<file>`` once and caches, and a mount carries only its
+data. The scripts are ES modules: ``answer_bar.js`` and ``mark_form.js`` import what they share from ``common.js`` and ``seen.js`` (which imports ``live.js``), and
 link their style sheets (``common.css`` and their own) into the page themselves, so nothing is
 concatenated or generated. ``page.css`` (Streamlit's own elements on every page) is the style
 sheet of :func:`page_style`, which the entry page mounts on every run.
