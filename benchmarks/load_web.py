@@ -16,7 +16,8 @@ as its websocket frames carry them, before any compression of the connection); e
 a tab on one); the app instances' CPU per answer and memory (total, per instance over time,
 per open session at the peak), from ``/proc``. The load generator shares the machine: its own
 CPU (one process, all sessions) is measured apart and printed per answer, so the server's share
-is what the instances' own counters say, not the machine's load.
+is what the instances' own counters say, not the machine's load; so is a PostgreSQL server's on
+this machine (its processes, and what its postmaster collected from backends that exited).
 
     .venv/bin/python -m benchmarks.load_web --annotators 50 --answers 20          # one run
     .venv/bin/python -m benchmarks.load_web --capacity --instances 1,2,4 --db URL  # capacity table
@@ -404,7 +405,8 @@ def print_run(r: dict) -> None:
     print(f"  {r['instances']} inst  {r['annotators']:4d} annotators  {r['answers']:6d} answers  "
           f"{r['answers_per_s']:6.2f}/s  p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms  "
           f"errors {r['errors']}  instance changes {r['instance_changes']}  lost {c['lost']} doubled {c['doubled']} wrong item {c['wrong_item']}  "
-          f"server {res['server_cpu_ms_per_answer']} ms CPU/answer (client {res['client_cpu_ms_per_answer']})  "
+          f"server {res['server_cpu_ms_per_answer']} ms CPU/answer (client {res['client_cpu_ms_per_answer']}, "
+          f"database {res['database_cpu_ms_per_answer']})  "
           f"{res['mib_per_session']} MiB/session, {res['rss_peak_mib']} MiB peak  load {r['load_avg'][0]}",
           flush=True)
     got = r["received_bytes"]

@@ -24,6 +24,35 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def database_cpu_seconds() -> float:
+    """User + system CPU of this machine's PostgreSQL so far: every live ``postgres`` process,
+    plus what the postmasters collected from backends that have exited (0 with no local server)."""
+    total = 0.0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as fh:
+                head, fields = fh.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if not head.endswith("(postgres"):
+            continue
+        fields = fields.split()
+        total += (int(fields[11]) + int(fields[12])) / TICKS
+        if _command(int(fields[1])) != "postgres":   # the postmaster: its exited children too
+            total += (int(fields[13]) + int(fields[14])) / TICKS
+    return total
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
 def rss_mib(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as fh:
@@ -51,7 +80,7 @@ class Samples:
         row = {"t": round(t, 1), "sessions": sessions, "load": os.getloadavg()[0],
                "rss": {name: round(rss_mib(pid), 1) for name, pid in self.pids.items()},
                "cpu": {name: round(cpu_seconds(pid), 2) for name, pid in self.pids.items()},
-               "client_cpu": round(client_cpu_seconds(), 2)}
+               "client_cpu": round(client_cpu_seconds(), 2), "database_cpu": round(database_cpu_seconds(), 2)}
         self.rows.append(row)
         return row
 
@@ -61,7 +90,7 @@ def app_names(samples: Samples) -> list[str]:
 
 
 def resources(samples: Samples, answers: int, baseline: dict) -> dict:
-    """CPU per answer (app instances, balancer, load generator) between ``baseline`` and the
+    """CPU per answer (app instances, balancer, load generator, a local PostgreSQL) between ``baseline`` and the
     last sample, and memory: total, per instance, and per open session at the peak."""
     last = samples.rows[-1]
     apps = app_names(samples)
@@ -74,6 +103,7 @@ def resources(samples: Samples, answers: int, baseline: dict) -> dict:
             "haproxy_cpu_ms_per_answer": round(1000 * (last["cpu"].get("haproxy", 0)
                                                       - baseline["cpu"].get("haproxy", 0)) / per, 2),
             "client_cpu_ms_per_answer": round(1000 * (last["client_cpu"] - baseline["client_cpu"]) / per, 1),
+            "database_cpu_ms_per_answer": round(1000 * (last["database_cpu"] - baseline["database_cpu"]) / per, 1),
             "rss_total_mib": round(sum(last["rss"][n] for n in apps), 1),
             "rss_peak_mib": round(rss_peak, 1), "peak_sessions": peak["sessions"],
             "mib_per_session": round((rss_peak - rss_base) / peak["sessions"], 2) if peak["sessions"] else None}
