@@ -90,7 +90,8 @@ def make_study(n_items: int, raters: int, per_annotator: int, tag: str) -> tuple
              if vocab.verb_synset(pv) != vocab.verb_synset(gv)]
     random.Random(0).shuffle(pairs)
     if n_items > len(pairs):
-        raise SystemExit(f"load_web: at most {len(pairs)} items; lower --annotators or --answers")
+        raise SystemExit(f"load_web: the run needs {n_items} items and HICO-DET's pairs give {len(pairs)}; "
+                         "lower --annotators or --soak, or raise --raters")
     items = [ItemSpec(f"w{k:05d}", "main", study_type.normalize_item(
         {"gt_verb": gv, "gt_object": go, "pred_verb": pv, "pred_object": go}, "load_web"))
         for k, (gv, go, pv) in enumerate(pairs[:n_items])]
