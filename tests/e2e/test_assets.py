@@ -1,10 +1,11 @@
 """The answer component's scripts and style sheets travel once: the page loads them by path from
-``/_stcore/bidi-components/<component>/<file>`` (where the browser caches them), and the run an
-answer starts sends the next item's data, not the component's code again.
+``/_stcore/bidi-components/<component>/<file>`` (where the browser caches them), and what an
+answer brings is the next item's data (the answer route's reply), not the component's code again.
 
 A real server, driven as a browser tab drives it but without a browser
-(``benchmarks.web_session``: Streamlit's own messages over its websocket): the instructions,
-Start, then three answers, each answer's run measured in the bytes of its ``ForwardMsg``s.
+(``benchmarks.web_session``: Streamlit's own messages over its websocket, the answers posted to
+the answer route): the instructions, Start, then three answers, each measured in the bytes of
+its reply.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import urllib.request
 
 import pytest
 from browserhelpers import running_app
+from sqlmodel import select
 from studyhelpers import make_study
 
 from benchmarks.web_session import WebSession
+from studyapp.core.models import Item
+from studyapp.core.storage import read_session
 from studyapp.platform.records import studies
 from studyapp.views.components import HERE
 
@@ -27,16 +31,22 @@ ASSETS = HERE / "assets"
 
 
 class RecordingSession(WebSession):
-    """A tab that also keeps every ``st.components.v2`` element it was sent."""
+    """A tab that also keeps every ``st.components.v2`` element it was sent and every reply of
+    the answer route."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.components = []
+        self.components, self.replies = [], []
 
     def read_delta(self, delta, screen):
         if delta.WhichOneof("type") == "new_element" and delta.new_element.WhichOneof("type") == "bidi_component":
             self.components.append(delta.new_element.bidi_component)
         WebSession.read_delta(delta, screen)
+
+    async def post_json(self, path, body, headers):
+        reply = await super().post_json(path, body, headers)
+        self.replies.append(reply)
+        return reply
 
 
 async def answer_three(base: str, token: str) -> tuple[RecordingSession, list[int]]:
@@ -92,11 +102,14 @@ def test_an_answer_brings_the_next_item_but_not_the_component_code_again(tmp_pat
     with running_app(tmp_path) as base:
         session, received = asyncio.run(answer_three(base, invite.token))
         bars = [c for c in session.components if c.component_name == "studyapp.answer_bar"]
-        assert len(bars) == 4   # the first item's screen and the three after an answer
-        # every mount names the files; none carries their text
+        assert len(bars) == 1   # the first item's screen; the answers go to the answer route
+        # the mount names the files and carries none of their text
         assert {(c.js_source_path, c.js_content, c.css_content) for c in bars} == {("answer_bar.js", "", "")}
-        # the runs of the second and third answer: a new item's screen, well under the script alone
-        assert all(0 < r < script for r in received[1:]), received
+        # each answer's reply is the next item's screen as data, well under the script alone
+        with read_session() as db:
+            ids = db.exec(select(Item.id).where(Item.study_id == study).order_by(Item.position)).all()
+        assert [r["data"]["item_id"] for r in session.replies] == ids[1:4]
+        assert all(0 < r < script for r in received), received
         # the files the page loads, as the server serves them: each the file in the package,
         # cacheable; nothing but the asset folder is served
         for name in sorted(files_loaded_by("answer_bar.js") | files_loaded_by("mark_form.js")):
