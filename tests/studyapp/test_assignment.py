@@ -10,8 +10,10 @@ from studyhelpers import make_annotators, make_study, rate_all, ratings_of, writ
 
 from metrics import InputError
 from studyapp.core import storage
-from studyapp.core.models import Assignment, Event, Rating, utcnow
+from studyapp.core.models import Assignment, Event, Rating, Study, utcnow
+from studyapp.core.storage import read_session
 from studyapp.platform import assignment
+from studyapp.platform.assignment import claim_order
 from studyapp.platform.records import studies
 
 pytestmark = pytest.mark.usefixtures("db_backend")
@@ -123,6 +125,34 @@ def test_random_order_differs_between_annotators_but_is_stable(tmp_path):
     orders = [tuple(rate_all(a)) for a in annotators]
     assert all(sorted(o) == [f"i{k:02d}" for k in range(1, 13)] for o in orders)
     assert len(set(orders)) > 1
+
+
+def test_every_open_annotators_order_is_kept_while_they_answer(tmp_path):
+    study = make_study(tmp_path, n_items=20, raters=100)
+    annotators = make_annotators(study, 100)
+    kept = claim_order._ORDERS
+    for annotator in annotators:
+        assignment.next_item(annotator)
+    with read_session() as session:
+        here = (str(storage.get_engine().url), study, session.get(Study, study).created_at)
+    orders = {key: order for key, order in kept.items() if key[:3] == here}
+    assert len(orders) == 100
+    for annotator in annotators:   # the next claims read the orders kept, not new ones
+        task = assignment.next_item(annotator)
+        assignment.answer(annotator, task.assignment_id, 2, 1.0)
+    assert all(kept[key] is order for key, order in orders.items())
+
+
+def test_cached_values_go_least_recently_used_first_beyond_their_weight(tmp_path):
+    study = make_study(tmp_path, n_items=2, raters=1)
+    kept = {}
+    with read_session() as session:
+        row = session.get(Study, study)
+        for name in ("a", "b", "c", "a"):
+            claim_order.study_cached(session, row, name, lambda: [0] * 10, kept=kept, limit=25, weight=len)
+        assert [key[-1] for key in kept] == ["c", "a"]    # "b" went first: "a" was used again
+        claim_order.study_cached(session, row, "big", lambda: [0] * 30, kept=kept, limit=25, weight=len)
+        assert [key[-1] for key in kept] == ["big"]        # one entry is kept, however heavy
 
 
 @pytest.mark.usefixtures("db_backend")

@@ -24,7 +24,7 @@ from sqlmodel import Session, select
 from ...core.models import Assignment, Item, Study
 
 CACHED_STUDIES = 1024
-CACHED_ORDERS = 64  # annotators' item orders kept (8 bytes an item each)
+ORDER_IDS_KEPT = 2 ** 24  # item ids kept over all annotators' orders (8 bytes each: 128 MiB at most)
 CHUNK = 64  # item ids looked up at once, in the annotator's order, past their own
 MAX_WINDOW = 1024  # the most ids one look-up names
 
@@ -33,27 +33,31 @@ _ORDERS: dict[tuple, array] = {}
 
 
 def study_cached(session: Session, study: Study | Row, name: str, compute: Callable[[], object],
-                 *, kept: dict | None = None, limit: int = CACHED_STUDIES):
+                 *, kept: dict | None = None, limit: int = CACHED_STUDIES,
+                 weight: Callable[[object], int] = lambda value: 1):
     """``compute()`` once per database, study (and its creation time) and ``name``; kept for the
-    life of the process (the least recently used entries go first beyond ``limit``)."""
+    life of the process (the least recently used entries go first once the entries' ``weight``
+    sums to more than ``limit``; one entry is always kept)."""
     kept = _CACHE if kept is None else kept
     key = (str(session.get_bind().engine.url), study.id, study.created_at, name)
     if key in kept:
         kept[key] = kept.pop(key)
         return kept[key]
     value = compute()
-    if len(kept) >= limit:
-        kept.pop(next(iter(kept)))
+    held = weight(value) + sum(weight(v) for v in kept.values())
+    while kept and held > limit:
+        held -= weight(kept.pop(next(iter(kept))))
     kept[key] = value
     return value
 
 
 def annotator_order(session: Session, study: Study | Row, name: str,
                     compute: Callable[[], Sequence[int]]) -> array:
-    """An annotator's item ids in their order (``compute()``), kept for the ``CACHED_ORDERS``
-    annotators seen last; ``name`` names the annotator and what the order covers."""
+    """An annotator's item ids in their order (``compute()``), kept for the annotators seen
+    last, up to ``ORDER_IDS_KEPT`` ids in all (every open session's order on a large study:
+    each miss sorts the whole study); ``name`` names the annotator and what the order covers."""
     return study_cached(session, study, name, lambda: array("q", compute()), kept=_ORDERS,
-                        limit=CACHED_ORDERS)
+                        limit=ORDER_IDS_KEPT, weight=len)
 
 
 def main_items(session: Session, study: Study | Row) -> tuple[tuple[int, int], ...]:
