@@ -143,6 +143,19 @@ def test_every_open_annotators_order_is_kept_while_they_answer(tmp_path):
     assert all(kept[key] is order for key, order in orders.items())
 
 
+def test_a_finished_annotators_order_is_dropped(tmp_path):
+    study = make_study(tmp_path, n_items=3, raters=2)
+    first, second = make_annotators(study, 2)
+    with read_session() as session:
+        here = (str(storage.get_engine().url), study, session.get(Study, study).created_at)
+    orders = lambda: {key[3] for key in claim_order._ORDERS if key[:3] == here}
+    assignment.next_item(first)
+    assignment.next_item(second)
+    assert orders() == {f"order {first}", f"order {second}"}
+    rate_all(first)
+    assert orders() == {f"order {second}"}
+
+
 def test_cached_values_go_least_recently_used_first_beyond_their_weight(tmp_path):
     study = make_study(tmp_path, n_items=2, raters=1)
     kept = {}

@@ -29,7 +29,7 @@ from ...core import auth
 from ...core.models import Annotator, Assignment, Item, Study, utcnow
 from ...core.storage import fetch_row, log_event, write_session
 from ..specs.spec_model import StudySpec, spec_of
-from .claim_order import ASSIGNMENTS, ITEMS, annotator_order, least_claimed_in_order, main_items
+from .claim_order import ASSIGNMENTS, ITEMS, annotator_order, forget_order, least_claimed_in_order, main_items
 from .join import lock_annotator, refuse_ended
 from .tasks import Task, eligible_ids, n_items, n_items_for, planned_total, sequence, task_of
 
@@ -269,6 +269,7 @@ def claim_next(session: Session, annotator: Row, study: Row, now: datetime) -> C
     answered = sum(counts.values())
     if spec.routing and _routed_out(session, annotator, study, spec, counts.get("main", 0), now):
         LOG.debug("annotator %s: the routing step ended the session", annotator.id)
+        forget_order(session, study, _order_name(annotator))
         return Claimed(None, answered)
     new = _NewAssignment(session, study.id, annotator.id, position, now, total, answered + 1)
     state = ClaimState(session, annotator, study, spec, counts,
@@ -285,6 +286,7 @@ def claim_next(session: Session, annotator: Row, study: Row, now: datetime) -> C
 
 def _mark_completed(session: Session, annotator: Row, study: Row, number: int,
                     now: datetime) -> None:
+    forget_order(session, study, _order_name(annotator))   # no more claims: their order is done
     if annotator.completed_at is None and number > 1:  # nothing rated yet: not "completed"
         session.get(Annotator, annotator.id).completed_at = now
         log_event(session, "completed", study.id, annotator.id, rated=number - 1)
@@ -313,6 +315,10 @@ def _routed_out(session: Session, annotator: Row, study: Row, spec: StudySpec,
     return True
 
 
+def _order_name(annotator: Row) -> str:
+    return f"order {annotator.id}"
+
+
 def not_mine(annotator_id: int):
     """The item (``Item.id``) has never been handed to this annotator."""
     other = aliased(Assignment)
@@ -327,7 +333,7 @@ def free_slot(session: Session, annotator: Row, study: Row, spec: StudySpec,
     eligible = eligible_ids(session, annotator, study)
     if not spec.active and not spec.adaptive:
         rank = _rank(session, annotator, study, spec)
-        order = annotator_order(session, study, f"order {annotator.id}", lambda: _in_order(
+        order = annotator_order(session, study, _order_name(annotator), lambda: _in_order(
             (i for i, _ in main_items(session, study)) if eligible is None else eligible, rank, annotator, spec))
         found = least_claimed_in_order(session, study, annotator.id, eligible, order, rank, handed)
         if found is not None:

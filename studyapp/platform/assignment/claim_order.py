@@ -53,11 +53,17 @@ def study_cached(session: Session, study: Study | Row, name: str, compute: Calla
 
 def annotator_order(session: Session, study: Study | Row, name: str,
                     compute: Callable[[], Sequence[int]]) -> array:
-    """An annotator's item ids in their order (``compute()``), kept for the annotators seen
-    last, up to ``ORDER_IDS_KEPT`` ids in all (every open session's order on a large study:
-    each miss sorts the whole study); ``name`` names the annotator and what the order covers."""
+    """An annotator's item ids in their order (``compute()``), kept until they finish
+    (:func:`forget_order`) for the annotators seen last, up to ``ORDER_IDS_KEPT`` ids in all
+    (every open session's order on a large study: each miss sorts the whole study); ``name``
+    names the annotator and what the order covers."""
     return study_cached(session, study, name, lambda: array("q", compute()), kept=_ORDERS,
                         limit=ORDER_IDS_KEPT, weight=len)
+
+
+def forget_order(session: Session, study: Study | Row, name: str) -> None:
+    """Drop an annotator's order (``annotator_order``'s ``name``) once they have finished."""
+    _ORDERS.pop((str(session.get_bind().engine.url), study.id, study.created_at, name), None)
 
 
 def main_items(session: Session, study: Study | Row) -> tuple[tuple[int, int], ...]:
