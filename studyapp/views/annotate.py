@@ -344,12 +344,11 @@ def on_bar_action(key: str, annotator_id: int, task: assignment.Task, revising: 
 
 def position_of(action: dict, task: assignment.Task) -> int:
     """The position of the item a press was made on: ``task``'s, or the one the press names
-    when it was made on a screen the answer route drew after ``task``."""
-    try:
-        if int(action.get("item_id")) != task.assignment_id:
-            return int(action["position"])
-    except (TypeError, ValueError, KeyError):
-        pass
+    when it was made on a screen the answer route drew after ``task`` (a press naming no valid
+    item or position stays on ``task``'s)."""
+    item, position = action.get("item_id"), action.get("position")
+    if isinstance(item, int) and isinstance(position, int) and item != task.assignment_id:
+        return position
     return task.position
 
 
