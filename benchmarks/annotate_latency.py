@@ -286,14 +286,13 @@ def main() -> None:
         if args.database_url:
             empty_postgres(args.database_url)
             os.environ["DATABASE_URL"] = args.database_url
-        from selenium import webdriver
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
         from sqlmodel import func, select
 
         from studyapp.core import storage
         from studyapp.core.models import Rating
-        from tests.browserhelpers import CHROMEDRIVER, CHROMIUM, running_app
+        from tests.browserhelpers import running_app, start_chromium
 
         t0 = time.perf_counter()
         study_id, token = build(args.items, args.annotators, args.per_annotator, args.raters)
@@ -306,14 +305,7 @@ def main() -> None:
             token = build_image_pass("bench", Path(tmp))
             print(f"with-image pass built in {time.perf_counter() - t0:.1f} s")
         burner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.burner else None
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--no-first-run", "--window-size=1280,800", f"--user-data-dir={tmp}/profile"):
-            options.add_argument(arg)
-        driver = webdriver.Chrome(options=options,
-                                  service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-        driver.set_script_timeout(60)
+        driver = start_chromium("--window-size=1280,800", script_timeout=60)
         page_times, build_times, scrolled = [], [], 0
         try:
             with running_app(Path(tmp)) as base:

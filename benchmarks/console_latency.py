@@ -108,22 +108,13 @@ def load() -> float:
 class Console:
     """A headless Chromium on the served console, with the moves a researcher makes."""
 
-    def __init__(self, base: str, profile: Path, downloads: Path):
-        from selenium import webdriver
+    def __init__(self, base: str, downloads: Path):
+        from tests.browserhelpers import start_chromium
 
-        from tests.browserhelpers import CHROMEDRIVER, CHROMIUM
-
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--no-first-run", "--disable-extensions", "--window-size=1400,1200",
-                    f"--user-data-dir={profile}"):
-            options.add_argument(arg)
-        options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                                  "download.prompt_for_download": False})
-        self.driver = webdriver.Chrome(options=options,
-                                       service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-        self.driver.set_script_timeout(180)
+        downloads.mkdir(parents=True, exist_ok=True)
+        self.driver = start_chromium(script_timeout=180)
+        self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow",
+                                                                    "downloadPath": str(downloads)})
         self.base, self.downloads = base, downloads
 
     def quit(self) -> None:
@@ -285,9 +276,9 @@ def framework_floor(scratch: Path, runs: int, record) -> None:
     try:
         while not answers_health_check(base):
             time.sleep(0.25)
-        for run in range(runs):
+        for _ in range(runs):
             for view, label, text in (("", "sign-in page", "Sign in"), ("console", "console's first view", "Krippendorff")):
-                console = Console(base, scratch / f"profile-floor{view}{run}", scratch / "downloads-floor")
+                console = Console(base, scratch / "downloads-floor")
                 try:
                     start = time.perf_counter()
                     console.driver.get(f"{base}/?view={view}")
@@ -396,7 +387,7 @@ def _cli_baselines(args, files: dict, folder: Path, scratch: Path, record) -> No
 def _sign_in_runs(args, base: str, scratch: Path, record, notes) -> None:
     """Sign-in, login page and reload: a new page each run."""
     for run in range(args.runs):
-        console = Console(base, scratch / f"profile-a{run}", scratch / f"downloads-a{run}")
+        console = Console(base, scratch / f"downloads-a{run}")
         try:
             record("login page", console.open_login())
             record("sign in -> console loaded", console.sign_in())
@@ -509,7 +500,7 @@ def measure(args, record, notes) -> None:
             # the other interactions in one signed-in session
             downloads = scratch / "downloads"
             downloads.mkdir()
-            console = Console(base, scratch / "profile-b", downloads)
+            console = Console(base, downloads)
             try:
                 _console_setup(console, notes, Keys)
                 for run in range(args.runs):

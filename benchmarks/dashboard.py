@@ -57,21 +57,15 @@ def revise(count: int, value_shift: int) -> None:
 def browser_round_trips(runs: int, folder: Path) -> list[float]:
     """Seconds from "Sign in" to the dashboard's α on screen, a new browser session each run
     (the app serves ``folder``'s database; ``running_app`` sets the console password)."""
-    from selenium import webdriver
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from tests.browserhelpers import CHROMEDRIVER, CHROMIUM, running_app
+    from tests.browserhelpers import running_app, start_chromium
 
     times = []
-    with tempfile.TemporaryDirectory() as tmp, running_app(folder) as base:
-        for run in range(runs):
-            options = webdriver.ChromeOptions()
-            options.binary_location = CHROMIUM
-            for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1200",
-                        f"--user-data-dir={tmp}/profile-{run}"):
-                options.add_argument(arg)
-            driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    with running_app(folder) as base:
+        for _ in range(runs):
+            driver = start_chromium()
             try:
                 driver.get(f"{base}/console")
                 wait = WebDriverWait(driver, 120)

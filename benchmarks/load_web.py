@@ -232,39 +232,31 @@ async def warm_up(cluster) -> None:
 
 def browser_annotator(base: str, token: str, answers: int, think_s: float, out: dict) -> None:
     """One headless Chromium annotator beside the load: key press -> next item drawn."""
-    from selenium import webdriver
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     from benchmarks.annotate_latency import WAIT_FOR_NEXT
-    from tests.browserhelpers import CHROMEDRIVER, CHROMIUM
+    from tests.browserhelpers import start_chromium
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    with tempfile.TemporaryDirectory() as profile:
-        for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                    "--window-size=1280,800", f"--user-data-dir={profile}"):
-            options.add_argument(arg)
-        driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-        driver.set_script_timeout(60)
-        times = []
-        try:
-            driver.get(f"{base}/?token={token}")
-            WebDriverWait(driver, 60).until(lambda d: next(
-                (b for b in d.find_elements(By.TAG_NAME, "button") if b.text.startswith("Start")), False)).click()
-            driver.execute_async_script(WAIT_FOR_NEXT, "none")
-            driver.execute_script("window.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);")
-            body = driver.find_element(By.TAG_NAME, "body")
-            for k in range(answers):
-                time.sleep(think_s)
-                old = driver.execute_script("return document.querySelector('.answer-bar').dataset.item")
-                body.send_keys(str(k % 5))
-                elapsed, _ = driver.execute_async_script(WAIT_FOR_NEXT, old)
-                times.append(elapsed / 1000)
-        except Exception as exc:
-            out["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-        finally:
-            driver.quit()
+    driver = start_chromium("--window-size=1280,800", script_timeout=60)
+    times = []
+    try:
+        driver.get(f"{base}/?token={token}")
+        WebDriverWait(driver, 60).until(lambda d: next(
+            (b for b in d.find_elements(By.TAG_NAME, "button") if b.text.startswith("Start")), False)).click()
+        driver.execute_async_script(WAIT_FOR_NEXT, "none")
+        driver.execute_script("window.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);")
+        body = driver.find_element(By.TAG_NAME, "body")
+        for k in range(answers):
+            time.sleep(think_s)
+            old = driver.execute_script("return document.querySelector('.answer-bar').dataset.item")
+            body.send_keys(str(k % 5))
+            elapsed, _ = driver.execute_async_script(WAIT_FOR_NEXT, old)
+            times.append(elapsed / 1000)
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        driver.quit()
     out["latency"] = latency_ms([Press(0, "", True, t) for t in times])
 
 

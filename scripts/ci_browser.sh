@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
-# Debian's chromium and chromium-driver for the real-browser end-to-end test (tests/e2e/test_browser.py).
+# Debian's chromium-headless-shell and chromium-driver for the real-browser end-to-end tests
+# (tests/e2e/test_browser*.py; tests/browserhelpers.py starts it).
 #
 #   source scripts/ci_browser.sh       # in a script (.ci/run), before ./test.sh
 #   scripts/ci_browser.sh              # or on its own
 #
-# Installs the packages when /usr/bin/chromium or /usr/bin/chromedriver is missing (needs root).
+# Installs the packages when the headless shell or /usr/bin/chromedriver is missing (needs root).
 # The test drives the browser headless, with networking features off, against 127.0.0.1 only.
 # Installs axe-core (the accessibility checker tests/e2e/test_browser_a11y.py injects) from the
 # npm registry into .data/npm once, when npm exists; the tests download nothing.
 
 _browser_install() {
-  if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  if [ -x /usr/lib/chromium/chromium-headless-shell ] && [ -x /usr/bin/chromedriver ]; then
     return 0
   fi
   if [ "$(id -u)" != 0 ]; then
-    echo "ci_browser: chromium is not installed (apt-get install chromium chromium-driver, as root)" >&2
+    echo "ci_browser: chromium is not installed (apt-get install chromium-headless-shell chromium-driver, as root)" >&2
     return 1
   fi
-  echo "ci_browser: installing chromium and chromium-driver from the Debian packages"
+  echo "ci_browser: installing chromium-headless-shell and chromium-driver from the Debian packages"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+  apt-get update -qq && apt-get install -y -qq chromium-headless-shell chromium-driver >/dev/null
 }
 
 AXE_CORE_VERSION=4.14.1
@@ -37,4 +38,4 @@ _axe_install() {
 
 _browser_install
 _axe_install
-/usr/bin/chromium --version 2>/dev/null || true
+/usr/lib/chromium/chromium-headless-shell --version 2>/dev/null || true

@@ -10,11 +10,11 @@ def own_database(isolated_database):
 
 
 @pytest.fixture(scope="module")
-def chromium(tmp_path_factory):
+def chromium():
     """One headless Chromium for a module's browser tests; each test gets a fresh tab of it
     (``test_browser.browser``)."""
     from browserhelpers import start_chromium
 
-    driver = start_chromium(tmp_path_factory.mktemp("chromium") / "profile")
+    driver = start_chromium()
     yield driver
     driver.quit()

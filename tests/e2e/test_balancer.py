@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S
+from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S, start_chromium
 from dbhelpers import postgres_schema, postgres_url_or_skip
 from sqlmodel import select
 from studyhelpers import make_study
@@ -41,7 +41,6 @@ if missing:
         raise RuntimeError(f"CI=true but {', '.join(missing)} missing (scripts/ci_browser.sh, scripts/ci_balancer.sh)")
     pytest.skip(f"{', '.join(missing)} not installed", allow_module_level=True)
 
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -77,14 +76,8 @@ def postgres(monkeypatch):
 
 
 @pytest.fixture
-def driver(tmp_path):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--no-first-run", "--window-size=1280,900", f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(arg)
-    chrome = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    chrome.set_script_timeout(WAIT_S)
+def driver():
+    chrome = start_chromium("--window-size=1280,900")
     yield chrome
     chrome.quit()
 

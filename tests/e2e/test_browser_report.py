@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browserhelpers import CHROMEDRIVER, CHROMIUM, WAIT_S
+from browserhelpers import CHROMEDRIVER, CHROMIUM, start_chromium
 from projectpaths import ROOT
 from studyhelpers import make_study
 
@@ -23,7 +23,6 @@ if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
     pytest.skip("chromium and chromium-driver are not installed", allow_module_level=True)
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 BOXES = """return Array.from(document.querySelectorAll('body > h1, body > h2, body > h3, body > p, body > table, img'))
@@ -49,14 +48,8 @@ def report(tmp_path, request):
 
 
 @pytest.fixture
-def browser(tmp_path):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1366,900", "--hide-scrollbars",
-                "--force-device-scale-factor=1", f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    driver.set_page_load_timeout(WAIT_S)
+def browser():
+    driver = start_chromium("--window-size=1366,900", "--hide-scrollbars", "--force-device-scale-factor=1")
     yield driver
     driver.quit()
 
