@@ -21,12 +21,12 @@ pytestmark = pytest.mark.usefixtures("db_backend")
 #  the answer (7): the annotator's row, locked first; the assignment, locked; the study; the
 #    item's latest rating (a repeated press); the annotator's current item (a stale press);
 #    the assignment marked answered; the rating added;
-#  the next screen (8): the open item (none); the sequence per phase (which also gives the
-#    answers counted); the least claim level; one window of the annotator's order; the claim
-#    counted on the item (compare-and-set); the assignment added; the item's row; the pace.
+#  the next screen (7): the sequence per phase (which also gives the answers counted and says
+#    that no item is open); the least claim level; one window of the annotator's order; the
+#    claim counted on the item (compare-and-set); the assignment added; the item's row; the pace.
 # SQLite's BEGIN IMMEDIATE is a statement of its own. The counts per study (items, practice
 # items) are kept in memory after the first claim, so they are not sent again.
-STATEMENTS_PER_ANSWER = {"postgresql": 15, "sqlite": 16}
+STATEMENTS_PER_ANSWER = {"postgresql": 14, "sqlite": 15}
 
 
 class Traffic:
