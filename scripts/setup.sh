@@ -26,9 +26,7 @@ stamp=$(stamp_of "$requirements")
 want=$(want_of "$requirements")
 if ! current "$requirements" && ! current requirements-dev.txt; then
   echo "setup: installing $requirements"
-  # --no-compile: Python compiles a module the first time it is imported; compiling every
-  # installed module up front doubled the install's time, most of it for modules never imported
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r "$requirements"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
   # the project itself (pyproject.toml), editable: `import metrics` / `studyapp` from anywhere
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"
