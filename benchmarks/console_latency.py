@@ -109,12 +109,11 @@ class Console:
     """A headless Chromium on the served console, with the moves a researcher makes."""
 
     def __init__(self, base: str, downloads: Path):
-        from tests.browserhelpers import start_chromium
+        from tests.browserhelpers import allow_downloads, start_chromium
 
         downloads.mkdir(parents=True, exist_ok=True)
         self.driver = start_chromium(script_timeout=180)
-        self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow",
-                                                                    "downloadPath": str(downloads)})
+        allow_downloads(self.driver, downloads)
         self.base, self.downloads = base, downloads
 
     def quit(self) -> None:

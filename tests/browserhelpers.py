@@ -119,7 +119,12 @@ def fresh_tab(driver, downloads: Path) -> None:
             driver.close()
     driver.switch_to.window(fresh)
     driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
-    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    allow_downloads(driver, downloads)
+
+
+def allow_downloads(driver, folder: Path) -> None:
+    """Save ``driver``'s downloads to ``folder`` without asking."""
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(folder)})
 
 
 def no_dashboard_warm_up(monkeypatch) -> None:

@@ -39,7 +39,7 @@ def study_cached(session: Session, study: Study | Row, name: str, compute: Calla
     life of the process (the least recently used entries go first once the entries' ``weight``
     sums to more than ``limit``; one entry is always kept)."""
     kept = _CACHE if kept is None else kept
-    key = (str(session.get_bind().engine.url), study.id, study.created_at, name)
+    key = cache_key(session, study, name)
     if key in kept:
         kept[key] = kept.pop(key)
         return kept[key]
@@ -49,6 +49,12 @@ def study_cached(session: Session, study: Study | Row, name: str, compute: Calla
         held -= weight(kept.pop(next(iter(kept))))
     kept[key] = value
     return value
+
+
+def cache_key(session: Session, study: Study | Row, name: str) -> tuple:
+    """What ``study_cached`` keeps ``name``'s value under: the database, the study and its
+    creation time (a study id reused after a reset is another study), the name."""
+    return str(session.get_bind().engine.url), study.id, study.created_at, name
 
 
 def annotator_order(session: Session, study: Study | Row, name: str,
@@ -63,7 +69,7 @@ def annotator_order(session: Session, study: Study | Row, name: str,
 
 def forget_order(session: Session, study: Study | Row, name: str) -> None:
     """Drop an annotator's order (``annotator_order``'s ``name``) once they have finished."""
-    _ORDERS.pop((str(session.get_bind().engine.url), study.id, study.created_at, name), None)
+    _ORDERS.pop(cache_key(session, study, name), None)
 
 
 def main_items(session: Session, study: Study | Row) -> tuple[tuple[int, int], ...]:
