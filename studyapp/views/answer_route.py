@@ -158,7 +158,7 @@ def parse_press(body: bytes) -> dict:
     """The answer's fields (:data:`FIELDS`), checked: the first bad one named."""
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):   # RecursionError: nested past the parser's depth
         raise Refused(400, "the answer is not JSON") from None
     if not isinstance(data, dict):
         raise Refused(400, "the answer must be a JSON object")

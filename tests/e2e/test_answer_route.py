@@ -98,6 +98,7 @@ BAD = [  # (what is wrong, request options, status, the reason's start)
     ("another annotator's key", {"key": "other"}, 403, "the answer key does not match the annotator"),
     ("not JSON", {"raw": b"{not json"}, 400, "the answer is not JSON"),
     ("a list", {"raw": b"[1, 2]"}, 400, "the answer must be a JSON object"),
+    ("nested past the parser's depth", {"raw": b"[" * 7000 + b"]" * 7000}, 400, "the answer is not JSON"),
     ("too large", {"raw": b" " * (answer_route.MAX_BODY + 1)}, 413, f"the answer is over {answer_route.MAX_BODY} bytes"),
     ("item id text", {"fields": {"item_id": "7"}}, 400, "field 'item_id' must be a positive whole number"),
     ("annotator true", {"fields": {"annotator": True}}, 400, "field 'annotator' must be a positive whole number"),
