@@ -7,6 +7,8 @@
 #
 # Installs the package when haproxy is missing (needs root). The test runs it on 127.0.0.1 only.
 
+source "$(dirname "${BASH_SOURCE[0]}")/ci_apt.sh"
+
 _balancer_install() {
   if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then
     return 0
@@ -16,8 +18,7 @@ _balancer_install() {
     return 1
   fi
   echo "ci_balancer: installing haproxy from the Debian packages"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq haproxy >/dev/null
+  ci_apt_install haproxy
 }
 
 _balancer_install

@@ -10,6 +10,8 @@
 # Installs axe-core (the accessibility checker tests/e2e/test_browser_a11y.py injects) from the
 # npm registry into .data/npm once, when npm exists; the tests download nothing.
 
+source "$(dirname "${BASH_SOURCE[0]}")/ci_apt.sh"
+
 _browser_install() {
   if [ -x /usr/lib/chromium/chromium-headless-shell ] && [ -x /usr/bin/chromedriver ]; then
     return 0
@@ -19,8 +21,7 @@ _browser_install() {
     return 1
   fi
   echo "ci_browser: installing chromium-headless-shell and chromium-driver from the Debian packages"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq chromium-headless-shell chromium-driver >/dev/null
+  ci_apt_install chromium-headless-shell chromium-driver
 }
 
 AXE_CORE_VERSION=4.14.1

@@ -11,6 +11,8 @@
 # a free port, listening on 127.0.0.1 only, and creates the database `studyapp_test` owned by
 # the user `studyapp` (password auth over TCP). Nothing outside the temporary directory changes.
 
+source "$(dirname "${BASH_SOURCE[0]}")/ci_apt.sh"
+
 _pg_find_bin() {
   local dir
   for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
@@ -28,12 +30,10 @@ _pg_start() {
       return 1
     fi
     echo "ci_postgres: installing PostgreSQL from the Debian packages"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
     # the package's own cluster is not needed: only the binaries are used
     mkdir -p /etc/postgresql-common/createcluster.d
     echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/no-main.conf
-    apt-get install -y -qq postgresql >/dev/null
+    ci_apt_install postgresql || return 1
     bin=$(_pg_find_bin) || { echo "ci_postgres: pg_ctl not found after install" >&2; return 1; }
   fi
 
