@@ -1,6 +1,6 @@
-"""``metrics`` installs alone: ``pip install .`` into a fresh, plain virtual environment (no
-system site packages; dependencies from the package index) pulls neither Streamlit nor the
-database stack nor matplotlib; scoring works there, from the installed copy, and equals the
+"""``metrics`` installs alone: ``pip install .`` (the project's uv) into a fresh, plain
+virtual environment (no system site packages; dependencies from the package index) pulls
+neither Streamlit nor the database stack nor matplotlib; scoring works there, from the installed copy, and equals the
 project environment's result on the same files; ``import studyapp`` names the missing
 Streamlit; ``diagnose --out``, which needs the ``report`` extra for its plots, says so in one
 line and writes nothing."""
@@ -16,6 +16,7 @@ import time
 import venv
 
 import pytest
+from installhelpers import pip
 from projectpaths import ROOT
 
 APP_STACK = {"streamlit", "sqlalchemy", "sqlmodel", "psycopg", "psycopg-binary", "altair", "pillow", "matplotlib"}
@@ -34,13 +35,11 @@ def test_the_metric_package_installs_alone_in_a_fresh_venv(tmp_path):
     env_dir = tmp_path / "env"
     venv.create(env_dir, system_site_packages=False)
     python = str(env_dir / "bin" / "python")
-    pip = [sys.executable, "-m", "pip", "--python", python]   # this project's pip, installing into the new venv
     start = time.perf_counter()
-    install = subprocess.run([*pip, "install", "--quiet", "--no-compile", str(source)], capture_output=True,
-                             text=True, timeout=3600)
+    install = pip(python, "install", str(source))
     assert install.returncode == 0, install.stderr[-2000:]
-    print(f"pip install took {time.perf_counter() - start:.0f} s")
-    listed = subprocess.run([*pip, "list", "--format", "json"], capture_output=True, text=True)
+    print(f"install took {time.perf_counter() - start:.0f} s")
+    listed = pip(python, "list", "--format", "json")
     installed = {p["name"].lower() for p in json.loads(listed.stdout)}
     assert "hoi-semantic-eval" in installed and not installed & APP_STACK, installed & APP_STACK
 

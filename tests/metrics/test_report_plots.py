@@ -30,7 +30,9 @@ def study(request):
     return agreement_report(ratings[["item_id", "annotator", "rating"]], n_resamples=50), ratings
 
 
+@pytest.fixture(scope="module")
 def figures(study):
+    """The report's figures of ``study``, drawn once for the tests of that study."""
     agreement, ratings = study
     over_time = pd.DataFrame({"ratings": [40, 80, 120, 160, 200, 240], "annotators": [3, 4, 5, 6, 6, 6],
                               "alpha": [0.3, 0.35, 0.4, 0.42, 0.41, 0.43], "agreement": [0.7, 0.72, 0.74, 0.75, 0.75, 0.76]})
@@ -61,9 +63,9 @@ def texts(fig):
 
 @pytest.mark.parametrize("name", ["annotator_distributions", "votes_by_majority", "spearman_heatmap",
                                   "agreement_over_time", "rater_chart", "model_scores"])
-def test_plot_is_readable_at_the_reports_width(study, name):
+def test_plot_is_readable_at_the_reports_width(study, figures, name):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    fig = figures(study)[name]
+    fig = figures[name]
     FigureCanvasAgg(fig)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     fig.savefig(ARTIFACTS / f"{name}-{study[0].n_annotators}.png")
@@ -102,8 +104,8 @@ def test_every_rater_has_its_own_colour_and_marker(study):
     assert sorted(legend) == sorted(map(str, model.raters.index))
 
 
-def test_agreement_over_time_lines_differ_in_colour_and_dash(study):
-    fig = figures(study)["agreement_over_time"]
+def test_agreement_over_time_lines_differ_in_colour_and_dash(figures):
+    fig = figures["agreement_over_time"]
     lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
     assert len(lines) == 2
     (a, b) = lines

@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from installhelpers import build_wheel, pip
 from projectpaths import ROOT
 from test_plugin_type import SHOW_PARITY, SPEC, TOY_MODULE, TOY_VIEW_MODULE
 
@@ -48,10 +49,7 @@ class LostPrediction(ErrorType):
 def test_a_wheel_from_a_clean_checkout_holds_every_package(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
-                            "-w", str(tmp_path / "dist"), str(clone)], capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    wheel = build_wheel(clone, tmp_path / "dist")
     names = set(zipfile.ZipFile(wheel).namelist())
     tracked = subprocess.run(["git", "ls-files", "metrics", "studyapp"], cwd=clone, capture_output=True,
                              text=True, check=True).stdout.split()
@@ -190,14 +188,6 @@ THIRD_PARTY = {
 }
 
 
-def build_wheel(source, out):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                            "--disable-pip-version-check", "-w", str(out), str(source)], capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = out.glob("*.whl")
-    return wheel
-
-
 def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_path):
     source = tmp_path / "project"   # a copy: the build writes build/ and *.egg-info beside the sources
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
@@ -223,9 +213,7 @@ def test_a_third_party_wheel_with_every_kind_works_in_a_fresh_environment(tmp_pa
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
            "HOI_NLTK_DATA": str(ROOT / ".data" / "nltk_data"), "STUDYAPP_DB": str(work / "db.sqlite"),
            "STUDYAPP_EXPORTS": str(work / "exports")}
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile",
-                              "--no-deps", "--disable-pip-version-check", str(ours), str(theirs)],
-                             capture_output=True, text=True, env=env)
+    install = pip(python, "install", "--no-deps", str(ours), str(theirs), env=env)
     assert install.returncode == 0, install.stderr[-2000:]
 
     def run_fresh(*args):
