@@ -96,6 +96,18 @@ def test_warm_up_in_a_child_process_fills_this_processs_cache(tmp_path, monkeypa
     assert dashboard.study_dashboard("rated") is board   # nothing new: not computed again
 
 
+def test_no_warm_up_process_starts_while_no_study_has_ratings(tmp_path, monkeypatch):
+    """A server whose studies have no ratings yet (a new one's case) starts no warm-up child."""
+    from studyhelpers import make_study
+
+    from studyapp.platform.reporting import dashboard
+
+    make_study(tmp_path, n_items=4, raters=2, slug="empty")
+    started = []
+    monkeypatch.setattr(dashboard.subprocess, "run", lambda *args, **kwargs: started.append(args))
+    assert dashboard.warm_in_child() == [] and started == []
+
+
 def _study_and_fingerprint(slug: str):
     from sqlmodel import select
 

@@ -88,16 +88,20 @@ def study_dashboard(slug: str, engine: Engine | None = None, *, include_simulate
     return board
 
 
+def rated_studies(engine: Engine | None = None) -> list[str]:
+    """The slugs of the studies that have ratings, oldest first."""
+    with read_session(engine) as session:
+        return list(session.exec(select(Study.slug).where(
+            select(Rating.id).where(Rating.study_id == Study.id).exists()).order_by(Study.id)))
+
+
 def warm(engine: Engine | None = None) -> list[str]:
     """Compute the dashboards of the studies that have ratings, one after another (the server
     process does this in a background thread at start, so the first researcher after a restart
     does not wait for a large study's first computation); returns their slugs. A study that
     cannot be computed is left to the console, which shows why."""
-    with read_session(engine) as session:
-        slugs = list(session.exec(select(Study.slug).where(
-            select(Rating.id).where(Rating.study_id == Study.id).exists()).order_by(Study.id)))
     done = []
-    for slug in slugs:
+    for slug in rated_studies(engine):
         try:
             study_dashboard(slug, engine)
         except InputError:
@@ -117,7 +121,10 @@ def warm_in_child() -> list[str]:
     returns their slugs. Computed in this process, a large study's dashboard would hold the
     interpreter lock for minutes (110 s for 100,000 ratings at load 5), stalling every
     annotator's page run meanwhile; the child inherits the environment, so it reads the same
-    database. A dashboard computed here in the meantime is newer and is kept."""
+    database. A dashboard computed here in the meantime is newer and is kept. No child starts
+    while no study has ratings (a new server's case: its imports alone cost ~2 s of CPU)."""
+    if not rated_studies():
+        return []
     done = subprocess.run([sys.executable, "-c", _WARM_CODE], capture_output=True,
                           preexec_fn=lambda: os.nice(WARM_NICENESS), check=False)
     if done.returncode != 0:
