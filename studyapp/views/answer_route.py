@@ -28,15 +28,16 @@ import time
 from collections import deque
 from urllib.parse import urlsplit
 
+import anyio
+
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import request_response
 
 from metrics import InputError
-from studyapp.core import auth
+from studyapp.core import auth, config
 from studyapp.platform import assignment
 from studyapp.platform.assignment import prolific
 from studyapp.studytypes import get_type
@@ -55,6 +56,7 @@ STALE = ("That answer was for an item already answered (perhaps in another tab);
 _mounted = False
 _recent: dict[int, deque] = {}
 _recent_lock = threading.Lock()
+_answering: anyio.CapacityLimiter | None = None
 
 
 def middleware() -> list[Middleware]:
@@ -104,10 +106,21 @@ async def answer_endpoint(request: Request) -> JSONResponse:
         _check_origin(request)
         press = parse_press(await _body(request))
         key = request.headers.get(KEY_HEADER, "")
-        status, reply = await run_in_threadpool(answer_press, press, key)
+        status, reply = await anyio.to_thread.run_sync(answer_press, press, key, limiter=_answer_slots())
     except Refused as refused:
         status, reply = refused.status, {"error": refused.reason}
     return JSONResponse(reply, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _answer_slots() -> anyio.CapacityLimiter:
+    """As many answers at once as the database pool keeps connections (``config.pool_size``): a
+    press beyond them waits here for one to come free, where it would otherwise open one of the
+    pool's overflow connections, which is closed again after the answer (a new PostgreSQL
+    connection costs both sides a log-in)."""
+    global _answering
+    if _answering is None:
+        _answering = anyio.CapacityLimiter(config.pool_size())
+    return _answering
 
 
 def _check_origin(request: Request) -> None:
