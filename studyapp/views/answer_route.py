@@ -29,7 +29,6 @@ from collections import deque
 from urllib.parse import urlsplit
 
 import anyio
-
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.middleware import Middleware
 from starlette.requests import Request

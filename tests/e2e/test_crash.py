@@ -105,7 +105,9 @@ def _read(path):
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_loses_no_acknowledged_rating(db_backend, tmp_path):
-    study = make_study(tmp_path, n_items=600, raters=2)
+    # items enough that the children never run out within the kills: a child with nothing left
+    # to rate ends by itself before its kill (a quiet machine rates over 1,200 answers in 50 rounds)
+    study = make_study(tmp_path, n_items=3000, raters=2)
     annotators = make_annotators(study, 2)
     url = config.database_url()
     storage.dispose_all()
