@@ -1,9 +1,9 @@
 """``metrics`` installs alone: ``pip install .`` (the project's uv) into a fresh, plain
 virtual environment (no system site packages; dependencies from the package index) pulls
-neither Streamlit nor the database stack nor matplotlib; scoring works there, from the installed copy, and equals the
-project environment's result on the same files; ``import studyapp`` names the missing
-Streamlit; ``diagnose --out``, which needs the ``report`` extra for its plots, says so in one
-line and writes nothing."""
+neither Streamlit nor the database stack nor matplotlib; scoring works there, from the
+installed copy, and equals the project environment's result on the same files; ``import
+studyapp`` names the missing Streamlit; ``diagnose --out``, which needs the ``report`` extra for
+its plots, says so in one line and writes nothing."""
 
 from __future__ import annotations
 
