@@ -108,6 +108,8 @@ BAD = [  # (what is wrong, request options, status, the reason's start)
     ("seen_ms negative", {"fields": {"seen_ms": -1}}, 400, "field 'seen_ms' must be a number of milliseconds"),
     ("seen_ms huge", {"fields": {"seen_ms": 10 ** 400}}, 400, "field 'seen_ms' must be a number of milliseconds"),
     ("seen_ms text", {"fields": {"seen_ms": "900"}}, 400, "field 'seen_ms' must be a number of milliseconds"),
+    ("seen_ms NaN", {"fields": {"seen_ms": float("nan")}}, 400, "field 'seen_ms' must be a number of milliseconds"),
+    ("seen_ms Infinity", {"fields": {"seen_ms": float("inf")}}, 400, "field 'seen_ms' must be a number of milliseconds"),
     ("in_view text", {"fields": {"in_view": "yes"}}, 400, "field 'in_view' must be true, false or null"),
     ("keys not a list", {"fields": {"not_applied": "3"}}, 400, "field 'not_applied' must be a list"),
     ("no nonce", {"fields": {"nonce": ""}}, 400, "field 'nonce' must be text of 1 to 64 characters"),
