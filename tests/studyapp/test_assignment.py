@@ -397,23 +397,28 @@ def test_the_welcome_estimate_reads_as_english():
 
 
 def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path):
-    """The next free slot is found in steps: the least claim level first, then items at that
-    level in the annotator's order. Other annotators' claims in between can move every item of
-    that level up; a free slot one level higher must still be found (12 concurrent annotators
-    once had one of them told 'done' after 12 of 20 items)."""
+    """The next free slot is found in steps: the least claim level with the first window of the
+    annotator's order, then, when that window has no item at the level, the level's items.
+    Other annotators' claims in between can move every item of that level up; a free slot one
+    level higher must still be found (12 concurrent annotators once had one of them told 'done'
+    after 12 of 20 items)."""
     from sqlalchemy import event, update
 
     from studyapp.core.models import Annotator, Item, Study
+    from studyapp.platform.assignment.claim_order import CHUNK
     from studyapp.platform.specs.spec_model import spec_of
 
-    study_id = make_study(tmp_path, n_items=6, raters=3)
+    n_items = CHUNK + 6   # the first window (file order) holds CHUNK items, all claimed once
+    study_id = make_study(tmp_path, n_items=n_items, raters=3, extra='order = "fixed"')
     (annotator_id,) = make_annotators(study_id, 1)
+    with storage.write_session() as session:
+        session.exec(update(Item).where(Item.study_id == study_id, Item.position < CHUNK).values(n_claims=1))
     engine = storage.get_engine()
     seen = {"level read": False}
 
     def others_claim_every_item(conn, cursor, statement, parameters, context, executemany):
-        if not seen["level read"] and "n_claims" in statement and "ORDER BY item.n_claims" in statement:
-            seen["level read"] = True   # the level query ran: everyone else now claims each item once
+        if not seen["level read"] and "AS level" in statement:
+            seen["level read"] = True   # level 0, none in the window: everyone else claims each item once
             conn.execute(update(Item).where(Item.study_id == study_id).values(n_claims=Item.n_claims + 1))
 
     event.listen(engine, "after_cursor_execute", others_claim_every_item)
@@ -421,9 +426,10 @@ def test_a_claim_level_emptied_by_other_claims_still_finds_a_free_slot(tmp_path)
         with storage.write_session() as session:
             study, annotator = session.get(Study, study_id), session.get(Annotator, annotator_id)
             found = assignment.free_slot(session, annotator, study, spec_of(study))
+            position = session.get(Item, found[0]).position
     finally:
         event.remove(engine, "after_cursor_execute", others_claim_every_item)
-    assert seen["level read"] and found is not None and found[1] == 1
+    assert seen["level read"] and found[1] == 1 and position == CHUNK
 
 
 def test_two_tabs_asking_at_once_get_one_open_item(tmp_path, db_backend, monkeypatch):

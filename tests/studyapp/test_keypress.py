@@ -18,15 +18,16 @@ from studyapp.platform import assignment
 pytestmark = pytest.mark.usefixtures("db_backend")
 
 # The statements of one answer to a main item of a plain study, measured on both databases:
-#  the answer (7): the annotator's row, locked first; the assignment, locked; the study; the
-#    item's latest rating (a repeated press); the annotator's current item (a stale press);
-#    the assignment marked answered; the rating added;
-#  the next screen (7): the sequence per phase (which also gives the answers counted and says
-#    that no item is open); the least claim level; one window of the annotator's order; the
-#    claim counted on the item (compare-and-set); the assignment added; the item's row; the pace.
+#  the answer (4): the annotator's row, locked first, with the study's; the assignment, locked,
+#    with the annotator's current item (a stale press) and its latest revision (a repeated
+#    press: only then is that rating read); the assignment marked answered; the rating added;
+#  the next screen (4): the sequence per phase and the annotator's recent pace (which also give
+#    the answers counted and say that no item is open); one window of the annotator's order
+#    with the least claim level; the claim counted on the item (compare-and-set, returning the
+#    item's key and fields); the assignment added.
 # SQLite's BEGIN IMMEDIATE is a statement of its own. The counts per study (items, practice
 # items) are kept in memory after the first claim, so they are not sent again.
-STATEMENTS_PER_ANSWER = {"postgresql": 14, "sqlite": 15}
+STATEMENTS_PER_ANSWER = {"postgresql": 8, "sqlite": 9}
 
 
 class Traffic:

@@ -47,7 +47,7 @@ OPEN_ASSIGNMENT = (select(ASSIGNMENTS)
                           ASSIGNMENTS.c.answered_at.is_(None))
                    .order_by(ASSIGNMENTS.c.position).limit(1))
 COUNT_CLAIM = (update(ITEMS).where(ITEMS.c.id == bindparam("item"), ITEMS.c.n_claims == bindparam("seen"))
-               .values(n_claims=bindparam("seen") + 1))
+               .values(n_claims=bindparam("seen") + 1).returning(ITEMS.c.item_key, ITEMS.c.fields_json))
 ADD_ASSIGNMENT = insert(ASSIGNMENTS)
 
 
@@ -104,7 +104,7 @@ def next_item(annotator_id: int, engine: Engine | None = None,
                 shown = open_item(session, annotator, study)
                 if shown is not None:   # read without a lock: a read-only database still shows it
                     return shown
-                annotator = lock_annotator(session, annotator_id)   # the claim: first lock
+                annotator, study = lock_annotator(session, annotator_id)   # the claim: first lock
                 refuse_inactive(annotator)
                 return claim_next(session, annotator, study, now or utcnow()).task
         except IntegrityError:
@@ -130,7 +130,8 @@ class Claimed:
 
 @dataclass
 class _NewAssignment:
-    """Where the annotator's next assignment goes: its position, number and claim time."""
+    """Where the annotator's next assignment goes: its position, number and claim time, and the
+    seconds of the annotator's pace (``tasks.History.recent``)."""
 
     session: Session
     study_id: int
@@ -139,13 +140,16 @@ class _NewAssignment:
     now: datetime
     total: int
     number: int
+    recent: list[float]
 
-    def add(self, item_id: int, phase: str, slot: int | None = None) -> Task:
+    def add(self, item_id: int, phase: str, slot: int | None = None, item: Row | None = None) -> Task:
+        """The assignment added; ``item``: its item's row, when already read."""
         assignment = Assignment(study_id=self.study_id, annotator_id=self.annotator_id, item_id=item_id,
                                 phase=phase, position=self.position, slot=slot, claimed_at=self.now)
         assignment.id = self.session.connection().execute(
             ADD_ASSIGNMENT, assignment.model_dump(exclude={"id"})).inserted_primary_key[0]
-        return task_of(self.session, assignment, self.total, self.number, fresh=True)
+        return task_of(self.session, assignment, self.total, self.number, fresh=True, item=item,
+                       recent=self.recent)
 
 
 @dataclass
@@ -195,10 +199,10 @@ def main_step(state: ClaimState) -> Task | None:
     if claim is None:
         return None
     item_id, seen = claim
-    counted = state.session.connection().execute(COUNT_CLAIM, {"item": item_id, "seen": seen})
-    if counted.rowcount != 1:
+    counted = state.session.connection().execute(COUNT_CLAIM, {"item": item_id, "seen": seen}).first()
+    if counted is None:
         raise IntegrityError("claim counter moved", None, Exception())  # look again
-    return state.new.add(item_id, "main", slot=seen)
+    return state.new.add(item_id, "main", slot=seen, item=counted)
 
 
 def take_over_step(state: ClaimState) -> Task | None:
@@ -207,7 +211,7 @@ def take_over_step(state: ClaimState) -> Task | None:
         return None
     new = state.new
     taken = _take_over(state.session, state.annotator, state.study, state.spec, new.position, new.now)
-    return None if taken is None else task_of(state.session, taken, new.total, new.number)
+    return None if taken is None else task_of(state.session, taken, new.total, new.number, recent=new.recent)
 
 
 def attention_owed_step(state: ClaimState) -> Task | None:
@@ -258,10 +262,11 @@ def claim_next(session: Session, annotator: Row, study: Row, now: datetime) -> C
     that has one (after the routing check), else the end of the sequence."""
     spec = spec_of(study)
     total, n_main_items, n_practice = _planned(session, annotator, study, spec)
-    counts, position, open_now = sequence(session, annotator.id)
-    if open_now:
+    history = sequence(session, annotator.id)
+    counts = history.counts
+    if history.open_now:
         open_one = session.connection().execute(OPEN_ASSIGNMENT, {"annotator": annotator.id}).first()
-        return Claimed(task_of(session, open_one, total), None)
+        return Claimed(task_of(session, open_one, total, recent=history.recent), None)
     if study.status != "open":
         raise InputError(f"this study is {study.status}")
     answered = sum(counts.values())   # nothing is open: every assignment is answered
@@ -269,7 +274,8 @@ def claim_next(session: Session, annotator: Row, study: Row, now: datetime) -> C
         LOG.debug("annotator %s: the routing step ended the session", annotator.id)
         forget_order(session, study, _order_name(annotator))
         return Claimed(None, answered)
-    new = _NewAssignment(session, study.id, annotator.id, position, now, total, answered + 1)
+    new = _NewAssignment(session, study.id, annotator.id, history.position, now, total, answered + 1,
+                         history.recent)
     state = ClaimState(session, annotator, study, spec, counts,
                        min(spec.items_per_annotator or n_main_items, n_main_items), n_practice, new)
     for name, step in CLAIM_STEPS:

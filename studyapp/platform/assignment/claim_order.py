@@ -93,14 +93,23 @@ IN_CHUNK = {"sqlite": select(ITEMS.c.id, ITEMS.c.n_claims).where(
 
 
 @cache
-def _level_queries(restricted: bool):
-    """(the least claim level with a free slot, up to ``CHUNK + 1`` items at a level) among the
-    study's main items the annotator lacks; ``restricted``: only the ids ``eligible``."""
-    free = [ITEMS.c.study_id == bindparam("study"), ITEMS.c.role == "main",
-            ITEMS.c.n_claims < bindparam("raters"), NOT_HANDED,
-            *([ITEMS.c.id.in_(bindparam("eligible", expanding=True))] if restricted else [])]
-    return (select(ITEMS.c.n_claims).where(*free).order_by(ITEMS.c.n_claims).limit(1),
-            select(ITEMS.c.id).where(*free, ITEMS.c.n_claims == bindparam("level")).limit(CHUNK + 1))
+def _level_queries(restricted: bool, dialect: str):
+    """(the least claim level with a free slot, up to ``CHUNK + 1`` items at a level, a chunk of
+    ids with their claims and that level) among the study's main items the annotator lacks;
+    ``restricted``: only the ids ``eligible``."""
+    def free(items):
+        return [items.c.study_id == bindparam("study"), items.c.role == "main",
+                items.c.n_claims < bindparam("raters"),
+                ~exists().where(ASSIGNMENTS.c.item_id == items.c.id,
+                                ASSIGNMENTS.c.annotator_id == bindparam("annotator")),
+                *([items.c.id.in_(bindparam("eligible", expanding=True))] if restricted else [])]
+
+    def level(items):
+        return select(items.c.n_claims).where(*free(items)).order_by(items.c.n_claims).limit(1)
+
+    with_level = IN_CHUNK[dialect].add_columns(level(ITEMS.alias("free")).scalar_subquery().label("level"))
+    return (level(ITEMS), select(ITEMS.c.id).where(*free(ITEMS), ITEMS.c.n_claims == bindparam("level"))
+            .limit(CHUNK + 1), with_level)
 
 
 def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: int, eligible: list[int] | None,
@@ -112,32 +121,35 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
     ``rank``; ``handed``: how many main items the annotator already has.
 
     The least claim level comes from the claims index (it stops at the first item meeting the
-    conditions); then ``order`` is looked up a window at a time (by primary key, the items the
-    annotator had left out by the anti-join ``NOT_HANDED``), and a level found to hold at most
-    ``CHUNK`` items is read whole. An annotator's own items come early in their order (each was
-    the first free one when claimed), so the first window is ``CHUNK`` ids past ``handed``, and
-    each window after one that found nothing is twice as long, up to ``MAX_WINDOW``: the
-    statements and rows read stay bounded however long the annotator's history is."""
+    conditions), read with the first window; then ``order`` is looked up a window at a time (by
+    primary key, the items the annotator had left out by the anti-join ``NOT_HANDED``), and a
+    level found to hold at most ``CHUNK`` items is read whole. An annotator's own items come
+    early in their order (each was the first free one when claimed), so the first window is
+    ``CHUNK`` ids past ``handed``, and each window after one that found nothing is twice as
+    long, up to ``MAX_WINDOW``: the statements and rows read stay bounded however long the
+    annotator's history is."""
     connection = session.connection()
     run = connection.execute  # prepared Core statements: no ORM work per call or row
     in_chunk = IN_CHUNK[connection.dialect.name]
-    level_query, few_query = _level_queries(eligible is not None)
+    level_query, few_query, first_query = _level_queries(eligible is not None, connection.dialect.name)
     params = {"study": study.id, "raters": study.raters_per_item, "annotator": annotator_id,
               **({"eligible": eligible} if eligible is not None else {})}
-    level = run(level_query, params).scalar()
+    size = min(CHUNK + handed, MAX_WINDOW)
+    first = run(first_query, {**params, "chunk": list(order[:size])}).all() if order else []
+    level = first[0].level if first else run(level_query, params).scalar()
     if level is None:
         return None
-    start, size, first = 0, min(CHUNK + handed, MAX_WINDOW), True
-    while first or start < len(order):
+    found = [i for i, claims, _ in first if claims == level]
+    if found:
+        return min(found, key=rank), level
+    few = run(few_query, {**params, "level": level}).scalars().all()
+    if len(few) <= CHUNK:
+        return (min(few, key=rank), level) if few else None
+    start, size = size, min(size * 2, MAX_WINDOW)
+    while start < len(order):
         window = list(order[start:start + size])
         start, size = start + size, min(size * 2, MAX_WINDOW)
-        found = [i for i, claims in run(in_chunk, {"chunk": window, "annotator": annotator_id})
-                 if claims == level] if window else []
+        found = [i for i, claims in run(in_chunk, {"chunk": window, "annotator": annotator_id}) if claims == level]
         if found:
             return min(found, key=rank), level
-        if first:
-            first = False
-            few = run(few_query, {**params, "level": level}).scalars().all()
-            if len(few) <= CHUNK:
-                return (min(few, key=rank), level) if few else None
     return None

@@ -4,6 +4,7 @@ know about an annotator (``AnnotatorSession``)."""
 from __future__ import annotations
 
 import secrets
+from collections import namedtuple
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam
@@ -106,13 +107,17 @@ def refuse_ended(annotator: Annotator) -> None:
         raise InputError(ended_message(annotator.prolific_status))
 
 
-def lock_annotator(session: Session, annotator_id: int):
-    """The annotator's row (None when there is none), locked for the rest of the transaction on
-    PostgreSQL (``FOR NO KEY UPDATE``: rows that merely reference the annotator can still be
-    added). Every write of the annotator's sequence (an answer, a claim, Prolific's release of
-    their claims) takes this lock first, so two of them never interleave; on SQLite the write
-    transaction's lock already serialises them."""
-    return session.connection().execute(LOCK_ANNOTATOR, {"annotator": annotator_id}).first()
+def lock_annotator(session: Session, annotator_id: int) -> tuple[AnnotatorRow | None, StudyRow | None]:
+    """The annotator's row and their study's, read in one statement ((None, None) when there is
+    no such annotator); the annotator's is locked for the rest of the transaction on PostgreSQL
+    (``FOR NO KEY UPDATE``: rows that merely reference the annotator can still be added). Every
+    write of the annotator's sequence (an answer, a claim, Prolific's release of their claims)
+    takes this lock first, so two of them never interleave; on SQLite the write transaction's
+    lock already serialises them."""
+    row = session.connection().execute(LOCK_ANNOTATOR, {"annotator": annotator_id}).first()
+    if row is None:
+        return None, None
+    return AnnotatorRow(*row[:len(ANNOTATORS.c)]), StudyRow(*row[len(ANNOTATORS.c):])
 
 
 @dataclass(frozen=True)
@@ -134,8 +139,13 @@ class AnnotatorSession:
 
 
 ANNOTATORS, STUDIES = Annotator.__table__, Study.__table__
-LOCK_ANNOTATOR = (select(ANNOTATORS).where(ANNOTATORS.c.id == bindparam("annotator"))
-                  .with_for_update(key_share=True))
+# the rows ``lock_annotator`` returns: the columns of each table, as attributes
+AnnotatorRow = namedtuple("AnnotatorRow", ANNOTATORS.c.keys())
+StudyRow = namedtuple("StudyRow", STUDIES.c.keys())
+LOCK_ANNOTATOR = (select(ANNOTATORS, STUDIES)
+                  .join_from(ANNOTATORS, STUDIES, STUDIES.c.id == ANNOTATORS.c.study_id)
+                  .where(ANNOTATORS.c.id == bindparam("annotator"))
+                  .with_for_update(key_share=True, of=ANNOTATORS))
 SESSION_OF = (select(ANNOTATORS.c.pseudonym, ANNOTATORS.c.started_at, ANNOTATORS.c.completed_at,
                      ANNOTATORS.c.comprehension_failures, ANNOTATORS.c.prolific_status,
                      ANNOTATORS.c.routed_at, STUDIES.c.slug, STUDIES.c.title, STUDIES.c.status,

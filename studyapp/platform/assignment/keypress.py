@@ -2,7 +2,7 @@
 
 ``answer`` is the door an annotator's key press goes through. In one write transaction it
 locks the annotator's row (``join.lock_annotator``, the first lock, as for every write of their
-sequence), reads it and the study once, checks the answer as ``submit`` does (the seen floor,
+sequence), reads it and the study once (in that statement), checks the answer as ``submit`` does (the seen floor,
 a stale or repeated press, revising), stores it, claims the next item (``claim.claim_next``),
 counts the answers given, and returns what the page draws next as a frozen ``Screen``. The
 page keeps that screen for the one run that follows the press; any other run (a reload, a
@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from ...core.models import Annotator, Item, Study, utcnow
+from ...core.models import Annotator, Item, utcnow
 from ...core.storage import fetch_row, write_session
 from ..specs.spec_model import spec_of
 from .claim import CLAIM_ATTEMPTS, Claimed, claim_next, refuse_inactive
@@ -58,17 +58,16 @@ def answer(annotator_id: int, assignment_id: int, response, seconds_spent: float
 
     def store_and_claim() -> tuple[Stored, Screen | None]:
         with refusals_logged(press, engine), write_session(engine) as session:
-            annotator = lock_annotator(session, annotator_id)
-            stored = store_answer(session, annotator, press)
+            annotator, study = lock_annotator(session, annotator_id)
+            stored = store_answer(session, annotator, study, press)
             if spec_of(stored.study).routing and stored.assignment.phase == "main":
                 return stored, None   # the refit may decide the next item: claimed after it
             return stored, _screen(session, stored, claim_next(session, annotator, stored.study, utcnow()))
 
     def claim_after(stored: Stored) -> Screen:
         with write_session(engine) as session:
-            annotator = lock_annotator(session, annotator_id)
+            annotator, study = lock_annotator(session, annotator_id)
             refuse_inactive(annotator)
-            study = fetch_row(session, Study, annotator.study_id)
             return _screen(session, replace(stored, annotator=annotator, study=study),
                            claim_next(session, annotator, study, utcnow()))
 

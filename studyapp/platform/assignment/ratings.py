@@ -14,8 +14,8 @@ from sqlmodel import Session, select
 from metrics import InputError
 
 from ...core import auth
-from ...core.models import CANT_JUDGE, Annotator, Assignment, Rating, Study, utcnow
-from ...core.storage import fetch_row, log_event, write_session
+from ...core.models import CANT_JUDGE, Annotator, Rating, utcnow
+from ...core.storage import log_event, write_session
 from ...studytypes import get_type
 from ..specs.spec_model import StudySpec, spec_of
 from .join import lock_annotator, refuse_ended
@@ -60,7 +60,7 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
     for attempt in range(3):
         try:
             with refusals_logged(press, engine), write_session(engine) as session:
-                stored = store_answer(session, lock_annotator(session, annotator_id), press)
+                stored = store_answer(session, *lock_annotator(session, annotator_id), press)
             break
         except IntegrityError:
             if attempt == 2:
@@ -143,10 +143,17 @@ def _comment(text: str | None, enabled: bool) -> str | None:
     return text
 
 
-# The statements of an answer, prepared once as Core (see ``tasks``).
-CURRENT = (select(ASSIGNMENTS.c.id)
-           .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"), ASSIGNMENTS.c.answered_at.is_(None))
-           .order_by(ASSIGNMENTS.c.position).limit(1))
+# The statements of an answer, prepared once as Core (see ``tasks``). The assignment answered
+# is read with the annotator's current item and the number of its latest rating's revision: a
+# first answer to the current item (every key press but a repeat or a revision) needs no more.
+_OTHER = ASSIGNMENTS.alias("other")
+TO_ANSWER = (select(ASSIGNMENTS,
+                    select(_OTHER.c.id).where(_OTHER.c.annotator_id == bindparam("annotator"),
+                                              _OTHER.c.answered_at.is_(None))
+                    .order_by(_OTHER.c.position).limit(1).scalar_subquery().label("current_id"),
+                    select(func.max(RATINGS.c.revision)).where(RATINGS.c.assignment_id == ASSIGNMENTS.c.id)
+                    .scalar_subquery().label("last_revision"))
+             .where(ASSIGNMENTS.c.id == bindparam("assignment")).with_for_update(of=ASSIGNMENTS))
 LATEST = (select(RATINGS).where(RATINGS.c.assignment_id == bindparam("assignment"))
           .order_by(RATINGS.c.revision.desc()).limit(1))
 MARK_ANSWERED = (update(ASSIGNMENTS)
@@ -156,25 +163,23 @@ MARK_ANSWERED = (update(ASSIGNMENTS)
 ADD_RATING = insert(RATINGS)
 
 
-def _current_assignment(session: Session, annotator_id: int) -> int | None:
-    return session.connection().execute(CURRENT, {"annotator": annotator_id}).scalar()
-
-
-def _submittable(session: Session, annotator: Row | None, assignment_id: int):
-    """The annotator's assignment (locked FOR UPDATE) and its open study, as rows; else why not."""
+def _submittable(session: Session, annotator: Row | None, study: Row | None, assignment_id: int):
+    """The annotator's assignment (locked FOR UPDATE; with ``current_id``, the annotator's current
+    item, and ``last_revision``, its latest rating's, None before any), when their study is open;
+    else why not."""
     # FOR UPDATE: concurrent submits of one item queue here on PostgreSQL, so each sees the
     # last one's rating (SQLite's IMMEDIATE transaction already serialises writers)
     if annotator is not None:
         refuse_ended(annotator)   # its open items were released: say why, not "not yours"
-    assignment = fetch_row(session, Assignment, assignment_id, for_update=True)
+    assignment = session.connection().execute(TO_ANSWER, {"assignment": assignment_id,
+                                                          "annotator": annotator and annotator.id}).first()
     if assignment is None or annotator is None or assignment.annotator_id != annotator.id:
         raise InputError("this item is not assigned to you (any more)")
     if auth.is_revoked(annotator.token_hash):
         raise InputError("your access to this study has been withdrawn")
-    study = fetch_row(session, Study, assignment.study_id)
     if study.status != "open":
         raise InputError(f"this study is {study.status}; your answer was not stored")
-    return assignment, study
+    return assignment
 
 
 def _parsed_response(study: Row, spec: StudySpec, response):
@@ -183,31 +188,31 @@ def _parsed_response(study: Row, spec: StudySpec, response):
     return get_type(study.study_type).parse_response(response, spec.scale)
 
 
-def _refuse_stale(session: Session, latest, revise: bool, assignment, annotator_id: int) -> None:
+def _refuse_stale(latest, revise: bool, assignment) -> None:
     """A key press meant for another item: already answered (without revising), or not current."""
     if latest is not None and not revise:
         raise StaleAnswer("this item was already answered (perhaps in another tab); "
                           "your key press was not applied to it")
-    if latest is None and assignment.answered_at is None \
-            and _current_assignment(session, annotator_id) != assignment.id:
+    if latest is None and assignment.answered_at is None and assignment.current_id != assignment.id:
         raise StaleAnswer("this item is not the one you are at; your answer was not stored")
 
 
-def store_answer(session: Session, annotator: Row | None, press: KeyPress) -> Stored:
+def store_answer(session: Session, annotator: Row | None, study: Row | None, press: KeyPress) -> Stored:
     """The rating stored (or the same one found) in the caller's transaction, checked against
-    ``annotator`` (their row as ``lock_annotator`` read it; None: no such annotator)."""
+    ``annotator`` and ``study`` (their rows as ``lock_annotator`` read them; None: no such
+    annotator)."""
     annotator_id, assignment_id = press.annotator_id, press.assignment_id
-    assignment, study = _submittable(session, annotator, assignment_id)
+    assignment = _submittable(session, annotator, study, assignment_id)
     spec = spec_of(study)
     seen = press.seen()
     refuse_under_seen_floor(spec, seen["seen_ms"])
     value = _parsed_response(study, spec, press.response)
     comment = _comment(press.comment, spec.comments)
     run = session.connection().execute
-    latest = run(LATEST, {"assignment": assignment_id}).first()
+    latest = None if assignment.last_revision is None else run(LATEST, {"assignment": assignment_id}).first()
     if latest is not None and (latest.response, latest.comment) == (value, comment):
         return Stored(Rating(**latest._asdict()), annotator, study, assignment)
-    _refuse_stale(session, latest, press.revise, assignment, annotator_id)
+    _refuse_stale(latest, press.revise, assignment)
     now = utcnow()
     owned = run(MARK_ANSWERED, {"assignment": assignment_id, "annotator": annotator_id, "now": now})
     if owned.rowcount != 1:

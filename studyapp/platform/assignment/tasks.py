@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from sqlalchemy import bindparam, func
+from sqlalchemy import bindparam, func, null, union_all
 from sqlalchemy.engine import Engine, Row
 from sqlmodel import Session, select
 
@@ -68,33 +69,39 @@ PACE_WINDOW, PACE_MIN = 20, 3
 RECENT_SECONDS = (select(RATINGS.c.seconds_spent)
                   .where(RATINGS.c.annotator_id == bindparam("annotator"), RATINGS.c.revision == 0)
                   .order_by(RATINGS.c.id.desc()).limit(PACE_WINDOW))
-SEQUENCE = (select(ASSIGNMENTS.c.phase, func.count(ASSIGNMENTS.c.id), func.max(ASSIGNMENTS.c.position),
-                   func.count(ASSIGNMENTS.c.id).filter(ASSIGNMENTS.c.answered_at.is_(None)))
-            .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator")).group_by(ASSIGNMENTS.c.phase))
+# the annotator's sequence per phase, and (in rows of their own) the seconds of their recent pace
+_RECENT = RECENT_SECONDS.subquery("recent")
+SEQUENCE = union_all(
+    select(ASSIGNMENTS.c.phase, func.count(ASSIGNMENTS.c.id), func.max(ASSIGNMENTS.c.position),
+           func.count(ASSIGNMENTS.c.id).filter(ASSIGNMENTS.c.answered_at.is_(None)), null())
+    .where(ASSIGNMENTS.c.annotator_id == bindparam("annotator")).group_by(ASSIGNMENTS.c.phase),
+    select(null(), null(), null(), null(), _RECENT.c.seconds_spent))
 ANSWERED = select(func.count(ASSIGNMENTS.c.id)).where(ASSIGNMENTS.c.annotator_id == bindparam("annotator"),
                                                     ASSIGNMENTS.c.answered_at.is_not(None))
 
 
 def task_of(session: Session, assignment, total: int, number: int | None = None, *,
-            fresh: bool = False) -> Task:
+            fresh: bool = False, item: Row | None = None, recent: list[float] | None = None) -> Task:
     """The ``Task`` of ``assignment`` (a model object or a row of its table); ``fresh``: a claim
-    made in this transaction, which has no answer yet (not looked up)."""
+    made in this transaction, which has no answer yet (not looked up); ``item``: its item's
+    ``item_key`` and ``fields_json``, and ``recent``: the seconds of the annotator's pace
+    (``History.recent``), when already read."""
     run = session.connection().execute
-    item = fetch_row(session, Item, assignment.item_id)
+    item = item or fetch_row(session, Item, assignment.item_id)
     latest, comment = (None, None) if fresh else (
         run(LATEST_ANSWER, {"assignment": assignment.id}).first() or (None, None))
     if number is None:
         number = run(PLACE_IN_SEQUENCE, {"annotator": assignment.annotator_id,
                                          "position": assignment.position}).scalar_one()
     return Task(assignment.id, item.item_key, assignment.phase, assignment.position,
-                json.loads(item.fields_json), number, total, latest,
-                _pace(session, assignment.annotator_id), comment)
+                json.loads(item.fields_json), number, total, latest, _pace(
+                    run(RECENT_SECONDS, {"annotator": assignment.annotator_id}).scalars().all()
+                    if recent is None else recent), comment)
 
 
-def _pace(session: Session, annotator_id: int) -> float | None:
+def _pace(recent: list[float]) -> float | None:
     """Median seconds of the annotator's last ``PACE_WINDOW`` first answers (None before
     ``PACE_MIN``): what the "time left" estimate multiplies."""
-    recent = session.connection().execute(RECENT_SECONDS, {"annotator": annotator_id}).scalars().all()
     return float(statistics.median(recent)) if len(recent) >= PACE_MIN else None
 
 
@@ -121,12 +128,22 @@ def expected_effort(annotator_id: int, engine: Engine | None = None) -> tuple[in
         return plan(session, annotator, study), seconds
 
 
-def sequence(session: Session, annotator_id: int) -> tuple[dict[str, int], int, int]:
-    """(assignments per phase, the position of the annotator's next assignment, how many of
-    them are unanswered), read in one statement."""
+class History(NamedTuple):
+    """An annotator's sequence as ``sequence`` reads it."""
+
+    counts: dict[str, int]   # assignments per phase
+    position: int            # the position of their next assignment
+    open_now: int            # how many of them are unanswered
+    recent: list[float]      # the seconds of their last first answers (their pace, ``task_of``)
+
+
+def sequence(session: Session, annotator_id: int) -> History:
+    """The annotator's ``History``, read in one statement."""
     rows = session.connection().execute(SEQUENCE, {"annotator": annotator_id}).all()
-    return ({phase: count for phase, count, _, _ in rows}, max((last + 1 for _, _, last, _ in rows), default=0),
-            sum(open_now for *_, open_now in rows))
+    phases = [row for row in rows if row[0] is not None]
+    return History({phase: count for phase, count, *_ in phases},
+                     max((last + 1 for _, _, last, *_ in phases), default=0),
+                     sum(open_now for *_, open_now, _ in phases), [row[4] for row in rows if row[0] is None])
 
 
 def n_items(session: Session, study: Study | Row, role: str = "main") -> int:
