@@ -29,16 +29,21 @@ from ...core import auth
 from ...core.models import Annotator, Assignment, Item, Study, utcnow
 from ...core.storage import fetch_row, log_event, write_session
 from ..specs.spec_model import StudySpec, spec_of
-from .claim_order import ASSIGNMENTS, ITEMS, annotator_order, forget_order, least_claimed_in_order, main_items
+from .claim_order import (
+    ASSIGNMENTS,
+    ITEMS,
+    PERMUTATION_MODULUS,
+    annotator_order,
+    forget_order,
+    least_claimed_in_order,
+    main_items,
+    permuted,
+)
 from .join import lock_annotator, refuse_ended
 from .tasks import Task, eligible_ids, n_items, n_items_for, planned_total, sequence, task_of
 
 LOG = logging.getLogger("studyapp.platform.assignment.claim")
 
-# A prime p ≡ 2 (mod 3): x ↦ x³ mod p permutes 0 … p − 1, as x ↦ a·x + b does (a ≠ 0); their
-# composition orders consecutive ids with no visible pattern (the affine map alone left 1 in 11
-# annotators of a 12-item study in file order), and every product stays below 2⁶³.
-PERMUTATION_MODULUS = 2_147_483_579
 CLAIM_ATTEMPTS = 50
 
 # The statements of a new claim, prepared once as Core (see ``tasks``).
@@ -60,11 +65,8 @@ def _order_key(annotator: Row, spec: StudySpec):
 
 
 def _permuted(ids, annotator: Row):
-    """``(a·id + b)³ mod p`` of the annotator's permutation, for whatever ``ids`` is: a SQL
-    column, an int64 array or an int (every product stays below 2⁶³)."""
-    a, b = _permutation(annotator)
-    shifted = (ids * a + b) % PERMUTATION_MODULUS
-    return shifted * shifted % PERMUTATION_MODULUS * shifted % PERMUTATION_MODULUS
+    """``claim_order.permuted`` by the annotator's permutation."""
+    return permuted(ids, *_permutation(annotator))
 
 
 def _permutation(annotator: Row) -> tuple[int, int]:
@@ -339,7 +341,8 @@ def free_slot(session: Session, annotator: Row, study: Row, spec: StudySpec,
         rank = _rank(session, annotator, study, spec)
         order = annotator_order(session, study, _order_name(annotator), lambda: _in_order(
             (i for i, _ in main_items(session, study)) if eligible is None else eligible, rank, annotator, spec))
-        found = least_claimed_in_order(session, study, annotator.id, eligible, order, rank, handed)
+        found = least_claimed_in_order(session, study, annotator.id, eligible, order, rank, handed,
+                                       None if spec.order == "fixed" else _permutation(annotator))
         if found is not None:
             return found
         # other annotators' claims between its queries can empty the claim level it read first:

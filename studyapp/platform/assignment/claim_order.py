@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from sqlalchemy import Integer, any_, bindparam, exists
+from sqlalchemy import BigInteger, Integer, and_, any_, bindparam, cast, exists
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Row
 from sqlmodel import Session, select
@@ -80,22 +80,39 @@ def main_items(session: Session, study: Study | Row) -> tuple[tuple[int, int], .
 
 
 ITEMS, ASSIGNMENTS = Item.__table__, Assignment.__table__
+
+# A prime p ≡ 2 (mod 3): x ↦ x³ mod p permutes 0 … p − 1, as x ↦ a·x + b does (a ≠ 0); their
+# composition orders consecutive ids with no visible pattern (the affine map alone left 1 in 11
+# annotators of a 12-item study in file order), and every product stays below 2⁶³.
+PERMUTATION_MODULUS = 2_147_483_579
+
+
+def permuted(ids, a, b):
+    """``(a·id + b)³ mod p``, an annotator's permutation ``(a, b)`` of item ids, for whatever
+    ``ids`` is: a SQL column, an int64 array or an int (every product stays below 2⁶³)."""
+    shifted = (ids * a + b) % PERMUTATION_MODULUS
+    return shifted * shifted % PERMUTATION_MODULUS * shifted % PERMUTATION_MODULUS
+
+
+# an annotator's order as SQL: the file order, or their permutation (parameters ``a``, ``b``)
+ORDER_KEYS = {True: ITEMS.c.position,
+              False: permuted(cast(ITEMS.c.id, BigInteger), bindparam("a", type_=BigInteger),
+                              bindparam("b", type_=BigInteger))}
 NOT_HANDED = ~exists().where(ASSIGNMENTS.c.item_id == ITEMS.c.id,
                              ASSIGNMENTS.c.annotator_id == bindparam("annotator"))
 # a chunk of ids with their claims, looked up by id only: with the level in the query both
 # databases also read the claims index, whose level holds every item of an evenly filled study
 # (PostgreSQL takes the chunk as one array, so the statement's text, and its prepared plan, is
 # the same for every chunk; SQLite gets one parameter per id)
-IN_CHUNK = {"sqlite": select(ITEMS.c.id, ITEMS.c.n_claims).where(
-                ITEMS.c.id.in_(bindparam("chunk", expanding=True)), NOT_HANDED),
-            "postgresql": select(ITEMS.c.id, ITEMS.c.n_claims).where(
-                ITEMS.c.id == any_(bindparam("chunk", type_=ARRAY(Integer))), NOT_HANDED)}
+IN_CHUNK = {"sqlite": ITEMS.c.id.in_(bindparam("chunk", expanding=True)),
+            "postgresql": ITEMS.c.id == any_(bindparam("chunk", type_=ARRAY(Integer)))}
 
 
 @cache
-def _level_queries(restricted: bool, dialect: str):
-    """(the least claim level with a free slot, up to ``CHUNK + 1`` items at a level, a chunk of
-    ids with their claims and that level) among the study's main items the annotator lacks;
+def _level_queries(restricted: bool, dialect: str, fixed: bool):
+    """(up to ``CHUNK + 1`` items at a level, the ids of a chunk with their claims, the first
+    item of a chunk in the annotator's order (``fixed``: the file order) at the least claim
+    level with a free slot, with that level) among the study's main items the annotator lacks;
     ``restricted``: only the ids ``eligible``."""
     def free(items):
         return [items.c.study_id == bindparam("study"), items.c.role == "main",
@@ -107,18 +124,26 @@ def _level_queries(restricted: bool, dialect: str):
     def level(items):
         return select(items.c.n_claims).where(*free(items)).order_by(items.c.n_claims).limit(1)
 
-    with_level = IN_CHUNK[dialect].add_columns(level(ITEMS.alias("free")).scalar_subquery().label("level"))
-    return (level(ITEMS), select(ITEMS.c.id).where(*free(ITEMS), ITEMS.c.n_claims == bindparam("level"))
-            .limit(CHUNK + 1), with_level)
+    in_chunk = select(ITEMS.c.id, ITEMS.c.n_claims).where(IN_CHUNK[dialect], NOT_HANDED)
+    # the chunk's first item at the least level, or a row with no item: the level is always
+    # read (no row: no free slot at all); the level is joined, not filtered on, so the items
+    # are still looked up by id
+    lowest = level(ITEMS.alias("free")).subquery("lowest")
+    at_level = (select(lowest.c.n_claims.label("level"), ITEMS.c.id).select_from(lowest.outerjoin(
+        ITEMS, and_(IN_CHUNK[dialect], NOT_HANDED, ITEMS.c.n_claims == lowest.c.n_claims)))
+        .order_by(ORDER_KEYS[fixed]).limit(1))
+    return (select(ITEMS.c.id).where(*free(ITEMS), ITEMS.c.n_claims == bindparam("level"))
+            .limit(CHUNK + 1), in_chunk, at_level)
 
 
 def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: int, eligible: list[int] | None,
-                           order: Sequence[int], rank: Callable[[int], int],
-                           handed: int = 0) -> tuple[int, int] | None:
+                           order: Sequence[int], rank: Callable[[int], int], handed: int = 0,
+                           permutation: tuple[int, int] | None = None) -> tuple[int, int] | None:
     """(item id, claims) of the study's main item with a free slot that the annotator lacks (among
     ``eligible`` ids, when given) with the fewest claims, first by ``rank`` among those: the
     result of ``ORDER BY n_claims, rank LIMIT 1``. ``order``: the candidate ids sorted by
-    ``rank``; ``handed``: how many main items the annotator already has.
+    ``rank``; ``handed``: how many main items the annotator already has; ``permutation``: the
+    ``(a, b)`` of ``permuted`` that ``rank`` is, None for the file order.
 
     The least claim level comes from the claims index (it stops at the first item meeting the
     conditions), read with the first window; then ``order`` is looked up a window at a time (by
@@ -130,18 +155,18 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
     annotator's history is."""
     connection = session.connection()
     run = connection.execute  # prepared Core statements: no ORM work per call or row
-    in_chunk = IN_CHUNK[connection.dialect.name]
-    level_query, few_query, first_query = _level_queries(eligible is not None, connection.dialect.name)
+    few_query, in_chunk, at_level = _level_queries(eligible is not None, connection.dialect.name,
+                                                   permutation is None)
     params = {"study": study.id, "raters": study.raters_per_item, "annotator": annotator_id,
               **({"eligible": eligible} if eligible is not None else {})}
     size = min(CHUNK + handed, MAX_WINDOW)
-    first = run(first_query, {**params, "chunk": list(order[:size])}).all() if order else []
-    level = first[0].level if first else run(level_query, params).scalar()
-    if level is None:
+    first = run(at_level, {**params, "chunk": list(order[:size]),
+                           **(dict(zip("ab", permutation)) if permutation else {})}).first()
+    if first is None:
         return None
-    found = [i for i, claims, _ in first if claims == level]
-    if found:
-        return min(found, key=rank), level
+    level = first.level
+    if first.id is not None:
+        return first.id, level
     few = run(few_query, {**params, "level": level}).scalars().all()
     if len(few) <= CHUNK:
         return (min(few, key=rank), level) if few else None
