@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import namedtuple
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -157,6 +158,13 @@ def fetch_row(session: Session, model: type, key: int, *, for_update: bool = Fal
     prepared Core statement on the session's connection: about a quarter of ``session.get``'s
     time, which matters on the paths an annotator's key press runs."""
     return session.connection().execute(_by_key(model.__table__, for_update), {"key": key}).first()
+
+
+@cache
+def row_type(table) -> type:
+    """A named tuple of ``table``'s columns, in order: a row built in Python (or split from a
+    joined read), read like the rows ``fetch_row`` returns."""
+    return namedtuple(f"{table.name.title()}Row", table.c.keys())
 
 
 @cache

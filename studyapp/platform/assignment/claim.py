@@ -27,7 +27,7 @@ from metrics import InputError
 
 from ...core import auth
 from ...core.models import Annotator, Assignment, Item, Study, utcnow
-from ...core.storage import fetch_row, log_event, write_session
+from ...core.storage import fetch_row, log_event, row_type, write_session
 from ..specs.spec_model import StudySpec, spec_of
 from .claim_order import (
     ASSIGNMENTS,
@@ -146,10 +146,10 @@ class _NewAssignment:
 
     def add(self, item_id: int, phase: str, slot: int | None = None, item: Row | None = None) -> Task:
         """The assignment added; ``item``: its item's row, when already read."""
-        assignment = Assignment(study_id=self.study_id, annotator_id=self.annotator_id, item_id=item_id,
-                                phase=phase, position=self.position, slot=slot, claimed_at=self.now)
-        assignment.id = self.session.connection().execute(
-            ADD_ASSIGNMENT, assignment.model_dump(exclude={"id"})).inserted_primary_key[0]
+        values = dict(study_id=self.study_id, annotator_id=self.annotator_id, item_id=item_id, phase=phase,
+                      position=self.position, slot=slot, claimed_at=self.now, answered_at=None)
+        assignment = row_type(ASSIGNMENTS)(
+            id=self.session.connection().execute(ADD_ASSIGNMENT, values).inserted_primary_key[0], **values)
         return task_of(self.session, assignment, self.total, self.number, fresh=True, item=item,
                        recent=self.recent)
 

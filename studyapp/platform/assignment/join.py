@@ -4,7 +4,6 @@ know about an annotator (``AnnotatorSession``)."""
 from __future__ import annotations
 
 import secrets
-from collections import namedtuple
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam
@@ -17,7 +16,7 @@ from metrics.core import check_name
 
 from ...core import auth
 from ...core.models import Annotator, Study, utcnow
-from ...core.storage import log_event, read_session, write_session
+from ...core.storage import log_event, read_session, row_type, write_session
 from ..specs.spec_model import StudySpec, spec_of
 from .prolific import ENDED, NOT_JOINABLE, ended_message, participant_ids, takes_prolific
 
@@ -107,7 +106,7 @@ def refuse_ended(annotator: Annotator) -> None:
         raise InputError(ended_message(annotator.prolific_status))
 
 
-def lock_annotator(session: Session, annotator_id: int) -> tuple[AnnotatorRow | None, StudyRow | None]:
+def lock_annotator(session: Session, annotator_id: int) -> tuple[tuple | None, tuple | None]:
     """The annotator's row and their study's, read in one statement ((None, None) when there is
     no such annotator); the annotator's is locked for the rest of the transaction on PostgreSQL
     (``FOR NO KEY UPDATE``: rows that merely reference the annotator can still be added). Every
@@ -117,7 +116,8 @@ def lock_annotator(session: Session, annotator_id: int) -> tuple[AnnotatorRow | 
     row = session.connection().execute(LOCK_ANNOTATOR, {"annotator": annotator_id}).first()
     if row is None:
         return None, None
-    return AnnotatorRow(*row[:len(ANNOTATORS.c)]), StudyRow(*row[len(ANNOTATORS.c):])
+    split = len(ANNOTATORS.c)
+    return row_type(ANNOTATORS)._make(row[:split]), row_type(STUDIES)._make(row[split:])
 
 
 @dataclass(frozen=True)
@@ -139,9 +139,6 @@ class AnnotatorSession:
 
 
 ANNOTATORS, STUDIES = Annotator.__table__, Study.__table__
-# the rows ``lock_annotator`` returns: the columns of each table, as attributes
-AnnotatorRow = namedtuple("AnnotatorRow", ANNOTATORS.c.keys())
-StudyRow = namedtuple("StudyRow", STUDIES.c.keys())
 LOCK_ANNOTATOR = (select(ANNOTATORS, STUDIES)
                   .join_from(ANNOTATORS, STUDIES, STUDIES.c.id == ANNOTATORS.c.study_id)
                   .where(ANNOTATORS.c.id == bindparam("annotator"))

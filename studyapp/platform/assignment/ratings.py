@@ -15,7 +15,7 @@ from metrics import InputError
 
 from ...core import auth
 from ...core.models import CANT_JUDGE, Annotator, Rating, utcnow
-from ...core.storage import log_event, write_session
+from ...core.storage import log_event, row_type, write_session
 from ...studytypes import get_type
 from ..specs.spec_model import StudySpec, spec_of
 from .join import lock_annotator, refuse_ended
@@ -66,7 +66,7 @@ def submit(annotator_id: int, assignment_id: int, response, seconds_spent: float
             if attempt == 2:
                 raise
     after_answer(stored, engine)
-    return stored.rating
+    return Rating(**stored.rating._asdict())
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,9 @@ class KeyPress:
 @dataclass(frozen=True)
 class Stored:
     """An answer stored (or the same one found): the rating, the annotator and study rows it
-    was checked against, and the assignment as it was before the answer."""
+    was checked against, and the assignment as it was before the answer (rows of their tables)."""
 
-    rating: Rating
+    rating: Row
     annotator: Row
     study: Row
     assignment: Row
@@ -211,18 +211,18 @@ def store_answer(session: Session, annotator: Row | None, study: Row | None, pre
     run = session.connection().execute
     latest = None if assignment.last_revision is None else run(LATEST, {"assignment": assignment_id}).first()
     if latest is not None and (latest.response, latest.comment) == (value, comment):
-        return Stored(Rating(**latest._asdict()), annotator, study, assignment)
+        return Stored(row_type(RATINGS)._make(latest), annotator, study, assignment)
     _refuse_stale(latest, press.revise, assignment)
     now = utcnow()
     owned = run(MARK_ANSWERED, {"assignment": assignment_id, "annotator": annotator_id, "now": now})
     if owned.rowcount != 1:
         raise InputError("this item is not assigned to you (any more)")
-    rating = Rating(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
-                    item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
-                    response=value, seconds_spent=round(max(0.0, float(press.seconds_spent)), 3),
-                    created_at=now, supersedes_id=None if latest is None else latest.id,
-                    comment=comment, **seen)
-    rating.id = run(ADD_RATING, rating.model_dump(exclude={"id"})).inserted_primary_key[0]
+    values = dict(study_id=study.id, assignment_id=assignment_id, annotator_id=annotator_id,
+                  item_id=assignment.item_id, revision=0 if latest is None else latest.revision + 1,
+                  response=value, seconds_spent=round(max(0.0, float(press.seconds_spent)), 3),
+                  created_at=now, supersedes_id=None if latest is None else latest.id,
+                  comment=comment, **seen)
+    rating = row_type(RATINGS)(id=run(ADD_RATING, values).inserted_primary_key[0], **values)
     if latest is not None:
         log_event(session, "rating_revised", study.id, annotator_id, assignment=assignment_id,
                   old=latest.response, new=value)
