@@ -18,6 +18,9 @@ per open session at the peak), from ``/proc``. The load generator shares the mac
 CPU (one process, all sessions) is measured apart and printed per answer, so the server's share
 is what the instances' own counters say, not the machine's load; so is a PostgreSQL server's on
 this machine (its processes, and what its postmaster collected from backends that exited).
+The instances' dashboard warm-up (a niced child computing every study's dashboard after a
+start) is off unless ``--warm-up``: on a database that earlier runs have filled it computes for
+minutes beside the load, on the project's side only.
 
     .venv/bin/python -m benchmarks.load_web --annotators 50 --answers 20          # one run
     .venv/bin/python -m benchmarks.load_web --capacity --instances 1,2,4 --db URL  # capacity table
@@ -434,6 +437,8 @@ def parse_args(argv=None):
     p.add_argument("--percent", type=float, default=70.0, help="soak load, %% of --of (default 70)")
     p.add_argument("--of", type=int, help="the measured capacity the soak's --percent refers to")
     p.add_argument("--profile", action="store_true", help="profile instance 1 for a minute after the ramp (py-spy)")
+    p.add_argument("--warm-up", action="store_true",
+                   help="keep the instances' dashboard warm-up (a niced child; off by default)")
     p.add_argument("--floor", action="store_true",
                    help="after the run (with --capacity: at the largest count that passed), the same load on the "
                         "floors: a bare Streamlit page (benchmarks/floor_page.py) and its JSON route "
@@ -447,14 +452,21 @@ def parse_args(argv=None):
     return args
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="load-web-"))
+def _set_environment(args, tmp: Path) -> None:
+    """The database the instances and this process use, and the warm-up off unless asked for."""
+    if not args.warm_up:
+        os.environ["STUDYAPP_DASHBOARD_WARMUP"] = "0"
     if args.db:
         os.environ["DATABASE_URL"] = args.db
     else:
         os.environ.pop("DATABASE_URL", None)
         os.environ["STUDYAPP_DB"] = str(tmp / "studyapp.sqlite")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="load-web-"))
+    _set_environment(args, tmp)
     from deploy.cluster import Cluster
     from studyapp.core import config, storage
 
