@@ -5,9 +5,10 @@ checks still owed, a retest), after the routing check; the step that served is l
 
 A claim runs under the annotator's row lock, taken before anything else is locked
 (``join.lock_annotator``; the package docstring states the lock order), and looks for an open
-item again under it. The annotator and the study are read as rows of their tables
-(``storage.fetch_row``), and the statements every claim runs are prepared once: a key press
-waits on this path (``keypress.answer``)."""
+item again under it. The annotator and the study are read as rows of their tables (in the
+statement that takes the lock, ``join.lock_annotator``, or by ``storage.fetch_row``), and the
+statements every claim runs are prepared once: a key press waits on this path
+(``keypress.answer``)."""
 
 from __future__ import annotations
 
