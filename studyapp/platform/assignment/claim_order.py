@@ -110,8 +110,7 @@ IN_CHUNK = {"sqlite": ITEMS.c.id.in_(bindparam("chunk", expanding=True)),
 
 @cache
 def _level_queries(restricted: bool, dialect: str, fixed: bool):
-    """(up to ``CHUNK + 1`` items at a level, the ids of a chunk with their claims, the first
-    item of a chunk in the annotator's order (``fixed``: the file order) at the least claim
+    """(up to ``CHUNK + 1`` items at a level, the first item of a chunk in the annotator's order (``fixed``: the file order) at the least claim
     level with a free slot, with that level) among the study's main items the annotator lacks;
     ``restricted``: only the ids ``eligible``."""
     def free(items):
@@ -124,7 +123,6 @@ def _level_queries(restricted: bool, dialect: str, fixed: bool):
     def level(items):
         return select(items.c.n_claims).where(*free(items)).order_by(items.c.n_claims).limit(1)
 
-    in_chunk = select(ITEMS.c.id, ITEMS.c.n_claims).where(IN_CHUNK[dialect], NOT_HANDED)
     # the chunk's first item at the least level, or a row with no item: the level is always
     # read (no row: no free slot at all); the level is joined, not filtered on, so the items
     # are still looked up by id
@@ -133,7 +131,7 @@ def _level_queries(restricted: bool, dialect: str, fixed: bool):
         ITEMS, and_(IN_CHUNK[dialect], NOT_HANDED, ITEMS.c.n_claims == lowest.c.n_claims)))
         .order_by(ORDER_KEYS[fixed]).limit(1))
     return (select(ITEMS.c.id).where(*free(ITEMS), ITEMS.c.n_claims == bindparam("level"))
-            .limit(CHUNK + 1), in_chunk, at_level)
+            .limit(CHUNK + 1), at_level)
 
 
 def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: int, eligible: list[int] | None,
@@ -155,26 +153,21 @@ def least_claimed_in_order(session: Session, study: Study | Row, annotator_id: i
     annotator's history is."""
     connection = session.connection()
     run = connection.execute  # prepared Core statements: no ORM work per call or row
-    few_query, in_chunk, at_level = _level_queries(eligible is not None, connection.dialect.name,
-                                                   permutation is None)
+    few_query, at_level = _level_queries(eligible is not None, connection.dialect.name, permutation is None)
     params = {"study": study.id, "raters": study.raters_per_item, "annotator": annotator_id,
               **({"eligible": eligible} if eligible is not None else {})}
-    size = min(CHUNK + handed, MAX_WINDOW)
-    first = run(at_level, {**params, "chunk": list(order[:size]),
-                           **(dict(zip("ab", permutation)) if permutation else {})}).first()
-    if first is None:
-        return None
-    level = first.level
-    if first.id is not None:
-        return first.id, level
-    few = run(few_query, {**params, "level": level}).scalars().all()
-    if len(few) <= CHUNK:
-        return (min(few, key=rank), level) if few else None
-    start, size = size, min(size * 2, MAX_WINDOW)
-    while start < len(order):
-        window = list(order[start:start + size])
+    key = dict(zip("ab", permutation)) if permutation else {}
+    start, size, first = 0, min(CHUNK + handed, MAX_WINDOW), True
+    while first or start < len(order):
+        found = run(at_level, {**params, **key, "chunk": list(order[start:start + size])}).first()
         start, size = start + size, min(size * 2, MAX_WINDOW)
-        found = [i for i, claims in run(in_chunk, {"chunk": window, "annotator": annotator_id}) if claims == level]
-        if found:
-            return min(found, key=rank), level
+        if found is None:   # no free slot at all
+            return None
+        if found.id is not None:
+            return found.id, found.level
+        if first:
+            first = False
+            few = run(few_query, {**params, "level": found.level}).scalars().all()
+            if len(few) <= CHUNK:
+                return (min(few, key=rank), found.level) if few else None
     return None
